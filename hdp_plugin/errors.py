@@ -1,0 +1,45 @@
+"""The project's one exception hierarchy.
+
+Every error the library raises on purpose derives from :class:`HDPError`, so the CLI and the daemon
+can turn it into one clear line (or a structured error file) without a traceback. The message of
+each error names the file, line, attribute or option at fault.
+"""
+
+from __future__ import annotations
+
+
+class HDPError(Exception):
+    """Base class of every error raised on purpose by hdp_plugin."""
+
+    #: machine-readable code, used by the daemon's ``error.json``
+    code = "internal_error"
+
+
+class DataError(HDPError):
+    """Input data that cannot be used: missing, malformed or unsuitable files and tables."""
+
+    code = "bad_data"
+
+
+class ParameterError(HDPError, ValueError):
+    """An option or parameter with a value outside its domain."""
+
+    code = "bad_parameter"
+
+
+class NotFittedError(HDPError, AttributeError):
+    """A model used for prediction before it was fitted."""
+
+    code = "not_fitted"
+
+
+class ModelFileError(HDPError):
+    """A model file that is truncated, corrupted, foreign or of an unsupported version."""
+
+    code = "bad_model_file"
+
+
+class JobError(HDPError):
+    """A daemon job whose description is invalid."""
+
+    code = "bad_job"
