@@ -1,0 +1,284 @@
+"""numba kernels of the collapsed Gibbs sampler (ALGORITHM.md section 4).
+
+Pure functions over the flat arrays of :mod:`hdp_plugin.hdp.trees` and the sampler state; the
+driver in :mod:`hdp_plugin.hdp.sampler` validates, allocates and seeds. Every tree is sampled by
+one call of :func:`sample_tree` with its own random state, so trees run in parallel (``prange``)
+and the result does not depend on the number of threads.
+
+State arrays, all indexed like the trees' cells or nodes:
+``n`` (customers: data counts at leaves, the sum of the children's table counts elsewhere),
+``t`` (table counts), ``node_N`` / ``node_T`` (their totals per node), ``conc`` (one
+concentration per tied group, ``node_group`` maps nodes to groups), ``est_sum`` (running sum of
+the estimates), ``prob`` (scratch: this iteration's estimates).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..config import NJIT_OPTIONS
+from .rng import gamma, neg_log_beta, uniform
+
+_PAR_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
+
+
+@njit(**NJIT_OPTIONS)
+def digamma(x):
+    """The digamma function for x > 0 (recurrence to x >= 10, then the asymptotic series)."""
+    result = 0.0
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    result += math.log(x) - 0.5 / x - f * (
+        1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132))))
+    )
+    return result
+
+
+@njit(**NJIT_OPTIONS)
+def initial_tables(n, c):
+    """Initial table count of a cell with ``n`` customers under concentration ``c``."""
+    if n <= 1:
+        return n
+    v = math.floor(c * (digamma(c + n) - digamma(c)))
+    return max(1, min(n, int(v)))
+
+
+@njit(**NJIT_OPTIONS)
+def init_tree(node_lo, node_hi, card, node_parent, node_group, node_cell_start, leaf_counts, is_leaf,
+              conc, n, t, node_N, node_T):
+    """Initialise one tree, children before parents: leaves get their data counts, an internal
+    node's n is the sum of its children's t; t from the expected number of tables, the root's
+    t is 1{n > 0}."""
+    for j in range(node_lo, node_hi):
+        base = node_cell_start[j]
+        for x in range(card):
+            n[base + x] = leaf_counts[base + x] if is_leaf[j] else 0
+            t[base + x] = 0
+    for j in range(node_hi - 1, node_lo - 1, -1):
+        base = node_cell_start[j]
+        c = conc[node_group[j]]
+        N = 0
+        T = 0
+        for x in range(card):
+            nx = n[base + x]
+            if j == node_lo:
+                tx = 1 if nx > 0 else 0
+            else:
+                tx = initial_tables(nx, c)
+            t[base + x] = tx
+            N += nx
+            T += tx
+            if j != node_lo:
+                n[node_cell_start[node_parent[j]] + x] += tx
+        node_N[j] = N
+        node_T[j] = T
+
+
+@njit(**NJIT_OPTIONS)
+def needed_columns(cell_lo, cell_hi, n, t, window):
+    """Largest t any draw of the next iteration can ask the Stirling table for."""
+    need = 1
+    for cell in range(cell_lo, cell_hi):
+        m = min(n[cell], t[cell] + window)
+        if m > need:
+            need = m
+    return need
+
+
+@njit(**NJIT_OPTIONS)
+def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc, log_stirling,
+                n, t, node_N, node_T, window, weights, rng):
+    """One bottom-up sweep of windowed Gibbs draws of every non-root table count."""
+    for j in range(node_hi - 1, node_lo, -1):
+        p = node_parent[j]
+        c = conc[node_group[j]]
+        log_c = math.log(c)
+        cp = conc[node_group[p]]
+        base = node_cell_start[j]
+        pbase = node_cell_start[p]
+        for x in range(card):
+            cell = base + x
+            nx = n[cell]
+            if nx <= 1:
+                continue  # t = n is forced (and already holds)
+            tc = t[cell]
+            pcell = pbase + x
+            npx = n[pcell]
+            tpx = t[pcell]
+            Np = node_N[p]
+            lo = max(1, tc - window, tpx - npx + tc)
+            hi = min(nx, tc + window)
+            if hi <= lo:
+                continue
+            wmax = -np.inf
+            for k in range(hi - lo + 1):
+                tt = lo + k
+                d = tt - tc
+                w = (log_stirling[nx, tt] + tt * log_c + log_stirling[npx + d, tpx]
+                     - math.lgamma(cp + Np + d))
+                weights[k] = w
+                if w > wmax:
+                    wmax = w
+            total = 0.0
+            for k in range(hi - lo + 1):
+                e = math.exp(weights[k] - wmax)
+                weights[k] = e
+                total += e
+            u = uniform(rng) * total
+            k = 0
+            acc = weights[0]
+            while acc <= u and k < hi - lo:
+                k += 1
+                acc += weights[k]
+            tt = lo + k
+            d = tt - tc
+            if d != 0:
+                t[cell] = tt
+                node_T[j] += d
+                n[pcell] += d
+                node_N[p] += d
+
+
+@njit(**NJIT_OPTIONS)
+def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
+                        node_N, node_T, sum_T, sum_q, shape, rate, max_c, rng):
+    """Auxiliary-variable draw of every free concentration of one tree (Gamma(shape, rate) prior)."""
+    for g in range(group_lo, group_hi):
+        sum_T[g] = 0.0
+        sum_q[g] = 0.0
+    for j in range(node_lo + 1, node_hi):
+        Nj = node_N[j]
+        if Nj > 0:
+            g = node_group[j]
+            sum_q[g] += neg_log_beta(rng, conc[g], float(Nj))
+            sum_T[g] += node_T[j]
+    for g in range(group_lo, group_hi):
+        if group_fixed[g]:
+            continue
+        c = gamma(rng, shape + sum_T[g]) / (rate + sum_q[g])
+        if c > max_c:
+            c = max_c
+        if c < 1e-12:
+            c = 1e-12
+        conc[g] = c
+
+
+@njit(**NJIT_OPTIONS)
+def accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc,
+                         n, node_N, prob, est_sum):
+    """Top-down estimates p_x = (n_x + c p_parent,x) / (N + c), added to the running sums."""
+    uniform_p = 1.0 / card
+    for j in range(node_lo, node_hi):
+        base = node_cell_start[j]
+        c = conc[node_group[j]]
+        denom = node_N[j] + c
+        if j == node_lo:
+            for x in range(card):
+                v = (n[base + x] + c * uniform_p) / denom
+                prob[base + x] = v
+                est_sum[base + x] += v
+        else:
+            pbase = node_cell_start[node_parent[j]]
+            for x in range(card):
+                v = (n[base + x] + c * prob[pbase + x]) / denom
+                prob[base + x] = v
+                est_sum[base + x] += v
+
+
+@njit(**NJIT_OPTIONS)
+def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, card, node_parent,
+                node_group, node_cell_start, group_fixed, conc, log_stirling, n, t, node_N, node_T,
+                prob, est_sum, sum_T, sum_q, rng, window, conc_every, conc_offset, shape, rate, max_c):
+    """Run iterations ``it_from .. it_to - 1`` on one tree.
+
+    Returns the iteration reached: ``it_to`` when done, earlier when the next iteration could ask
+    for a Stirling number beyond the table's columns (the driver then grows the table and calls
+    again from there; no random number is drawn by the check, so results do not depend on it).
+    """
+    weights = np.empty(2 * window + 1, dtype=np.float64)
+    cell_lo = node_cell_start[node_lo]
+    cell_hi = node_cell_start[node_hi - 1] + card
+    t_cap = log_stirling.shape[1] - 1
+    for it in range(it_from, it_to):
+        if needed_columns(cell_lo, cell_hi, n, t, window) > t_cap:
+            return it
+        # Step 1: table counts, bottom-up
+        table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc,
+                    log_stirling, n, t, node_N, node_T, window, weights, rng)
+        # Step 2: concentrations every conc_every-th iteration
+        if it % conc_every == conc_offset:
+            concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
+                                node_N, node_T, sum_T, sum_q, shape, rate, max_c, rng)
+        # Step 3: after burn-in, accumulate the estimates
+        if it >= burn_in:
+            accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start,
+                                 conc, n, node_N, prob, est_sum)
+    return it_to
+
+
+@njit(**_PAR_OPTIONS)
+def sample_trees(order, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
+                 node_parent, node_group, node_cell_start, group_fixed, conc, log_stirling, n, t,
+                 node_N, node_T, prob, est_sum, sum_T, sum_q, rng_states, window, conc_every,
+                 conc_offset, shape, rate, max_c):
+    """Advance every tree in ``order`` to iteration ``it_to`` (in parallel over trees)."""
+    for i in prange(order.shape[0]):
+        tr = order[i]
+        it_reached[tr] = sample_tree(
+            it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
+            tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], node_parent, node_group,
+            node_cell_start, group_fixed, conc, log_stirling, n, t, node_N, node_T, prob, est_sum,
+            sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+
+
+@njit(**_PAR_OPTIONS)
+def init_trees(tree_node_start, tree_card, node_parent, node_group, node_cell_start, leaf_counts,
+               is_leaf, conc, n, t, node_N, node_T):
+    for tr in prange(tree_card.shape[0]):
+        init_tree(tree_node_start[tr], tree_node_start[tr + 1], tree_card[tr], node_parent,
+                  node_group, node_cell_start, leaf_counts, is_leaf, conc, n, t, node_N, node_T)
+
+
+@njit(**NJIT_OPTIONS)
+def check_invariants(tree_node_start, tree_card, node_parent, node_cell_start, is_leaf, n, t, node_N,
+                     node_T):
+    """Return -1 if the sampler state is consistent, else the index of the first offending node.
+
+    Checks: 1 <= t <= n where n >= 1, t = 0 where n = 0, the root's t = 1{n > 0}, an internal
+    node's n = the sum of its children's t, and the node totals N and T.
+    """
+    child_sum = np.zeros(n.shape[0], dtype=np.int64)
+    for tr in range(tree_card.shape[0]):
+        card = tree_card[tr]
+        for j in range(tree_node_start[tr] + 1, tree_node_start[tr + 1]):
+            p = node_parent[j]
+            for x in range(card):
+                child_sum[node_cell_start[p] + x] += t[node_cell_start[j] + x]
+    for tr in range(tree_card.shape[0]):
+        card = tree_card[tr]
+        lo = tree_node_start[tr]
+        for j in range(lo, tree_node_start[tr + 1]):
+            base = node_cell_start[j]
+            N = 0
+            T = 0
+            for x in range(card):
+                nx = n[base + x]
+                tx = t[base + x]
+                N += nx
+                T += tx
+                if nx == 0 and tx != 0:
+                    return j
+                if nx >= 1 and (tx < 1 or tx > nx):
+                    return j
+                if j == lo and tx != (1 if nx > 0 else 0):
+                    return j
+                if not is_leaf[j] and nx != child_sum[base + x]:
+                    return j
+            if N != node_N[j] or T != node_T[j]:
+                return j
+    return -1

@@ -1,0 +1,129 @@
+"""A small, explicit random number generator for numba kernels.
+
+Each context tree owns one xoshiro256** state (four uint64 words) derived from the model's
+``random_state`` with :class:`numpy.random.SeedSequence`. Kernels take the state array and advance
+it in place, so a tree's random stream depends only on the seed and the tree's index, never on the
+number of threads or on which thread ran the tree.
+
+References
+----------
+D. Blackman and S. Vigna, "Scrambled linear pseudorandom number generators", ACM TOMS 47 (2021).
+G. Marsaglia and W. W. Tsang, "A simple method for generating gamma variables", ACM TOMS 26 (2000).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, uint64
+
+from ..config import NJIT_OPTIONS
+
+
+def tree_states(random_state, n_streams: int) -> np.ndarray:
+    """Independent generator states, one row of four uint64 words per stream.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        The model's seed. ``None`` draws fresh entropy.
+    n_streams : int
+        Number of streams (one per context tree).
+
+    Returns
+    -------
+    ndarray of shape (n_streams, 4), uint64
+    """
+    if isinstance(random_state, np.random.SeedSequence):
+        ss = random_state
+    elif isinstance(random_state, np.random.Generator):
+        ss = np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
+    elif random_state is None:
+        ss = np.random.SeedSequence()
+    else:
+        ss = np.random.SeedSequence(int(random_state))
+    states = np.zeros((max(n_streams, 0), 4), dtype=np.uint64)
+    for i, child in enumerate(ss.spawn(n_streams)):
+        words = child.generate_state(4, dtype=np.uint64)
+        if not words.any():  # the all-zero state is the one xoshiro cannot leave
+            words[0] = 1
+        states[i] = words
+    return states
+
+
+@njit(**NJIT_OPTIONS)
+def _rotl(x, k):
+    return (x << uint64(k)) | (x >> uint64(64 - k))
+
+
+@njit(**NJIT_OPTIONS)
+def next_u64(s):
+    """Advance state ``s`` (4 uint64) and return the next 64-bit output (xoshiro256**)."""
+    result = _rotl(s[1] * uint64(5), 7) * uint64(9)
+    t = s[1] << uint64(17)
+    s[2] ^= s[0]
+    s[3] ^= s[1]
+    s[1] ^= s[2]
+    s[0] ^= s[3]
+    s[2] ^= t
+    s[3] = _rotl(s[3], 45)
+    return result
+
+
+@njit(**NJIT_OPTIONS)
+def uniform(s):
+    """A double uniform on [0, 1) with 53 random bits."""
+    return float(next_u64(s) >> uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(**NJIT_OPTIONS)
+def uniform_open(s):
+    """A double uniform on (0, 1)."""
+    u = uniform(s)
+    while u == 0.0:
+        u = uniform(s)
+    return u
+
+
+@njit(**NJIT_OPTIONS)
+def normal(s):
+    """A standard normal variate (Marsaglia's polar method; the spare value is discarded)."""
+    while True:
+        u = 2.0 * uniform(s) - 1.0
+        v = 2.0 * uniform(s) - 1.0
+        r = u * u + v * v
+        if 0.0 < r < 1.0:
+            return u * math.sqrt(-2.0 * math.log(r) / r)
+
+
+@njit(**NJIT_OPTIONS)
+def gamma(s, shape):
+    """A Gamma(shape, scale 1) variate, shape > 0 (Marsaglia and Tsang, boosted below 1)."""
+    if shape < 1.0:
+        g = gamma(s, shape + 1.0)
+        return g * math.exp(math.log(uniform_open(s)) / shape)
+    d = shape - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        x = normal(s)
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = uniform_open(s)
+        if u < 1.0 - 0.0331 * (x * x) * (x * x):
+            return d * v
+        if math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
+            return d * v
+
+
+@njit(**NJIT_OPTIONS)
+def neg_log_beta(s, a, b):
+    """``-log q`` for ``q ~ Beta(a, b)``, computed stably from two gamma variates."""
+    ga = gamma(s, a)
+    gb = gamma(s, b)
+    if ga <= 0.0:
+        # underflow of a tiny-shape gamma: q is 0 to double precision; use the limit of -log q
+        return 745.0
+    return math.log(ga + gb) - math.log(ga)

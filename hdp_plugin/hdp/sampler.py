@@ -1,0 +1,230 @@
+"""The collapsed Gibbs sampler's driver: validate, allocate, seed, run the kernels in chunks.
+
+See ALGORITHM.md section 4 and Petitjean et al. (2018). The kernels live in
+:mod:`hdp_plugin.hdp.kernels`; this module chooses the tying groups, sizes the shared Stirling
+table, derives one random stream per tree from ``random_state``, runs the iterations in chunks (so
+that progress can be reported and a run cancelled between chunks) and returns averaged tables.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numba
+import numpy as np
+
+from .. import config
+from ..errors import HDPError, ParameterError
+from . import kernels
+from .rng import tree_states
+from .stirling import log_stirling_table
+from .trees import ContextTrees
+
+log = logging.getLogger(__name__)
+
+
+class Cancelled(HDPError):
+    """Raised when a progress callback asks the sampler to stop."""
+
+    code = "cancelled"
+
+
+def default_burn_in(iterations: int) -> int:
+    """min(1000, iterations / 10), ALGORITHM.md section 4."""
+    return min(config.BURN_IN_CAP, iterations // config.BURN_IN_DIVISOR)
+
+
+def tying_groups(trees: ContextTrees, tying: str):
+    """Concentration groups: ``node_group``, ``group_fixed`` and ``tree_group_start``.
+
+    Every root has its own fixed group (c = 2, never sampled). Non-root nodes share by ``tying``:
+    ``"none"`` one per node, ``"same-parent"`` siblings share, ``"level"`` all nodes at one depth of
+    a tree share, ``"single"`` all non-root nodes of a tree share.
+    """
+    if tying not in config.TYINGS:
+        raise ParameterError(f"tying must be one of {', '.join(config.TYINGS)}; got {tying!r}")
+    node_group = np.empty(trees.n_nodes, np.int64)
+    fixed, starts = [], [0]
+    g = 0
+    for tr in range(trees.n_trees):
+        lo, hi = int(trees.tree_node_start[tr]), int(trees.tree_node_start[tr + 1])
+        node_group[lo] = g
+        fixed.append(True)
+        g += 1
+        if hi - lo > 1:
+            rest = slice(lo + 1, hi)
+            if tying == "none":
+                key = np.arange(hi - lo - 1)
+            elif tying == "same-parent":
+                key = trees.node_parent[rest]
+            elif tying == "level":
+                key = trees.node_depth[rest]
+            else:
+                key = np.zeros(hi - lo - 1, np.int64)
+            uniq, inv = np.unique(key, return_inverse=True)
+            node_group[rest] = g + inv
+            fixed.extend([False] * uniq.size)
+            g += uniq.size
+        starts.append(g)
+    return node_group, np.asarray(fixed, np.bool_), np.asarray(starts, np.int64)
+
+
+@dataclass
+class SamplerResult:
+    """Averaged estimates and the final sampler state."""
+
+    probabilities: np.ndarray  # (n_cells,) averaged estimate of every cell
+    concentrations: np.ndarray  # (n_groups,) final concentration of every group
+    node_group: np.ndarray  # (n_nodes,)
+    n_samples: int
+    iterations: int
+    burn_in: int
+    seconds: float
+    table_counts: np.ndarray  # (n_cells,) final t
+    customer_counts: np.ndarray  # (n_cells,) final n
+    stirling_shape: tuple = ()
+    stats: dict = field(default_factory=dict)
+
+
+def sample(
+    trees: ContextTrees,
+    *,
+    iterations: int = config.DEFAULT_ITERATIONS,
+    burn_in: int | None = None,
+    tying: str = config.DEFAULT_TYING,
+    random_state=None,
+    n_jobs: int | None = None,
+    window: int = config.WINDOW,
+    progress: Callable[[int, int], bool | None] | None = None,
+    debug: bool = False,
+) -> SamplerResult:
+    """Estimate every tree's probability tables with the HDP collapsed Gibbs sampler.
+
+    Parameters
+    ----------
+    trees : ContextTrees
+    iterations : int
+        Number of Gibbs iterations (the paper's experiments use 50,000).
+    burn_in : int or None
+        Iterations discarded before averaging; default ``min(1000, iterations // 10)``.
+    tying : {"none", "same-parent", "level", "single"}
+        How concentrations are shared.
+    random_state : int, SeedSequence, Generator or None
+        Seed of the per-tree random streams: the same seed gives bit-identical tables whatever
+        ``n_jobs`` is.
+    n_jobs : int or None
+        Threads used to sample trees in parallel; None or -1 for all cores.
+    window : int
+        Half-width of the window of candidate table counts.
+    progress : callable(iteration_done, iterations) -> bool, optional
+        Called between chunks; returning ``False`` cancels the run (:class:`Cancelled`).
+    debug : bool
+        Check the sampler invariants after every iteration (slow).
+
+    Returns
+    -------
+    SamplerResult
+
+    References
+    ----------
+    F. Petitjean, W. Buntine, G. I. Webb and N. Zaidi, "Accurate parameter estimation for Bayesian
+    network classifiers using hierarchical Dirichlet processes", Machine Learning 107 (2018).
+    """
+    iterations = int(iterations)
+    if iterations < 1:
+        raise ParameterError(f"iterations must be >= 1, got {iterations!r}")
+    if burn_in is None:
+        burn_in = default_burn_in(iterations)
+    burn_in = int(burn_in)
+    if not 0 <= burn_in < iterations:
+        raise ParameterError(f"burn_in must be in [0, iterations), got {burn_in!r} with iterations={iterations}")
+    if window < 1:
+        raise ParameterError(f"window must be >= 1, got {window!r}")
+    started = time.perf_counter()
+
+    node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
+    n_groups = group_fixed.shape[0]
+    conc = np.full(n_groups, config.INITIAL_CONCENTRATION)
+    conc[group_fixed] = config.ROOT_CONCENTRATION
+    n_cells = trees.n_cells
+    n = np.zeros(n_cells, np.int64)
+    t = np.zeros(n_cells, np.int64)
+    node_N = np.zeros(trees.n_nodes, np.int64)
+    node_T = np.zeros(trees.n_nodes, np.int64)
+    prob = np.zeros(n_cells)
+    est_sum = np.zeros(n_cells)
+    sum_T = np.zeros(n_groups)
+    sum_q = np.zeros(n_groups)
+    rng = tree_states(random_state, trees.n_trees)
+
+    threads = _threads(n_jobs)
+    old_threads = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, node_group,
+                           trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t,
+                           node_N, node_T)
+        # The largest count any cell can ever hold is its raw data count.
+        n_max = int(trees.raw_counts().max(initial=1))
+        t_need = int(kernels.needed_columns(0, n_cells, n, t, window))
+        t_cap = min(n_max, max(2 * t_need, 64))
+        log_s = log_stirling_table(n_max, t_cap)
+        # Largest trees first, so that parallel threads finish together.
+        sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
+        order = np.argsort(-sizes, kind="stable").astype(np.int64)
+        reached = np.zeros(trees.n_trees, np.int64)
+        chunk = 1 if debug else max(1, min(iterations, 50))
+        target = 0
+        while target < iterations:
+            target = min(iterations, target + chunk)
+            while True:
+                kernels.sample_trees(order, reached, target, burn_in, trees.tree_node_start,
+                                     tree_group_start, trees.tree_card, trees.node_parent, node_group,
+                                     trees.node_cell_start, group_fixed, conc, log_s, n, t, node_N,
+                                     node_T, prob, est_sum, sum_T, sum_q, rng, window,
+                                     config.CONCENTRATION_EVERY, config.CONCENTRATION_OFFSET,
+                                     config.CONCENTRATION_SHAPE, config.CONCENTRATION_RATE,
+                                     config.MAX_CONCENTRATION)
+                if (reached >= target).all():
+                    break
+                # a tree needs more Stirling columns: grow the shared table and carry on
+                t_need = int(kernels.needed_columns(0, n_cells, n, t, window))
+                t_cap = min(n_max, max(2 * t_cap, t_need))
+                log.debug("growing the Stirling table to %d x %d", n_max + 1, t_cap + 1)
+                log_s = log_stirling_table(n_max, t_cap)
+            if debug:
+                bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
+                                               trees.node_cell_start, trees.is_leaf, n, t, node_N, node_T)
+                if bad >= 0:
+                    raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
+            if progress is not None and progress(target, iterations) is False:
+                raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
+    finally:
+        numba.set_num_threads(old_threads)
+
+    n_samples = iterations - burn_in
+    return SamplerResult(
+        probabilities=est_sum / n_samples,
+        concentrations=conc,
+        node_group=node_group,
+        n_samples=n_samples,
+        iterations=iterations,
+        burn_in=burn_in,
+        seconds=time.perf_counter() - started,
+        table_counts=t,
+        customer_counts=n,
+        stirling_shape=log_s.shape,
+    )
+
+
+def _threads(n_jobs: int | None) -> int:
+    avail = numba.config.NUMBA_NUM_THREADS
+    if n_jobs is None or n_jobs == -1:
+        return avail
+    n_jobs = int(n_jobs)
+    if n_jobs < 1 and n_jobs != -1:
+        raise ParameterError(f"n_jobs must be a positive number of threads or -1, got {n_jobs!r}")
+    return min(n_jobs, avail)

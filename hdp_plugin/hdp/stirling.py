@@ -1,0 +1,61 @@
+"""Log unsigned Stirling numbers of the first kind, in float64.
+
+``log S(n, t)`` is tabulated by the recurrence
+``log S(n, t) = logaddexp(log S(n-1, t-1), log(n-1) + log S(n-1, t))`` with ``S(0, 0) = 1``,
+``S(n, 0) = 0`` for ``n > 0`` and ``S(n, t) = 0`` for ``t > n``. The table has one row per count
+``n <= n_max`` (the largest count present in the model's trees) and columns ``t <= t_max``; the
+sampler only ever needs ``t`` within a window of the current table count, so ``t_max`` starts
+small and the driver grows the table when a tree's table counts approach it. One table is shared
+by all trees of a model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..config import NJIT_OPTIONS
+
+
+@njit(**NJIT_OPTIONS)
+def _fill(table, n_from):
+    n_rows, n_cols = table.shape
+    for n in range(max(n_from, 1), n_rows):
+        prev = table[n - 1]
+        row = table[n]
+        row[0] = -np.inf
+        log_nm1 = math.log(n - 1) if n > 1 else -np.inf
+        top = min(n, n_cols - 1)
+        for t in range(1, top + 1):
+            a = prev[t - 1]
+            b = log_nm1 + prev[t] if t <= n - 1 else -np.inf
+            if a == -np.inf:
+                row[t] = b
+            elif b == -np.inf:
+                row[t] = a
+            elif a > b:
+                row[t] = a + math.log1p(math.exp(b - a))
+            else:
+                row[t] = b + math.log1p(math.exp(a - b))
+        for t in range(top + 1, n_cols):
+            row[t] = -np.inf
+
+
+def log_stirling_table(n_max: int, t_max: int) -> np.ndarray:
+    """Table of ``log S(n, t)`` for ``0 <= n <= n_max`` and ``0 <= t <= t_max``.
+
+    Entries that are zero Stirling numbers are ``-inf``.
+
+    Returns
+    -------
+    ndarray of shape (n_max + 1, t_max + 1), float64, C-contiguous
+    """
+    n_max = max(int(n_max), 1)
+    t_max = max(min(int(t_max), n_max), 1)
+    table = np.empty((n_max + 1, t_max + 1), dtype=np.float64)
+    table[0, :] = -np.inf
+    table[0, 0] = 0.0
+    _fill(table, 1)
+    return table

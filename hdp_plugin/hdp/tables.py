@@ -1,0 +1,128 @@
+"""Probability tables of fitted context trees, the baseline estimators, and prediction.
+
+A :class:`ProbabilityTables` holds, for every cell of every tree, the log of its estimated
+probability, plus the class prior. Prediction descends each tree along (y, parent values) and
+stops at the deepest node that exists (back-off, ALGORITHM.md section 4); an attribute value that
+the model has no slot for (a value or a missing value never seen in training) drops that
+attribute's factor, which is exact marginalisation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from ..config import NJIT_OPTIONS
+from ..errors import ParameterError
+from .trees import ContextTrees
+
+_PAR_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
+
+
+@dataclass
+class ProbabilityTables:
+    """Log-probability of every cell, and the class prior (both float64)."""
+
+    trees: ContextTrees
+    log_probs: np.ndarray  # (n_cells,)
+    log_prior: np.ndarray  # (n_classes,)
+
+
+def class_prior(y: np.ndarray, n_classes: int) -> np.ndarray:
+    """The m-estimate (n_y + 1/C) / (N + 1) of the class prior."""
+    counts = np.bincount(y, minlength=n_classes).astype(np.float64)
+    return (counts + 1.0 / n_classes) / (counts.sum() + 1.0)
+
+
+def m_estimate(trees: ContextTrees, m: float) -> np.ndarray:
+    """m-estimates p_x = (n_x + m/|X_c|) / (N + m) with raw counts at every node.
+
+    With ``m = 0`` (maximum likelihood) a node without data gets the uniform distribution.
+
+    Returns
+    -------
+    ndarray of shape (n_cells,): the probability of every cell.
+    """
+    if not (m >= 0 and math.isfinite(m)):
+        raise ParameterError(f"m must be a finite number >= 0, got {m!r}")
+    raw = trees.raw_counts().astype(np.float64)
+    cards = trees.tree_card[trees.node_tree]
+    node_N = np.add.reduceat(raw, trees.node_cell_start[:-1]) if raw.size else np.zeros(0)
+    cell_node = np.repeat(np.arange(trees.n_nodes), cards)
+    card_cell = cards[cell_node].astype(np.float64)
+    N_cell = node_N[cell_node]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (raw + m / card_cell) / (N_cell + m)
+    empty = (N_cell + m) == 0
+    p[empty] = 1.0 / card_cell[empty]
+    return p
+
+
+@njit(**_PAR_OPTIONS)
+def log_joint(X, attrs, tree_card, tree_node_start, tree_var_start, branch_vars, child_start,
+              child_table, node_cell_start, cardinalities, log_probs, log_prior, out):
+    """``out[i, y] = log P(y) + sum over trees of log P(x_c | deepest context of (y, parents))``."""
+    n_rows = X.shape[0]
+    n_classes = log_prior.shape[0]
+    n_trees = attrs.shape[0]
+    for i in prange(n_rows):
+        for yv in range(n_classes):
+            s = log_prior[yv]
+            for tr in range(n_trees):
+                c = attrs[tr]
+                xc = X[i, c]
+                if xc >= tree_card[tr]:
+                    continue  # a value the model has no slot for: marginalised out
+                node = tree_node_start[tr]
+                for d in range(tree_var_start[tr], tree_var_start[tr + 1]):
+                    v = branch_vars[d]
+                    if v < 0:
+                        val = yv
+                    else:
+                        val = X[i, v]
+                        if val >= cardinalities[v]:
+                            break
+                    cs = child_start[node]
+                    if cs < 0:
+                        break
+                    nxt = child_table[cs + val]
+                    if nxt < 0:
+                        break
+                    node = nxt
+                s += log_probs[node_cell_start[node] + xc]
+            out[i, yv] = s
+
+
+@njit(**_PAR_OPTIONS)
+def normalise_rows(logp):
+    """Log-sum-exp normalisation of each row, in place; a row with no finite entry gets uniform."""
+    n_rows, k = logp.shape
+    for i in prange(n_rows):
+        mx = -np.inf
+        for j in range(k):
+            if logp[i, j] > mx:
+                mx = logp[i, j]
+        if mx == -np.inf:
+            for j in range(k):
+                logp[i, j] = -math.log(k)
+            continue
+        s = 0.0
+        for j in range(k):
+            s += math.exp(logp[i, j] - mx)
+        lse = mx + math.log(s)
+        for j in range(k):
+            logp[i, j] -= lse
+
+
+def predict_log_proba(tables: ProbabilityTables, X: np.ndarray) -> np.ndarray:
+    """Normalised log P(y | x) for every row of the code matrix ``X``."""
+    tr = tables.trees
+    out = np.empty((X.shape[0], tables.log_prior.shape[0]), dtype=np.float64)
+    log_joint(np.ascontiguousarray(X), tr.attrs, tr.tree_card, tr.tree_node_start, tr.tree_var_start,
+              tr.branch_vars, tr.child_start, tr.child_table, tr.node_cell_start, tr.cardinalities,
+              tables.log_probs, tables.log_prior, out)
+    normalise_rows(out)
+    return out

@@ -1,0 +1,242 @@
+"""Context trees as flat arrays (ALGORITHM.md section 3).
+
+One tree per kept attribute ``X_c``. Depth 0 is the root (no condition), depth 1 branches on the
+class, depth ``j + 1`` on the ``j``-th attribute parent in branching order. Only contexts that at
+least one training row reaches exist. Every node holds one cell per value of ``X_c``.
+
+All trees of a model live in one set of arrays, nodes of a tree contiguous and in breadth-first
+order (so reverse order is a bottom-up sweep):
+
+``tree_node_start[t] .. tree_node_start[t+1]``
+    the nodes of tree ``t``; node ``tree_node_start[t]`` is its root.
+``node_parent``, ``node_depth``, ``node_branch``
+    global parent index (-1 at a root), depth, and the value of the branching variable that leads
+    from the parent to the node (-1 at a root).
+``node_cell_start[i] .. node_cell_start[i] + tree_card[tree]``
+    the node's cells; ``leaf_counts`` holds the data counts of leaf cells and 0 elsewhere.
+``child_start``, ``child_table``
+    for prediction: the child of internal node ``i`` reached with branching value ``v`` is
+    ``child_table[child_start[i] + v]`` (-1 when that context was never seen); leaves have
+    ``child_start == -1``.
+``tree_var_start[t] .. tree_var_start[t+1]``
+    the branching variables of tree ``t`` by depth (depth 1 first): ``-1`` for the class, else the
+    attribute index, in ``branch_vars``.
+
+The trees are built by one pass over the data as a reduction over row blocks: each block yields
+sorted unique (context, value) keys with counts, and blocks merge by key. The same merge works for
+blocks read from disk or counted elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import ROW_BLOCK
+from ..errors import DataError
+
+_KEY_LIMIT = np.iinfo(np.int64).max
+
+
+@dataclass
+class ContextTrees:
+    """All context trees of one model, as flat arrays (see the module docstring)."""
+
+    attrs: np.ndarray  # (n_trees,) attribute index of each tree
+    tree_card: np.ndarray  # (n_trees,) number of values of the tree's attribute
+    tree_node_start: np.ndarray  # (n_trees + 1,)
+    tree_var_start: np.ndarray  # (n_trees + 1,)
+    branch_vars: np.ndarray  # (sum of depths,) -1 = class
+    node_parent: np.ndarray
+    node_depth: np.ndarray
+    node_branch: np.ndarray
+    node_cell_start: np.ndarray  # (n_nodes + 1,)
+    node_tree: np.ndarray
+    is_leaf: np.ndarray
+    child_start: np.ndarray
+    child_table: np.ndarray
+    leaf_counts: np.ndarray  # (n_cells,) int64
+    n_classes: int
+    cardinalities: np.ndarray  # (n_attributes,) of the model
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.attrs.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_parent.shape[0])
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.leaf_counts.shape[0])
+
+    def raw_counts(self) -> np.ndarray:
+        """Data counts at every cell: leaves as counted, internal nodes as the sum of their children."""
+        n = self.leaf_counts.copy()
+        for t in range(self.n_trees):
+            card = int(self.tree_card[t])
+            lo, hi = int(self.tree_node_start[t]), int(self.tree_node_start[t + 1])
+            for depth in range(int(self.node_depth[lo:hi].max()), 0, -1):
+                nodes = lo + np.nonzero(self.node_depth[lo:hi] == depth)[0]
+                src = self.node_cell_start[nodes][:, None] + np.arange(card)
+                dst = self.node_cell_start[self.node_parent[nodes]][:, None] + np.arange(card)
+                np.add.at(n, dst.ravel(), n[src.ravel()])
+        return n
+
+    def tree_nodes(self, t: int) -> slice:
+        return slice(int(self.tree_node_start[t]), int(self.tree_node_start[t + 1]))
+
+
+def _radices(card_vars: list[int]) -> None:
+    prod = 1
+    for r in card_vars:
+        prod *= max(int(r), 1)
+        if prod > _KEY_LIMIT:
+            raise DataError(
+                "a context tree has too many possible contexts to index with 64-bit keys; "
+                "use a smaller k or fewer attribute values"
+            )
+
+
+def _block_keys(Xb, yb, c, parents, card_c, cards):
+    key = yb.astype(np.int64)
+    for p in parents:
+        key = key * np.int64(cards[p]) + Xb[:, p]
+    return key * np.int64(card_c) + Xb[:, c]
+
+
+def _merge(keys_list, counts_list):
+    keys = np.concatenate(keys_list)
+    counts = np.concatenate(counts_list)
+    order = np.argsort(keys, kind="stable")
+    keys, counts = keys[order], counts[order]
+    if keys.size == 0:
+        return keys, counts
+    starts = np.concatenate(([0], np.nonzero(np.diff(keys))[0] + 1))
+    return keys[starts], np.add.reduceat(counts, starts)
+
+
+def count_leaf_cells(X, y, c, parents, cardinalities, n_classes, block=ROW_BLOCK):
+    """Sorted unique leaf (context, value) keys of one tree and their counts, by row blocks.
+
+    The key of a row is the mixed-radix number ``(((y * r1 + x_p1) * r2 + x_p2) ...) * r_c + x_c``.
+    """
+    _radices([n_classes] + [int(cardinalities[p]) for p in parents] + [int(cardinalities[c])])
+    keys_list, counts_list = [], []
+    for lo in range(0, X.shape[0], block):
+        k = _block_keys(X[lo : lo + block], y[lo : lo + block], c, parents, int(cardinalities[c]), cardinalities)
+        u, cnt = np.unique(k, return_counts=True)
+        keys_list.append(u)
+        counts_list.append(cnt.astype(np.int64))
+    if not keys_list:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return _merge(keys_list, counts_list)
+
+
+def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK) -> ContextTrees:
+    """Build the context trees of the kept attributes.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_attributes), unsigned integer codes
+    y : ndarray of shape (n_rows,), class codes in ``0 .. n_classes - 1``
+    cardinalities : ndarray of shape (n_attributes,)
+        Number of codes of each attribute as the model sees it; every code in ``X`` is below it.
+    n_classes : int
+    parents : sequence of sequence of int
+        Attribute parents of every attribute, in branching order.
+    kept : sequence of int
+        The attributes that get a tree, in tree order.
+
+    Returns
+    -------
+    ContextTrees
+    """
+    cardinalities = np.asarray(cardinalities, dtype=np.int64)
+    attrs, cards, node_start, var_start, bvars = [], [], [0], [0], []
+    parent_l, depth_l, branch_l, leaf_l, counts_l, childstart_l, childtab_l, cellstart_l = ([] for _ in range(8))
+    node_off = 0
+    cell_off = 0
+    child_off = 0
+    for c in kept:
+        ps = list(parents[c])
+        card_c = int(cardinalities[c])
+        vars_ = [-1] + ps
+        radix = [int(n_classes)] + [int(cardinalities[p]) for p in ps]
+        keys, counts = count_leaf_cells(X, y, c, ps, cardinalities, n_classes, block)
+        leaf_ctx = keys // card_c
+        leaf_val = keys % card_c
+        # Step 1: the leaves (depth len(vars_)) and their counts
+        levels = [None] * (len(vars_) + 1)
+        leaf_keys, leaf_idx = np.unique(leaf_ctx, return_inverse=True)
+        levels[len(vars_)] = leaf_keys
+        # Step 2: internal levels by dropping the last branching variable
+        for d in range(len(vars_) - 1, -1, -1):
+            levels[d] = np.unique(levels[d + 1] // radix[d]) if d > 0 else np.zeros(1, np.int64)
+        sizes = [lv.size for lv in levels]
+        level_start = np.concatenate(([0], np.cumsum(sizes)))
+        n_nodes = int(level_start[-1])
+        par = np.full(n_nodes, -1, np.int64)
+        br = np.full(n_nodes, -1, np.int64)
+        dep = np.zeros(n_nodes, np.int64)
+        cstart = np.full(n_nodes, -1, np.int64)
+        ctab_parts = []
+        for d in range(1, len(vars_) + 1):
+            lv = levels[d]
+            pk = lv // radix[d - 1] if d > 1 else np.zeros(lv.size, np.int64)
+            pidx = np.searchsorted(levels[d - 1], pk)
+            sl = slice(level_start[d], level_start[d + 1])
+            par[sl] = pidx + level_start[d - 1] + node_off
+            br[sl] = lv % radix[d - 1]
+            dep[sl] = d
+            # child table of the parents at depth d-1
+            n_par = levels[d - 1].size
+            tab = np.full(n_par * radix[d - 1], -1, np.int64)
+            tab[pidx * radix[d - 1] + br[sl]] = np.arange(level_start[d], level_start[d + 1]) + node_off
+            cstart[level_start[d - 1] : level_start[d]] = child_off + np.arange(n_par) * radix[d - 1]
+            child_off += tab.size
+            ctab_parts.append(tab)
+        leaf_cells = np.zeros(n_nodes * card_c, np.int64)
+        leaf_first = level_start[len(vars_)]
+        leaf_cells[(leaf_first + leaf_idx) * card_c + leaf_val] = counts
+        is_leaf = dep == len(vars_)
+        attrs.append(c)
+        cards.append(card_c)
+        bvars.extend(vars_)
+        var_start.append(len(bvars))
+        parent_l.append(par)
+        depth_l.append(dep)
+        branch_l.append(br)
+        leaf_l.append(is_leaf)
+        counts_l.append(leaf_cells)
+        childstart_l.append(cstart)
+        childtab_l.extend(ctab_parts)
+        cellstart_l.append(cell_off + np.arange(n_nodes, dtype=np.int64) * card_c)
+        node_off += n_nodes
+        cell_off += n_nodes * card_c
+        node_start.append(node_off)
+
+    def cat(parts, dtype):
+        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype)
+
+    node_tree = np.repeat(np.arange(len(attrs), dtype=np.int64), np.diff(np.asarray(node_start, np.int64)))
+    return ContextTrees(
+        attrs=np.asarray(attrs, np.int64),
+        tree_card=np.asarray(cards, np.int64),
+        tree_node_start=np.asarray(node_start, np.int64),
+        tree_var_start=np.asarray(var_start, np.int64),
+        branch_vars=np.asarray(bvars, np.int64),
+        node_parent=cat(parent_l, np.int64),
+        node_depth=cat(depth_l, np.int64),
+        node_branch=cat(branch_l, np.int64),
+        node_cell_start=np.append(cat(cellstart_l, np.int64), cell_off).astype(np.int64),
+        node_tree=node_tree,
+        is_leaf=cat(leaf_l, np.bool_),
+        child_start=cat(childstart_l, np.int64),
+        child_table=cat(childtab_l, np.int64),
+        leaf_counts=cat(counts_l, np.int64),
+        n_classes=int(n_classes),
+        cardinalities=cardinalities,
+    )

@@ -1,0 +1,171 @@
+"""Slow, obviously correct twins of the numba kernels, used as test oracles.
+
+Nothing here is fast; everything here is written to be read against ALGORITHM.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+
+# --------------------------------------------------------------------------------------------
+# Stirling numbers
+def stirling_exact(n: int, t: int) -> int:
+    """Unsigned Stirling number of the first kind, as an exact integer."""
+    row = [1]  # S(0, .)
+    for m in range(1, n + 1):
+        new = [0] * (m + 1)
+        for k in range(1, m + 1):
+            new[k] = (row[k - 1] if k - 1 < len(row) else 0) + (m - 1) * (row[k] if k < len(row) else 0)
+        row = new
+    return row[t] if t < len(row) else 0
+
+
+def log_stirling(n: int, t: int) -> float:
+    s = stirling_exact(n, t)
+    return math.log(s) if s > 0 else -math.inf
+
+
+# --------------------------------------------------------------------------------------------
+# Context trees, the slow way
+def contexts_by_counting(X, y, c, parents, n_classes, card_c):
+    """{(depth, context tuple): counts of X_c} for every context a row reaches (a dict walk)."""
+    out = {}
+    for i in range(X.shape[0]):
+        path = [int(y[i])] + [int(X[i, p]) for p in parents]
+        for d in range(len(path) + 1):
+            key = (d, tuple(path[:d]))
+            out.setdefault(key, np.zeros(card_c, np.int64))[int(X[i, c])] += 1
+    if not out:
+        out[(0, ())] = np.zeros(card_c, np.int64)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The exact posterior of a tiny tree (ALGORITHM.md section 7)
+def _group_grid(n_points=3000, c_max=4000.0):
+    u = np.linspace(math.log(1e-7), math.log(c_max), n_points)
+    c = np.exp(u)
+    du = np.gradient(u)
+    return c, du
+
+
+def _log_group_integrand(c, nodes_T_N):
+    """log of Gamma(2,1) prior x prod_j c^T_j Gamma(c)/Gamma(c+N_j), on the grid."""
+    from scipy.special import gammaln
+
+    lp = math.log(1.0) + np.log(c) - c  # Gamma(2,1): c e^-c / Gamma(2)
+    for T, N in nodes_T_N:
+        lp = lp + T * np.log(c) + gammaln(c) - gammaln(c + N)
+    return lp
+
+
+def exact_posterior_means(parent, leaf_counts, card, group, root_c=2.0, max_configs=2_000_000):
+    """Posterior mean of every cell's estimate for one tree, by full enumeration.
+
+    Parameters
+    ----------
+    parent : list of int
+        Parent of every node (BFS order, node 0 the root, parent[0] = -1).
+    leaf_counts : ndarray (n_nodes, card)
+        Data counts of the leaves (rows of internal nodes are ignored).
+    group : list of int
+        Concentration group of every non-root node (group of the root is ignored: c = root_c).
+
+    Returns
+    -------
+    ndarray (n_nodes, card) of posterior means of p_x = (n_x + c p_parent,x)/(N + c).
+    """
+    n_nodes = len(parent)
+    children = [[] for _ in range(n_nodes)]
+    for j in range(1, n_nodes):
+        children[parent[j]].append(j)
+    is_leaf = [not children[j] for j in range(n_nodes)]
+    groups = sorted({group[j] for j in range(1, n_nodes)})
+    grid_c, du = _group_grid()
+    uniform = 1.0 / card
+
+    # Enumerate bottom-up: node order reversed BFS; each node's t choices depend on its n,
+    # which for internal nodes is the sum of the children's t.
+    order = list(range(n_nodes - 1, -1, -1))
+    total_w = 0.0
+    acc = np.zeros((n_nodes, card))
+    count = 0
+    log_terms = []
+    results = []
+
+    def rec(pos, n, t):
+        nonlocal count
+        if pos == len(order):
+            count += 1
+            if count > max_configs:
+                raise RuntimeError("too many configurations for the exact oracle")
+            results.append((n.copy(), t.copy()))
+            return
+        j = order[pos]
+        if is_leaf[j]:
+            n[j] = leaf_counts[j]
+        else:
+            n[j] = sum(t[ch] for ch in children[j])
+        choices = []
+        for x in range(card):
+            nx = int(n[j, x])
+            if j == 0:
+                choices.append([1 if nx > 0 else 0])
+            elif nx <= 1:
+                choices.append([nx])
+            else:
+                choices.append(list(range(1, nx + 1)))
+        for combo in itertools.product(*choices):
+            t[j] = combo
+            rec(pos + 1, n, t)
+
+    rec(0, np.zeros((n_nodes, card), np.int64), np.zeros((n_nodes, card), np.int64))
+
+    # log weights of each configuration, and per-group posterior weights on the grid
+    for n, t in results:
+        lw = 0.0
+        for j in range(n_nodes):
+            for x in range(card):
+                lw += log_stirling(int(n[j, x]), int(t[j, x]))
+        N0, T0 = int(n[0].sum()), int(t[0].sum())
+        lw += T0 * math.log(root_c) + math.lgamma(root_c) - math.lgamma(root_c + N0) + T0 * math.log(uniform)
+        gw = {}
+        for g in groups:
+            members = [(int(t[j].sum()), int(n[j].sum())) for j in range(1, n_nodes) if group[j] == g]
+            lg = _log_group_integrand(grid_c, members) + np.log(grid_c)  # dc = c du
+            mx = lg.max()
+            w = np.exp(lg - mx) * du
+            lz = mx + math.log(w.sum())
+            lw += lz
+            gw[g] = w / w.sum()
+        log_terms.append((lw, n, t, gw))
+
+    lmax = max(lt[0] for lt in log_terms)
+    single = len(groups) == 1 and n_nodes > 2
+    for lw, n, t, gw in log_terms:
+        w = math.exp(lw - lmax)
+        total_w += w
+        est = np.zeros((n_nodes, card))
+        N = n.sum(axis=1)
+        est[0] = (n[0] + root_c * uniform) / (N[0] + root_c)
+        if single:
+            # all non-root nodes share one c: evaluate the recursion on the grid
+            g = groups[0]
+            pgrid = np.zeros((n_nodes, card, grid_c.size))
+            pgrid[0] = est[0][:, None]
+            for j in range(1, n_nodes):
+                pgrid[j] = (n[j][:, None] + grid_c[None, :] * pgrid[parent[j]]) / (N[j] + grid_c[None, :])
+                est[j] = pgrid[j] @ gw[g]
+        else:
+            # distinct groups along every path: the recursion is linear in the parent's estimate
+            for j in range(1, n_nodes):
+                wg = gw[group[j]]
+                a = (wg * (1.0 / (N[j] + grid_c))).sum()
+                b = (wg * (grid_c / (N[j] + grid_c))).sum()
+                est[j] = n[j] * a + b * est[parent[j]]
+        acc += w * est
+    return acc / total_w

@@ -1,0 +1,187 @@
+"""Every HDP numba kernel against a slow, obviously correct twin.
+
+This module is also run once with NUMBA_DISABLE_JIT=1 (see test_kernels_without_jit).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hdp_plugin.hdp import kernels, rng as hrng
+from hdp_plugin.hdp.sampler import tying_groups
+from hdp_plugin.hdp.stirling import log_stirling_table
+from hdp_plugin.hdp.tables import class_prior, m_estimate
+from hdp_plugin.hdp.trees import build_trees
+
+from reference import contexts_by_counting, log_stirling
+
+HERE = Path(__file__).parent
+
+
+@pytest.mark.parametrize("n_max,t_max", [(1, 1), (12, 12), (30, 8), (60, 60)])
+def test_log_stirling_table_matches_exact_integers(n_max, t_max):
+    table = log_stirling_table(n_max, t_max)
+    assert table.shape == (n_max + 1, min(t_max, n_max) + 1)
+    for n in range(n_max + 1):
+        for t in range(table.shape[1]):
+            want = log_stirling(n, t)
+            if want == -math.inf:
+                assert table[n, t] == -np.inf
+            else:
+                assert table[n, t] == pytest.approx(want, rel=1e-12, abs=1e-12)
+
+
+def test_digamma_matches_scipy():
+    from scipy.special import digamma
+
+    for x in [1e-3, 0.1, 0.5, 1.0, 2.0, 3.7, 10.0, 123.4, 1e5]:
+        assert kernels.digamma(x) == pytest.approx(digamma(x), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 40, 1000])
+def test_initial_tables(n):
+    c = 2.0
+    want = n if n <= 1 else max(1, math.floor(c * sum(1.0 / (c + i) for i in range(n))))
+    assert kernels.initial_tables(n, c) == want
+
+
+@pytest.mark.parametrize(
+    "parents,n_rows",
+    [([(), (), ()], 50), ([(1, 2), (2,), ()], 200), ([(2, 1), (0,), (0, 1)], 7), ([(1,), (), ()], 0)],
+)
+def test_build_trees_matches_counting_by_dictionary(parents, n_rows):
+    rng = np.random.default_rng(n_rows)
+    cards = np.array([3, 2, 4])
+    X = np.stack([rng.integers(0, c, n_rows) for c in cards], axis=1).astype(np.uint8)
+    y = rng.integers(0, 3, n_rows).astype(np.int32)
+    trees = build_trees(X, y, cards, 3, parents, [0, 1, 2], block=16)
+    raw = trees.raw_counts()
+    for tr, c in enumerate(trees.attrs):
+        want = contexts_by_counting(X, y, c, parents[c], 3, cards[c])
+        lo, hi = int(trees.tree_node_start[tr]), int(trees.tree_node_start[tr + 1])
+        assert hi - lo == len(want)
+        got = {}
+        for j in range(lo, hi):
+            path = []
+            k = j
+            while trees.node_parent[k] >= 0:
+                path.append(int(trees.node_branch[k]))
+                k = trees.node_parent[k]
+            path = tuple(reversed(path))
+            cs = trees.node_cell_start[j]
+            got[(int(trees.node_depth[j]), path)] = raw[cs : cs + cards[c]]
+            # the child table leads back to this node
+            if j != lo:
+                p = trees.node_parent[j]
+                assert trees.child_table[trees.child_start[p] + trees.node_branch[j]] == j
+        assert set(got) == set(want)
+        for key in want:
+            assert np.array_equal(got[key], want[key]), key
+
+
+def test_rng_is_deterministic_and_streams_differ():
+    a = hrng.tree_states(42, 3)
+    b = hrng.tree_states(42, 3)
+    assert np.array_equal(a, b)
+    assert len({tuple(r) for r in a}) == 3
+    u = [hrng.uniform(a[0]) for _ in range(5)]
+    v = [hrng.uniform(b[0]) for _ in range(5)]
+    assert u == v and all(0.0 <= x < 1.0 for x in u)
+
+
+def test_gamma_and_beta_moments():
+    s = hrng.tree_states(1, 1)[0]
+    for shape in [0.3, 1.0, 2.5, 40.0]:
+        g = np.array([hrng.gamma(s, shape) for _ in range(4000)])
+        assert g.mean() == pytest.approx(shape, rel=0.1)
+        assert g.var() == pytest.approx(shape, rel=0.2)
+    q = np.exp(-np.array([hrng.neg_log_beta(s, 2.0, 6.0) for _ in range(4000)]))
+    assert q.mean() == pytest.approx(0.25, rel=0.05)
+
+
+def _slow_table_sweep(trees, group, conc, log_s, n, t, N, T, window, state):
+    """The table sweep written out plainly, consuming the same random stream."""
+    card = int(trees.tree_card[0])
+    for j in range(trees.n_nodes - 1, 0, -1):
+        p = trees.node_parent[j]
+        c, cp = conc[group[j]], conc[group[p]]
+        for x in range(card):
+            cell, pcell = trees.node_cell_start[j] + x, trees.node_cell_start[p] + x
+            if n[cell] <= 1:
+                continue
+            cands = [tt for tt in range(1, n[cell] + 1)
+                     if abs(tt - t[cell]) <= window and n[pcell] + tt - t[cell] >= t[pcell]]
+            if len(cands) <= 1:
+                continue
+            lw = np.array([log_stirling(int(n[cell]), tt) + tt * math.log(c)
+                           + log_stirling(int(n[pcell] + tt - t[cell]), int(t[pcell]))
+                           - math.lgamma(cp + N[p] + tt - t[cell]) for tt in cands])
+            w = np.exp(lw - lw.max())
+            u = hrng.uniform(state) * w.sum()
+            k = int(np.searchsorted(np.cumsum(w), u, side="right"))
+            k = min(k, len(cands) - 1)
+            d = cands[k] - t[cell]
+            t[cell] += d
+            T[j] += d
+            n[pcell] += d
+            N[p] += d
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_table_sweep_matches_slow_twin(seed):
+    rng = np.random.default_rng(seed)
+    X = np.stack([rng.integers(0, 3, 60), rng.integers(0, 2, 60)], axis=1).astype(np.uint8)
+    y = rng.integers(0, 2, 60).astype(np.int32)
+    trees = build_trees(X, y, np.array([3, 2]), 2, [(1,), ()], [0])
+    group, fixed, _ = tying_groups(trees, "level")
+    conc = np.where(fixed, 2.0, 1.3)
+    n, t = np.zeros(trees.n_cells, np.int64), np.zeros(trees.n_cells, np.int64)
+    N, T = np.zeros(trees.n_nodes, np.int64), np.zeros(trees.n_nodes, np.int64)
+    kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, group,
+                       trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t, N, T)
+    log_s = log_stirling_table(int(trees.raw_counts().max()), 60)
+    state_fast = hrng.tree_states(seed, 1)[0]
+    state_slow = state_fast.copy()
+    fast = [a.copy() for a in (n, t, N, T)]
+    slow = [a.copy() for a in (n, t, N, T)]
+    weights = np.empty(2 * 3 + 1)
+    for _ in range(5):
+        kernels.table_sweep(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start, conc,
+                            log_s, *fast, 3, weights, state_fast)
+        _slow_table_sweep(trees, group, conc, log_s, *slow, 3, state_slow)
+        for a, b in zip(fast, slow):
+            assert np.array_equal(a, b)
+        assert kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
+                                        trees.node_cell_start, trees.is_leaf, *fast) == -1
+
+
+def test_m_estimate_and_prior_match_formulas():
+    rng = np.random.default_rng(4)
+    X = np.stack([rng.integers(0, 3, 80), rng.integers(0, 2, 80)], axis=1).astype(np.uint8)
+    y = rng.integers(0, 2, 80).astype(np.int32)
+    trees = build_trees(X, y, np.array([3, 2]), 2, [(1,), ()], [0])
+    for m in [0.0, 1.0, 3.0]:
+        p = m_estimate(trees, m).reshape(-1, 3)
+        raw = trees.raw_counts().reshape(-1, 3)
+        want = (raw + m / 3) / (raw.sum(axis=1, keepdims=True) + m)
+        np.testing.assert_allclose(p, want)
+    prior = class_prior(y, 2)
+    np.testing.assert_allclose(prior, (np.bincount(y, minlength=2) + 0.5) / 81)
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="already without JIT")
+def test_kernels_without_jit():
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(HERE / "test_hdp_kernels.py"),
+         "-k", "not without_jit and not moments"],
+        env=env, capture_output=True, text=True, timeout=600, cwd=HERE.parent,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

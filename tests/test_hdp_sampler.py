@@ -1,0 +1,184 @@
+"""The HDP sampler against exact answers (ALGORITHM.md section 7)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hdp_plugin.hdp import kernels
+from hdp_plugin.hdp.sampler import Cancelled, default_burn_in, sample, tying_groups
+from hdp_plugin.hdp.trees import build_trees
+from hdp_plugin.errors import ParameterError
+
+from reference import exact_posterior_means
+
+
+def worked_example_trees():
+    """The paper's Dataset 1: n(x=0|y=0)=2, n(x=1|y=0)=0, n(x=0|y=1)=20, n(x=1|y=1)=5."""
+    X = np.array([[0]] * 2 + [[0]] * 20 + [[1]] * 5, dtype=np.uint8)
+    y = np.array([0] * 2 + [1] * 25, dtype=np.int32)
+    return build_trees(X, y, np.array([2]), 2, [()], [0])
+
+
+def random_tiny_tree(seed, n_rows, card, depth):
+    """One tree over attribute 0 (card values) with ``depth - 1`` binary attribute parents."""
+    rng = np.random.default_rng(seed)
+    n_par = depth - 1
+    X = np.zeros((n_rows, 1 + n_par), np.uint8)
+    X[:, 0] = rng.integers(0, card, n_rows)
+    for p in range(n_par):
+        X[:, 1 + p] = rng.integers(0, 2, n_rows)
+    y = rng.integers(0, 2, n_rows).astype(np.int32)
+    cards = np.array([card] + [2] * n_par)
+    parents = [tuple(range(1, 1 + n_par))] + [()] * n_par
+    return build_trees(X, y, cards, 2, parents, [0])
+
+
+def oracle(trees, tying):
+    group, _, _ = tying_groups(trees, tying)
+    card = int(trees.tree_card[0])
+    return exact_posterior_means(list(trees.node_parent), trees.leaf_counts.reshape(-1, card), card, list(group))
+
+
+def mean_over_seeds(trees, tying, iterations, seeds):
+    runs = [sample(trees, iterations=iterations, tying=tying, random_state=s).probabilities for s in seeds]
+    return np.mean(runs, axis=0), np.std(runs, axis=0, ddof=1) / np.sqrt(len(seeds))
+
+
+def test_worked_example_oracle_matches_published_exact_values():
+    est = oracle(worked_example_trees(), "level").reshape(-1, 2)
+    np.testing.assert_allclose(est[1], [0.87559, 0.12441], atol=5e-6)
+    np.testing.assert_allclose(est[2], [0.79447, 0.20553], atol=5e-6)
+
+
+@pytest.mark.parametrize("tying", ["level", "none", "same-parent", "single"])
+@pytest.mark.parametrize("case", [(14, 3, 2, 1), (11, 2, 1, 2), (12, 2, 3, 3)])
+def test_sampler_matches_exact_enumeration(tying, case):
+    n_rows, card, depth, seed = case
+    trees = random_tiny_tree(seed, n_rows, card, depth)
+    assert trees.leaf_counts.max() <= 11  # the window covers every t: an exact Gibbs sampler
+    exact = oracle(trees, tying)
+    mean, se = mean_over_seeds(trees, tying, 20000, seeds=[1, 2, 3, 4])
+    err = np.abs(mean - exact.ravel())
+    # within Monte Carlo error: 5 standard errors, with a floor for cells whose runs agree closely
+    assert (err <= np.maximum(5 * se, 2e-3)).all(), (err.max(), se.max())
+
+
+@pytest.mark.slow
+def test_worked_example_at_50000_iterations():
+    r = sample(worked_example_trees(), iterations=50000, random_state=2018)
+    p = r.probabilities.reshape(-1, 2)
+    np.testing.assert_allclose(p[1], [0.87559, 0.12441], atol=3e-3)
+    np.testing.assert_allclose(p[2], [0.79447, 0.20553], atol=3e-3)
+
+
+def test_worked_example_quick():
+    p = mean_over_seeds(worked_example_trees(), "level", 10000, seeds=[5, 6])[0].reshape(-1, 2)
+    np.testing.assert_allclose(p[1], [0.87559, 0.12441], atol=6e-3)
+    np.testing.assert_allclose(p[2], [0.79447, 0.20553], atol=6e-3)
+
+
+def test_same_seed_same_tables_whatever_the_threads():
+    trees = random_tiny_tree(7, 400, 4, 3)
+    a = sample(trees, iterations=300, random_state=11, n_jobs=1)
+    b = sample(trees, iterations=300, random_state=11, n_jobs=2)
+    c = sample(trees, iterations=300, random_state=12, n_jobs=1)
+    assert np.array_equal(a.probabilities, b.probabilities)
+    assert np.array_equal(a.concentrations, b.concentrations)
+    assert not np.array_equal(a.probabilities, c.probabilities)
+
+
+def test_many_trees_are_reproducible_across_threads():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(2000, 6)).astype(np.uint8)
+    y = rng.integers(0, 3, 2000).astype(np.int32)
+    parents = [(), (0,), (1, 0), (2, 1), (3, 0), (4, 2)]
+    trees = build_trees(X, y, np.full(6, 3), 3, parents, range(6))
+    a = sample(trees, iterations=120, random_state=5, n_jobs=1)
+    b = sample(trees, iterations=120, random_state=5, n_jobs=2)
+    assert np.array_equal(a.probabilities, b.probabilities)
+
+
+@pytest.mark.parametrize("tying", ["level", "none", "same-parent", "single"])
+def test_invariants_hold_after_every_sweep(tying):
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 4, size=(3000, 3)).astype(np.uint8)
+    y = rng.integers(0, 2, 3000).astype(np.int32)
+    trees = build_trees(X, y, np.full(3, 4), 2, [(1, 2), (2,), ()], [0, 1, 2])
+    r = sample(trees, iterations=60, tying=tying, random_state=0, debug=True)
+    assert r.n_samples == 54
+
+
+def test_large_counts_and_a_table_that_must_grow():
+    # one leaf with thousands of customers
+    X = np.zeros((20000, 1), np.uint8)
+    X[::2, 0] = 1
+    y = np.zeros(20000, np.int32)
+    y[::3] = 1
+    trees = build_trees(X, y, np.array([2]), 2, [()], [0])
+    r = sample(trees, iterations=400, random_state=0)
+    assert r.stirling_shape[0] == trees.raw_counts().max() + 1
+    p = r.probabilities.reshape(-1, 2)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_allclose(p[1], [1 / 2, 1 / 2], atol=0.01)
+    # a kernel given too narrow a table stops before drawing anything
+    from hdp_plugin.hdp.stirling import log_stirling_table
+
+    group, fixed, gstart = tying_groups(trees, "level")
+    conc = np.where(fixed, 2.0, 2.0)
+    n, t = r.customer_counts.copy(), r.table_counts.copy()
+    N = np.add.reduceat(n, trees.node_cell_start[:-1])
+    T = np.add.reduceat(t, trees.node_cell_start[:-1])
+    narrow = log_stirling_table(20000, 2)
+    z = np.zeros(trees.n_cells)
+    reached = kernels.sample_tree(7, 9, 0, 0, trees.n_nodes, 0, 2, 2, trees.node_parent, group,
+                                  trees.node_cell_start, fixed, conc, narrow, n, t, N, T, z, z.copy(),
+                                  np.zeros(2), np.zeros(2), np.ones(4, np.uint64), 10, 5, 3, 2.0, 1.0, 4000.0)
+    assert reached == 7
+    assert np.array_equal(t, r.table_counts)
+
+
+def test_empty_tree_gives_uniform_prior():
+    X = np.zeros((0, 2), np.uint8)
+    y = np.zeros(0, np.int32)
+    trees = build_trees(X, y, np.array([3, 2]), 2, [(1,), ()], [0])
+    assert trees.n_nodes == 1
+    r = sample(trees, iterations=20, random_state=0)
+    np.testing.assert_allclose(r.probabilities, 1 / 3)
+
+
+def test_huge_concentration_reproduces_the_parent():
+    trees = random_tiny_tree(2, 50, 3, 2)
+    group, _, _ = tying_groups(trees, "level")
+    n, t = np.zeros(trees.n_cells, np.int64), np.zeros(trees.n_cells, np.int64)
+    N, T = np.zeros(trees.n_nodes, np.int64), np.zeros(trees.n_nodes, np.int64)
+    conc = np.full(group.max() + 1, 2.0)
+    kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, group,
+                       trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t, N, T)
+    conc[1:] = 1e12
+    prob, est = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
+    kernels.accumulate_estimates(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start,
+                                 conc, n, N, prob, est)
+    p = prob.reshape(-1, 3)
+    for j in range(1, trees.n_nodes):
+        np.testing.assert_allclose(p[j], p[trees.node_parent[j]], rtol=1e-9)
+
+
+def test_progress_callback_and_cancel():
+    trees = random_tiny_tree(2, 50, 3, 2)
+    seen = []
+    sample(trees, iterations=120, random_state=0, progress=lambda d, tot: seen.append((d, tot)))
+    assert seen[-1] == (120, 120) and len(seen) >= 2
+    with pytest.raises(Cancelled):
+        sample(trees, iterations=500, random_state=0, progress=lambda d, tot: False)
+
+
+def test_parameter_errors():
+    trees = random_tiny_tree(2, 20, 3, 1)
+    with pytest.raises(ParameterError, match="iterations"):
+        sample(trees, iterations=0)
+    with pytest.raises(ParameterError, match="burn_in"):
+        sample(trees, iterations=10, burn_in=10)
+    with pytest.raises(ParameterError, match="tying"):
+        sample(trees, iterations=10, tying="levels")
+    assert default_burn_in(5000) == 500 and default_burn_in(50000) == 1000
