@@ -1,0 +1,278 @@
+"""Sufficient statistics of structure learning: one counting pass, then MI and CMI.
+
+One pass over the integer codes (ALGORITHM.md section 2) counts n(y), n(x_i, y) and
+n(x_i, x_j, y) for every pair of attributes. The rows are streamed in blocks of
+:data:`hdp_plugin.config.ROW_BLOCK` (views of ``X``, never copies) and accumulated into the count
+arrays, so the data's size does not matter; the count arrays' size does.
+
+Memory limit
+------------
+The pair table has one int64 cell per (x_i, x_j, y) for every ``i < j``::
+
+    8 * C * sum_{i<j} |X_i| |X_j|  bytes  =  4 * C * ((sum |X_i|)^2 - sum |X_i|^2)
+
+plus an ``n x n`` offset matrix and the ``n x n`` CMI matrix (8 bytes a cell each). With
+|X_i| counting the missing-value slot: 20 attributes of 5 codes and 3 classes need 57 kB;
+200 attributes of 10 codes and 2 classes 32 MB; 1,000 attributes of 10 codes and 2 classes
+about 800 MB, which is where this design stops being reasonable on an ordinary machine (and the
+O(n^2) pair loop per row makes the pass slow too). Beyond that, pairs would have to be counted in
+groups over several passes. :func:`pair_table_bytes` gives the figure before anything is
+allocated, and :func:`count_statistics` refuses tables above ``max_bytes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import config
+from ..errors import DataError, ParameterError
+from . import kernels
+
+#: refuse pair tables larger than this by default (bytes)
+DEFAULT_MAX_PAIR_BYTES = 4 * 1024**3
+
+
+@dataclass(frozen=True, eq=False)
+class CountStatistics:
+    """n(y), n(x_i, y) and n(x_i, x_j, y) of a data set, in flat arrays.
+
+    Attributes
+    ----------
+    n_rows : int
+        Number of rows counted.
+    n_classes : int
+        Number of classes C.
+    cardinalities : ndarray of shape (n_attributes,), int64
+        Codes per attribute, the missing slot included.
+    n_y : ndarray of shape (C,), int64
+        Class counts.
+    n_xy : ndarray, int64
+        Flat: ``n_xy[xy_offsets[i] + x * C + y]`` = n(x_i = x, y).
+    xy_offsets : ndarray of shape (n_attributes + 1,), int64
+        Start of each attribute's block in ``n_xy``.
+    n_xxy : ndarray, int64
+        Flat: ``n_xxy[pair_offsets[i, j] + (xi * |X_j| + xj) * C + y]`` = n(x_i, x_j, y), ``i < j``.
+    pair_offsets : ndarray of shape (n_attributes, n_attributes), int64
+        Start of each pair's block in ``n_xxy`` (``-1`` on and below the diagonal).
+
+    Use :meth:`xy` and :meth:`xxy` for shaped views.
+    """
+
+    n_rows: int
+    n_classes: int
+    cardinalities: np.ndarray
+    n_y: np.ndarray
+    n_xy: np.ndarray
+    xy_offsets: np.ndarray
+    n_xxy: np.ndarray
+    pair_offsets: np.ndarray
+
+    @property
+    def n_attributes(self) -> int:
+        return int(self.cardinalities.shape[0])
+
+    def xy(self, i: int) -> np.ndarray:
+        """n(x_i, y) as a ``(|X_i|, C)`` view."""
+        lo, hi = self.xy_offsets[i], self.xy_offsets[i + 1]
+        return self.n_xy[lo:hi].reshape(int(self.cardinalities[i]), self.n_classes)
+
+    def xxy(self, i: int, j: int) -> np.ndarray:
+        """n(x_i, x_j, y) as a ``(|X_i|, |X_j|, C)`` view (``i != j``)."""
+        if i == j:
+            raise ParameterError(f"xxy needs two different attributes, got i = j = {i!r}")
+        if i > j:
+            return self.xxy(j, i).transpose(1, 0, 2)
+        ci, cj = int(self.cardinalities[i]), int(self.cardinalities[j])
+        lo = self.pair_offsets[i, j]
+        return self.n_xxy[lo : lo + ci * cj * self.n_classes].reshape(ci, cj, self.n_classes)
+
+    def x_marginals(self) -> np.ndarray:
+        """n(x_i) flat, indexed like ``n_xy`` without the class: ``[xy_offsets[i] // C + x]``."""
+        return self.n_xy.reshape(-1, self.n_classes).sum(axis=1)
+
+
+def pair_table_bytes(cardinalities: np.ndarray, n_classes: int) -> int:
+    """Bytes of the n(x_i, x_j, y) table for these cardinalities (see the module docstring)."""
+    card = np.asarray(cardinalities, dtype=np.float64)
+    return int(4 * n_classes * (card.sum() ** 2 - (card**2).sum()))
+
+
+def validate_inputs(X, y, cardinalities, n_classes):
+    """Check the array contract of structure learning and return normalised arrays.
+
+    Returns ``(X, y, cardinalities, n_classes)`` with ``y`` as int32 and ``cardinalities`` as
+    int64; ``X`` is returned as given (never copied). Codes themselves are checked by the
+    counting pass.
+    """
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)):
+        raise ParameterError(f"n_classes must be an integer, got {n_classes!r}")
+    n_classes = int(n_classes)
+    if n_classes < 1:
+        raise ParameterError(f"n_classes must be >= 1, got {n_classes!r}")
+    if not isinstance(X, np.ndarray) or X.ndim != 2:
+        raise ParameterError(f"X must be a 2-D array of integer codes, got {_describe(X)}")
+    if X.dtype.kind not in "ui":
+        raise ParameterError(f"X must hold integer codes, got dtype {X.dtype}")
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1 or y_arr.shape[0] != X.shape[0]:
+        raise ParameterError(
+            f"y must be a 1-D array with one class code per row of X ({X.shape[0]}), "
+            f"got shape {y_arr.shape}"
+        )
+    if y_arr.dtype.kind not in "ui":
+        raise ParameterError(f"y must hold integer class codes, got dtype {y_arr.dtype}")
+    card = np.asarray(cardinalities)
+    if card.ndim != 1 or card.shape[0] != X.shape[1]:
+        raise ParameterError(
+            f"cardinalities must have one entry per column of X ({X.shape[1]}), "
+            f"got shape {card.shape}"
+        )
+    if card.size and (card.dtype.kind not in "ui" or card.min() < 1):
+        raise ParameterError(f"cardinalities must be integers >= 1, got {card!r}")
+    card = np.ascontiguousarray(card, dtype=np.int64)
+    y_arr = np.ascontiguousarray(y_arr, dtype=np.int32)
+    return X, y_arr, card, n_classes
+
+
+def _describe(obj) -> str:
+    if isinstance(obj, np.ndarray):
+        return f"an array of shape {obj.shape}"
+    return repr(type(obj).__name__)
+
+
+def raise_for_status(status: int, bad: np.ndarray, row0: int, n_classes: int, card: np.ndarray):
+    """Turn a counting kernel's status into a :class:`DataError` naming the bad cell."""
+    if status == kernels.OK:
+        return
+    row = row0 + int(bad[0])
+    if status == kernels.BAD_CLASS:
+        raise DataError(f"y[{row}] = {int(bad[2])} is not a class code in 0..{n_classes - 1}")
+    j = int(bad[1])
+    raise DataError(
+        f"X[{row}, {j}] = {int(bad[2])} is not a code of attribute {j} "
+        f"(cardinalities[{j}] = {int(card[j])}, so codes are 0..{int(card[j]) - 1})"
+    )
+
+
+def count_statistics(
+    X: np.ndarray,
+    y: np.ndarray,
+    cardinalities: np.ndarray,
+    n_classes: int,
+    *,
+    max_bytes: int = DEFAULT_MAX_PAIR_BYTES,
+) -> CountStatistics:
+    """Count n(y), n(x_i, y) and n(x_i, x_j, y) in one pass over the rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_attributes), unsigned integer codes
+        Attribute codes; missing is one more code. Read block by block, never copied.
+    y : ndarray of shape (n_rows,), integer
+        Class codes ``0 .. n_classes - 1``.
+    cardinalities : ndarray of shape (n_attributes,)
+        Codes per attribute, the missing slot included.
+    n_classes : int
+        Number of classes C.
+    max_bytes : int, default 4 GiB
+        Refuse (with :class:`~hdp_plugin.errors.ParameterError`) a pair table larger than this.
+
+    Returns
+    -------
+    CountStatistics
+
+    Raises
+    ------
+    ParameterError
+        Arrays of the wrong shape or type, or a pair table above ``max_bytes``.
+    DataError
+        A code outside its attribute's range or a class code outside ``0 .. n_classes - 1``.
+    """
+    X, y, card, n_classes = validate_inputs(X, y, cardinalities, n_classes)
+    n_rows, n_attr = X.shape
+    need = pair_table_bytes(card, n_classes)
+    if need > max_bytes:
+        raise ParameterError(
+            f"the pairwise count table needs {need / 1024**2:.0f} MB for {n_attr} attributes "
+            f"(max_bytes = {max_bytes!r}); reduce the attributes or their values"
+        )
+    # Step 1: lay out the flat tables
+    xy_off = np.zeros(n_attr + 1, dtype=np.int64)
+    np.cumsum(card * n_classes, out=xy_off[1:])
+    pair_off = np.full((n_attr, n_attr), -1, dtype=np.int64)
+    pos = 0
+    for i in range(n_attr):
+        for j in range(i + 1, n_attr):
+            pair_off[i, j] = pos
+            pos += int(card[i] * card[j]) * n_classes
+    n_y = np.zeros(n_classes, dtype=np.int64)
+    n_xy = np.zeros(int(xy_off[-1]), dtype=np.int64)
+    n_xxy = np.zeros(pos, dtype=np.int64)
+    # Step 2: one pass over the rows, block by block
+    bad = np.zeros(3, dtype=np.int64)
+    for start in range(0, n_rows, config.ROW_BLOCK):
+        stop = min(start + config.ROW_BLOCK, n_rows)
+        status = kernels.count_block(
+            X[start:stop], y[start:stop], card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad
+        )
+        raise_for_status(status, bad, start, n_classes, card)
+    return CountStatistics(
+        n_rows=int(n_rows),
+        n_classes=n_classes,
+        cardinalities=card,
+        n_y=n_y,
+        n_xy=n_xy,
+        xy_offsets=xy_off,
+        n_xxy=n_xxy,
+        pair_offsets=pair_off,
+    )
+
+
+def mutual_information(stats: CountStatistics) -> np.ndarray:
+    """MI(X_i; Y) in nats for every attribute, from raw frequencies.
+
+    MI(X_i; Y) = sum over x, y of p(x, y) log[p(x, y) / (p(x) p(y))] with p the relative
+    frequencies (ALGORITHM.md section 2). Values are clamped at 0 (rounding can make an
+    independent attribute's sum a hair negative), so ties at zero are exact.
+
+    Parameters
+    ----------
+    stats : CountStatistics
+
+    Returns
+    -------
+    ndarray of shape (n_attributes,)
+    """
+    return kernels.mutual_information_kernel(
+        stats.n_y, stats.n_xy, stats.xy_offsets, stats.cardinalities, stats.n_classes, stats.n_rows
+    )
+
+
+def conditional_mutual_information(stats: CountStatistics) -> np.ndarray:
+    """CMI(X_i; X_j | Y) in nats for every pair, from raw frequencies.
+
+    CMI(X_i; X_j | Y) = sum over x_i, x_j, y of p(x_i, x_j, y)
+    log[p(x_i, x_j, y) p(y) / (p(x_i, y) p(x_j, y))] (ALGORITHM.md section 2). Each pair is
+    computed once, so the matrix is exactly symmetric; the diagonal is 0 (an attribute is never
+    its own parent) and values are clamped at 0.
+
+    Parameters
+    ----------
+    stats : CountStatistics
+
+    Returns
+    -------
+    ndarray of shape (n_attributes, n_attributes)
+    """
+    return kernels.conditional_mutual_information_kernel(
+        stats.n_y,
+        stats.n_xy,
+        stats.xy_offsets,
+        stats.n_xxy,
+        stats.pair_offsets,
+        stats.cardinalities,
+        stats.n_classes,
+        stats.n_rows,
+    )

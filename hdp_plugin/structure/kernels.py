@@ -1,0 +1,297 @@
+"""Numba kernels of structure learning: pure functions over flat arrays.
+
+Nothing here validates, allocates big tables, logs or raises: the drivers in
+:mod:`hdp_plugin.structure.counts` and :mod:`hdp_plugin.structure.selective` do. Every kernel has a
+slow twin in the tests.
+
+Layouts shared with the drivers
+-------------------------------
+Pairwise statistics (one counting pass, :func:`count_block`):
+
+* ``n_y[y]``;
+* ``n_xy[xy_off[i] + x * C + y]`` for attribute ``i``;
+* ``n_xxy[pair_off[i, j] + (xi * card[j] + xj) * C + y]`` for ``i < j``.
+
+Context tries for SkDB (:func:`trie_insert_block`), one trie per attribute ``a`` whose depth-``d``
+nodes are the observed values of its first ``d`` parents (in branching order), root
+``root[a]``:
+
+* ``counts[count_off[node] + y * card[a] + x]`` holds n(x_a = x, y, context of ``node``);
+* ``child[child_off[node] + v]`` is the child reached when the next parent takes value ``v``
+  (``-1`` if no row went there), and ``child_off[node] == -1`` at the deepest level;
+* ``sizes`` holds ``[n_nodes, counts used, child slots used]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NJIT_OPTIONS
+
+# Status codes returned by the counting kernels (the driver turns them into errors).
+OK = 0
+BAD_CLASS = 1
+BAD_CODE = 2
+
+
+# --------------------------------------------------------------------------------------------
+# Pass 1: n(y), n(xi, y), n(xi, xj, y)
+# --------------------------------------------------------------------------------------------
+@njit(**NJIT_OPTIONS)
+def count_block(X, y, card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad):
+    """Add the counts of one block of rows to ``n_y``, ``n_xy`` and ``n_xxy`` in place.
+
+    Returns a status (``OK``, ``BAD_CLASS``, ``BAD_CODE``); on error ``bad`` holds
+    ``[row in block, attribute, value]`` and the counts are partial.
+    """
+    n_rows, n_attr = X.shape
+    codes = np.empty(n_attr, dtype=np.int64)
+    # stride of attribute j's value inside any pair block, in cells
+    stride = np.empty(n_attr, dtype=np.int64)
+    for j in range(n_attr):
+        stride[j] = card[j] * n_classes
+    for r in range(n_rows):
+        c = np.int64(y[r])
+        if c < 0 or c >= n_classes:
+            bad[0] = r
+            bad[1] = -1
+            bad[2] = c
+            return BAD_CLASS
+        for j in range(n_attr):
+            v = np.int64(X[r, j])
+            if v < 0 or v >= card[j]:
+                bad[0] = r
+                bad[1] = j
+                bad[2] = v
+                return BAD_CODE
+            codes[j] = v * n_classes + c  # (x_j, y) cell inside a row of width C
+        n_y[c] += 1
+        for i in range(n_attr):
+            xi = codes[i] // n_classes
+            n_xy[xy_off[i] + codes[i]] += 1
+            for j in range(i + 1, n_attr):
+                n_xxy[pair_off[i, j] + xi * stride[j] + codes[j]] += 1
+    return OK
+
+
+@njit(**NJIT_OPTIONS)
+def mutual_information_kernel(n_y, n_xy, xy_off, card, n_classes, n_rows):
+    """MI(X_i; Y) in nats for every attribute, from raw frequencies (clamped at 0)."""
+    n_attr = card.shape[0]
+    out = np.zeros(n_attr)
+    if n_rows == 0:
+        return out
+    total = float(n_rows)
+    for i in range(n_attr):
+        base = xy_off[i]
+        s = 0.0
+        for x in range(card[i]):
+            nx = 0
+            for c in range(n_classes):
+                nx += n_xy[base + x * n_classes + c]
+            if nx == 0:
+                continue
+            for c in range(n_classes):
+                n = n_xy[base + x * n_classes + c]
+                if n > 0:
+                    s += n * np.log((n * total) / (float(nx) * n_y[c]))
+        out[i] = max(s / total, 0.0)
+    return out
+
+
+@njit(**NJIT_OPTIONS)
+def conditional_mutual_information_kernel(
+    n_y, n_xy, xy_off, n_xxy, pair_off, card, n_classes, n_rows
+):
+    """Symmetric matrix of CMI(X_i; X_j | Y) in nats (zero diagonal, clamped at 0)."""
+    n_attr = card.shape[0]
+    out = np.zeros((n_attr, n_attr))
+    if n_rows == 0:
+        return out
+    total = float(n_rows)
+    for i in range(n_attr):
+        for j in range(i + 1, n_attr):
+            base = pair_off[i, j]
+            s = 0.0
+            for xi in range(card[i]):
+                for xj in range(card[j]):
+                    cell = base + (xi * card[j] + xj) * n_classes
+                    for c in range(n_classes):
+                        n = n_xxy[cell + c]
+                        if n > 0:
+                            a = n_xy[xy_off[i] + xi * n_classes + c]
+                            b = n_xy[xy_off[j] + xj * n_classes + c]
+                            s += n * np.log((float(n) * n_y[c]) / (float(a) * b))
+            v = max(s / total, 0.0)
+            out[i, j] = v
+            out[j, i] = v
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Pass 2 (SkDB): context tries of n(x_a, y, first d parents), d = 0..K
+# --------------------------------------------------------------------------------------------
+@njit(**NJIT_OPTIONS)
+def _grow(arr, needed, fill):
+    """``arr`` if it holds ``needed`` items, else a copy at least twice as long padded with ``fill``."""
+    old = arr.shape[0]
+    if needed <= old:
+        return arr
+    cap = max(needed, 2 * old, 16)
+    out = np.empty(cap, dtype=arr.dtype)
+    out[:old] = arr
+    out[old:] = fill
+    return out
+
+
+@njit(**NJIT_OPTIONS)
+def trie_insert_block(
+    X, y, card, n_classes, par_ptr, par_idx, root, node_attr, count_off, child_off, counts, child,
+    sizes,
+):
+    """Add one block of rows to every attribute's context trie.
+
+    Nodes are created on first visit, so only contexts some row reaches exist. The arrays grow
+    by doubling; the (possibly new) arrays are returned and ``sizes`` is updated in place. Codes
+    must already be validated (by the counting pass).
+    """
+    n_rows, n_attr = X.shape
+    n_nodes = sizes[0]
+    n_counts = sizes[1]
+    n_child = sizes[2]
+    for r in range(n_rows):
+        c = np.int64(y[r])
+        for a in range(n_attr):
+            ca = card[a]
+            cell = c * ca + np.int64(X[r, a])
+            node = root[a]
+            counts[count_off[node] + cell] += 1
+            first = par_ptr[a]
+            depth = par_ptr[a + 1] - first
+            for d in range(depth):
+                slot = child_off[node] + np.int64(X[r, par_idx[first + d]])
+                nxt = child[slot]
+                if nxt < 0:
+                    nxt = n_nodes
+                    n_nodes += 1
+                    node_attr = _grow(node_attr, n_nodes, -1)
+                    count_off = _grow(count_off, n_nodes, -1)
+                    child_off = _grow(child_off, n_nodes, -1)
+                    node_attr[nxt] = a
+                    count_off[nxt] = n_counts
+                    n_counts += n_classes * ca
+                    counts = _grow(counts, n_counts, 0)
+                    if d + 1 < depth:
+                        child_off[nxt] = n_child
+                        n_child += card[par_idx[first + d + 1]]
+                        child = _grow(child, n_child, -1)
+                    else:
+                        child_off[nxt] = -1
+                    child[slot] = nxt
+                node = nxt
+                counts[count_off[node] + cell] += 1
+    sizes[0] = n_nodes
+    sizes[1] = n_counts
+    sizes[2] = n_child
+    return node_attr, count_off, child_off, counts, child
+
+
+@njit(**NJIT_OPTIONS)
+def trie_totals(node_attr, card, n_classes, count_off, counts):
+    """``totals[node * C + y]``: rows in the node's context with class ``y``."""
+    n_nodes = node_attr.shape[0]
+    totals = np.zeros(n_nodes * n_classes, dtype=np.int64)
+    for node in range(n_nodes):
+        ca = card[node_attr[node]]
+        base = count_off[node]
+        for c in range(n_classes):
+            s = 0
+            for x in range(ca):
+                s += counts[base + c * ca + x]
+            totals[node * n_classes + c] = s
+    return totals
+
+
+# --------------------------------------------------------------------------------------------
+# Pass 3 (SkDB): leave-one-out squared errors of every (n*, k*) in one pass over the rows
+# --------------------------------------------------------------------------------------------
+@njit(**NJIT_OPTIONS)
+def loo_squared_errors_block(
+    X, y, card, n_classes, order, par_ptr, par_idx, root, count_off, child_off, counts, child,
+    totals, n_x, x_off, n_y, n_rows_total, m, max_k, sq_err,
+):
+    """Add one block's leave-one-out squared errors ``(1 - p(y_i | x_i))^2`` to ``sq_err``.
+
+    ``sq_err[u, k]`` accumulates the error of the model made of the class and the first ``u``
+    attributes of ``order``, each with its first ``min(k, parents)`` parents; row ``u = 0`` is
+    the class prior alone. Estimates are m-estimates from the counts with the row itself
+    removed; a context left empty by the removal (or never seen with that class) backs off to
+    the deepest non-empty one, down to the attribute's class-free marginal.
+
+    The per-class posteriors are kept normalised after every attribute, in linear space: the
+    product of m-estimates (each > 0) renormalised at every step is the normalised product, and
+    it avoids a log and an exp per (row, attribute, k, class).
+    """
+    n_rows = X.shape[0]
+    n_attr = order.shape[0]
+    C = n_classes
+    post = np.empty((max_k + 1, C))
+    prob = np.empty(max_k + 2)  # estimate at depth 0..max_k (depth = number of attribute parents)
+    path = np.empty(max_k + 1, dtype=np.int64)
+    prior = np.empty(C)
+    n_loo = n_rows_total - 1.0  # rows left after removing this one
+    for r in range(n_rows):
+        yi = np.int64(y[r])
+        # Step 1: class prior, (n_y + 1/C) / (N + 1) without this row
+        s = 0.0
+        for c in range(C):
+            v = n_y[c] + 1.0 / C
+            if c == yi:
+                v -= 1.0
+            prior[c] = v / (n_loo + 1.0)
+            s += prior[c]
+        for c in range(C):
+            prior[c] /= s
+        e = 1.0 - prior[yi]
+        for k in range(max_k + 1):
+            for c in range(C):
+                post[k, c] = prior[c]
+            sq_err[0, k] += e * e
+        # Step 2: add attributes in MI order
+        for u in range(n_attr):
+            a = order[u]
+            ca = card[a]
+            xa = np.int64(X[r, a])
+            first = par_ptr[a]
+            depth = par_ptr[a + 1] - first
+            # the row's path through the trie (it exists: the row itself was counted)
+            node = root[a]
+            path[0] = node
+            for d in range(depth):
+                node = child[child_off[node] + np.int64(X[r, par_idx[first + d]])]
+                path[d + 1] = node
+            # class-free marginal, the last resort of the back-off
+            p_root = (n_x[x_off[a] + xa] - 1.0 + m / ca) / (n_loo + m)
+            for c in range(C):
+                own = 1.0 if c == yi else 0.0
+                deepest = -1
+                for d in range(depth + 1):
+                    nd = path[d]
+                    n_ctx = totals[nd * C + c] - own
+                    if n_ctx <= 0.0:
+                        break  # deeper contexts are sub-contexts: empty too
+                    n_val = counts[count_off[nd] + c * ca + xa] - own
+                    prob[d] = (n_val + m / ca) / (n_ctx + m)
+                    deepest = d
+                for k in range(max_k + 1):
+                    d = min(k, deepest)
+                    post[k, c] *= prob[d] if d >= 0 else p_root
+            for k in range(max_k + 1):
+                s = 0.0
+                for c in range(C):
+                    s += post[k, c]
+                for c in range(C):
+                    post[k, c] /= s
+                e = 1.0 - post[k, yi]
+                sq_err[u + 1, k] += e * e

@@ -1,0 +1,207 @@
+"""Structure learners: naive Bayes, TAN and kDB-k.
+
+Each learner reads a :class:`~hdp_plugin.structure.counts.CountStatistics` (one counting pass)
+and returns a plain :class:`~hdp_plugin.structure.base.Structure`. Ties are broken by attribute
+index everywhere (stable sorts), so a structure depends only on the counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import config
+from ..errors import ParameterError
+from .base import Structure
+from .counts import (
+    CountStatistics,
+    conditional_mutual_information,
+    mutual_information,
+)
+
+
+def mi_order(mi: np.ndarray) -> np.ndarray:
+    """Attribute indices by decreasing MI with the class, ties by index."""
+    return np.argsort(-np.asarray(mi, dtype=np.float64), kind="stable")
+
+
+def branching_order(child: int, candidates, cmi: np.ndarray) -> tuple[int, ...]:
+    """``candidates`` sorted by decreasing CMI(X_child; candidate | Y), ties by attribute index."""
+    cand = np.asarray(sorted(candidates), dtype=np.int64)
+    if cand.size == 0:
+        return ()
+    ranked = cand[np.argsort(-cmi[child, cand], kind="stable")]
+    return tuple(int(p) for p in ranked)
+
+
+def naive_bayes(stats: CountStatistics) -> Structure:
+    """Naive Bayes: the class is the only parent of every attribute.
+
+    Parameters
+    ----------
+    stats : CountStatistics
+
+    Returns
+    -------
+    Structure
+        ``kind="nb"``, ``k=0``, every attribute kept with no attribute parent.
+    """
+    mi = mutual_information(stats)
+    n = stats.n_attributes
+    return Structure(
+        kind="nb",
+        k=0,
+        parents=((),) * n,
+        kept=tuple(range(n)),
+        order=tuple(int(a) for a in mi_order(mi)),
+        mi=mi,
+    )
+
+
+def maximum_spanning_tree(weights: np.ndarray, root: int) -> np.ndarray:
+    """Prim's maximum-weight spanning tree of a complete graph, grown from ``root``.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n, n)
+        Symmetric edge weights (the diagonal is ignored).
+    root : int
+        The vertex the tree grows from; edges point away from it.
+
+    Returns
+    -------
+    ndarray of shape (n,), int64
+        ``parent[v]``, the vertex through which ``v`` joined the tree; ``-1`` for the root.
+
+    Notes
+    -----
+    Deterministic tie-breaking: among equally heavy candidate vertices the lowest index joins
+    first, and a vertex equally close to two tree vertices takes the lower-index one as parent.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    n = w.shape[0]
+    parent = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return parent
+    in_tree = np.zeros(n, dtype=bool)
+    in_tree[root] = True
+    best = w[root].copy()
+    parent[:] = root
+    parent[root] = -1
+    for _ in range(n - 1):
+        # Step 1: the heaviest edge from the tree to a new vertex (first maximum = lowest index)
+        v = int(np.argmax(np.where(in_tree, -np.inf, best)))
+        in_tree[v] = True
+        # Step 2: the new vertex may offer heavier edges (or equal ones from a lower index)
+        row = w[v]
+        better = ~in_tree & ((row > best) | ((row == best) & (v < parent)))
+        best[better] = row[better]
+        parent[better] = v
+    return parent
+
+
+def tan(stats: CountStatistics) -> Structure:
+    """Tree-augmented naive Bayes (Friedman, Geiger and Goldszmidt 1997).
+
+    The maximum-weight spanning tree over the attributes with CMI(X_i; X_j | Y) as edge weight,
+    rooted at the attribute of highest MI with the class (ties by index), edges directed away
+    from the root: every attribute has the class and at most one attribute parent.
+
+    Parameters
+    ----------
+    stats : CountStatistics
+
+    Returns
+    -------
+    Structure
+        ``kind="tan"``, ``k=1``, every attribute kept.
+
+    References
+    ----------
+    .. [1] N. Friedman, D. Geiger and M. Goldszmidt, "Bayesian network classifiers", Machine
+       Learning 29 (1997) 131-163.
+    .. [2] C. Chow and C. Liu, "Approximating discrete probability distributions with
+       dependence trees", IEEE Transactions on Information Theory 14 (1968) 462-467.
+    """
+    mi = mutual_information(stats)
+    n = stats.n_attributes
+    order = mi_order(mi)
+    if n == 0:
+        return Structure(kind="tan", k=1, parents=(), kept=(), order=(), mi=mi)
+    # Step 1: edge weights
+    cmi = conditional_mutual_information(stats)
+    # Step 2: maximum spanning tree rooted at the highest-MI attribute, edges away from it
+    root = int(order[0])
+    parent = maximum_spanning_tree(cmi, root)
+    parents = tuple(() if p < 0 else (int(p),) for p in parent)
+    return Structure(
+        kind="tan",
+        k=1,
+        parents=parents,
+        kept=tuple(range(n)),
+        order=tuple(int(a) for a in order),
+        mi=mi,
+        info={"root": root},
+    )
+
+
+def kdb_parents(order: np.ndarray, cmi: np.ndarray, k: int) -> tuple[tuple[int, ...], ...]:
+    """kDB parent sets: the attribute at position u of ``order`` takes the min(u, k) earlier
+    attributes of highest CMI with it (ties by index), listed in branching order."""
+    n = len(order)
+    parents: list[tuple[int, ...]] = [()] * n
+    for u in range(1, n):
+        child = int(order[u])
+        ranked = branching_order(child, order[:u], cmi)
+        parents[child] = ranked[:k]
+    return tuple(parents)
+
+
+def kdb(stats: CountStatistics, k: int = config.DEFAULT_K) -> Structure:
+    """k-dependence Bayesian classifier, kDB-k (Sahami 1996).
+
+    Attributes are ordered by MI with the class, descending (ties by index). The attribute at
+    position u takes as parents the min(u, k) earlier attributes with the highest
+    CMI(X_u; X_j | Y), ties by index; parents are listed in that (branching) order.
+
+    Parameters
+    ----------
+    stats : CountStatistics
+    k : int, default 5
+        The maximum number of attribute parents; ``k=0`` is naive Bayes.
+
+    Returns
+    -------
+    Structure
+        ``kind="kdb"``, every attribute kept.
+
+    References
+    ----------
+    .. [1] M. Sahami, "Learning limited dependence Bayesian classifiers", Proceedings of the
+       Second International Conference on Knowledge Discovery and Data Mining (KDD-96),
+       335-338, 1996.
+    """
+    k = check_k(k)
+    mi = mutual_information(stats)
+    order = mi_order(mi)
+    # CMI is only needed when some attribute can take a parent
+    if k > 0 and stats.n_attributes > 1:
+        cmi = conditional_mutual_information(stats)
+    else:
+        cmi = np.zeros((stats.n_attributes, stats.n_attributes))
+    return Structure(
+        kind="kdb",
+        k=k,
+        parents=kdb_parents(order, cmi, k),
+        kept=tuple(range(stats.n_attributes)),
+        order=tuple(int(a) for a in order),
+        mi=mi,
+    )
+
+
+def check_k(k) -> int:
+    """``k`` as an int, or :class:`ParameterError` unless it is an integer >= 0."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ParameterError(f"k must be an integer >= 0, got {k!r}")
+    if k < 0:
+        raise ParameterError(f"k must be >= 0, got {k!r}")
+    return int(k)
