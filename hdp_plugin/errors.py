@@ -15,7 +15,7 @@ class HDPError(Exception):
     code = "internal_error"
 
 
-class DataError(HDPError):
+class DataError(HDPError, ValueError):
     """Input data that cannot be used: missing, malformed or unsuitable files and tables."""
 
     code = "bad_data"

@@ -1,1 +1,5 @@
-"""model stage."""
+"""The scikit-learn-style classifier (and, later, the versioned model file)."""
+
+from .classifier import BayesNetClassifier
+
+__all__ = ["BayesNetClassifier"]
