@@ -1,0 +1,112 @@
+"""Weka-style value labels of a discretised attribute: ``(-inf-a]``, ``(a-b]``, ``(b-inf)``, ``All``.
+
+Weka 3.8 prints each cut point with ``Utils.doubleToString(x, 6)``, a ``java.text.DecimalFormat``
+with at most six fraction digits, ``HALF_UP`` rounding, no grouping and no trailing zeros;
+:func:`weka_number` reproduces it. Weka wraps each label in single quotes inside the value itself
+(``'(-inf-0.5]'``); the labels here leave those quotes out.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, localcontext
+
+#: Weka's default ``binRangePrecision``
+DEFAULT_PRECISION = 6
+
+#: the label of the one value of an attribute without cut points
+ALL_LABEL = "All"
+
+
+def weka_number(x: float, precision: int = DEFAULT_PRECISION) -> str:
+    """Format ``x`` as Weka's ``Utils.doubleToString(x, precision)`` does.
+
+    Java's ``DecimalFormat`` rounds the shortest decimal representation of the double
+    (``Double.toString``'s digits) half-up to ``precision`` fraction digits; when those digits
+    end exactly on a tie it decides on the exact binary value. Trailing zeros and a trailing
+    point are dropped, so ``2.0`` is ``"2"`` and ``-1e-9`` is ``"-0"``.
+
+    Parameters
+    ----------
+    x : float
+        The number.
+    precision : int
+        Maximum number of fraction digits.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> weka_number(0.0005), weka_number(1.0000004), weka_number(2.0), weka_number(1234.5678901)
+    ('0.0005', '1', '2', '1234.56789')
+    """
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    with localcontext() as ctx:
+        ctx.prec = 1100  # enough for every double written out in full
+        quantum = Decimal(1).scaleb(-precision)
+        shortest = Decimal(repr(x))
+        tail = abs(shortest - shortest.quantize(quantum, rounding=ROUND_DOWN))
+        if tail == quantum / 2:
+            # the shortest digits sit on a tie: the exact binary value decides
+            rounded = Decimal(x).quantize(quantum, rounding=ROUND_HALF_UP)
+        else:
+            rounded = shortest.quantize(quantum, rounding=ROUND_HALF_UP)
+        text = format(rounded, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def _labels_at(cut_points, precision: int) -> tuple[str, ...]:
+    s = [weka_number(c, precision) for c in cut_points]
+    n = len(s)
+    return tuple(
+        f"(-inf-{s[0]}]" if j == 0 else f"({s[n - 1]}-inf)" if j == n else f"({s[j - 1]}-{s[j]}]"
+        for j in range(n + 1)
+    )
+
+
+def interval_labels(cut_points, precision: int = DEFAULT_PRECISION) -> tuple[str, ...]:
+    """Labels of the ``len(cut_points) + 1`` bins, as Weka names them (without its quotes).
+
+    Parameters
+    ----------
+    cut_points : sequence of float
+        Ascending cut points.
+    precision : int
+        Fraction digits of the numbers in the labels (Weka's ``binRangePrecision``, 6).
+
+    Returns
+    -------
+    tuple of str
+        ``("All",)`` without cut points; otherwise ``("(-inf-a]", "(a-b]", ..., "(z-inf)")``.
+        When two labels would read the same at ``precision`` digits (cut points closer than
+        ``10**-precision``), more digits are used for that attribute, up to the shortest
+        representation that tells every cut point apart (Weka would keep the duplicates).
+
+    Examples
+    --------
+    >>> interval_labels([0.5, 2.25])
+    ('(-inf-0.5]', '(0.5-2.25]', '(2.25-inf)')
+    >>> interval_labels([])
+    ('All',)
+    """
+    cut_points = [float(c) for c in cut_points]
+    if not cut_points:
+        return (ALL_LABEL,)
+    for p in range(precision, 18):
+        labels = _labels_at(cut_points, p)
+        if len(set(labels)) == len(labels):
+            return labels
+    s = [repr(c) for c in cut_points]
+    n = len(s)
+    return tuple(
+        f"(-inf-{s[0]}]" if j == 0 else f"({s[n - 1]}-inf)" if j == n else f"({s[j - 1]}-{s[j]}]"
+        for j in range(n + 1)
+    )
