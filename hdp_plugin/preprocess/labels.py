@@ -18,6 +18,13 @@ DEFAULT_PRECISION = 6
 ALL_LABEL = "All"
 
 
+def _java_pads_digit(shortest: Decimal, x: float) -> bool:
+    """True when ``Double.toString(x)`` is ``"d.0E<n>"``: one significant digit, in scientific
+    notation (Java uses it below 1e-3 and from 1e7 on). ``DecimalFormat`` then counts the ``0`` as
+    a digit after the tie and rounds up, whatever the exact binary value (e.g. ``5e-7`` -> ``"0.000001"``)."""
+    return len(shortest.normalize().as_tuple().digits) == 1 and not (1e-3 <= abs(x) < 1e7)
+
+
 def weka_number(x: float, precision: int = DEFAULT_PRECISION) -> str:
     """Format ``x`` as Weka's ``Utils.doubleToString(x, precision)`` does.
 
@@ -25,6 +32,10 @@ def weka_number(x: float, precision: int = DEFAULT_PRECISION) -> str:
     (``Double.toString``'s digits) half-up to ``precision`` fraction digits; when those digits
     end exactly on a tie it decides on the exact binary value. Trailing zeros and a trailing
     point are dropped, so ``2.0`` is ``"2"`` and ``-1e-9`` is ``"-0"``.
+
+    Checked against Weka 3.8.6 on Java 17 for 12,000 numbers: identical below ``1e16`` in
+    magnitude. From there on Java 17's ``Double.toString`` may print more digits than the
+    shortest representation, and the last digits of such huge numbers can differ.
 
     Parameters
     ----------
@@ -52,7 +63,7 @@ def weka_number(x: float, precision: int = DEFAULT_PRECISION) -> str:
         quantum = Decimal(1).scaleb(-precision)
         shortest = Decimal(repr(x))
         tail = abs(shortest - shortest.quantize(quantum, rounding=ROUND_DOWN))
-        if tail == quantum / 2:
+        if tail == quantum / 2 and not _java_pads_digit(shortest, x):
             # the shortest digits sit on a tie: the exact binary value decides
             rounded = Decimal(x).quantize(quantum, rounding=ROUND_HALF_UP)
         else:
@@ -63,11 +74,12 @@ def weka_number(x: float, precision: int = DEFAULT_PRECISION) -> str:
     return text
 
 
-def _labels_at(cut_points, precision: int) -> tuple[str, ...]:
-    s = [weka_number(c, precision) for c in cut_points]
-    n = len(s)
+def _labels(numbers: list[str]) -> tuple[str, ...]:
+    n = len(numbers)
     return tuple(
-        f"(-inf-{s[0]}]" if j == 0 else f"({s[n - 1]}-inf)" if j == n else f"({s[j - 1]}-{s[j]}]"
+        f"(-inf-{numbers[0]}]" if j == 0
+        else f"({numbers[n - 1]}-inf)" if j == n
+        else f"({numbers[j - 1]}-{numbers[j]}]"
         for j in range(n + 1)
     )
 
@@ -86,9 +98,9 @@ def interval_labels(cut_points, precision: int = DEFAULT_PRECISION) -> tuple[str
     -------
     tuple of str
         ``("All",)`` without cut points; otherwise ``("(-inf-a]", "(a-b]", ..., "(z-inf)")``.
-        When two labels would read the same at ``precision`` digits (cut points closer than
+        When two cut points would print the same at ``precision`` digits (they are closer than
         ``10**-precision``), more digits are used for that attribute, up to the shortest
-        representation that tells every cut point apart (Weka would keep the duplicates).
+        representation that tells every cut point apart; Weka would print the same number twice.
 
     Examples
     --------
@@ -101,12 +113,7 @@ def interval_labels(cut_points, precision: int = DEFAULT_PRECISION) -> tuple[str
     if not cut_points:
         return (ALL_LABEL,)
     for p in range(precision, 18):
-        labels = _labels_at(cut_points, p)
-        if len(set(labels)) == len(labels):
-            return labels
-    s = [repr(c) for c in cut_points]
-    n = len(s)
-    return tuple(
-        f"(-inf-{s[0]}]" if j == 0 else f"({s[n - 1]}-inf)" if j == n else f"({s[j - 1]}-{s[j]}]"
-        for j in range(n + 1)
-    )
+        numbers = [weka_number(c, p) for c in cut_points]
+        if len(set(numbers)) == len(numbers):
+            return _labels(numbers)
+    return _labels([repr(c) for c in cut_points])

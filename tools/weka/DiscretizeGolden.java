@@ -18,6 +18,11 @@
  * JSON list of integers instead when an attribute has more codes than the alphabet).
  *
  * The test suite (tests/test_preprocess_golden.py) reads these files; it never needs Java.
+ *
+ * A second mode records how Weka prints numbers in bin labels (Utils.doubleToString(x, 6)) for a
+ * seeded list of awkward numbers (ties at the seventh decimal, tiny, huge, negative):
+ *
+ *   java -cp weka.jar tools/weka/DiscretizeGolden.java --numbers out.json
  */
 
 import weka.core.Attribute;
@@ -38,6 +43,10 @@ public class DiscretizeGolden {
   static final String CODE_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
   public static void main(String[] args) throws Exception {
+    if (args.length == 2 && args[0].equals("--numbers")) {
+      numbers(args[1]);
+      return;
+    }
     if (args.length < 2 || args.length > 3) {
       System.err.println("usage: DiscretizeGolden <data.arff> <out.json> [bins (default 10)]");
       System.exit(2);
@@ -98,6 +107,37 @@ public class DiscretizeGolden {
     sb.append("\n  ]\n}\n");
 
     try (Writer w = new OutputStreamWriter(new FileOutputStream(args[1]), StandardCharsets.UTF_8)) {
+      w.write(sb.toString());
+    }
+  }
+
+  /** Weka's label formatting of a seeded list of numbers, as [hex, Utils.doubleToString(x, 6)]. */
+  static void numbers(String outPath) throws Exception {
+    java.util.Random rnd = new java.util.Random(20240611L);
+    java.util.List<Double> xs = new java.util.ArrayList<>();
+    double[] specials = {0.0, -0.0, -1e-9, 2.0, 0.5, 5e-7, -5e-7, 2.5e-7, 1.5e-6, 4.5e-6, 1e-3, 0.0015,
+      0.0000015, 1.0000005, 2.0000005, 0.1234565, 1e7, 12345678.1234565, 1e15, 123456789012.3456789, 1e-300};
+    for (double x : specials) {
+      xs.add(x);
+    }
+    for (int i = 0; i < 300; i++) {
+      xs.add((rnd.nextInt(2000000000) - 1000000000) / 1e7);      // ties at the 7th decimal
+      xs.add(rnd.nextInt(1000000) / 1e6 + 0.0000005);
+      xs.add(rnd.nextGaussian() * Math.pow(10, rnd.nextInt(28) - 12));
+      xs.add((rnd.nextInt(2000) + 0.5) / 1e6);
+    }
+    StringBuilder sb = new StringBuilder();
+    sb.append("{\n  \"weka_version\": ").append(quote(Version.VERSION)).append(",\n");
+    sb.append("  \"java_version\": ").append(quote(System.getProperty("java.version"))).append(",\n");
+    sb.append("  \"function\": \"weka.core.Utils.doubleToString(x, 6)\",\n");
+    sb.append("  \"numbers\": [");
+    for (int i = 0; i < xs.size(); i++) {
+      double x = xs.get(i);
+      sb.append(i == 0 ? "\n    " : ",\n    ");
+      sb.append("[").append(quote(Double.toHexString(x))).append(", ").append(quote(Utils.doubleToString(x, 6))).append("]");
+    }
+    sb.append("\n  ]\n}\n");
+    try (Writer w = new OutputStreamWriter(new FileOutputStream(outPath), StandardCharsets.UTF_8)) {
       w.write(sb.toString());
     }
   }

@@ -42,3 +42,5 @@ for name in "${datasets[@]}"; do
 done
 echo "synthetic" >&2
 java -cp "$cp" "$here/DiscretizeGolden.java" "$out/synthetic.arff" "$out/synthetic.json"
+echo "number formatting" >&2
+java -cp "$cp" "$here/DiscretizeGolden.java" --numbers "$out/weka_numbers.json"
