@@ -1,0 +1,227 @@
+"""Selective kDB: the leave-one-out grid against brute force, and selections with known answers."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from hdp_plugin import config
+from hdp_plugin.structure import count_statistics, learn_structure
+from hdp_plugin.structure.selective import (
+    build_context_tries,
+    loo_rmse_grid,
+    select_prefix_and_k,
+)
+
+
+# -- slow reference: remove the row, recount, predict ------------------------------------------
+def ref_loo_rmse(X, y, card, C, order, parents, K, m=1.0):
+    """For each row: drop it, recount from scratch, compute p(y_i | x_i) for every (n*, k*)."""
+    N, n = X.shape
+    sq = np.zeros((n + 1, K + 1))
+    for i in range(N):
+        keep = np.arange(N) != i
+        Xo, yo = X[keep], y[keep]
+        prior = np.array([(np.sum(yo == c) + 1.0 / C) / (N - 1 + 1.0) for c in range(C)])
+        lp = np.zeros((n, K + 1, C))  # log p(x_a | y = c, first k parents), a in MI order
+        for u, a in enumerate(order):
+            for k in range(K + 1):
+                ps = parents[a][:k]
+                for c in range(C):
+                    p = None
+                    for d in range(len(ps), -1, -1):  # deepest non-empty context first
+                        mask = yo == c
+                        for q in ps[:d]:
+                            mask &= Xo[:, q] == X[i, q]
+                        if mask.sum() > 0:
+                            hits = np.sum(Xo[mask, a] == X[i, a])
+                            p = (hits + m / card[a]) / (mask.sum() + m)
+                            break
+                    if p is None:  # the class-free marginal
+                        p = (np.sum(Xo[:, a] == X[i, a]) + m / card[a]) / (N - 1 + m)
+                    lp[u, k, c] = math.log(p)
+        for n_star in range(n + 1):
+            for k in range(K + 1):
+                logpost = np.log(prior) + lp[:n_star, k, :].sum(axis=0)
+                post = np.exp(logpost - logpost.max())
+                post /= post.sum()
+                sq[n_star, k] += (1.0 - post[y[i]]) ** 2
+    return np.sqrt(sq / N)
+
+
+def random_data(seed, n_rows, card, C):
+    rng = np.random.default_rng(seed)
+    card = np.asarray(card, dtype=np.int64)
+    y = rng.integers(0, C, n_rows).astype(np.int32)
+    X = np.empty((n_rows, len(card)), np.uint8)
+    for j, cj in enumerate(card):
+        noise = rng.integers(0, cj, n_rows)
+        X[:, j] = np.where(rng.random(n_rows) < 0.5, (y + j) % cj, noise)
+    return X, y, card
+
+
+LOO_CASES = [
+    # (seed, rows, cardinalities, classes, K)
+    (0, 40, [2, 3, 2, 3], 2, 2),
+    (1, 30, [3, 4, 3], 3, 3),  # K above the attribute count
+    (2, 25, [5, 6, 4, 5], 4, 2),  # sparse: many contexts empty after removal
+    (3, 20, [2, 2, 3], 1, 1),  # one class: every error is 0
+    (4, 2, [2, 3], 2, 1),  # two rows
+    (5, 1, [3, 2], 2, 1),  # one row: everything backs off to the uniform
+    (6, 35, [3, 3, 2, 2, 3], 3, 0),  # K = 0: naive Bayes prefixes only
+]
+
+
+@pytest.mark.parametrize("seed,n_rows,card,C,K", LOO_CASES)
+def test_loo_grid_matches_brute_force(seed, n_rows, card, C, K):
+    X, y, card = random_data(seed, n_rows, card, C)
+    # a class that occurs once, so its context empties when that row is left out
+    if n_rows > 5 and C > 1:
+        y[y == C - 1] = 0
+        y[3] = C - 1
+    stats = count_statistics(X, y, card, C)
+    full = learn_structure(X, y, card, C, kind="kdb", k=K)
+    tries = build_context_tries(X, y, stats, full.parents)
+    grid = loo_rmse_grid(X, y, stats, tries, np.array(full.order), K)
+    ref = ref_loo_rmse(X, y, card, C, full.order, full.parents, K)
+    np.testing.assert_allclose(grid, ref, rtol=1e-10, atol=1e-12)
+    s = learn_structure(X, y, card, C, kind="skdb", k=K)
+    np.testing.assert_allclose(np.array(s.info["rmse"]), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_context_trie_counts(monkeypatch):
+    """Every row's path holds n(x_a, y, first d parents); tiny blocks force growth mid-pass."""
+    monkeypatch.setattr(config, "ROW_BLOCK", 13)
+    X, y, card = random_data(11, 300, [7, 9, 8, 6, 9], 3)
+    stats = count_statistics(X, y, card, 3)
+    parents = learn_structure(X, y, card, 3, kind="kdb", k=3).parents
+    t = build_context_tries(X, y, stats, parents)
+    ref = Counter()
+    for r in range(len(y)):
+        for a, ps in enumerate(parents):
+            for d in range(len(ps) + 1):
+                ref[(a, tuple(X[r, q] for q in ps[:d]), y[r], X[r, a])] += 1
+    nodes = set()
+    for r in range(len(y)):
+        for a, ps in enumerate(parents):
+            node = t.root[a]
+            for d in range(len(ps) + 1):
+                if d:
+                    node = t.child[t.child_off[node] + X[r, ps[d - 1]]]
+                nodes.add(node)
+                assert t.node_attr[node] == a
+                ctx = tuple(X[r, q] for q in ps[:d])
+                for c in range(3):
+                    for x in range(card[a]):
+                        got = t.counts[t.count_off[node] + c * card[a] + x]
+                        assert got == ref[(a, ctx, c, x)]
+                    assert t.totals[node * 3 + c] == sum(
+                        ref[(a, ctx, c, x)] for x in range(card[a])
+                    )
+    assert nodes == set(range(t.n_nodes))  # only visited contexts exist
+
+
+def test_streaming_gives_the_same_grid(monkeypatch):
+    X, y, card = random_data(12, 400, [3, 4, 3, 2, 5], 3)
+    a = learn_structure(X, y, card, 3, kind="skdb", k=3)
+    monkeypatch.setattr(config, "ROW_BLOCK", 17)
+    b = learn_structure(X, y, card, 3, kind="skdb", k=3)
+    np.testing.assert_allclose(a.info["rmse"], b.info["rmse"], rtol=1e-12)
+    assert a == b
+
+
+# -- selections with a known answer ---------------------------------------------------------
+# In-sample irrelevance is made exact, so the answer is a theorem rather than a likely outcome:
+# if n(x, y) = N_y / |X| for every value and class, the m-estimate (m = 1) of a class other than
+# the row's is exactly 1/|X|, while the row's own class, with the row removed, gets
+# (N_y/|X| - 1 + 1/|X|) / N_y < 1/|X|. Adding such an attribute lowers p(true class) on every
+# row, so it strictly raises the leave-one-out RMSE. (Irrelevant attributes drawn at random are
+# not enough: the one with the highest spurious MI is selected on the same data it is scored
+# on, and often looks helpful.)
+def planted_nb_with_noise(seed, n_base=250, n_informative=4, n_noise=2, C=3, n_values=4):
+    """A planted naive Bayes plus irrelevant attributes that are exactly irrelevant in-sample.
+
+    Every base row is repeated once per combination of the irrelevant attributes' values (a
+    full factorial), so in every context (class, any parents) each irrelevant value occurs
+    equally often, and the argument above holds for every k*.
+    """
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, C, n_base)
+    info = np.stack([np.where(rng.random(n_base) < 0.6, y, rng.integers(0, C, n_base))
+                     for _ in range(n_informative)], axis=1)  # fmt: skip
+    noise = np.array(np.meshgrid(*[np.arange(n_values)] * n_noise, indexing="ij"))
+    noise = noise.reshape(n_noise, -1).T
+    X = np.hstack([np.repeat(info, len(noise), axis=0), np.tile(noise, (n_base, 1))])
+    perm = rng.permutation(len(X))
+    X = np.ascontiguousarray(X[perm]).astype(np.uint8)
+    y = np.repeat(y, len(noise))[perm].astype(np.int32)
+    card = np.array([C + 1] * n_informative + [n_values] * n_noise)
+    return X, y, card, C
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("K", [0, 2])
+def test_irrelevant_attributes_are_dropped(seed, K):
+    X, y, card, C = planted_nb_with_noise(seed)
+    s = learn_structure(X, y, card, C, kind="skdb", k=K)
+    assert s.kept == (0, 1, 2, 3)
+    assert s.info["n_star"] == 4 and set(s.order[:4]) == {0, 1, 2, 3}
+    assert s.parents[4] == () and s.parents[5] == ()
+    grid = np.array(s.info["rmse"])
+    assert grid[4, s.k] == grid.min() < grid[0, 0]
+    # each irrelevant attribute strictly adds error, whatever k*
+    assert np.all(np.diff(grid[4:, :], axis=0) > 0)
+
+
+@pytest.mark.parametrize("reps", [1, 2])
+def test_class_prior_wins_when_nothing_is_informative(reps):
+    """A full factorial design: every context, however deep, is balanced over every value."""
+    grid = np.array(np.meshgrid(*[np.arange(3)] * 4, indexing="ij")).reshape(4, -1).T
+    data = np.tile(grid, (reps, 1))
+    rng = np.random.default_rng(reps)
+    data = data[rng.permutation(len(data))]
+    X = np.ascontiguousarray(data[:, 1:]).astype(np.uint8)
+    y = data[:, 0].astype(np.int32)
+    s = learn_structure(X, y, np.full(3, 3), 3, kind="skdb", k=2)
+    assert s.kept == () and s.k == 0 and s.parents == ((),) * 3
+    assert s.info["n_star"] == 0 and s.info["k_star"] == 0
+    assert len(s.order) == 3  # the MI order is still reported
+    rmse = np.array(s.info["rmse"])
+    assert np.all(rmse[1:] > rmse[0, 0])
+
+
+def test_one_class_is_the_class_prior():
+    X = np.random.default_rng(0).integers(0, 3, (50, 3)).astype(np.uint8)
+    s = learn_structure(X, np.zeros(50, np.int32), np.full(3, 3), 1, kind="skdb", k=2)
+    assert s.kept == () and np.all(np.array(s.info["rmse"]) == 0.0)
+
+
+def test_kept_attributes_keep_their_first_k_star_parents():
+    X, y, card = random_data(13, 600, [3, 4, 3, 3, 4, 2], 3)
+    # make attribute 5 a noisy function of 1 and 2, so parents matter
+    rng = np.random.default_rng(0)
+    X[:, 5] = np.where(rng.random(600) < 0.9, (X[:, 1] + X[:, 2]) % 2, rng.integers(0, 2, 600))
+    s = learn_structure(X, y, card, 3, kind="skdb", k=3)
+    full = learn_structure(X, y, card, 3, kind="kdb", k=3)
+    assert s.order == full.order
+    assert s.kept == tuple(sorted(s.order[: s.info["n_star"]]))
+    for a in range(6):
+        assert s.parents[a] == (full.parents[a][: s.k] if a in s.kept else ())
+        assert set(s.parents[a]) <= set(s.kept)
+    assert s.info["max_k"] == 3 and s.info["k_star"] == s.k
+
+
+@pytest.mark.parametrize(
+    "grid,expected",
+    [
+        ([[0.5, 0.5], [0.6, 0.7], [0.55, 0.9]], (0, 0)),  # nothing beats the prior
+        ([[0.5, 0.5], [0.4, 0.4], [0.4, 0.3]], (2, 1)),  # ties keep the earlier model
+        ([[0.5, 0.5], [0.4, 0.3], [0.3, 0.4]], (1, 1)),  # equal to the best is not better
+        ([[0.5, 0.5, 0.5], [0.5, 0.5, 0.49], [0.5, 0.5, 0.5]], (1, 2)),
+    ],
+)
+def test_selection_scans_strict_improvements(grid, expected):
+    assert select_prefix_and_k(np.array(grid)) == expected
