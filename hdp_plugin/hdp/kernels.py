@@ -93,7 +93,11 @@ def needed_columns(cell_lo, cell_hi, n, t, window):
 @njit(**NJIT_OPTIONS)
 def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc, log_stirling,
                 n, t, node_N, node_T, window, weights, rng):
-    """One bottom-up sweep of windowed Gibbs draws of every non-root table count."""
+    """One bottom-up sweep of windowed Gibbs draws of every non-root table count.
+
+    Returns the largest t the next sweep can ask the Stirling table for (max of min(n, t + window)).
+    """
+    need = 1
     for j in range(node_hi - 1, node_lo, -1):
         p = node_parent[j]
         c = conc[node_group[j]]
@@ -107,6 +111,10 @@ def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start
             if nx <= 1:
                 continue  # t = n is forced (and already holds)
             tc = t[cell]
+            # n of this cell is final for the sweep (its children came first): so is its need
+            m = min(nx, tc + 2 * window)
+            if m > need:
+                need = m
             pcell = pbase + x
             npx = n[pcell]
             tpx = t[pcell]
@@ -142,6 +150,7 @@ def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start
                 node_T[j] += d
                 n[pcell] += d
                 node_N[p] += d
+    return need
 
 
 @njit(**NJIT_OPTIONS)
@@ -204,11 +213,12 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
     cell_lo = node_cell_start[node_lo]
     cell_hi = node_cell_start[node_hi - 1] + card
     t_cap = log_stirling.shape[1] - 1
+    need = needed_columns(cell_lo, cell_hi, n, t, window)
     for it in range(it_from, it_to):
-        if needed_columns(cell_lo, cell_hi, n, t, window) > t_cap:
+        if need > t_cap:
             return it
         # Step 1: table counts, bottom-up
-        table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc,
+        need = table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc,
                     log_stirling, n, t, node_N, node_T, window, weights, rng)
         # Step 2: concentrations every conc_every-th iteration
         if it % conc_every == conc_offset:
