@@ -1,5 +1,6 @@
-"""The scikit-learn-style classifier (and, later, the versioned model file)."""
+"""The scikit-learn-style classifier and the versioned model file."""
 
 from .classifier import BayesNetClassifier
+from .modelfile import load_model, save_model
 
-__all__ = ["BayesNetClassifier"]
+__all__ = ["BayesNetClassifier", "load_model", "save_model"]

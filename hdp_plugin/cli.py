@@ -1,0 +1,676 @@
+"""The ``hdp-bnc`` command line: train, predict, evaluate, info and show.
+
+Thin commands over the library. Every error the library raises on purpose (:class:`HDPError`)
+becomes one line ``error: ...`` on stderr and a non-zero exit code (2 for bad data, options or
+model files); progress bars appear only on a terminal and never with ``--quiet``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import logging
+import math
+import shutil
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Optional
+
+import numpy as np
+import typer
+
+from . import config
+from ._version import __version__
+from .errors import DataError, HDPError, ModelFileError, ParameterError
+
+log = logging.getLogger(__name__)
+
+app = typer.Typer(
+    name="hdp-bnc",
+    help="Bayesian network classifiers (NB, TAN, kDB, SkDB) with HDP-estimated probability tables.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+#: exit code of bad data, options or model files (as for usage errors)
+EXIT_USAGE = 2
+#: exit code of any other failure
+EXIT_FAILURE = 1
+
+
+# ------------------------------------------------------------------------------------------
+# shared options
+# ------------------------------------------------------------------------------------------
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"hdp-bnc {__version__} (model format {config.MODEL_FORMAT_MAJOR}.{config.MODEL_FORMAT_MINOR})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version_callback, is_eager=True,
+                     help="Print the version of hdp-bnc and of its model format, then exit."),
+    ] = False,
+) -> None:
+    """Bayesian network classifiers (NB, TAN, kDB, SkDB) with HDP-estimated probability tables.
+
+    After Petitjean, Buntine, Webb and Zaidi, "Accurate parameter estimation for Bayesian network
+    classifiers using hierarchical Dirichlet processes", Machine Learning 107 (2018).
+    """
+
+
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print no progress bars and no summaries, only results and errors.")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log what each stage of the pipeline does, on stderr.")]
+ClassOpt = Annotated[
+    Optional[str],
+    typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute, as in Weka."),
+]
+StructureOpt = Annotated[
+    str,
+    typer.Option("--structure", "-s", help="Network structure: nb, tan, kdb or skdb (evaluate takes a comma list)."),
+]
+KOpt = Annotated[
+    str,
+    typer.Option("-k", "--k", help="Maximum number of attribute parents of kDB and SkDB (evaluate takes a comma list)."),
+]
+EstimatorOpt = Annotated[
+    str,
+    typer.Option("--estimator", "-e",
+                 help="How the probability tables are estimated: hdp, m-estimate, laplace or mle (evaluate takes a comma list)."),
+]
+IterationsOpt = Annotated[
+    str,
+    typer.Option("--iterations", "-i",
+                 help="Gibbs iterations of the HDP sampler; the paper's experiments use 50000 (evaluate takes a comma list)."),
+]
+BurnInOpt = Annotated[
+    Optional[int],
+    typer.Option("--burn-in", help="Iterations discarded before averaging; by default min(1000, iterations / 10)."),
+]
+TyingOpt = Annotated[
+    str,
+    typer.Option("--tying", help="How HDP concentrations are shared: level, none, same-parent or single (evaluate takes a comma list)."),
+]
+MOpt = Annotated[float, typer.Option("--m", help="The m of the m-estimate (used by --estimator m-estimate).")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the sampler (and of the folds): the same seed gives the same model.")]
+ThreadsOpt = Annotated[
+    Optional[int],
+    typer.Option("--threads", "-t", help="Threads that sample trees in parallel; by default all cores. The result does not depend on it."),
+]
+DiscretizationOpt = Annotated[
+    str,
+    typer.Option("--discretization", "-d",
+                 help="How numeric attributes become nominal: mdl, equal-frequency, equal-width or none (evaluate takes a comma list)."),
+]
+
+
+# ------------------------------------------------------------------------------------------
+# output, logging, errors
+# ------------------------------------------------------------------------------------------
+@dataclass
+class _Out:
+    """Where messages go, and whether progress bars are wanted."""
+
+    quiet: bool = False
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        if self.verbose:
+            logging.basicConfig(level=logging.INFO, stream=sys.stderr, force=True,
+                                format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+
+    @property
+    def bars(self) -> bool:
+        """Progress bars only on a terminal, and never with --quiet."""
+        return not self.quiet and sys.stderr.isatty()
+
+    def note(self, message: str) -> None:
+        """A summary line on stderr (silent with --quiet), so stdout stays machine-readable."""
+        if not self.quiet:
+            typer.echo(message, err=True)
+
+    @contextmanager
+    def progress(self):
+        """A rich Progress on stderr when bars are wanted, else None."""
+        if not self.bars:
+            yield None
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True), transient=True) as bar:
+            yield bar
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def _errors():
+    """Turn the library's errors into one line on stderr and an exit code."""
+    try:
+        yield
+    except (DataError, ParameterError, ModelFileError) as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    except HDPError as exc:
+        raise _fail(str(exc), EXIT_FAILURE) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        raise _fail(f"{where}{exc.strerror or exc}", EXIT_FAILURE) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted", 130) from None
+
+
+# ------------------------------------------------------------------------------------------
+# training options -> classifier parameters
+# ------------------------------------------------------------------------------------------
+def _split(option: str, text: str) -> list[str]:
+    items = [s.strip() for s in str(text).split(",")]
+    if not items or any(not s for s in items):
+        raise ParameterError(f"{option} must be a value or a comma-separated list of values, got {text!r}")
+    return list(dict.fromkeys(items))  # unique, in order
+
+
+def _choices(option: str, text: str, allowed) -> list[str]:
+    items = [s.lower() for s in _split(option, text)]
+    for s in items:
+        if s not in allowed:
+            raise ParameterError(f"{option} must be one of {', '.join(allowed)}; got {s!r}")
+    return items
+
+
+def _ints(option: str, text: str, minimum: int) -> list[int]:
+    out = []
+    for s in _split(option, text):
+        try:
+            v = int(s)
+        except ValueError:
+            raise ParameterError(f"{option} must be an integer (or a comma list of integers), got {s!r}") from None
+        if v < minimum:
+            raise ParameterError(f"{option} must be >= {minimum}, got {v!r}")
+        out.append(v)
+    return out
+
+
+def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, seed, threads,
+                    discretization) -> list[dict]:
+    """Every distinct classifier configuration the (possibly comma-list) options describe.
+
+    Options that do not matter for a configuration are not multiplied out: ``k`` for NB and TAN,
+    iterations, burn-in and tying for the baseline estimators.
+    """
+    structures = _choices("--structure", structure, config.STRUCTURES)
+    ks = _ints("-k", k, 0)
+    estimators = _choices("--estimator", estimator, config.ESTIMATORS)
+    its = _ints("--iterations", iterations, 1)
+    tyings = _choices("--tying", tying, config.TYINGS)
+    discs = _choices("--discretization", discretization, config.DISCRETIZATIONS)
+    if burn_in is not None and burn_in < 0:
+        raise ParameterError(f"--burn-in must be >= 0, got {burn_in!r}")
+    if threads is not None and threads < 1:
+        raise ParameterError(f"--threads must be >= 1, got {threads!r}")
+    if not (m >= 0 and math.isfinite(m)):
+        raise ParameterError(f"--m must be a finite number >= 0, got {m!r}")
+    configs, seen = [], set()
+    for st, kk, est, it, ty, disc in itertools.product(structures, ks, estimators, its, tyings, discs):
+        hdp = est == "hdp"
+        params = dict(
+            structure=st, k=kk if st in ("kdb", "skdb") else config.DEFAULT_K, estimator=est,
+            iterations=it if hdp else config.DEFAULT_ITERATIONS, burn_in=burn_in if hdp else None,
+            tying=ty if hdp else config.DEFAULT_TYING, m=float(m), discretization=disc,
+            random_state=seed, n_jobs=threads,
+        )
+        if hdp and burn_in is not None and burn_in >= it:
+            raise ParameterError(f"--burn-in must be below --iterations, got {burn_in!r} with {it!r} iterations")
+        key = tuple(sorted(params.items()))
+        if key not in seen:
+            seen.add(key)
+            configs.append(params)
+    return configs
+
+
+def _describe(params: dict, *, full: bool = False) -> str:
+    """A short name of a configuration: ``kDB-3 hdp``, ``NB m-estimate``."""
+    st = params["structure"]
+    name = {"nb": "NB", "tan": "TAN"}.get(st) or f"{'kDB' if st == 'kdb' else 'SkDB'}-{params['k']}"
+    text = f"{name} {params['estimator']}"
+    if full and params["estimator"] == "hdp":
+        text += f" {params['iterations']} it."
+    return text
+
+
+def _classifier(params: dict, out: _Out, bar, task):
+    from .model import BayesNetClassifier
+
+    clf = BayesNetClassifier(**params)
+    if bar is not None and task is not None and params["estimator"] == "hdp":
+        def hook(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        clf._progress = hook
+    return clf
+
+
+def _read(path: Path, class_attribute: str | None):
+    from .data import read_dataset
+
+    return read_dataset(path, class_attribute=class_attribute)
+
+
+# ------------------------------------------------------------------------------------------
+# train
+# ------------------------------------------------------------------------------------------
+@app.command()
+def train(
+    data: Annotated[Path, typer.Argument(help="Training data: an ARFF, Arrow IPC/Feather, Parquet or CSV file.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the model file (suggested suffix .hdpbnc).")],
+    class_attribute: ClassOpt = None,
+    structure: StructureOpt = config.DEFAULT_STRUCTURE,
+    k: KOpt = str(config.DEFAULT_K),
+    estimator: EstimatorOpt = config.DEFAULT_ESTIMATOR,
+    iterations: IterationsOpt = str(config.DEFAULT_ITERATIONS),
+    burn_in: BurnInOpt = None,
+    tying: TyingOpt = config.DEFAULT_TYING,
+    m: MOpt = config.DEFAULT_M,
+    seed: SeedOpt = 0,
+    threads: ThreadsOpt = None,
+    discretization: DiscretizationOpt = config.DEFAULT_DISCRETIZATION,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Learn a classifier from DATA and write it to a model file."""
+    out = _Out(quiet, verbose)
+    with _errors():
+        configs = _configurations(structure=structure, k=k, estimator=estimator, iterations=iterations,
+                                  burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
+                                  discretization=discretization)
+        if len(configs) != 1:
+            raise ParameterError("train takes one value per option (comma lists are for evaluate)")
+        params = configs[0]
+        from .model import save_model
+
+        ds = _read(data, class_attribute)
+        started = time.perf_counter()
+        with out.progress() as bar:
+            task = bar.add_task(f"sampling {_describe(params)}", total=params["iterations"]) if bar else None
+            clf = _classifier(params, out, bar, task).fit(ds)
+        seconds = time.perf_counter() - started
+        save_model(clf, output)
+        tr = clf.tables_.trees
+        for w in clf.fit_info_.get("warnings", []):
+            out.note(f"warning: {w}")
+        out.note(f"{output}: {_describe(params, full=True)} on {clf.fit_info_['rows']} rows, "
+                 f"{tr.n_trees} trees, {tr.n_nodes} nodes, {tr.n_cells} cells, trained in {seconds:.2f} s")
+
+
+# ------------------------------------------------------------------------------------------
+# predict
+# ------------------------------------------------------------------------------------------
+def _prediction_table(clf, ds) -> tuple[list[str], list[list], np.ndarray | None]:
+    proba = clf.predict_proba(ds)
+    labels = [str(c) for c in clf.classes_]
+    pred = np.argmax(proba, axis=1)
+    actual = None
+    if ds.class_attribute.name == clf.class_attribute_.name and (ds.y >= 0).any():
+        actual = ds.y
+    header = (["actual"] if actual is not None else []) + ["predicted"] + [f"p_{c}" for c in labels]
+    rows = []
+    for i in range(proba.shape[0]):
+        row = [] if actual is None else [ds.class_values[actual[i]] if actual[i] >= 0 else None]
+        row.append(labels[pred[i]])
+        row.extend(float(p) for p in proba[i])
+        rows.append(row)
+    return header, rows, proba
+
+
+def _write_predictions(path: Path | None, header, rows, class_labels, relation: str) -> None:
+    suffix = path.suffix.lower() if path is not None else ".csv"
+    if suffix in (".arrow", ".feather", ".ipc", ".parquet"):
+        import pyarrow as pa
+
+        cols = {}
+        for j, name in enumerate(header):
+            vals = [r[j] for r in rows]
+            cols[name] = pa.array(vals, type=pa.string() if j < len(header) - len(class_labels) else pa.float64())
+        table = pa.table(cols)
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, path)
+        else:
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+        return
+    if suffix == ".arff":
+        import arff
+
+        n_nominal = len(header) - len(class_labels)
+        attributes = [(name, list(class_labels)) for name in header[:n_nominal]]
+        attributes += [(name, "NUMERIC") for name in header[n_nominal:]]
+        text = arff.dumps({"relation": f"{relation}-predictions", "attributes": attributes, "data": rows})
+        path.write_text(text + "\n", encoding="utf-8")
+        return
+    if suffix not in (".csv", ".txt"):
+        raise ParameterError(f"-o must end in .csv, .arrow, .feather, .parquet or .arff, got {path.name!r}")
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
+    if path is None:
+        sys.stdout.write(buf.getvalue())
+    else:
+        path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+@app.command()
+def predict(
+    model: Annotated[Path, typer.Argument(help="A model file written by hdp-bnc train.")],
+    data: Annotated[Path, typer.Argument(help="Data with the training attributes; its class column, if any, is reported as 'actual'.")],
+    output: Annotated[
+        Optional[Path],
+        typer.Option("--output", "-o", help="Output file; its suffix picks the format (.csv, .arrow, .feather, .parquet, .arff). CSV on stdout by default."),
+    ] = None,
+    threads: ThreadsOpt = None,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Print or write the predicted class and the probability of every class for each row of DATA."""
+    out = _Out(quiet, verbose)
+    with _errors():
+        from .model import load_model
+
+        clf = load_model(model)
+        from .data import read_conformed
+
+        ds = read_conformed(data, clf.attributes_, clf.class_attribute_)
+        header, rows, proba = _prediction_table(clf, ds)
+        _write_predictions(output, header, rows, [str(c) for c in clf.classes_], ds.relation)
+        if output is not None:
+            msg = f"{output}: {len(rows)} predictions"
+            if header[0] == "actual":
+                known = ds.y >= 0
+                acc = float(np.mean(np.argmax(proba[known], axis=1) == ds.y[known]))
+                msg += f", accuracy {acc:.4f} on {int(known.sum())} rows with a known class"
+            out.note(msg)
+
+
+# ------------------------------------------------------------------------------------------
+# evaluate
+# ------------------------------------------------------------------------------------------
+def _parse_cv(cv: str | None, folds: int, repeats: int) -> tuple[int, int]:
+    if cv is None:
+        return repeats, folds
+    parts = cv.lower().split("x")
+    try:
+        r, f = (int(p) for p in parts)
+    except ValueError:
+        raise ParameterError(f"--cv must look like 5x2 (repeats x folds), got {cv!r}") from None
+    return r, f
+
+
+@app.command()
+def evaluate(
+    data: Annotated[Path, typer.Argument(help="The data to cross-validate on: an ARFF, Arrow IPC/Feather, Parquet or CSV file.")],
+    class_attribute: ClassOpt = None,
+    structure: StructureOpt = config.DEFAULT_STRUCTURE,
+    k: KOpt = str(config.DEFAULT_K),
+    estimator: EstimatorOpt = config.DEFAULT_ESTIMATOR,
+    iterations: IterationsOpt = str(config.DEFAULT_ITERATIONS),
+    burn_in: BurnInOpt = None,
+    tying: TyingOpt = config.DEFAULT_TYING,
+    m: MOpt = config.DEFAULT_M,
+    seed: SeedOpt = 0,
+    threads: ThreadsOpt = None,
+    discretization: DiscretizationOpt = config.DEFAULT_DISCRETIZATION,
+    folds: Annotated[int, typer.Option("--folds", "-f", help="Number of stratified folds.")] = 2,
+    repeats: Annotated[int, typer.Option("--repeats", "-r", help="How many times the folds are redrawn (seed, seed + 1, ...).")] = 1,
+    cv: Annotated[
+        Optional[str],
+        typer.Option("--cv", help="Repeats x folds in one go, e.g. 5x2 for the paper's protocol; overrides --folds and --repeats."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON instead of a table.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print the results as CSV instead of a table.")] = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Cross-validate one or more configurations on DATA; print RMSE, 0-1 loss, log-loss and times.
+
+    Training options take comma lists, e.g. --structure nb,kdb -k 1,3 --estimator hdp,m-estimate;
+    discretisation is learnt inside each training fold.
+    """
+    out = _Out(quiet, verbose)
+    with _errors():
+        from .model.evaluation import cross_validate
+
+        if as_json and as_csv:
+            raise ParameterError("--json and --csv cannot be used together")
+        n_repeats, n_folds = _parse_cv(cv, folds, repeats)
+        if n_folds < 2:
+            raise ParameterError(f"--folds must be >= 2, got {n_folds!r}")
+        if n_repeats < 1:
+            raise ParameterError(f"--repeats must be >= 1, got {n_repeats!r}")
+        configs = _configurations(structure=structure, k=k, estimator=estimator, iterations=iterations,
+                                  burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
+                                  discretization=discretization)
+        ds = _read(data, class_attribute)
+        results = []
+        with out.progress() as bar:
+            total = len(configs) * n_folds * n_repeats
+            overall = bar.add_task("cross-validation", total=total) if bar else None
+            sampling = bar.add_task("sampling", total=1, visible=False) if bar else None
+            for params in configs:
+                fits = [0]
+
+                def make(params=params, fits=fits):
+                    if bar is not None:
+                        if fits[0]:
+                            bar.advance(overall)
+                        fits[0] += 1
+                        bar.update(overall, description=f"{_describe(params)} fold {fits[0]}/{n_folds * n_repeats}")
+                        bar.update(sampling, completed=0, visible=params["estimator"] == "hdp")
+                    return _classifier(params, out, bar, sampling)
+
+                res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed)
+                if bar is not None:
+                    bar.advance(overall)
+                results.append((params, res))
+                log.info("%s: RMSE %.4f", _describe(params), res.rmse)
+        _print_results(results, ds, n_folds, n_repeats, as_json, as_csv)
+
+
+_RESULT_COLUMNS = ("structure", "k", "estimator", "iterations", "tying", "discretization",
+                   "rmse", "zero_one_loss", "log_loss", "train_seconds", "test_seconds")
+
+
+def _result_rows(results) -> list[dict]:
+    rows = []
+    for params, res in results:
+        hdp = params["estimator"] == "hdp"
+        rows.append({
+            "structure": params["structure"],
+            "k": params["k"] if params["structure"] in ("kdb", "skdb") else None,
+            "estimator": params["estimator"],
+            "iterations": params["iterations"] if hdp else None,
+            "tying": params["tying"] if hdp else None,
+            "discretization": params["discretization"],
+            "rmse": res.rmse, "zero_one_loss": res.zero_one, "log_loss": res.log_loss,
+            "train_seconds": res.train_seconds, "test_seconds": res.test_seconds,
+        })
+    return rows
+
+
+def _print_results(results, ds, n_folds: int, n_repeats: int, as_json: bool, as_csv: bool) -> None:
+    rows = _result_rows(results)
+    if as_json:
+        doc = {"data": str(ds.source), "rows": ds.n_rows, "folds": n_folds, "repeats": n_repeats,
+               "results": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+                           for r in rows]}
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    if as_csv:
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=_RESULT_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        sys.stdout.write(buf.getvalue())
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    title = (f"{Path(str(ds.source)).name}: {ds.n_rows} rows, "
+             + (f"{n_repeats}x{n_folds}" if n_repeats > 1 else f"{n_folds}-fold") + " cross-validation")
+    table = Table(title=title)
+    for name, justify in (("model", "left"), ("estimator", "left"), ("RMSE", "right"), ("0-1 loss", "right"),
+                          ("log-loss", "right"), ("train s", "right"), ("test s", "right")):
+        table.add_column(name, justify=justify)
+    for (params, _), r in zip(results, rows):
+        est = r["estimator"] + (f" ({r['iterations']} it.)" if r["iterations"] else "")
+        table.add_row(_describe(params).split(" ")[0], est, f"{r['rmse']:.4f}", f"{r['zero_one_loss']:.4f}",
+                      f"{r['log_loss']:.4f}", f"{r['train_seconds']:.2f}", f"{r['test_seconds']:.2f}")
+    Console(width=max(100, shutil.get_terminal_size().columns)).print(table)
+
+
+# ------------------------------------------------------------------------------------------
+# info and show
+# ------------------------------------------------------------------------------------------
+@app.command()
+def info(
+    model: Annotated[Path, typer.Argument(help="A model file written by hdp-bnc train.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the model's metadata document as JSON.")] = False,
+) -> None:
+    """Describe a model file: structure, tree sizes, concentrations, settings and versions."""
+    with _errors():
+        from .model.modelfile import load_model, read_model_file
+
+        doc, training, _ = read_model_file(model)
+        clf = load_model(model)  # validates the whole file
+        if as_json:
+            typer.echo(json.dumps({"model": doc, "training": training}, indent=2))
+            return
+        typer.echo(_info_text(model, doc, training, clf))
+
+
+def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
+    tr = clf.tables_.trees
+    est = doc["estimator"]
+    st = doc["structure"]
+    names = [a["name"] for a in doc["attributes"]]
+    lines = [
+        f"model file     {path}",
+        f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
+        f"class          {doc['class']['name']} ({', '.join(doc['class']['values'])})",
+        f"attributes     {len(names)} ({sum(a['numeric'] for a in doc['attributes'])} numeric, discretised), "
+        f"{len(st['kept'])} used",
+        f"structure      {_describe({'structure': st['kind'], 'k': st['k'], 'estimator': ''}).strip()}",
+        f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items() if k != "name"),
+        f"seed           {doc['seed']}",
+        f"training       {doc['fit'].get('rows')} rows"
+        + (f", {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
+        f"trees          {tr.n_trees} trees, {tr.n_nodes} nodes, {tr.n_cells} cells",
+        "",
+        f"{'attribute':<24} {'parents (branching order after the class)':<44} {'nodes':>7} {'cells':>7}"
+        + ("  concentrations by depth" if est["name"] == "hdp" else ""),
+    ]
+    conc = clf.fit_info_.get("concentrations")
+    group = clf.fit_info_.get("node_group")
+    for t, td in enumerate(doc["trees"]):
+        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
+        parents = ", ".join(names[p] for p in td["branching"][1:]) or "-"
+        line = f"{td['name'][:24]:<24} {parents[:44]:<44} {td['nodes']:>7} {td['cells']:>7}"
+        if conc is not None:
+            by_depth = []
+            for d in range(1, len(td["branching"]) + 1):
+                gs = np.unique(group[lo:hi][tr.node_depth[lo:hi] == d])
+                if gs.size == 1:
+                    by_depth.append(f"{conc[gs[0]]:.3g}")
+                elif gs.size:
+                    by_depth.append(f"{conc[gs].min():.3g}..{conc[gs].max():.3g}")
+            line += "  " + " ".join(by_depth)
+        lines.append(line)
+    dropped = [names[j] for j in range(len(names)) if j not in set(st["kept"])]
+    if dropped:
+        lines.append(f"not used: {', '.join(dropped)}")
+    return "\n".join(lines)
+
+
+def _dot_id(text: str) -> str:
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def network_dot(clf) -> str:
+    """The network of a fitted classifier in Graphviz's DOT language."""
+    names = [a.name for a in clf.attributes_]
+    st = clf.structure_
+    cls = clf.class_attribute_.name
+    lines = [
+        "digraph network {",
+        "  rankdir=TB;",
+        '  node [shape=ellipse, fontname="Helvetica"];',
+        f"  {_dot_id(cls)} [shape=box, style=filled, fillcolor=lightgrey];",
+    ]
+    kept = set(st.kept)
+    for j, name in enumerate(names):
+        if j not in kept:
+            lines.append(f"  {_dot_id(name)} [style=dashed, fontcolor=grey50, color=grey50];  // not used")
+    for j in st.kept:
+        lines.append(f"  {_dot_id(cls)} -> {_dot_id(names[j])};")
+    for j in st.kept:
+        for rank, p in enumerate(st.parents[j], start=1):
+            lines.append(f"  {_dot_id(names[p])} -> {_dot_id(names[j])} [taillabel={rank}, color=steelblue];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+@app.command()
+def show(
+    model: Annotated[Path, typer.Argument(help="A model file written by hdp-bnc train.")],
+    output: Annotated[
+        Optional[Path],
+        typer.Option("--output", "-o", help="Write to this file instead of stdout: .dot as text, .png, .svg or .pdf through Graphviz's dot."),
+    ] = None,
+) -> None:
+    """Print the network as Graphviz DOT, or draw it to a picture with -o net.png or net.svg."""
+    with _errors():
+        from .model import load_model
+
+        dot_text = network_dot(load_model(model))
+        if output is None:
+            sys.stdout.write(dot_text)
+            return
+        fmt = output.suffix.lower().lstrip(".")
+        if fmt in ("dot", "gv"):
+            output.write_text(dot_text, encoding="utf-8")
+            return
+        if fmt not in ("png", "svg", "pdf"):
+            raise ParameterError(f"-o must end in .dot, .gv, .png, .svg or .pdf, got {output.name!r}")
+        exe = shutil.which("dot")
+        if exe is None:
+            raise HDPError(
+                f"drawing {output.name} needs Graphviz's 'dot' program, which is not installed; "
+                f"install Graphviz or write DOT text with -o {output.with_suffix('.dot').name}"
+            )
+        done = subprocess.run([exe, f"-T{fmt}", "-o", str(output)], input=dot_text.encode("utf-8"),
+                              capture_output=True, check=False)
+        if done.returncode != 0:
+            raise HDPError(f"dot failed on {output.name}: {done.stderr.decode(errors='replace').strip()}")
+
+
+def main() -> None:
+    """Entry point of the ``hdp-bnc`` console script and of ``python -m hdp_plugin``."""
+    app(prog_name="hdp-bnc")

@@ -1,0 +1,536 @@
+"""The versioned model file: a fitted :class:`BayesNetClassifier` as one Arrow IPC file.
+
+The file is the contract between Python, the daemon and the Java classifier inside Weka; the
+format is documented field by field in ``docs/model-format.md``. In short:
+
+* one Arrow IPC **file** (``pyarrow.ipc.open_file`` reads it), uncompressed, no dictionaries, no
+  nested types: ten flat, non-nullable int32 / int64 / float64 columns;
+* one row per **cell** (a node of a context tree and a value of the tree's attribute), one record
+  batch per tree, in tree order: tree, node, parent, depth, branch, value, count, log_prob, group,
+  concentration;
+* everything else (attributes with their labels and cut points, the class, the structure, the
+  class log-prior, the estimator and its settings, the seed, the versions) is a UTF-8 JSON
+  document in the schema's custom metadata under ``hdp_plugin.model``; fit timings, which differ
+  from run to run, sit apart under ``hdp_plugin.training``;
+* ``hdp_plugin.sha256`` is the SHA-256 of both JSON documents and of every column's values, so a
+  flipped bit is an error rather than a wrong answer.
+
+No pickle anywhere: loading a file never runs code from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+
+from .. import config
+from .._version import __version__
+from ..data.dataset import Attribute
+from ..errors import ModelFileError, NotFittedError
+from ..hdp.tables import ProbabilityTables
+from ..hdp.trees import ContextTrees
+from ..structure import Structure
+
+#: the value of the model document's ``format`` field: what tells our files from foreign ones
+FORMAT_NAME = "hdp-bnc-model"
+#: schema metadata keys
+MODEL_KEY = b"hdp_plugin.model"
+TRAINING_KEY = b"hdp_plugin.training"
+CHECKSUM_KEY = b"hdp_plugin.sha256"
+
+#: the columns of the cell table, in order, with their Arrow types
+CELL_SCHEMA = pa.schema(
+    [
+        pa.field("tree", pa.int32(), nullable=False),
+        pa.field("node", pa.int32(), nullable=False),
+        pa.field("parent", pa.int32(), nullable=False),
+        pa.field("depth", pa.int32(), nullable=False),
+        pa.field("branch", pa.int32(), nullable=False),
+        pa.field("value", pa.int32(), nullable=False),
+        pa.field("count", pa.int64(), nullable=False),
+        pa.field("log_prob", pa.float64(), nullable=False),
+        pa.field("group", pa.int32(), nullable=False),
+        pa.field("concentration", pa.float64(), nullable=False),
+    ]
+)
+_NUMPY_TYPES = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8"), pa.float64(): np.dtype("<f8")}
+_INIT_PARAMS = ("structure", "k", "estimator", "iterations", "burn_in", "tying", "m", "discretization",
+                "random_state", "n_jobs")
+#: fit_info_ keys that are figures of the model (kept in the model document)
+_INFO_MODEL_KEYS = ("rows", "dropped_missing_class", "warnings", "n_samples", "burn_in")
+#: fit_info_ keys that change from run to run (kept in the training document)
+_INFO_TIMING_KEYS = ("structure_seconds", "sampler_seconds", "fit_seconds")
+
+
+# ------------------------------------------------------------------------------------------
+# writing
+# ------------------------------------------------------------------------------------------
+def _jsonable(obj):
+    """Plain JSON values: numpy scalars and arrays become Python ones, non-finite floats None."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    return str(obj)
+
+
+def _classes_document(classes: np.ndarray) -> dict:
+    """``classes_`` with its dtype, so that a loaded model returns labels of the same type."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind in "biuf U":
+        return {"dtype": classes.dtype.str, "values": _jsonable(classes.tolist())}
+    return {"dtype": "object", "values": [v if isinstance(v, (str, int, float)) else str(v)
+                                          for v in classes.tolist()]}
+
+
+def _cell_columns(tables: ProbabilityTables, concentrations, node_group) -> list[list[np.ndarray]]:
+    """The columns of every tree's record batch, as numpy arrays in CELL_SCHEMA order."""
+    tr = tables.trees
+    batches = []
+    raw = tr.raw_counts()
+    for t in range(tr.n_trees):
+        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
+        card = int(tr.tree_card[t])
+        n_nodes = hi - lo
+        c_lo, c_hi = int(tr.node_cell_start[lo]), int(tr.node_cell_start[hi])
+        rep = lambda a: np.repeat(np.asarray(a), card)  # noqa: E731 - per node -> per cell
+        parent = tr.node_parent[lo:hi].copy()
+        parent[parent >= 0] -= lo
+        if node_group is None:
+            group = np.full(n_nodes, -1, np.int64)
+            conc = np.full(n_nodes, np.nan)
+        else:
+            group = np.asarray(node_group[lo:hi], np.int64)
+            conc = np.asarray(concentrations, np.float64)[group]
+        batches.append([
+            np.full(n_nodes * card, t, "<i4"),
+            rep(np.arange(n_nodes)).astype("<i4"),
+            rep(parent).astype("<i4"),
+            rep(tr.node_depth[lo:hi]).astype("<i4"),
+            rep(tr.node_branch[lo:hi]).astype("<i4"),
+            np.tile(np.arange(card), n_nodes).astype("<i4"),
+            raw[c_lo:c_hi].astype("<i8"),
+            np.ascontiguousarray(tables.log_probs[c_lo:c_hi], "<f8"),
+            rep(group).astype("<i4"),
+            rep(conc).astype("<f8"),
+        ])
+    return batches
+
+
+def _digest(model_json: bytes, training_json: bytes, batches) -> str:
+    """SHA-256 of the two JSON documents, then of every column of every batch, little-endian."""
+    h = hashlib.sha256()
+    h.update(model_json)
+    h.update(training_json)
+    for cols in batches:
+        for col, field in zip(cols, CELL_SCHEMA):
+            h.update(np.ascontiguousarray(col, _NUMPY_TYPES[field.type]).tobytes())
+    return h.hexdigest()
+
+
+def model_document(clf) -> tuple[dict, dict]:
+    """The model and training JSON documents of a fitted classifier (see docs/model-format.md)."""
+    info = clf.fit_info_
+    st: Structure = clf.structure_
+    tr = clf.tables_.trees
+    names = [a.name for a in clf.attributes_]
+    params = {p: getattr(clf, p, None) for p in _INIT_PARAMS}
+    seed = params["random_state"]
+    params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
+    hdp = clf.estimator == "hdp"
+    estimator = {"name": clf.estimator}
+    if hdp:
+        estimator.update(iterations=int(clf.iterations), burn_in=int(info["burn_in"]),
+                         n_samples=int(info["n_samples"]), tying=clf.tying, window=config.WINDOW,
+                         n_groups=int(np.asarray(info["concentrations"]).shape[0]))
+    elif clf.estimator == "m-estimate":
+        estimator["m"] = float(clf.m)
+    elif clf.estimator == "mle":
+        estimator["m"] = 0.0
+    trees = []
+    for t in range(tr.n_trees):
+        c = int(tr.attrs[t])
+        vars_ = tr.branch_vars[int(tr.tree_var_start[t]) : int(tr.tree_var_start[t + 1])]
+        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
+        trees.append({"attribute": c, "name": names[c], "cardinality": int(tr.tree_card[t]),
+                      "branching": [int(v) for v in vars_], "nodes": hi - lo,
+                      "cells": (hi - lo) * int(tr.tree_card[t])})
+    doc = {
+        "format": FORMAT_NAME,
+        "format_version": [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR],
+        "package_version": __version__,
+        "attributes": [
+            {"name": a.name, "values": list(a.values), "numeric": bool(a.numeric),
+             "cut_points": None if a.cut_points is None else [float(x) for x in a.cut_points]}
+            for a in clf.attributes_
+        ],
+        "class": {"name": clf.class_attribute_.name, "values": list(clf.class_attribute_.values)},
+        "classes": _classes_document(clf.classes_),
+        "cardinalities": [int(x) for x in clf.cardinalities_],
+        "n_classes": int(tr.n_classes),
+        "class_log_prior": [float(x) for x in clf.tables_.log_prior],
+        "structure": {"kind": st.kind, "k": int(st.k), "kept": [int(x) for x in st.kept],
+                      "parents": [[int(p) for p in ps] for ps in st.parents],
+                      "order": [int(x) for x in st.order], "mi": _jsonable(np.asarray(st.mi)),
+                      "info": _jsonable(st.info)},
+        "trees": trees,
+        "estimator": estimator,
+        "seed": params["random_state"],
+        "params": _jsonable(params),
+        "feature_names_in": hasattr(clf, "feature_names_in_"),
+        "fit": _jsonable({k: info[k] for k in _INFO_MODEL_KEYS if k in info}),
+    }
+    training = _jsonable({k: info[k] for k in _INFO_TIMING_KEYS if k in info})
+    return doc, training
+
+
+def save_model(clf, path) -> Path:
+    """Write a fitted classifier to ``path`` as a model file, atomically.
+
+    The file is written under a temporary name in the same directory and renamed over ``path``
+    in one step, so a reader never sees half a model.
+
+    Parameters
+    ----------
+    clf : BayesNetClassifier
+        A fitted classifier.
+    path : str or os.PathLike
+        Where to write; by convention the suffix is ``.hdpbnc`` (any name works).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    NotFittedError
+        If ``clf`` is not fitted.
+    ModelFileError
+        If the file cannot be written.
+    """
+    if not hasattr(clf, "tables_"):
+        raise NotFittedError(f"This {type(clf).__name__} instance is not fitted yet; fit it before save_model")
+    path = Path(path)
+    doc, training = model_document(clf)
+    info = clf.fit_info_
+    hdp = clf.estimator == "hdp"
+    batches = _cell_columns(clf.tables_, info.get("concentrations") if hdp else None,
+                            info.get("node_group") if hdp else None)
+    model_json = json.dumps(doc, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    training_json = json.dumps(training, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    schema = CELL_SCHEMA.with_metadata({
+        MODEL_KEY: model_json,
+        TRAINING_KEY: training_json,
+        CHECKSUM_KEY: _digest(model_json, training_json, batches).encode("ascii"),
+    })
+    directory = path.parent if str(path.parent) else Path(".")
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "wb") as fh:
+            sink = pa.PythonFile(fh, mode="w")
+            options = pa.ipc.IpcWriteOptions(compression=None)
+            with pa.ipc.new_file(sink, schema, options=options) as writer:
+                for cols in batches:
+                    arrays = [pa.array(c, type=f.type) for c, f in zip(cols, CELL_SCHEMA)]
+                    writer.write_batch(pa.record_batch(arrays, schema=schema))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot write the model file: {exc.strerror or exc}") from exc
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+# ------------------------------------------------------------------------------------------
+# reading
+# ------------------------------------------------------------------------------------------
+class _Corrupt(Exception):
+    """Internal: a consistency check failed (turned into ModelFileError with the path)."""
+
+
+def _need(cond, what: str) -> None:
+    if not cond:
+        raise _Corrupt(what)
+
+
+def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
+    """Read and verify a model file: the model document, the training document, the cell batches.
+
+    Checks the magic, the schema, the format name and major version, and the checksum. Raises
+    :class:`ModelFileError` naming the file for anything unreadable.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read the model file: {exc.strerror or exc}") from exc
+    try:
+        reader = pa.ipc.open_file(pa.BufferReader(data))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ModelFileError(
+            f"{path}: not an hdp-bnc model file (not a complete Arrow IPC file: truncated, corrupted or "
+            f"another format)"
+        ) from exc
+    meta = reader.schema.metadata or {}
+    if MODEL_KEY not in meta:
+        raise ModelFileError(f"{path}: an Arrow file, but not an hdp-bnc model file (no {MODEL_KEY.decode()} metadata)")
+    model_json, training_json = meta[MODEL_KEY], meta.get(TRAINING_KEY, b"{}")
+    try:
+        doc = json.loads(model_json.decode("utf-8"))
+        training = json.loads(training_json.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{path}: corrupted model file (unreadable model metadata)") from exc
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise ModelFileError(f"{path}: an Arrow file, but not an hdp-bnc model file (format {doc.get('format')!r})"
+                             if isinstance(doc, dict) else f"{path}: corrupted model file (bad model metadata)")
+    version = doc.get("format_version")
+    if (not isinstance(version, list) or len(version) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in version)):
+        raise ModelFileError(f"{path}: corrupted model file (bad format_version {version!r})")
+    if version[0] != config.MODEL_FORMAT_MAJOR:
+        newer = version[0] > config.MODEL_FORMAT_MAJOR
+        raise ModelFileError(
+            f"{path}: model format {version[0]}.{version[1]} "
+            + (f"is newer than this hdp_plugin {__version__} reads ({config.MODEL_FORMAT_MAJOR}.x); upgrade hdp_plugin"
+               if newer else f"is not supported by hdp_plugin {__version__} (it reads {config.MODEL_FORMAT_MAJOR}.x)")
+        )
+    fields = [(f.name, f.type) for f in reader.schema]
+    if fields != [(f.name, f.type) for f in CELL_SCHEMA]:
+        raise ModelFileError(f"{path}: corrupted model file (unexpected columns {[n for n, _ in fields]})")
+    batches = []
+    try:
+        for i in range(reader.num_record_batches):
+            b = reader.get_batch(i)
+            cols = {}
+            for j, f in enumerate(CELL_SCHEMA):
+                arr = b.column(j)
+                if arr.null_count:
+                    raise ModelFileError(f"{path}: corrupted model file (nulls in column {f.name!r})")
+                cols[f.name] = np.array(arr.to_numpy(zero_copy_only=False), dtype=_NUMPY_TYPES[f.type])
+            batches.append(cols)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ModelFileError(f"{path}: corrupted model file (unreadable record batch: {exc})") from exc
+    expected = meta.get(CHECKSUM_KEY, b"").decode("ascii", "replace")
+    actual = _digest(model_json, training_json, [[c[f.name] for f in CELL_SCHEMA] for c in batches])
+    if expected != actual:
+        raise ModelFileError(f"{path}: corrupted model file (checksum mismatch)")
+    return doc, training, batches
+
+
+def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
+    """ContextTrees, log-probabilities, concentrations and node groups from the cell batches."""
+    cards = np.asarray(doc["cardinalities"], np.int64)
+    n_classes = int(doc["n_classes"])
+    parents = doc["structure"]["parents"]
+    kept = doc["structure"]["kept"]
+    trees_doc = doc["trees"]
+    _need(len(trees_doc) == len(batches) == len(kept), "the number of trees does not match the structure")
+    attrs, tcards, node_start, var_start, bvars = [], [], [0], [0], []
+    par_l, dep_l, br_l, leaf_l, cnt_l, cs_l, ct_l, lp_l, grp_l, conc_l = ([] for _ in range(10))
+    node_off = child_off = 0
+    for t, (td, b) in enumerate(zip(trees_doc, batches)):
+        c = int(td["attribute"])
+        _need(c == kept[t], f"tree {t} is for attribute {c}, the structure keeps {kept[t]}")
+        card = int(td["cardinality"])
+        _need(card == cards[c] and card >= 1, f"tree {t}: cardinality {card} does not match")
+        vars_ = [int(v) for v in td["branching"]]
+        _need(vars_ == [-1] + [int(p) for p in parents[c]], f"tree {t}: branching order does not match the structure")
+        radix = [n_classes] + [int(cards[p]) for p in vars_[1:]]
+        D = len(vars_)
+        n_cells = b["value"].shape[0]
+        _need(n_cells % card == 0 and n_cells // card == int(td["nodes"]) >= 1, f"tree {t}: wrong number of cells")
+        n_nodes = n_cells // card
+        _need((b["tree"] == t).all(), f"tree {t}: wrong tree column")
+        _need((b["node"] == np.repeat(np.arange(n_nodes), card)).all(), f"tree {t}: cells out of order")
+        _need((b["value"] == np.tile(np.arange(card), n_nodes)).all(), f"tree {t}: cells out of order")
+        first = np.arange(n_nodes) * card
+        for col in ("parent", "depth", "branch", "group", "concentration"):
+            per = b[col].reshape(n_nodes, card)
+            _need(np.array_equal(per, np.broadcast_to(per[:, :1], per.shape), equal_nan=True),
+                  f"tree {t}: column {col!r} differs between the cells of a node")
+        par = b["parent"][first].astype(np.int64)
+        dep = b["depth"][first].astype(np.int64)
+        br = b["branch"][first].astype(np.int64)
+        _need(par[0] == -1 and dep[0] == 0 and br[0] == -1, f"tree {t}: bad root")
+        if n_nodes > 1:
+            p = par[1:]
+            _need(((p >= 0) & (p < np.arange(1, n_nodes))).all(), f"tree {t}: bad parent index")
+            _need((dep[1:] == dep[p] + 1).all() and (np.diff(dep) >= 0).all() and dep[-1] <= D,
+                  f"tree {t}: bad depths")
+            rad = np.asarray(radix, np.int64)[dep[1:] - 1]
+            _need(((br[1:] >= 0) & (br[1:] < rad)).all(), f"tree {t}: branch value out of range")
+        # child tables, laid out as build_trees lays them out: level by level
+        cstart = np.full(n_nodes, -1, np.int64)
+        level = np.searchsorted(dep, np.arange(D + 2))
+        for d in range(1, D + 1):
+            plo, phi = int(level[d - 1]), int(level[d])
+            tab = np.full((phi - plo) * radix[d - 1], -1, np.int64)
+            kids = np.arange(int(level[d]), int(level[d + 1]))
+            slot = (par[kids] - plo) * radix[d - 1] + br[kids]
+            _need(np.unique(slot).size == slot.size, f"tree {t}: two nodes share a context")
+            tab[slot] = kids + node_off
+            cstart[plo:phi] = child_off + np.arange(phi - plo) * radix[d - 1]
+            child_off += tab.size
+            ct_l.append(tab)
+        is_leaf = dep == D
+        counts = b["count"]
+        _need((counts >= 0).all(), f"tree {t}: negative counts")
+        leaf_counts = np.where(np.repeat(is_leaf, card), counts, 0)
+        attrs.append(c)
+        tcards.append(card)
+        bvars.extend(vars_)
+        var_start.append(len(bvars))
+        par_l.append(np.where(par >= 0, par + node_off, -1))
+        dep_l.append(dep)
+        br_l.append(br)
+        leaf_l.append(is_leaf)
+        cnt_l.append(leaf_counts.astype(np.int64))
+        cs_l.append(cstart)
+        lp_l.append(b["log_prob"])
+        grp_l.append(b["group"][first].astype(np.int64))
+        conc_l.append(b["concentration"][first])
+        node_off += n_nodes
+        node_start.append(node_off)
+
+    def cat(parts, dtype):
+        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype)
+
+    node_start_a = np.asarray(node_start, np.int64)
+    card_per_node = np.repeat(np.asarray(tcards, np.int64), np.diff(node_start_a))
+    trees = ContextTrees(
+        attrs=np.asarray(attrs, np.int64),
+        tree_card=np.asarray(tcards, np.int64),
+        tree_node_start=node_start_a,
+        tree_var_start=np.asarray(var_start, np.int64),
+        branch_vars=np.asarray(bvars, np.int64),
+        node_parent=cat(par_l, np.int64),
+        node_depth=cat(dep_l, np.int64),
+        node_branch=cat(br_l, np.int64),
+        node_cell_start=np.concatenate(([0], np.cumsum(card_per_node))).astype(np.int64),
+        node_tree=np.repeat(np.arange(len(attrs), dtype=np.int64), np.diff(node_start_a)),
+        is_leaf=cat(leaf_l, np.bool_),
+        child_start=cat(cs_l, np.int64),
+        child_table=cat(ct_l, np.int64),
+        leaf_counts=cat(cnt_l, np.int64),
+        n_classes=n_classes,
+        cardinalities=cards,
+    )
+    return trees, cat(lp_l, np.float64), cat(grp_l, np.int64), cat(conc_l, np.float64)
+
+
+def _classes(doc: dict) -> np.ndarray:
+    c = doc["classes"]
+    dtype = object if c["dtype"] == "object" else np.dtype(c["dtype"])
+    return np.asarray(c["values"], dtype=dtype)
+
+
+def load_model(path):
+    """Read a model file written by :func:`save_model`; return the fitted classifier.
+
+    ``load_model(p).predict_proba(X)`` equals the saved classifier's ``predict_proba(X)`` exactly.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    BayesNetClassifier
+        Fitted: ``classes_``, ``structure_``, ``parents_``, ``attributes_``, ``tables_``,
+        ``fit_info_`` and the constructor parameters are restored.
+
+    Raises
+    ------
+    ModelFileError
+        A missing, truncated, corrupted or foreign file, or one written in a newer major version
+        of the format; the message names the file.
+    """
+    from .classifier import BayesNetClassifier
+
+    path = Path(path)
+    doc, training, batches = read_model_file(path)
+    try:
+        attributes = [
+            Attribute(name=str(a["name"]), values=tuple(str(v) for v in a["values"]), numeric=bool(a["numeric"]),
+                      cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]))
+            for a in doc["attributes"]
+        ]
+        class_attribute = Attribute(name=str(doc["class"]["name"]), values=tuple(str(v) for v in doc["class"]["values"]))
+        n_attr = len(attributes)
+        cards = np.asarray(doc["cardinalities"], np.int64)
+        _need(cards.shape == (n_attr,) and (cards >= 1).all(), "bad cardinalities")
+        for a, card in zip(attributes, cards):
+            _need(len(a.values) <= card <= len(a.values) + 1, f"attribute {a.name!r}: cardinality {card} does not match its labels")
+        _need(int(doc["n_classes"]) == len(class_attribute.values) >= 1, "bad number of classes")
+        classes = _classes(doc)
+        _need(classes.shape == (len(class_attribute.values),), "classes do not match the class labels")
+        s = doc["structure"]
+        parents = tuple(tuple(int(p) for p in ps) for ps in s["parents"])
+        _need(len(parents) == n_attr and all(0 <= p < n_attr and p != j for j, ps in enumerate(parents) for p in ps),
+              "bad structure parents")
+        kept = tuple(int(x) for x in s["kept"])
+        _need(all(0 <= j < n_attr for j in kept), "bad kept attributes")
+        structure = Structure(kind=str(s["kind"]), k=int(s["k"]), parents=parents, kept=kept,
+                              order=tuple(int(x) for x in s["order"]),
+                              mi=np.asarray([np.nan if v is None else v for v in s["mi"]], np.float64),
+                              info=dict(s.get("info") or {}))
+        trees, log_probs, group, conc = _rebuild_trees(doc, batches)
+        log_prior = np.asarray(doc["class_log_prior"], np.float64)
+        _need(log_prior.shape == (len(class_attribute.values),), "bad class log-prior")
+        params = {k: v for k, v in doc["params"].items() if k in _INIT_PARAMS}
+        clf = BayesNetClassifier(**params)
+        clf._validate_params()
+    except _Corrupt as exc:
+        raise ModelFileError(f"{path}: corrupted model file ({exc})") from exc
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ModelFileError(f"{path}: corrupted model file (bad model metadata: {type(exc).__name__}: {exc})") from exc
+
+    names = [a.name for a in attributes]
+    clf.classes_ = classes
+    clf.tables_ = ProbabilityTables(trees, log_probs, log_prior)
+    clf.structure_ = structure
+    clf.attributes_ = attributes
+    clf.class_attribute_ = class_attribute
+    clf.cardinalities_ = cards
+    clf.n_features_in_ = n_attr
+    clf.parents_ = structure.named_parents(names)
+    clf._array_names_ = names
+    if doc.get("feature_names_in"):
+        clf.feature_names_in_ = np.asarray(names, dtype=object)
+    info = dict(doc.get("fit") or {})
+    info.update(training if isinstance(training, dict) else {})
+    if clf.estimator == "hdp" and group.size:
+        n_groups = int(doc["estimator"].get("n_groups", int(group.max()) + 1))
+        concentrations = np.full(n_groups, np.nan)
+        concentrations[group] = conc
+        info.update(concentrations=concentrations, node_group=group)
+    info["model_file"] = str(path)
+    info["format_version"] = tuple(doc["format_version"])
+    info["package_version"] = doc.get("package_version")
+    clf.fit_info_ = info
+    return clf
