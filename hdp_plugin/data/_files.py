@@ -1,0 +1,66 @@
+"""Opening input files, with one clear :class:`DataError` for each way that can fail."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+from ..errors import DataError
+
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def check_path(path: str | Path) -> Path:
+    """The path as a :class:`Path`, or :class:`DataError` if it is not a readable regular file."""
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"{p}: no such file")
+    if p.is_dir():
+        raise DataError(f"{p}: is a directory, not a data file")
+    return p
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The whole file, decompressed if it is gzip (``.arff.gz``, or gzip under any name)."""
+    p = check_path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
+    if data[:2] == GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise DataError(f"{p}: corrupt or truncated gzip file ({e})") from None
+    return data
+
+
+def check_text(data: bytes, source: str) -> int:
+    """Check that ``data`` looks like text; return the offset past a UTF-8 byte-order mark.
+
+    Raises
+    ------
+    DataError
+        If the start of the data holds NUL bytes or a UTF-16/32 byte-order mark.
+    """
+    head = data[:4]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or head in (b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00"):
+        raise DataError(f"{source}: is UTF-16 or UTF-32 text, not UTF-8; save it as UTF-8")
+    if b"\x00" in data[:65536]:
+        raise DataError(f"{source}: is not a text file (it contains NUL bytes); is it binary?")
+    return len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
+
+
+def decode(data: bytes | memoryview, source: str, *, first_line: int = 1) -> str:
+    """Decode UTF-8, or raise :class:`DataError` naming the line of the first bad byte."""
+    try:
+        return bytes(data).decode("utf-8") if isinstance(data, memoryview) else data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raw = bytes(data)
+        line = first_line + raw.count(b"\n", 0, e.start)
+        raise DataError(
+            f"{source}: line {line} is not valid UTF-8 (byte 0x{raw[e.start]:02x}); "
+            "is it a binary file, or text in another encoding? Save it as UTF-8"
+        ) from None

@@ -1,0 +1,793 @@
+"""Reading ARFF files (Weka's attribute-relation file format) into a :class:`Dataset`.
+
+Two paths read the ``@data`` section; both decode the header the same way (:func:`parse_header`).
+
+* The **fast path** hands the data section to pyarrow's multithreaded CSV reader with the column types
+  the header declares, then maps each chunk's small dictionary of distinct strings onto the declared
+  labels with NumPy. It handles dense rows with one kind of quote and no backslash escapes, which is
+  what large generated files look like.
+* The **exact path** tokenises every line in Python. It handles everything the format allows (sparse
+  rows, both quote characters, escapes, inline comments, instance weights) and reports the line of
+  any error. The fast path falls back to it whenever it cannot vouch for its result.
+
+Syntax accepted (Weka's, with liac-arff's reading of values):
+
+* ``%`` starts a comment, anywhere outside quotes; blank lines are ignored; keywords
+  (``@relation``, ``@attribute``, ``@data``, type names) are case-insensitive;
+* names and values may be quoted with ``'`` or ``"``, with backslash escapes (``\\'``, ``\\"``,
+  ``\\\\``, ``\\n``, ``\\t``, ``\\r``, ``\\b``, ``\\f``, ``\\%``, ``\\uXXXX``, octal ``\\NNN``);
+  an unquoted value ends at a comma and loses its surrounding whitespace;
+* an unquoted ``?`` (or an empty value) is missing; a quoted ``'?'`` is the literal text ``?``;
+* types ``numeric``, ``integer`` and ``real`` are numeric; ``{a, b, ...}`` is nominal; ``string``
+  is read as nominal with the sorted distinct values as labels (with a warning); ``date [format]``
+  becomes numeric milliseconds since 1970-01-01 like Weka, with the Java ``SimpleDateFormat``
+  pattern translated (default ``yyyy-MM-dd'T'HH:mm:ss``; times without a zone are taken as UTC);
+* sparse rows ``{index value, ...}`` (absent nominal values are the first label, absent numeric
+  values are 0, as in Weka); a trailing instance weight ``{w}`` is ignored with a warning.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as _dt
+import logging
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from .. import config
+from ..errors import DataError
+from ._columns import Column, assemble, numeric_class_error, resolve_class_index, short
+from ._files import check_text, decode, read_bytes
+from .dataset import Attribute, Dataset
+
+log = logging.getLogger(__name__)
+
+__all__ = ["read_arff", "read_arff_columns", "parse_header", "java_date_format", "ArffHeader", "ArffAttribute"]
+
+ENGINES = ("auto", "fast", "exact")
+
+#: Weka's whitespace: every control character and the space
+_WS = "".join(map(chr, range(33)))
+_WSC = r"\x00-\x20"  # the same, for character classes
+
+_Q1 = r"'(?P<q1>(?:[^'\\]|\\.)*)'"
+_Q2 = r'"(?P<q2>(?:[^"\\]|\\.)*)"'
+
+
+def _field_re(stops: str) -> re.Pattern:
+    """One value of a comma-separated list, ending at one of ``stops`` or the end of the line."""
+    raw = rf"(?P<raw>[^{stops}'\"{_WSC}](?:[^{stops}]*[^{stops}{_WSC}])?)?"
+    return re.compile(rf"[{_WSC}]*(?:{_Q1}|{_Q2}|{raw})[{_WSC}]*(?P<end>[{stops}]|$)")
+
+
+_DATA_FIELD = _field_re(",%")
+_LIST_FIELD = _field_re(",}%")
+_SPARSE_ENTRY = re.compile(
+    rf"[{_WSC}]*(?P<idx>[^{_WSC},{{}}%'\"]+)[{_WSC}]+"
+    rf"(?:{_Q1}|{_Q2}|(?P<raw>[^,}}%'\"{_WSC}](?:[^,}}%]*[^,}}%{_WSC}])?))[{_WSC}]*(?P<end>[,}}])"
+)
+_NAME = re.compile(rf"[{_WSC}]*(?:{_Q1}|{_Q2}|(?P<raw>[^{_WSC}{{}}'\"%]+))")
+_KEYWORD = re.compile(rf"[{_WSC}]*(@[A-Za-z]+)")
+_WEIGHT = re.compile(rf"^(?P<head>.*?)[{_WSC}]*\{{[{_WSC}]*(?P<w>[^{{}}]*?)[{_WSC}]*\}}$", re.S)
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[0-7]{1,3}|.)", re.S)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+_DATA_LINE = re.compile(rb"^[ \t]*@data(?![A-Za-z0-9_])", re.I | re.M)
+_COMMENT_LINE = re.compile(rb"^[ \t]*%.*\n?", re.M)
+
+
+class _Malformed(Exception):
+    """A syntax error within one line; the caller adds the file and line number."""
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+
+    def sub(m: re.Match) -> str:
+        s = m.group(1)
+        if len(s) == 5 and s[0] == "u":
+            return chr(int(s[1:], 16))
+        if s[0] in "01234567":
+            return chr(int(s, 8))
+        return _ESCAPES.get(s, s)
+
+    return _ESCAPE.sub(sub, text)
+
+
+def _split(line: str, regex: re.Pattern, pos: int = 0) -> tuple[list[str | None], str | None, str, int]:
+    """Split a comma-separated list starting at ``pos``.
+
+    Returns the values (``None`` for missing), the raw text of the last value if it was unquoted
+    (else None), the character that ended the list (``","`` never; ``"%"``, ``"}"`` or ``""``) and the
+    position after it.
+    """
+    out: list[str | None] = []
+    while True:
+        m = regex.match(line, pos)
+        if m is None:
+            raise _Malformed(f"malformed value at column {pos + 1}: {short(line[pos:pos + 40])} "
+                             "(an unterminated quote, or text after a closing quote?)")
+        q = m.group("q1")
+        if q is None:
+            q = m.group("q2")
+        if q is not None:
+            out.append(_unescape(q))
+            last_raw = None
+        else:
+            raw = m.group("raw")
+            last_raw = raw or ""
+            out.append(None if raw is None or raw == "?" else raw)
+        end = m.group("end")
+        pos = m.end()
+        if end != ",":
+            return out, last_raw, end, pos
+
+
+# -- the header -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ArffAttribute:
+    """An ``@attribute`` declaration.
+
+    ``kind`` is ``"nominal"``, ``"numeric"``, ``"string"`` or ``"date"``; ``values`` are a nominal
+    attribute's labels; ``date_format`` is the strptime translation of a date attribute's pattern.
+    """
+
+    name: str
+    kind: str
+    values: tuple[str, ...] = ()
+    date_format: str | None = None
+    line: int = 0
+
+    def attribute(self, labels: tuple[str, ...] | None = None) -> Attribute:
+        """The :class:`Attribute` this declaration reads into (``labels`` for a string attribute)."""
+        if self.kind in ("numeric", "date"):
+            return Attribute(self.name, (), numeric=True)
+        return Attribute(self.name, self.values if labels is None else labels)
+
+
+@dataclass(frozen=True)
+class ArffHeader:
+    """A parsed ARFF header; ``data_line`` is the line number of the ``@data`` keyword."""
+
+    relation: str
+    attributes: tuple[ArffAttribute, ...]
+    data_line: int
+
+
+def _bad(source: str, line: int, msg: str) -> DataError:
+    return DataError(f"{source}: line {line}: {msg}")
+
+
+def _strip_comment(rest: str) -> str:
+    """What is left of a header line after its value, which may only be blank or a comment."""
+    rest = rest.strip(_WS)
+    return "" if rest.startswith("%") else rest
+
+
+def _name(text: str, pos: int) -> tuple[str, int] | None:
+    m = _NAME.match(text, pos)
+    if m is None:
+        return None
+    q = m.group("q1")
+    if q is None:
+        q = m.group("q2")
+    return (_unescape(q) if q is not None else m.group("raw")), m.end()
+
+
+def parse_header(text: str, source: str) -> ArffHeader:
+    """Parse the header of an ARFF file, up to and including the ``@data`` line.
+
+    Parameters
+    ----------
+    text : str
+        The start of the file, at least through the ``@data`` line.
+    source : str
+        The file name, for error messages.
+
+    Returns
+    -------
+    ArffHeader
+
+    Raises
+    ------
+    DataError
+        Naming the line of a malformed declaration, or if there is no ``@data`` line.
+    """
+    relation = Path(source).stem if source else "data"
+    attrs: list[ArffAttribute] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        s = line.strip(_WS)
+        if not s or s[0] == "%":
+            continue
+        m = _KEYWORD.match(line)
+        kw = m.group(1).lower() if m else None
+        if kw == "@relation":
+            got = _name(line, m.end())
+            if got is not None:
+                relation = got[0]
+        elif kw == "@attribute":
+            a = _parse_attribute(line, m.end(), lineno, source)
+            if a.name in seen:
+                raise _bad(source, lineno, f"attribute {a.name!r} is declared twice (first on line {seen[a.name]})")
+            seen[a.name] = lineno
+            attrs.append(a)
+        elif kw == "@data":
+            if _strip_comment(line[m.end():]):
+                raise _bad(source, lineno, "unexpected text after @data (data rows start on the next line)")
+            if not attrs:
+                raise _bad(source, lineno, "@data before any @attribute declaration")
+            return ArffHeader(relation, tuple(attrs), lineno)
+        elif kw == "@end":
+            raise _bad(source, lineno, "@end outside a relational attribute")
+        else:
+            what = "@relation, @attribute or @data" if not attrs else "@attribute or @data"
+            raise _bad(source, lineno, f"expected {what}, got {short(s)}; is this an ARFF file?")
+    raise DataError(f"{source}: no @data line; is this an ARFF file?")
+
+
+def _parse_attribute(line: str, pos: int, lineno: int, source: str) -> ArffAttribute:
+    got = _name(line, pos)
+    if got is None:
+        raise _bad(source, lineno, f"bad @attribute line (expected a name and a type): {short(line.strip(_WS))}")
+    name, pos = got
+    rest = line[pos:].lstrip(_WS)
+    if rest.startswith("{"):
+        try:
+            values, last_raw, end, after = _split(rest, _LIST_FIELD, 1)
+        except _Malformed as e:
+            raise _bad(source, lineno, f"bad value list of attribute {name!r}: {e}") from None
+        if end != "}":
+            raise _bad(source, lineno, f"value list of attribute {name!r} has no closing '}}'")
+        if _strip_comment(rest[after:]):
+            raise _bad(source, lineno, f"unexpected text after the value list of attribute {name!r}: "
+                       f"{short(rest[after:].strip(_WS))}")
+        if values and values[-1] is None and last_raw == "":
+            values.pop()  # `{a, b}` and `{a, b,}` alike; `{}` declares no value
+        labels: list[str] = []
+        for v in values:
+            if v is None:
+                raise _bad(source, lineno, f"empty value in the value list of attribute {name!r}")
+            labels.append(v)
+        if len(set(labels)) != len(labels):
+            dup = next(v for v in labels if labels.count(v) > 1)
+            raise _bad(source, lineno, f"value {dup!r} is declared twice for attribute {name!r}")
+        return ArffAttribute(name, "nominal", tuple(labels), line=lineno)
+    m = re.match(rf"([^{_WSC}%]+)", rest)
+    if m is None:
+        raise _bad(source, lineno, f"bad @attribute line: attribute {name!r} has no type")
+    kind = m.group(1).lower()
+    tail = rest[m.end():]
+    if kind in ("numeric", "integer", "real", "string"):
+        if _strip_comment(tail):
+            raise _bad(source, lineno, f"unexpected text after the type of attribute {name!r}: "
+                       f"{short(tail.strip(_WS))}")
+        return ArffAttribute(name, "string" if kind == "string" else "numeric", line=lineno)
+    if kind == "date":
+        fmt = "yyyy-MM-dd'T'HH:mm:ss"
+        if _strip_comment(tail):
+            got = _name(tail, 0)
+            if got is None or _strip_comment(tail[got[1]:]):
+                raise _bad(source, lineno, f"bad date format of attribute {name!r}: {short(tail.strip(_WS))}")
+            fmt = got[0]
+        try:
+            pyfmt = java_date_format(fmt)
+        except ValueError as e:
+            raise _bad(source, lineno, f"date format {fmt!r} of attribute {name!r}: {e}") from None
+        return ArffAttribute(name, "date", date_format=pyfmt, line=lineno)
+    if kind == "relational":
+        raise _bad(source, lineno, f"attribute {name!r} is relational, which is not supported")
+    raise _bad(source, lineno, f"unknown type {short(m.group(1))} of attribute {name!r} "
+               "(expected numeric, integer, real, string, date or {...})")
+
+
+# -- dates ------------------------------------------------------------------------------------
+_JAVA_FIELDS = {
+    "y": {1: "%Y", 2: "%y", 4: "%Y"}, "M": {1: "%m", 2: "%m", 3: "%b", 4: "%B"},
+    "d": {1: "%d", 2: "%d"}, "H": {1: "%H", 2: "%H"}, "h": {1: "%I", 2: "%I"},
+    "m": {1: "%M", 2: "%M"}, "s": {1: "%S", 2: "%S"}, "S": {3: "%f"}, "a": {1: "%p"},
+    "E": {3: "%a", 4: "%A"}, "D": {1: "%j", 2: "%j", 3: "%j"}, "Z": {1: "%z"},
+    "X": {1: "%z", 2: "%z", 3: "%z"}, "z": {1: "%Z", 2: "%Z", 3: "%Z"},
+}
+_EPOCH = _dt.datetime(1970, 1, 1)
+_MS = _dt.timedelta(milliseconds=1)
+
+
+def java_date_format(pattern: str) -> str:
+    """Translate a Java ``SimpleDateFormat`` pattern into a :func:`~datetime.datetime.strptime` one.
+
+    Raises
+    ------
+    ValueError
+        For a pattern letter with no strptime equivalent.
+    """
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "'":
+            j = pattern.find("'", i + 1)
+            if j == i + 1:  # '' is a literal quote
+                out.append("'")
+                i += 2
+                continue
+            if j < 0:
+                raise ValueError("unterminated quoted text")
+            out.append(pattern[i + 1:j].replace("%", "%%"))
+            i = j + 1
+            continue
+        if c.isalpha():
+            j = i
+            while j < len(pattern) and pattern[j] == c:
+                j += 1
+            n = j - i
+            table = _JAVA_FIELDS.get(c)
+            if table is None:
+                raise ValueError(f"pattern letter {c!r} is not supported")
+            fmt = table.get(n) or (table[max(table)] if n > max(table) and c not in "S" else None)
+            if fmt is None:
+                raise ValueError(f"{c * n!r} is not supported")
+            out.append(fmt)
+            i = j
+            continue
+        out.append("%%" if c == "%" else c)
+        i += 1
+    return "".join(out)
+
+
+def parse_date(text: str, fmt: str) -> float:
+    """Milliseconds since 1970-01-01 UTC of ``text`` in strptime format ``fmt`` (ValueError if bad)."""
+    d = _dt.datetime.strptime(text, fmt)
+    if d.tzinfo is not None:
+        return float((d - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)) // _MS)
+    return float((d - _EPOCH) // _MS)
+
+
+# -- converting a block of tokens to codes ------------------------------------------------------
+class _Converter:
+    """Turns the tokens of one attribute into codes or raw values, checking each one."""
+
+    def __init__(self, decl: ArffAttribute, source: str):
+        self.decl = decl
+        self.source = source
+        self.numeric = decl.kind in ("numeric", "date")
+        self.missing = len(decl.values)
+        if decl.kind == "nominal":
+            self.lut: dict[str | None, int] = {v: i for i, v in enumerate(decl.values)}
+            self.lut[None] = self.missing
+        elif decl.kind == "string":
+            self.lut = {None: -2}  # provisional codes in order of appearance; -2 is missing
+        elif decl.kind == "date":
+            self.cache: dict[str, float] = {}
+        self.parts: list[np.ndarray] = []
+
+    def convert(self, tokens: list | tuple, lines: list[int] | np.ndarray) -> np.ndarray:
+        kind = self.decl.kind
+        n = len(tokens)
+        if kind == "nominal":
+            get = self.lut.get
+            codes = np.fromiter((get(t, -1) for t in tokens), dtype=np.int32, count=n)
+            bad = np.flatnonzero(codes < 0)
+            if bad.size:
+                r = int(bad[0])
+                raise self.undeclared(tokens[r], lines[r])
+            return codes
+        if kind == "string":
+            lut = self.lut
+            for t in tokens:
+                if t not in lut:
+                    lut[t] = len(lut) - 1
+            return np.fromiter((lut[t] for t in tokens), dtype=np.int32, count=n)
+        if kind == "numeric":
+            try:
+                return np.fromiter((np.nan if t is None else float(t) for t in tokens), dtype=np.float64, count=n)
+            except ValueError:
+                r = next(i for i, t in enumerate(tokens) if t is not None and not _is_float(t))
+                raise _bad(self.source, int(lines[r]),
+                           f"value {short(tokens[r])} of numeric attribute {self.decl.name!r} is not a number") from None
+        out = np.empty(n, dtype=np.float64)
+        cache, fmt = self.cache, self.decl.date_format
+        for i, t in enumerate(tokens):
+            if t is None:
+                out[i] = np.nan
+                continue
+            v = cache.get(t)
+            if v is None:
+                try:
+                    v = cache[t] = parse_date(t, fmt)
+                except ValueError:
+                    raise _bad(self.source, int(lines[i]),
+                               f"value {short(t)} of date attribute {self.decl.name!r} does not match its format") from None
+            out[i] = v
+        return out
+
+    def undeclared(self, token: object, line: int) -> DataError:
+        return _bad(self.source, int(line),
+                    f"value {short(token)} of attribute {self.decl.name!r} is not declared in the header")
+
+    def finish(self, parts: list[np.ndarray], n: int) -> Column:
+        """Concatenate converted blocks into a column (string attributes: relabel in sorted order)."""
+        data = np.concatenate(parts) if parts else np.empty(0, dtype=np.float64 if self.numeric else np.int32)
+        if self.numeric:
+            return Column(self.decl.attribute(), raw=data)
+        if self.decl.kind == "string":
+            labels = [t for t in self.lut if t is not None]
+            order = sorted(range(len(labels)), key=labels.__getitem__)
+            remap = np.empty(len(labels) + 2, dtype=np.int32)  # index -2 (missing) wraps to the end
+            remap[np.asarray(order, dtype=np.int64)] = np.arange(len(labels), dtype=np.int32)
+            remap[-2:] = len(labels)
+            sorted_labels = tuple(labels[i] for i in order)
+            return Column(self.decl.attribute(sorted_labels), codes=remap[data])
+        return Column(self.decl.attribute(), codes=data)
+
+
+def _is_float(t: str) -> bool:
+    try:
+        float(t)
+        return True
+    except ValueError:
+        return False
+
+
+# -- the exact path -----------------------------------------------------------------------------
+class _ExactReader:
+    """Line-by-line reading of the data section, in blocks of ``config.ROW_BLOCK`` rows."""
+
+    def __init__(self, header: ArffHeader, source: str):
+        self.header = header
+        self.source = source
+        self.n = len(header.attributes)
+        self.convs = [_Converter(a, source) for a in header.attributes]
+        self.parts: list[list[np.ndarray]] = [[] for _ in self.convs]
+        self.weights_seen = 0
+
+    # one line -> list of n tokens (dense) or a dict {index: token} (sparse); None for no row
+    def parse_line(self, line: str, lineno: int) -> list | dict | None:
+        s = line.strip(_WS)
+        if not s or s[0] == "%":
+            return None
+        try:
+            if s[0] == "{":
+                return self._sparse(s, lineno)
+            if "'" not in s and '"' not in s and "%" not in s and "{" not in s:
+                vals: list = [v.strip(_WS) for v in s.split(",")]
+                last_raw = vals[-1]
+                vals = [None if v == "?" or v == "" else v for v in vals]
+            else:
+                vals, last_raw, _, _ = _split(s, _DATA_FIELD)
+        except _Malformed as e:
+            raise _bad(self.source, lineno, str(e)) from None
+        n = self.n
+        if len(vals) == n + 1 and last_raw == "":
+            vals.pop()  # a trailing comma
+        elif last_raw and last_raw.endswith("}") and "{" in last_raw:
+            m = _WEIGHT.match(last_raw)
+            if m is not None and _is_float(m.group("w")):
+                if m.group("head"):
+                    vals[-1] = m.group("head")
+                else:
+                    vals.pop()
+                self.weights_seen += 1
+        if len(vals) != n:
+            raise _bad(self.source, lineno, f"expected {n} values, got {len(vals)}")
+        return vals
+
+    def _sparse(self, s: str, lineno: int) -> dict:
+        out: dict[int, str | None] = {}
+        pos, last = 1, -1
+        if s[1:].lstrip(_WS).startswith("}"):
+            pos = s.index("}") + 1
+        else:
+            while True:
+                m = _SPARSE_ENTRY.match(s, pos)
+                if m is None:
+                    raise _Malformed(f"malformed sparse entry at column {pos + 1}: {short(s[pos:pos + 40])}")
+                try:
+                    j = int(m.group("idx"))
+                except ValueError:
+                    raise _Malformed(f"sparse index {short(m.group('idx'))} is not an integer") from None
+                if not 0 <= j < self.n:
+                    raise _Malformed(f"sparse index {j} is out of range (0 to {self.n - 1})")
+                if j <= last:
+                    raise _Malformed(f"sparse indices must increase ({j} after {last})")
+                last = j
+                q = m.group("q1")
+                if q is None:
+                    q = m.group("q2")
+                if q is not None:
+                    out[j] = _unescape(q)
+                else:
+                    raw = m.group("raw")
+                    out[j] = None if raw == "?" else raw
+                pos = m.end()
+                if m.group("end") == "}":
+                    break
+        rest = s[pos:].strip(_WS)
+        if rest and rest[0] != "%":
+            m = _WEIGHT.match(rest.split("%", 1)[0].strip(_WS))
+            if m is None or m.group("head") or not _is_float(m.group("w")):
+                raise _Malformed(f"unexpected text after a sparse row: {short(rest)}")
+            self.weights_seen += 1
+        return out
+
+    def flush(self, rows: list, lines: list[int]) -> None:
+        if not rows:
+            return
+        if isinstance(rows[0], dict) or any(isinstance(r, dict) for r in rows):
+            self._flush_sparse(rows, lines)
+            return
+        cols = list(zip(*rows))
+        for j, conv in enumerate(self.convs):
+            self.parts[j].append(conv.convert(cols[j], lines))
+
+    def _flush_sparse(self, rows: list, lines: list[int]) -> None:
+        n_rows = len(rows)
+        for j, conv in enumerate(self.convs):
+            if conv.numeric:
+                block = np.zeros(n_rows, dtype=np.float64)
+            elif conv.decl.kind == "string":
+                block = np.full(n_rows, -2, dtype=np.int32)  # absent string value: missing
+            else:
+                block = np.zeros(n_rows, dtype=np.int32)  # absent nominal value: the first label
+            self.parts[j].append(block)
+        per_col: list[tuple[list[int], list, list[int]]] = [([], [], []) for _ in self.convs]
+        for r, (row, line) in enumerate(zip(rows, lines)):
+            items = row.items() if isinstance(row, dict) else enumerate(row)
+            for j, tok in items:
+                rr, tt, ll = per_col[j]
+                rr.append(r)
+                tt.append(tok)
+                ll.append(line)
+        for j, conv in enumerate(self.convs):
+            rr, tt, ll = per_col[j]
+            if rr:
+                self.parts[j][-1][np.asarray(rr, dtype=np.int64)] = conv.convert(tt, ll)
+
+    def read(self, text: str, first_line: int) -> list[Column]:
+        rows: list = []
+        lines: list[int] = []
+        block = config.ROW_BLOCK
+        parse = self.parse_line
+        for lineno, line in enumerate(text.split("\n"), start=first_line):
+            row = parse(line, lineno)
+            if row is None:
+                continue
+            rows.append(row)
+            lines.append(lineno)
+            if len(rows) >= block:
+                self.flush(rows, lines)
+                rows, lines = [], []
+        self.flush(rows, lines)
+        if self.weights_seen:
+            warnings.warn(f"{self.source}: {self.weights_seen} instance weight(s) ignored; "
+                          "every row counts once", stacklevel=4)
+        n = sum(p.shape[0] for p in self.parts[0]) if self.parts else 0
+        return [conv.finish(parts, n) for conv, parts in zip(self.convs, self.parts)]
+
+
+# -- the fast path --------------------------------------------------------------------------
+class _NotFast(Exception):
+    """The fast path cannot read this data section; the exact path must."""
+
+
+_DICT = pa.dictionary(pa.int32(), pa.string())
+_NULLS = ["?", " ?", "? ", " ? ", "\t?", "", " "]
+
+
+def _fast_label(entry: str, quotes: str) -> str | None:
+    """The value a fast-path dictionary entry stands for (None for missing)."""
+    s = entry.strip(_WS)
+    if s == entry:
+        return entry  # already unquoted by pyarrow, or plain; "?" here was quoted: a literal
+    if not s or s == "?":
+        return None
+    if s[0] in quotes:
+        vals, _, end, _ = _split(s, _DATA_FIELD)
+        if len(vals) != 1 or end:
+            raise _NotFast(f"cannot read the value {short(s)}")
+        return vals[0]
+    return s
+
+
+def _locate(data: bytes, start: int, first_line: int, row: int) -> tuple[int, str]:
+    """Line number and text of data row ``row`` (0-based, blank and comment lines skipped)."""
+    pos, lineno, k = start, first_line, -1
+    while pos <= len(data):
+        nl = data.find(b"\n", pos)
+        end = len(data) if nl < 0 else nl
+        s = data[pos:end].strip()
+        if s and not s.startswith(b"%"):
+            k += 1
+            if k == row:
+                return lineno, data[pos:end].decode("utf-8", "replace")
+        if nl < 0:
+            break
+        pos, lineno = nl + 1, lineno + 1
+    raise _NotFast(f"could not find data row {row}")
+
+
+class _FastReader:
+    def __init__(self, header: ArffHeader, source: str, data: bytes, start: int):
+        self.header = header
+        self.source = source
+        self.data = data
+        self.start = start
+        self.first_line = header.data_line + 1
+
+    def eligible(self) -> tuple[bytes | pa.Buffer, str]:
+        data, start = self.data, self.start
+        if len(self.header.attributes) < 2:
+            raise _NotFast("fewer than two columns")
+        if data.find(b"\\", start) >= 0:
+            raise _NotFast("backslash escapes")
+        if data.find(b"{", start) >= 0:
+            raise _NotFast("sparse rows or instance weights")
+        sq, dq = data.find(b"'", start) >= 0, data.find(b'"', start) >= 0
+        if sq and dq:
+            raise _NotFast("both quote characters")
+        quote = '"' if dq else "'"
+        section: bytes | pa.Buffer = pa.py_buffer(data).slice(start)
+        if data.find(b"%", start) >= 0:
+            section = _COMMENT_LINE.sub(b"", data[start:])
+            if b"%" in section:
+                raise _NotFast("% inside data rows")
+        return section, quote
+
+    def read(self) -> list[Column]:
+        section, quote = self.eligible()
+        decls = self.header.attributes
+        names = [f"c{j}" for j in range(len(decls))]
+        types = {}
+        for name, d in zip(names, decls):
+            types[name] = {"nominal": _DICT, "string": _DICT, "numeric": pa.float64(), "date": pa.string()}[d.kind]
+        try:
+            table = pa_csv.read_csv(
+                pa.BufferReader(section),
+                read_options=pa_csv.ReadOptions(column_names=names, use_threads=True, block_size=1 << 22),
+                parse_options=pa_csv.ParseOptions(
+                    delimiter=",", quote_char=quote, double_quote=False, escape_char=False,
+                    newlines_in_values=False, ignore_empty_lines=True,
+                ),
+                convert_options=pa_csv.ConvertOptions(
+                    column_types=types, null_values=_NULLS, strings_can_be_null=True,
+                    quoted_strings_can_be_null=False, check_utf8=True,
+                ),
+            )
+        except pa.ArrowInvalid as e:
+            raise _NotFast(str(e).split("\n", 1)[0]) from None
+        cols = []
+        for j, d in enumerate(decls):
+            col = table.column(j)
+            if d.kind == "numeric":
+                cols.append(Column(d.attribute(), raw=col.to_numpy()))
+            elif d.kind == "date":
+                cols.append(self._date(d, col, quote))
+            else:
+                cols.append(self._nominal(j, d, col, quote))
+        return cols
+
+    def _nominal(self, j: int, d: ArffAttribute, col: pa.ChunkedArray, quote: str) -> Column:
+        string = d.kind == "string"
+        index = {v: i for i, v in enumerate(d.values)}
+        chunk_labels = []
+        for chunk in col.chunks:
+            chunk_labels.append([_fast_label(e, quote) for e in chunk.dictionary.to_pylist()])
+        if string:
+            labels = tuple(sorted({v for ls in chunk_labels for v in ls if v is not None}))
+            index = {v: i for i, v in enumerate(labels)}
+        else:
+            labels = d.values
+        missing = len(labels)
+        codes = np.empty(len(col), dtype=np.int32)
+        offset = 0
+        for chunk, ls in zip(col.chunks, chunk_labels):
+            lut = np.array([missing if v is None else index.get(v, -1) for v in ls] + [missing], dtype=np.int32)
+            idx = pc.fill_null(chunk.indices, len(ls)).to_numpy()
+            part = lut[idx]
+            bad = np.flatnonzero(part < 0)
+            if bad.size:
+                self._raise_at(offset + int(bad[0]))
+            codes[offset:offset + len(part)] = part
+            offset += len(part)
+        return Column(d.attribute(labels if string else None), codes=codes)
+
+    def _date(self, d: ArffAttribute, col: pa.ChunkedArray, quote: str) -> Column:
+        uniq = pc.unique(col).drop_null()
+        values = np.empty(len(uniq) + 1, dtype=np.float64)
+        values[-1] = np.nan
+        for i, t in enumerate(uniq.to_pylist()):
+            t = _fast_label(t, quote)
+            try:
+                values[i] = np.nan if t is None else parse_date(t, d.date_format)
+            except ValueError:
+                raise _NotFast("a date that does not parse") from None
+        idx = pc.fill_null(pc.index_in(col, value_set=uniq), len(uniq)).to_numpy()
+        return Column(d.attribute(), raw=values[idx])
+
+    def _raise_at(self, row: int) -> None:
+        """Report the bad value in data row ``row`` exactly as the exact path would."""
+        lineno, line = _locate(self.data, self.start, self.first_line, row)
+        exact = _ExactReader(self.header, self.source)
+        parsed = exact.parse_line(line, lineno)
+        if parsed is not None:
+            exact.flush([parsed], [lineno])  # raises the exact path's error for this row
+        raise _NotFast(f"data row {row} (line {lineno}) reads differently on the exact path")
+
+
+# -- entry points ------------------------------------------------------------------------------
+def _open(path: str | Path) -> tuple[bytes, ArffHeader, int, str]:
+    """The file's bytes, its parsed header, the offset of the data section, and the source name."""
+    source = str(path)
+    data = read_bytes(path)
+    bom = check_text(data, source)
+    m = _DATA_LINE.search(data, bom)
+    head_end = len(data) if m is None else data.find(b"\n", m.end())
+    head_end = len(data) if head_end < 0 else head_end
+    header = parse_header(decode(data[bom:head_end], source), source)
+    return data, header, min(head_end + 1, len(data)), source
+
+
+def _read_data(data: bytes, header: ArffHeader, start: int, source: str, engine: str) -> list[Column]:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    for a in header.attributes:
+        if a.kind == "string":
+            warnings.warn(f"{source}: string attribute {a.name!r} is read as nominal, with its distinct "
+                          "values as labels", stacklevel=4)
+    if engine != "exact":
+        try:
+            columns = _FastReader(header, source, data, start).read()
+            log.debug("%s: read with the fast path", source)
+            return columns
+        except _NotFast as e:
+            if engine == "fast":
+                raise DataError(f"{source}: the fast ARFF path cannot read this file ({e})") from None
+            log.debug("%s: fast path not used (%s); reading with the exact path", source, e)
+    text = decode(memoryview(data)[start:], source, first_line=header.data_line + 1)
+    return _ExactReader(header, source).read(text, header.data_line + 1)
+
+
+def read_arff_columns(path: str | Path, *, engine: str = "auto") -> tuple[list[Column], str, str]:
+    """Decode every attribute of an ARFF file, choosing no class: ``(columns, relation, source)``."""
+    data, header, start, source = _open(path)
+    return _read_data(data, header, start, source, engine), header.relation, source
+
+
+def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: str = "auto") -> Dataset:
+    """Read an ARFF file (optionally gzip-compressed) into a :class:`Dataset`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    class_attribute : str, optional
+        Name of the class attribute; the last attribute by default (Weka's convention).
+    engine : {"auto", "fast", "exact"}
+        ``"auto"`` tries the fast path (pyarrow's CSV reader) and falls back to the exact line-by-line
+        path; ``"exact"`` uses only the exact path; ``"fast"`` raises :class:`DataError` when the fast
+        path cannot read the file (for tests and benchmarks).
+
+    Returns
+    -------
+    Dataset
+        Rows with a missing class are kept with ``y == -1``.
+
+    Raises
+    ------
+    DataError
+        For a missing, undecodable or malformed file (with the line at fault), an unknown class
+        attribute, or a numeric class.
+    """
+    data, header, start, source = _open(path)
+    names = [a.name for a in header.attributes]
+    ci = resolve_class_index(names, class_attribute, source)
+    if header.attributes[ci].kind in ("numeric", "date"):  # fail before reading the data
+        raise numeric_class_error(names[ci], source)
+    columns = _read_data(data, header, start, source, engine)
+    return assemble(columns, ci, relation=header.relation, source=source)

@@ -1,0 +1,324 @@
+"""Columnar sources through pyarrow: Arrow tables, Arrow IPC (file and stream), Feather, Parquet, CSV, pandas.
+
+Column types map to attributes as follows:
+
+* dictionary columns are nominal with the dictionary's labels, in the dictionary's order;
+* string columns (and CSV text columns) are nominal with their distinct values, sorted;
+* boolean columns are nominal with labels ``("false", "true")``;
+* integer, floating-point and decimal columns are numeric; dates and timestamps are numeric
+  milliseconds since 1970-01-01 (as Weka stores dates);
+* nulls, and NaN in floating-point columns, are missing.
+
+The class column must be nominal, with one exception: an **integer** class column (labels 0/1 in a
+CSV file, say) is read as nominal with its distinct values, sorted numerically, as labels.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import DataError
+from ._columns import Column, assemble, check_unique_names, numeric_class_error, resolve_class_index, short
+from ._files import GZIP_MAGIC, check_path, check_text
+from .dataset import Attribute, Dataset
+
+log = logging.getLogger(__name__)
+
+__all__ = ["from_arrow", "from_pandas", "read_ipc", "read_parquet", "read_csv", "to_arrow", "ipc_table",
+           "parquet_table", "csv_table", "table_columns"]
+
+_IPC_FILE_MAGIC = b"ARROW1"
+_FEATHER_V1_MAGIC = b"FEA1"
+#: what CSV files write for a missing value (pyarrow's defaults plus Weka's "?")
+CSV_NULLS = [
+    "", "?", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null",
+]
+
+
+def _labels_of(values: pa.Array) -> list[str | None]:
+    """Dictionary values as label strings (None for a null entry)."""
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        return values.to_pylist()
+    if pa.types.is_boolean(values.type):
+        return [None if v is None else ("true" if v else "false") for v in values.to_pylist()]
+    return [None if v is None else str(v) for v in values.to_pylist()]
+
+
+def _relabel(labels: list[str | None], sort: bool) -> tuple[tuple[str, ...], np.ndarray]:
+    """Final labels and a lookup ``old index -> code`` (one extra entry at the end for null indices).
+
+    Null labels map to missing; repeated labels are merged; labels are sorted when ``sort``.
+    """
+    distinct = list(dict.fromkeys(v for v in labels if v is not None))
+    if sort:
+        distinct.sort()
+    index = {v: i for i, v in enumerate(distinct)}
+    missing = len(distinct)
+    lut = np.array([missing if v is None else index[v] for v in labels] + [missing], dtype=np.int64)
+    return tuple(distinct), lut
+
+
+def _dictionary_codes(col: pa.ChunkedArray, sort: bool) -> tuple[tuple[str, ...], np.ndarray]:
+    """Labels and codes of a dictionary-typed column (chunks may carry different dictionaries)."""
+    col = col.unify_dictionaries()
+    if col.num_chunks == 0:
+        return (), np.empty(0, dtype=np.int64)
+    labels, lut = _relabel(_labels_of(col.chunk(0).dictionary), sort)
+    null_index = len(lut) - 1
+    parts = [pc.fill_null(ch.indices, null_index).to_numpy(zero_copy_only=False) for ch in col.chunks]
+    idx = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return labels, lut[idx]
+
+
+def _integer_class(col: pa.ChunkedArray) -> tuple[tuple[str, ...], np.ndarray]:
+    valid = col.drop_null().to_numpy() if col.null_count else col.to_numpy()
+    uniq = np.unique(valid)
+    labels = tuple(str(int(v)) for v in uniq)
+    codes = np.full(len(col), len(labels), dtype=np.int64)
+    mask = pc.is_valid(col).to_numpy(zero_copy_only=False)
+    codes[mask] = np.searchsorted(uniq, valid)
+    return labels, codes
+
+
+def _temporal_ms(col: pa.ChunkedArray, name: str, source: str) -> np.ndarray:
+    t = col.type
+    if pa.types.is_date32(t):
+        ms = pc.cast(col, pa.int32()).to_numpy(zero_copy_only=False).astype(np.float64) * 86_400_000.0
+    elif pa.types.is_date64(t):
+        ms = pc.cast(col, pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    elif pa.types.is_timestamp(t) or pa.types.is_duration(t):
+        per_ms = {"s": 1e-3, "ms": 1.0, "us": 1e3, "ns": 1e6}[t.unit]
+        ms = pc.cast(col, pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64) / per_ms
+    else:
+        raise DataError(f"column {name!r} in {source} has unsupported type {t}")
+    if col.null_count:
+        ms[~pc.is_valid(col).to_numpy(zero_copy_only=False)] = np.nan
+    return ms
+
+
+def column_from_arrow(name: str, col: pa.ChunkedArray | pa.Array, source: str, *, is_class: bool = False) -> Column:
+    """Decode one Arrow column into a :class:`Column` (see the module docstring for the rules)."""
+    if isinstance(col, pa.Array):
+        col = pa.chunked_array([col], type=col.type)
+    t = col.type
+    if pa.types.is_dictionary(t):
+        labels, codes = _dictionary_codes(col, sort=False)
+    elif pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            col = pc.cast(col, pa.large_string())
+        labels, codes = _dictionary_codes(pc.dictionary_encode(col), sort=True)
+    elif pa.types.is_boolean(t):
+        labels = ("false", "true")
+        codes = pc.fill_null(pc.cast(col, pa.uint8()), 2).to_numpy()
+    elif pa.types.is_null(t):
+        labels, codes = (), np.zeros(len(col), dtype=np.int64)
+    elif is_class and pa.types.is_integer(t):
+        labels, codes = _integer_class(col)
+    elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        if is_class:
+            raise numeric_class_error(name, source)
+        raw = pc.cast(col, pa.float64(), safe=False).to_numpy()
+        return Column(Attribute(name, (), numeric=True), raw=np.ascontiguousarray(raw, dtype=np.float64))
+    elif pa.types.is_temporal(t):
+        if is_class:
+            raise numeric_class_error(name, source)
+        return Column(Attribute(name, (), numeric=True), raw=_temporal_ms(col, name, source))
+    else:
+        raise DataError(f"column {name!r} in {source} has unsupported type {t}")
+    return Column(Attribute(name, tuple(labels)), codes=np.asarray(codes))
+
+
+def from_arrow(table: pa.Table, *, class_attribute: str | None = None, source: str = "<table>",
+               relation: str | None = None) -> Dataset:
+    """Make a :class:`Dataset` from a :class:`pyarrow.Table`.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        One column per attribute, the class among them.
+    class_attribute : str, optional
+        Name of the class column; the last column by default.
+    source : str
+        Where the table came from, for error messages.
+    relation : str, optional
+        The relation name; ``source``'s stem by default.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DataError
+        For duplicate column names, an unknown or numeric class column, or an unsupported column type.
+    """
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    if not isinstance(table, pa.Table):
+        raise TypeError(f"table must be a pyarrow.Table, got {type(table).__name__}")
+    names = [str(n) for n in table.column_names]
+    check_unique_names(names, source)
+    ci = resolve_class_index(names, class_attribute, source)
+    columns = [column_from_arrow(n, table.column(i), source, is_class=(i == ci)) for i, n in enumerate(names)]
+    if relation is None:
+        relation = Path(source).stem if not source.startswith("<") else "data"
+    return assemble(columns, ci, relation=relation, source=source)
+
+
+def from_pandas(df, *, class_attribute: str | None = None, source: str = "<DataFrame>") -> Dataset:
+    """Make a :class:`Dataset` from a :class:`pandas.DataFrame`.
+
+    Categorical columns keep their category order; object and string columns become nominal with
+    sorted labels; booleans are ``("false", "true")``; numbers are numeric; ``None``, ``NaN`` and
+    ``pd.NA`` are missing. The index is ignored.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    class_attribute : str, optional
+        Name of the class column; the last column by default.
+    source : str
+        A description of the frame, for error messages.
+
+    Returns
+    -------
+    Dataset
+    """
+    import pandas as pd  # only needed by callers who have pandas already
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas.DataFrame, got {type(df).__name__}")
+    df = df.rename(columns=str)
+    arrays = []
+    for name in df.columns:
+        s = df[name]
+        try:
+            arrays.append(pa.Array.from_pandas(s))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # an object column of mixed types: use its text
+            arrays.append(pa.array([None if _isna(v) else str(v) for v in s.tolist()], type=pa.string()))
+    check_unique_names(list(df.columns), source)
+    table = pa.Table.from_arrays(arrays, names=list(df.columns))
+    return from_arrow(table, class_attribute=class_attribute, source=source, relation="data")
+
+
+def _isna(v: object) -> bool:
+    return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
+
+
+def to_arrow(dataset: Dataset) -> pa.Table:
+    """The dataset as an Arrow table, in source column order, that reads back to the same codes.
+
+    Nominal attributes (the class included) become dictionary columns with the attribute's labels in
+    code order; pending numeric attributes become float64; missing values are nulls.
+    """
+    from ._columns import dataset_columns
+
+    arrays, names = [], []
+    for c in dataset_columns(dataset):
+        a = c.attribute
+        if c.raw is not None:
+            arr = pa.array(c.raw, type=pa.float64(), from_pandas=True)
+        else:
+            codes = np.asarray(c.codes, dtype=np.int32)
+            idx = pa.array(codes, mask=codes == a.missing_code, type=pa.int32())
+            arr = pa.DictionaryArray.from_arrays(idx, pa.array(list(a.values), type=pa.string()))
+        arrays.append(arr)
+        names.append(a.name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+# -- files ---------------------------------------------------------------------------------------
+def _arrow_error(path: Path, what: str, e: Exception) -> DataError:
+    msg = str(e).strip().split("\n", 1)[0]
+    return DataError(f"{path}: cannot read as {what} ({short(msg, 120)[1:-1]})")
+
+
+def ipc_table(path: str | Path) -> pa.Table:
+    """Read an Arrow IPC file (Feather v1 or v2) or IPC stream, telling them apart by their magic bytes."""
+    p = check_path(path)
+    with open(p, "rb") as f:
+        head = f.read(8)
+    try:
+        if head.startswith(_IPC_FILE_MAGIC):
+            with pa.memory_map(str(p)) as mm:
+                return pa.ipc.open_file(mm).read_all()
+        if head.startswith(_FEATHER_V1_MAGIC):
+            import pyarrow.feather as feather
+
+            return feather.read_table(str(p))
+        with pa.memory_map(str(p)) as mm:
+            return pa.ipc.open_stream(mm).read_all()
+    except (pa.ArrowInvalid, OSError) as e:
+        raise _arrow_error(p, "an Arrow IPC file or stream", e) from None
+
+
+def parquet_table(path: str | Path) -> pa.Table:
+    """Read a Parquet file."""
+    import pyarrow.parquet as pq
+
+    p = check_path(path)
+    try:
+        return pq.read_table(str(p))
+    except (pa.ArrowInvalid, OSError) as e:
+        raise _arrow_error(p, "Parquet", e) from None
+
+
+def csv_table(path: str | Path) -> pa.Table:
+    """Read a CSV file with a header row (gzip-compressed if named ``.gz``), types inferred by pyarrow."""
+    import pyarrow.csv as pa_csv
+
+    p = check_path(path)
+    if p.stat().st_size == 0:
+        raise DataError(f"{p}: is empty")
+    with open(p, "rb") as f:
+        head = f.read(65536)
+    if not head.startswith(GZIP_MAGIC):
+        check_text(head, str(p))
+    try:
+        table = pa_csv.read_csv(
+            str(p),
+            convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True),
+        )
+    except (pa.ArrowInvalid, OSError) as e:
+        if "UTF8" in str(e):
+            raise DataError(f"{p}: is not valid UTF-8; is it a binary file, or text in another encoding? "
+                            "Save it as UTF-8") from None
+        raise _arrow_error(p, "CSV", e) from None
+    for field in table.schema:
+        if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+            raise DataError(f"{p}: column {field.name!r} is not valid UTF-8 text; is it a binary file, or text "
+                            "in another encoding? Save it as UTF-8")
+    return table
+
+
+def read_ipc(path: str | Path, *, class_attribute: str | None = None) -> Dataset:
+    """Read an Arrow IPC file (``.arrow``/``.feather``/``.ipc``, Feather v1 or v2) or IPC stream."""
+    return from_arrow(ipc_table(path), class_attribute=class_attribute, source=str(path))
+
+
+def read_parquet(path: str | Path, *, class_attribute: str | None = None) -> Dataset:
+    """Read a Parquet file into a :class:`Dataset`."""
+    return from_arrow(parquet_table(path), class_attribute=class_attribute, source=str(path))
+
+
+def read_csv(path: str | Path, *, class_attribute: str | None = None) -> Dataset:
+    """Read a CSV file with a header row into a :class:`Dataset`.
+
+    Column types are inferred by pyarrow (numbers numeric, text nominal with sorted labels); ``?``,
+    empty cells and the usual NA spellings are missing. Gzip-compressed files (``.csv.gz``) are read
+    transparently.
+    """
+    return from_arrow(csv_table(path), class_attribute=class_attribute, source=str(path))
+
+
+def table_columns(table: pa.Table, source: str) -> list[Column]:
+    """Decode every column of a table, choosing no class."""
+    names = [str(n) for n in table.column_names]
+    check_unique_names(names, source)
+    return [column_from_arrow(n, table.column(i), source) for i, n in enumerate(names)]

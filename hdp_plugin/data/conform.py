@@ -1,0 +1,225 @@
+"""Checking data before training, and re-expressing new data on the training attributes."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+
+from .. import config
+from ..errors import DataError
+from ._columns import Column, dataset_columns, list_names
+from .arrays import ARRAY_SOURCE, generic_names
+from .dataset import Attribute, Dataset, encode_codes
+
+log = logging.getLogger(__name__)
+
+__all__ = ["conform", "conform_columns", "check_trainable"]
+
+
+def _float_or_nan(label: str) -> float:
+    try:
+        return float(label)
+    except ValueError:
+        return np.nan
+
+
+def _warn(msg: str) -> None:
+    log.warning(msg)
+    warnings.warn(msg, stacklevel=4)
+
+
+def _nominal_codes(col: Column, target: Attribute, what: str, source: str, missing: int) -> np.ndarray:
+    """Codes of ``col`` on ``target``'s labels; values never seen in training become ``missing``."""
+    index = {v: i for i, v in enumerate(target.values)}
+    if col.codes is not None:
+        src = col.attribute.values
+        lut = np.array([index.get(v, -1) for v in src] + [missing], dtype=np.int64)
+        codes = lut[np.asarray(col.codes, dtype=np.int64)]
+        unknown = codes < 0
+        if unknown.any():
+            seen = sorted({src[c] for c in np.unique(np.asarray(col.codes)[unknown])})
+            _warn(f"{source}: {int(unknown.sum())} value(s) of {what} never seen in training "
+                  f"({list_names(seen)}) are treated as missing")
+            codes[unknown] = missing
+        return codes
+    # numbers on the nominal training attribute: match labels that read as the same number
+    by_number: dict[float, int] = {}
+    for i, v in enumerate(target.values):
+        f = _float_or_nan(v)
+        if f == f and f not in by_number:
+            by_number[f] = i
+    raw = np.asarray(col.raw, dtype=np.float64)
+    nan = np.isnan(raw)
+    uniq, inv = np.unique(raw[~nan], return_inverse=True)
+    lut = np.array([by_number.get(float(u), -1) for u in uniq], dtype=np.int64)
+    codes = np.full(raw.shape[0], missing, dtype=np.int64)
+    if uniq.size:
+        codes[~nan] = lut[inv.reshape(-1)]
+    unknown = codes < 0
+    if unknown.any():
+        seen = [repr(float(u)) for u in uniq[lut < 0]]
+        _warn(f"{source}: {int(unknown.sum())} value(s) of {what} never seen in training "
+              f"({list_names(seen)}) are treated as missing")
+        codes[unknown] = missing
+    return codes
+
+
+def _raw_values(col: Column, what: str, source: str) -> np.ndarray:
+    if col.raw is not None:
+        return np.asarray(col.raw, dtype=np.float64)
+    labels = col.attribute.values
+    lut = np.array([_float_or_nan(v) for v in labels] + [np.nan], dtype=np.float64)
+    raw = lut[np.asarray(col.codes, dtype=np.int64)]
+    bad_labels = [v for v in labels if _float_or_nan(v) != _float_or_nan(v)]
+    if bad_labels:
+        n_bad = int(np.isnan(raw).sum() - (np.asarray(col.codes) == len(labels)).sum())
+        if n_bad:
+            _warn(f"{source}: {n_bad} value(s) of numeric {what} are not numbers "
+                  f"({list_names(bad_labels)}) and are treated as missing")
+    return raw
+
+
+def conform_columns(columns: list[Column], attributes: list[Attribute], class_attribute: Attribute, *,
+                    source: str, relation: str = "data", positional: bool = False,
+                    class_column: Column | None = None) -> Dataset:
+    """:func:`conform` on decoded source columns (see there).
+
+    With ``positional``, ``columns`` are the non-class columns in training order and ``class_column``
+    is the class (or None); otherwise columns are matched by name, the class included.
+    """
+    if positional:
+        if len(columns) != len(attributes):
+            raise DataError(f"{source}: expected {len(attributes)} columns, got {len(columns)}")
+        matched = list(columns)
+        cls = class_column
+    else:
+        by_name = {c.attribute.name: c for c in columns}
+        absent = [a.name for a in attributes if a.name not in by_name]
+        if absent:
+            raise DataError(f"{source}: missing attribute(s) the model needs: {list_names(absent)}")
+        matched = [by_name[a.name] for a in attributes]
+        cls = by_name.get(class_attribute.name)
+        extra = [c.attribute.name for c in columns
+                 if c.attribute.name not in {a.name for a in attributes} and c is not cls]
+        if extra:
+            log.info("%s: ignoring column(s) the model does not use: %s", source, list_names(extra))
+
+    out_attrs: list[Attribute] = []
+    out_cols: list[Column] = []
+    for col, a in zip(matched, attributes):
+        what = f"attribute {a.name!r}"
+        if a.numeric:  # pending or discretised: raw values, which the discretiser's apply cuts
+            na = Attribute(a.name, (), numeric=True)
+            out_cols.append(Column(na, raw=_raw_values(col, what, source)))
+        else:
+            na = a
+            out_cols.append(Column(a, codes=_nominal_codes(col, a, what, source, a.missing_code)))
+        out_attrs.append(na)
+
+    n = columns[0].n_rows if columns else (cls.n_rows if cls is not None else 0)
+    if cls is None:
+        y = np.full(n, -1, dtype=np.int32)
+    else:
+        y = _nominal_codes(cls, class_attribute, f"the class {class_attribute.name!r}", source, -1).astype(np.int32)
+
+    zero = np.broadcast_to(np.uint8(0), (n,))
+    X = (encode_codes([c.codes if c.codes is not None else zero for c in out_cols], out_attrs)
+         if out_cols else np.zeros((n, 0), dtype=np.uint8))
+    raws = [c.raw for c in out_cols if c.raw is not None]
+    numeric = np.ascontiguousarray(np.column_stack(raws)) if raws else None
+    return Dataset(attributes=out_attrs, class_attribute=class_attribute, X=X, y=y, numeric=numeric,
+                   relation=relation, source=source)
+
+
+def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attribute) -> Dataset:
+    """Re-express new data (test data, data to classify) on the training attributes.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The new data, read with any class choice.
+    attributes : list of Attribute
+        The training attributes (as stored in the model, discretised or not).
+    class_attribute : Attribute
+        The training class.
+
+    Returns
+    -------
+    Dataset
+        One column per training attribute, in training order:
+
+        * columns are matched by name (every column of ``dataset``, its class included); extra columns
+          are ignored. Data from :func:`~hdp_plugin.data.from_arrays` with generic names is matched by
+          position instead, and must have exactly as many columns;
+        * nominal codes are remapped by label; a label never seen in training becomes the missing
+          value, with a warning naming the attribute and the count;
+        * attributes numeric in training come back as raw numeric (pending) columns, even when
+          ``attributes`` holds their cut points: the discretiser's ``apply`` cuts them;
+        * the class is remapped too (unseen or missing labels give ``y == -1``); an absent class column
+          gives ``y == -1`` everywhere.
+
+    Raises
+    ------
+    DataError
+        Naming the training attributes missing from ``dataset``, or, for positional matching, when the
+        column count differs ("expected N columns, got M").
+    """
+    source = dataset.source
+    names = dataset.names
+    if source == ARRAY_SOURCE and names == generic_names(len(names)):
+        cols = dataset_columns(dataset)
+        ci = dataset.class_index if 0 <= dataset.class_index <= len(names) else len(names)
+        cls = cols.pop(ci)
+        if not cls.attribute.values:
+            cls = None
+        return conform_columns(cols, attributes, class_attribute, source=source, relation=dataset.relation,
+                               positional=True, class_column=cls)
+    return conform_columns(dataset_columns(dataset), attributes, class_attribute, source=source,
+                           relation=dataset.relation)
+
+
+def check_trainable(dataset: Dataset) -> list[str]:
+    """Check that a dataset can train a classifier; return (and emit) warnings about it.
+
+    Parameters
+    ----------
+    dataset : Dataset
+
+    Returns
+    -------
+    list of str
+        Warnings, each also emitted with :func:`warnings.warn`: attributes that look like row
+        identifiers (nominal, with at least ``config.ID_COLUMN_FRACTION`` times as many distinct values
+        as rows, once there are ``config.ID_COLUMN_MIN_ROWS`` rows).
+
+    Raises
+    ------
+    DataError
+        If there are no rows, or fewer than two class values are observed.
+    """
+    src = dataset.source
+    cname = dataset.class_attribute.name
+    n = dataset.n_rows
+    if n == 0:
+        raise DataError(f"{src}: no data rows")
+    observed = np.unique(dataset.y[dataset.y >= 0])
+    if observed.size == 0:
+        raise DataError(f"class {cname!r} has no observed values in {src} (every row's class is missing)")
+    if observed.size == 1:
+        value = dataset.class_values[int(observed[0])]
+        raise DataError(f"class {cname!r} has only one observed value {value!r} in {src}")
+    out: list[str] = []
+    if n >= config.ID_COLUMN_MIN_ROWS:
+        for j, a in enumerate(dataset.attributes):
+            if a.numeric or not a.values:
+                continue
+            counts = np.bincount(dataset.X[:, j], minlength=a.n_codes)[: a.missing_code]
+            distinct = int(np.count_nonzero(counts))
+            if distinct >= config.ID_COLUMN_FRACTION * n:
+                msg = (f"attribute {a.name!r} in {src} looks like a row identifier ({distinct} distinct values "
+                       f"in {n} rows) and cannot help classify new rows; remove the column from the data")
+                out.append(msg)
+                warnings.warn(msg, stacklevel=2)
+    return out

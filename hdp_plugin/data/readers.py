@@ -1,0 +1,122 @@
+"""One entry point for files: the format comes from the extension, or is given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ParameterError
+from . import arrow
+from ._columns import Column
+from .arff import read_arff, read_arff_columns
+from .conform import conform_columns
+from .dataset import Attribute, Dataset
+
+__all__ = ["FORMATS", "format_of", "read_dataset", "read_conformed"]
+
+#: format name -> file extensions that select it (a trailing ``.gz`` is allowed for ARFF and CSV)
+FORMATS = {
+    "arff": (".arff",),
+    "arrow": (".arrow", ".feather", ".ipc", ".arrows"),
+    "parquet": (".parquet", ".pq"),
+    "csv": (".csv",),
+}
+
+
+def format_of(path: str | Path, format: str | None = None) -> str:
+    """The format of ``path``: ``format`` if given (checked), else the one its extension names."""
+    if format is not None:
+        fmt = format.lower().lstrip(".")
+        fmt = {"feather": "arrow", "ipc": "arrow"}.get(fmt, fmt)
+        if fmt not in FORMATS:
+            raise ParameterError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+        return fmt
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+        allowed = ("arff", "csv")
+    else:
+        allowed = tuple(FORMATS)
+    ext = suffixes[-1] if suffixes else ""
+    for fmt in allowed:
+        if ext in FORMATS[fmt]:
+            return fmt
+    raise ParameterError(
+        f"cannot tell the format of {path} from its extension {ext or '(none)'!r}; "
+        f"name it .arff, .arrow/.feather/.ipc, .parquet or .csv, or pass format= one of {', '.join(FORMATS)}"
+    )
+
+
+_TABLES = {"arrow": arrow.ipc_table, "parquet": arrow.parquet_table, "csv": arrow.csv_table}
+
+
+def read_dataset(path: str | Path, *, class_attribute: str | None = None, format: str | None = None) -> Dataset:
+    """Read a data file into a :class:`Dataset`.
+
+    Parameters
+    ----------
+    path : str or Path
+        An ARFF (``.arff``, ``.arff.gz``), Arrow IPC file or stream (``.arrow``, ``.feather``, ``.ipc``),
+        Parquet (``.parquet``) or CSV (``.csv``, ``.csv.gz``, with a header row) file.
+    class_attribute : str, optional
+        Name of the class attribute; the last column by default (Weka's convention).
+    format : {"arff", "arrow", "parquet", "csv"}, optional
+        The format, when the extension does not tell it.
+
+    Returns
+    -------
+    Dataset
+        Rows with a missing class are kept with ``y == -1``; see
+        :meth:`Dataset.drop_missing_class`.
+
+    Raises
+    ------
+    DataError
+        For a missing, undecodable or malformed file (naming the line where there is one), an unknown
+        class attribute (listing the available ones), or a numeric class.
+    ParameterError
+        For an unknown ``format`` or an extension that names none.
+
+    See Also
+    --------
+    read_conformed : read new data on a trained model's attributes.
+    """
+    fmt = format_of(path, format)
+    if fmt == "arff":
+        return read_arff(path, class_attribute=class_attribute)
+    return arrow.from_arrow(_TABLES[fmt](path), class_attribute=class_attribute, source=str(path))
+
+
+def read_columns(path: str | Path, *, format: str | None = None) -> tuple[list[Column], str, str]:
+    """Decode every column of a file, choosing no class: ``(columns, relation, source)``."""
+    fmt = format_of(path, format)
+    if fmt == "arff":
+        return read_arff_columns(path)
+    source = str(path)
+    return arrow.table_columns(_TABLES[fmt](path), source), Path(source).stem, source
+
+
+def read_conformed(path: str | Path, attributes: list[Attribute], class_attribute: Attribute, *,
+                   format: str | None = None) -> Dataset:
+    """Read new data (to test or classify) directly onto a trained model's attributes.
+
+    Unlike ``conform(read_dataset(path), ...)`` this chooses no class column while reading, so a file
+    without the class column, whose last column is numeric, reads fine.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file; formats as for :func:`read_dataset`.
+    attributes : list of Attribute
+        The training attributes.
+    class_attribute : Attribute
+        The training class.
+    format : str, optional
+        As for :func:`read_dataset`.
+
+    Returns
+    -------
+    Dataset
+        As :func:`~hdp_plugin.data.conform` returns it.
+    """
+    columns, relation, source = read_columns(path, format=format)
+    return conform_columns(columns, attributes, class_attribute, source=source, relation=relation)
