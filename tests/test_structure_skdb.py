@@ -104,24 +104,28 @@ def test_context_trie_counts(monkeypatch):
         for a, ps in enumerate(parents):
             for d in range(len(ps) + 1):
                 ref[(a, tuple(X[r, q] for q in ps[:d]), y[r], X[r, a])] += 1
-    nodes = set()
+    blocks = set()
     for r in range(len(y)):
         for a, ps in enumerate(parents):
-            node = t.root[a]
+            ca = card[a]
+            block = t.root[a]
             for d in range(len(ps) + 1):
-                if d:
-                    node = t.child[t.child_off[node] + X[r, ps[d - 1]]]
-                nodes.add(node)
-                assert t.node_attr[node] == a
+                if d:  # follow the child slot of the next parent's value
+                    block = t.data[block + 3 * ca + 3 + X[r, ps[d - 1]]]
+                blocks.add(block)
                 ctx = tuple(X[r, q] for q in ps[:d])
                 for c in range(3):
-                    for x in range(card[a]):
-                        got = t.counts[t.count_off[node] + c * card[a] + x]
-                        assert got == ref[(a, ctx, c, x)]
-                    assert t.totals[node * 3 + c] == sum(
-                        ref[(a, ctx, c, x)] for x in range(card[a])
-                    )
-    assert nodes == set(range(t.n_nodes))  # only visited contexts exist
+                    for x in range(ca):
+                        assert t.data[block + c * ca + x] == ref[(a, ctx, c, x)]
+                    total = sum(ref[(a, ctx, c, x)] for x in range(ca))
+                    assert t.data[block + 3 * ca + c] == total
+    assert len(blocks) == t.n_nodes  # only visited contexts exist
+    # every block is accounted for: the array is exactly the visited blocks
+    n_cells = sum(3 * card[a] + 3 + (card[ps[d]] if d < len(ps) else 0)
+                  for a, ps in enumerate(parents)
+                  for d in range(len(ps) + 1)
+                  for _ in {tuple(X[r, q] for q in ps[:d]) for r in range(len(y))})  # fmt: skip
+    assert t.data.shape[0] == n_cells
 
 
 def test_streaming_gives_the_same_grid(monkeypatch):

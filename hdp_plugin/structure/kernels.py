@@ -13,13 +13,16 @@ Pairwise statistics (one counting pass, :func:`count_block`):
 * ``n_xxy[pair_off[i, j] + (xi * card[j] + xj) * C + y]`` for ``i < j``.
 
 Context tries for SkDB (:func:`trie_insert_block`), one trie per attribute ``a`` whose depth-``d``
-nodes are the observed values of its first ``d`` parents (in branching order), root
-``root[a]``:
+nodes are the observed values of its first ``d`` parents (in branching order). Every node is one
+*block* of the flat int64 array ``data``, at offset ``b`` (the root's is ``root[a]``)::
 
-* ``counts[count_off[node] + y * card[a] + x]`` holds n(x_a = x, y, context of ``node``);
-* ``child[child_off[node] + v]`` is the child reached when the next parent takes value ``v``
-  (``-1`` if no row went there), and ``child_off[node] == -1`` at the deepest level;
-* ``sizes`` holds ``[n_nodes, counts used, child slots used]``.
+    data[b + y * |X_a| + x]           n(x_a = x, y, the node's context)      C * |X_a| cells
+    data[b + C * |X_a| + y]           n(y, the node's context)               C cells
+    data[b + C * |X_a| + C + v]       block of the child where the next      |next parent| cells,
+                                      parent takes value v (-1: none)        not at the deepest level
+
+A child slot holds the child's block offset itself, so descending one level is one load.
+``sizes`` holds ``[n_nodes, cells used]``.
 """
 
 from __future__ import annotations
@@ -146,71 +149,50 @@ def _grow(arr, needed, fill):
 
 
 @njit(**NJIT_OPTIONS)
-def trie_insert_block(
-    X, y, card, n_classes, par_ptr, par_idx, root, node_attr, count_off, child_off, counts, child,
-    sizes,
-):
+def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes):
     """Add one block of rows to every attribute's context trie.
 
-    Nodes are created on first visit, so only contexts some row reaches exist. The arrays grow
-    by doubling; the (possibly new) arrays are returned and ``sizes`` is updated in place. Codes
+    Nodes are created on first visit, so only contexts some row reaches exist. ``data`` grows
+    by doubling; the (possibly new) array is returned and ``sizes`` is updated in place. Codes
     must already be validated (by the counting pass).
     """
     n_rows, n_attr = X.shape
+    C = n_classes
     n_nodes = sizes[0]
-    n_counts = sizes[1]
-    n_child = sizes[2]
+    used = sizes[1]
     for r in range(n_rows):
         c = np.int64(y[r])
         for a in range(n_attr):
             ca = card[a]
             cell = c * ca + np.int64(X[r, a])
-            node = root[a]
-            counts[count_off[node] + cell] += 1
+            tot = C * ca + c
+            slots = C * ca + C
+            block = root[a]
+            data[block + cell] += 1
+            data[block + tot] += 1
             first = par_ptr[a]
             depth = par_ptr[a + 1] - first
             for d in range(depth):
-                slot = child_off[node] + np.int64(X[r, par_idx[first + d]])
-                nxt = child[slot]
+                slot = block + slots + np.int64(X[r, par_idx[first + d]])
+                nxt = data[slot]
                 if nxt < 0:
-                    nxt = n_nodes
+                    # a new node: zeroed counts and totals, then empty child slots
+                    nxt = used
+                    n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
+                    used += slots + n_slots
+                    data = _grow(data, used, 0)
+                    for i in range(slots):
+                        data[nxt + i] = 0
+                    for i in range(n_slots):
+                        data[nxt + slots + i] = -1
+                    data[slot] = nxt
                     n_nodes += 1
-                    node_attr = _grow(node_attr, n_nodes, -1)
-                    count_off = _grow(count_off, n_nodes, -1)
-                    child_off = _grow(child_off, n_nodes, -1)
-                    node_attr[nxt] = a
-                    count_off[nxt] = n_counts
-                    n_counts += n_classes * ca
-                    counts = _grow(counts, n_counts, 0)
-                    if d + 1 < depth:
-                        child_off[nxt] = n_child
-                        n_child += card[par_idx[first + d + 1]]
-                        child = _grow(child, n_child, -1)
-                    else:
-                        child_off[nxt] = -1
-                    child[slot] = nxt
-                node = nxt
-                counts[count_off[node] + cell] += 1
+                block = nxt
+                data[block + cell] += 1
+                data[block + tot] += 1
     sizes[0] = n_nodes
-    sizes[1] = n_counts
-    sizes[2] = n_child
-    return node_attr, count_off, child_off, counts, child
-
-
-@njit(**NJIT_OPTIONS)
-def trie_totals(node_attr, card, n_classes, count_off, counts):
-    """``totals[node * C + y]``: rows in the node's context with class ``y``."""
-    n_nodes = node_attr.shape[0]
-    totals = np.zeros(n_nodes * n_classes, dtype=np.int64)
-    for node in range(n_nodes):
-        ca = card[node_attr[node]]
-        base = count_off[node]
-        for c in range(n_classes):
-            s = 0
-            for x in range(ca):
-                s += counts[base + c * ca + x]
-            totals[node * n_classes + c] = s
-    return totals
+    sizes[1] = used
+    return data
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,8 +200,8 @@ def trie_totals(node_attr, card, n_classes, count_off, counts):
 # --------------------------------------------------------------------------------------------
 @njit(**NJIT_OPTIONS)
 def loo_squared_errors_block(
-    X, y, card, n_classes, order, par_ptr, par_idx, root, count_off, child_off, counts, child,
-    totals, n_x, x_off, n_y, n_rows_total, m, max_k, sq_err,
+    X, y, card, n_classes, order, par_ptr, par_idx, root, data, n_x, x_off, n_y, n_rows_total,
+    m, max_k, sq_err,
 ):
     """Add one block's leave-one-out squared errors ``(1 - p(y_i | x_i))^2`` to ``sq_err``.
 
@@ -237,7 +219,7 @@ def loo_squared_errors_block(
     n_attr = order.shape[0]
     C = n_classes
     post = np.empty((max_k + 1, C))
-    prob = np.empty(max_k + 2)  # estimate at depth 0..max_k (depth = number of attribute parents)
+    prob = np.empty(max_k + 1)  # estimate at depth 0..max_k (depth = number of attribute parents)
     path = np.empty(max_k + 1, dtype=np.int64)
     prior = np.empty(C)
     n_loo = n_rows_total - 1.0  # rows left after removing this one
@@ -263,26 +245,27 @@ def loo_squared_errors_block(
             a = order[u]
             ca = card[a]
             xa = np.int64(X[r, a])
+            tot = C * ca
+            slots = tot + C
             first = par_ptr[a]
             depth = par_ptr[a + 1] - first
             # the row's path through the trie (it exists: the row itself was counted)
-            node = root[a]
-            path[0] = node
+            block = root[a]
+            path[0] = block
             for d in range(depth):
-                node = child[child_off[node] + np.int64(X[r, par_idx[first + d]])]
-                path[d + 1] = node
+                block = data[block + slots + np.int64(X[r, par_idx[first + d]])]
+                path[d + 1] = block
             # class-free marginal, the last resort of the back-off
             p_root = (n_x[x_off[a] + xa] - 1.0 + m / ca) / (n_loo + m)
             for c in range(C):
                 own = 1.0 if c == yi else 0.0
                 deepest = -1
                 for d in range(depth + 1):
-                    nd = path[d]
-                    n_ctx = totals[nd * C + c] - own
+                    b = path[d]
+                    n_ctx = data[b + tot + c] - own
                     if n_ctx <= 0.0:
                         break  # deeper contexts are sub-contexts: empty too
-                    n_val = counts[count_off[nd] + c * ca + xa] - own
-                    prob[d] = (n_val + m / ca) / (n_ctx + m)
+                    prob[d] = (data[b + c * ca + xa] - own + m / ca) / (n_ctx + m)
                     deepest = d
                 for k in range(max_k + 1):
                     d = min(k, deepest)
@@ -292,6 +275,6 @@ def loo_squared_errors_block(
                 for c in range(C):
                     s += post[k, c]
                 for c in range(C):
-                    post[k, c] /= s
+                    post[k, c] /= s  # a division, not a reciprocal: p stays exactly 1 when C = 1
                 e = 1.0 - post[k, yi]
                 sq_err[u + 1, k] += e * e

@@ -13,8 +13,8 @@ makes two more passes over the rows, as in Martinez et al. (2016):
    adding attributes one at a time (O(rows x n x K x C)).
 
 Memory: a trie has at most one node per distinct prefix of parent values seen in the data, so at
-most ``min(rows, product of the parents' cardinalities)`` nodes per level; each node holds
-``C * |X_a|`` counts and ``|next parent|`` child slots (int64).
+most ``min(rows, product of the parents' cardinalities)`` nodes per level; each node is a block
+of ``C * |X_a| + C`` counts and ``|next parent|`` child slots (int64).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from .. import config
 from .base import Structure
 from .counts import CountStatistics
-from .kernels import loo_squared_errors_block, trie_insert_block, trie_totals
+from .kernels import loo_squared_errors_block, trie_insert_block
 from .learners import check_k, kdb
 
 log = logging.getLogger(__name__)
@@ -35,25 +35,17 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, eq=False)
 class ContextTries:
-    """n(x_a, y, first d parents) for every attribute a and depth d, as flat arrays.
+    """n(x_a, y, first d parents) for every attribute a and depth d, in one flat int64 array.
 
-    See :mod:`hdp_plugin.structure.kernels` for the layout. ``totals[node * C + y]`` is the
-    number of rows in a node's context with class y.
+    See :mod:`hdp_plugin.structure.kernels` for the block layout of ``data``; ``root[a]`` is the
+    block of attribute a's class-only context, ``par_ptr``/``par_idx`` the parents (CSR).
     """
 
     par_ptr: np.ndarray
     par_idx: np.ndarray
     root: np.ndarray
-    node_attr: np.ndarray
-    count_off: np.ndarray
-    child_off: np.ndarray
-    counts: np.ndarray
-    child: np.ndarray
-    totals: np.ndarray
-
-    @property
-    def n_nodes(self) -> int:
-        return int(self.node_attr.shape[0])
+    data: np.ndarray
+    n_nodes: int
 
 
 def build_context_tries(
@@ -85,46 +77,33 @@ def build_context_tries(
     par_ptr = np.zeros(n_attr + 1, dtype=np.int64)
     np.cumsum([len(p) for p in parents], out=par_ptr[1:])
     par_idx = np.array([q for p in parents for q in p], dtype=np.int64)
-    # Step 2: one root per attribute (the class-only context), laid out first
-    root = np.arange(n_attr, dtype=np.int64)
-    cap = max(4 * n_attr, 16)
-    node_attr = np.full(cap, -1, dtype=np.int64)
-    count_off = np.full(cap, -1, dtype=np.int64)
-    child_off = np.full(cap, -1, dtype=np.int64)
-    node_attr[:n_attr] = root
-    n_counts = 0
-    n_child = 0
+    # Step 2: one root block per attribute (the class-only context), laid out first
+    root = np.zeros(n_attr, dtype=np.int64)
+    used = 0
+    blocks = []
     for a in range(n_attr):
-        count_off[a] = n_counts
-        n_counts += C * int(card[a])
-        if parents[a]:
-            child_off[a] = n_child
-            n_child += int(card[parents[a][0]])
-    counts = np.zeros(max(2 * n_counts, 16), dtype=np.int64)
-    child = np.full(max(2 * n_child, 16), -1, dtype=np.int64)
-    sizes = np.array([n_attr, n_counts, n_child], dtype=np.int64)
+        root[a] = used
+        head = C * int(card[a]) + C
+        n_slots = int(card[parents[a][0]]) if parents[a] else 0
+        blocks.append(np.concatenate([np.zeros(head, np.int64), np.full(n_slots, -1, np.int64)]))
+        used += head + n_slots
+    data = np.zeros(max(4 * used, 1024), dtype=np.int64)
+    if blocks:
+        data[:used] = np.concatenate(blocks)
+    sizes = np.array([n_attr, used], dtype=np.int64)
     # Step 3: one pass over the rows, block by block
     n_rows = X.shape[0]
     for start in range(0, n_rows, config.ROW_BLOCK):
         stop = min(start + config.ROW_BLOCK, n_rows)
-        node_attr, count_off, child_off, counts, child = trie_insert_block(
-            X[start:stop], y[start:stop], card, C, par_ptr, par_idx, root,
-            node_attr, count_off, child_off, counts, child, sizes,
-        )  # fmt: skip
-    n_nodes, n_counts, n_child = (int(s) for s in sizes)
-    node_attr = node_attr[:n_nodes].copy()
-    count_off = count_off[:n_nodes].copy()
-    counts = counts[:n_counts].copy()
+        data = trie_insert_block(
+            X[start:stop], y[start:stop], card, C, par_ptr, par_idx, root, data, sizes
+        )
     return ContextTries(
         par_ptr=par_ptr,
         par_idx=par_idx,
         root=root,
-        node_attr=node_attr,
-        count_off=count_off,
-        child_off=child_off[:n_nodes].copy(),
-        counts=counts,
-        child=child[:n_child].copy(),
-        totals=trie_totals(node_attr, card, C, count_off, counts),
+        data=data[: int(sizes[1])].copy(),
+        n_nodes=int(sizes[0]),
     )
 
 
@@ -167,8 +146,7 @@ def loo_rmse_grid(
         stop = min(start + config.ROW_BLOCK, n_rows)
         loo_squared_errors_block(
             X[start:stop], y[start:stop], stats.cardinalities, stats.n_classes, order,
-            tries.par_ptr, tries.par_idx, tries.root, tries.count_off, tries.child_off,
-            tries.counts, tries.child, tries.totals, n_x, x_off, stats.n_y,
+            tries.par_ptr, tries.par_idx, tries.root, tries.data, n_x, x_off, stats.n_y,
             float(stats.n_rows), float(m), max_k, sq_err,
         )  # fmt: skip
     return np.sqrt(sq_err / max(n_rows, 1))
