@@ -475,6 +475,9 @@ class _ExactReader:
                     vals.pop()
                 self.weights_seen += 1
         if len(vals) != n:
+            m = _KEYWORD.match(s)
+            if m is not None and m.group(1).lower() in ("@attribute", "@relation", "@data"):
+                raise _bad(self.source, lineno, f"{m.group(1)} after @data; declarations belong in the header")
             raise _bad(self.source, lineno, f"expected {n} values, got {len(vals)}")
         return vals
 
