@@ -174,8 +174,18 @@ class BayesNetClassifier(*_BASES):
             raise DataError("Input X contains infinity or a value too large; missing values must be NaN")
         if arr.dtype.kind == "c":
             raise DataError("Complex data not supported")
-        names = getattr(self, "_array_names_", None) if not fitting else None
+        names = None
+        if not fitting:
+            self._check_n_features(arr.shape[1])
+            names = self._array_names_
         return from_arrays(arr, None, feature_names=names), None
+
+    def _check_n_features(self, n: int) -> None:
+        if n != self.n_features_in_:
+            raise DataError(
+                f"X has {n} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input."
+            )
 
     # ------------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, class_attribute: str | None = None):
@@ -287,12 +297,6 @@ class BayesNetClassifier(*_BASES):
     def _codes(self, X) -> np.ndarray:
         self._check_fitted()
         ds, _ = self._to_dataset(X, None, None, fitting=False)
-        if not isinstance(X, Dataset) and not (hasattr(X, "columns") or hasattr(X, "column_names")):
-            if ds.n_attributes != self.n_features_in_:
-                raise DataError(
-                    f"X has {ds.n_attributes} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input."
-                )
         ds = conform(ds, self.attributes_, self.class_attribute_)
         ds = apply_cut_points(ds, self.attributes_)
         return ds.X
@@ -318,7 +322,8 @@ class BayesNetClassifier(*_BASES):
 
     def predict(self, X) -> np.ndarray:
         """The most probable class of every row (the first one on ties)."""
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+        log_proba = self.predict_log_proba(X)
+        return self.classes_[np.argmax(log_proba, axis=1)]
 
     def score(self, X, y=None, sample_weight=None) -> float:
         """Accuracy on ``X`` (a Dataset or Table carries its own labels when ``y`` is None)."""

@@ -1,0 +1,126 @@
+"""BayesNetClassifier: the scikit-learn contract, inputs, back-off and accuracy on real data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hdp_plugin import BayesNetClassifier, read_dataset
+from hdp_plugin.errors import DataError, NotFittedError, ParameterError
+from hdp_plugin.model.evaluation import cross_validate, log_loss, rmse, zero_one_loss
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def vote():
+    return read_dataset(DATA / "vote.arff")
+
+
+@pytest.mark.parametrize("structure", ["nb", "tan", "kdb", "skdb"])
+@pytest.mark.parametrize("estimator", ["hdp", "m-estimate", "laplace", "mle"])
+def test_every_structure_and_estimator_fits_and_predicts(vote, structure, estimator):
+    clf = BayesNetClassifier(structure=structure, k=2, estimator=estimator, iterations=60,
+                             random_state=0).fit(vote)
+    proba = clf.predict_proba(vote)
+    assert proba.shape == (vote.n_rows, 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert list(clf.classes_) == ["democrat", "republican"]
+    assert clf.n_features_in_ == 16
+    assert clf.score(vote) > 0.85
+    assert set(clf.parents_) <= set(vote.names)
+    for child, ps in clf.parents_.items():
+        assert len(ps) <= {"nb": 0, "tan": 1}.get(structure, 2)
+
+
+def test_numeric_data_is_discretised_and_cut_points_kept():
+    data = read_dataset(DATA / "diabetes.arff")
+    clf = BayesNetClassifier(k=2, iterations=100, random_state=0).fit(data)
+    assert all(a.numeric and a.cut_points is not None for a in clf.attributes_)
+    assert clf.score(data) > 0.7
+
+
+def test_same_seed_same_model_whatever_the_threads(vote):
+    a = BayesNetClassifier(k=3, iterations=200, random_state=7, n_jobs=1).fit(vote)
+    b = BayesNetClassifier(k=3, iterations=200, random_state=7, n_jobs=2).fit(vote)
+    assert np.array_equal(a.tables_.log_probs, b.tables_.log_probs)
+    assert np.array_equal(a.predict_proba(vote), b.predict_proba(vote))
+
+
+def test_numpy_input_with_labels_and_column_count_check():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(300, 4)).astype(object).astype(str)
+    y = np.where(X[:, 0] == X[:, 1], "same", "diff")
+    clf = BayesNetClassifier(k=2, iterations=100, random_state=0).fit(X, y)
+    assert set(clf.classes_) == {"diff", "same"}
+    assert clf.score(X, y) > 0.9
+    with pytest.raises(DataError, match="X has 3 features, but BayesNetClassifier is expecting 4"):
+        clf.predict(X[:, :3])
+
+
+def test_unseen_and_missing_values_back_off(vote):
+    clf = BayesNetClassifier(k=2, iterations=100, random_state=0).fit(vote.take(np.arange(200)))
+    X = vote.take(np.arange(200, 230))
+    # every attribute missing: only the class prior is left
+    Xm = X.take(np.arange(30))
+    Xm.X[:] = np.array([a.missing_code for a in Xm.attributes], dtype=Xm.X.dtype)
+    p = clf.predict_proba(Xm)
+    assert np.isfinite(p).all()
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+def test_not_fitted_and_bad_parameters(vote):
+    with pytest.raises(NotFittedError):
+        BayesNetClassifier().predict(vote)
+    with pytest.raises(ParameterError, match="structure"):
+        BayesNetClassifier(structure="bn").fit(vote)
+    with pytest.raises(ParameterError, match="k must be"):
+        BayesNetClassifier(k=-1).fit(vote)
+    with pytest.raises(ParameterError, match="burn_in"):
+        BayesNetClassifier(iterations=10, burn_in=20).fit(vote)
+
+
+def test_metrics_match_their_definitions():
+    p = np.array([[0.7, 0.3], [0.2, 0.8], [0.5, 0.5]])
+    y = np.array([0, 0, 1])
+    assert rmse(p, y) == pytest.approx(np.sqrt((0.09 * 2 + 0.64 * 2 + 0.25 * 2) / 6))
+    assert zero_one_loss(p, y) == pytest.approx(2 / 3)  # tie: the first maximum (class 0) is wrong
+    assert log_loss(p, y) == pytest.approx(-(np.log(0.7) + np.log(0.2) + np.log(0.5)) / 3)
+
+
+def test_pipeline_and_cross_val_score():
+    sk = pytest.importorskip("sklearn")
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    pipe = make_pipeline(FunctionTransformer(), BayesNetClassifier(k=1, iterations=100, random_state=0))
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.mean() > 0.85
+
+
+@pytest.mark.parametrize(
+    "name,k,iterations",
+    [("soybean.arff", 3, 1000), ("segment-challenge.arff", 3, 1000)],
+)
+def test_hdp_beats_m_estimate_on_real_data(name, k, iterations):
+    data = read_dataset(DATA / name)
+    hdp = cross_validate(lambda: BayesNetClassifier(k=k, iterations=iterations, random_state=1), data, seed=3)
+    mest = cross_validate(lambda: BayesNetClassifier(k=k, estimator="m-estimate"), data, seed=3)
+    assert hdp.rmse < mest.rmse, (hdp.rmse, mest.rmse)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["soybean.arff", "segment-challenge.arff"])
+@pytest.mark.parametrize("k", [3, 5])
+def test_hdp_beats_m_estimate_on_real_data_full(name, k):
+    # vote is left out on purpose: there the published implementation's HDP also loses to the
+    # m-estimate (ALGORITHM.md section 8: 0.2255 against 0.2246 for kDB-5), and so does ours.
+    data = read_dataset(DATA / name)
+    hdp = cross_validate(lambda: BayesNetClassifier(k=k, iterations=5000, random_state=1), data, seed=3)
+    mest = cross_validate(lambda: BayesNetClassifier(k=k, estimator="m-estimate"), data, seed=3)
+    assert hdp.rmse < mest.rmse, (hdp.rmse, mest.rmse)
