@@ -18,6 +18,10 @@ log = logging.getLogger(__name__)
 __all__ = ["conform", "conform_columns", "check_trainable"]
 
 
+#: marks a label never seen in training, before it becomes the missing code
+_UNKNOWN = -2
+
+
 def _float_or_nan(label: str) -> float:
     try:
         return float(label)
@@ -27,7 +31,7 @@ def _float_or_nan(label: str) -> float:
 
 def _warn(msg: str) -> None:
     log.warning(msg)
-    warnings.warn(msg, stacklevel=4)
+    warnings.warn(msg, stacklevel=5)  # the caller of conform / read_conformed
 
 
 def _nominal_codes(col: Column, target: Attribute, what: str, source: str, missing: int) -> np.ndarray:
@@ -35,9 +39,16 @@ def _nominal_codes(col: Column, target: Attribute, what: str, source: str, missi
     index = {v: i for i, v in enumerate(target.values)}
     if col.codes is not None:
         src = col.attribute.values
-        lut = np.array([index.get(v, -1) for v in src] + [missing], dtype=np.int64)
+        if src == ("false", "true"):  # a boolean column: also match TRUE/True/... in training
+            lower: dict[str, list[int]] = {}
+            for i, v in enumerate(target.values):
+                lower.setdefault(v.lower(), []).append(i)
+            for v in src:
+                if v not in index and len(lower.get(v, ())) == 1:
+                    index[v] = lower[v][0]
+        lut = np.array([index.get(v, _UNKNOWN) for v in src] + [missing], dtype=np.int64)
         codes = lut[np.asarray(col.codes, dtype=np.int64)]
-        unknown = codes < 0
+        unknown = codes == _UNKNOWN
         if unknown.any():
             seen = sorted({src[c] for c in np.unique(np.asarray(col.codes)[unknown])})
             _warn(f"{source}: {int(unknown.sum())} value(s) of {what} never seen in training "
@@ -53,13 +64,13 @@ def _nominal_codes(col: Column, target: Attribute, what: str, source: str, missi
     raw = np.asarray(col.raw, dtype=np.float64)
     nan = np.isnan(raw)
     uniq, inv = np.unique(raw[~nan], return_inverse=True)
-    lut = np.array([by_number.get(float(u), -1) for u in uniq], dtype=np.int64)
+    lut = np.array([by_number.get(float(u), _UNKNOWN) for u in uniq], dtype=np.int64)
     codes = np.full(raw.shape[0], missing, dtype=np.int64)
     if uniq.size:
         codes[~nan] = lut[inv.reshape(-1)]
-    unknown = codes < 0
+    unknown = codes == _UNKNOWN
     if unknown.any():
-        seen = [repr(float(u)) for u in uniq[lut < 0]]
+        seen = [repr(float(u)) for u in uniq[lut == _UNKNOWN]]
         _warn(f"{source}: {int(unknown.sum())} value(s) of {what} never seen in training "
               f"({list_names(seen)}) are treated as missing")
         codes[unknown] = missing
@@ -153,8 +164,10 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
         * columns are matched by name (every column of ``dataset``, its class included); extra columns
           are ignored. Data from :func:`~hdp_plugin.data.from_arrays` with generic names is matched by
           position instead, and must have exactly as many columns;
-        * nominal codes are remapped by label; a label never seen in training becomes the missing
-          value, with a warning naming the attribute and the count;
+        * nominal codes are remapped by label (a boolean column's "false"/"true" also match training
+          labels that differ only in case, such as ``FALSE``/``TRUE``; numbers match labels that read
+          as the same number); a label never seen in training becomes the missing value, with a
+          warning naming the attribute and the count;
         * attributes numeric in training come back as raw numeric (pending) columns, even when
           ``attributes`` holds their cut points: the discretiser's ``apply`` cuts them;
         * the class is remapped too (unseen or missing labels give ``y == -1``); an absent class column
