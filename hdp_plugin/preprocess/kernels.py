@@ -162,6 +162,11 @@ def mdl_cut_points_sorted(values, classes, n_classes, xlogx):
     Weka's ``cutPointsForSubset`` recurses on the two halves of each accepted split; here an
     explicit stack of row ranges ``[first, last)`` does the same work, and the cut points (which
     come from disjoint ranges) are sorted at the end, which gives Weka's order.
+
+    Each range is scanned once, so the cost is O(n * depth of the recursion) (times the number of
+    classes): about 0.1 s per million rows for real-looking data, but when the accepted splits are
+    lopsided (say, a class that alternates every 50 rows) the depth approaches the number of cut
+    points, as in Weka.
     """
     n = values.shape[0]
     out = np.empty(max(n - 1, 0), dtype=np.float64)
@@ -187,6 +192,8 @@ def mdl_cut_points_sorted(values, classes, n_classes, xlogx):
         for i in range(first, last):
             prior[classes[i]] += 1
         prior_entropy = _entropy(prior, xlogx)
+        if _n_present(prior) < 2:
+            continue  # one class: every split has entropy exactly 0, no gain (Weka would scan in vain)
         # Step 3: scan the boundaries between distinct values for the least class entropy;
         # the first of equal minima wins (strict <), as in Weka
         left[:] = 0
