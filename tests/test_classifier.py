@@ -124,3 +124,17 @@ def test_hdp_beats_m_estimate_on_real_data_full(name, k):
     hdp = cross_validate(lambda: BayesNetClassifier(k=k, iterations=5000, random_state=1), data, seed=3)
     mest = cross_validate(lambda: BayesNetClassifier(k=k, estimator="m-estimate"), data, seed=3)
     assert hdp.rmse < mest.rmse, (hdp.rmse, mest.rmse)
+
+
+def test_scikit_learn_check_estimator():
+    pytest.importorskip("sklearn")
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(BayesNetClassifier(iterations=100, random_state=0), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"]
+    assert len(results) > 40
+    assert failed == []

@@ -162,14 +162,28 @@ class BayesNetClassifier(*_BASES):
         if mod.startswith("pyarrow"):
             names = list(X.column_names)
             return from_arrays(np.column_stack([X.column(i).to_numpy(zero_copy_only=False) for i in range(X.num_columns)]), None, feature_names=names), None
+        if hasattr(X, "tocsr") or type(X).__name__.endswith(("_matrix", "_array")) and hasattr(X, "nnz"):
+            raise TypeError(
+                "sparse input is not supported: these classifiers need dense categorical data; "
+                "convert it with X.toarray()"
+            )
         arr = np.asarray(X)
         if arr.ndim == 1:
             raise DataError(
-                "Expected a 2D array, got a 1D array instead: reshape your data with "
+                "Expected a 2D array, got a 1D array instead. Reshape your data with "
                 "array.reshape(-1, 1) for one feature or array.reshape(1, -1) for one sample"
             )
         if arr.ndim != 2:
             raise DataError(f"Expected a 2D array, got an array with {arr.ndim} dimensions")
+        if arr.shape[0] == 0:
+            raise DataError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.")
+        if arr.shape[1] == 0:
+            raise DataError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+        if fitting and y is None:
+            raise DataError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None "
+                "(or pass a Dataset, Table or DataFrame that holds the class column)"
+            )
         if arr.dtype.kind in "fc" and np.isinf(arr).any():
             raise DataError("Input X contains infinity or a value too large; missing values must be NaN")
         if arr.dtype.kind == "c":
@@ -212,6 +226,7 @@ class BayesNetClassifier(*_BASES):
         if y is not None:
             y_arr = np.asarray(y)
             if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+                _warn_column_vector()
                 y_arr = y_arr.ravel()
             if y_arr.ndim != 1:
                 raise DataError(f"y must be one-dimensional, got shape {y_arr.shape}")
@@ -234,6 +249,8 @@ class BayesNetClassifier(*_BASES):
             )
             self.classes_ = classes
         ds, dropped = ds.drop_missing_class()
+        if ds.n_rows == 1:
+            raise DataError(f"{ds.source}: n_samples=1; training needs rows of at least two classes")
         warn = check_trainable(ds)
         if y is None:
             self.classes_ = np.asarray(ds.class_values, dtype=object)
@@ -289,7 +306,7 @@ class BayesNetClassifier(*_BASES):
     # ------------------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "tables_"):
-            raise NotFittedError(
+            raise _NotFitted(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with appropriate "
                 "arguments before using this estimator."
             )
@@ -347,6 +364,28 @@ class BayesNetClassifier(*_BASES):
         tags.input_tags.categorical = True
         tags.non_deterministic = self.random_state is None and self.estimator == "hdp"
         return tags
+
+
+def _warn_column_vector() -> None:
+    import warnings
+
+    try:
+        from sklearn.exceptions import DataConversionWarning as category
+    except ImportError:  # pragma: no cover
+        category = UserWarning
+    warnings.warn(
+        "A column-vector y was passed when a 1d array was expected. Please change the shape of y "
+        "to (n_samples,), for example using ravel().", category, stacklevel=3)
+
+
+try:
+    from sklearn.exceptions import NotFittedError as _SkNotFitted
+
+    class _NotFitted(NotFittedError, _SkNotFitted):
+        """Not fitted: both the project's error and scikit-learn's."""
+
+except ImportError:  # pragma: no cover
+    _NotFitted = NotFittedError
 
 
 def _laplace(trees) -> np.ndarray:
