@@ -76,42 +76,33 @@ ClassOpt = Annotated[
     Optional[str],
     typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute, as in Weka."),
 ]
-StructureOpt = Annotated[
-    str,
-    typer.Option("--structure", "-s", help="Network structure: nb, tan, kdb or skdb (evaluate takes a comma list)."),
-]
-KOpt = Annotated[
-    str,
-    typer.Option("-k", "--k", help="Maximum number of attribute parents of kDB and SkDB (evaluate takes a comma list)."),
-]
-EstimatorOpt = Annotated[
-    str,
-    typer.Option("--estimator", "-e",
-                 help="How the probability tables are estimated: hdp, m-estimate, laplace or mle (evaluate takes a comma list)."),
-]
-IterationsOpt = Annotated[
-    str,
-    typer.Option("--iterations", "-i",
-                 help="Gibbs iterations of the HDP sampler; the paper's experiments use 50000 (evaluate takes a comma list)."),
-]
+
+
+def _listable(decls: tuple[str, ...], help: str):
+    """The same option twice: one value (train) and a comma list (evaluate)."""
+    one = Annotated[str, typer.Option(*decls, help=help)]
+    many = Annotated[str, typer.Option(*decls, help=help + " A comma list compares several values.")]
+    return one, many
+
+
+StructureOpt, StructureList = _listable(("--structure", "-s"), "Network structure: nb, tan, kdb or skdb.")
+KOpt, KList = _listable(("-k", "--k"), "Maximum number of attribute parents of kDB and SkDB.")
+EstimatorOpt, EstimatorList = _listable(
+    ("--estimator", "-e"), "How the probability tables are estimated: hdp, m-estimate, laplace or mle.")
+IterationsOpt, IterationsList = _listable(
+    ("--iterations", "-i"), "Gibbs iterations of the HDP sampler; the paper's experiments use 50000.")
+TyingOpt, TyingList = _listable(("--tying",), "How HDP concentrations are shared: level, none, same-parent or single.")
+DiscretizationOpt, DiscretizationList = _listable(
+    ("--discretization", "-d"), "How numeric attributes become nominal: mdl, equal-frequency, equal-width or none.")
 BurnInOpt = Annotated[
     Optional[int],
     typer.Option("--burn-in", help="Iterations discarded before averaging; by default min(1000, iterations / 10)."),
-]
-TyingOpt = Annotated[
-    str,
-    typer.Option("--tying", help="How HDP concentrations are shared: level, none, same-parent or single (evaluate takes a comma list)."),
 ]
 MOpt = Annotated[float, typer.Option("--m", help="The m of the m-estimate (used by --estimator m-estimate).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the sampler (and of the folds): the same seed gives the same model.")]
 ThreadsOpt = Annotated[
     Optional[int],
     typer.Option("--threads", "-t", help="Threads that sample trees in parallel; by default all cores. The result does not depend on it."),
-]
-DiscretizationOpt = Annotated[
-    str,
-    typer.Option("--discretization", "-d",
-                 help="How numeric attributes become nominal: mdl, equal-frequency, equal-width or none (evaluate takes a comma list)."),
 ]
 
 
@@ -427,16 +418,16 @@ def _parse_cv(cv: str | None, folds: int, repeats: int) -> tuple[int, int]:
 def evaluate(
     data: Annotated[Path, typer.Argument(help="The data to cross-validate on: an ARFF, Arrow IPC/Feather, Parquet or CSV file.")],
     class_attribute: ClassOpt = None,
-    structure: StructureOpt = config.DEFAULT_STRUCTURE,
-    k: KOpt = str(config.DEFAULT_K),
-    estimator: EstimatorOpt = config.DEFAULT_ESTIMATOR,
-    iterations: IterationsOpt = str(config.DEFAULT_ITERATIONS),
+    structure: StructureList = config.DEFAULT_STRUCTURE,
+    k: KList = str(config.DEFAULT_K),
+    estimator: EstimatorList = config.DEFAULT_ESTIMATOR,
+    iterations: IterationsList = str(config.DEFAULT_ITERATIONS),
     burn_in: BurnInOpt = None,
-    tying: TyingOpt = config.DEFAULT_TYING,
+    tying: TyingList = config.DEFAULT_TYING,
     m: MOpt = config.DEFAULT_M,
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
-    discretization: DiscretizationOpt = config.DEFAULT_DISCRETIZATION,
+    discretization: DiscretizationList = config.DEFAULT_DISCRETIZATION,
     folds: Annotated[int, typer.Option("--folds", "-f", help="Number of stratified folds.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", "-r", help="How many times the folds are redrawn (seed, seed + 1, ...).")] = 1,
     cv: Annotated[
@@ -575,8 +566,8 @@ def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
         f"model file     {path}",
         f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
         f"class          {doc['class']['name']} ({', '.join(doc['class']['values'])})",
-        f"attributes     {len(names)} ({sum(a['numeric'] for a in doc['attributes'])} numeric, discretised), "
-        f"{len(st['kept'])} used",
+        f"attributes     {len(names)}, {len(st['kept'])} used, "
+        f"{sum(a['numeric'] for a in doc['attributes'])} numeric (cut into intervals)",
         f"structure      {_describe({'structure': st['kind'], 'k': st['k'], 'estimator': ''}).strip()}",
         f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items() if k != "name"),
         f"seed           {doc['seed']}",

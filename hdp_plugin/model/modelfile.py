@@ -247,6 +247,7 @@ def save_model(clf, path) -> Path:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         with os.fdopen(fd, "wb") as fh:
             sink = pa.PythonFile(fh, mode="w")
             options = pa.ipc.IpcWriteOptions(compression=None)
@@ -269,6 +270,12 @@ def save_model(clf, path) -> Path:
 # ------------------------------------------------------------------------------------------
 # reading
 # ------------------------------------------------------------------------------------------
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class _Corrupt(Exception):
     """Internal: a consistency check failed (turned into ModelFileError with the path)."""
 

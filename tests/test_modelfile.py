@@ -1,0 +1,263 @@
+"""The model file: round trips, golden files, and every way a file can be bad."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+import pytest
+
+from hdp_plugin import BayesNetClassifier, read_dataset
+from hdp_plugin import config
+from hdp_plugin.errors import ModelFileError, NotFittedError
+from hdp_plugin.model import load_model, save_model
+from hdp_plugin.model import modelfile
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+GOLDEN = HERE / "golden" / "models"
+MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
+
+
+def _same_trees(a, b) -> None:
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        assert np.array_equal(x, y), name
+
+
+def _round_trip(clf, tmp_path, X):
+    path = save_model(clf, tmp_path / "m.hdpbnc")
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
+    _same_trees(loaded.tables_.trees, clf.tables_.trees)
+    np.testing.assert_array_equal(loaded.tables_.log_probs, clf.tables_.log_probs)
+    np.testing.assert_array_equal(loaded.tables_.log_prior, clf.tables_.log_prior)
+    assert loaded.structure_ == clf.structure_
+    assert loaded.attributes_ == clf.attributes_
+    assert loaded.class_attribute_ == clf.class_attribute_
+    assert loaded.parents_ == clf.parents_
+    assert loaded.classes_.dtype == clf.classes_.dtype
+    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    assert loaded.get_params() == {**clf.get_params(), "random_state": loaded.random_state}
+    return loaded
+
+
+# ------------------------------------------------------------------------------------------
+# round trips
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "data_file, params",
+    [
+        ("weather.nominal.arff", dict(structure="nb", estimator="mle")),
+        ("vote.arff", dict(structure="kdb", k=2, iterations=60, tying="none")),
+        ("diabetes.arff", dict(structure="tan", estimator="laplace")),
+        ("weather.numeric.arff", dict(structure="kdb", k=1, iterations=40, discretization="equal-width")),
+        ("soybean.arff", dict(structure="skdb", k=2, estimator="m-estimate", m=0.5)),
+        ("labor.arff", dict(structure="kdb", k=1, iterations=40, tying="single")),
+    ],
+)
+def test_round_trip_predicts_exactly_the_same(tmp_path, data_file, params):
+    ds = read_dataset(DATA / data_file)
+    clf = BayesNetClassifier(random_state=3, **params).fit(ds)
+    loaded = _round_trip(clf, tmp_path, ds)
+    if params.get("estimator", "hdp") == "hdp":
+        np.testing.assert_array_equal(loaded.fit_info_["concentrations"], clf.fit_info_["concentrations"])
+        np.testing.assert_array_equal(loaded.fit_info_["node_group"], clf.fit_info_["node_group"])
+    assert loaded.fit_info_["rows"] == clf.fit_info_["rows"]
+
+
+def test_round_trip_of_arrays_with_integer_labels_and_unseen_values(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(80, 4))
+    y = (X[:, 0] + rng.integers(0, 2, 80)) % 3 + 10
+    clf = BayesNetClassifier(k=1, iterations=30, random_state=0).fit(X, y)
+    loaded = _round_trip(clf, tmp_path, X)
+    assert loaded.classes_.dtype.kind == "i"
+    X_new = X.copy()
+    X_new[:5, 1] = 7  # a value never seen in training
+    np.testing.assert_array_equal(loaded.predict_proba(X_new), clf.predict_proba(X_new))
+
+
+def test_round_trip_of_a_dataframe_keeps_feature_names(tmp_path):
+    pd = pytest.importorskip("pandas")
+    ds = read_dataset(DATA / "iris.arff")
+    frame = pd.DataFrame(ds.numeric, columns=ds.names)
+    labels = np.asarray(ds.class_values)[ds.y]
+    clf = BayesNetClassifier(structure="nb", estimator="m-estimate").fit(frame, labels)
+    loaded = _round_trip(clf, tmp_path, frame)
+    np.testing.assert_array_equal(loaded.feature_names_in_, clf.feature_names_in_)
+
+
+def test_save_refuses_an_unfitted_classifier(tmp_path):
+    with pytest.raises(NotFittedError):
+        save_model(BayesNetClassifier(), tmp_path / "m.hdpbnc")
+
+
+def test_save_is_atomic_and_replaces(tmp_path):
+    ds = read_dataset(DATA / "weather.nominal.arff")
+    path = tmp_path / "m.hdpbnc"
+    path.write_text("old")
+    save_model(BayesNetClassifier(structure="nb", estimator="laplace").fit(ds), path)
+    assert [p.name for p in tmp_path.iterdir()] == ["m.hdpbnc"]  # no temporary file left
+    load_model(path)
+    with pytest.raises(ModelFileError, match="cannot write"):
+        save_model(load_model(path), tmp_path / "no" / "such" / "dir.hdpbnc")
+
+
+def test_the_file_is_plain_arrow_without_pickle():
+    source = Path(modelfile.__file__).read_text()
+    assert "pickle" not in source.replace("No pickle", "")
+    reader = pa.ipc.open_file(GOLDEN / "vote-kdb2-hdp.hdpbnc")
+    assert reader.schema.remove_metadata() == modelfile.CELL_SCHEMA
+    for field in reader.schema:
+        assert field.type in (pa.int32(), pa.int64(), pa.float64()) and not field.nullable
+    doc = json.loads(reader.schema.metadata[b"hdp_plugin.model"])
+    assert doc["format_version"] == [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR]
+    assert reader.num_record_batches == len(doc["trees"])
+
+
+# ------------------------------------------------------------------------------------------
+# golden files
+# ------------------------------------------------------------------------------------------
+def _golden_probabilities(name):
+    with open(GOLDEN / MANIFEST[name]["probabilities"], newline="") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_golden_model_gives_the_golden_probabilities(name):
+    entry = MANIFEST[name]
+    clf = load_model(GOLDEN / entry["model"])
+    header, expected = _golden_probabilities(name)
+    assert header == ["row"] + [f"p_{c}" for c in clf.classes_]
+    ds = read_dataset(HERE.parent / entry["data"], class_attribute=entry["class"])
+    np.testing.assert_allclose(clf.predict_proba(ds), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_training_again_with_the_same_seed_gives_the_golden_file(tmp_path, name):
+    entry = MANIFEST[name]
+    ds = read_dataset(HERE.parent / entry["data"], class_attribute=entry["class"])
+    clf = BayesNetClassifier(n_jobs=1, **entry["params"]).fit(ds)
+    doc, _, batches = modelfile.read_model_file(save_model(clf, tmp_path / "fresh.hdpbnc"))
+    gold_doc, _, gold_batches = modelfile.read_model_file(GOLDEN / entry["model"])
+    hint = ("the golden model changed: if the change to the estimates or the format is intended, "
+            "re-run tests/golden/models/make_golden.py and say so in the commit")
+    doc["package_version"] = gold_doc["package_version"]
+    assert doc == gold_doc, hint
+    assert len(batches) == len(gold_batches), hint
+    for b, g in zip(batches, gold_batches):
+        for col in b:
+            assert np.array_equal(b[col], g[col], equal_nan=True), f"{col}: {hint}"
+
+
+def test_thread_count_does_not_change_the_file(tmp_path):
+    entry = MANIFEST["vote-kdb2-hdp"]
+    ds = read_dataset(HERE.parent / entry["data"])
+    params = {**entry["params"], "iterations": 40}
+    one = modelfile.read_model_file(save_model(BayesNetClassifier(n_jobs=1, **params).fit(ds), tmp_path / "a"))
+    two = modelfile.read_model_file(save_model(BayesNetClassifier(n_jobs=2, **params).fit(ds), tmp_path / "b"))
+    for b, g in zip(one[2], two[2]):
+        for col in b:
+            assert np.array_equal(b[col], g[col], equal_nan=True), col
+
+
+# ------------------------------------------------------------------------------------------
+# bad files
+# ------------------------------------------------------------------------------------------
+TINY = GOLDEN / "weather-kdb1-hdp.hdpbnc"
+
+
+def _rewrite(path: Path, edit) -> None:
+    """Rewrite the tiny golden model to ``path`` with ``edit(doc)`` applied and a valid checksum."""
+    reader = pa.ipc.open_file(TINY)
+    meta = dict(reader.schema.metadata)
+    doc = json.loads(meta[modelfile.MODEL_KEY])
+    edit(doc)
+    model_json = json.dumps(doc).encode()
+    batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+    cols = [[b.column(j).to_numpy() for j in range(b.num_columns)] for b in batches]
+    meta[modelfile.MODEL_KEY] = model_json
+    meta[modelfile.CHECKSUM_KEY] = modelfile._digest(model_json, meta[modelfile.TRAINING_KEY], cols).encode()
+    schema = reader.schema.with_metadata(meta)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        for b in batches:
+            writer.write_batch(pa.record_batch(b.columns, schema=schema))
+
+
+def test_missing_and_empty_files(tmp_path):
+    with pytest.raises(ModelFileError, match="nope.hdpbnc: cannot read"):
+        load_model(tmp_path / "nope.hdpbnc")
+    (tmp_path / "empty.hdpbnc").write_bytes(b"")
+    with pytest.raises(ModelFileError, match="empty.hdpbnc: not an hdp-bnc model file"):
+        load_model(tmp_path / "empty.hdpbnc")
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.9, 0.999])
+def test_truncated_file(tmp_path, keep):
+    data = TINY.read_bytes()
+    path = tmp_path / "cut.hdpbnc"
+    path.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(ModelFileError, match="cut.hdpbnc: not an hdp-bnc model file"):
+        load_model(path)
+
+
+def test_foreign_files(tmp_path):
+    (tmp_path / "text.hdpbnc").write_text("@relation weather\n")
+    with pytest.raises(ModelFileError, match="text.hdpbnc: not an hdp-bnc model file"):
+        load_model(tmp_path / "text.hdpbnc")
+    table = pa.table({"a": [1, 2, 3]})
+    with pa.OSFile(str(tmp_path / "plain.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    with pytest.raises(ModelFileError, match="plain.arrow: an Arrow file, but not an hdp-bnc model"):
+        load_model(tmp_path / "plain.arrow")
+    _rewrite(tmp_path / "other.hdpbnc", lambda d: d.update(format="someone-else"))
+    with pytest.raises(ModelFileError, match="other.hdpbnc: an Arrow file, but not an hdp-bnc model"):
+        load_model(tmp_path / "other.hdpbnc")
+
+
+def test_newer_major_version_is_refused_and_newer_minor_read(tmp_path):
+    _rewrite(tmp_path / "new.hdpbnc", lambda d: d.update(format_version=[config.MODEL_FORMAT_MAJOR + 1, 0]))
+    with pytest.raises(ModelFileError, match=r"new.hdpbnc: model format \d+\.0 is newer .* upgrade"):
+        load_model(tmp_path / "new.hdpbnc")
+    _rewrite(tmp_path / "minor.hdpbnc", lambda d: d.update(format_version=[config.MODEL_FORMAT_MAJOR, 99]))
+    load_model(tmp_path / "minor.hdpbnc")
+
+
+def test_inconsistent_metadata_with_a_valid_checksum_is_an_error(tmp_path):
+    def bad_parents(d):
+        d["structure"]["parents"][1] = [3]
+
+    _rewrite(tmp_path / "bad.hdpbnc", bad_parents)
+    with pytest.raises(ModelFileError, match="bad.hdpbnc: corrupted model file"):
+        load_model(tmp_path / "bad.hdpbnc")
+    _rewrite(tmp_path / "bad2.hdpbnc", lambda d: d.pop("attributes"))
+    with pytest.raises(ModelFileError, match="bad2.hdpbnc: corrupted model file"):
+        load_model(tmp_path / "bad2.hdpbnc")
+
+
+def test_flipped_bytes_give_an_error_or_the_same_answer(tmp_path):
+    """A flipped byte anywhere is an error, unless it lands where no reader looks (padding)."""
+    data = TINY.read_bytes()
+    ds = read_dataset(DATA / "weather.nominal.arff")
+    reference = load_model(TINY).predict_proba(ds)
+    path = tmp_path / "flip.hdpbnc"
+    errors = 0
+    for pos in range(3, len(data), 61):
+        flipped = bytearray(data)
+        flipped[pos] ^= 0x5A
+        path.write_bytes(bytes(flipped))
+        try:
+            proba = load_model(path).predict_proba(ds)
+        except ModelFileError as exc:
+            assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+            errors += 1
+            continue
+        np.testing.assert_array_equal(proba, reference)
+    assert errors > 0
