@@ -153,6 +153,14 @@ def test_input_is_not_copied_and_views_work():
     assert s.n_rows == 80 and s.n_y.sum() == 80
 
 
+def test_non_contiguous_codes_work():
+    X, y, card = random_table(9, 200, [3, 4, 2], 3)
+    ref = count_statistics(X, y, card, 3)
+    for other in (np.asfortranarray(X), np.repeat(X, 2, axis=1)[:, ::2]):
+        assert not other.flags.c_contiguous
+        np.testing.assert_array_equal(count_statistics(other, y, card, 3).n_xxy, ref.n_xxy)
+
+
 def test_empty_data_and_no_attributes():
     s = count_statistics(np.zeros((0, 2), np.uint8), np.zeros(0, np.int32), [2, 3], 2)
     assert s.n_rows == 0 and s.n_xxy.sum() == 0

@@ -93,6 +93,13 @@ class CountStatistics:
         return self.n_xy.reshape(-1, self.n_classes).sum(axis=1)
 
 
+def row_blocks(n_rows: int):
+    """``(start, stop)`` of consecutive blocks of :data:`hdp_plugin.config.ROW_BLOCK` rows."""
+    step = config.ROW_BLOCK
+    for start in range(0, n_rows, step):
+        yield start, min(start + step, n_rows)
+
+
 def pair_table_bytes(cardinalities: np.ndarray, n_classes: int) -> int:
     """Bytes of the n(x_i, x_j, y) table for these cardinalities (see the module docstring)."""
     card = np.asarray(cardinalities, dtype=np.float64)
@@ -212,8 +219,7 @@ def count_statistics(
     n_xxy = np.zeros(pos, dtype=np.int64)
     # Step 2: one pass over the rows, block by block
     bad = np.zeros(3, dtype=np.int64)
-    for start in range(0, n_rows, config.ROW_BLOCK):
-        stop = min(start + config.ROW_BLOCK, n_rows)
+    for start, stop in row_blocks(n_rows):
         status = kernels.count_block(
             X[start:stop], y[start:stop], card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad
         )

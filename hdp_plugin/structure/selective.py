@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import config
 from .base import Structure
-from .counts import CountStatistics
+from .counts import CountStatistics, row_blocks
 from .kernels import loo_squared_errors_block, trie_insert_block
 from .learners import check_k, kdb
 
@@ -93,8 +93,7 @@ def build_context_tries(
     sizes = np.array([n_attr, used], dtype=np.int64)
     # Step 3: one pass over the rows, block by block
     n_rows = X.shape[0]
-    for start in range(0, n_rows, config.ROW_BLOCK):
-        stop = min(start + config.ROW_BLOCK, n_rows)
+    for start, stop in row_blocks(n_rows):
         data = trie_insert_block(
             X[start:stop], y[start:stop], card, C, par_ptr, par_idx, root, data, sizes
         )
@@ -142,8 +141,7 @@ def loo_rmse_grid(
     n_x = stats.x_marginals()
     x_off = stats.xy_offsets // stats.n_classes
     order = np.ascontiguousarray(order, dtype=np.int64)
-    for start in range(0, n_rows, config.ROW_BLOCK):
-        stop = min(start + config.ROW_BLOCK, n_rows)
+    for start, stop in row_blocks(n_rows):
         loo_squared_errors_block(
             X[start:stop], y[start:stop], stats.cardinalities, stats.n_classes, order,
             tries.par_ptr, tries.par_idx, tries.root, tries.data, n_x, x_off, stats.n_y,
