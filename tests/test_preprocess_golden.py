@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import arff
 import numpy as np
 import pytest
 
-from hdp_plugin.data.dataset import Attribute, Dataset, encode_codes
+from hdp_plugin.data import Dataset, read_dataset
 from hdp_plugin.preprocess import Discretizer, mdl_cut_points
 
 HERE = Path(__file__).parent
@@ -25,41 +24,10 @@ DATASETS = ["diabetes", "segment-challenge", "credit-g", "ionosphere", "glass", 
 METHODS = {"mdl": "mdl", "equal_width": "equal-width", "equal_frequency": "equal-frequency"}
 
 
-def _arff_dataset(path: Path) -> Dataset:
-    """A Dataset from an ARFF file, class last (a local stand-in for ``hdp_plugin.data``'s reader)."""
-    with open(path, encoding="utf-8") as fh:
-        raw = arff.load(fh)
-    names_types, rows = raw["attributes"], raw["data"]
-    class_name, class_values = names_types[-1]
-    attributes, columns, numeric = [], [], []
-    for j, (name, kind) in enumerate(names_types[:-1]):
-        col = [r[j] for r in rows]
-        if isinstance(kind, list):
-            index = {v: i for i, v in enumerate(kind)}
-            attributes.append(Attribute(name, tuple(kind)))
-            columns.append(np.array([len(kind) if v is None else index[v] for v in col], dtype=np.int64))
-        else:
-            attributes.append(Attribute(name, (), numeric=True))
-            columns.append(np.zeros(len(rows), dtype=np.int64))
-            numeric.append(np.array([np.nan if v is None else float(v) for v in col], dtype=np.float64))
-    class_index = {v: i for i, v in enumerate(class_values)}
-    y = np.array([-1 if r[-1] is None else class_index[r[-1]] for r in rows], dtype=np.int32)
-    return Dataset(attributes, Attribute(class_name, tuple(class_values)), encode_codes(columns, attributes), y,
-                   np.column_stack(numeric) if numeric else None, source=str(path))
-
-
-def load_arff(path: Path) -> Dataset:
-    try:  # the project's reader, once it exists
-        from hdp_plugin.data import read_dataset
-    except ImportError:
-        return _arff_dataset(path)
-    return read_dataset(path)
-
-
 def _golden(name: str) -> tuple[dict, Dataset]:
     golden = json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
     source = GOLDEN / "synthetic.arff" if name == "synthetic" else HERE / "data" / golden["dataset"]
-    return golden, load_arff(source)
+    return golden, read_dataset(source)
 
 
 def _codes(entry: dict, alphabet: str) -> np.ndarray:
