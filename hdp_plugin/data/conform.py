@@ -30,8 +30,7 @@ def _float_or_nan(label: str) -> float:
 
 
 def _warn(msg: str) -> None:
-    log.warning(msg)
-    warnings.warn(msg, stacklevel=5)  # the caller of conform / read_conformed
+    log.warning("%s", msg)
 
 
 def _nominal_codes(col: Column, target: Attribute, what: str, source: str, missing: int) -> np.ndarray:
@@ -166,8 +165,8 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
           position instead, and must have exactly as many columns;
         * nominal codes are remapped by label (a boolean column's "false"/"true" also match training
           labels that differ only in case, such as ``FALSE``/``TRUE``; numbers match labels that read
-          as the same number); a label never seen in training becomes the missing value, with a
-          warning naming the attribute and the count;
+          as the same number); a label never seen in training becomes the missing value, and a
+          warning naming the attribute and the count is logged;
         * attributes numeric in training come back as raw numeric (pending) columns, even when
           ``attributes`` holds their cut points: the discretiser's ``apply`` cuts them;
         * the class is remapped too (unseen or missing labels give ``y == -1``); an absent class column
