@@ -277,3 +277,43 @@ def test_many_values_use_wider_codes(tmp_path):
     ds = read_dataset(write(tmp_path, text))
     assert ds.X.dtype == np.uint16
     np.testing.assert_array_equal(ds.X[:, 0], np.arange(0, 300, 7))
+
+
+FALLBACK_CASES = {
+    "whitespace-only line": "x,1,p\n   \ny,2,q\n",
+    "trailing comma": "x,1,p,\ny,2,q\n",
+    "inline comment": "x,1,p % why\ny,2,q\n",
+    "quoted value with spaces": "' x',1,p\ny,2,q\n",
+    "both quote kinds": "'x',1,p\n\"y\",2,q\n",
+    "backslash escape": "'x\\'y',1,p\ny,2,q\n",
+    "space-separated weight": "x,1,p, {2}\ny,2,q\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(FALLBACK_CASES))
+def test_fast_path_falls_back_to_exact(tmp_path, case):
+    """Rows the fast path cannot vouch for are read by the exact path, with the same result."""
+    head = "@relation r\n@attribute a {x, ' x', \"x'y\", y}\n@attribute b numeric\n@attribute c {p,q}\n@data\n"
+    p = write(tmp_path, head + FALLBACK_CASES[case])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the instance-weight case warns
+        with pytest.raises(DataError, match="fast ARFF path cannot read"):
+            read_arff(p, engine="fast")
+        auto, exact = read_arff(p), read_arff(p, engine="exact")
+    assert auto.n_rows == 2
+    np.testing.assert_array_equal(auto.X, exact.X)
+    np.testing.assert_array_equal(auto.y, [0, 1])
+    np.testing.assert_array_equal(auto.numeric[:, 0], [1, 2])
+
+
+def test_single_attribute_file(tmp_path):
+    ds = read_dataset(write(tmp_path, "@relation r\n@attribute c {p,q}\n@data\np\n  \nq\n?\n"))
+    assert ds.n_attributes == 0 and ds.X.shape == (3, 0)
+    np.testing.assert_array_equal(ds.y, [0, 1, -1])
+
+
+def test_quoted_commas_on_the_fast_path(tmp_path):
+    text = "@relation r\n@attribute a {'b,c', d}\n@attribute n numeric\n@attribute c {p,q}\n@data\n" + \
+        "'b,c',1,p\nd,2,q\n" * 50
+    ds = read_arff(write(tmp_path, text), engine="fast")
+    np.testing.assert_array_equal(ds.X[:4, 0], [0, 1, 0, 1])

@@ -583,11 +583,18 @@ _DICT = pa.dictionary(pa.int32(), pa.string())
 _NULLS = ["?", " ?", "? ", " ? ", "\t?", "", " "]
 
 
-def _fast_label(entry: str, quotes: str) -> str | None:
-    """The value a fast-path dictionary entry stands for (None for missing)."""
+def _fast_label(entry: str, quotes: str, declared: dict | None = None) -> str | None:
+    """The value a fast-path dictionary entry stands for (None for missing).
+
+    pyarrow gives ``' x'`` (quoted) and `` x`` (unquoted, after ``", "``) as the same entry ``" x"``;
+    they differ only if a label with surrounding whitespace could be meant, which ``declared`` (the
+    labels, or None when any text could be) tells.
+    """
     s = entry.strip(_WS)
     if s == entry:
         return entry  # already unquoted by pyarrow, or plain; "?" here was quoted: a literal
+    if declared is None or entry in declared:
+        raise _NotFast(f"the value {short(entry)} may or may not have been quoted")
     if not s or s == "?":
         return None
     if s[0] in quotes:
@@ -679,8 +686,9 @@ class _FastReader:
         string = d.kind == "string"
         index = {v: i for i, v in enumerate(d.values)}
         chunk_labels = []
+        declared = None if string else index
         for chunk in col.chunks:
-            chunk_labels.append([_fast_label(e, quote) for e in chunk.dictionary.to_pylist()])
+            chunk_labels.append([_fast_label(e, quote, declared) for e in chunk.dictionary.to_pylist()])
         if string:
             labels = tuple(sorted({v for ls in chunk_labels for v in ls if v is not None}))
             index = {v: i for i, v in enumerate(labels)}
@@ -705,7 +713,7 @@ class _FastReader:
         values = np.empty(len(uniq) + 1, dtype=np.float64)
         values[-1] = np.nan
         for i, t in enumerate(uniq.to_pylist()):
-            t = _fast_label(t, quote)
+            t = _fast_label(t, quote, {})  # dates have no surrounding whitespace
             try:
                 values[i] = np.nan if t is None else parse_date(t, d.date_format)
             except ValueError:
