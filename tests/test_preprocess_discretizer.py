@@ -266,3 +266,10 @@ def test_mdl_cut_points_argument_checks():
         mdl_cut_points(np.zeros((3, 2)), np.zeros(3, int), 2)
     with pytest.raises(ParameterError, match="n_classes must be an integer >= 1"):
         mdl_cut_points(np.zeros(3), np.zeros(3, int), 0)
+
+
+def test_class_codes_out_of_range_are_a_data_error():
+    ds = separable()
+    bad = Dataset(ds.attributes, ds.class_attribute, ds.X, np.where(ds.y == 1, 5, 0), ds.numeric, source="bad.arff")
+    with pytest.raises(DataError, match="bad.arff: class code 5 is out of range for 2 class value"):
+        Discretizer().fit(bad)

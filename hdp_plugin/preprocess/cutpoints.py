@@ -46,7 +46,7 @@ def _check_bins(bins) -> int:
     return int(bins)
 
 
-def mdl_cut_points(values, y, n_classes: int, *, _xlogx: np.ndarray | None = None) -> np.ndarray:
+def mdl_cut_points(values, y, n_classes: int) -> np.ndarray:
     """Supervised MDL cut points of one numeric attribute (Fayyad & Irani 1993), Weka-exact.
 
     Rows whose value is missing (NaN) or whose class is missing (negative) are ignored. The
@@ -103,6 +103,15 @@ def mdl_cut_points(values, y, n_classes: int, *, _xlogx: np.ndarray | None = Non
     y = y.astype(np.int64, copy=False)
     if y.size and int(y.max()) >= n_classes:
         raise ParameterError(f"class codes must be < n_classes={n_classes}, got {int(y.max())}")
+    return _mdl_cut_points(values, y, int(n_classes))
+
+
+def _mdl_cut_points(values: np.ndarray, y: np.ndarray, n_classes: int, xlogx: np.ndarray | None = None) -> np.ndarray:
+    """:func:`mdl_cut_points` on checked arrays (float64 values, integer codes < n_classes).
+
+    ``xlogx`` is a :func:`~hdp_plugin.preprocess.kernels.xlogx_table` covering ``len(values)``,
+    shared by the attributes of one data set; made here when None.
+    """
     keep = ~np.isnan(values) & (y >= 0)
     v = values[keep]
     c = y[keep]
@@ -113,8 +122,9 @@ def mdl_cut_points(values, y, n_classes: int, *, _xlogx: np.ndarray | None = Non
     order = np.argsort(v)
     v = np.ascontiguousarray(v[order])
     c = np.ascontiguousarray(c[order])
-    xlogx = _xlogx if _xlogx is not None and _xlogx.shape[0] > v.shape[0] else kernels.xlogx_table(v.shape[0])
-    return kernels.mdl_cut_points_sorted(v, c, int(n_classes), xlogx)
+    if xlogx is None or xlogx.shape[0] <= v.shape[0]:
+        xlogx = kernels.xlogx_table(v.shape[0])
+    return kernels.mdl_cut_points_sorted(v, c, n_classes, xlogx)
 
 
 def equal_width_cut_points(values, bins: int) -> np.ndarray:
@@ -216,13 +226,8 @@ def assign_bins(values, cut_points) -> np.ndarray:
     -------
     ndarray of shape (n_rows,), int64
         Bin indices ``0 .. n_cuts``; a missing value gets ``n_cuts + 1`` (the missing code of an
-        attribute with ``n_cuts + 1`` values).
-
-    References
-    ----------
-    .. [1] U. M. Fayyad and K. B. Irani, "Multi-interval discretization of continuous-valued
-       attributes for classification learning", Proc. 13th International Joint Conference on
-       Artificial Intelligence (IJCAI), 1993, pp. 1022-1027.
+        attribute with ``n_cuts + 1`` values). This is Weka's rule, so values outside the
+        training range fall in the first or last bin.
 
     Examples
     --------

@@ -20,10 +20,10 @@ from ..errors import DataError, NotFittedError, ParameterError
 from . import kernels
 from .cutpoints import (
     _check_bins,
+    _mdl_cut_points,
     assign_bins,
     equal_frequency_cut_points,
     equal_width_cut_points,
-    mdl_cut_points,
 )
 from .labels import interval_labels
 
@@ -143,12 +143,15 @@ class Discretizer:
             rows = dataset.y >= 0
             all_rows = bool(rows.all())
             y = dataset.y if all_rows else dataset.y[rows]
+            if y.size and int(y.max()) >= dataset.n_classes:  # the kernels index counts by class
+                raise DataError(f"{dataset.source}: class code {int(y.max())} is out of range for "
+                                f"{dataset.n_classes} class value(s)")
             # one x ln x table serves every attribute
             xlogx = kernels.xlogx_table(int(y.shape[0])) if method == "mdl" else None
             for j, col in pending.items():
                 values = dataset.numeric[:, col] if all_rows else dataset.numeric[rows, col]
                 if method == "mdl":
-                    cuts = mdl_cut_points(values, y, dataset.n_classes, _xlogx=xlogx)
+                    cuts = _mdl_cut_points(values, y, dataset.n_classes, xlogx)
                 elif method == "equal-width":
                     cuts = equal_width_cut_points(values, bins)
                 else:
