@@ -583,23 +583,24 @@ _DICT = pa.dictionary(pa.int32(), pa.string())
 _NULLS = ["?", " ?", "? ", " ? ", "\t?", "", " "]
 
 
-def _fast_label(entry: str, quotes: str, declared: dict | None = None) -> str | None:
-    """The value a fast-path dictionary entry stands for (None for missing).
+def _fast_label(entry: str, quotes: str, declared: dict | None = None) -> str:
+    """The value a fast-path dictionary entry (never null: pyarrow maps ``?`` to null) stands for.
 
     pyarrow gives ``' x'`` (quoted) and `` x`` (unquoted, after ``", "``) as the same entry ``" x"``;
     they differ only if a label with surrounding whitespace could be meant, which ``declared`` (the
-    labels, or None when any text could be) tells.
+    labels, or None when any text could be) tells. Raises :class:`_NotFast` when in doubt.
     """
     s = entry.strip(_WS)
     if s == entry:
         return entry  # already unquoted by pyarrow, or plain; "?" here was quoted: a literal
-    if declared is None or entry in declared:
+    if declared is None or entry in declared or s in ("", "?"):
         raise _NotFast(f"the value {short(entry)} may or may not have been quoted")
-    if not s or s == "?":
-        return None
-    if s[0] in quotes:
-        vals, _, end, _ = _split(s, _DATA_FIELD)
-        if len(vals) != 1 or end:
+    if s[0] in quotes:  # pyarrow only unquotes a quote at the very start of a field
+        try:
+            vals, _, end, _ = _split(s, _DATA_FIELD)
+        except _Malformed:
+            vals, end = [], ""
+        if len(vals) != 1 or end or vals[0] is None:
             raise _NotFast(f"cannot read the value {short(s)}")
         return vals[0]
     return s
@@ -690,7 +691,7 @@ class _FastReader:
         for chunk in col.chunks:
             chunk_labels.append([_fast_label(e, quote, declared) for e in chunk.dictionary.to_pylist()])
         if string:
-            labels = tuple(sorted({v for ls in chunk_labels for v in ls if v is not None}))
+            labels = tuple(sorted({v for ls in chunk_labels for v in ls}))
             index = {v: i for i, v in enumerate(labels)}
         else:
             labels = d.values
@@ -698,7 +699,7 @@ class _FastReader:
         codes = np.empty(len(col), dtype=np.int32)
         offset = 0
         for chunk, ls in zip(col.chunks, chunk_labels):
-            lut = np.array([missing if v is None else index.get(v, -1) for v in ls] + [missing], dtype=np.int32)
+            lut = np.array([index.get(v, -1) for v in ls] + [missing], dtype=np.int32)
             idx = pc.fill_null(chunk.indices, len(ls)).to_numpy()
             part = lut[idx]
             bad = np.flatnonzero(part < 0)
@@ -713,9 +714,9 @@ class _FastReader:
         values = np.empty(len(uniq) + 1, dtype=np.float64)
         values[-1] = np.nan
         for i, t in enumerate(uniq.to_pylist()):
-            t = _fast_label(t, quote, {})  # dates have no surrounding whitespace
+            t = _fast_label(t, quote, {})  # no date has surrounding whitespace
             try:
-                values[i] = np.nan if t is None else parse_date(t, d.date_format)
+                values[i] = parse_date(t, d.date_format)
             except ValueError:
                 raise _NotFast("a date that does not parse") from None
         idx = pc.fill_null(pc.index_in(col, value_set=uniq), len(uniq)).to_numpy()
