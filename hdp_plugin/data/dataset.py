@@ -93,6 +93,9 @@ class Dataset:
         The relation (data set) name.
     source : str
         Where the data came from (a path or a description), for error messages.
+    class_index : int
+        Position of the class among the source's columns (the readers set it; ``-1`` when the data
+        has no source order, as after :func:`~hdp_plugin.data.conform`).
     """
 
     attributes: list[Attribute]
