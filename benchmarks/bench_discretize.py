@@ -44,11 +44,11 @@ def main() -> None:
     # compile (or load the cached kernels) on a small sample first, so timings are steady-state
     t = time.perf_counter()
     for method in args.methods.split(","):
-        Discretizer(method).fit_transform(ds.take(np.arange(min(1000, args.rows))))
+        Discretizer(method=method).fit_transform(ds.take(np.arange(min(1000, args.rows))))
     print(f"warm-up (compile or load cached kernels): {time.perf_counter() - t:.1f} s")
 
     for method in args.methods.split(","):
-        disc = Discretizer(method)
+        disc = Discretizer(method=method)
         t = time.perf_counter()
         disc.fit(ds)
         fit_s = time.perf_counter() - t

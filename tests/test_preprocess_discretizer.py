@@ -98,8 +98,8 @@ def test_rows_with_missing_class_are_not_used(method):
     noise = np.concatenate([ds.numeric[:, 1], [50.0, -50.0, 0.5]])
     y = np.concatenate([ds.y, [-1, -1, -1]])
     with_unlabelled = make_dataset({"x": x, "noise": noise}, y)
-    a = Discretizer(method, bins=4).fit(make_dataset({"x": ds.numeric[:, 0], "noise": ds.numeric[:, 1]}, ds.y))
-    b = Discretizer(method, bins=4).fit(with_unlabelled)
+    a = Discretizer(method=method, bins=4).fit(make_dataset({"x": ds.numeric[:, 0], "noise": ds.numeric[:, 1]}, ds.y))
+    b = Discretizer(method=method, bins=4).fit(with_unlabelled)
     for j in (0, 1):
         np.testing.assert_array_equal(a.cut_points_[j], b.cut_points_[j])
     # ... but they are transformed like any row
@@ -109,7 +109,7 @@ def test_rows_with_missing_class_are_not_used(method):
 
 def test_new_data_is_cut_with_the_stored_cut_points():
     train = separable(60, seed=1)
-    disc = Discretizer("equal-width", bins=4).fit(train)
+    disc = Discretizer(method="equal-width", bins=4).fit(train)
     cuts = disc.cut_points_[0]
     x_new = np.array([-100.0, cuts[0], np.nextafter(cuts[0], np.inf), cuts[-1], 1e9, np.nan])
     test = make_dataset({"x": x_new, "noise": np.zeros(6)}, [0, 1, 0, 1, 0, 1],
@@ -119,7 +119,7 @@ def test_new_data_is_cut_with_the_stored_cut_points():
     np.testing.assert_array_equal(out.X[:, 0], [0, 0, 1, 2, 3, 4])
     assert out.attributes[0].values == disc.attributes_[0].values
     # a fresh fit on the test data would give other cut points; transform must not refit
-    assert Discretizer("equal-width", bins=4).fit(test).cut_points_[0].tolist() != cuts.tolist()
+    assert Discretizer(method="equal-width", bins=4).fit(test).cut_points_[0].tolist() != cuts.tolist()
 
 
 def test_apply_cut_points_from_stored_attributes_equals_transform():
@@ -137,7 +137,7 @@ def test_apply_cut_points_from_stored_attributes_equals_transform():
 def test_codes_use_a_wider_dtype_when_there_are_many_bins():
     x = np.arange(1000.0)
     ds = make_dataset({"x": x}, np.arange(1000) % 2)
-    out = Discretizer("equal-width", bins=300).fit_transform(ds)
+    out = Discretizer(method="equal-width", bins=300).fit_transform(ds)
     assert len(out.attributes[0].values) == 300
     assert out.X.dtype == np.uint16
     np.testing.assert_array_equal(out.X[:, 0], assign_bins(x, out.attributes[0].cut_points))
@@ -146,14 +146,14 @@ def test_codes_use_a_wider_dtype_when_there_are_many_bins():
 def test_no_rows_gives_single_bin_attributes():
     ds = make_dataset({"x": np.array([1.0, 2.0])}, [-1, -1])
     for method in ("mdl", "equal-width", "equal-frequency"):
-        out = Discretizer(method).fit_transform(ds)
+        out = Discretizer(method=method).fit_transform(ds)
         assert out.attributes[0].values == ("All",)
         np.testing.assert_array_equal(out.X[:, 0], [0, 0])
 
 
 def test_method_none_accepts_nominal_data():
     ds = make_dataset({}, [0, 1, 0], {"c": (("u", "v"), np.array([0, 1, 2]))})
-    disc = Discretizer("none").fit(ds)
+    disc = Discretizer(method="none").fit(ds)
     assert disc.cut_points_ == {}
     assert disc.transform(ds) is ds
 
@@ -218,12 +218,12 @@ def test_weka_number_special_values():
 def test_method_none_with_numeric_data_names_the_attribute():
     ds = separable()
     with pytest.raises(ParameterError, match=r"attribute 'x' is numeric; discretization 'none' needs nominal data"):
-        Discretizer("none").fit(ds)
+        Discretizer(method="none").fit(ds)
 
 
 def test_unknown_method_names_the_option_and_the_choices():
     with pytest.raises(ParameterError) as err:
-        Discretizer("kmeans").fit(separable())
+        Discretizer(method="kmeans").fit(separable())
     message = str(err.value)
     assert "discretization method" in message and "'kmeans'" in message
     for allowed in ("'mdl'", "'equal-frequency'", "'equal-width'", "'none'"):
@@ -233,7 +233,7 @@ def test_unknown_method_names_the_option_and_the_choices():
 @pytest.mark.parametrize("bins", [0, -3, 2.5, "10", True])
 def test_bad_bins(bins):
     with pytest.raises(ParameterError, match=r"bins must be an integer >= 1, got"):
-        Discretizer("equal-width", bins=bins).fit(separable())
+        Discretizer(method="equal-width", bins=bins).fit(separable())
 
 
 def test_transform_before_fit():

@@ -107,7 +107,7 @@ class Discretizer:
     >>> test_nominal = disc.transform(test)                 # doctest: +SKIP
     """
 
-    def __init__(self, method: str = config.DEFAULT_DISCRETIZATION, bins: int = config.DEFAULT_BINS):
+    def __init__(self, *, method: str = config.DEFAULT_DISCRETIZATION, bins: int = config.DEFAULT_BINS):
         self.method = method
         self.bins = bins
 
