@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hdp_plugin import config
-from hdp_plugin.structure import count_statistics, learn_structure
+from hdp_plugin.structure import CountStatistics, count_statistics, learn_structure
 from hdp_plugin.structure.selective import (
     build_context_tries,
     loo_rmse_grid,
@@ -90,6 +90,27 @@ def test_loo_grid_matches_brute_force(seed, n_rows, card, C, K):
     np.testing.assert_allclose(grid, ref, rtol=1e-10, atol=1e-12)
     s = learn_structure(X, y, card, C, kind="skdb", k=K)
     np.testing.assert_allclose(np.array(s.info["rmse"]), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_many_attributes_do_not_underflow():
+    """200 sparse attributes: the product of estimates is ~1e-500, far below a double's range."""
+    X, y, card = random_data(14, 12, [40] * 200, 2)
+    C = 2
+    # only the per-attribute counts matter here; skip the (large) pair table
+    xy = np.zeros((len(card), 40, C), np.int64)
+    for j in range(len(card)):
+        np.add.at(xy[j], (X[:, j], y), 1)
+    stats = CountStatistics(
+        n_rows=len(y), n_classes=C, cardinalities=card, n_y=np.bincount(y, minlength=C),
+        n_xy=xy.ravel(), xy_offsets=np.arange(len(card) + 1, dtype=np.int64) * 40 * C,
+        n_xxy=np.zeros(0, np.int64), pair_offsets=np.zeros((0, 0), np.int64),
+    )  # fmt: skip
+    parents = ((),) * len(card)
+    order = np.arange(len(card))
+    grid = loo_rmse_grid(X, y, stats, build_context_tries(X, y, stats, parents), order, 0)
+    assert np.all(np.isfinite(grid))
+    ref = ref_loo_rmse(X, y, card, C, order, parents, 0)
+    np.testing.assert_allclose(grid, ref, rtol=1e-9, atol=1e-12)
 
 
 def test_context_trie_counts(monkeypatch):

@@ -32,6 +32,9 @@ from numba import njit
 
 from ..config import NJIT_OPTIONS
 
+#: the leave-one-out kernel rescales a row's per-class products when their sum drops below this
+RESCALE_BELOW = 1e-200
+
 # Status codes returned by the counting kernels (the driver turns them into errors).
 OK = 0
 BAD_CLASS = 1
@@ -211,9 +214,10 @@ def loo_squared_errors_block(
     removed; a context left empty by the removal (or never seen with that class) backs off to
     the deepest non-empty one, down to the attribute's class-free marginal.
 
-    The per-class posteriors are kept normalised after every attribute, in linear space: the
-    product of m-estimates (each > 0) renormalised at every step is the normalised product, and
-    it avoids a log and an exp per (row, attribute, k, class).
+    The per-class products of m-estimates are kept in linear space (each estimate is > 0, at
+    least 1/(|X| (N + 1))) and normalised only to read p(y_i | x_i) off them, which avoids a log
+    and an exp per (row, attribute, k, class); they are rescaled when their sum falls below
+    ``RESCALE_BELOW``, so any number of attributes is safe from underflow.
     """
     n_rows = X.shape[0]
     n_attr = order.shape[0]
@@ -274,7 +278,8 @@ def loo_squared_errors_block(
                 s = 0.0
                 for c in range(C):
                     s += post[k, c]
-                for c in range(C):
-                    post[k, c] /= s  # a division, not a reciprocal: p stays exactly 1 when C = 1
-                e = 1.0 - post[k, yi]
+                e = 1.0 - post[k, yi] / s  # exactly 0 when C = 1
                 sq_err[u + 1, k] += e * e
+                if s < RESCALE_BELOW:  # keep the unnormalised products away from underflow
+                    for c in range(C):
+                        post[k, c] /= s
