@@ -87,14 +87,8 @@ def test_uci_files_match_liac_arff(name, engine):
 def test_fast_and_exact_paths_agree(name):
     fast = read_arff(DATA / f"{name}.arff", engine="fast")
     exact = read_arff(DATA / f"{name}.arff", engine="exact")
-    assert fast.attributes == exact.attributes and fast.class_attribute == exact.class_attribute
-    assert fast.X.dtype == exact.X.dtype
-    np.testing.assert_array_equal(fast.X, exact.X)
-    np.testing.assert_array_equal(fast.y, exact.y)
-    if fast.numeric is None:
-        assert exact.numeric is None
-    else:
-        np.testing.assert_array_equal(fast.numeric, exact.numeric)
+    assert fast.equals(exact)
+    assert not fast.take(np.arange(fast.n_rows - 1)).equals(exact)
 
 
 def _generated(n: int, quote: str, seed: int = 1) -> str:
@@ -126,9 +120,7 @@ def test_fast_path_on_generated_file_agrees_with_exact(tmp_path, quote):
     exact = read_arff(p, engine="exact")
     assert fast.n_rows == 3000
     assert fast.attributes[0].values == ("a", "b c", "d", "?x")
-    np.testing.assert_array_equal(fast.X, exact.X)
-    np.testing.assert_array_equal(fast.y, exact.y)
-    np.testing.assert_array_equal(fast.numeric, exact.numeric)
+    assert fast.equals(exact)
     assert (fast.y == -1).any() and (fast.X[:, 0] == 4).any()
 
 

@@ -19,17 +19,6 @@ DATA = Path(__file__).parent / "data"
 ROUND_TRIP = ["labor", "credit-g", "soybean", "breast-cancer", "iris", "weather.numeric"]
 
 
-def assert_same(a, b):
-    assert a.attributes == b.attributes
-    assert a.class_attribute == b.class_attribute
-    np.testing.assert_array_equal(a.X, b.X)
-    np.testing.assert_array_equal(a.y, b.y)
-    if a.numeric is None:
-        assert b.numeric is None
-    else:
-        np.testing.assert_array_equal(a.numeric, b.numeric)
-
-
 def _write_stream(table: pa.Table, path: Path) -> None:
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
         w.write_table(table, max_chunksize=100)  # several batches
@@ -52,9 +41,9 @@ def test_round_trip_through_every_format(tmp_path, name, caplog):
     feather.write_feather(table, tmp_path / "d.feather")
     for f in ("d.arrow", "d.ipc", "d.feather"):
         got = read_dataset(tmp_path / f)
-        assert_same(got, ref)
+        assert got.equals(ref)
         assert got.relation == "d"
-    assert_same(from_arrow(table), ref)
+    assert from_arrow(table).equals(ref)
 
     # Parquet and CSV may reorder labels (CSV sorts them, and guesses types): conform restores the codes
     pq.write_table(table, tmp_path / "d.parquet")
@@ -76,7 +65,7 @@ def test_ipc_file_and_stream_are_told_apart(tmp_path):
     _write_stream(table, tmp_path / "stream.arrow")
     a = read_dataset(tmp_path / "file.arrow")
     b = read_dataset(tmp_path / "stream.arrow")
-    assert_same(a, b)
+    assert a.equals(b)
     np.testing.assert_array_equal(a.X[:, 0], [0, 1, 2])
 
 

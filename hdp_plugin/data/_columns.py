@@ -37,6 +37,12 @@ class Column:
         return int((self.codes if self.codes is not None else self.raw).shape[0])
 
 
+def is_missing(value: object) -> bool:
+    """True for the Python objects that stand for a missing value: None, NaN, pandas' NA and NaT."""
+    return (value is None or (isinstance(value, float) and value != value)
+            or type(value).__name__ in ("NAType", "NaTType"))
+
+
 def short(value: object, limit: int = 60) -> str:
     """``repr`` of a value for an error message, cut to ``limit`` characters."""
     text = repr(value)
@@ -78,6 +84,23 @@ def numeric_class_error(name: str, source: str) -> DataError:
     )
 
 
+def stack(columns: list[Column], n_rows: int) -> tuple[list[Attribute], np.ndarray, np.ndarray | None]:
+    """The attributes, the codes matrix ``X`` and the raw numeric block of non-class columns."""
+    attributes = [c.attribute for c in columns]
+    if columns:
+        zero = np.broadcast_to(np.uint8(0), (n_rows,))  # X's entry for a pending numeric attribute
+        X = encode_codes([c.codes if c.codes is not None else zero for c in columns], attributes)
+    else:  # encode_codes cannot see the row count without a column
+        X = np.zeros((n_rows, 0), dtype=np.uint8)
+    raws = [c.raw for c in columns if c.raw is not None]
+    numeric = None
+    if raws:
+        numeric = np.empty((n_rows, len(raws)), dtype=np.float64)
+        for k, r in enumerate(raws):
+            numeric[:, k] = r
+    return attributes, X, numeric
+
+
 def assemble(columns: list[Column], class_index: int, *, relation: str, source: str) -> Dataset:
     """Build a :class:`Dataset` from decoded columns, with column ``class_index`` as the class.
 
@@ -89,32 +112,11 @@ def assemble(columns: list[Column], class_index: int, *, relation: str, source: 
     cls = columns[class_index]
     if cls.codes is None:
         raise numeric_class_error(cls.attribute.name, source)
-    feats = [c for i, c in enumerate(columns) if i != class_index]
-    attributes = [c.attribute for c in feats]
-    n = cls.n_rows
-    zero = np.broadcast_to(np.uint8(0), (n,))
-    if feats:
-        X = encode_codes([c.codes if c.codes is not None else zero for c in feats], attributes)
-    else:  # encode_codes cannot see the row count without a column
-        X = np.zeros((n, 0), dtype=np.uint8)
-    y = np.asarray(cls.codes, dtype=np.int32)
-    y = np.where(y == cls.attribute.missing_code, np.int32(-1), y).astype(np.int32, copy=False)
-    raws = [c.raw for c in feats if c.raw is not None]
-    numeric = None
-    if raws:
-        numeric = np.empty((n, len(raws)), dtype=np.float64)
-        for k, r in enumerate(raws):
-            numeric[:, k] = r
-    return Dataset(
-        attributes=attributes,
-        class_attribute=cls.attribute,
-        X=X,
-        y=y,
-        numeric=numeric,
-        relation=relation,
-        source=source,
-        class_index=class_index,
-    )
+    attributes, X, numeric = stack([c for i, c in enumerate(columns) if i != class_index], cls.n_rows)
+    y = np.asarray(cls.codes)
+    y = np.where(y == cls.attribute.missing_code, -1, y).astype(np.int32)
+    return Dataset(attributes=attributes, class_attribute=cls.attribute, X=X, y=y, numeric=numeric,
+                   relation=relation, source=source, class_index=class_index)
 
 
 def dataset_columns(dataset: Dataset) -> list[Column]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataError
-from ._columns import Column, assemble, check_unique_names
+from ._columns import Column, assemble, check_unique_names, is_missing
 from .dataset import Attribute, Dataset
 
 __all__ = ["from_arrays", "ARRAY_SOURCE", "generic_names", "nominal_codes"]
@@ -19,9 +19,6 @@ def generic_names(n: int) -> list[str]:
     """The names :func:`from_arrays` gives ``n`` unnamed features: ``x0 .. x{n-1}``."""
     return [f"x{j}" for j in range(n)]
 
-
-def _isna(v: object) -> bool:
-    return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
 
 
 def _label(v: object) -> str:
@@ -48,7 +45,7 @@ def nominal_codes(values: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
     if kind in "iuf":
         miss = np.isnan(values) if kind == "f" else np.zeros(n, dtype=bool)
     elif kind == "O":
-        miss = np.fromiter((_isna(v) for v in values), dtype=bool, count=n)
+        miss = np.fromiter((is_missing(v) for v in values), dtype=bool, count=n)
     else:
         raise DataError(f"cannot use values of dtype {values.dtype} as nominal labels")
     valid = values[~miss]

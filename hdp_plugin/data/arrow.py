@@ -23,7 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import DataError
-from ._columns import Column, assemble, check_unique_names, numeric_class_error, resolve_class_index, short
+from ._columns import (
+    Column, assemble, check_unique_names, is_missing, numeric_class_error, resolve_class_index, short,
+)
 from ._files import GZIP_MAGIC, check_path, check_text
 from .dataset import Attribute, Dataset
 
@@ -201,14 +203,11 @@ def from_pandas(df, *, class_attribute: str | None = None, source: str = "<DataF
         try:
             arrays.append(pa.Array.from_pandas(s))
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # an object column of mixed types: use its text
-            arrays.append(pa.array([None if _isna(v) else str(v) for v in s.tolist()], type=pa.string()))
+            arrays.append(pa.array([None if is_missing(v) else str(v) for v in s.tolist()], type=pa.string()))
     check_unique_names(list(df.columns), source)
     table = pa.Table.from_arrays(arrays, names=list(df.columns))
     return from_arrow(table, class_attribute=class_attribute, source=source, relation="data")
 
-
-def _isna(v: object) -> bool:
-    return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
 
 
 def to_arrow(dataset: Dataset) -> pa.Table:

@@ -9,9 +9,9 @@ import numpy as np
 
 from .. import config
 from ..errors import DataError
-from ._columns import Column, dataset_columns, list_names
+from ._columns import Column, dataset_columns, list_names, stack
 from .arrays import ARRAY_SOURCE, generic_names
-from .dataset import Attribute, Dataset, encode_codes
+from .dataset import Attribute, Dataset
 
 log = logging.getLogger(__name__)
 
@@ -116,17 +116,13 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
         if extra:
             log.info("%s: ignoring column(s) the model does not use: %s", source, list_names(extra))
 
-    out_attrs: list[Attribute] = []
     out_cols: list[Column] = []
     for col, a in zip(matched, attributes):
         what = f"attribute {a.name!r}"
         if a.numeric:  # pending or discretised: raw values, which the discretiser's apply cuts
-            na = Attribute(a.name, (), numeric=True)
-            out_cols.append(Column(na, raw=_raw_values(col, what, source)))
+            out_cols.append(Column(Attribute(a.name, (), numeric=True), raw=_raw_values(col, what, source)))
         else:
-            na = a
             out_cols.append(Column(a, codes=_nominal_codes(col, a, what, source, a.missing_code)))
-        out_attrs.append(na)
 
     n = columns[0].n_rows if columns else (cls.n_rows if cls is not None else 0)
     if cls is None:
@@ -134,11 +130,7 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
     else:
         y = _nominal_codes(cls, class_attribute, f"the class {class_attribute.name!r}", source, -1).astype(np.int32)
 
-    zero = np.broadcast_to(np.uint8(0), (n,))
-    X = (encode_codes([c.codes if c.codes is not None else zero for c in out_cols], out_attrs)
-         if out_cols else np.zeros((n, 0), dtype=np.uint8))
-    raws = [c.raw for c in out_cols if c.raw is not None]
-    numeric = np.ascontiguousarray(np.column_stack(raws)) if raws else None
+    out_attrs, X, numeric = stack(out_cols, n)
     return Dataset(attributes=out_attrs, class_attribute=class_attribute, X=X, y=y, numeric=numeric,
                    relation=relation, source=source)
 

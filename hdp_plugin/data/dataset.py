@@ -179,6 +179,21 @@ class Dataset:
         log.info("%s: dropped %d row(s) with a missing class", self.source, dropped)
         return self.take(keep), dropped
 
+    def equals(self, other: "Dataset") -> bool:
+        """True when both hold the same attributes, class, codes (dtype included), and raw values.
+
+        NaN equals NaN; the relation, source and class index are not compared.
+        """
+        if self.attributes != other.attributes or self.class_attribute != other.class_attribute:
+            return False
+        if self.X.dtype != other.X.dtype or not np.array_equal(self.X, other.X):
+            return False
+        if not np.array_equal(self.y, other.y):
+            return False
+        if self.numeric is None or other.numeric is None:
+            return self.numeric is None and other.numeric is None
+        return np.array_equal(self.numeric, other.numeric, equal_nan=True)
+
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         return (
             f"Dataset({self.relation!r}, rows={self.n_rows}, attributes={self.n_attributes}, "
