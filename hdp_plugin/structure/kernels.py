@@ -1,8 +1,10 @@
 """Numba kernels of structure learning: pure functions over flat arrays.
 
-Nothing here validates, allocates big tables, logs or raises: the drivers in
-:mod:`hdp_plugin.structure.counts` and :mod:`hdp_plugin.structure.selective` do. Every kernel has a
-slow twin in the tests.
+Nothing here logs or raises: the counting kernel reports an out-of-range code through its
+return status, and the drivers in :mod:`hdp_plugin.structure.counts` and
+:mod:`hdp_plugin.structure.selective` check shapes, allocate the tables and raise. The only
+allocation inside a kernel is the tries' growth by doubling. Every kernel has a slow twin in the
+tests.
 
 Layouts shared with the drivers
 -------------------------------
