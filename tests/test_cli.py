@@ -1,0 +1,275 @@
+"""The hdp-bnc command line, through typer's CliRunner and as a real subprocess."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+import pytest
+from typer.testing import CliRunner
+
+from hdp_plugin import BayesNetClassifier, __version__, read_dataset
+from hdp_plugin import cli
+from hdp_plugin.data import to_arrow
+from hdp_plugin.model import load_model
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+VOTE = DATA / "vote.arff"
+WEATHER = DATA / "weather.nominal.arff"
+GOLDEN_VOTE = HERE / "golden" / "models" / "vote-kdb2-hdp.hdpbnc"
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(cli.app, [str(a) for a in args], catch_exceptions=False)
+
+
+def _csv(text: str):
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], rows[1:]
+
+
+@pytest.fixture(scope="module")
+def vote_model(tmp_path_factory):
+    """A model written by `train`, and the same classifier trained in memory."""
+    path = tmp_path_factory.mktemp("cli") / "vote.hdpbnc"
+    result = run("train", VOTE, "-o", path, "-k", "2", "-i", "60", "--seed", "5", "--threads", "1")
+    assert result.exit_code == 0, result.output
+    clf = BayesNetClassifier(structure="kdb", k=2, iterations=60, random_state=5, n_jobs=1).fit(read_dataset(VOTE))
+    return path, clf
+
+
+# ------------------------------------------------------------------------------------------
+# each command
+# ------------------------------------------------------------------------------------------
+def test_version_and_help():
+    result = run("--version")
+    assert result.exit_code == 0 and __version__ in result.stdout
+    result = run("-h")
+    assert result.exit_code == 0
+    for command in ("train", "predict", "evaluate", "info", "show"):
+        assert command in result.stdout
+        sub = run(command, "-h")
+        assert sub.exit_code == 0 and "Usage" in sub.stdout
+
+
+def test_train_writes_a_model_that_predicts_like_the_classifier(vote_model):
+    path, clf = vote_model
+    loaded = load_model(path)
+    ds = read_dataset(VOTE)
+    np.testing.assert_array_equal(loaded.predict_proba(ds), clf.predict_proba(ds))
+    np.testing.assert_array_equal(loaded.tables_.log_probs, clf.tables_.log_probs)
+    assert loaded.parents_ == clf.parents_
+
+
+def test_train_summary_and_quiet(tmp_path):
+    result = run("train", WEATHER, "-o", tmp_path / "w.hdpbnc", "-s", "nb", "-e", "laplace")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "w.hdpbnc: NB laplace on 14 rows" in result.stderr
+    result = run("train", WEATHER, "-o", tmp_path / "w.hdpbnc", "-s", "nb", "-e", "laplace", "--quiet")
+    assert result.exit_code == 0 and result.output == ""
+
+
+def test_train_uses_the_class_option(tmp_path):
+    result = run("train", WEATHER, "-o", tmp_path / "w.hdpbnc", "--class", "outlook", "-s", "tan", "-e", "mle")
+    assert result.exit_code == 0, result.output
+    assert load_model(tmp_path / "w.hdpbnc").class_attribute_.name == "outlook"
+
+
+def test_predict_to_stdout_is_exactly_the_classifier_output(vote_model):
+    path, clf = vote_model
+    result = run("predict", path, VOTE)
+    assert result.exit_code == 0, result.output
+    header, rows = _csv(result.stdout)
+    assert header == ["actual", "predicted", "p_democrat", "p_republican"]
+    proba = np.array([[float(v) for v in r[2:]] for r in rows])
+    ds = read_dataset(VOTE)
+    np.testing.assert_array_equal(proba, clf.predict_proba(ds))
+    assert [r[1] for r in rows] == list(clf.predict(ds))
+    assert [r[0] for r in rows] == [ds.class_values[c] for c in ds.y]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".arrow", ".parquet", ".arff"])
+def test_predict_to_a_file_by_extension(vote_model, tmp_path, suffix):
+    path, clf = vote_model
+    out = tmp_path / f"pred{suffix}"
+    result = run("predict", path, VOTE, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "435 predictions, accuracy" in result.stderr
+    expected = clf.predict_proba(read_dataset(VOTE))
+    if suffix == ".arrow":
+        table = pa.ipc.open_file(out).read_all()
+    elif suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(out)
+    else:
+        table = None
+    if table is not None:
+        got = np.column_stack([table["p_democrat"].to_numpy(), table["p_republican"].to_numpy()])
+        np.testing.assert_array_equal(got, expected)
+        assert table["predicted"].to_pylist() == list(clf.predict(read_dataset(VOTE)))
+    elif suffix == ".arff":
+        ds = read_dataset(out, class_attribute="predicted")
+        assert ds.names == ["actual", "p_democrat", "p_republican"]
+        assert list(np.asarray(ds.class_values)[ds.y]) == list(clf.predict(read_dataset(VOTE)))
+    else:
+        header, rows = _csv(out.read_text())
+        np.testing.assert_array_equal(np.array([[float(v) for v in r[2:]] for r in rows]), expected)
+
+
+def test_predict_data_without_the_class_column(vote_model, tmp_path):
+    path, clf = vote_model
+    ds = read_dataset(VOTE)
+    table = to_arrow(ds).drop_columns([ds.class_attribute.name])
+    new = tmp_path / "unlabelled.arrow"
+    with pa.OSFile(str(new), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    result = run("predict", path, new)
+    assert result.exit_code == 0, result.output
+    header, rows = _csv(result.stdout)
+    assert header == ["predicted", "p_democrat", "p_republican"]
+    np.testing.assert_array_equal(np.array([[float(v) for v in r[1:]] for r in rows]), clf.predict_proba(ds))
+
+
+def test_evaluate_table_json_and_csv():
+    args = ["evaluate", WEATHER, "-s", "nb,kdb", "-k", "1,2", "-e", "hdp,m-estimate", "-i", "30"]
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    for text in ("RMSE", "0-1 loss", "log-loss", "train s", "test s", "NB", "kDB-1", "kDB-2", "m-estimate"):
+        assert text in result.stdout
+    doc = json.loads(run(*args, "--json").stdout)
+    # k does not multiply NB: NB x 2 estimators + kDB x 2 k x 2 estimators
+    assert len(doc["results"]) == 6
+    assert {r["structure"] for r in doc["results"]} == {"nb", "kdb"}
+    header, rows = _csv(run(*args, "--csv").stdout)
+    assert header == list(cli._RESULT_COLUMNS) and len(rows) == 6
+    # seeded: the same command gives the same figures
+    again = json.loads(run(*args, "--json").stdout)
+    assert [r["rmse"] for r in again["results"]] == [r["rmse"] for r in doc["results"]]
+
+
+def test_evaluate_5x2_matches_cross_validate():
+    from hdp_plugin.model.evaluation import cross_validate
+
+    result = run("evaluate", DATA / "diabetes.arff", "-s", "tan", "-e", "m-estimate", "--cv", "5x2", "--seed", "3", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["repeats"], doc["folds"]) == (5, 2)
+    ref = cross_validate(lambda: BayesNetClassifier(structure="tan", estimator="m-estimate", random_state=3),
+                         read_dataset(DATA / "diabetes.arff"), n_folds=2, repeats=5, seed=3)
+    assert doc["results"][0]["rmse"] == ref.rmse
+    assert doc["results"][0]["zero_one_loss"] == ref.zero_one
+
+
+def test_info_text_and_json():
+    result = run("info", GOLDEN_VOTE)
+    assert result.exit_code == 0, result.output
+    for text in ("format         1.0", "kDB-2", "hdp", "tying level", "16 trees", "physician-fee-freeze"):
+        assert text in result.stdout
+    doc = json.loads(run("info", GOLDEN_VOTE, "--json").stdout)
+    assert doc["model"]["structure"]["kind"] == "kdb" and doc["model"]["seed"] == 7
+
+
+def test_show_dot(tmp_path, monkeypatch):
+    result = run("show", GOLDEN_VOTE)
+    assert result.exit_code == 0
+    dot = result.stdout
+    assert dot.startswith("digraph") and dot.rstrip().endswith("}")
+    clf = load_model(GOLDEN_VOTE)
+    assert dot.count("->") == len(clf.structure_.kept) + sum(len(p) for p in clf.parents_.values())
+    assert '"physician-fee-freeze" -> "el-salvador-aid"' in dot
+    result = run("show", GOLDEN_VOTE, "-o", tmp_path / "net.dot")
+    assert result.exit_code == 0 and (tmp_path / "net.dot").read_text() == dot
+    monkeypatch.setattr(cli.shutil, "which", lambda name: None)
+    result = run("show", GOLDEN_VOTE, "-o", tmp_path / "net.png")
+    assert result.exit_code != 0
+    assert result.stderr.startswith("error: ") and "Graphviz" in result.stderr and "-o net.dot" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# errors: one line, non-zero exit
+# ------------------------------------------------------------------------------------------
+BAD = [
+    ("train", DATA / "nope.arff", "-o", "{tmp}/m.hdpbnc"),
+    ("train", VOTE, "-o", "{tmp}/m.hdpbnc", "--structure", "forest"),
+    ("train", VOTE, "-o", "{tmp}/m.hdpbnc", "-k", "1,2"),
+    ("train", VOTE, "-o", "{tmp}/m.hdpbnc", "-k", "-1"),
+    ("train", VOTE, "-o", "{tmp}/m.hdpbnc", "--class", "nope"),
+    ("train", VOTE, "-o", "{tmp}/m.hdpbnc", "-i", "10", "--burn-in", "10"),
+    ("train", DATA / "weather.numeric.arff", "-o", "{tmp}/m.hdpbnc", "-d", "none"),
+    ("train", VOTE, "-o", "{tmp}/no/such/dir/m.hdpbnc", "-e", "mle"),
+    ("predict", VOTE, VOTE),
+    ("predict", GOLDEN_VOTE, DATA / "iris.arff"),
+    ("predict", GOLDEN_VOTE, VOTE, "-o", "{tmp}/p.xlsx"),
+    ("predict", "{tmp}/missing.hdpbnc", VOTE),
+    ("evaluate", VOTE, "--cv", "5y2"),
+    ("evaluate", VOTE, "--folds", "1"),
+    ("evaluate", VOTE, "--json", "--csv"),
+    ("evaluate", VOTE, "-e", "hdp,bogus"),
+    ("info", VOTE),
+    ("show", GOLDEN_VOTE, "-o", "{tmp}/net.jpg"),
+]
+
+
+@pytest.mark.parametrize("args", BAD, ids=lambda a: " ".join(Path(str(x)).name for x in a))
+def test_errors_are_one_line_and_exit_non_zero(tmp_path, args):
+    result = run(*[str(a).replace("{tmp}", str(tmp_path)) for a in args])
+    assert result.exit_code != 0
+    assert result.stderr.startswith("error: ")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+
+
+# ------------------------------------------------------------------------------------------
+# a real subprocess: python -m hdp_plugin
+# ------------------------------------------------------------------------------------------
+def _command(*args):
+    return [sys.executable, "-m", "hdp_plugin", *map(str, args)]
+
+
+def _run_all(commands):
+    """Run independent commands side by side (start-up dominates); return their CompletedProcess."""
+    env = {**os.environ, "COLUMNS": "120"}
+    procs = [subprocess.Popen(_command(*c), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for c in commands]
+    done = []
+    for c, proc in zip(commands, procs):
+        out, err = proc.communicate(timeout=300)
+        done.append(subprocess.CompletedProcess(c, proc.returncode, out, err))
+    return done
+
+
+def test_every_command_as_a_subprocess(tmp_path):
+    model = tmp_path / "w.hdpbnc"
+    (p,) = _run_all([("train", WEATHER, "-o", model, "-k", "1", "-i", "40", "--seed", "2")])
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith(f"{model}: kDB-1 hdp 40 it.")  # no progress bar when not a terminal
+    predict, info, show, evaluate, bad, version = _run_all([
+        ("predict", model, WEATHER),
+        ("info", model),
+        ("show", model),
+        ("evaluate", WEATHER, "-s", "nb", "-e", "m-estimate,laplace", "--csv"),
+        ("predict", WEATHER, WEATHER),
+        ("--version",),
+    ])
+    clf = BayesNetClassifier(k=1, iterations=40, random_state=2).fit(read_dataset(WEATHER))
+    assert predict.returncode == 0, predict.stderr
+    header, rows = _csv(predict.stdout)
+    np.testing.assert_array_equal(np.array([[float(v) for v in r[2:]] for r in rows]),
+                                  clf.predict_proba(read_dataset(WEATHER)))
+    assert info.returncode == 0 and "kDB-1" in info.stdout
+    assert show.returncode == 0 and show.stdout.startswith("digraph")
+    assert evaluate.returncode == 0, evaluate.stderr
+    assert len(_csv(evaluate.stdout)[1]) == 2 and evaluate.stderr == ""
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stderr.count("\n") == 1
+    assert version.returncode == 0 and __version__ in version.stdout
