@@ -76,9 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000, help="Number of data rows to generate.")
     parser.add_argument("--repeat", type=int, default=1, help="Number of timed reads (the best is shown).")
     parser.add_argument("--exact", action="store_true", help="Also time the exact (line-by-line) path.")
+    parser.add_argument("--formats", action="store_true",
+                        help="Also time the same data as Arrow IPC, Parquet and CSV files.")
     args = parser.parse_args(argv)
 
-    from hdp_plugin.data import read_dataset
+    from hdp_plugin.data import read_dataset, to_arrow
     from hdp_plugin.data.arff import read_arff
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,6 +105,23 @@ def main(argv: list[str] | None = None) -> int:
             same = np.array_equal(ex.X, ds.X) and np.array_equal(ex.numeric, ds.numeric, equal_nan=True)
             print(f"exact path:   {dt:.2f} s, {args.rows / dt:,.0f} rows/s, {size_mb / dt:.1f} MB/s "
                   f"(same result: {same})")
+        if args.formats:
+            import pyarrow.feather as feather
+            import pyarrow.parquet as pq
+
+            table = to_arrow(ds)
+            writers = {
+                "bench.arrow": lambda p: feather.write_feather(table, p),
+                "bench.parquet": lambda p: pq.write_table(table, p),
+                "bench.csv": lambda p: pa_csv.write_csv(table, p),
+            }
+            for name, write in writers.items():
+                p = Path(tmp) / name
+                write(str(p))
+                t0 = time.perf_counter()
+                read_dataset(p)
+                dt = time.perf_counter() - t0
+                print(f"{name:<13} {dt:.2f} s, {args.rows / dt:,.0f} rows/s, {os.path.getsize(p) / 1e6:.1f} MB")
     return 0
 
 

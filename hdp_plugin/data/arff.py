@@ -28,7 +28,6 @@ Syntax accepted (Weka's, with liac-arff's reading of values):
 
 from __future__ import annotations
 
-import calendar
 import datetime as _dt
 import logging
 import re
@@ -365,7 +364,6 @@ class _Converter:
             self.lut = {None: -2}  # provisional codes in order of appearance; -2 is missing
         elif decl.kind == "date":
             self.cache: dict[str, float] = {}
-        self.parts: list[np.ndarray] = []
 
     def convert(self, tokens: list | tuple, lines: list[int] | np.ndarray) -> np.ndarray:
         kind = self.decl.kind
@@ -411,7 +409,7 @@ class _Converter:
         return _bad(self.source, int(line),
                     f"value {short(token)} of attribute {self.decl.name!r} is not declared in the header")
 
-    def finish(self, parts: list[np.ndarray], n: int) -> Column:
+    def finish(self, parts: list[np.ndarray]) -> Column:
         """Concatenate converted blocks into a column (string attributes: relabel in sorted order)."""
         data = np.concatenate(parts) if parts else np.empty(0, dtype=np.float64 if self.numeric else np.int32)
         if self.numeric:
@@ -570,8 +568,7 @@ class _ExactReader:
         if self.weights_seen:
             warnings.warn(f"{self.source}: {self.weights_seen} instance weight(s) ignored; "
                           "every row counts once", stacklevel=4)
-        n = sum(p.shape[0] for p in self.parts[0]) if self.parts else 0
-        return [conv.finish(parts, n) for conv, parts in zip(self.convs, self.parts)]
+        return [conv.finish(parts) for conv, parts in zip(self.convs, self.parts)]
 
 
 # -- the fast path --------------------------------------------------------------------------
