@@ -124,14 +124,18 @@ def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start
             if hi <= lo:
                 continue
             wmax = -np.inf
+            # log Gamma(cp + Np + d) for consecutive d, by Gamma(a + 1) = a Gamma(a): one lgamma
+            # call per cell, then one log per candidate
+            a = cp + Np + (lo - tc)
+            lg = math.lgamma(a)
+            row = log_stirling[nx]
             for k in range(hi - lo + 1):
                 tt = lo + k
-                d = tt - tc
-                w = (log_stirling[nx, tt] + tt * log_c + log_stirling[npx + d, tpx]
-                     - math.lgamma(cp + Np + d))
+                w = row[tt] + tt * log_c + log_stirling[npx + tt - tc, tpx] - lg
                 weights[k] = w
                 if w > wmax:
                     wmax = w
+                lg += math.log(a + k)
             total = 0.0
             for k in range(hi - lo + 1):
                 e = math.exp(weights[k] - wmax)
