@@ -261,3 +261,28 @@ def test_flipped_bytes_give_an_error_or_the_same_answer(tmp_path):
             continue
         np.testing.assert_array_equal(proba, reference)
     assert errors > 0
+
+
+def _reference_reader():
+    """The plain-pyarrow reader printed in docs/model-format.md, so the document stays true."""
+    text = (HERE.parent / "docs" / "model-format.md").read_text()
+    block = text.split("<!-- reference-reader:start -->")[1].split("<!-- reference-reader:end -->")[0]
+    code = block.split("```python")[1].split("```")[0]
+    namespace: dict = {}
+    exec(compile(code, "docs/model-format.md", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_the_documented_reference_reader_gives_the_golden_probabilities(name):
+    import arff
+
+    ref = _reference_reader()
+    entry = MANIFEST[name]
+    doc, cells = ref["read_model"](GOLDEN / entry["model"])
+    with open(HERE.parent / entry["data"]) as fh:
+        raw = arff.load(fh)
+    names = [a[0] for a in raw["attributes"]]
+    _, expected = _golden_probabilities(name)
+    got = [ref["predict_proba"](doc, cells, ref["codes_of"](doc, dict(zip(names, row)))) for row in raw["data"]]
+    np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=1e-12)
