@@ -1,0 +1,418 @@
+/*
+ *   This program is free software: you can redistribute it and/or modify
+ *   it under the terms of the GNU General Public License as published by
+ *   the Free Software Foundation, either version 3 of the License, or
+ *   (at your option) any later version.
+ */
+
+package weka.classifiers.bayes.hdpbnc;
+
+import java.io.Serializable;
+import java.util.Locale;
+
+/**
+ * A fitted hdp-bnc model as plain serialisable arrays: what {@link ModelFile} reads from a model
+ * file, and all that prediction needs (no Python, no daemon).
+ *
+ * <p>Attributes are the model's non-class attributes in training order; an attribute's codes are
+ * {@code 0 .. values.length - 1} for its labels (bins for a discretised numeric attribute) and
+ * {@code values.length} for missing. The model has a slot for missing only where training had
+ * missing values ({@code cardinalities[a] == values.length + 1}).
+ *
+ * <p>Trees are stored as flat arrays, as in {@code hdp_plugin/hdp/trees.py}: node {@code j} of the
+ * whole forest has the cells {@code nodeCellStart[j] .. nodeCellStart[j] + card - 1}, and, if it is
+ * not a leaf, a block of child indices {@code childTable[nodeChildStart[j] + v]} ({@code -1} where no
+ * training row went) for the values {@code v} of the variable it branches on: the class at depth 0,
+ * then the tree's attribute parents in order.
+ */
+public final class HDPModel implements Serializable {
+
+  private static final long serialVersionUID = 4180734468129032917L;
+
+  // ---- attributes and class
+  final String[] m_AttrNames;
+  final String[][] m_AttrValues;
+  final boolean[] m_AttrNumeric;
+  /** cut points of numeric attributes (null for nominal ones) */
+  final double[][] m_CutPoints;
+  final String m_ClassName;
+  final String[] m_ClassValues;
+  /** the model's number of codes per attribute: labels, plus one if training had missing values */
+  final int[] m_Cardinalities;
+  final double[] m_ClassLogPrior;
+
+  // ---- structure
+  final String m_StructureKind;
+  final int m_K;
+  final int[] m_Kept;
+  final int[][] m_Parents;
+
+  // ---- trees
+  final int[] m_TreeAttr;
+  final int[] m_TreeCard;
+  /** per tree, its first node; length trees + 1 */
+  final int[] m_TreeNodeStart;
+  /** per tree, its branching variables: -1 (the class) then attribute indices */
+  final int[][] m_Branching;
+  final int[] m_NodeParent;
+  final int[] m_NodeDepth;
+  final int[] m_NodeBranch;
+  /** per node, first cell; length nodes + 1 */
+  final int[] m_NodeCellStart;
+  /** per node, start of its child block in m_ChildTable, or -1 for a leaf */
+  final int[] m_NodeChildStart;
+  final int[] m_ChildTable;
+  final double[] m_LogProbs;
+  final long[] m_Counts;
+  final double[] m_NodeConcentration;
+
+  // ---- provenance
+  final String m_Estimator;
+  final String m_Summary;
+  final String m_PackageVersion;
+  final long m_Rows;
+
+  HDPModel(String[] attrNames, String[][] attrValues, boolean[] attrNumeric, double[][] cutPoints,
+    String className, String[] classValues, int[] cardinalities, double[] classLogPrior, String structureKind,
+    int k, int[] kept, int[][] parents, int[] treeAttr, int[] treeCard, int[] treeNodeStart, int[][] branching,
+    int[] nodeParent, int[] nodeDepth, int[] nodeBranch, int[] nodeCellStart, int[] nodeChildStart,
+    int[] childTable, double[] logProbs, long[] counts, double[] nodeConcentration, String estimator,
+    String summary, String packageVersion, long rows) {
+    m_AttrNames = attrNames;
+    m_AttrValues = attrValues;
+    m_AttrNumeric = attrNumeric;
+    m_CutPoints = cutPoints;
+    m_ClassName = className;
+    m_ClassValues = classValues;
+    m_Cardinalities = cardinalities;
+    m_ClassLogPrior = classLogPrior;
+    m_StructureKind = structureKind;
+    m_K = k;
+    m_Kept = kept;
+    m_Parents = parents;
+    m_TreeAttr = treeAttr;
+    m_TreeCard = treeCard;
+    m_TreeNodeStart = treeNodeStart;
+    m_Branching = branching;
+    m_NodeParent = nodeParent;
+    m_NodeDepth = nodeDepth;
+    m_NodeBranch = nodeBranch;
+    m_NodeCellStart = nodeCellStart;
+    m_NodeChildStart = nodeChildStart;
+    m_ChildTable = childTable;
+    m_LogProbs = logProbs;
+    m_Counts = counts;
+    m_NodeConcentration = nodeConcentration;
+    m_Estimator = estimator;
+    m_Summary = summary;
+    m_PackageVersion = packageVersion;
+    m_Rows = rows;
+  }
+
+  /** @return the number of non-class attributes */
+  public int numAttributes() {
+    return m_AttrNames.length;
+  }
+
+  /** @return the number of classes */
+  public int numClasses() {
+    return m_ClassValues.length;
+  }
+
+  /** @return the class attribute's name */
+  public String className() {
+    return m_ClassName;
+  }
+
+  /** @return the class labels, in the model's order (Weka's order for data trained from Weka) */
+  public String[] classValues() {
+    return m_ClassValues.clone();
+  }
+
+  /** @return the attribute names, in training order */
+  public String[] attributeNames() {
+    return m_AttrNames.clone();
+  }
+
+  /**
+   * Bin of a numeric value, Weka's rule: the first bin {@code j} with {@code v <= cut[j]}, else the
+   * last; missing (NaN) gives the missing code {@code cut.length + 1}.
+   *
+   * @param attr the attribute
+   * @param v the value
+   * @return its code
+   */
+  public int bin(int attr, double v) {
+    double[] cut = m_CutPoints[attr];
+    if (Double.isNaN(v)) {
+      return cut.length + 1;
+    }
+    int lo = 0;
+    int hi = cut.length; // first index with v <= cut[index] (numpy searchsorted, side="left")
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (cut[mid] < v) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  /**
+   * The deepest existing node of a tree along (y, parent values): prediction's back-off.
+   *
+   * @param tree the tree
+   * @param y the class code
+   * @param codes attribute codes of the row
+   * @return the global node index
+   */
+  int deepestNode(int tree, int y, int[] codes) {
+    int node = m_TreeNodeStart[tree];
+    for (int v : m_Branching[tree]) {
+      int val;
+      if (v < 0) {
+        val = y;
+      } else {
+        val = codes[v];
+        if (val >= m_Cardinalities[v]) {
+          break; // a parent value the model has no slot for: stop here
+        }
+      }
+      int cs = m_NodeChildStart[node];
+      if (cs < 0) {
+        break;
+      }
+      int next = m_ChildTable[cs + val];
+      if (next < 0) {
+        break;
+      }
+      node = next;
+    }
+    return node;
+  }
+
+  /**
+   * log P(y) + sum over trees of log P(x_c | deepest context of (y, parents)), for every class, as
+   * {@code log_joint} in {@code hdp_plugin/hdp/tables.py}: a value the model has no slot for (unseen
+   * in training, or missing where training had none) drops its attribute's factor.
+   *
+   * @param codes the row's attribute codes (missing = number of labels)
+   * @return the unnormalised log-probabilities, one per class
+   */
+  public double[] logJoint(int[] codes) {
+    int nClasses = m_ClassLogPrior.length;
+    double[] out = new double[nClasses];
+    for (int y = 0; y < nClasses; y++) {
+      double s = m_ClassLogPrior[y];
+      for (int t = 0; t < m_TreeAttr.length; t++) {
+        int xc = codes[m_TreeAttr[t]];
+        if (xc >= m_TreeCard[t]) {
+          continue;
+        }
+        int node = deepestNode(t, y, codes);
+        s += m_LogProbs[m_NodeCellStart[node] + xc];
+      }
+      out[y] = s;
+    }
+    return out;
+  }
+
+  /**
+   * P(class | x), normalised in log space with log-sum-exp; uniform if no class has a finite
+   * log-probability.
+   *
+   * @param codes the row's attribute codes
+   * @return the class distribution
+   */
+  public double[] distribution(int[] codes) {
+    double[] lp = logJoint(codes);
+    double mx = Double.NEGATIVE_INFINITY;
+    for (double v : lp) {
+      if (v > mx) {
+        mx = v;
+      }
+    }
+    int k = lp.length;
+    if (mx == Double.NEGATIVE_INFINITY) {
+      double[] u = new double[k];
+      java.util.Arrays.fill(u, Math.exp(-Math.log(k)));
+      return u;
+    }
+    double s = 0.0;
+    for (double v : lp) {
+      s += Math.exp(v - mx);
+    }
+    double lse = mx + Math.log(s);
+    for (int j = 0; j < k; j++) {
+      lp[j] = Math.exp(lp[j] - lse);
+    }
+    return lp;
+  }
+
+  /** @return the total number of tree nodes */
+  public int numNodes() {
+    return m_NodeParent.length;
+  }
+
+  /** @return the total number of cells (node, value) */
+  public int numCells() {
+    return m_LogProbs.length;
+  }
+
+  /**
+   * The label of an attribute's code, "?" for the missing slot.
+   *
+   * @param attr the attribute
+   * @param code its code
+   * @return the label
+   */
+  String label(int attr, int code) {
+    return code < m_AttrValues[attr].length ? m_AttrValues[attr][code] : "?";
+  }
+
+  /**
+   * A description of the model: the structure, then per attribute its parents and tree size.
+   *
+   * @return the text
+   */
+  public String describe() {
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format(Locale.ROOT, "Structure: %s%s, %d of %d attributes kept%n", m_StructureKind,
+      "kdb".equals(m_StructureKind) || "skdb".equals(m_StructureKind) ? " (k=" + m_K + ")" : "",
+      m_Kept.length, m_AttrNames.length));
+    sb.append("Estimator: ").append(m_Summary).append(String.format(Locale.ROOT, "%n"));
+    sb.append(String.format(Locale.ROOT, "Trained on %d rows; %d tree nodes, %d table cells%n%n", m_Rows,
+      numNodes(), numCells()));
+    sb.append(String.format(Locale.ROOT, "Class %s: prior", m_ClassName));
+    for (int y = 0; y < m_ClassValues.length; y++) {
+      sb.append(String.format(Locale.ROOT, " %s=%.4f", m_ClassValues[y], Math.exp(m_ClassLogPrior[y])));
+    }
+    sb.append(String.format(Locale.ROOT, "%n%nNetwork (attribute <- class, parents) : values, tree nodes%n"));
+    for (int t = 0; t < m_TreeAttr.length; t++) {
+      int a = m_TreeAttr[t];
+      StringBuilder ps = new StringBuilder(m_ClassName);
+      for (int p : m_Parents[a]) {
+        ps.append(", ").append(m_AttrNames[p]);
+      }
+      int nodes = m_TreeNodeStart[t + 1] - m_TreeNodeStart[t];
+      String cuts = "";
+      if (m_AttrNumeric[a] && m_CutPoints[a] != null) {
+        cuts = ", " + m_CutPoints[a].length + " cut point" + (m_CutPoints[a].length == 1 ? "" : "s");
+      }
+      sb.append(String.format(Locale.ROOT, "  %s <- %s : %d%s, %d%n", m_AttrNames[a], ps, m_TreeCard[t], cuts,
+        nodes));
+    }
+    if (m_TreeAttr.length < m_AttrNames.length) {
+      sb.append("Not used (no improvement in the selection):");
+      boolean[] used = new boolean[m_AttrNames.length];
+      for (int a : m_TreeAttr) {
+        used[a] = true;
+      }
+      for (int a = 0; a < used.length; a++) {
+        if (!used[a]) {
+          sb.append(' ').append(m_AttrNames[a]);
+        }
+      }
+      sb.append(String.format(Locale.ROOT, "%n"));
+    }
+    return sb.toString();
+  }
+
+  /**
+   * The network in XML BIF 0.3, as Weka's {@code BayesNet.graph()} writes it, so that Weka's graph
+   * visualiser draws it. Each table is the model's predictive distribution for every configuration
+   * of (class, parents), backed off where a context was never seen; the first parent varies slowest.
+   *
+   * @param relation the network's name
+   * @return the XML text
+   */
+  public String toXMLBIF(String relation) {
+    StringBuilder sb = new StringBuilder();
+    sb.append("<?xml version=\"1.0\"?>\n");
+    sb.append("<!-- DTD for the XMLBIF 0.3 format -->\n");
+    sb.append("<!DOCTYPE BIF [\n");
+    sb.append("\t<!ELEMENT BIF ( NETWORK )*>\n");
+    sb.append("\t      <!ATTLIST BIF VERSION CDATA #REQUIRED>\n");
+    sb.append("\t<!ELEMENT NETWORK ( NAME, ( PROPERTY | VARIABLE | DEFINITION )* )>\n");
+    sb.append("\t<!ELEMENT NAME (#PCDATA)>\n");
+    sb.append("\t<!ELEMENT VARIABLE ( NAME, ( OUTCOME |  PROPERTY )* ) >\n");
+    sb.append("\t      <!ATTLIST VARIABLE TYPE (nature|decision|utility) \"nature\">\n");
+    sb.append("\t<!ELEMENT OUTCOME (#PCDATA)>\n");
+    sb.append("\t<!ELEMENT DEFINITION ( FOR | GIVEN | TABLE | PROPERTY )* >\n");
+    sb.append("\t<!ELEMENT FOR (#PCDATA)>\n");
+    sb.append("\t<!ELEMENT GIVEN (#PCDATA)>\n");
+    sb.append("\t<!ELEMENT TABLE (#PCDATA)>\n");
+    sb.append("\t<!ELEMENT PROPERTY (#PCDATA)>\n");
+    sb.append("]>\n\n\n");
+    sb.append("<BIF VERSION=\"0.3\">\n<NETWORK>\n");
+    sb.append("<NAME>").append(xml(relation)).append("</NAME>\n");
+    // the class on top, the attributes in rows of eight below it
+    sb.append("<VARIABLE TYPE=\"nature\">\n<NAME>").append(xml(m_ClassName)).append("</NAME>\n");
+    for (String v : m_ClassValues) {
+      sb.append("<OUTCOME>").append(xml(v)).append("</OUTCOME>\n");
+    }
+    int width = Math.min(8, Math.max(1, m_TreeAttr.length));
+    sb.append("<PROPERTY>position = (").append(50 + 50 * width).append(",20)</PROPERTY>\n</VARIABLE>\n");
+    for (int t = 0; t < m_TreeAttr.length; t++) {
+      int a = m_TreeAttr[t];
+      sb.append("<VARIABLE TYPE=\"nature\">\n<NAME>").append(xml(m_AttrNames[a])).append("</NAME>\n");
+      for (int c = 0; c < m_TreeCard[t]; c++) {
+        sb.append("<OUTCOME>").append(xml(label(a, c))).append("</OUTCOME>\n");
+      }
+      sb.append("<PROPERTY>position = (").append(50 + 100 * (t % width)).append(',').append(120 + 100 * (t / width))
+        .append(")</PROPERTY>\n</VARIABLE>\n");
+    }
+    sb.append("<DEFINITION>\n<FOR>").append(xml(m_ClassName)).append("</FOR>\n<TABLE>\n");
+    for (double lp : m_ClassLogPrior) {
+      sb.append(Math.exp(lp)).append(' ');
+    }
+    sb.append("\n</TABLE>\n</DEFINITION>\n");
+    int[] codes = new int[m_AttrNames.length];
+    for (int t = 0; t < m_TreeAttr.length; t++) {
+      int a = m_TreeAttr[t];
+      int[] parents = m_Parents[a];
+      sb.append("<DEFINITION>\n<FOR>").append(xml(m_AttrNames[a])).append("</FOR>\n");
+      sb.append("<GIVEN>").append(xml(m_ClassName)).append("</GIVEN>\n");
+      for (int p : parents) {
+        sb.append("<GIVEN>").append(xml(m_AttrNames[p])).append("</GIVEN>\n");
+      }
+      sb.append("<TABLE>\n");
+      // odometer over (class, parents), the last varying fastest
+      int[] digit = new int[parents.length + 1];
+      int[] radix = new int[parents.length + 1];
+      radix[0] = m_ClassValues.length;
+      for (int j = 0; j < parents.length; j++) {
+        radix[j + 1] = m_Cardinalities[parents[j]];
+      }
+      while (true) {
+        for (int j = 0; j < parents.length; j++) {
+          codes[parents[j]] = digit[j + 1];
+        }
+        int node = deepestNode(t, digit[0], codes);
+        int cs = m_NodeCellStart[node];
+        for (int c = 0; c < m_TreeCard[t]; c++) {
+          sb.append(Math.exp(m_LogProbs[cs + c])).append(' ');
+        }
+        sb.append('\n');
+        int j = digit.length - 1;
+        while (j >= 0 && ++digit[j] == radix[j]) {
+          digit[j] = 0;
+          j--;
+        }
+        if (j < 0) {
+          break;
+        }
+      }
+      sb.append("</TABLE>\n</DEFINITION>\n");
+    }
+    sb.append("</NETWORK>\n</BIF>\n");
+    return sb.toString();
+  }
+
+  private static String xml(String s) {
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;")
+      .replace("'", "&apos;");
+  }
+}

@@ -1,0 +1,174 @@
+/*
+ *   This program is free software: you can redistribute it and/or modify
+ *   it under the terms of the GNU General Public License as published by
+ *   the Free Software Foundation, either version 3 of the License, or
+ *   (at your option) any later version.
+ */
+
+package weka.classifiers.bayes.hdpbnc;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import weka.core.Attribute;
+import weka.core.Instance;
+import weka.core.Instances;
+
+/**
+ * Turns Weka instances into the model's attribute codes, as {@code hdp_plugin/data/conform.py} and
+ * {@code apply_cut_points} do in Python: attributes are matched by name; nominal labels map by name
+ * and a label never seen in training becomes the missing code; numeric values are cut with the
+ * stored cut points (Weka's rule, the first bin {@code j} with {@code v <= cut[j]}); a number on a
+ * nominal training attribute matches the label that reads as the same number, and a nominal label on
+ * a numeric training attribute is read as a number.
+ */
+public final class InstanceCoder implements Serializable {
+
+  private static final long serialVersionUID = -3164409954931781226L;
+
+  private final HDPModel m_Model;
+  /** per model attribute: its index in the Weka header */
+  private final int[] m_WekaIndex;
+  /** per model attribute, for nominal Weka attributes: Weka value index to model code */
+  private final int[][] m_Lookup;
+  /** per model attribute, for numeric Weka attributes on nominal model attributes: number to code */
+  private final Map<Double, Integer>[] m_ByNumber;
+
+  /**
+   * Builds the mapping from a Weka header onto a model's attributes.
+   *
+   * @param model the model
+   * @param header the data's header (its class attribute, if any, is not used)
+   * @throws IllegalArgumentException naming the model attributes the header lacks
+   */
+  @SuppressWarnings("unchecked")
+  public InstanceCoder(HDPModel model, Instances header) {
+    m_Model = model;
+    int n = model.numAttributes();
+    m_WekaIndex = new int[n];
+    m_Lookup = new int[n][];
+    m_ByNumber = new Map[n];
+    List<String> absent = new ArrayList<>();
+    for (int a = 0; a < n; a++) {
+      String name = model.m_AttrNames[a];
+      Attribute att = header.attribute(name);
+      if (att == null || (header.classIndex() >= 0 && att.index() == header.classIndex())) {
+        absent.add(name);
+        continue;
+      }
+      m_WekaIndex[a] = att.index();
+      String[] labels = model.m_AttrValues[a];
+      boolean modelNumeric = model.m_AttrNumeric[a];
+      if (att.isNominal() || att.isString()) {
+        int[] lut = new int[att.numValues()];
+        Map<String, Integer> index = new HashMap<>();
+        for (int i = 0; i < labels.length; i++) {
+          index.putIfAbsent(labels[i], i);
+        }
+        for (int v = 0; v < lut.length; v++) {
+          if (modelNumeric) {
+            lut[v] = -1; // read the label as a number, then cut it
+          } else {
+            Integer code = index.get(att.value(v));
+            lut[v] = code == null ? labels.length : code;
+          }
+        }
+        m_Lookup[a] = lut;
+      } else if (att.isNumeric() && !modelNumeric) {
+        Map<Double, Integer> byNumber = new HashMap<>();
+        for (int i = 0; i < labels.length; i++) {
+          try {
+            byNumber.putIfAbsent(Double.parseDouble(labels[i].trim()), i);
+          } catch (NumberFormatException e) {
+            // a label that is not a number cannot match a numeric value
+          }
+        }
+        m_ByNumber[a] = byNumber;
+      } else if (!att.isNumeric()) {
+        throw new IllegalArgumentException("attribute '" + name + "' has a type the model cannot use: "
+          + Attribute.typeToString(att));
+      }
+    }
+    if (!absent.isEmpty()) {
+      throw new IllegalArgumentException("the data lacks attribute(s) the model needs: " + absent);
+    }
+  }
+
+  /**
+   * The codes of one instance.
+   *
+   * @param inst the instance (with the header this coder was built on)
+   * @return one code per model attribute
+   */
+  public int[] codes(Instance inst) {
+    int n = m_WekaIndex.length;
+    int[] out = new int[n];
+    for (int a = 0; a < n; a++) {
+      int w = m_WekaIndex[a];
+      int missing = m_Model.m_AttrValues[a].length;
+      if (inst.isMissing(w)) {
+        out[a] = missing;
+        continue;
+      }
+      double v = inst.value(w);
+      if (m_Lookup[a] != null) {
+        int code = m_Lookup[a][(int) v];
+        if (code < 0) { // nominal label on a numeric training attribute
+          double x;
+          try {
+            x = Double.parseDouble(inst.attribute(w).value((int) v).trim());
+          } catch (NumberFormatException e) {
+            x = Double.NaN;
+          }
+          code = m_Model.bin(a, x);
+        }
+        out[a] = code;
+      } else if (m_ByNumber[a] != null) {
+        Integer code = m_ByNumber[a].get(v == 0.0 ? 0.0 : v); // -0.0 reads as 0.0
+        out[a] = code == null ? missing : code;
+      } else {
+        out[a] = m_Model.bin(a, v);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The class distribution of an instance, in the model's class order.
+   *
+   * @param inst the instance
+   * @return the distribution
+   */
+  public double[] distribution(Instance inst) {
+    return m_Model.distribution(codes(inst));
+  }
+
+  /**
+   * Maps the model's class order onto the Weka class attribute's values.
+   *
+   * @param classAttribute the Weka class attribute
+   * @return for each Weka class value, the model's class index, or -1 if the model does not know it
+   */
+  public int[] classMap(Attribute classAttribute) {
+    int[] out = new int[classAttribute.numValues()];
+    String[] cv = m_Model.m_ClassValues;
+    for (int w = 0; w < out.length; w++) {
+      out[w] = -1;
+      for (int y = 0; y < cv.length; y++) {
+        if (cv[y].equals(classAttribute.value(w))) {
+          out[w] = y;
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  /** @return the model */
+  public HDPModel model() {
+    return m_Model;
+  }
+}

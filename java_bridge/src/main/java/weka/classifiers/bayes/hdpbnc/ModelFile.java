@@ -1,0 +1,463 @@
+/*
+ *   This program is free software: you can redistribute it and/or modify
+ *   it under the terms of the GNU General Public License as published by
+ *   the Free Software Foundation, either version 3 of the License, or
+ *   (at your option) any later version.
+ */
+
+package weka.classifiers.bayes.hdpbnc;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import weka.classifiers.bayes.hdpbnc.ArrowFileReader.Column;
+import weka.classifiers.bayes.hdpbnc.ArrowFileReader.ColumnType;
+
+/**
+ * Reads the hdp-bnc model file that {@code hdp_plugin/model/modelfile.py} writes (see
+ * {@code docs/model-format.md}): an Arrow IPC file with one row per cell (a tree node and a value of
+ * the tree's attribute) and one record batch per tree, in the columns tree, node, parent, depth,
+ * branch, value (int32), count (int64), log_prob (float64), group (int32), concentration (float64);
+ * and a JSON model document in the schema metadata under {@code hdp_plugin.model}. The file's
+ * SHA-256 ({@code hdp_plugin.sha256}) over both JSON documents and every column is verified, so a
+ * corrupted file is an error, never a wrong answer.
+ */
+public final class ModelFile {
+
+  /** The model document's {@code format}. */
+  public static final String FORMAT_NAME = "hdp-bnc-model";
+  /** The major version of the format this reader reads (any minor). */
+  public static final int FORMAT_MAJOR = 1;
+
+  static final String MODEL_KEY = "hdp_plugin.model";
+  static final String TRAINING_KEY = "hdp_plugin.training";
+  static final String CHECKSUM_KEY = "hdp_plugin.sha256";
+
+  static final String[] COLUMNS = {"tree", "node", "parent", "depth", "branch", "value", "count", "log_prob",
+    "group", "concentration"};
+  static final ColumnType[] TYPES = {ColumnType.INT32, ColumnType.INT32, ColumnType.INT32, ColumnType.INT32,
+    ColumnType.INT32, ColumnType.INT32, ColumnType.INT64, ColumnType.FLOAT64, ColumnType.INT32,
+    ColumnType.FLOAT64};
+
+  private ModelFile() {
+  }
+
+  /** A model file that cannot be read; the message names the file. */
+  public static final class ModelFileException extends IOException {
+    private static final long serialVersionUID = -2769023371850357271L;
+
+    ModelFileException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /** Internal: a consistency check failed. */
+  private static final class Corrupt extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Corrupt(String what) {
+      super(what);
+    }
+  }
+
+  private static void need(boolean cond, String what) throws Corrupt {
+    if (!cond) {
+      throw new Corrupt(what);
+    }
+  }
+
+  /**
+   * Reads and verifies a model file.
+   *
+   * @param path the file
+   * @return the model
+   * @throws ModelFileException for a missing, truncated, corrupted or foreign file, or one of a newer
+   *           major format version; the message names the file
+   */
+  public static HDPModel read(Path path) throws ModelFileException {
+    byte[] data;
+    try {
+      data = Files.readAllBytes(path);
+    } catch (IOException e) {
+      throw new ModelFileException(path + ": cannot read the model file: " + e, e);
+    }
+    return read(data, path.toString());
+  }
+
+  /**
+   * Reads and verifies a model file held in memory.
+   *
+   * @param data the bytes
+   * @param source the name used in messages
+   * @return the model
+   * @throws ModelFileException if the bytes are not a valid model file
+   */
+  public static HDPModel read(byte[] data, String source) throws ModelFileException {
+    ArrowFileReader reader;
+    try {
+      reader = new ArrowFileReader(data);
+    } catch (IOException e) {
+      throw new ModelFileException(source + ": not an hdp-bnc model file (" + e.getMessage() + ")", e);
+    }
+    Map<String, byte[]> meta = reader.metadata();
+    byte[] modelJson = meta.get(MODEL_KEY);
+    if (modelJson == null) {
+      throw new ModelFileException(source + ": an Arrow file, but not an hdp-bnc model file (no " + MODEL_KEY
+        + " metadata)", null);
+    }
+    byte[] trainingJson = meta.containsKey(TRAINING_KEY) ? meta.get(TRAINING_KEY)
+      : "{}".getBytes(StandardCharsets.UTF_8);
+    Map<String, Object> doc;
+    try {
+      Object parsed = Json.parse(new String(modelJson, StandardCharsets.UTF_8));
+      Json.parse(new String(trainingJson, StandardCharsets.UTF_8));
+      if (!(parsed instanceof Map)) {
+        throw new IllegalArgumentException("not an object");
+      }
+      doc = asMap(parsed);
+    } catch (IllegalArgumentException e) {
+      throw new ModelFileException(source + ": corrupted model file (unreadable model metadata)", e);
+    }
+    if (!FORMAT_NAME.equals(doc.get("format"))) {
+      throw new ModelFileException(source + ": an Arrow file, but not an hdp-bnc model file (format "
+        + doc.get("format") + ")", null);
+    }
+    Object version = doc.get("format_version");
+    if (!(version instanceof List) || ((List<?>) version).size() != 2
+      || !(((List<?>) version).get(0) instanceof Long) || !(((List<?>) version).get(1) instanceof Long)) {
+      throw new ModelFileException(source + ": corrupted model file (bad format_version " + version + ")", null);
+    }
+    long major = (Long) ((List<?>) version).get(0);
+    long minor = (Long) ((List<?>) version).get(1);
+    if (major != FORMAT_MAJOR) {
+      throw new ModelFileException(source + ": model format " + major + "." + minor
+        + (major > FORMAT_MAJOR ? " is newer than this Weka package reads (" + FORMAT_MAJOR
+          + ".x); upgrade the HDPBayesNet package" : " is not supported (this package reads " + FORMAT_MAJOR
+            + ".x)"), null);
+    }
+    if (!reader.fieldNames().equals(Arrays.asList(COLUMNS)) || !reader.fieldTypes().equals(Arrays.asList(TYPES))) {
+      throw new ModelFileException(source + ": corrupted model file (unexpected columns " + reader.fieldNames()
+        + ")", null);
+    }
+    List<List<Column>> batches = new ArrayList<>();
+    try {
+      for (int i = 0; i < reader.numBatches(); i++) {
+        List<Column> b = reader.readBatch(i);
+        for (Column c : b) {
+          if (c.nullCount() > 0) {
+            throw new ModelFileException(source + ": corrupted model file (nulls in column '" + c.name + "')", null);
+          }
+        }
+        batches.add(b);
+      }
+    } catch (ModelFileException e) {
+      throw e;
+    } catch (IOException e) {
+      throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
+    }
+    String expected = meta.containsKey(CHECKSUM_KEY) ? new String(meta.get(CHECKSUM_KEY), StandardCharsets.US_ASCII)
+      : "";
+    if (!expected.equals(digest(modelJson, trainingJson, batches))) {
+      throw new ModelFileException(source + ": corrupted model file (checksum mismatch)", null);
+    }
+    try {
+      return build(doc, batches);
+    } catch (Corrupt e) {
+      throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
+    } catch (RuntimeException e) { // missing keys, wrong JSON types, indices out of range
+      throw new ModelFileException(source + ": corrupted model file (bad model metadata: " + e + ")", e);
+    }
+  }
+
+  /** SHA-256 of the two JSON documents, then of every column of every batch, little-endian. */
+  static String digest(byte[] modelJson, byte[] trainingJson, List<List<Column>> batches) {
+    MessageDigest md;
+    try {
+      md = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+    md.update(modelJson);
+    md.update(trainingJson);
+    for (List<Column> cols : batches) {
+      for (Column c : cols) {
+        int width = c.type == ColumnType.INT32 ? 4 : 8;
+        ByteBuffer b = ByteBuffer.allocate(width * c.length).order(ByteOrder.LITTLE_ENDIAN);
+        switch (c.type) {
+          case INT32:
+            b.asIntBuffer().put((int[]) c.values);
+            break;
+          case INT64:
+            b.asLongBuffer().put((long[]) c.values);
+            break;
+          case FLOAT64:
+            b.asDoubleBuffer().put((double[]) c.values);
+            break;
+          default:
+            throw new IllegalStateException("unexpected column type " + c.type);
+        }
+        md.update(b.array());
+      }
+    }
+    StringBuilder hex = new StringBuilder();
+    for (byte x : md.digest()) {
+      hex.append(String.format("%02x", x & 0xff));
+    }
+    return hex.toString();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // JSON helpers
+  // ------------------------------------------------------------------------------------------
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> asMap(Object o) {
+    if (!(o instanceof Map)) {
+      throw new IllegalArgumentException("expected an object, got " + o);
+    }
+    return (Map<String, Object>) o;
+  }
+
+  static List<?> asList(Object o) {
+    if (!(o instanceof List)) {
+      throw new IllegalArgumentException("expected a list, got " + o);
+    }
+    return (List<?>) o;
+  }
+
+  static int asInt(Object o) {
+    if (!(o instanceof Long) || (Long) o != (int) (long) (Long) o) {
+      throw new IllegalArgumentException("expected an integer, got " + o);
+    }
+    return (int) (long) (Long) o;
+  }
+
+  static double asDouble(Object o) {
+    if (!(o instanceof Number)) {
+      throw new IllegalArgumentException("expected a number, got " + o);
+    }
+    return ((Number) o).doubleValue();
+  }
+
+  static int[] ints(Object o) {
+    List<?> l = asList(o);
+    int[] out = new int[l.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = asInt(l.get(i));
+    }
+    return out;
+  }
+
+  static String[] strings(Object o) {
+    List<?> l = asList(o);
+    String[] out = new String[l.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = String.valueOf(l.get(i));
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // building the model (the checks of _rebuild_trees in modelfile.py)
+  // ------------------------------------------------------------------------------------------
+  private static HDPModel build(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
+    List<?> attrs = asList(doc.get("attributes"));
+    int nAttr = attrs.size();
+    String[] names = new String[nAttr];
+    String[][] values = new String[nAttr][];
+    boolean[] numeric = new boolean[nAttr];
+    double[][] cuts = new double[nAttr][];
+    for (int a = 0; a < nAttr; a++) {
+      Map<String, Object> ad = asMap(attrs.get(a));
+      names[a] = String.valueOf(ad.get("name"));
+      values[a] = strings(ad.get("values"));
+      numeric[a] = Boolean.TRUE.equals(ad.get("numeric"));
+      Object cp = ad.get("cut_points");
+      if (cp != null) {
+        List<?> l = asList(cp);
+        cuts[a] = new double[l.size()];
+        for (int i = 0; i < cuts[a].length; i++) {
+          cuts[a][i] = asDouble(l.get(i));
+        }
+        need(cuts[a].length + 1 == values[a].length, "attribute '" + names[a] + "': cut points do not match its bins");
+      }
+      need(!numeric[a] || cuts[a] != null, "numeric attribute '" + names[a] + "' has no cut points");
+    }
+    Map<String, Object> cls = asMap(doc.get("class"));
+    String className = String.valueOf(cls.get("name"));
+    String[] classValues = strings(cls.get("values"));
+    int nClasses = asInt(doc.get("n_classes"));
+    need(nClasses == classValues.length && nClasses >= 1, "bad number of classes");
+    int[] cards = ints(doc.get("cardinalities"));
+    need(cards.length == nAttr, "bad cardinalities");
+    for (int a = 0; a < nAttr; a++) {
+      need(cards[a] >= 1 && values[a].length <= cards[a] && cards[a] <= values[a].length + 1,
+        "attribute '" + names[a] + "': cardinality " + cards[a] + " does not match its labels");
+    }
+    List<?> lp = asList(doc.get("class_log_prior"));
+    need(lp.size() == nClasses, "bad class log-prior");
+    double[] logPrior = new double[nClasses];
+    for (int y = 0; y < nClasses; y++) {
+      need(lp.get(y) != null, "bad class log-prior");
+      logPrior[y] = asDouble(lp.get(y));
+    }
+    Map<String, Object> st = asMap(doc.get("structure"));
+    int[] kept = ints(st.get("kept"));
+    List<?> pl = asList(st.get("parents"));
+    need(pl.size() == nAttr, "bad structure parents");
+    int[][] parents = new int[nAttr][];
+    for (int a = 0; a < nAttr; a++) {
+      parents[a] = ints(pl.get(a));
+      for (int p : parents[a]) {
+        need(p >= 0 && p < nAttr && p != a, "bad structure parents");
+      }
+    }
+    List<?> treesDoc = asList(doc.get("trees"));
+    int nTrees = treesDoc.size();
+    need(nTrees == batches.size() && nTrees == kept.length, "the number of trees does not match the structure");
+
+    int[] treeAttr = new int[nTrees];
+    int[] treeCard = new int[nTrees];
+    int[] treeNodeStart = new int[nTrees + 1];
+    int[][] branching = new int[nTrees][];
+    int totalNodes = 0;
+    int totalCells = 0;
+    for (int t = 0; t < nTrees; t++) {
+      Map<String, Object> td = asMap(treesDoc.get(t));
+      int c = asInt(td.get("attribute"));
+      need(c == kept[t] && c >= 0 && c < nAttr, "tree " + t + " is for attribute " + c + ", the structure keeps "
+        + kept[t]);
+      int card = asInt(td.get("cardinality"));
+      need(card == cards[c], "tree " + t + ": cardinality " + card + " does not match");
+      int[] vars = ints(td.get("branching"));
+      need(vars.length == parents[c].length + 1 && vars[0] == -1
+        && Arrays.equals(Arrays.copyOfRange(vars, 1, vars.length), parents[c]),
+        "tree " + t + ": branching order does not match the structure");
+      int cells = batches.get(t).get(0).length;
+      need(cells % card == 0 && cells / card == asInt(td.get("nodes")) && cells >= card,
+        "tree " + t + ": wrong number of cells");
+      treeAttr[t] = c;
+      treeCard[t] = card;
+      branching[t] = vars;
+      totalNodes += cells / card;
+      totalCells += cells;
+      treeNodeStart[t + 1] = totalNodes;
+    }
+    int[] nodeParent = new int[totalNodes];
+    int[] nodeDepth = new int[totalNodes];
+    int[] nodeBranch = new int[totalNodes];
+    int[] nodeCellStart = new int[totalNodes + 1];
+    int[] nodeChildStart = new int[totalNodes];
+    double[] nodeConc = new double[totalNodes];
+    double[] logProbs = new double[totalCells];
+    long[] counts = new long[totalCells];
+    List<int[]> childBlocks = new ArrayList<>();
+    int childOff = 0;
+    int cellOff = 0;
+    for (int t = 0; t < nTrees; t++) {
+      List<Column> b = batches.get(t);
+      int card = treeCard[t];
+      int[] tree = (int[]) b.get(0).values;
+      int[] node = (int[]) b.get(1).values;
+      int[] par = (int[]) b.get(2).values;
+      int[] dep = (int[]) b.get(3).values;
+      int[] br = (int[]) b.get(4).values;
+      int[] val = (int[]) b.get(5).values;
+      long[] cnt = (long[]) b.get(6).values;
+      double[] lpr = (double[]) b.get(7).values;
+      int[] grp = (int[]) b.get(8).values;
+      double[] conc = (double[]) b.get(9).values;
+      int n = treeNodeStart[t + 1] - treeNodeStart[t];
+      int off = treeNodeStart[t];
+      int depthMax = branching[t].length;
+      int[] radix = new int[depthMax];
+      radix[0] = nClasses;
+      for (int j = 1; j < depthMax; j++) {
+        radix[j] = cards[branching[t][j]];
+      }
+      for (int i = 0; i < n * card; i++) {
+        int j = i / card;
+        need(tree[i] == t, "tree " + t + ": wrong tree column");
+        need(node[i] == j && val[i] == i % card, "tree " + t + ": cells out of order");
+        int f = j * card;
+        need(par[i] == par[f] && dep[i] == dep[f] && br[i] == br[f] && grp[i] == grp[f]
+          && Double.compare(conc[i], conc[f]) == 0, "tree " + t + ": a column differs between the cells of a node");
+        need(cnt[i] >= 0, "tree " + t + ": negative counts");
+      }
+      for (int j = 0; j < n; j++) {
+        int f = j * card;
+        if (j == 0) {
+          need(par[f] == -1 && dep[f] == 0 && br[f] == -1, "tree " + t + ": bad root");
+        } else {
+          need(par[f] >= 0 && par[f] < j, "tree " + t + ": bad parent index");
+          need(dep[f] == dep[par[f] * card] + 1 && dep[f] >= dep[f - card] && dep[f] <= depthMax,
+            "tree " + t + ": bad depths");
+          need(br[f] >= 0 && br[f] < radix[dep[f] - 1], "tree " + t + ": branch value out of range");
+        }
+        nodeParent[off + j] = par[f] < 0 ? -1 : off + par[f];
+        nodeDepth[off + j] = dep[f];
+        nodeBranch[off + j] = br[f];
+        nodeConc[off + j] = conc[f];
+        nodeCellStart[off + j] = cellOff + f;
+        nodeChildStart[off + j] = -1;
+      }
+      // child blocks for every node above the leaves, then link each child into its parent's block
+      for (int j = 0; j < n; j++) {
+        int d = dep[j * card];
+        if (d < depthMax) {
+          nodeChildStart[off + j] = childOff;
+          int[] block = new int[radix[d]];
+          Arrays.fill(block, -1);
+          childBlocks.add(block);
+          childOff += block.length;
+        }
+      }
+      System.arraycopy(lpr, 0, logProbs, cellOff, n * card);
+      System.arraycopy(cnt, 0, counts, cellOff, n * card);
+      cellOff += n * card;
+    }
+    nodeCellStart[totalNodes] = cellOff;
+    int[] childTable = new int[childOff];
+    int pos = 0;
+    for (int[] block : childBlocks) {
+      System.arraycopy(block, 0, childTable, pos, block.length);
+      pos += block.length;
+    }
+    for (int j = 0; j < totalNodes; j++) {
+      int p = nodeParent[j];
+      if (p >= 0) {
+        int slot = nodeChildStart[p] + nodeBranch[j];
+        need(childTable[slot] < 0, "two nodes share a context");
+        childTable[slot] = j;
+      }
+    }
+    Map<String, Object> est = asMap(doc.get("estimator"));
+    String estName = String.valueOf(est.get("name"));
+    StringBuilder summary = new StringBuilder(estName);
+    if ("hdp".equals(estName)) {
+      summary.append(" (").append(est.get("iterations")).append(" iterations, burn-in ").append(est.get("burn_in"))
+        .append(", tying ").append(est.get("tying")).append(", seed ").append(doc.get("seed")).append(')');
+    } else if (est.containsKey("m")) {
+      summary.append(" (m=").append(est.get("m")).append(')');
+    }
+    Object fit = doc.get("fit");
+    long rows = -1;
+    if (fit instanceof Map && asMap(fit).get("rows") instanceof Long) {
+      rows = (Long) asMap(fit).get("rows");
+    }
+    return new HDPModel(names, values, numeric, cuts, className, classValues, cards, logPrior,
+      String.valueOf(st.get("kind")), st.get("k") instanceof Long ? asInt(st.get("k")) : 0, kept, parents, treeAttr,
+      treeCard, treeNodeStart, branching, nodeParent, nodeDepth, nodeBranch, nodeCellStart, nodeChildStart,
+      childTable, logProbs, counts, nodeConc, estName, summary.toString(), String.valueOf(doc.get("package_version")),
+      rows);
+  }
+}
