@@ -13,6 +13,7 @@ import itertools
 import json
 import logging
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -159,6 +160,8 @@ def _errors():
         raise _fail(str(exc), EXIT_USAGE) from None
     except HDPError as exc:
         raise _fail(str(exc), EXIT_FAILURE) from None
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         raise _fail(f"{where}{exc.strerror or exc}", EXIT_FAILURE) from None
@@ -664,4 +667,8 @@ def show(
 
 def main() -> None:
     """Entry point of the ``hdp-bnc`` console script and of ``python -m hdp_plugin``."""
-    app(prog_name="hdp-bnc")
+    try:
+        app(prog_name="hdp-bnc")
+    except BrokenPipeError:  # e.g. `hdp-bnc predict ... | head`: stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
