@@ -247,7 +247,7 @@ def _describe(params: dict, *, full: bool = False) -> str:
     return text
 
 
-def _classifier(params: dict, out: _Out, bar, task):
+def _classifier(params: dict, bar, task):
     from .model import BayesNetClassifier
 
     clf = BayesNetClassifier(**params)
@@ -301,7 +301,7 @@ def train(
         started = time.perf_counter()
         with out.progress() as bar:
             task = bar.add_task(f"sampling {_describe(params)}", total=params["iterations"]) if bar else None
-            clf = _classifier(params, out, bar, task).fit(ds)
+            clf = _classifier(params, bar, task).fit(ds)
         seconds = time.perf_counter() - started
         save_model(clf, output)
         tr = clf.tables_.trees
@@ -371,6 +371,17 @@ def _write_predictions(path: Path | None, header, rows, class_labels, relation: 
         path.write_text(buf.getvalue(), encoding="utf-8")
 
 
+def _prediction_threads(threads: int | None) -> None:
+    """Threads of the prediction kernels (numba's pool): all cores unless --threads says fewer."""
+    if threads is None:
+        return
+    if threads < 1:
+        raise ParameterError(f"--threads must be >= 1, got {threads!r}")
+    import numba
+
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+
+
 @app.command()
 def predict(
     model: Annotated[Path, typer.Argument(help="A model file written by hdp-bnc train.")],
@@ -386,10 +397,11 @@ def predict(
     """Print or write the predicted class and the probability of every class for each row of DATA."""
     out = _Out(quiet, verbose)
     with _errors():
+        from .data import read_conformed
         from .model import load_model
 
+        _prediction_threads(threads)
         clf = load_model(model)
-        from .data import read_conformed
 
         ds = read_conformed(data, clf.attributes_, clf.class_attribute_)
         header, rows, proba = _prediction_table(clf, ds)
@@ -477,7 +489,7 @@ def evaluate(
                         fits[0] += 1
                         bar.update(overall, description=f"{_describe(params)} fold {fits[0]}/{n_folds * n_repeats}")
                         bar.update(sampling, completed=0, visible=params["estimator"] == "hdp")
-                    return _classifier(params, out, bar, sampling)
+                    return _classifier(params, bar, sampling)
 
                 res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed)
                 if bar is not None:
@@ -550,10 +562,9 @@ def info(
 ) -> None:
     """Describe a model file: structure, tree sizes, concentrations, settings and versions."""
     with _errors():
-        from .model.modelfile import load_model, read_model_file
+        from .model.modelfile import load_model_and_documents
 
-        doc, training, _ = read_model_file(model)
-        clf = load_model(model)  # validates the whole file
+        clf, doc, training = load_model_and_documents(model)
         if as_json:
             typer.echo(json.dumps({"model": doc, "training": training}, indent=2))
             return

@@ -88,7 +88,7 @@ def test_train_uses_the_class_option(tmp_path):
 
 def test_predict_to_stdout_is_exactly_the_classifier_output(vote_model):
     path, clf = vote_model
-    result = run("predict", path, VOTE)
+    result = run("predict", path, VOTE, "--threads", "1")
     assert result.exit_code == 0, result.output
     header, rows = _csv(result.stdout)
     assert header == ["actual", "predicted", "p_democrat", "p_republican"]
@@ -213,6 +213,7 @@ BAD = [
     ("predict", GOLDEN_VOTE, DATA / "iris.arff"),
     ("predict", GOLDEN_VOTE, VOTE, "-o", "{tmp}/p.xlsx"),
     ("predict", "{tmp}/missing.hdpbnc", VOTE),
+    ("predict", GOLDEN_VOTE, VOTE, "--threads", "0"),
     ("evaluate", VOTE, "--cv", "5y2"),
     ("evaluate", VOTE, "--folds", "1"),
     ("evaluate", VOTE, "--json", "--csv"),

@@ -121,6 +121,23 @@ def test_the_file_is_plain_arrow_without_pickle():
     assert reader.num_record_batches == len(doc["trees"])
 
 
+def test_record_batches_hold_only_data_buffers():
+    """What a flatbuffer-only Java reader relies on: uncompressed bodies, no validity bytes."""
+    data = pa.py_buffer((GOLDEN / "vote-kdb2-hdp.hdpbnc").read_bytes())
+    schema = pa.ipc.open_file(data).schema
+    messages = pa.ipc.MessageReader.open_stream(pa.BufferReader(data.slice(8)))
+    pad = lambda n: (n + 7) // 8 * 8  # noqa: E731
+    seen = 0
+    for message in messages:
+        if message.type != "record batch":
+            continue
+        n = pa.ipc.read_record_batch(message, schema).num_rows
+        widths = [f.type.bit_width // 8 for f in modelfile.CELL_SCHEMA]
+        assert message.body.size == sum(pad(w * n) for w in widths)
+        seen += 1
+    assert seen == 16
+
+
 # ------------------------------------------------------------------------------------------
 # golden files
 # ------------------------------------------------------------------------------------------

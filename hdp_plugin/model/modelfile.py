@@ -477,6 +477,11 @@ def load_model(path):
         A missing, truncated, corrupted or foreign file, or one written in a newer major version
         of the format; the message names the file.
     """
+    return load_model_and_documents(path)[0]
+
+
+def load_model_and_documents(path):
+    """:func:`load_model`, plus the file's model and training documents (for ``hdp-bnc info``)."""
     from .classifier import BayesNetClassifier
 
     path = Path(path)
@@ -540,4 +545,4 @@ def load_model(path):
     info["format_version"] = tuple(doc["format_version"])
     info["package_version"] = doc.get("package_version")
     clf.fit_info_ = info
-    return clf
+    return clf, doc, training
