@@ -83,6 +83,15 @@ def test_round_trip_of_arrays_with_integer_labels_and_unseen_values(tmp_path):
     np.testing.assert_array_equal(loaded.predict_proba(X_new), clf.predict_proba(X_new))
 
 
+def test_round_trip_of_a_model_without_trees(tmp_path):
+    rng = np.random.default_rng(1)
+    X, y = rng.integers(0, 2, (30, 3)), rng.integers(0, 2, 30)
+    clf = BayesNetClassifier(structure="skdb", k=2, iterations=20, random_state=0).fit(X, y)
+    assert clf.tables_.trees.n_trees == 0  # nothing beats the class prior
+    loaded = _round_trip(clf, tmp_path, X)
+    assert loaded.fit_info_["concentrations"].shape == (0,)
+
+
 def test_round_trip_of_a_dataframe_keeps_feature_names(tmp_path):
     pd = pytest.importorskip("pandas")
     ds = read_dataset(DATA / "iris.arff")

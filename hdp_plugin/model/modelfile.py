@@ -536,8 +536,8 @@ def load_model_and_documents(path):
         clf.feature_names_in_ = np.asarray(names, dtype=object)
     info = dict(doc.get("fit") or {})
     info.update(training if isinstance(training, dict) else {})
-    if clf.estimator == "hdp" and group.size:
-        n_groups = int(doc["estimator"].get("n_groups", int(group.max()) + 1))
+    if clf.estimator == "hdp":
+        n_groups = int(doc["estimator"].get("n_groups", int(group.max(initial=-1)) + 1))
         concentrations = np.full(n_groups, np.nan)
         concentrations[group] = conc
         info.update(concentrations=concentrations, node_group=group)
