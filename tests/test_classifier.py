@@ -138,3 +138,29 @@ def test_scikit_learn_check_estimator():
     failed = [(r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"]
     assert len(results) > 40
     assert failed == []
+
+
+def test_import_is_light():
+    import subprocess
+    import sys
+
+    code = "import sys, hdp_plugin; print(sorted(m for m in ('sklearn', 'pandas') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_pandas_and_arrow_inputs_give_the_same_model(vote):
+    pd = pytest.importorskip("pandas")
+    from hdp_plugin.data import to_arrow
+
+    table = to_arrow(vote)
+    df = table.to_pandas()
+    a = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(vote)
+    b = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(table)
+    c = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(df)
+    np.testing.assert_array_equal(a.predict_proba(vote), b.predict_proba(table))
+    np.testing.assert_array_equal(a.predict_proba(vote), c.predict_proba(df.drop(columns=["Class"])))
+    assert list(b.feature_names_in_) == vote.names
+    X = df.drop(columns=["Class"])
+    d = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(X, df["Class"])
+    assert d.score(X, df["Class"]) == pytest.approx(a.score(vote))

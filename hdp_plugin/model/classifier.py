@@ -7,9 +7,11 @@ trees -> estimate their tables (HDP sampler or a baseline) -> probability tables
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import numbers
+import sys
 import time
 
 import numpy as np
@@ -25,16 +27,62 @@ from ..structure import learn_structure
 
 log = logging.getLogger(__name__)
 
-try:  # scikit-learn is optional: with it, the classifier is a full scikit-learn estimator
-    from sklearn.base import BaseEstimator as _BaseEstimator
-    from sklearn.base import ClassifierMixin as _ClassifierMixin
+class _EstimatorBase:
+    """scikit-learn's estimator conventions without importing scikit-learn.
 
-    _BASES: tuple = (_ClassifierMixin, _BaseEstimator)
-except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    _BASES = (object,)
+    ``get_params``/``set_params`` read the keyword-only parameters of ``__init__``, so the
+    classifier works with ``clone``, ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``;
+    ``__sklearn_tags__`` imports scikit-learn only when scikit-learn itself asks for the tags.
+    Importing hdp_plugin stays fast and light (scikit-learn and SciPy cost about a second and
+    120 MB), which matters for the command line and the daemon.
+    """
+
+    _estimator_type = "classifier"
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return sorted(p.name for p in sig.parameters.values() if p.name != "self"
+                      and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Parameters of this estimator, by name."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set parameters by name; returns self."""
+        valid = self._get_param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ParameterError(
+                    f"Invalid parameter {key!r} for estimator {type(self).__name__}; "
+                    f"valid parameters are: {', '.join(valid)}"
+                )
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        changed = []
+        for k, v in self.get_params().items():
+            d = defaults.get(k, inspect.Parameter.empty)
+            if not (v is d or (type(v) is type(d) and v == d)):
+                changed.append(f"{k}={v!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+            input_tags=InputTags(allow_nan=True, string=True, categorical=True),
+            non_deterministic=getattr(self, "random_state", 0) is None,
+        )
 
 
-class BayesNetClassifier(*_BASES):
+class BayesNetClassifier(_EstimatorBase):
     """Bayesian network classifier with HDP (or baseline) parameter estimation.
 
     Parameters
@@ -306,7 +354,7 @@ class BayesNetClassifier(*_BASES):
     # ------------------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "tables_"):
-            raise _NotFitted(
+            raise _not_fitted(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with appropriate "
                 "arguments before using this estimator."
             )
@@ -357,14 +405,6 @@ class BayesNetClassifier(*_BASES):
         w = np.asarray(sample_weight, dtype=float)
         return float(np.sum(w * (pred == y)) / np.sum(w))
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        tags.non_deterministic = self.random_state is None and self.estimator == "hdp"
-        return tags
-
 
 def _warn_column_vector() -> None:
     import warnings
@@ -378,14 +418,18 @@ def _warn_column_vector() -> None:
         "to (n_samples,), for example using ravel().", category, stacklevel=3)
 
 
-try:
-    from sklearn.exceptions import NotFittedError as _SkNotFitted
+_NOT_FITTED_CLASSES: dict = {}
 
-    class _NotFitted(NotFittedError, _SkNotFitted):
-        """Not fitted: both the project's error and scikit-learn's."""
 
-except ImportError:  # pragma: no cover
-    _NotFitted = NotFittedError
+def _not_fitted(message: str) -> NotFittedError:
+    """The project's NotFittedError; also scikit-learn's when scikit-learn is in use."""
+    if "sklearn" not in sys.modules:
+        return NotFittedError(message)
+    if "cls" not in _NOT_FITTED_CLASSES:
+        from sklearn.exceptions import NotFittedError as sk_not_fitted
+
+        _NOT_FITTED_CLASSES["cls"] = type("NotFittedError", (NotFittedError, sk_not_fitted), {})
+    return _NOT_FITTED_CLASSES["cls"](message)
 
 
 def _laplace(trees) -> np.ndarray:
