@@ -1,0 +1,178 @@
+"""The producer and client side of the spool protocol: publish, wait, cancel, status, stop.
+
+These are what ``hdp-bnc daemon submit/status/stop/cancel`` call, and what the Java wrapper
+re-implements from ``docs/spool-protocol.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from ..errors import JobError
+from . import protocol as P
+
+#: source file suffixes -> the data file name they become in a job folder
+_DATA_SUFFIXES = {".arff": "data.arff", ".gz": "data.arff", ".arrow": "data.arrow", ".feather": "data.arrow",
+                  ".ipc": "data.arrow"}
+
+
+def new_job_name(prefix: str = "job") -> str:
+    """A fresh, unique job name: ``<prefix>-<UTC time>-<pid>-<random>``."""
+    return f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(4).hex()}"
+
+
+def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, name: str | None = None) -> str:
+    """Publish a training job: build it in ``tmp/``, then rename it into ``new/`` in one step.
+
+    Parameters
+    ----------
+    spool : path
+        The spool directory (created, mode 0700, if it does not exist).
+    data : path
+        An ARFF (``.arff``, ``.arff.gz``) or Arrow IPC (``.arrow``, ``.feather``, ``.ipc``) file;
+        it is copied into the job folder as ``data.arff`` or ``data.arrow``.
+    job : dict
+        job.json fields (``protocol`` is filled in); validated before anything is written.
+    name : str, optional
+        The job name; a fresh unique one by default.
+
+    Returns
+    -------
+    str
+        The job name.
+    """
+    sp = P.Spool(spool).create()
+    name = P.check_name(name or new_job_name())
+    src = Path(data)
+    target = _DATA_SUFFIXES.get(src.suffix.lower())
+    if target is None or (src.suffix.lower() == ".gz" and not src.name.lower().endswith(".arff.gz")):
+        raise JobError(f"{src}: a job's data must be an ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather, "
+                       f".ipc) file; convert it first")
+    if not src.is_file():
+        raise JobError(f"{src}: no such file")
+    doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target}
+    P.validate_job(doc)
+    for state in (P.NEW, P.DONE, P.FAILED):
+        if sp.job(state, name).exists():
+            raise JobError(f"a job named {name} is already in {state}/; job names must be unique")
+    tmp = sp.job(P.TMP, name)
+    tmp.mkdir(mode=0o700)  # fails if another producer uses the name
+    try:
+        shutil.copyfile(src, tmp / target)
+        with open(tmp / target, "rb+") as fh:
+            os.fsync(fh.fileno())
+        P.write_json(tmp / P.JOB_FILE, doc)
+        P.fsync_dir(tmp)
+        if not P.move(tmp, sp.job(P.NEW, name)):
+            raise JobError(f"tmp/{name} vanished before it could be published")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return name
+
+
+def job_state(spool: str | os.PathLike, name: str) -> dict:
+    """What is known of one job: ``{"job", "state", "path", "progress", "result" | "error"}``."""
+    sp = P.Spool(spool)
+    where = sp.locate(name)
+    out = {"job": name, "state": None, "path": None}
+    if where is None:
+        return out
+    state, path = where
+    out.update(state=state, path=str(path))
+    if state == P.CLAIMED:
+        out["progress"] = P.read_json(sp.progress(name))
+        out["daemon"] = path.parent.name
+    elif state == P.DONE:
+        out["result"] = P.read_json(path / P.RESULT_FILE)
+        out["model"] = str(path / P.MODEL_FILE)
+    elif state == P.FAILED:
+        out["error"] = P.read_json(path / P.ERROR_FILE)
+    out["cancel_requested"] = sp.cancel(name).exists()
+    return out
+
+
+def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, poll: float = 0.2,
+         on_progress=None) -> dict:
+    """Wait until a job is in ``done/`` or ``failed/``; return :func:`job_state`.
+
+    ``on_progress(progress_doc)`` is called with each new progress document while it runs.
+    Raises :class:`TimeoutError` after ``timeout`` seconds.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    last = None
+    while True:
+        st = job_state(spool, name)
+        if st["state"] in (P.DONE, P.FAILED):
+            return st
+        if st["state"] is None:
+            raise JobError(f"no job named {name} in {spool}")
+        prog = st.get("progress")
+        if on_progress is not None and prog and prog != last:
+            on_progress(prog)
+            last = prog
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"job {name} is still {st['state']} after {timeout} s")
+        time.sleep(poll)
+
+
+def cancel(spool: str | os.PathLike, name: str) -> None:
+    """Ask the daemon to cancel a job (queued or running) by writing ``cancel/<job>``."""
+    sp = P.Spool(spool).check()
+    P.check_name(name)
+    P.write_atomic(sp.cancel(name), b"")
+
+
+def daemons(spool: str | os.PathLike) -> list[dict]:
+    """Every daemon that left a heartbeat: its heartbeat document plus ``alive`` and ``age_seconds``."""
+    sp = P.Spool(spool)
+    out = []
+    for f in sp.names(P.DAEMONS):
+        if not f.endswith(".json"):
+            continue
+        d = f[: -len(".json")]
+        doc = P.read_json(sp.heartbeat(d)) or {"daemon": d}
+        doc["alive"] = P.daemon_alive(sp, d)
+        doc["heartbeat_fresh"] = P.heartbeat_fresh(doc)
+        doc["age_seconds"] = time.time() - float(doc.get("heartbeat_unix", 0) or 0)
+        out.append(doc)
+    return out
+
+
+def status(spool: str | os.PathLike) -> dict:
+    """The state of a spool: live daemons, job counts by state, running jobs with their progress."""
+    sp = P.Spool(spool).check()
+    claimed = sp.claimed()
+    running = []
+    for d, names in claimed.items():
+        for n in names:
+            running.append({"job": n, "daemon": d, "progress": P.read_json(sp.progress(n)),
+                            "cancel_requested": sp.cancel(n).exists()})
+    return {
+        "protocol": P.PROTOCOL_VERSION,
+        "spool": str(sp.root),
+        "daemons": daemons(spool),
+        "counts": {P.TMP: len(sp.names(P.TMP)), P.NEW: len(sp.names(P.NEW)),
+                   P.CLAIMED: sum(len(v) for v in claimed.values()),
+                   P.DONE: len(sp.names(P.DONE)), P.FAILED: len(sp.names(P.FAILED))},
+        "queued": sp.names(P.NEW),
+        "running": running,
+    }
+
+
+def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0, poll: float = 0.2) -> list[str]:
+    """Write a stop marker for every live daemon; wait until they are gone. Return their ids."""
+    sp = P.Spool(spool).check()
+    ids = [d["daemon"] for d in daemons(spool) if d["alive"]]
+    for d in ids:
+        P.write_atomic(sp.stop_marker(d), b"")
+    if wait_seconds:
+        deadline = time.monotonic() + wait_seconds
+        while any(P.daemon_alive(sp, d) for d in ids):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"daemon(s) still running after {wait_seconds} s")
+            time.sleep(poll)
+    return ids

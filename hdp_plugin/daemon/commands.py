@@ -1,0 +1,267 @@
+"""``hdp-bnc daemon ...``: run a training daemon on a spool, submit jobs, watch and stop it.
+
+Thin commands over :mod:`.service` and :mod:`.client`; ``python -m hdp_plugin.daemon`` runs the
+same app. Errors become one line ``error: ...`` on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .. import config
+from ..errors import DataError, HDPError, JobError, ParameterError
+from . import client
+from . import protocol as P
+
+app = typer.Typer(
+    name="daemon",
+    help="The training daemon: serve a spool directory, submit jobs to it, watch it, stop it.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+SpoolArg = Annotated[Path, typer.Argument(help="The spool directory (created with mode 0700 if missing).")]
+
+
+@contextmanager
+def _errors():
+    try:
+        yield
+    except (DataError, ParameterError, JobError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except (HDPError, TimeoutError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_FAILURE) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        raise typer.Exit(EXIT_FAILURE) from None
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted", err=True)
+        raise typer.Exit(130) from None
+
+
+# ------------------------------------------------------------------------------------------
+# run
+# ------------------------------------------------------------------------------------------
+@app.command()
+def run(
+    spool: SpoolArg,
+    workers: Annotated[int, typer.Option("--workers", "-w", help="Jobs run at once, each in its own worker process.")] = 1,
+    idle_exit: Annotated[
+        Optional[float],
+        typer.Option("--idle-exit", help="Exit after this many seconds with no job queued or running; by default never."),
+    ] = None,
+    poll: Annotated[float, typer.Option("--poll", help="Seconds between looks at new/ (polling is the source of truth).")] = 0.5,
+    grace: Annotated[
+        float,
+        typer.Option("--grace", help="On SIGTERM, SIGINT or 'stop': seconds running jobs get to finish before they are put back in new/."),
+    ] = 10.0,
+    threads: Annotated[
+        Optional[int],
+        typer.Option("--threads", "-t", help="Sampler threads per worker; by default the cores divided by the workers. Models do not depend on it."),
+    ] = None,
+    max_input_mb: Annotated[
+        float, typer.Option("--max-input-mb", help="Largest data file a job may hand in, in MiB; larger ones fail with too_large."),
+    ] = P.DEFAULT_MAX_INPUT_BYTES / 2**20,
+    max_cardinality: Annotated[
+        int, typer.Option("--max-cardinality", help="Most values a nominal attribute or the class may have; more fail with too_large."),
+    ] = P.DEFAULT_MAX_CARDINALITY,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
+) -> None:
+    """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
+    from .jobs import Limits
+    from .service import Settings
+    from .service import run as run_daemon
+
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s hdp-bnc daemon: %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
+    with _errors():
+        if workers < 1:
+            raise ParameterError(f"--workers must be >= 1, got {workers!r}")
+        if poll <= 0:
+            raise ParameterError(f"--poll must be > 0, got {poll!r}")
+        if idle_exit is not None and idle_exit < 0:
+            raise ParameterError(f"--idle-exit must be >= 0, got {idle_exit!r}")
+        if threads is not None and threads < 1:
+            raise ParameterError(f"--threads must be >= 1, got {threads!r}")
+        if max_input_mb <= 0 or max_cardinality < 2:
+            raise ParameterError("--max-input-mb must be > 0 and --max-cardinality >= 2")
+        settings = Settings(workers=workers, idle_exit=idle_exit, poll=poll, grace=grace, threads=threads,
+                            limits=Limits(max_input_bytes=int(max_input_mb * 2**20), max_cardinality=max_cardinality))
+        code = run_daemon(spool, settings)
+    raise typer.Exit(code)
+
+
+# ------------------------------------------------------------------------------------------
+# submit
+# ------------------------------------------------------------------------------------------
+@app.command()
+def submit(
+    spool: SpoolArg,
+    data: Annotated[Path, typer.Argument(help="Training data: an ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather) file; it is copied into the job.")],
+    class_attribute: Annotated[Optional[str], typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute.")] = None,
+    structure: Annotated[str, typer.Option("--structure", "-s", help="Network structure: nb, tan, kdb or skdb.")] = config.DEFAULT_STRUCTURE,
+    k: Annotated[int, typer.Option("-k", "--k", help="Maximum number of attribute parents of kDB and SkDB.")] = config.DEFAULT_K,
+    estimator: Annotated[str, typer.Option("--estimator", "-e", help="How the probability tables are estimated: hdp, m-estimate, laplace or mle.")] = config.DEFAULT_ESTIMATOR,
+    iterations: Annotated[int, typer.Option("--iterations", "-i", help="Gibbs iterations of the HDP sampler.")] = config.DEFAULT_ITERATIONS,
+    burn_in: Annotated[Optional[int], typer.Option("--burn-in", help="Iterations discarded before averaging; by default min(1000, iterations / 10).")] = None,
+    tying: Annotated[str, typer.Option("--tying", help="How HDP concentrations are shared: level, none, same-parent or single.")] = config.DEFAULT_TYING,
+    m: Annotated[float, typer.Option("--m", help="The m of the m-estimate.")] = config.DEFAULT_M,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the sampler: the same seed gives the same model as 'hdp-bnc train'.")] = 0,
+    discretization: Annotated[str, typer.Option("--discretization", "-d", help="How numeric attributes become nominal: mdl, equal-frequency, equal-width or none.")] = config.DEFAULT_DISCRETIZATION,
+    name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
+    client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json.")] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no progress bar and no notes, only the result.")] = False,
+) -> None:
+    """Publish a training job for DATA in SPOOL and print where its model lands (done/JOB/model.arrow)."""
+    with _errors():
+        job = {"structure": structure.lower(), "k": k, "estimator": estimator.lower(), "iterations": iterations,
+               "burn_in": burn_in, "tying": tying.lower(), "m": float(m), "discretization": discretization.lower(),
+               "seed": seed, "class_attribute": class_attribute, "client": client_name}
+        job_name = client.publish(spool, data, job, name=name)
+        model = P.Spool(spool).job(P.DONE, job_name) / P.MODEL_FILE
+        if not wait:
+            if not quiet:
+                typer.echo(f"submitted {job_name}; its model will land in {model}", err=True)
+            typer.echo(model)
+            return
+        if not quiet:
+            typer.echo(f"submitted {job_name}; waiting", err=True)
+        st = _wait(spool, job_name, timeout, bar=not quiet and sys.stderr.isatty())
+        if st["state"] == P.DONE:
+            typer.echo(st["model"])
+            return
+        err = st.get("error") or {}
+        typer.echo(f"error: job {job_name} failed ({err.get('code', '?')}): {err.get('message', '')}", err=True)
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def _wait(spool: Path, name: str, timeout: float | None, *, bar: bool) -> dict:
+    if not bar:
+        return client.wait(spool, name, timeout=timeout)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("queued", total=None)
+
+        def show(doc: dict) -> None:
+            progress.update(task, description=doc.get("phase", ""), completed=doc.get("iteration", 0),
+                            total=doc.get("total") or None)
+
+        return client.wait(spool, name, timeout=timeout, on_progress=show)
+
+
+# ------------------------------------------------------------------------------------------
+# status, cancel, stop
+# ------------------------------------------------------------------------------------------
+@app.command()
+def status(
+    spool: SpoolArg,
+    job: Annotated[Optional[str], typer.Argument(help="One job to describe; by default the whole spool.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+) -> None:
+    """Show the daemons of SPOOL (alive or not), the jobs in each state, and the progress of running jobs.
+
+    Exit code 0 when a live daemon serves the spool (or the job is known), 3 otherwise.
+    """
+    with _errors():
+        if job is not None:
+            st = client.job_state(spool, job)
+            if as_json:
+                typer.echo(json.dumps(st, indent=2))
+            else:
+                typer.echo(_job_text(st))
+            raise typer.Exit(0 if st["state"] else 3)
+        doc = client.status(spool)
+        if as_json:
+            typer.echo(json.dumps(doc, indent=2))
+        else:
+            typer.echo(_status_text(doc))
+        raise typer.Exit(0 if any(d["alive"] for d in doc["daemons"]) else 3)
+
+
+def _job_text(st: dict) -> str:
+    if st["state"] is None:
+        return f"{st['job']}: unknown"
+    line = f"{st['job']}: {st['state']}"
+    if st.get("progress"):
+        p = st["progress"]
+        line += f", {p['phase']} {p['iteration']}/{p['total']}"
+    if st.get("model"):
+        line += f", model {st['model']}"
+    if st.get("error"):
+        line += f", {st['error'].get('code')}: {st['error'].get('message')}"
+    return line
+
+
+def _status_text(doc: dict) -> str:
+    lines = [f"spool {doc['spool']}"]
+    live = [d for d in doc["daemons"] if d["alive"]]
+    if not doc["daemons"]:
+        lines.append("daemons: none")
+    for d in doc["daemons"]:
+        state = d.get("state", "?") if d["alive"] else "dead"
+        lines.append(f"daemon {d['daemon']}: {state}, pid {d.get('pid')}, {d.get('ready_workers', 0)}/"
+                     f"{d.get('workers', '?')} workers ready, heartbeat {d['age_seconds']:.1f} s ago, "
+                     f"{d.get('done', 0)} done, {d.get('failed', 0)} failed")
+    if doc["daemons"] and not live:
+        lines.append("no live daemon: queued jobs wait until one starts")
+    c = doc["counts"]
+    lines.append(f"jobs: {c['new']} queued, {c['claimed']} running, {c['done']} done, {c['failed']} failed"
+                 + (f", {c['tmp']} being written" if c["tmp"] else ""))
+    for r in doc["running"]:
+        p = r["progress"] or {}
+        lines.append(f"  running {r['job']}: {p.get('phase', 'starting')} {p.get('iteration', 0)}/{p.get('total', 0)}"
+                     + (" (cancel requested)" if r["cancel_requested"] else ""))
+    return "\n".join(lines)
+
+
+@app.command()
+def cancel(
+    spool: SpoolArg,
+    job: Annotated[str, typer.Argument(help="The job to cancel (queued or running); it ends in failed/ with code cancelled.")],
+) -> None:
+    """Cancel a job by writing SPOOL/cancel/JOB; the daemon stops it within one progress step."""
+    with _errors():
+        client.cancel(spool, job)
+
+
+@app.command()
+def stop(
+    spool: SpoolArg,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every daemon has exited.")] = True,
+    timeout: Annotated[float, typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = 120.0,
+) -> None:
+    """Ask every live daemon of SPOOL to stop (running jobs finish or go back to new/)."""
+    with _errors():
+        started = time.monotonic()
+        ids = client.stop(spool, wait_seconds=timeout if wait else None)
+        if not ids:
+            typer.echo("no live daemon", err=True)
+        for d in ids:
+            typer.echo(f"{'stopped' if wait else 'asked to stop'} {d}"
+                       + (f" in {time.monotonic() - started:.1f} s" if wait else ""), err=True)
+
+
+def main() -> None:
+    """``python -m hdp_plugin.daemon``."""
+    app(prog_name="hdp-bnc daemon")

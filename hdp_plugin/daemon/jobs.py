@@ -1,0 +1,301 @@
+"""Execute one job: read its folder safely, train, write ``model.arrow`` + ``result.json`` or ``error.json``.
+
+This runs inside a worker process. It reads only files inside the job folder (no absolute paths,
+no ``..``, no links that leave it), never executes or unpickles anything from the job, and turns
+every failure into an ``error.json`` with a machine-readable code. The folder is not moved here:
+the daemon renames it into ``done/`` or ``failed/`` when this returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import stat
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .. import config
+from .._version import __version__
+from ..errors import HDPError, JobError
+from . import protocol as P
+
+log = logging.getLogger(__name__)
+
+
+class LimitError(JobError):
+    """The input exceeds a resource limit of the daemon."""
+
+    code = "too_large"
+
+
+class Interrupted(Exception):
+    """The daemon is stopping: put the job back in new/ (not a failure, no attempt counted)."""
+
+
+@dataclass
+class Limits:
+    """Resource limits of one daemon."""
+
+    max_input_bytes: int = P.DEFAULT_MAX_INPUT_BYTES
+    max_cardinality: int = P.DEFAULT_MAX_CARDINALITY
+
+
+@dataclass
+class Context:
+    """What a job needs to know about the daemon running it."""
+
+    spool: P.Spool
+    daemon_id: str
+    attempt: int = 1
+    limits: Limits = None
+    #: True when the daemon wants the job interrupted (it is stopping or its parent died)
+    interrupted: Callable[[], bool] = lambda: False
+    #: seconds between progress file updates
+    progress_every: float = 0.25
+
+    def __post_init__(self):
+        if self.limits is None:
+            self.limits = Limits()
+
+
+# ------------------------------------------------------------------------------------------
+# reading the job folder
+# ------------------------------------------------------------------------------------------
+def _inside(folder: Path, name: str, what: str) -> Path:
+    """``folder/name`` if it is a regular file truly inside ``folder``, else :class:`JobError`."""
+    if os.path.isabs(name) or os.sep in name or (os.altsep and os.altsep in name) or name in ("", ".", ".."):
+        raise JobError(f"{what} must be a plain file name inside the job folder, got {name!r}")
+    path = folder / name
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise JobError(f"the job folder has no {name}") from None
+    if stat.S_ISLNK(st.st_mode):
+        real = Path(os.path.realpath(path))
+        if os.path.commonpath([str(real), os.path.realpath(folder)]) != os.path.realpath(folder):
+            raise JobError(f"{name} is a link that leaves the job folder (to {real}); jobs may only "
+                           "read their own files")
+        st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise JobError(f"{name} is not a regular file")
+    return path
+
+
+def read_job(folder: Path) -> dict:
+    """Read and validate ``job.json`` of a job folder; return the job with defaults filled in."""
+    path = _inside(folder, P.JOB_FILE, "job.json")
+    if path.stat().st_size > P.MAX_JOB_BYTES:
+        raise JobError(f"job.json is larger than {P.MAX_JOB_BYTES} bytes")
+    with open(path, "rb") as fh:
+        doc = P.parse_json(fh.read(P.MAX_JOB_BYTES + 1))
+    return P.validate_job(doc)
+
+
+def data_file(folder: Path, job: dict) -> Path:
+    """The job's data file, checked to be a regular file inside the folder."""
+    name = job["data"]
+    if name is None:
+        present = [n for n in P.DATA_FILES if os.path.lexists(folder / n)]
+        if not present:
+            raise JobError(f"the job folder has no data file ({' or '.join(P.DATA_FILES)})")
+        if len(present) > 1:
+            raise JobError(f"the job folder has both {' and '.join(present)}; name one in job.json's data field")
+        name = present[0]
+    return _inside(folder, name, "data")
+
+
+# ------------------------------------------------------------------------------------------
+# progress and cancellation
+# ------------------------------------------------------------------------------------------
+class _Progress:
+    """Writes ``progress/<job>.json`` and answers the sampler's progress hook."""
+
+    def __init__(self, ctx: Context, name: str):
+        self.ctx, self.name = ctx, name
+        self.path = ctx.spool.progress(name)
+        self.cancel = ctx.spool.cancel(name)
+        self.started = time.time()
+        self.last = 0.0
+        self.phase = "starting"
+
+    def check(self) -> None:
+        if os.path.exists(self.cancel):
+            from ..hdp.sampler import Cancelled
+
+            raise Cancelled(f"cancelled by a client (cancel/{self.name}) during {self.phase}")
+        if self.ctx.interrupted():
+            raise Interrupted()
+
+    def set(self, phase: str, iteration: int = 0, total: int = 0, *, force: bool = True) -> None:
+        self.phase = phase
+        now = time.time()
+        if not force and now - self.last < self.ctx.progress_every and iteration < total:
+            return
+        self.last = now
+        doc = {"protocol": P.PROTOCOL_VERSION, "job": self.name, "phase": phase, "iteration": int(iteration),
+               "total": int(total), "attempt": self.ctx.attempt, "daemon": self.ctx.daemon_id,
+               "pid": os.getpid(), "started": self.started, "updated": P.now_iso(), "updated_unix": now}
+        try:
+            P.write_json(self.path, doc, fsync=False)
+        except OSError as exc:  # progress is advisory: never fail a job for it
+            log.warning("cannot write %s: %s", self.path, exc)
+
+    def hook(self, done: int, total: int) -> bool:
+        """The classifier's private progress hook: False cancels the sampler."""
+        self.set("sampling", done, total, force=False)
+        if os.path.exists(self.cancel) or self.ctx.interrupted():
+            return False
+        return True
+
+
+# ------------------------------------------------------------------------------------------
+# one job
+# ------------------------------------------------------------------------------------------
+def _error_doc(name: str, code: str, message: str, ctx: Context, **extra) -> dict:
+    doc = {"protocol": P.PROTOCOL_VERSION, "job": name, "status": "failed", "code": code, "message": message,
+           "attempt": ctx.attempt, "daemon": ctx.daemon_id, "finished": P.now_iso()}
+    doc.update({k: v for k, v in extra.items() if v is not None})
+    return doc
+
+
+def write_error(folder: Path, name: str, code: str, message: str, ctx: Context, **extra) -> None:
+    """Write ``error.json`` into a job folder (atomically); the model, if any, is removed first."""
+    P.remove_quietly(folder / P.MODEL_FILE)
+    P.remove_quietly(folder / P.RESULT_FILE)
+    P.write_json(folder / P.ERROR_FILE, _error_doc(name, code, message, ctx, **extra))
+
+
+def execute(folder: Path, name: str, ctx: Context) -> str:
+    """Run the job in ``folder``; return ``"done"``, ``"failed"`` or ``"requeue"``.
+
+    ``done``: ``model.arrow`` and ``result.json`` are in the folder. ``failed``: ``error.json`` is.
+    ``requeue``: the daemon is stopping and the job should go back to ``new/`` untouched.
+    """
+    from ..hdp.sampler import Cancelled
+
+    folder = Path(folder)
+    prog = _Progress(ctx, name)
+    queued = None
+    try:
+        queued = time.time() - os.stat(folder / P.JOB_FILE).st_mtime
+    except OSError:
+        pass
+    try:
+        result = _train(folder, name, ctx, prog)
+        result["timings"]["queued_seconds"] = queued
+        P.write_json(folder / P.RESULT_FILE, result)
+        return "done"
+    except Interrupted:
+        for f in P.DAEMON_FILES:
+            P.remove_quietly(folder / f)
+        return "requeue"
+    except Cancelled as exc:
+        if ctx.interrupted() and not os.path.exists(prog.cancel):
+            for f in P.DAEMON_FILES:
+                P.remove_quietly(folder / f)
+            return "requeue"
+        write_error(folder, name, "cancelled", str(exc), ctx, phase=prog.phase)
+    except MemoryError:
+        write_error(folder, name, "out_of_memory",
+                    f"out of memory during {prog.phase}; try fewer attributes, a smaller k or less data", ctx,
+                    phase=prog.phase)
+    except HDPError as exc:
+        code = exc.code if exc.code in P.ERROR_CODES else ("bad_job" if exc.code == "bad_parameter" else "internal_error")
+        field = getattr(exc, "field", None)
+        write_error(folder, name, code, str(exc), ctx, phase=prog.phase, field=field)
+    except Exception as exc:  # a bug: keep the traceback for the report
+        log.exception("job %s failed", name)
+        write_error(folder, name, "internal_error", f"{type(exc).__name__}: {exc}", ctx, phase=prog.phase,
+                    traceback=traceback.format_exc(limit=20))
+    return "failed"
+
+
+def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
+    from ..data import read_dataset
+    from ..model import BayesNetClassifier
+    from ..model.modelfile import save_model
+
+    t0 = time.perf_counter()
+    started = P.now_iso()
+    prog.set("reading")
+    prog.check()
+    # Step 1: the job description
+    job = read_job(folder)
+    # Step 2: the data, from inside the folder only, within the limits
+    path = data_file(folder, job)
+    size = path.stat().st_size
+    if size > ctx.limits.max_input_bytes:
+        raise LimitError(f"{path.name} has {size} bytes, more than this daemon's limit of "
+                         f"{ctx.limits.max_input_bytes} (run --max-input-mb)")
+    ds = read_dataset(path, class_attribute=job["class_attribute"], format=P.DATA_FILES[path.name])
+    widest = max([len(a.values) for a in ds.attributes if not a.numeric] + [len(ds.class_values)])
+    if widest > ctx.limits.max_cardinality:
+        which = next((a.name for a in [*ds.attributes, ds.class_attribute]
+                      if not a.numeric and len(a.values) == widest), "?")
+        raise LimitError(f"attribute {which!r} has {widest} values, more than this daemon's limit of "
+                         f"{ctx.limits.max_cardinality} (run --max-cardinality)")
+    t_read = time.perf_counter() - t0
+    prog.check()
+    # Step 3: train, exactly as BayesNetClassifier(**params).fit(read_dataset(...)) would
+    prog.set("training", 0, job["iterations"] if job["estimator"] == "hdp" else 0)
+    params = P.classifier_params(job)
+    clf = BayesNetClassifier(**params)
+    clf._progress = prog.hook
+    t1 = time.perf_counter()
+    clf.fit(ds)
+    t_fit = time.perf_counter() - t1
+    prog.check()
+    # Step 4: the model file (written under a temporary name, then renamed)
+    prog.set("saving")
+    t2 = time.perf_counter()
+    save_model(clf, folder / P.MODEL_FILE)
+    t_save = time.perf_counter() - t2
+    info = clf.fit_info_
+    tr = clf.tables_.trees
+    st = clf.structure_
+    names = [a.name for a in clf.attributes_]
+    return {
+        "protocol": P.PROTOCOL_VERSION,
+        "job": name,
+        "status": "done",
+        "client": job["client"],
+        "model": P.MODEL_FILE,
+        "job_settings": job,
+        "data": {"file": path.name, "bytes": size, "rows": int(ds.n_rows),
+                 "rows_used": int(info["rows"]), "dropped_missing_class": int(info["dropped_missing_class"]),
+                 "attributes": int(ds.n_attributes), "class": ds.class_attribute.name,
+                 "classes": [str(c) for c in clf.classes_]},
+        "structure": {"kind": st.kind, "k": int(st.k), "kept": len(st.kept),
+                      "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
+                      "trees": int(tr.n_trees), "nodes": int(tr.n_nodes), "cells": int(tr.n_cells)},
+        "sampler": ({"iterations": int(job["iterations"]), "burn_in": int(info["burn_in"]),
+                     "n_samples": int(info["n_samples"])} if job["estimator"] == "hdp" else None),
+        "timings": {"read_seconds": t_read, "structure_seconds": info.get("structure_seconds"),
+                    "sampler_seconds": info.get("sampler_seconds"), "fit_seconds": t_fit,
+                    "save_seconds": t_save, "total_seconds": time.perf_counter() - t0},
+        "warnings": [str(w) for w in info.get("warnings", [])],
+        "attempt": ctx.attempt,
+        "daemon": ctx.daemon_id,
+        "started": started,
+        "finished": P.now_iso(),
+        "versions": {"hdp_plugin": __version__, "model_format": [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR],
+                     "python": platform.python_version()},
+    }
+
+
+def warm_up() -> float:
+    """Compile (or load from numba's cache) every kernel a job uses, on a tiny data set; seconds."""
+    import numpy as np
+
+    from ..model import BayesNetClassifier
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(40, 3))
+    y = (X[:, 0] + rng.integers(0, 2, 40)) % 2
+    BayesNetClassifier(structure="kdb", k=2, iterations=10, random_state=0).fit(X, y)
+    return time.perf_counter() - t0

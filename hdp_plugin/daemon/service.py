@@ -1,0 +1,462 @@
+"""The daemon: claim jobs from a spool, run them in worker processes, publish the results.
+
+One supervisor process owns the spool side (claiming, heartbeat, recovery, final renames); each
+job runs in a long-lived worker process started with multiprocessing's portable ``spawn`` context.
+
+Why processes, not threads: the sampler releases the GIL, so threads would run jobs in parallel
+too, but a worker process contains the failures a thread cannot: running out of memory, a crash
+in native code, or a kill by the OOM killer ends one worker, and the supervisor turns that into
+a requeue (counted as a lost attempt) instead of losing every running job. Processes also keep
+numba's parallel layer to one launcher per process, which numba's default ``workqueue`` layer
+requires. Each worker pays numba's start-up once, in a warm-up before it takes its first job.
+
+Polling is the source of truth: the supervisor lists ``new/`` every ``poll`` seconds. Signals
+(SIGTERM, SIGINT) and the ``daemons/<id>.stop`` marker only set a stop event; the loop then stops
+claiming, lets running jobs finish for ``grace`` seconds, puts back the ones still running, and
+exits cleanly. On start, and every few seconds, jobs left in ``claimed/<dead daemon>/`` are
+requeued with their attempt counter raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import multiprocessing.connection as mpc
+import os
+import shutil
+import signal
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._version import __version__
+from . import protocol as P
+from .jobs import Context, Limits, write_error
+
+log = logging.getLogger(__name__)
+
+#: a worker that does not answer an interrupt within this many seconds is terminated
+INTERRUPT_TIMEOUT = 10.0
+#: seconds between looks for the claims of dead daemons while running
+RECOVERY_SECONDS = 5.0
+#: a worker that dies this many times in a row before it is ready stops the daemon
+MAX_WARMUP_FAILURES = 3
+
+
+# ------------------------------------------------------------------------------------------
+# the worker process
+# ------------------------------------------------------------------------------------------
+def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort) -> None:
+    """Body of a worker process: warm up, then run the jobs the supervisor sends, one at a time."""
+    # The supervisor alone handles signals; a worker learns to stop through `abort` or a closed pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    from . import jobs
+
+    parent = mp.parent_process()
+
+    def interrupted() -> bool:
+        return abort.is_set() or (parent is not None and not parent.is_alive())
+
+    spool = P.Spool(spool_root)
+    try:
+        warm = jobs.warm_up()
+        conn.send(("ready", warm))
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                return  # the supervisor is gone
+            if msg is None:
+                return
+            folder, name, attempt = msg
+            ctx = Context(spool=spool, daemon_id=daemon_id, attempt=attempt, limits=limits,
+                          interrupted=interrupted)
+            outcome = jobs.execute(Path(folder), name, ctx)
+            if parent is not None and not parent.is_alive():
+                return  # an orphan publishes nothing: the next daemon requeues the job
+            conn.send(("finished", name, outcome))
+    except (BrokenPipeError, EOFError, KeyboardInterrupt):
+        return
+
+
+@dataclass
+class _Worker:
+    process: mp.Process
+    conn: object
+    abort: object
+    ready: bool = False
+    job: str | None = None
+    folder: Path | None = None
+    attempt: int = 0
+    since: float = 0.0
+    interrupted_at: float | None = None
+
+
+@dataclass
+class Settings:
+    """Options of :func:`run`."""
+
+    workers: int = 1
+    idle_exit: float | None = None
+    poll: float = 0.5
+    grace: float = 10.0
+    threads: int | None = None
+    limits: Limits = field(default_factory=Limits)
+    heartbeat: float = P.HEARTBEAT_SECONDS
+
+
+# ------------------------------------------------------------------------------------------
+# the supervisor
+# ------------------------------------------------------------------------------------------
+class Daemon:
+    """A daemon serving one spool; see :func:`run`."""
+
+    def __init__(self, spool: str | os.PathLike, settings: Settings | None = None):
+        self.spool = P.Spool(spool)
+        self.settings = settings or Settings()
+        if self.settings.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.settings.workers!r}")
+        self.id = P.new_daemon_id()
+        self.stop_event = threading.Event()
+        self.hard_stop = threading.Event()
+        self.workers: list[_Worker] = []
+        self.lock: P.DaemonLock | None = None
+        self.started = time.time()
+        self.state = "starting"
+        self.done = self.failed = self.requeued = 0
+        self._warmup_failures = 0
+        self._ctx = mp.get_context("spawn")
+
+    # --- signals ------------------------------------------------------------------------
+    def request_stop(self, *_args) -> None:
+        """First call: stop claiming and drain. Second call: interrupt running jobs now."""
+        if self.stop_event.is_set():
+            self.hard_stop.set()
+        self.stop_event.set()
+
+    def install_signal_handlers(self) -> None:
+        for name in ("SIGTERM", "SIGINT", "SIGBREAK"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                signal.signal(sig, self.request_stop)
+
+    # --- start and stop -----------------------------------------------------------------
+    def start(self) -> None:
+        self.spool.create()
+        self.lock = P.DaemonLock(self.spool.lock(self.id))
+        self.lock.acquire()
+        (self.spool.dir(P.CLAIMED) / self.id).mkdir(mode=0o700)
+        self.beat(force=True)
+        log.info("daemon %s serving %s with %d worker(s)", self.id, self.spool.root, self.settings.workers)
+        self.recover()
+        threads = self.settings.threads or max(1, (os.cpu_count() or 1) // self.settings.workers)
+        self._threads = threads
+        for _ in range(self.settings.workers):
+            self.workers.append(self._spawn())
+        self.state = "running"
+        self.beat(force=True)
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._ctx.Pipe()
+        abort = self._ctx.Event()
+        proc = self._ctx.Process(target=_worker_main, name="hdp-bnc-worker", daemon=True,
+                                 args=(child, str(self.spool.root), self.id, self.settings.limits, abort))
+        # NUMBA_NUM_THREADS is read when the worker imports numba: set it for the child only
+        old = os.environ.get("NUMBA_NUM_THREADS")
+        os.environ["NUMBA_NUM_THREADS"] = str(self._threads)
+        try:
+            proc.start()
+        finally:
+            if old is None:
+                os.environ.pop("NUMBA_NUM_THREADS", None)
+            else:
+                os.environ["NUMBA_NUM_THREADS"] = old
+        child.close()
+        return _Worker(proc, parent, abort)
+
+    def shutdown(self) -> None:
+        """Stop the workers, give back the lock, remove this daemon's files."""
+        for w in self.workers:
+            try:
+                w.conn.send(None)
+            except OSError:
+                pass
+        deadline = time.time() + 10
+        for w in self.workers:
+            w.process.join(max(0.0, deadline - time.time()))
+            if w.process.is_alive():
+                w.process.terminate()
+                w.process.join(5)
+        mine = self.spool.dir(P.CLAIMED) / self.id
+        for name in self.spool.names(f"{P.CLAIMED}/{self.id}"):  # only after a failed put-back
+            self._put_back(mine / name, name)
+        shutil.rmtree(mine, ignore_errors=True)
+        P.remove_quietly(self.spool.heartbeat(self.id))
+        P.remove_quietly(self.spool.stop_marker(self.id))
+        if self.lock is not None:
+            self.lock.release()
+            P.remove_quietly(self.spool.lock(self.id))
+        log.info("daemon %s stopped: %d done, %d failed, %d put back", self.id, self.done, self.failed,
+                 self.requeued)
+
+    # --- heartbeat ----------------------------------------------------------------------
+    _last_beat = 0.0
+
+    def beat(self, force: bool = False) -> None:
+        now = time.time()
+        if not force and now - self._last_beat < self.settings.heartbeat:
+            return
+        self._last_beat = now
+        doc = {
+            "protocol": P.PROTOCOL_VERSION, "daemon": self.id, "pid": os.getpid(), "host": socket.gethostname(),
+            "version": __version__, "state": self.state, "started_unix": self.started,
+            "heartbeat": P.now_iso(), "heartbeat_unix": now, "heartbeat_seconds": self.settings.heartbeat,
+            "workers": self.settings.workers, "ready_workers": sum(w.ready for w in self.workers),
+            "busy": [{"job": w.job, "attempt": w.attempt, "since_unix": w.since} for w in self.workers if w.job],
+            "poll_seconds": self.settings.poll, "idle_exit_seconds": self.settings.idle_exit,
+            "limits": {"max_input_bytes": self.settings.limits.max_input_bytes,
+                       "max_cardinality": self.settings.limits.max_cardinality},
+            "done": self.done, "failed": self.failed,
+        }
+        try:
+            P.write_json(self.spool.heartbeat(self.id), doc, fsync=False)
+        except OSError as exc:
+            log.warning("cannot write the heartbeat: %s", exc)
+
+    # --- recovery -----------------------------------------------------------------------
+    def recover(self) -> int:
+        """Requeue the jobs of dead daemons (raising their attempt counters); return how many."""
+        n = 0
+        ids = set(self.spool.names(P.CLAIMED))
+        ids |= {f[: -len(".json")] for f in self.spool.names(P.DAEMONS) if f.endswith(".json")}
+        for d in sorted(ids - {self.id}):
+            if P.daemon_alive(self.spool, d):
+                continue
+            theirs = self.spool.dir(P.CLAIMED) / d
+            for name in self.spool.names(f"{P.CLAIMED}/{d}"):
+                mine = self.spool.job(P.CLAIMED, name, self.id)
+                try:
+                    if not P.move(theirs / name, mine):
+                        continue  # another daemon is recovering it
+                except FileExistsError:
+                    continue
+                log.warning("job %s was left running by dead daemon %s", name, d)
+                self._lost(mine, name, f"daemon {d} died while running it")
+                n += 1
+            shutil.rmtree(theirs, ignore_errors=True)
+            for p in (self.spool.heartbeat(d), self.spool.stop_marker(d), self.spool.lock(d)):
+                P.remove_quietly(p)
+        return n
+
+    def _lost(self, folder: Path, name: str, reason: str) -> None:
+        """A run of the job died with its worker or daemon: requeue it, or fail it after MAX_ATTEMPTS."""
+        doc = P.read_json(folder / P.ATTEMPTS_FILE) or {}
+        lost = int(doc.get("lost", 0)) + 1
+        history = list(doc.get("history", []))[-20:]
+        history.append({"reason": reason, "time": P.now_iso()})
+        for f in P.DAEMON_FILES:
+            P.remove_quietly(folder / f)
+        P.write_json(folder / P.ATTEMPTS_FILE, {"protocol": P.PROTOCOL_VERSION, "lost": lost, "history": history})
+        P.remove_quietly(self.spool.progress(name))
+        if lost >= P.MAX_ATTEMPTS:
+            ctx = Context(spool=self.spool, daemon_id=self.id, attempt=lost)
+            write_error(folder, name, "too_many_attempts",
+                        f"the job was started {lost} times and each run died before it finished "
+                        f"(last: {reason}); it may need more memory than this machine has", ctx,
+                        history=history)
+            P.move_final(folder, self.spool.dir(P.FAILED), name)
+            P.remove_quietly(self.spool.cancel(name))
+            self.failed += 1
+        else:
+            self._put_back(folder, name)
+
+    def _put_back(self, folder: Path, name: str) -> None:
+        for f in P.DAEMON_FILES:
+            P.remove_quietly(folder / f)
+        P.remove_quietly(self.spool.progress(name))
+        P.move_final(folder, self.spool.dir(P.NEW), name)
+        self.requeued += 1
+
+    # --- claiming -----------------------------------------------------------------------
+    def _waiting(self) -> list[str]:
+        """Names in new/, oldest first."""
+        new = self.spool.dir(P.NEW)
+        out = []
+        for name in self.spool.names(P.NEW)[:5000]:
+            try:
+                out.append((os.stat(new / name).st_mtime, name))
+            except OSError:
+                continue
+        return [n for _, n in sorted(out)]
+
+    def claim(self, w: _Worker, names: list[str]) -> bool:
+        """Claim the first job of ``names`` this daemon wins and hand it to worker ``w``."""
+        while names:
+            name = names.pop(0)
+            mine = self.spool.job(P.CLAIMED, name, self.id)
+            try:
+                if not P.move(self.spool.job(P.NEW, name), mine):
+                    continue  # another daemon won it
+            except FileExistsError:
+                continue
+            if not mine.is_dir() or mine.is_symlink():
+                self._fail_entry(mine, name)
+                continue
+            attempt = int((P.read_json(mine / P.ATTEMPTS_FILE) or {}).get("lost", 0)) + 1
+            try:
+                P.check_name(name)
+            except P.JobError as exc:
+                self._finish(mine, name, "failed", error=("bad_job", str(exc), attempt))
+                continue
+            w.job, w.folder, w.attempt, w.since, w.interrupted_at = name, mine, attempt, time.time(), None
+            w.abort.clear()
+            log.info("job %s: claimed (attempt %d)", name, attempt)
+            w.conn.send((str(mine), name, attempt))
+            return True
+        return False
+
+    def _fail_entry(self, path: Path, name: str) -> None:
+        """Something that is not a job folder was published: wrap it in one and fail it."""
+        wrap = path.with_name(f".{name}.wrap")
+        wrap.mkdir(mode=0o700)
+        os.rename(path, wrap / name)
+        self._finish(wrap, name, "failed", error=("bad_job", f"new/{name} is not a job folder (a job is a "
+                                                  "directory holding job.json and its data)", 1))
+
+    def _finish(self, folder: Path, name: str, outcome: str, error: tuple | None = None) -> None:
+        if error is not None:
+            code, message, attempt = error
+            write_error(folder, name, code, message, Context(spool=self.spool, daemon_id=self.id, attempt=attempt))
+        if outcome == "requeue":
+            self._put_back(folder, name)
+            log.info("job %s: put back in new/", name)
+            return
+        state = P.DONE if outcome == "done" else P.FAILED
+        final = P.move_final(folder, self.spool.dir(state), name)
+        P.remove_quietly(self.spool.progress(name))
+        P.remove_quietly(self.spool.cancel(name))
+        if outcome == "done":
+            self.done += 1
+        else:
+            self.failed += 1
+        log.info("job %s: %s -> %s", name, outcome, final)
+
+    # --- the loop -----------------------------------------------------------------------
+    def _on_message(self, w: _Worker) -> None:
+        try:
+            msg = w.conn.recv()
+        except (EOFError, OSError):
+            return  # the worker died: its sentinel tells the rest
+        if msg[0] == "ready":
+            w.ready = True
+            self._warmup_failures = 0
+            log.info("worker %d ready (warm-up %.2f s)", w.process.pid, msg[1])
+        elif msg[0] == "finished":
+            _, name, outcome = msg
+            folder = w.folder
+            w.job = w.folder = None
+            self._finish(folder, name, outcome)
+
+    def _on_death(self, w: _Worker) -> None:
+        code = w.process.exitcode
+        self.workers.remove(w)
+        w.conn.close()
+        if w.job is not None:
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            if w.interrupted_at is not None:
+                self._put_back(w.folder, w.job)
+            else:
+                log.error("worker %d died (%s) while running job %s", w.process.pid, how, w.job)
+                self._lost(w.folder, w.job, f"its worker process died ({how})")
+        elif not w.ready:
+            self._warmup_failures += 1
+            log.error("worker %d died while warming up (exit code %s)", w.process.pid, code)
+            if self._warmup_failures >= MAX_WARMUP_FAILURES:
+                log.error("workers keep dying at start; stopping")
+                self.stop_event.set()
+                self.hard_stop.set()
+                self.exit_code = 1
+        if not self.stop_event.is_set():
+            self.workers.append(self._spawn())
+
+    exit_code = 0
+
+    def serve(self) -> int:
+        """Run until stopped; return the exit code."""
+        s = self.settings
+        last_recovery = time.time()
+        idle_since = time.time()
+        stop_since = None
+        while True:
+            now = time.time()
+            if not self.stop_event.is_set() and os.path.exists(self.spool.stop_marker(self.id)):
+                log.info("stop marker found")
+                self.stop_event.set()
+            if self.stop_event.is_set():
+                if stop_since is None:
+                    stop_since = now
+                    self.state = "stopping"
+                    self.beat(force=True)
+                    log.info("stopping: no more claims; running jobs get %.0f s to finish", s.grace)
+                if self.hard_stop.is_set() or now - stop_since >= s.grace:
+                    for w in self.workers:
+                        if w.job is not None and w.interrupted_at is None:
+                            w.interrupted_at = now
+                            w.abort.set()
+                        elif w.job is not None and now - w.interrupted_at > INTERRUPT_TIMEOUT:
+                            w.process.terminate()
+                if not any(w.job for w in self.workers):
+                    return self.exit_code
+            else:
+                if now - last_recovery >= RECOVERY_SECONDS:
+                    last_recovery = now
+                    self.recover()
+                idle = [w for w in self.workers if w.ready and w.job is None]
+                names = self._waiting() if idle else []
+                for w in idle:
+                    if not names or not self.claim(w, names):
+                        break
+                if any(w.job for w in self.workers) or names or (not idle and self.spool.names(P.NEW)):
+                    idle_since = now
+                elif s.idle_exit is not None and now - idle_since >= s.idle_exit:
+                    log.info("idle for %.1f s: exiting", s.idle_exit)
+                    self.stop_event.set()
+                    continue
+            self.beat()
+            waitables = {}
+            for w in self.workers:
+                waitables[w.conn] = w
+                waitables[w.process.sentinel] = w
+            ready = mpc.wait(list(waitables), timeout=s.poll) if waitables else time.sleep(s.poll) or []
+            dead = []
+            for r in ready:
+                w = waitables[r]
+                if r is w.conn and w in self.workers:
+                    self._on_message(w)
+            for w in list(self.workers):
+                if not w.process.is_alive():
+                    # read what it sent before dying, then treat the death
+                    while w.conn.poll():
+                        try:
+                            self._on_message(w)
+                        except Exception:  # pragma: no cover - defensive
+                            break
+                    dead.append(w)
+            for w in dead:
+                self._on_death(w)
+
+
+def run(spool: str | os.PathLike, settings: Settings | None = None, *, install_signals: bool = True) -> int:
+    """Serve ``spool`` until stopped (signal, stop marker, or ``idle_exit``); return an exit code."""
+    d = Daemon(spool, settings)
+    if install_signals:
+        d.install_signal_handlers()
+    d.start()
+    try:
+        return d.serve()
+    finally:
+        d.shutdown()
