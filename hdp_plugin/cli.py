@@ -118,9 +118,10 @@ class _Out:
     verbose: bool = False
 
     def __post_init__(self) -> None:
-        if self.verbose:
-            logging.basicConfig(level=logging.INFO, stream=sys.stderr, force=True,
+        if self.verbose:  # everything hdp_plugin logs; only warnings from other libraries
+            logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True,
                                 format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+            logging.getLogger("hdp_plugin").setLevel(logging.DEBUG)
 
     @property
     def bars(self) -> bool:
@@ -303,6 +304,9 @@ def train(
             task = bar.add_task(f"sampling {_describe(params)}", total=params["iterations"]) if bar else None
             clf = _classifier(params, bar, task).fit(ds)
         seconds = time.perf_counter() - started
+        info = clf.fit_info_
+        log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
+                 info.get("sampler_seconds", info.get("fit_seconds", 0.0)))
         save_model(clf, output)
         tr = clf.tables_.trees
         for w in clf.fit_info_.get("warnings", []):

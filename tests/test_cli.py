@@ -274,3 +274,18 @@ def test_every_command_as_a_subprocess(tmp_path):
     assert len(_csv(evaluate.stdout)[1]) == 2 and evaluate.stderr == ""
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stderr.count("\n") == 1
     assert version.returncode == 0 and __version__ in version.stdout
+
+
+def test_verbose_logs_the_stages(tmp_path):
+    import logging
+
+    root, pkg = logging.getLogger(), logging.getLogger("hdp_plugin")
+    saved = root.handlers[:], root.level, pkg.level
+    try:
+        result = run("train", DATA / "diabetes.arff", "-o", tmp_path / "d.hdpbnc", "-s", "nb", "-e", "laplace", "-v")
+    finally:
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        pkg.setLevel(saved[2])
+    assert result.exit_code == 0, result.output
+    assert "hdp_plugin.preprocess" in result.stderr and "cut point" in result.stderr
