@@ -125,6 +125,13 @@ JOB_SCHEMA = (
 FIELDS = {f.name: f for f in JOB_SCHEMA}
 
 
+def _bad(field: str | None, message: str) -> JobError:
+    """A :class:`JobError` that names the job.json field at fault (``error.json``'s ``field``)."""
+    exc = JobError(message)
+    exc.field = field
+    return exc
+
+
 def _type_ok(value, kind: str) -> bool:
     for k in kind.split("|"):
         if k == "null" and value is None:
@@ -179,39 +186,39 @@ def validate_job(doc) -> dict:
         values out of their domain, a burn-in not below the iterations.
     """
     if not isinstance(doc, dict):
-        raise JobError(f"job.json must hold a JSON object, got {type(doc).__name__}")
+        raise _bad(None, f"job.json must hold a JSON object, got {type(doc).__name__}")
     unknown = sorted(set(doc) - set(FIELDS))
     if unknown:
-        raise JobError(f"job.json: unknown field {unknown[0]!r}; the fields are {', '.join(FIELDS)}")
+        raise _bad(unknown[0], f"job.json: unknown field {unknown[0]!r}; the fields are {', '.join(FIELDS)}")
     out = {}
     for f in JOB_SCHEMA:
         if f.name not in doc:
             if f.required:
-                raise JobError(f"job.json: missing required field {f.name!r} ({f.help})")
+                raise _bad(f.name, f"job.json: missing required field {f.name!r} ({f.help})")
             out[f.name] = f.default
             continue
         v = doc[f.name]
         if not _type_ok(v, f.kind):
-            raise JobError(f"job.json: {f.name} must be a JSON {_json_name(f.kind)}, got {v!r}")
+            raise _bad(f.name, f"job.json: {f.name} must be a JSON {_json_name(f.kind)}, got {v!r}")
         if v is not None:
             if f.choices is not None and v not in f.choices:
-                raise JobError(f"job.json: {f.name} must be one of {', '.join(f.choices)}; got {v!r}")
+                raise _bad(f.name, f"job.json: {f.name} must be one of {', '.join(f.choices)}; got {v!r}")
             if isinstance(v, float) and not math.isfinite(v):
-                raise JobError(f"job.json: {f.name} must be finite, got {v!r}")
+                raise _bad(f.name, f"job.json: {f.name} must be finite, got {v!r}")
             if f.minimum is not None and v < f.minimum:
-                raise JobError(f"job.json: {f.name} must be >= {f.minimum}, got {v!r}")
+                raise _bad(f.name, f"job.json: {f.name} must be >= {f.minimum}, got {v!r}")
             if f.maximum is not None and v > f.maximum:
                 if f.name == "protocol":
-                    raise JobError(f"job.json: protocol {v!r} is newer than this daemon's "
+                    raise _bad(f.name, f"job.json: protocol {v!r} is newer than this daemon's "
                                    f"{PROTOCOL_VERSION}; upgrade hdp_plugin")
-                raise JobError(f"job.json: {f.name} must be <= {f.maximum}, got {v!r}")
+                raise _bad(f.name, f"job.json: {f.name} must be <= {f.maximum}, got {v!r}")
         out[f.name] = v
     if out["burn_in"] is not None and out["burn_in"] >= out["iterations"]:
-        raise JobError(f"job.json: burn_in must be below iterations ({out['iterations']}), got {out['burn_in']!r}")
+        raise _bad("burn_in", f"job.json: burn_in must be below iterations ({out['iterations']}), got {out['burn_in']!r}")
     if out["client"] is not None and len(out["client"]) > 200:
-        raise JobError(f"job.json: client must be at most 200 characters, got {len(out['client'])}")
+        raise _bad("client", f"job.json: client must be at most 200 characters, got {len(out['client'])}")
     if out["data"] is not None and out["data"] not in DATA_FILES:
-        raise JobError(f"job.json: data must be one of {', '.join(DATA_FILES)} (a file of the job "
+        raise _bad("data", f"job.json: data must be one of {', '.join(DATA_FILES)} (a file of the job "
                        f"folder), got {out['data']!r}")
     return out
 

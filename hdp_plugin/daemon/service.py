@@ -216,6 +216,7 @@ class Daemon:
             "version": __version__, "state": self.state, "started_unix": self.started,
             "heartbeat": P.now_iso(), "heartbeat_unix": now, "heartbeat_seconds": self.settings.heartbeat,
             "workers": self.settings.workers, "ready_workers": sum(w.ready for w in self.workers),
+            "worker_pids": [w.process.pid for w in self.workers],
             "busy": [{"job": w.job, "attempt": w.attempt, "since_unix": w.since} for w in self.workers if w.job],
             "poll_seconds": self.settings.poll, "idle_exit_seconds": self.settings.idle_exit,
             "limits": {"max_input_bytes": self.settings.limits.max_input_bytes,

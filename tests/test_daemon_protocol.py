@@ -1,0 +1,213 @@
+"""The spool protocol without a daemon: job schema, golden files, atomic moves, locks, publishing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hdp_plugin import config
+from hdp_plugin.daemon import client
+from hdp_plugin.daemon import protocol as P
+from hdp_plugin.daemon.jobs import Context, data_file, execute, read_job
+from hdp_plugin.errors import JobError
+
+GOLDEN = Path(__file__).parent / "golden" / "spool"
+DATA = Path(__file__).parent / "data"
+BAD = json.loads((GOLDEN / "bad" / "expected.json").read_text())
+BAD.pop("_comment")
+
+
+# ------------------------------------------------------------------------------------------
+# job.json schema
+# ------------------------------------------------------------------------------------------
+def test_minimal_job_gets_every_default():
+    job = P.validate_job(P.parse_json((GOLDEN / "job-minimal.json").read_bytes()))
+    assert job == json.loads((GOLDEN / "job-defaults.json").read_text())
+    assert job["iterations"] == config.DEFAULT_ITERATIONS and job["k"] == config.DEFAULT_K
+
+
+def test_full_job_is_kept_as_given():
+    doc = json.loads((GOLDEN / "job-full.json").read_text())
+    assert P.validate_job(P.parse_json((GOLDEN / "job-full.json").read_bytes())) == doc
+
+
+def test_schema_covers_every_classifier_parameter():
+    from hdp_plugin import BayesNetClassifier
+
+    job = P.validate_job({"protocol": 1})
+    params = P.classifier_params(job)
+    assert set(params) | {"n_jobs"} == set(BayesNetClassifier().get_params())
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_golden_bad_jobs_are_rejected_naming_the_field(name):
+    raw = (GOLDEN / "bad" / name).read_bytes()
+    with pytest.raises(JobError) as info:
+        P.validate_job(P.parse_json(raw))
+    assert info.value.code == "bad_job"
+    assert getattr(info.value, "field", None) == BAD[name], str(info.value)
+    if BAD[name]:
+        assert BAD[name] in str(info.value)
+
+
+def test_every_bad_golden_file_is_listed():
+    files = {p.name for p in (GOLDEN / "bad").iterdir()} - {"expected.json"}
+    assert files == set(BAD)
+
+
+def test_error_messages_show_what_was_received():
+    with pytest.raises(JobError, match=r"k must be a JSON integer, got '2'"):
+        P.validate_job({"protocol": 1, "k": "2"})
+    with pytest.raises(JobError, match=r"unknown field 'threads'; the fields are protocol, data"):
+        P.validate_job({"protocol": 1, "threads": 2})
+    with pytest.raises(JobError, match="newer than this daemon"):
+        P.validate_job({"protocol": 2})
+    with pytest.raises(JobError, match="line 1 column"):
+        P.parse_json(b'{"protocol": 1,')
+
+
+@pytest.mark.parametrize("name,ok", [("job-1", True), ("a.b@c+d_e", True), ("_x", True), (".hidden", False),
+                                     ("a/b", False), ("..", False), ("x.tmp", False), ("", False),
+                                     ("a b", False), ("x" * 129, False)])
+def test_job_names(name, ok):
+    if ok:
+        assert P.check_name(name) == name
+    else:
+        with pytest.raises(JobError):
+            P.check_name(name)
+
+
+# ------------------------------------------------------------------------------------------
+# files, moves and locks
+# ------------------------------------------------------------------------------------------
+def test_spool_is_private(tmp_path):
+    sp = P.Spool(tmp_path / "spool").create()
+    if os.name == "posix":
+        assert (os.stat(sp.root).st_mode & 0o777) == 0o700
+        for d in P.SUBDIRS:
+            assert (os.stat(sp.dir(d)).st_mode & 0o777) == 0o700
+    assert sp.check() is sp
+    with pytest.raises(JobError, match="not a spool"):
+        P.Spool(tmp_path).check()
+
+
+def test_move_never_replaces_and_only_one_wins(tmp_path):
+    sp = P.Spool(tmp_path / "s").create()
+    (sp.dir(P.NEW) / "j").mkdir()
+    (sp.dir(P.CLAIMED) / "a").mkdir()
+    (sp.dir(P.CLAIMED) / "b").mkdir()
+    assert P.move(sp.job(P.NEW, "j"), sp.job(P.CLAIMED, "j", "a"))
+    assert not P.move(sp.job(P.NEW, "j"), sp.job(P.CLAIMED, "j", "b"))  # already taken
+    (sp.dir(P.DONE) / "j").mkdir()
+    final = P.move_final(sp.job(P.CLAIMED, "j", "a"), sp.dir(P.DONE), "j")
+    assert final.name == "j~1"
+
+
+def test_write_atomic_leaves_no_temporary(tmp_path):
+    P.write_json(tmp_path / "x.json", {"a": 1})
+    P.write_json(tmp_path / "x.json", {"a": 2})
+    assert os.listdir(tmp_path) == ["x.json"]
+    assert P.read_json(tmp_path / "x.json") == {"a": 2}
+    assert P.read_json(tmp_path / "missing.json") is None
+
+
+def test_lock_tells_live_from_dead(tmp_path):
+    sp = P.Spool(tmp_path / "s").create()
+    assert not P.daemon_alive(sp, "nobody")
+    # a lock held by another process means alive; when that process dies, dead
+    code = ("import sys, time; from hdp_plugin.daemon import protocol as P; "
+            "l = P.DaemonLock(P.Spool(sys.argv[1]).lock('d1')); l.acquire(); print('locked', flush=True); "
+            "sys.stdin.readline()")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(sp.root)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        assert P.daemon_alive(sp, "d1")
+        with pytest.raises(JobError, match="already locked"):
+            P.DaemonLock(sp.lock("d1")).acquire()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert sp.lock("d1").exists() and not P.daemon_alive(sp, "d1")
+
+
+# ------------------------------------------------------------------------------------------
+# publishing and reading a job folder
+# ------------------------------------------------------------------------------------------
+def test_publish_builds_a_complete_job(tmp_path):
+    spool = tmp_path / "s"
+    name = client.publish(spool, DATA / "weather.nominal.arff", {"k": 2, "iterations": 20}, name="w")
+    sp = P.Spool(spool)
+    folder = sp.job(P.NEW, name)
+    assert sorted(os.listdir(folder)) == ["data.arff", "job.json"]
+    assert sp.names(P.TMP) == []
+    job = read_job(folder)
+    assert job["k"] == 2 and job["data"] == "data.arff"
+    assert data_file(folder, job).name == "data.arff"
+    with pytest.raises(JobError, match="already in new"):
+        client.publish(spool, DATA / "weather.nominal.arff", {}, name="w")
+    with pytest.raises(JobError, match="ARFF"):
+        client.publish(spool, DATA / "bad" / "x.csv", {})
+    with pytest.raises(JobError, match="k must be"):
+        client.publish(spool, DATA / "vote.arff", {"k": "two"})
+    assert sp.names(P.TMP) == [] and sp.names(P.NEW) == ["w"]
+
+
+def _job_folder(tmp_path, job: dict | bytes, files: dict | None = None) -> Path:
+    folder = tmp_path / "job"
+    folder.mkdir()
+    raw = job if isinstance(job, bytes) else json.dumps(job).encode()
+    (folder / "job.json").write_bytes(raw)
+    for name, content in (files or {}).items():
+        (folder / name).write_bytes(content)
+    return folder
+
+
+def test_data_file_must_stay_inside_the_folder(tmp_path):
+    outside = tmp_path / "secret.arff"
+    outside.write_bytes((DATA / "weather.nominal.arff").read_bytes())
+    folder = _job_folder(tmp_path, {"protocol": 1})
+    with pytest.raises(JobError, match="no data file"):
+        data_file(folder, read_job(folder))
+    os.symlink(outside, folder / "data.arff")
+    with pytest.raises(JobError, match="leaves the job folder"):
+        data_file(folder, read_job(folder))
+    os.unlink(folder / "data.arff")
+    (folder / "real.arff").write_bytes(outside.read_bytes())
+    os.symlink("real.arff", folder / "data.arff")  # a link that stays inside is fine
+    assert data_file(folder, read_job(folder)).name == "data.arff"
+    (folder / "data.arrow").write_bytes(b"x")
+    with pytest.raises(JobError, match="both"):
+        data_file(folder, read_job(folder))
+
+
+def test_job_json_link_out_is_refused(tmp_path):
+    target = tmp_path / "elsewhere.json"
+    target.write_text('{"protocol": 1}')
+    folder = tmp_path / "job"
+    folder.mkdir()
+    os.symlink(target, folder / "job.json")
+    with pytest.raises(JobError, match="leaves the job folder"):
+        read_job(folder)
+
+
+def test_execute_in_process_writes_result_or_error(tmp_path):
+    sp = P.Spool(tmp_path / "s").create()
+    folder = _job_folder(tmp_path, {"protocol": 1, "k": 1, "iterations": 20},
+                         {"data.arff": (DATA / "weather.nominal.arff").read_bytes()})
+    ctx = Context(spool=sp, daemon_id="test")
+    assert execute(folder, "job", ctx) == "done"
+    result = json.loads((folder / "result.json").read_text())
+    assert result["status"] == "done" and result["data"]["rows"] == 14
+    assert (folder / "model.arrow").exists()
+    # the same folder with a broken job.json: the model goes, error.json comes
+    (folder / "job.json").write_text('{"protocol": 1, "k": "x"}')
+    (folder / "result.json").unlink()
+    assert execute(folder, "job", ctx) == "failed"
+    err = json.loads((folder / "error.json").read_text())
+    assert err["code"] == "bad_job" and err["field"] == "k"
