@@ -289,3 +289,22 @@ def test_verbose_logs_the_stages(tmp_path):
         pkg.setLevel(saved[2])
     assert result.exit_code == 0, result.output
     assert "hdp_plugin.preprocess" in result.stderr and "cut point" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("bad-row.arff", "@relation r\n@attribute a {x,y}\n@attribute c {p,q}\n@data\nx,p\nz,q\n"),
+        ("numeric-class.arff", "@relation r\n@attribute a {x,y}\n@attribute c numeric\n@data\nx,1\ny,2\n"),
+        ("no-data.arff", "@relation r\n@attribute a {x,y}\n@attribute c {p,q}\n@data\n"),
+        ("binary.arff", "\x00\x01\x02 not text"),
+    ],
+)
+def test_data_errors_are_one_line(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    for args in (("train", path, "-o", tmp_path / "m.hdpbnc", "-e", "mle"), ("evaluate", path, "-e", "mle")):
+        result = run(*args)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+        assert name in result.stderr
