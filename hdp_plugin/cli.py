@@ -593,25 +593,28 @@ def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
         + (f", {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
         f"trees          {tr.n_trees} trees, {tr.n_nodes} nodes, {tr.n_cells} cells",
         "",
-        f"{'attribute':<24} {'parents (branching order after the class)':<44} {'nodes':>7} {'cells':>7}"
-        + ("  concentrations by depth" if est["name"] == "hdp" else ""),
     ]
     conc = clf.fit_info_.get("concentrations")
     group = clf.fit_info_.get("node_group")
+    hdp = est["name"] == "hdp" and conc is not None
+    rows = []
     for t, td in enumerate(doc["trees"]):
         lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
-        parents = ", ".join(names[p] for p in td["branching"][1:]) or "-"
-        line = f"{td['name'][:24]:<24} {parents[:44]:<44} {td['nodes']:>7} {td['cells']:>7}"
-        if conc is not None:
-            by_depth = []
+        by_depth = []
+        if hdp:  # one concentration per depth under level tying; a range otherwise
             for d in range(1, len(td["branching"]) + 1):
                 gs = np.unique(group[lo:hi][tr.node_depth[lo:hi] == d])
                 if gs.size == 1:
                     by_depth.append(f"{conc[gs[0]]:.3g}")
                 elif gs.size:
                     by_depth.append(f"{conc[gs].min():.3g}..{conc[gs].max():.3g}")
-            line += "  " + " ".join(by_depth)
-        lines.append(line)
+        rows.append((td["name"], str(td["nodes"]), str(td["cells"]), " ".join(by_depth),
+                     ", ".join(names[p] for p in td["branching"][1:]) or "-"))
+    heads = ("attribute", "nodes", "cells", "concentrations by depth" if hdp else "", "attribute parents, in branching order")
+    widths = [max(len(r[i]) for r in rows + [heads]) for i in range(4)]
+    for r in [heads] + rows:
+        lines.append(f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  "
+                     + (f"{r[3]:<{widths[3]}}  " if hdp else "") + r[4])
     dropped = [names[j] for j in range(len(names)) if j not in set(st["kept"])]
     if dropped:
         lines.append(f"not used: {', '.join(dropped)}")
