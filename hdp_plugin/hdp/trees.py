@@ -118,21 +118,30 @@ def _merge(keys_list, counts_list):
     return keys[starts], np.add.reduceat(counts, starts)
 
 
-def count_leaf_cells(X, y, c, parents, cardinalities, n_classes, block=ROW_BLOCK):
-    """Sorted unique leaf (context, value) keys of one tree and their counts, by row blocks.
+def count_leaf_cells(X, y, trees, cardinalities, n_classes, block=ROW_BLOCK):
+    """Sorted unique leaf (context, value) keys of every tree and their counts, in one pass.
 
-    The key of a row is the mixed-radix number ``(((y * r1 + x_p1) * r2 + x_p2) ...) * r_c + x_c``.
+    ``trees`` is a list of ``(c, parents)``. The key of a row in the tree of ``X_c`` is the
+    mixed-radix number ``(((y * r1 + x_p1) * r2 + x_p2) ...) * r_c + x_c``. The rows are read once,
+    block by block; each block yields per-tree partial counts that are merged by key at the end
+    (the merge is associative, so blocks may come from anywhere).
+
+    Returns
+    -------
+    list of (keys, counts) pairs of int64 arrays, one per tree.
     """
-    _radices([n_classes] + [int(cardinalities[p]) for p in parents] + [int(cardinalities[c])])
-    keys_list, counts_list = [], []
+    for c, parents in trees:
+        _radices([n_classes] + [int(cardinalities[p]) for p in parents] + [int(cardinalities[c])])
+    partial = [([], []) for _ in trees]
     for lo in range(0, X.shape[0], block):
-        k = _block_keys(X[lo : lo + block], y[lo : lo + block], c, parents, int(cardinalities[c]), cardinalities)
-        u, cnt = np.unique(k, return_counts=True)
-        keys_list.append(u)
-        counts_list.append(cnt.astype(np.int64))
-    if not keys_list:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return _merge(keys_list, counts_list)
+        Xb, yb = X[lo : lo + block], y[lo : lo + block]
+        for (c, parents), (keys_list, counts_list) in zip(trees, partial):
+            u, cnt = np.unique(_block_keys(Xb, yb, c, parents, int(cardinalities[c]), cardinalities),
+                               return_counts=True)
+            keys_list.append(u)
+            counts_list.append(cnt.astype(np.int64))
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return [_merge(k, n) if k else empty for k, n in partial]
 
 
 def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK) -> ContextTrees:
@@ -160,12 +169,14 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK) 
     node_off = 0
     cell_off = 0
     child_off = 0
-    for c in kept:
+    kept = list(kept)
+    leaf_cells_by_tree = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cardinalities,
+                                          n_classes, block)
+    for c, (keys, counts) in zip(kept, leaf_cells_by_tree):
         ps = list(parents[c])
         card_c = int(cardinalities[c])
         vars_ = [-1] + ps
         radix = [int(n_classes)] + [int(cardinalities[p]) for p in ps]
-        keys, counts = count_leaf_cells(X, y, c, ps, cardinalities, n_classes, block)
         leaf_ctx = keys // card_c
         leaf_val = keys % card_c
         # Step 1: the leaves (depth len(vars_)) and their counts
