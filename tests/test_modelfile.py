@@ -150,19 +150,26 @@ def test_record_batches_hold_only_data_buffers():
 # ------------------------------------------------------------------------------------------
 # golden files
 # ------------------------------------------------------------------------------------------
-def _golden_probabilities(name):
-    with open(GOLDEN / MANIFEST[name]["probabilities"], newline="") as fh:
-        rows = list(csv.reader(fh))
-    return rows[0], np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+#: (golden model, rows): the training data, and the edge rows (missing and unseen values, cut points)
+GOLDEN_CASES = [(name, rows) for name in sorted(MANIFEST) for rows in ("data", "edge")]
 
 
-@pytest.mark.parametrize("name", sorted(MANIFEST))
-def test_golden_model_gives_the_golden_probabilities(name):
+def _golden_case(name, rows):
+    """The data file and the expected probabilities of one golden case."""
+    entry = MANIFEST[name]
+    data_key, proba_key = ("data", "probabilities") if rows == "data" else ("edge_data", "edge_probabilities")
+    with open(GOLDEN / entry[proba_key], newline="") as fh:
+        table = list(csv.reader(fh))
+    return HERE.parent / entry[data_key], table[0], np.array([[float(v) for v in r[1:]] for r in table[1:]])
+
+
+@pytest.mark.parametrize("name, rows", GOLDEN_CASES)
+def test_golden_model_gives_the_golden_probabilities(name, rows):
     entry = MANIFEST[name]
     clf = load_model(GOLDEN / entry["model"])
-    header, expected = _golden_probabilities(name)
+    data_file, header, expected = _golden_case(name, rows)
     assert header == ["row"] + [f"p_{c}" for c in clf.classes_]
-    ds = read_dataset(HERE.parent / entry["data"], class_attribute=entry["class"])
+    ds = read_dataset(data_file, class_attribute=entry["class"])
     np.testing.assert_allclose(clf.predict_proba(ds), expected, rtol=0, atol=1e-12)
 
 
@@ -299,16 +306,15 @@ def _reference_reader():
     return namespace
 
 
-@pytest.mark.parametrize("name", sorted(MANIFEST))
-def test_the_documented_reference_reader_gives_the_golden_probabilities(name):
+@pytest.mark.parametrize("name, rows", GOLDEN_CASES)
+def test_the_documented_reference_reader_gives_the_golden_probabilities(name, rows):
     import arff
 
     ref = _reference_reader()
-    entry = MANIFEST[name]
-    doc, cells = ref["read_model"](GOLDEN / entry["model"])
-    with open(HERE.parent / entry["data"]) as fh:
+    doc, cells = ref["read_model"](GOLDEN / MANIFEST[name]["model"])
+    data_file, _, expected = _golden_case(name, rows)
+    with open(data_file) as fh:
         raw = arff.load(fh)
     names = [a[0] for a in raw["attributes"]]
-    _, expected = _golden_probabilities(name)
     got = [ref["predict_proba"](doc, cells, ref["codes_of"](doc, dict(zip(names, row)))) for row in raw["data"]]
     np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=1e-12)

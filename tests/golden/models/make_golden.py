@@ -5,7 +5,9 @@ Run from the repository root:  python tests/golden/models/make_golden.py
 Every golden model is listed in ``manifest.json`` with the data it was trained on (a file in
 ``tests/data``), the classifier's parameters, its model file and a CSV of the class probabilities
 the Python classifier gives for every row of that data (columns ``row`` then ``p_<class label>`` in
-the order of the class labels, floats printed with 17 significant digits). Python's tests
+the order of the class labels, floats printed with 17 significant digits), and the same for
+``NAME.edge.arff``, rows that probe missing values, labels never seen in training, values exactly
+on a cut point and far outside the training range. Python's tests
 (``tests/test_modelfile.py``) and, later, the Java reader's tests check both.
 
 Re-run it only when a change to the model file format or to the estimates is intended, and say so
@@ -18,6 +20,8 @@ import csv
 import json
 import sys
 from pathlib import Path
+
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -43,6 +47,23 @@ def fit(name: str):
     return data, BayesNetClassifier(n_jobs=1, **params).fit(data)
 
 
+def _save_if_changed(clf, path: Path) -> None:
+    """Write the model unless the file already holds the same model (only fit timings differ)."""
+    if path.exists():
+        import tempfile
+
+        from hdp_plugin.model.modelfile import read_model_file
+
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = read_model_file(save_model(clf, Path(tmp) / path.name))
+        old = read_model_file(path)
+        same = fresh[0] == old[0] and len(fresh[2]) == len(old[2]) and all(
+            np.array_equal(a[c], b[c], equal_nan=True) for a, b in zip(fresh[2], old[2]) for c in a)
+        if same:
+            return
+    save_model(clf, path)
+
+
 def write_probabilities(path: Path, clf, data) -> None:
     proba = clf.predict_proba(data)
     with open(path, "w", newline="", encoding="utf-8") as fh:
@@ -52,15 +73,67 @@ def write_probabilities(path: Path, clf, data) -> None:
             w.writerow([i] + [f"{p:.17g}" for p in row])
 
 
+def _arff_value(v) -> str:
+    if v is None:
+        return "?"
+    if isinstance(v, float):
+        return repr(v)
+    return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def write_edge_rows(path: Path, clf, relation: str) -> None:
+    """Rows that probe the corners a reader must get right, as an ARFF file.
+
+    Every nominal attribute declares one extra label, ``unseen``, that training never saw (it must
+    be treated as missing); numeric attributes take their cut points exactly (a value equal to a
+    cut point belongs to the lower bin), the next double above them, values far outside the
+    training range, and missing values. The class is missing in every row.
+    """
+    attrs = clf.attributes_
+    rows = []
+
+    def per_attribute(f):
+        return [f(j, a) for j, a in enumerate(attrs)]
+
+    def cut(j, a, which):
+        return float(a.cut_points[which]) if a.cut_points else 0.0
+
+    rows.append(per_attribute(lambda j, a: None))  # everything missing
+    rows.append(per_attribute(lambda j, a: cut(j, a, 0) if a.numeric else "unseen"))
+    rows.append(per_attribute(lambda j, a: cut(j, a, -1) if a.numeric else a.values[-1]))
+    rows.append(per_attribute(lambda j, a: float(np.nextafter(cut(j, a, 0), np.inf)) if a.numeric else a.values[0]))
+    rows.append(per_attribute(lambda j, a: -1e9 if a.numeric else (None if j % 2 else a.values[0])))
+    rows.append(per_attribute(lambda j, a: 1e9 if a.numeric else (a.values[0] if j % 2 else None)))
+    for i in range(len(attrs)):  # one attribute known, the others missing (back-off everywhere)
+        rows.append(per_attribute(lambda j, a: None if j != i else (cut(j, a, 0) if a.numeric else a.values[0])))
+    lines = [f"@relation '{relation}-edge-rows'", ""]
+    for a in attrs:
+        if a.numeric:
+            lines.append(f"@attribute {_arff_value(a.name)} numeric")
+        else:
+            labels = ", ".join(_arff_value(v) for v in (*a.values, "unseen"))
+            lines.append(f"@attribute {_arff_value(a.name)} {{{labels}}}")
+    cls = clf.class_attribute_
+    lines.append(f"@attribute {_arff_value(cls.name)} {{{', '.join(_arff_value(v) for v in cls.values)}}}")
+    lines += ["", "@data"]
+    lines += [",".join(_arff_value(v) for v in row) + ",?" for row in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     manifest = {}
     for name, (data_file, params) in MODELS.items():
         data, clf = fit(name)
-        save_model(clf, HERE / f"{name}.hdpbnc")
+        _save_if_changed(clf, HERE / f"{name}.hdpbnc")
         write_probabilities(HERE / f"{name}.proba.csv", clf, data)
+        write_edge_rows(HERE / f"{name}.edge.arff", clf, data.relation)
+        edge = read_dataset(HERE / f"{name}.edge.arff")
+        write_probabilities(HERE / f"{name}.edge.proba.csv", clf, edge)
         manifest[name] = {"model": f"{name}.hdpbnc", "data": f"tests/data/{data_file}",
                           "class": data.class_attribute.name, "params": params,
-                          "probabilities": f"{name}.proba.csv"}
+                          "probabilities": f"{name}.proba.csv",
+                          "edge_data": f"tests/golden/models/{name}.edge.arff",
+                          "edge_probabilities": f"{name}.edge.proba.csv"}
         print(f"{name}: {clf.tables_.trees.n_cells} cells")
     (HERE / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return 0
