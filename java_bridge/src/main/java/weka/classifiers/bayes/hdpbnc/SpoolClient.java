@@ -1,0 +1,577 @@
+/*
+ *   This program is free software: you can redistribute it and/or modify
+ *   it under the terms of the GNU General Public License as published by
+ *   the Free Software Foundation, either version 3 of the License, or
+ *   (at your option) any later version.
+ */
+
+package weka.classifiers.bayes.hdpbnc;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.text.SimpleDateFormat;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TimeZone;
+import java.util.stream.Stream;
+
+import weka.core.Instances;
+import weka.core.converters.ArffSaver;
+import weka.core.logging.Logger;
+
+/**
+ * The producer side of the hdp-bnc spool protocol, version 1 ({@code docs/spool-protocol.md},
+ * {@code hdp_plugin/daemon/protocol.py}): publish a training job, make sure a daemon serves the
+ * spool, wait for the model while logging progress, cancel on interruption or timeout.
+ *
+ * <p>A job is built in {@code tmp/<job>/} ({@code data.arff} and {@code job.json}) and published with
+ * one atomic rename into {@code new/<job>}; the daemon claims it into {@code claimed/<daemon>/<job>} and
+ * finishes it in {@code done/<job>} ({@code model.arrow}, {@code result.json}) or {@code failed/<job>}
+ * ({@code error.json}). A daemon is alive while it holds the lock on byte 0 of
+ * {@code daemons/<id>.lock}; cancelling is writing the marker {@code cancel/<job>}.
+ */
+public final class SpoolClient {
+
+  /** The protocol version spoken. */
+  public static final int PROTOCOL = 1;
+  static final String[] SUBDIRS = {"tmp", "new", "claimed", "done", "failed", "progress", "cancel", "daemons"};
+  /** A daemon started from Weka exits after this many idle seconds. */
+  public static final int IDLE_EXIT_SECONDS = 600;
+  /** Seconds to wait for a started daemon to take its lock. */
+  static final int START_SECONDS = 120;
+  static final long POLL_MILLIS = 200;
+  static final long PROGRESS_LOG_MILLIS = 5000;
+
+  private final Path m_Root;
+  private final String m_Python;
+  private final boolean m_AutoStart;
+  private final int m_TimeoutSeconds;
+  private final boolean m_Verbose;
+
+  private String m_Job;
+  private Path m_Finished;
+  private Process m_Started;
+  private Path m_DaemonLog;
+
+  /**
+   * @param spool the spool directory (created if missing)
+   * @param python the Python executable that runs the daemon
+   * @param autoStart whether to start a daemon when none is alive
+   * @param timeoutSeconds give up after this long (0: never)
+   * @param verbose also print progress on stderr
+   */
+  public SpoolClient(Path spool, String python, boolean autoStart, int timeoutSeconds, boolean verbose) {
+    m_Root = spool.toAbsolutePath();
+    m_Python = python;
+    m_AutoStart = autoStart;
+    m_TimeoutSeconds = timeoutSeconds;
+    m_Verbose = verbose;
+  }
+
+  /** @return the job's name, once published */
+  public String jobName() {
+    return m_Job;
+  }
+
+  private void log(String msg) {
+    Logger.log(Logger.Level.INFO, "HDPBayesNet: " + msg);
+    if (m_Verbose) {
+      System.err.println("HDPBayesNet: " + msg);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // the spool
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * Creates the spool and its sub-directories, private to the user where the file system allows.
+   *
+   * @param root the spool
+   * @throws IOException if it cannot be created
+   */
+  public static void createSpool(Path root) throws IOException {
+    boolean posix = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
+    if (!Files.isDirectory(root)) {
+      if (posix) {
+        Files.createDirectories(root, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
+          "rwx------")));
+      } else {
+        Files.createDirectories(root);
+      }
+    }
+    for (String d : SUBDIRS) {
+      Path p = root.resolve(d);
+      if (!Files.isDirectory(p)) {
+        try {
+          if (posix) {
+            Files.createDirectory(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
+              "rwx------")));
+          } else {
+            Files.createDirectory(p);
+          }
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+          // another producer or the daemon made it
+        }
+      }
+    }
+  }
+
+  /**
+   * Is the daemon that owns this lock file alive? Answered by trying its lock (byte 0, exclusive), as
+   * {@code daemon_alive} in protocol.py.
+   *
+   * @param lock {@code daemons/<id>.lock}
+   * @return true if a process holds the lock
+   */
+  static boolean lockHeld(Path lock) {
+    try (FileChannel ch = FileChannel.open(lock, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      FileLock l = ch.tryLock(0, 1, false);
+      if (l == null) {
+        return true;
+      }
+      l.release();
+      return false;
+    } catch (NoSuchFileException e) {
+      return false;
+    } catch (OverlappingFileLockException e) {
+      return true;
+    } catch (IOException e) {
+      return true; // cannot tell: assume alive, as protocol.py does
+    }
+  }
+
+  /**
+   * The ids of the live daemons of a spool.
+   *
+   * @param root the spool
+   * @return the ids (possibly empty)
+   */
+  public static List<String> liveDaemons(Path root) {
+    List<String> out = new ArrayList<>();
+    Path dir = root.resolve("daemons");
+    if (!Files.isDirectory(dir)) {
+      return out;
+    }
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.lock")) {
+      for (Path p : ds) {
+        String f = p.getFileName().toString();
+        if (!f.startsWith(".") && lockHeld(p)) {
+          out.add(f.substring(0, f.length() - ".lock".length()));
+        }
+      }
+    } catch (IOException e) {
+      // an unreadable daemons/ means no daemon we can see
+    }
+    return out;
+  }
+
+  /**
+   * Asks every live daemon of a spool to stop (the {@code daemons/<id>.stop} marker) and waits for
+   * them to go.
+   *
+   * @param root the spool
+   * @param waitMillis how long to wait
+   * @return true if no daemon is alive at the end
+   * @throws IOException if a marker cannot be written
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public static boolean stopDaemons(Path root, long waitMillis) throws IOException, InterruptedException {
+    for (String id : liveDaemons(root)) {
+      writeAtomic(root.resolve("daemons").resolve(id + ".stop"), new byte[0]);
+    }
+    long end = System.currentTimeMillis() + waitMillis;
+    while (!liveDaemons(root).isEmpty()) {
+      if (System.currentTimeMillis() > end) {
+        return false;
+      }
+      Thread.sleep(100);
+    }
+    return true;
+  }
+
+  static void writeAtomic(Path target, byte[] data) throws IOException {
+    Path tmp = target.resolveSibling("." + target.getFileName() + "." + ProcessHandle.current().pid() + "."
+      + System.nanoTime() + ".tmp");
+    try {
+      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        ch.write(java.nio.ByteBuffer.wrap(data));
+        ch.force(true);
+      }
+      try {
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+      }
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  static Object readJson(Path p) {
+    try {
+      return Json.parse(new String(Files.readAllBytes(p), StandardCharsets.UTF_8));
+    } catch (IOException | IllegalArgumentException e) {
+      return null; // missing, or being replaced
+    }
+  }
+
+  static String newJobName() {
+    SimpleDateFormat f = new SimpleDateFormat("yyyyMMdd'T'HHmmss'Z'", Locale.ROOT);
+    f.setTimeZone(TimeZone.getTimeZone("UTC"));
+    byte[] r = new byte[4];
+    new SecureRandom().nextBytes(r);
+    StringBuilder hex = new StringBuilder();
+    for (byte b : r) {
+      hex.append(String.format("%02x", b & 0xff));
+    }
+    return "weka-" + f.format(new Date()) + "-" + ProcessHandle.current().pid() + "-" + hex;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // one job
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * Publishes a job: {@code tmp/<job>/data.arff} and {@code job.json}, then one rename into
+   * {@code new/}.
+   *
+   * @param data the training data, class set
+   * @param params job.json fields (structure, k, estimator, iterations, burn_in, tying, seed)
+   * @return the job's name
+   * @throws IOException if the spool cannot be written
+   */
+  public String publish(Instances data, Map<String, Object> params) throws IOException {
+    createSpool(m_Root);
+    String name = newJobName();
+    Path tmp = m_Root.resolve("tmp").resolve(name);
+    Files.createDirectory(tmp);
+    try {
+      Path arff = tmp.resolve("data.arff");
+      ArffSaver saver = new ArffSaver();
+      saver.setMaxDecimalPlaces(17);
+      saver.setInstances(data);
+      saver.setFile(arff.toFile());
+      saver.writeBatch();
+      try (FileChannel ch = FileChannel.open(arff, StandardOpenOption.WRITE)) {
+        ch.force(true);
+      }
+      Map<String, Object> job = new LinkedHashMap<>();
+      job.put("protocol", PROTOCOL);
+      job.put("data", "data.arff");
+      job.put("class_attribute", data.classAttribute().name());
+      job.putAll(params);
+      job.put("client", "Weka HDPBayesNet (java " + System.getProperty("java.version") + ")");
+      writeAtomic(tmp.resolve("job.json"), (Json.write(job) + "\n").getBytes(StandardCharsets.UTF_8));
+      Files.move(tmp, m_Root.resolve("new").resolve(name), StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException | RuntimeException e) {
+      deleteTree(tmp);
+      throw e;
+    }
+    m_Job = name;
+    return name;
+  }
+
+  /**
+   * Trains: publish the job, make sure a daemon runs, wait for the model.
+   *
+   * @param data the training data
+   * @param params the job's parameters
+   * @return the path of the model file in {@code done/<job>/}
+   * @throws Exception with the daemon's message when training fails, or a message that says what to
+   *           check when no daemon can be started, the daemon dies, or the timeout passes;
+   *           {@link InterruptedException} when the thread is interrupted (the job is cancelled)
+   */
+  public Path train(Instances data, Map<String, Object> params) throws Exception {
+    String name = publish(data, params);
+    log("job " + name + " published in " + m_Root + " (" + data.numInstances() + " rows)");
+    boolean finished = false;
+    try {
+      if (liveDaemons(m_Root).isEmpty()) {
+        if (!m_AutoStart) {
+          throw new Exception("HDPBayesNet: no hdp-bnc daemon is running on " + m_Root
+            + ", and starting one is switched off (-do-not-start-daemon). Start one with: " + m_Python
+            + " -m hdp_plugin.daemon run " + m_Root);
+        }
+        startDaemon();
+      }
+      Path model = await(name);
+      finished = true;
+      return model;
+    } finally {
+      if (!finished) { // error, interruption, timeout, or the thread being stopped: cancel the job
+        try {
+          writeAtomic(m_Root.resolve("cancel").resolve(name), new byte[0]);
+        } catch (IOException e) {
+          // the spool went away: nothing left to cancel
+        }
+      }
+    }
+  }
+
+  private Path await(String name) throws Exception {
+    long start = System.nanoTime();
+    long lastLog = 0;
+    Object lastProgress = null;
+    while (true) {
+      Path done = m_Root.resolve("done").resolve(name);
+      if (Files.isDirectory(done)) {
+        Path model = done.resolve("model.arrow");
+        Object result = readJson(done.resolve("result.json"));
+        if (!Files.isRegularFile(model)) {
+          throw new Exception("HDPBayesNet: job " + name + " is done but has no model.arrow (" + done + ")");
+        }
+        m_Finished = done;
+        if (result instanceof Map) {
+          Object w = ((Map<?, ?>) result).get("warnings");
+          if (w instanceof List) {
+            for (Object s : (List<?>) w) {
+              log("warning: " + s);
+            }
+          }
+        }
+        log(String.format(Locale.ROOT, "job %s done in %.1f s", name, (System.nanoTime() - start) / 1e9));
+        return model;
+      }
+      Path failed = m_Root.resolve("failed").resolve(name);
+      if (Files.isDirectory(failed)) {
+        Object err = null;
+        for (int i = 0; i < 10 && err == null; i++) {
+          err = readJson(failed.resolve("error.json"));
+          if (err == null) {
+            Thread.sleep(50);
+          }
+        }
+        m_Finished = failed;
+        throw new Exception(errorMessage(name, err, failed));
+      }
+      Object progress = readJson(m_Root.resolve("progress").resolve(name + ".json"));
+      long now = System.nanoTime();
+      if (progress instanceof Map && !progress.equals(lastProgress)
+        && (now - lastLog) / 1_000_000 >= PROGRESS_LOG_MILLIS) {
+        Map<?, ?> p = (Map<?, ?>) progress;
+        Object total = p.get("total");
+        log("job " + name + ": " + p.get("phase") + (total instanceof Long && (Long) total > 0 ? " "
+          + p.get("iteration") + "/" + total : ""));
+        lastProgress = progress;
+        lastLog = now;
+      }
+      checkAlive(name);
+      if (m_TimeoutSeconds > 0 && (now - start) / 1e9 > m_TimeoutSeconds) {
+        throw new Exception("HDPBayesNet: training did not finish within the timeout of " + m_TimeoutSeconds
+          + " s; the job " + name + " was cancelled. Check that a daemon serves " + m_Root + " ("
+          + m_Python + " -m hdp_plugin.daemon status " + m_Root + "), or raise -timeout for large data or "
+          + "many iterations.");
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        throw new InterruptedException("HDPBayesNet: training interrupted; job " + name + " cancelled");
+      }
+      try {
+        Thread.sleep(POLL_MILLIS);
+      } catch (InterruptedException e) {
+        throw new InterruptedException("HDPBayesNet: training interrupted; job " + name + " cancelled");
+      }
+    }
+  }
+
+  private long m_LastAliveCheck;
+
+  /** Fails when the job can no longer finish: its daemon died, or no daemon is left to claim it. */
+  private void checkAlive(String name) throws Exception {
+    long now = System.currentTimeMillis();
+    if (now - m_LastAliveCheck < 1000) {
+      return;
+    }
+    m_LastAliveCheck = now;
+    Path claimed = m_Root.resolve("claimed");
+    String owner = null;
+    if (Files.isDirectory(claimed)) {
+      try (Stream<Path> s = Files.list(claimed)) {
+        for (Path d : (Iterable<Path>) s::iterator) {
+          if (Files.isDirectory(d.resolve(name))) {
+            owner = d.getFileName().toString();
+          }
+        }
+      }
+    }
+    if (owner != null) {
+      if (!lockHeld(m_Root.resolve("daemons").resolve(owner + ".lock"))
+        && !Files.exists(m_Root.resolve("done").resolve(name)) && !Files.exists(m_Root.resolve("failed").resolve(name))) {
+        throw new Exception("HDPBayesNet: the hdp-bnc daemon " + owner + " died while training job " + name
+          + daemonExit() + "; the job was cancelled. Train again to retry" + logHint());
+      }
+      return;
+    }
+    if (Files.isDirectory(m_Root.resolve("new").resolve(name)) && liveDaemons(m_Root).isEmpty()) {
+      throw new Exception("HDPBayesNet: no hdp-bnc daemon is left running on " + m_Root + " to train job " + name
+        + daemonExit() + logHint());
+    }
+    if (!Files.exists(m_Root.resolve("new").resolve(name)) && !Files.exists(m_Root.resolve("done").resolve(name))
+      && !Files.exists(m_Root.resolve("failed").resolve(name)) && owner == null) {
+      // between two renames: look again next time; vanished for good if still nowhere
+      Thread.sleep(100);
+      if (!Files.exists(m_Root.resolve("done").resolve(name)) && !Files.exists(m_Root.resolve("failed").resolve(name))
+        && !Files.exists(m_Root.resolve("new").resolve(name)) && !claimedAnywhere(name)) {
+        throw new Exception("HDPBayesNet: job " + name + " vanished from the spool " + m_Root);
+      }
+    }
+  }
+
+  private boolean claimedAnywhere(String name) throws IOException {
+    try (Stream<Path> s = Files.list(m_Root.resolve("claimed"))) {
+      return s.anyMatch(d -> Files.isDirectory(d.resolve(name)));
+    }
+  }
+
+  private String daemonExit() {
+    if (m_Started != null && !m_Started.isAlive()) {
+      return " (the daemon started from Weka exited with code " + m_Started.exitValue() + ")";
+    }
+    return "";
+  }
+
+  private String logHint() {
+    if (m_DaemonLog == null) {
+      return ".";
+    }
+    String tail = tail(m_DaemonLog, 8);
+    return ". Daemon log " + m_DaemonLog + (tail.isEmpty() ? "." : ":\n" + tail);
+  }
+
+  static String tail(Path p, int lines) {
+    try {
+      List<String> all = Files.readAllLines(p, StandardCharsets.UTF_8);
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException | RuntimeException e) {
+      return "";
+    }
+  }
+
+  static String errorMessage(String name, Object err, Path folder) {
+    if (!(err instanceof Map)) {
+      return "HDPBayesNet: job " + name + " failed without a readable error.json (" + folder + ")";
+    }
+    Map<?, ?> e = (Map<?, ?>) err;
+    Object code = e.get("code");
+    Object msg = e.get("message");
+    if ("cancelled".equals(code)) {
+      return "HDPBayesNet: training cancelled (" + msg + ")";
+    }
+    return "HDPBayesNet: training failed: " + msg + " [" + code + "]";
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // starting a daemon
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * Starts {@code python -m hdp_plugin.daemon run SPOOL --idle-exit 600} (no shell) and waits until
+   * it holds its lock.
+   *
+   * @throws Exception naming the Python and what to install when it cannot start
+   */
+  void startDaemon() throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(m_Python);
+    cmd.add("-m");
+    cmd.add("hdp_plugin.daemon");
+    cmd.add("run");
+    cmd.add(m_Root.toString());
+    cmd.add("--idle-exit");
+    cmd.add(Integer.toString(IDLE_EXIT_SECONDS));
+    m_DaemonLog = Files.createTempFile("hdp-bnc-daemon-", ".log");
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.redirectErrorStream(true);
+    pb.redirectOutput(ProcessBuilder.Redirect.appendTo(m_DaemonLog.toFile()));
+    pb.redirectInput(ProcessBuilder.Redirect.from(nullFile()));
+    log("starting the hdp-bnc daemon: " + String.join(" ", cmd) + " (log: " + m_DaemonLog + ")");
+    try {
+      m_Started = pb.start();
+    } catch (IOException e) {
+      throw new Exception("HDPBayesNet: cannot run the Python executable '" + m_Python + "' (" + e.getMessage()
+        + "). Install Python 3.10 or later with the hdp-bnc package (python3 -m pip install hdp_plugin), and "
+        + "point the pythonExecutable option or the environment variable HDP_BNC_PYTHON at it.", e);
+    }
+    long end = System.currentTimeMillis() + START_SECONDS * 1000L;
+    while (liveDaemons(m_Root).isEmpty()) {
+      if (!m_Started.isAlive()) {
+        String tail = tail(m_DaemonLog, 6);
+        String hint = tail.contains("No module named") ? " The hdp-bnc Python package is not installed for '"
+          + m_Python + "': run " + m_Python + " -m pip install hdp_plugin, or point the pythonExecutable option "
+          + "or HDP_BNC_PYTHON at a Python that has it." : "";
+        throw new Exception("HDPBayesNet: the hdp-bnc daemon did not start ('" + String.join(" ", cmd)
+          + "' exited with code " + m_Started.exitValue() + ")." + hint + (tail.isEmpty() ? "" : "\n" + tail));
+      }
+      if (System.currentTimeMillis() > end) {
+        m_Started.destroy();
+        throw new Exception("HDPBayesNet: the hdp-bnc daemon did not take its lock within " + START_SECONDS
+          + " s; see its log " + m_DaemonLog);
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        throw new InterruptedIOException("interrupted while starting the hdp-bnc daemon");
+      }
+    }
+  }
+
+  private static java.io.File nullFile() {
+    return new java.io.File(System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows") ? "NUL"
+      : "/dev/null");
+  }
+
+  /** @return the daemon process started by this client, or null */
+  public Process startedDaemon() {
+    return m_Started;
+  }
+
+  /** Removes the finished job's folder and progress file (after its model was read). */
+  public void cleanUp() {
+    if (m_Finished != null) {
+      deleteTree(m_Finished);
+    }
+    if (m_Job != null) {
+      try {
+        Files.deleteIfExists(m_Root.resolve("progress").resolve(m_Job + ".json"));
+      } catch (IOException e) {
+        // the daemon may remove it itself
+      }
+    }
+  }
+
+  static void deleteTree(Path p) {
+    if (!Files.exists(p)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(p)) {
+      s.sorted(Comparator.reverseOrder()).forEach(q -> {
+        try {
+          Files.deleteIfExists(q);
+        } catch (IOException e) {
+          // best effort
+        }
+      });
+    } catch (IOException e) {
+      // best effort
+    }
+  }
+}

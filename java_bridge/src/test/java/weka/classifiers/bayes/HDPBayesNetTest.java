@@ -1,0 +1,221 @@
+package weka.classifiers.bayes;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import weka.classifiers.bayes.hdpbnc.HDPModel;
+import weka.classifiers.bayes.hdpbnc.ModelFile;
+import weka.classifiers.bayes.hdpbnc.TestFiles;
+import weka.classifiers.bayes.net.BIFReader;
+import weka.core.Attribute;
+import weka.core.CheckGOE;
+import weka.core.CheckOptionHandler;
+import weka.core.DenseInstance;
+import weka.core.Instances;
+import weka.core.SerializationHelper;
+import weka.core.Utils;
+import weka.core.converters.ConverterUtils.DataSource;
+import weka.gui.graphvisualizer.BIFParser;
+
+/** The classifier without Python: options, the GUI's checks, a golden model loaded directly. */
+class HDPBayesNetTest {
+
+  static Instances golden(String name, String dataFile, String cls) throws Exception {
+    Instances data = DataSource.read(TestFiles.data().resolve(dataFile).toString());
+    data.setClass(data.attribute(cls));
+    return data;
+  }
+
+  static HDPBayesNet loaded(String name, Instances data) throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setModel(ModelFile.read(TestFiles.golden().resolve(name + ".hdpbnc")), data);
+    return c;
+  }
+
+  @Test
+  void optionsRoundTrip() throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    String[] defaults = c.getOptions();
+    HDPBayesNet d = new HDPBayesNet();
+    d.setOptions(defaults.clone());
+    assertArrayEquals(defaults, d.getOptions());
+
+    String[] opts = {"-S", "tan", "-K", "3", "-E", "m-estimate", "-I", "200", "-B", "20", "-T", "single",
+      "-seed", "42", "-python", "/opt/py/bin/python", "-spool", "/tmp/somewhere", "-timeout", "30",
+      "-do-not-start-daemon"};
+    HDPBayesNet e = new HDPBayesNet();
+    e.setOptions(opts.clone());
+    assertEquals("tan", e.getStructure().getSelectedTag().getIDStr());
+    assertEquals(3, e.getK());
+    assertEquals("m-estimate", e.getEstimator().getSelectedTag().getIDStr());
+    assertEquals(200, e.getIterations());
+    assertEquals(20, e.getBurnIn());
+    assertEquals("single", e.getTying().getSelectedTag().getIDStr());
+    assertEquals(42, e.getSeed());
+    assertEquals("/opt/py/bin/python", e.getPythonExecutable());
+    assertEquals(new File("/tmp/somewhere"), e.getSpoolDirectory());
+    assertEquals(30, e.getTimeout());
+    assertTrue(e.getDoNotStartDaemon());
+    HDPBayesNet f = new HDPBayesNet();
+    f.setOptions(e.getOptions());
+    assertArrayEquals(e.getOptions(), f.getOptions());
+    assertEquals(Utils.joinOptions(e.getOptions()), Utils.joinOptions(f.getOptions()));
+  }
+
+  @Test
+  void wekaCheckOptionHandler() {
+    CheckOptionHandler check = new CheckOptionHandler();
+    check.setOptionHandler(new HDPBayesNet());
+    check.setUserOptions(new String[] {"-S", "nb", "-K", "2", "-I", "100", "-seed", "3", "-do-not-start-daemon"});
+    check.setSilent(true);
+    check.doTests();
+    assertTrue(check.getSuccess(), "CheckOptionHandler failed");
+  }
+
+  @Test
+  void wekaCheckGOE() {
+    CheckGOE check = new CheckGOE();
+    check.setObject(new HDPBayesNet());
+    check.setSilent(true);
+    check.doTests();
+    assertTrue(check.getSuccess(), "CheckGOE failed (globalInfo or tool tips)");
+  }
+
+  @Test
+  void capabilitiesAreCheapAndRight() throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setPythonExecutable("/nonexistent/python");
+    long t = System.nanoTime();
+    for (int i = 0; i < 1000; i++) {
+      c.getCapabilities();
+    }
+    assertTrue((System.nanoTime() - t) / 1e9 < 5);
+    Instances numericClass = DataSource.read(TestFiles.data().resolve("diabetes.arff").toString());
+    numericClass.setClassIndex(0); // preg: numeric
+    assertThrows(Exception.class, () -> c.getCapabilities().testWithFail(numericClass));
+    Instances vote = golden("vote", "vote.arff", "Class");
+    c.getCapabilities().testWithFail(vote);
+  }
+
+  @Test
+  void goldenModelThroughTheClassifier() throws Exception {
+    Instances data = golden("diabetes-tan-mestimate", "diabetes.arff", "class");
+    HDPBayesNet c = loaded("diabetes-tan-mestimate", data);
+    List<String> lines = Files.readAllLines(TestFiles.golden().resolve("diabetes-tan-mestimate.proba.csv"));
+    for (int i = 0; i < data.numInstances(); i++) {
+      String[] f = lines.get(i + 1).split(",");
+      double[] p = c.distributionForInstance(data.instance(i));
+      assertEquals(Double.parseDouble(f[1]), p[0], 1e-9);
+      assertEquals(Double.parseDouble(f[2]), p[1], 1e-9);
+    }
+    String s = c.toString();
+    assertTrue(s.contains("Structure: tan"), s);
+    assertTrue(s.contains("plas <- class"), s);
+  }
+
+  @Test
+  void classOrderIsMappedByName() throws Exception {
+    Instances data = golden("weather-kdb1-hdp", "weather.nominal.arff", "play");
+    HDPBayesNet c = loaded("weather-kdb1-hdp", data);
+    double[] p = c.distributionForInstance(data.instance(0));
+    // the same data with the class labels declared the other way round
+    ArrayList<Attribute> atts = new ArrayList<>();
+    for (int a = 0; a < data.numAttributes(); a++) {
+      atts.add(a == data.classIndex() ? new Attribute("play", Arrays.asList("no", "yes")) : data.attribute(a).copy(
+        data.attribute(a).name()));
+    }
+    Instances flipped = new Instances("flipped", atts, 1);
+    flipped.setClassIndex(data.classIndex());
+    double[] v = data.instance(0).toDoubleArray();
+    v[data.classIndex()] = 1 - v[data.classIndex()];
+    flipped.add(new DenseInstance(1, v));
+    HDPBayesNet d = loaded("weather-kdb1-hdp", flipped);
+    double[] q = d.distributionForInstance(flipped.instance(0));
+    assertEquals(p[0], q[1], 1e-15);
+    assertEquals(p[1], q[0], 1e-15);
+  }
+
+  @Test
+  void graphIsXmlBifThatWekaReads() throws Exception {
+    Instances data = golden("vote-kdb2-hdp", "vote.arff", "Class");
+    HDPBayesNet c = loaded("vote-kdb2-hdp", data);
+    String xml = c.graph();
+    BIFReader reader = new BIFReader().processString(xml);
+    assertEquals(data.numAttributes(), reader.getNrOfNodes());
+    // every attribute has the class and its kDB parents (at most 2) as parents
+    for (int n = 0; n < reader.getNrOfNodes(); n++) {
+      if (!reader.getNodeName(n).equals("Class")) {
+        int np = reader.getNrOfParents(n);
+        assertTrue(np >= 1 && np <= 3, reader.getNodeName(n) + " has " + np + " parents");
+      }
+    }
+    new BIFParser(xml, new java.util.ArrayList<>(), new java.util.ArrayList<>()).parse();
+    assertEquals(weka.core.Drawable.BayesNet, c.graphType());
+  }
+
+  @Test
+  void savedModelPredictsWithoutPython() throws Exception {
+    Instances data = golden("vote-kdb2-hdp", "vote.arff", "Class");
+    HDPBayesNet c = loaded("vote-kdb2-hdp", data);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    SerializationHelper.write(bytes, c);
+    HDPBayesNet back = (HDPBayesNet) SerializationHelper.read(new ByteArrayInputStream(bytes.toByteArray()));
+    for (int i = 0; i < data.numInstances(); i++) {
+      assertArrayEquals(c.distributionForInstance(data.instance(i)), back.distributionForInstance(data.instance(i)),
+        0.0);
+    }
+  }
+
+  @Test
+  void oneObservedClassNeedsNoDaemon(@TempDir Path tmp) throws Exception {
+    Instances data = golden("weather", "weather.nominal.arff", "play");
+    Instances yes = new Instances(data, 0);
+    for (int i = 0; i < data.numInstances(); i++) {
+      if (data.instance(i).classValue() == 0) {
+        yes.add(data.instance(i));
+      }
+    }
+    HDPBayesNet c = new HDPBayesNet();
+    c.setPythonExecutable("/nonexistent/python");
+    c.setSpoolDirectory(tmp.toFile());
+    c.buildClassifier(yes);
+    double[] p = c.distributionForInstance(data.instance(0));
+    assertEquals((9 + 0.5) / 10.0, p[0], 1e-12);
+    assertEquals(0.5 / 10.0, p[1], 1e-12);
+    assertNotNull(c.toString());
+    assertFalse(c.toString().isEmpty());
+  }
+
+  @Test
+  void noModelYet() {
+    HDPBayesNet c = new HDPBayesNet();
+    assertEquals("HDPBayesNet: No model built yet.", c.toString());
+    assertThrows(Exception.class, c::graph);
+  }
+
+  @Test
+  void emptyDefaultsAreSensible() {
+    HDPBayesNet c = new HDPBayesNet();
+    assertTrue(c.getSpoolDirectory().toPath().isAbsolute());
+    assertEquals("kdb", c.getStructure().getSelectedTag().getIDStr());
+    assertEquals(5, c.getK());
+    HDPModel none = c.getModel();
+    assertEquals(null, none);
+  }
+}
