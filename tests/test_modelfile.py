@@ -318,3 +318,16 @@ def test_the_documented_reference_reader_gives_the_golden_probabilities(name, ro
     names = [a[0] for a in raw["attributes"]]
     got = [ref["predict_proba"](doc, cells, ref["codes_of"](doc, dict(zip(names, row)))) for row in raw["data"]]
     np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=1e-12)
+
+
+def test_the_worked_example_in_the_document_is_true(monkeypatch):
+    import doctest
+
+    pytest.importorskip("pandas")
+    monkeypatch.chdir(HERE.parent)
+    text = (HERE.parent / "docs" / "model-format.md").read_text()
+    code = text.split("## 7. Worked example")[1].split("```python")[1].split("```")[0]
+    test = doctest.DocTestParser().get_doctest(code, {}, "docs/model-format.md", None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
