@@ -524,12 +524,24 @@ def _result_rows(results) -> list[dict]:
     return rows
 
 
+def _finite(obj):
+    """JSON has no NaN or infinity: such floats become null."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
 def _print_results(results, ds, n_folds: int, n_repeats: int, as_json: bool, as_csv: bool) -> None:
     rows = _result_rows(results)
     if as_json:
         doc = {"data": str(ds.source), "rows": ds.n_rows, "folds": n_folds, "repeats": n_repeats,
-               "results": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
-                           for r in rows]}
+               "results": [_finite({**r, "per_fold": [dict(zip(("rmse", "zero_one_loss", "log_loss"), f))
+                                                      for f in res.folds]})
+                           for r, (_, res) in zip(rows, results)]}
         typer.echo(json.dumps(doc, indent=2))
         return
     if as_csv:

@@ -166,6 +166,7 @@ def test_evaluate_5x2_matches_cross_validate():
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert (doc["repeats"], doc["folds"]) == (5, 2)
+    assert len(doc["results"][0]["per_fold"]) == 10
     ref = cross_validate(lambda: BayesNetClassifier(structure="tan", estimator="m-estimate", random_state=3),
                          read_dataset(DATA / "diabetes.arff"), n_folds=2, repeats=5, seed=3)
     assert doc["results"][0]["rmse"] == ref.rmse

@@ -96,7 +96,7 @@ def _jsonable(obj):
 def _classes_document(classes: np.ndarray) -> dict:
     """``classes_`` with its dtype, so that a loaded model returns labels of the same type."""
     classes = np.asarray(classes)
-    if classes.dtype.kind in "biuf U":
+    if classes.dtype.kind in "biufU":
         return {"dtype": classes.dtype.str, "values": _jsonable(classes.tolist())}
     return {"dtype": "object", "values": [v if isinstance(v, (str, int, float)) else str(v)
                                           for v in classes.tolist()]}
