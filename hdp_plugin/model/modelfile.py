@@ -259,6 +259,7 @@ def save_model(clf, path) -> Path:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
         tmp = None
+        _fsync_directory(directory)
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot write the model file: {exc.strerror or exc}") from exc
     finally:
@@ -270,6 +271,22 @@ def save_model(clf, path) -> Path:
 # ------------------------------------------------------------------------------------------
 # reading
 # ------------------------------------------------------------------------------------------
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename durable where the platform allows it (POSIX); best effort elsewhere."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
