@@ -530,6 +530,47 @@ def heartbeat_fresh(doc: dict | None) -> bool:
     return age < STALE_HEARTBEATS * float(doc.get("heartbeat_seconds", HEARTBEAT_SECONDS))
 
 
+def pid_alive(pid: int) -> bool:
+    """Is process ``pid`` (on this host) running? Used only to wait for a dead daemon's workers."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(0x00100000, False, int(pid))  # SYNCHRONIZE
+        if not handle:
+            return False
+        try:
+            return kernel32.WaitForSingleObject(handle, 0) == 0x102  # WAIT_TIMEOUT: still running
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # Linux: a zombie nobody reaped yet is dead
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def clean_job_folder(folder: Path) -> None:
+    """Remove what a run left in a job folder (results, error, temporary files) before a retry."""
+    for name in DAEMON_FILES:
+        remove_quietly(folder / name)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp"):
+            remove_quietly(folder / name)
+
+
 def new_daemon_id() -> str:
     host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname())[:40] or "host"
     return f"{host}-{os.getpid()}-{os.urandom(3).hex()}"

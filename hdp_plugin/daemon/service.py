@@ -235,7 +235,7 @@ class Daemon:
         ids = set(self.spool.names(P.CLAIMED))
         ids |= {f[: -len(".json")] for f in self.spool.names(P.DAEMONS) if f.endswith(".json")}
         for d in sorted(ids - {self.id}):
-            if P.daemon_alive(self.spool, d):
+            if P.daemon_alive(self.spool, d) or self._workers_linger(d):
                 continue
             theirs = self.spool.dir(P.CLAIMED) / d
             for name in self.spool.names(f"{P.CLAIMED}/{d}"):
@@ -251,7 +251,37 @@ class Daemon:
             shutil.rmtree(theirs, ignore_errors=True)
             for p in (self.spool.heartbeat(d), self.spool.stop_marker(d), self.spool.lock(d)):
                 P.remove_quietly(p)
+        self._sweep()
         return n
+
+    def _sweep(self) -> None:
+        """Remove progress files and cancel markers a crash left behind for finished or unknown jobs."""
+        running = {n for names in self.spool.claimed().values() for n in names}
+        for state, suffix in ((P.PROGRESS, ".json"), (P.CANCEL, "")):
+            for f in self.spool.names(state):
+                name = f[: len(f) - len(suffix)] if suffix and f.endswith(suffix) else f
+                if name in running:
+                    continue
+                path = self.spool.dir(state) / f
+                final = self.spool.job(P.DONE, name).exists() or self.spool.job(P.FAILED, name).exists()
+                try:
+                    stale = time.time() - os.stat(path).st_mtime > 3600
+                except OSError:
+                    continue
+                if (final and state == P.PROGRESS) or (final and not self.spool.job(P.NEW, name).exists()) or (
+                        stale and self.spool.locate(name) is None):
+                    P.remove_quietly(path)
+
+    def _workers_linger(self, d: str) -> bool:
+        """Are worker processes of dead daemon ``d`` still running (on this host)? They stop at their
+        next progress step; recovering before that could let one write into a requeued job."""
+        doc = P.read_json(self.spool.heartbeat(d)) or {}
+        if doc.get("host") != socket.gethostname() or time.time() - float(doc.get("heartbeat_unix", 0)) > 60:
+            return False
+        alive = [pid for pid in doc.get("worker_pids", []) if P.pid_alive(int(pid))]
+        if alive:
+            log.info("dead daemon %s: waiting for its workers %s to exit", d, alive)
+        return bool(alive)
 
     def _lost(self, folder: Path, name: str, reason: str) -> None:
         """A run of the job died with its worker or daemon: requeue it, or fail it after MAX_ATTEMPTS."""
@@ -259,8 +289,7 @@ class Daemon:
         lost = int(doc.get("lost", 0)) + 1
         history = list(doc.get("history", []))[-20:]
         history.append({"reason": reason, "time": P.now_iso()})
-        for f in P.DAEMON_FILES:
-            P.remove_quietly(folder / f)
+        P.clean_job_folder(folder)
         P.write_json(folder / P.ATTEMPTS_FILE, {"protocol": P.PROTOCOL_VERSION, "lost": lost, "history": history})
         P.remove_quietly(self.spool.progress(name))
         if lost >= P.MAX_ATTEMPTS:
@@ -276,8 +305,7 @@ class Daemon:
             self._put_back(folder, name)
 
     def _put_back(self, folder: Path, name: str) -> None:
-        for f in P.DAEMON_FILES:
-            P.remove_quietly(folder / f)
+        P.clean_job_folder(folder)
         P.remove_quietly(self.spool.progress(name))
         P.move_final(folder, self.spool.dir(P.NEW), name)
         self.requeued += 1
@@ -337,8 +365,8 @@ class Daemon:
             log.info("job %s: put back in new/", name)
             return
         state = P.DONE if outcome == "done" else P.FAILED
+        P.remove_quietly(self.spool.progress(name))  # first: a crash now leaves no stale progress
         final = P.move_final(folder, self.spool.dir(state), name)
-        P.remove_quietly(self.spool.progress(name))
         P.remove_quietly(self.spool.cancel(name))
         if outcome == "done":
             self.done += 1

@@ -1,0 +1,488 @@
+"""The daemon as real processes on real files: many producers, kill -9, bad jobs, cancel, status, stop.
+
+Every daemon here is ``python -m hdp_plugin.daemon run`` in its own process group; jobs use small
+data and few iterations so the file stays quick on two shared cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hdp_plugin import BayesNetClassifier, read_dataset
+from hdp_plugin.daemon import client
+from hdp_plugin.daemon import protocol as P
+from hdp_plugin.model.modelfile import load_model, read_model_file
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX signals and process groups")
+
+DATA = Path(__file__).parent / "data"
+WEATHER = DATA / "weather.nominal.arff"
+VOTE = DATA / "vote.arff"
+
+
+# ------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------
+def _cmd(*args) -> list[str]:
+    return [sys.executable, "-m", "hdp_plugin.daemon", *map(str, args)]
+
+
+def wait_until(predicate, timeout: float, what: str, step: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(step)
+
+
+class Daemon:
+    """One ``run`` process (and its workers) in a process group of its own."""
+
+    def __init__(self, spool: Path, *args, log: Path):
+        self.spool = spool
+        self.log = log
+        self._fh = open(log, "ab")
+        self.proc = subprocess.Popen(_cmd("run", spool, "--poll", "0.05", *args), stdout=subprocess.DEVNULL,
+                                     stderr=self._fh, start_new_session=True)
+
+    def heartbeat(self) -> dict | None:
+        for d in client.daemons(self.spool):
+            if d.get("pid") == self.proc.pid:
+                return d
+        return None
+
+    def wait_ready(self, workers: int = 1, timeout: float = 60) -> dict:
+        def ready():
+            assert self.proc.poll() is None, f"daemon exited early:\n{self.log.read_text()}"
+            hb = self.heartbeat()
+            return hb if hb and hb.get("state") == "running" and hb.get("ready_workers") == workers else None
+
+        return wait_until(ready, timeout, "the daemon's workers")
+
+    def kill9(self, *, group: bool = True) -> None:
+        if group:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        else:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def wait(self, timeout: float = 60) -> int:
+        return self.proc.wait(timeout)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        try:  # no stray workers either
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._fh.close()
+
+
+@contextmanager
+def daemon(spool: Path, *args, log: Path, workers: int = 1):
+    d = Daemon(spool, "--workers", workers, *args, log=log)
+    try:
+        d.wait_ready(workers)
+        yield d
+    finally:
+        d.close()
+
+
+class Watcher(threading.Thread):
+    """Looks at done/ and failed/ all the time: whatever appears there must already be complete."""
+
+    def __init__(self, spool: Path):
+        super().__init__(daemon=True)
+        self.spool = P.Spool(spool)
+        self.seen: dict[str, str] = {}
+        self.problems: list[str] = []
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            for state, needed in ((P.DONE, (P.RESULT_FILE, P.MODEL_FILE)), (P.FAILED, (P.ERROR_FILE,))):
+                for name in self.spool.names(state):
+                    key = f"{state}/{name}"
+                    if key in self.seen:
+                        continue
+                    folder = self.spool.job(state, name)
+                    self.seen[key] = state
+                    present = set(os.listdir(folder))
+                    for f in needed:
+                        if f not in present:
+                            self.problems.append(f"{key} appeared without {f}")
+                    if state == P.DONE and P.MODEL_FILE in present:
+                        try:
+                            read_model_file(folder / P.MODEL_FILE)
+                        except Exception as exc:  # noqa: BLE001 - report any failure
+                            self.problems.append(f"{key}: unreadable model: {exc}")
+                    doc = P.read_json(folder / needed[0])
+                    if doc is None or doc.get("job") != name:
+                        self.problems.append(f"{key}: {needed[0]} incomplete")
+                    if any(n.endswith(".tmp") for n in present):
+                        self.problems.append(f"{key}: temporary files left: {sorted(present)}")
+            time.sleep(0.005)
+
+    def stop(self) -> list[str]:
+        self.halt.set()
+        self.join(5)
+        return self.problems
+
+
+_direct_cache: dict = {}
+
+
+def direct_model(data: Path, job: dict) -> BayesNetClassifier:
+    """What BayesNetClassifier gives for the same data, settings and seed."""
+    full = P.validate_job({"protocol": 1, **job})
+    key = (str(data), json.dumps(full, sort_keys=True))
+    if key not in _direct_cache:
+        ds = read_dataset(data, class_attribute=full["class_attribute"])
+        _direct_cache[key] = BayesNetClassifier(**P.classifier_params(full)).fit(ds)
+    return _direct_cache[key]
+
+
+def assert_same_model(path: Path, expected: BayesNetClassifier) -> None:
+    got = load_model(path)
+    assert np.array_equal(got.tables_.log_probs, expected.tables_.log_probs)
+    assert np.array_equal(got.tables_.log_prior, expected.tables_.log_prior)
+    assert got.structure_.parents == expected.structure_.parents
+    assert got.structure_.kept == expected.structure_.kept
+
+
+def publish_raw(spool: Path, name: str, files: dict) -> None:
+    """A hand-made job folder: built in tmp/, published by one rename (as a producer must)."""
+    sp = P.Spool(spool).create()
+    tmp = sp.job(P.TMP, name)
+    tmp.mkdir()
+    for fname, content in files.items():
+        if isinstance(content, Path) and fname.startswith("->"):
+            os.symlink(content, tmp / fname[2:])
+        elif isinstance(content, Path):
+            shutil.copyfile(content, tmp / fname)
+        else:
+            (tmp / fname).write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+    os.rename(tmp, sp.job(P.NEW, name))
+
+
+def final_names(spool: Path, state: str) -> list[str]:
+    return P.Spool(spool).names(state)
+
+
+# ------------------------------------------------------------------------------------------
+# 50 jobs, several producers, two workers
+# ------------------------------------------------------------------------------------------
+def _fifty_specs():
+    kinds = [dict(structure="nb"), dict(structure="tan"), dict(structure="kdb", k=1), dict(structure="kdb", k=2),
+             dict(structure="skdb", k=2), dict(structure="kdb", k=2, estimator="m-estimate")]
+    specs = []
+    for i in range(50):
+        data = WEATHER if i % 2 else VOTE
+        job = dict(kinds[i % len(kinds)], iterations=30, seed=i, client=f"producer-{i % 5}")
+        specs.append((f"job-{i:02d}", data, job))
+    return specs
+
+
+def test_fifty_jobs_from_concurrent_producers_each_done_once_and_equal_to_a_direct_fit(tmp_path):
+    spool = tmp_path / "spool"
+    P.Spool(spool).create()
+    specs = _fifty_specs()
+    with daemon(spool, log=tmp_path / "daemon.log", workers=2):
+        watcher = Watcher(spool)
+        watcher.start()
+        errors = []
+
+        def producer(mine):
+            try:
+                for name, data, job in mine:
+                    client.publish(spool, data, job, name=name)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(exc)
+
+        threads = [threading.Thread(target=producer, args=(specs[p::5],)) for p in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        wait_until(lambda: len(final_names(spool, P.DONE)) + len(final_names(spool, P.FAILED)) >= 50, 120,
+                   "50 finished jobs")
+        problems = watcher.stop()
+    assert problems == []
+    assert final_names(spool, P.DONE) == sorted(n for n, _, _ in specs)  # each exactly once, no "~1" copies
+    for state in (P.FAILED, P.NEW, P.TMP):
+        assert final_names(spool, state) == []
+    assert P.Spool(spool).claimed() == {}
+    for name, data, job in specs:
+        folder = P.Spool(spool).job(P.DONE, name)
+        result = json.loads((folder / P.RESULT_FILE).read_text())
+        assert result["status"] == "done" and result["attempt"] == 1 and result["client"] == job["client"]
+        assert_same_model(folder / P.MODEL_FILE, direct_model(data, job))
+    assert final_names(spool, P.PROGRESS) == [] and final_names(spool, P.DAEMONS) == []
+
+
+def test_a_daemon_model_equals_hdp_bnc_train(tmp_path):
+    """The daemon's model and `hdp-bnc train`'s are the same tables (same data, settings and seed)."""
+    spool = tmp_path / "spool"
+    job = dict(structure="kdb", k=2, iterations=40, seed=7)
+    client.publish(spool, VOTE, job, name="v")
+    d = Daemon(spool, "--idle-exit", "0.5", log=tmp_path / "daemon.log")
+    assert d.wait(90) == 0
+    trained = tmp_path / "cli.arrow"
+    done = subprocess.run([sys.executable, "-m", "hdp_plugin", "train", VOTE, "-o", trained, "-k", "2",
+                           "-i", "40", "--seed", "7", "-q"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert_same_model(P.Spool(spool).job(P.DONE, "v") / P.MODEL_FILE, load_model(trained))
+
+
+# ------------------------------------------------------------------------------------------
+# kill -9 at several points
+# ------------------------------------------------------------------------------------------
+def test_kill_9_at_several_points_loses_nothing_and_does_nothing_twice(tmp_path):
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool)
+    jobs = {f"long-{i}": dict(structure="kdb", k=5, iterations=3000, seed=i) for i in range(6)}
+    for name, job in jobs.items():
+        client.publish(spool, VOTE, job, name=name)
+    watcher = Watcher(spool)
+    watcher.start()
+    log = tmp_path / "daemon.log"
+
+    def sampling():
+        for names in sp.claimed().values():
+            for n in names:
+                prog = P.read_json(sp.progress(n))
+                if prog and prog["phase"] == "sampling" and prog["iteration"] > 0:
+                    return n
+        return None
+
+    # point 1: the whole process group dies in the middle of sampling (power cut)
+    d = Daemon(spool, "--workers", "2", "--threads", "1", log=log)
+    killed_1 = wait_until(sampling, 60, "a job sampling")
+    d.kill9(group=True)
+    assert sp.claimed() and len(final_names(spool, P.DONE)) < len(jobs)
+
+    # point 2: only the supervisor dies; its orphaned workers must notice and stop on their own
+    d = Daemon(spool, "--workers", "2", "--threads", "1", log=log)
+    hb = d.wait_ready(2)
+    wait_until(lambda: sampling() and sampling() != killed_1, 60, "another job sampling")
+    orphans = hb["worker_pids"]
+    d.kill9(group=False)
+    wait_until(lambda: not any(P.pid_alive(p) for p in orphans), 20, "orphaned workers to exit")
+
+    # point 3: the group dies right after a job was published into done/
+    d = Daemon(spool, "--workers", "2", "--threads", "1", log=log)
+    before = len(final_names(spool, P.DONE))
+    wait_until(lambda: len(final_names(spool, P.DONE)) > before, 60, "one more finished job", step=0.002)
+    d.kill9(group=True)
+
+    # a last daemon finishes the work and exits when idle
+    d = Daemon(spool, "--workers", "2", "--threads", "1", "--idle-exit", "0.5", log=log)
+    assert d.wait(120) == 0, log.read_text()
+    problems = watcher.stop()
+    assert problems == []
+    assert final_names(spool, P.DONE) == sorted(jobs), log.read_text()
+    assert final_names(spool, P.FAILED) == [] and final_names(spool, P.NEW) == [] and sp.claimed() == {}
+    attempts = {}
+    for name, job in jobs.items():
+        folder = sp.job(P.DONE, name)
+        result = json.loads((folder / P.RESULT_FILE).read_text())
+        attempts[name] = result["attempt"]
+        assert not any(n.endswith(".tmp") for n in os.listdir(folder))
+        assert_same_model(folder / P.MODEL_FILE, direct_model(VOTE, job))  # a retry gives the same model
+    assert attempts[killed_1] >= 2
+    assert final_names(spool, P.DAEMONS) == [] and final_names(spool, P.PROGRESS) == []
+
+
+def test_a_job_whose_daemon_always_dies_fails_after_three_attempts(tmp_path):
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    # two jobs left in claimed/ by a daemon that no longer exists: one on its third attempt
+    ghost = sp.dir(P.CLAIMED) / "ghost-1-000000"
+    ghost.mkdir()
+    for name, lost in (("doomed", 2), ("lucky", 0)):
+        folder = ghost / name
+        folder.mkdir()
+        shutil.copyfile(WEATHER, folder / "data.arff")
+        (folder / "job.json").write_text(json.dumps({"protocol": 1, "k": 1, "iterations": 20}))
+        (folder / ".model.arrow.123.tmp").write_bytes(b"half a model")
+        if lost:
+            (folder / "attempts.json").write_text(json.dumps({"protocol": 1, "lost": lost, "history": []}))
+    (sp.dir(P.DAEMONS) / "ghost-1-000000.json").write_text(json.dumps({"daemon": "ghost-1-000000", "pid": 1}))
+    d = Daemon(spool, "--idle-exit", "0.5", log=tmp_path / "daemon.log")
+    assert d.wait(90) == 0
+    err = json.loads((sp.job(P.FAILED, "doomed") / P.ERROR_FILE).read_text())
+    assert err["code"] == "too_many_attempts" and "3 times" in err["message"]
+    assert not (sp.job(P.FAILED, "doomed") / ".model.arrow.123.tmp").exists()
+    result = json.loads((sp.job(P.DONE, "lucky") / P.RESULT_FILE).read_text())
+    assert result["attempt"] == 2
+    assert sp.claimed() == {} and final_names(spool, P.DAEMONS) == []
+
+
+# ------------------------------------------------------------------------------------------
+# bad jobs
+# ------------------------------------------------------------------------------------------
+def test_a_catalogue_of_bad_jobs_fails_each_with_its_code_and_the_daemon_keeps_serving(tmp_path):
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    ok = {"protocol": 1, "k": 1, "iterations": 20}
+    wide = "@relation wide\n@attribute a {" + ",".join(f"v{i}" for i in range(30)) + "}\n@attribute c {x,y}\n@data\n"
+    wide += "".join(f"v{i},{'xy'[i % 2]}\n" for i in range(30))
+    big = (WEATHER.read_text() + "%" + "x" * (1200 * 1024) + "\n").encode()
+    catalogue = {
+        "malformed-json": ({"job.json": b'{"protocol": 1, "k": ', "data.arff": WEATHER}, "bad_job", None),
+        "not-utf8": ({"job.json": b'{"protocol": 1, "client": "\xff"}', "data.arff": WEATHER}, "bad_job", None),
+        "wrong-type": ({"job.json": {**ok, "k": "two"}, "data.arff": WEATHER}, "bad_job", "k"),
+        "unknown-field": ({"job.json": {**ok, "threads": 3}, "data.arff": WEATHER}, "bad_job", "threads"),
+        "no-job-json": ({"data.arff": WEATHER}, "bad_job", None),
+        "missing-data": ({"job.json": ok}, "bad_job", None),
+        "corrupt-arff": ({"job.json": ok, "data.arff": DATA / "bad" / "unclosed_list.arff"}, "bad_data", None),
+        "garbage-arrow": ({"job.json": ok, "data.arrow": DATA / "bad" / "garbage.arrow"}, "bad_data", None),
+        "numeric-class": ({"job.json": ok, "data.arff": DATA / "bad" / "numeric_class.arff"}, "bad_data", None),
+        "one-class": ({"job.json": ok, "data.arff": DATA / "bad" / "one_class.arff"}, "bad_data", None),
+        "unknown-class": ({"job.json": {**ok, "class_attribute": "nope"}, "data.arff": WEATHER}, "bad_data", None),
+        "path-traversal": ({"job.json": {**ok, "data": "../../data.arff"}, "data.arff": WEATHER}, "bad_job", "data"),
+        "symlink-out": ({"job.json": ok, "->data.arff": VOTE.resolve()}, "bad_job", None),
+        "too-big": ({"job.json": ok, "data.arff": big}, "too_large", None),
+        "too-many-values": ({"job.json": ok, "data.arff": wide.encode()}, "too_large", None),
+    }
+    # a job still being written: in tmp/, never published; and a hidden entry in new/
+    partial = sp.job(P.TMP, "partial")
+    partial.mkdir()
+    (partial / "job.json").write_text(json.dumps(ok))
+    (partial / "data.arff").write_bytes(WEATHER.read_bytes()[:100])
+    (sp.dir(P.NEW) / ".hidden").mkdir()
+    with daemon(spool, "--max-input-mb", "1", "--max-cardinality", "20", log=tmp_path / "daemon.log"):
+        watcher = Watcher(spool)
+        watcher.start()
+        for name, (files, _, _) in catalogue.items():
+            publish_raw(spool, name, files)
+        (sp.dir(P.NEW) / "plain-file").write_text("not a folder")
+        wait_until(lambda: len(final_names(spool, P.FAILED)) == len(catalogue) + 1, 60, "every bad job to fail")
+        client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="good-after")
+        wait_until(lambda: final_names(spool, P.DONE) == ["good-after"], 30, "a good job after the bad ones")
+        assert watcher.stop() == []
+        assert sorted(os.listdir(partial)) == ["data.arff", "job.json"]  # untouched
+        assert (sp.dir(P.NEW) / ".hidden").is_dir()
+    for name, (_, code, field) in catalogue.items():
+        err = json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text())
+        assert (err["code"], err.get("field")) == (code, field), (name, err)
+        assert err["message"] and err["job"] == name and err["protocol"] == 1
+        assert not (sp.job(P.FAILED, name) / P.MODEL_FILE).exists()
+    err = json.loads((sp.job(P.FAILED, "plain-file") / P.ERROR_FILE).read_text())
+    assert err["code"] == "bad_job" and "not a job folder" in err["message"]
+    assert (sp.job(P.FAILED, "plain-file") / "plain-file").read_text() == "not a folder"
+    msg = json.loads((sp.job(P.FAILED, "symlink-out") / P.ERROR_FILE).read_text())["message"]
+    assert "leaves the job folder" in msg
+
+
+# ------------------------------------------------------------------------------------------
+# progress, cancel, status, stop, signals
+# ------------------------------------------------------------------------------------------
+def _status(spool: Path, *args) -> tuple[int, dict]:
+    done = subprocess.run(_cmd("status", spool, "--json", *args), capture_output=True, text=True, timeout=60)
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_progress_cancel_and_status_tell_the_truth(tmp_path):
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    code, doc = _status(spool)
+    assert code == 3 and doc["daemons"] == [] and doc["counts"]["new"] == 0
+    long_job = dict(structure="kdb", k=5, iterations=2_000_000, seed=1)
+    with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log") as d:
+        client.publish(spool, VOTE, long_job, name="long")
+        client.publish(spool, VOTE, long_job, name="queued")
+        first = wait_until(lambda: (P.read_json(sp.progress("long")) or {}).get("iteration", 0) > 0 and
+                           P.read_json(sp.progress("long")), 60, "progress of the long job")
+        assert first["phase"] == "sampling" and first["total"] == 2_000_000 and first["job"] == "long"
+        later = wait_until(lambda: (P.read_json(sp.progress("long")) or {}).get("iteration", 0) > first["iteration"]
+                           and P.read_json(sp.progress("long")), 30, "the iteration to advance")
+        assert later["iteration"] > first["iteration"]
+        code, doc = _status(spool)
+        assert code == 0
+        (live,) = doc["daemons"]
+        assert live["alive"] and live["pid"] == d.proc.pid and live["state"] == "running"
+        assert doc["counts"] == {"tmp": 0, "new": 1, "claimed": 1, "done": 0, "failed": 0}
+        assert [r["job"] for r in doc["running"]] == ["long"] and doc["running"][0]["progress"]["total"] == 2_000_000
+        assert doc["queued"] == ["queued"]
+        # cancel the queued job first (it must never run), then the running one
+        assert subprocess.run(_cmd("cancel", spool, "queued"), timeout=60).returncode == 0
+        asked = time.monotonic()
+        assert subprocess.run(_cmd("cancel", spool, "long"), timeout=60).returncode == 0
+        wait_until(lambda: sp.job(P.FAILED, "long").exists(), 20, "the cancelled job in failed/")
+        assert time.monotonic() - asked < 10
+        wait_until(lambda: sp.job(P.FAILED, "queued").exists(), 20, "the queued job cancelled")
+        for name in ("long", "queued"):
+            err = json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text())
+            assert err["code"] == "cancelled", err
+        assert final_names(spool, P.CANCEL) == [] and final_names(spool, P.PROGRESS) == []
+        # the daemon keeps serving, and submit --wait prints where the model landed
+        done = subprocess.run(_cmd("submit", spool, WEATHER, "-k", "1", "-i", "20", "--name", "waited", "--wait",
+                                   "--timeout", "60"), capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        model = Path(done.stdout.strip())
+        assert model == sp.job(P.DONE, "waited") / P.MODEL_FILE and model.is_file()
+        code, doc = _status(spool, "waited")
+        assert code == 0 and doc["state"] == "done" and doc["result"]["job"] == "waited"
+        # status after kill -9: the heartbeat is still there but the daemon is reported dead
+        d.kill9(group=True)
+        code, doc = _status(spool)
+        assert code == 3 and len(doc["daemons"]) == 1 and not doc["daemons"][0]["alive"]
+        text = subprocess.run(_cmd("status", spool), capture_output=True, text=True, timeout=60).stdout
+        assert "dead" in text and "no live daemon" in text
+
+
+def test_stop_command_and_sigterm_put_running_work_back(tmp_path):
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    log = tmp_path / "daemon.log"
+    with daemon(spool, "--threads", "1", "--grace", "0.2", log=log) as d:
+        client.publish(spool, VOTE, dict(structure="kdb", k=5, iterations=2_000_000), name="endless")
+        wait_until(lambda: (P.read_json(sp.progress("endless")) or {}).get("iteration", 0) > 0, 60, "sampling")
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.wait(30) == 0
+    assert final_names(spool, P.NEW) == ["endless"]  # put back, untouched, no attempt counted
+    assert sorted(os.listdir(sp.job(P.NEW, "endless"))) == ["data.arff", "job.json"]
+    assert sp.claimed() == {} and final_names(spool, P.DAEMONS) == [] and final_names(spool, P.PROGRESS) == []
+    # `stop` (the portable way): the daemon exits 0, its lock and heartbeat go
+    with daemon(spool, "--threads", "1", "--grace", "0.2", log=log) as d:
+        wait_until(lambda: sp.claimed().get(d.heartbeat()["daemon"]), 30, "the job claimed again")
+        done = subprocess.run(_cmd("stop", spool, "--timeout", "60"), capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        assert "stopped" in done.stderr
+        assert d.wait(10) == 0
+    assert final_names(spool, P.NEW) == ["endless"] and final_names(spool, P.DAEMONS) == []
+    done = subprocess.run(_cmd("stop", spool), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "no live daemon" in done.stderr
+
+
+def test_hdp_bnc_daemon_spelling(tmp_path):
+    exe = shutil.which("hdp-bnc")
+    if exe is None or subprocess.run([exe, "daemon", "--help"], capture_output=True).returncode != 0:
+        pytest.skip("the daemon sub-app is not registered in hdp-bnc yet")
+    spool = tmp_path / "spool"
+    P.Spool(spool).create()
+    done = subprocess.run([exe, "daemon", "status", spool, "--json"], capture_output=True, text=True)
+    assert done.returncode == 3 and json.loads(done.stdout)["daemons"] == []
