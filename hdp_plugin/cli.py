@@ -695,6 +695,17 @@ def show(
             raise HDPError(f"dot failed on {output.name}: {done.stderr.decode(errors='replace').strip()}")
 
 
+def _mount_daemon() -> None:
+    """``hdp-bnc daemon ...``: the training daemon's own sub-app (hdp_plugin.daemon.commands)."""
+    from .daemon.commands import app as daemon_app
+
+    app.add_typer(daemon_app, name="daemon",
+                  help="The training daemon: serve a spool directory, submit jobs to it, watch it, stop it.")
+
+
+_mount_daemon()
+
+
 def main() -> None:
     """Entry point of the ``hdp-bnc`` console script and of ``python -m hdp_plugin``."""
     try:
