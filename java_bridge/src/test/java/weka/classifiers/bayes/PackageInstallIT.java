@@ -1,0 +1,83 @@
+package weka.classifiers.bayes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+import weka.classifiers.bayes.hdpbnc.SpoolClient;
+import weka.classifiers.bayes.hdpbnc.TestFiles;
+
+/**
+ * The Weka package zip installs with Weka's own package manager into a clean WEKA_HOME, the GUI's
+ * class discovery finds the classifier, and (with the Python side) weka.Run cross-validates with it.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class PackageInstallIT {
+
+  @TempDir
+  static Path s_Home;
+  @TempDir
+  static Path s_Spool;
+
+  static Map<String, String> env() {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEKA_HOME", s_Home.toString());
+    return env;
+  }
+
+  @Test
+  @Order(1)
+  void installsWithWekasPackageManager() throws Exception {
+    Path zip = PythonSide.packageZip();
+    assertTrue(Files.isRegularFile(zip), "no package zip at " + zip + " (run mvn package)");
+    PythonSide.Result r = PythonSide.java(PythonSide.wekaClassPath(), env(), 120,
+      "weka.core.WekaPackageManager", "-install-package", zip.toString());
+    assertEquals(0, r.code, r.output);
+    assertTrue(r.output.contains("pip install hdp_plugin"), "the installation message: " + r.output);
+    Path pkg = s_Home.resolve("packages").resolve("HDPBayesNet");
+    assertTrue(Files.isRegularFile(pkg.resolve("HDPBayesNet.jar")), r.output);
+    assertTrue(Files.isRegularFile(pkg.resolve("Description.props")), r.output);
+    assertTrue(Files.list(pkg.resolve("lib")).anyMatch(p -> p.getFileName().toString().startsWith("arrow-format")));
+  }
+
+  @Test
+  @Order(2)
+  void theGuiFindsTheClassifier() throws Exception {
+    String cp = PythonSide.wekaClassPath() + java.io.File.pathSeparator
+      + Paths.get("target", "test-classes").toAbsolutePath();
+    PythonSide.Result r = PythonSide.java(cp, env(), 120, PackageDiscovery.class.getName());
+    assertEquals(0, r.code, r.output);
+    assertTrue(r.output.contains("DISCOVERED=true"), r.output);
+    assertTrue(r.output.contains("LOADED=weka.classifiers.bayes.HDPBayesNet"), r.output);
+  }
+
+  @Test
+  @Order(3)
+  void wekaRunCrossValidatesVote() throws Exception {
+    PythonSide.assumeHdpPlugin();
+    Map<String, String> env = env();
+    env.put(HDPBayesNet.PYTHON_ENV, PythonSide.python());
+    try {
+      PythonSide.Result r = PythonSide.java(PythonSide.wekaClassPath(), env, 600, "weka.Run",
+        "weka.classifiers.bayes.HDPBayesNet", "-t", TestFiles.data().resolve("vote.arff").toString(), "-K", "2",
+        "-I", "100", "-spool", s_Spool.toString());
+      assertEquals(0, r.code, r.output);
+      assertTrue(r.output.contains("=== Stratified cross-validation ==="), r.output);
+      assertTrue(r.output.contains("Correctly Classified Instances"), r.output);
+      assertTrue(r.output.contains("Structure: kdb (k=2)"), r.output);
+    } finally {
+      SpoolClient.stopDaemons(s_Spool, 30000);
+    }
+  }
+}

@@ -1,0 +1,48 @@
+"""The Java side (java_bridge/): runs its Maven build and test suite, so `python3 -m pytest` covers it.
+
+`mvn -B verify` in java_bridge runs the JUnit tests (golden model parity with Python to 1e-9,
+options, Weka's CheckOptionHandler and CheckGOE, graph, serialisation) and the integration tests
+(the Weka package installed into a temporary WEKA_HOME, and training through the real daemon with
+the Python this test runs under). Skipped, with the reason, only when `mvn` or `java` is missing.
+Maven runs offline when the CI's `mvn dependency:go-offline` has filled the local repository.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+JAVA_BRIDGE = Path(__file__).resolve().parents[1] / "java_bridge"
+
+pytestmark = pytest.mark.java
+
+
+def _maven_command() -> list[str]:
+    mvn = shutil.which("mvn")
+    if mvn is None or shutil.which("java") is None:
+        pytest.skip("skipped: the Java suite needs `mvn` (Maven 3.8+) and `java` (JDK 11+) on the PATH")
+    cmd = [mvn, "-q", "-B", "verify"]
+    if os.environ.get("HDP_BNC_MAVEN_OFFLINE", "") == "1":
+        cmd.insert(1, "-o")
+    return cmd
+
+
+def test_java_bridge_maven_verify():
+    cmd = _maven_command()
+    env = dict(os.environ)
+    # the daemon tests train with the Python running this test suite (where hdp_plugin is importable)
+    env.setdefault("HDP_BNC_PYTHON", sys.executable)
+    proc = subprocess.run(cmd, cwd=JAVA_BRIDGE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=900)
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-80:])
+        pytest.fail(f"`{' '.join(cmd)}` in java_bridge failed with exit code {proc.returncode}:\n{tail}")
+    reports = list((JAVA_BRIDGE / "target").glob("*-reports/*.txt"))
+    assert reports, "Maven ran no tests"
+    text = "\n".join(r.read_text(encoding="utf-8", errors="replace") for r in reports)
+    assert "FAILURE" not in text
