@@ -138,7 +138,7 @@ class _Progress:
         self.last = now
         doc = {"protocol": P.PROTOCOL_VERSION, "job": self.name, "phase": phase, "iteration": int(iteration),
                "total": int(total), "attempt": self.ctx.attempt, "daemon": self.ctx.daemon_id,
-               "pid": os.getpid(), "started": self.started, "updated": P.now_iso(), "updated_unix": now}
+               "pid": os.getpid(), "started_unix": self.started, "updated": P.now_iso(), "updated_unix": now}
         try:
             P.write_json(self.path, doc, fsync=False)
         except OSError as exc:  # progress is advisory: never fail a job for it
@@ -198,7 +198,8 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
             for f in P.DAEMON_FILES:
                 P.remove_quietly(folder / f)
             return "requeue"
-        write_error(folder, name, "cancelled", str(exc), ctx, phase=prog.phase)
+        why = str(exc) if str(exc).startswith("cancelled by") else f"cancelled by a client (cancel/{name}): {exc}"
+        write_error(folder, name, "cancelled", why, ctx, phase=prog.phase)
     except MemoryError:
         write_error(folder, name, "out_of_memory",
                     f"out of memory during {prog.phase}; try fewer attributes, a smaller k or less data", ctx,
@@ -206,7 +207,9 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
     except HDPError as exc:
         code = exc.code if exc.code in P.ERROR_CODES else ("bad_job" if exc.code == "bad_parameter" else "internal_error")
         field = getattr(exc, "field", None)
-        write_error(folder, name, code, str(exc), ctx, phase=prog.phase, field=field)
+        # name files as the client knows them (data.arff), not by the folder's path in claimed/
+        message = str(exc).replace(str(folder) + os.sep, "")
+        write_error(folder, name, code, message, ctx, phase=prog.phase, field=field)
     except Exception as exc:  # a bug: keep the traceback for the report
         log.exception("job %s failed", name)
         write_error(folder, name, "internal_error", f"{type(exc).__name__}: {exc}", ctx, phase=prog.phase,

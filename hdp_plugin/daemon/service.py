@@ -251,6 +251,12 @@ class Daemon:
             shutil.rmtree(theirs, ignore_errors=True)
             for p in (self.spool.heartbeat(d), self.spool.stop_marker(d), self.spool.lock(d)):
                 P.remove_quietly(p)
+        if self.workers:  # at start there is nothing of ours yet
+            busy = {w.job for w in self.workers if w.job}
+            for name in self.spool.names(f"{P.CLAIMED}/{self.id}"):
+                if name not in busy:  # a claim whose rename reported failure but happened (NFS retries)
+                    log.warning("job %s: in our claimed/ but not running; putting it back", name)
+                    self._put_back(self.spool.job(P.CLAIMED, name, self.id), name)
         self._sweep()
         return n
 
