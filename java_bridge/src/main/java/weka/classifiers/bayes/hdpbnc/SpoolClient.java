@@ -310,7 +310,7 @@ public final class SpoolClient {
         if (!m_AutoStart) {
           throw new Exception("HDPBayesNet: no hdp-bnc daemon is running on " + m_Root
             + ", and starting one is switched off (-do-not-start-daemon). Start one with: " + m_Python
-            + " -m hdp_plugin.daemon run " + m_Root);
+            + " -m hdp_plugin daemon run " + m_Root);
         }
         startDaemon();
       }
@@ -379,7 +379,7 @@ public final class SpoolClient {
       if (m_TimeoutSeconds > 0 && (now - start) / 1e9 > m_TimeoutSeconds) {
         throw new Exception("HDPBayesNet: training did not finish within the timeout of " + m_TimeoutSeconds
           + " s; the job " + name + " was cancelled. Check that a daemon serves " + m_Root + " ("
-          + m_Python + " -m hdp_plugin.daemon status " + m_Root + "), or raise -timeout for large data or "
+          + m_Python + " -m hdp_plugin daemon status " + m_Root + "), or raise -timeout for large data or "
           + "many iterations.");
       }
       if (Thread.currentThread().isInterrupted()) {
@@ -484,7 +484,7 @@ public final class SpoolClient {
   // ------------------------------------------------------------------------------------------
 
   /**
-   * Starts {@code python -m hdp_plugin.daemon run SPOOL --idle-exit 600} (no shell) and waits until
+   * Starts {@code python -m hdp_plugin daemon run SPOOL --idle-exit 600} (no shell) and waits until
    * it holds its lock.
    *
    * @throws Exception naming the Python and what to install when it cannot start
@@ -493,12 +493,15 @@ public final class SpoolClient {
     List<String> cmd = new ArrayList<>();
     cmd.add(m_Python);
     cmd.add("-m");
-    cmd.add("hdp_plugin.daemon");
+    cmd.add("hdp_plugin");
+    cmd.add("daemon");
     cmd.add("run");
     cmd.add(m_Root.toString());
     cmd.add("--idle-exit");
     cmd.add(Integer.toString(IDLE_EXIT_SECONDS));
-    m_DaemonLog = Files.createTempFile("hdp-bnc-daemon-", ".log");
+    // one log per JVM (appended), in the temporary directory: the spool's layout is fixed by the protocol
+    m_DaemonLog = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"), "hdp-bnc-daemon-"
+      + ProcessHandle.current().pid() + ".log");
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(m_DaemonLog.toFile()));

@@ -1,0 +1,308 @@
+package weka.classifiers.bayes;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import weka.classifiers.Evaluation;
+import weka.classifiers.bayes.hdpbnc.Json;
+import weka.classifiers.bayes.hdpbnc.SpoolClient;
+import weka.classifiers.bayes.hdpbnc.TestFiles;
+import weka.core.Instances;
+import weka.core.SerializationHelper;
+import weka.core.Utils;
+import weka.core.converters.ConverterUtils.DataSource;
+
+/**
+ * Training through the real hdp-bnc daemon (skipped when the Python side is not importable): the
+ * golden models come back bit for bit, cross-validation works, a saved model predicts without the
+ * daemon, and every failure gives a clear exception with nothing left running.
+ */
+class DaemonIT {
+
+  @TempDir
+  static Path s_Spool;
+  static List<Path> s_Spools = new ArrayList<>();
+
+  @BeforeAll
+  static void python() {
+    PythonSide.assumeHdpPlugin();
+    s_Spools.add(s_Spool);
+  }
+
+  @AfterAll
+  static void stopDaemons() throws Exception {
+    for (Path spool : s_Spools) {
+      assertTrue(SpoolClient.stopDaemons(spool, 60000), "a daemon is still running on " + spool);
+    }
+    for (Path spool : s_Spools.subList(1, s_Spools.size())) {
+      try (Stream<Path> s = Files.walk(spool)) {
+        s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+    Files.deleteIfExists(Path.of(System.getProperty("java.io.tmpdir"), "hdp-bnc-daemon-" + ProcessHandle.current().pid()
+      + ".log"));
+  }
+
+  static HDPBayesNet classifier(Path spool, String... options) throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setOptions(options.clone());
+    c.setPythonExecutable(PythonSide.python());
+    c.setSpoolDirectory(spool.toFile());
+    return c;
+  }
+
+  static Instances data(String file, String cls) throws Exception {
+    Instances d = DataSource.read(TestFiles.data().resolve(file).toString());
+    d.setClass(d.attribute(cls));
+    return d;
+  }
+
+  /** The golden models' settings, as HDPBayesNet options. */
+  static String[] goldenOptions(String name) throws Exception {
+    Map<?, ?> entry = (Map<?, ?>) ((Map<?, ?>) Json.parse(new String(Files.readAllBytes(
+      TestFiles.golden().resolve("manifest.json")), StandardCharsets.UTF_8))).get(name);
+    Map<?, ?> p = (Map<?, ?>) entry.get("params");
+    List<String> o = new ArrayList<>();
+    o.add("-S");
+    o.add((String) p.get("structure"));
+    if (p.containsKey("k")) {
+      o.add("-K");
+      o.add(p.get("k").toString());
+    }
+    o.add("-E");
+    o.add((String) p.get("estimator"));
+    if (p.containsKey("iterations")) {
+      o.add("-I");
+      o.add(p.get("iterations").toString());
+    }
+    o.add("-seed");
+    o.add(p.get("random_state").toString());
+    return o.toArray(new String[0]);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weather-kdb1-hdp", "vote-kdb2-hdp", "diabetes-tan-mestimate"})
+  void trainingFromWekaReproducesTheGoldenModels(String name) throws Exception {
+    Map<?, ?> entry = (Map<?, ?>) ((Map<?, ?>) Json.parse(new String(Files.readAllBytes(
+      TestFiles.golden().resolve("manifest.json")), StandardCharsets.UTF_8))).get(name);
+    String file = Path.of((String) entry.get("data")).getFileName().toString();
+    Instances d = data(file, (String) entry.get("class"));
+    HDPBayesNet c = classifier(s_Spool, goldenOptions(name));
+    c.buildClassifier(d);
+    List<String> lines = Files.readAllLines(TestFiles.golden().resolve(name + ".proba.csv"));
+    for (int i = 0; i < d.numInstances(); i++) {
+      String[] f = lines.get(i + 1).split(",");
+      double[] p = c.distributionForInstance(d.instance(i));
+      for (int y = 0; y < p.length; y++) {
+        assertEquals(Double.parseDouble(f[y + 1]), p[y], 1e-9, name + " row " + i);
+      }
+    }
+  }
+
+  @Test
+  void crossValidationAndASavedModel() throws Exception {
+    Instances d = data("vote.arff", "Class");
+    HDPBayesNet c = classifier(s_Spool, "-K", "2", "-I", "100");
+    Evaluation ev = new Evaluation(d);
+    ev.crossValidateModel(c, d, 5, new Random(1));
+    assertTrue(ev.pctCorrect() > 88, "accuracy " + ev.pctCorrect());
+    c.buildClassifier(d);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    SerializationHelper.write(bytes, c);
+    assertTrue(SpoolClient.stopDaemons(s_Spool, 60000));
+    HDPBayesNet back = (HDPBayesNet) SerializationHelper.read(new ByteArrayInputStream(bytes.toByteArray()));
+    back.setPythonExecutable("/nonexistent/python"); // predicting must not need Python
+    for (int i = 0; i < d.numInstances(); i++) {
+      assertArrayEquals(c.distributionForInstance(d.instance(i)), back.distributionForInstance(d.instance(i)), 0.0);
+    }
+    assertTrue(back.toString().contains("Structure: kdb (k=2)"), back.toString());
+    assertTrue(back.graph().contains("<BIF VERSION=\"0.3\">"));
+  }
+
+  @Test
+  void numericAttributesAndMissingValues() throws Exception {
+    Instances d = data("diabetes.arff", "class");
+    d.instance(0).setMissing(1);
+    d.instance(3).setMissing(5);
+    HDPBayesNet c = classifier(s_Spool, "-S", "kdb", "-K", "2", "-I", "60", "-seed", "5");
+    c.buildClassifier(d);
+    double[] p = c.distributionForInstance(d.instance(0));
+    assertEquals(1.0, p[0] + p[1], 1e-12);
+    Evaluation ev = new Evaluation(d);
+    ev.evaluateModel(c, d);
+    assertTrue(ev.pctCorrect() > 70, "accuracy " + ev.pctCorrect());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // failures
+  // ------------------------------------------------------------------------------------------
+
+  static Path freshSpool(String name) throws Exception {
+    Path p = Files.createTempDirectory("hdp-bnc-" + name + "-");
+    s_Spools.add(p);
+    return p;
+  }
+
+  @Test
+  void noPythonGivesAClearMessage() throws Exception {
+    HDPBayesNet c = classifier(freshSpool("nopython"));
+    c.setPythonExecutable("/nonexistent/bin/python3");
+    Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.nominal.arff", "play")));
+    assertTrue(e.getMessage().contains("cannot run the Python executable '/nonexistent/bin/python3'"), e.getMessage());
+    assertTrue(e.getMessage().contains("pip install hdp_plugin"), e.getMessage());
+  }
+
+  @Test
+  void noDaemonAndNoAutoStart() throws Exception {
+    HDPBayesNet c = classifier(freshSpool("nostart"), "-do-not-start-daemon");
+    Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.nominal.arff", "play")));
+    assertTrue(e.getMessage().contains("no hdp-bnc daemon is running"), e.getMessage());
+  }
+
+  @Test
+  void aFailedJobGivesTheDaemonsMessage() throws Exception {
+    HDPBayesNet c = classifier(s_Spool, "-K", "100");
+    Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.nominal.arff", "play")));
+    assertTrue(e.getMessage().contains("k must be <= 64, got 100"), e.getMessage());
+    assertTrue(e.getMessage().contains("[bad_job]"), e.getMessage());
+  }
+
+  static Instances slowData() throws Exception {
+    return data("vote.arff", "Class");
+  }
+
+  /** Waits until a job of this spool is claimed by a daemon; returns its folder. */
+  static Path awaitClaimed(Path spool) throws Exception {
+    long end = System.currentTimeMillis() + 60000;
+    while (System.currentTimeMillis() < end) {
+      Path claimed = spool.resolve("claimed");
+      if (Files.isDirectory(claimed)) {
+        try (Stream<Path> daemons = Files.list(claimed)) {
+          for (Path d : (Iterable<Path>) daemons::iterator) {
+            try (DirectoryStream<Path> jobs = Files.newDirectoryStream(d)) {
+              for (Path j : jobs) {
+                return j;
+              }
+            }
+          }
+        }
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("no job was claimed in " + spool);
+  }
+
+  /** Waits until the job has been moved to failed/ by the daemon, and returns its error code. */
+  static String awaitFailedCode(Path spool, String job) throws Exception {
+    Path err = spool.resolve("failed").resolve(job).resolve("error.json");
+    long end = System.currentTimeMillis() + 60000;
+    while (System.currentTimeMillis() < end) {
+      if (Files.isRegularFile(err)) {
+        Object doc = Json.parse(new String(Files.readAllBytes(err), StandardCharsets.UTF_8));
+        return (String) ((Map<?, ?>) doc).get("code");
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("job " + job + " never failed");
+  }
+
+  @Test
+  void interruptionCancelsTheJob() throws Exception {
+    Path spool = freshSpool("interrupt");
+    HDPBayesNet c = classifier(spool, "-I", "10000000");
+    ExecutorService ex = Executors.newSingleThreadExecutor();
+    try {
+      Future<?> f = ex.submit(() -> {
+        c.buildClassifier(slowData());
+        return null;
+      });
+      Path job = awaitClaimed(spool);
+      ex.shutdownNow(); // interrupts the training thread, as the Explorer's Stop button does
+      ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
+      assertInstanceOf(InterruptedException.class, e.getCause(), Utils.joinOptions(new String[] {"" + e.getCause()}));
+      assertEquals("cancelled", awaitFailedCode(spool, job.getFileName().toString()));
+    } finally {
+      ex.shutdownNow();
+    }
+  }
+
+  @Test
+  void timeoutCancelsTheJobWithAClearMessage() throws Exception {
+    Path spool = freshSpool("timeout");
+    HDPBayesNet c = classifier(spool, "-I", "10000000", "-timeout", "3");
+    Exception e = assertThrows(Exception.class, () -> c.buildClassifier(slowData()));
+    assertTrue(e.getMessage().contains("did not finish within the timeout of 3 s"), e.getMessage());
+    assertTrue(e.getMessage().contains("daemon status"), e.getMessage());
+    Path job;
+    try (Stream<Path> s = Files.list(spool.resolve("cancel"))) {
+      job = s.filter(p -> !p.getFileName().toString().startsWith(".")).findFirst().orElseThrow();
+    }
+    assertEquals("cancelled", awaitFailedCode(spool, job.getFileName().toString()));
+  }
+
+  @Test
+  void aDaemonThatDiesMidJobGivesAClearMessage() throws Exception {
+    Path spool = freshSpool("kill");
+    HDPBayesNet c = classifier(spool, "-I", "10000000");
+    ExecutorService ex = Executors.newSingleThreadExecutor();
+    try {
+      Future<?> f = ex.submit(() -> {
+        c.buildClassifier(slowData());
+        return null;
+      });
+      Path job = awaitClaimed(spool);
+      String daemon = job.getParent().getFileName().toString();
+      Map<?, ?> beat = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(spool.resolve("daemons").resolve(
+        daemon + ".json")), StandardCharsets.UTF_8));
+      List<ProcessHandle> procs = new ArrayList<>();
+      ProcessHandle.of((Long) beat.get("pid")).ifPresent(procs::add);
+      for (Object w : (List<?>) beat.get("worker_pids")) {
+        ProcessHandle.of((Long) w).ifPresent(procs::add);
+      }
+      assertTrue(!procs.isEmpty());
+      for (ProcessHandle p : procs) {
+        p.destroyForcibly();
+      }
+      ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
+      String msg = e.getCause().getMessage();
+      assertTrue(msg.contains("died while training job " + job.getFileName()), msg);
+      for (ProcessHandle p : procs) {
+        p.onExit().get(30, TimeUnit.SECONDS);
+        assertTrue(!p.isAlive());
+      }
+      assertTrue(SpoolClient.liveDaemons(spool).isEmpty());
+    } catch (java.util.concurrent.TimeoutException e) {
+      fail(e);
+    } finally {
+      ex.shutdownNow();
+    }
+  }
+}
