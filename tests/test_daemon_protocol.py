@@ -211,3 +211,55 @@ def test_execute_in_process_writes_result_or_error(tmp_path):
     assert execute(folder, "job", ctx) == "failed"
     err = json.loads((folder / "error.json").read_text())
     assert err["code"] == "bad_job" and err["field"] == "k"
+
+
+# ------------------------------------------------------------------------------------------
+# golden result, error, progress and heartbeat files: the shapes the Java side reads
+# ------------------------------------------------------------------------------------------
+def _shape(doc):
+    """Keys, recursively through objects (not through lists or free-form maps)."""
+    if not isinstance(doc, dict):
+        return type(doc).__name__
+    return {k: (_shape(v) if isinstance(v, dict) and k not in ("parents",) else None) for k, v in doc.items()}
+
+
+def test_golden_result_and_progress_have_the_shape_the_daemon_writes(tmp_path):
+    sp = P.Spool(tmp_path / "s").create()
+    folder = _job_folder(tmp_path, {"protocol": 1, "k": 1, "iterations": 20},
+                         {"data.arff": (DATA / "weather.nominal.arff").read_bytes()})
+    assert execute(folder, "job", Context(spool=sp, daemon_id="test")) == "done"
+    made = json.loads((folder / "result.json").read_text())
+    golden = json.loads((GOLDEN / "result.json").read_text())
+    assert _shape(made) == _shape(golden)
+    assert golden["status"] == "done" and golden["model"] == P.MODEL_FILE
+    assert P.validate_job(golden["job_settings"]) == golden["job_settings"]
+    progress = P.read_json(sp.progress("job"))
+    assert set(progress) == set(json.loads((GOLDEN / "progress.json").read_text()))
+
+
+def test_golden_heartbeat_has_the_shape_the_daemon_writes(tmp_path):
+    from hdp_plugin.daemon.service import Daemon
+
+    d = Daemon(tmp_path / "s")
+    d.spool.create()
+    d.beat(force=True)
+    made = P.read_json(d.spool.heartbeat(d.id))
+    assert _shape(made) == _shape(json.loads((GOLDEN / "heartbeat.json").read_text()))
+
+
+@pytest.mark.parametrize("path", sorted((GOLDEN / "error").glob("*.json")), ids=lambda p: p.stem)
+def test_golden_error_files(path):
+    doc = json.loads(path.read_text())
+    assert {"protocol", "job", "status", "code", "message", "attempt", "daemon", "finished"} <= set(doc)
+    assert doc["protocol"] == P.PROTOCOL_VERSION and doc["status"] == "failed"
+    assert doc["code"] in P.ERROR_CODES
+    assert set(doc) <= {"protocol", "job", "status", "code", "message", "attempt", "daemon", "finished", "phase",
+                        "field", "history", "traceback"}
+
+
+def test_every_error_code_is_documented():
+    text = (Path(__file__).parent.parent / "docs" / "spool-protocol.md").read_text()
+    for code in P.ERROR_CODES:
+        assert f"`{code}`" in text
+    for f in P.JOB_SCHEMA:
+        assert f"| `{f.name}` |" in text
