@@ -161,6 +161,34 @@ class DaemonIT {
     assertTrue(ev.pctCorrect() > 70, "accuracy " + ev.pctCorrect());
   }
 
+  @Test
+  void wekaCheckClassifier() throws Exception {
+    weka.classifiers.CheckClassifier check = new weka.classifiers.CheckClassifier();
+    check.setClassifier(classifier(s_Spool, "-I", "20"));
+    java.io.PrintStream out = System.out;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setOut(new java.io.PrintStream(captured, true, "UTF-8"));
+    try {
+      check.doTests();
+    } finally {
+      System.setOut(out);
+    }
+    String text = captured.toString("UTF-8");
+    String tests = text.substring(text.indexOf("--> Classifier tests"));
+    for (String line : tests.split("\\R")) {
+      assertTrue(!line.contains("...no") || line.contains("(OK error message)"), "CheckClassifier: " + line + "\n"
+        + text);
+    }
+    for (String must : new String[] {"basic predict (nominal class, nominal predictors)...yes",
+      "basic predict (nominal class, numeric predictors)...yes", "missing predictor values (nominal class, "
+        + "numeric & nominal predictors)...yes", "missing class values (nominal class, numeric & nominal "
+          + "predictors)...yes", "handle zero training instances (nominal class, numeric & nominal predictors)...yes",
+      "correct initialisation during buildClassifier (nominal class, numeric & nominal predictors)...yes",
+      "classifier doesn't alter original datasets (nominal class, numeric & nominal predictors)...yes"}) {
+      assertTrue(text.replace("\n", "").replace("\r", "").contains(must) || text.contains(must), must + "\n" + text);
+    }
+  }
+
   // ------------------------------------------------------------------------------------------
   // failures
   // ------------------------------------------------------------------------------------------
