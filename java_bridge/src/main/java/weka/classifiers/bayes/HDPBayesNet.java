@@ -106,6 +106,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   /** concentration tying: one per node, siblings share, each tree level shares (the paper's), all share */
   public static final Tag[] TAGS_TYING = {new Tag(0, "none", "none", false), new Tag(1, "same-parent", "same-parent", false),
     new Tag(2, "level", "level", false), new Tag(3, "single", "single", false)};
+  /** formats of the training data handed to the daemon */
+  public static final Tag[] TAGS_DATA_FORMAT = {new Tag(0, "arrow", "arrow", false), new Tag(1, "arff", "arff", false)};
 
   // ---- options
   protected int m_Structure = 2;
@@ -119,6 +121,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   protected File m_SpoolDirectory = defaultSpoolDirectory().toFile();
   protected int m_Timeout = 0;
   protected boolean m_DoNotStartDaemon = false;
+  protected int m_DataFormat = 0;
 
   // ---- the learnt model: plain serialisable fields
   /** the tables, or null before training */
@@ -367,6 +370,23 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return "Do not start a daemon when none is running on the spool (fail instead).";
   }
 
+  @OptionMetadata(displayName = "dataFormat", description = "How the training data goes to the daemon: arrow "
+    + "(Arrow IPC, exact numbers) or arff (Weka's ArffSaver).", commandLineParamName = "data-format",
+    commandLineParamSynopsis = "-data-format <arrow|arff>", displayOrder = 12)
+  public SelectedTag getDataFormat() {
+    return new SelectedTag(m_DataFormat, TAGS_DATA_FORMAT);
+  }
+
+  public void setDataFormat(SelectedTag value) {
+    if (value.getTags() == TAGS_DATA_FORMAT) {
+      m_DataFormat = value.getSelectedTag().getID();
+    }
+  }
+
+  public String dataFormatTipText() {
+    return "How the training data goes to the daemon: arrow (Arrow IPC, exact numbers) or arff (Weka's ArffSaver).";
+  }
+
   /**
    * The Python executable to use: the option, or {@code $HDP_BNC_PYTHON} when the option is at its
    * default.
@@ -405,6 +425,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     }
     SpoolClient client = new SpoolClient(m_SpoolDirectory.toPath(), effectivePython(), !m_DoNotStartDaemon,
       m_Timeout, getDebug());
+    client.setArff(m_DataFormat == 1);
     Path modelFile = client.train(data, jobParameters());
     try {
       setModel(ModelFile.read(modelFile), data);

@@ -29,7 +29,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import weka.classifiers.Evaluation;
 import weka.classifiers.bayes.hdpbnc.Json;
@@ -109,13 +108,15 @@ class DaemonIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"weather-kdb1-hdp", "vote-kdb2-hdp", "diabetes-tan-mestimate"})
-  void trainingFromWekaReproducesTheGoldenModels(String name) throws Exception {
+  @org.junit.jupiter.params.provider.CsvSource({"weather-kdb1-hdp,arrow", "vote-kdb2-hdp,arrow",
+    "diabetes-tan-mestimate,arrow", "weather-kdb1-hdp,arff", "diabetes-tan-mestimate,arff"})
+  void trainingFromWekaReproducesTheGoldenModels(String name, String format) throws Exception {
     Map<?, ?> entry = (Map<?, ?>) ((Map<?, ?>) Json.parse(new String(Files.readAllBytes(
       TestFiles.golden().resolve("manifest.json")), StandardCharsets.UTF_8))).get(name);
     String file = Path.of((String) entry.get("data")).getFileName().toString();
     Instances d = data(file, (String) entry.get("class"));
     HDPBayesNet c = classifier(s_Spool, goldenOptions(name));
+    c.setOptions(new String[] {"-data-format", format});
     c.buildClassifier(d);
     List<String> lines = Files.readAllLines(TestFiles.golden().resolve(name + ".proba.csv"));
     for (int i = 0; i < d.numInstances(); i++) {

@@ -58,7 +58,7 @@ class HDPBayesNetTest {
 
     String[] opts = {"-S", "tan", "-K", "3", "-E", "m-estimate", "-I", "200", "-B", "20", "-T", "single",
       "-seed", "42", "-python", "/opt/py/bin/python", "-spool", "/tmp/somewhere", "-timeout", "30",
-      "-do-not-start-daemon"};
+      "-do-not-start-daemon", "-data-format", "arff"};
     HDPBayesNet e = new HDPBayesNet();
     e.setOptions(opts.clone());
     assertEquals("tan", e.getStructure().getSelectedTag().getIDStr());
@@ -72,6 +72,7 @@ class HDPBayesNetTest {
     assertEquals(new File("/tmp/somewhere"), e.getSpoolDirectory());
     assertEquals(30, e.getTimeout());
     assertTrue(e.getDoNotStartDaemon());
+    assertEquals("arff", e.getDataFormat().getSelectedTag().getIDStr());
     HDPBayesNet f = new HDPBayesNet();
     f.setOptions(e.getOptions());
     assertArrayEquals(e.getOptions(), f.getOptions());

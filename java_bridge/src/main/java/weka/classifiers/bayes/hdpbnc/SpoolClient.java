@@ -43,8 +43,8 @@ import weka.core.logging.Logger;
  * {@code hdp_plugin/daemon/protocol.py}): publish a training job, make sure a daemon serves the
  * spool, wait for the model while logging progress, cancel on interruption or timeout.
  *
- * <p>A job is built in {@code tmp/<job>/} ({@code data.arff} and {@code job.json}) and published with
- * one atomic rename into {@code new/<job>}; the daemon claims it into {@code claimed/<daemon>/<job>} and
+ * <p>A job is built in {@code tmp/<job>/} ({@code data.arrow} or {@code data.arff}, and {@code job.json}) and
+ * published with one atomic rename into {@code new/<job>}; the daemon claims it into {@code claimed/<daemon>/<job>} and
  * finishes it in {@code done/<job>} ({@code model.arrow}, {@code result.json}) or {@code failed/<job>}
  * ({@code error.json}). A daemon is alive while it holds the lock on byte 0 of
  * {@code daemons/<id>.lock}; cancelling is writing the marker {@code cancel/<job>}.
@@ -67,6 +67,7 @@ public final class SpoolClient {
   private final int m_TimeoutSeconds;
   private final boolean m_Verbose;
 
+  private boolean m_Arff;
   private String m_Job;
   private Path m_Finished;
   private Process m_Started;
@@ -85,6 +86,15 @@ public final class SpoolClient {
     m_AutoStart = autoStart;
     m_TimeoutSeconds = timeoutSeconds;
     m_Verbose = verbose;
+  }
+
+  /**
+   * Chooses the data file format of the jobs: ARFF through Weka's ArffSaver, or (the default) Arrow IPC.
+   *
+   * @param arff true for ARFF
+   */
+  public void setArff(boolean arff) {
+    m_Arff = arff;
   }
 
   /** @return the job's name, once published */
@@ -252,7 +262,7 @@ public final class SpoolClient {
   // ------------------------------------------------------------------------------------------
 
   /**
-   * Publishes a job: {@code tmp/<job>/data.arff} and {@code job.json}, then one rename into
+   * Publishes a job: {@code tmp/<job>/data.arrow} (or {@code data.arff}) and {@code job.json}, then one rename into
    * {@code new/}.
    *
    * @param data the training data, class set
@@ -266,18 +276,23 @@ public final class SpoolClient {
     Path tmp = m_Root.resolve("tmp").resolve(name);
     Files.createDirectory(tmp);
     try {
-      Path arff = tmp.resolve("data.arff");
-      ArffSaver saver = new ArffSaver();
-      saver.setMaxDecimalPlaces(17);
-      saver.setInstances(data);
-      saver.setFile(arff.toFile());
-      saver.writeBatch();
-      try (FileChannel ch = FileChannel.open(arff, StandardOpenOption.WRITE)) {
-        ch.force(true);
+      String dataName = m_Arff ? "data.arff" : "data.arrow";
+      Path file = tmp.resolve(dataName);
+      if (m_Arff) {
+        ArffSaver saver = new ArffSaver();
+        saver.setMaxDecimalPlaces(17);
+        saver.setInstances(data);
+        saver.setFile(file.toFile());
+        saver.writeBatch();
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+          ch.force(true);
+        }
+      } else {
+        ArrowFileWriter.write(data, file);
       }
       Map<String, Object> job = new LinkedHashMap<>();
       job.put("protocol", PROTOCOL);
-      job.put("data", "data.arff");
+      job.put("data", dataName);
       job.put("class_attribute", data.classAttribute().name());
       job.putAll(params);
       job.put("client", "Weka HDPBayesNet (java " + System.getProperty("java.version") + ")");
