@@ -1,0 +1,326 @@
+"""Accuracy of hdp_plugin's classifiers against the classifiers people use today (issue 8).
+
+Run (the full benchmark; resumable, see --cache-dir):
+
+    python benchmarks/accuracy.py --iterations 5000 -o docs/benchmarks.md
+
+Protocol: the paper's 5x2 cross-validation, the same folds for every method (``stratified_folds``
+with seeds 0..4, two folds each), on every classification ARFF of Debian's ``weka`` package. Numeric
+attributes are MDL-discretised inside each training fold, missing is its own value. Measures
+(ALGORITHM.md section 6): RMSE, 0-1 loss, log-loss; every fold's probabilities are clipped at
+1e-15 before the log so a peer that outputs an exact zero gets a large finite log-loss.
+
+Every (data set, method, fold) result is cached as one JSON file under the cache directory, so an
+interrupted run resumes where it stopped and the report can be rebuilt at any time from the cache
+(``--report-only``). HDP results are cached per number of iterations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import accuracy_report as report  # noqa: E402
+import peers_python  # noqa: E402
+import peers_weka  # noqa: E402
+
+DEBIAN_EXAMPLES = Path("/tmp/wekadeb/usr/share/doc/weka/examples")
+# Every classification ARFF in Debian's weka package (3.6.14-3), smallest first. Left out:
+# cpu and cpu.with.vendor (numeric class: regression), segment-test (the test split of
+# segment-challenge), ReutersCorn/ReutersGrain (one string attribute of raw text, which needs
+# StringToWordVector first).
+DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris", "iris.2D",
+            "glass", "breast-cancer", "ionosphere", "vote", "diabetes", "soybean", "unbalanced",
+            "credit-g", "segment-challenge", "supermarket"]
+
+OUR_STRUCTURES = [("NB", "nb", 0), ("TAN", "tan", 1)] + [(f"kDB-{k}", "kdb", k) for k in range(1, 6)] \
+    + [("SkDB", "skdb", 5)]
+OURS = {f"{prefix} {label}": (structure, k, est)
+        for prefix, est in (("HDP", "hdp"), ("m-est.", "m-estimate"))
+        for label, structure, k in OUR_STRUCTURES}
+ALL_METHODS = list(OURS) + list(peers_python.PYTHON_PEERS) + list(peers_weka.WEKA_METHODS)
+HEADLINE = ["HDP kDB-5", "HDP SkDB"]
+CLIP = 1e-15
+
+
+def seed_of(repeat: int, fold: int) -> int:
+    """The random_state of every randomised method on one fold (HDP sampler, both forests)."""
+    return 10 * repeat + fold
+
+
+def slug(method: str, iterations: int) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", method.lower()).strip("-")
+    return f"{s}-i{iterations}" if method.startswith("HDP ") else s
+
+
+def find_dataset(name: str, data_dirs: list[Path]) -> Path | None:
+    for d in data_dirs:
+        p = d / f"{name}.arff"
+        if p.exists():
+            return p
+    return None
+
+
+def metrics(proba: np.ndarray, y: np.ndarray, train_s: float, test_s: float) -> dict:
+    from hdp_plugin.model.evaluation import rmse, zero_one_loss
+
+    p_true = proba[np.arange(len(y)), y]
+    return {"rmse": rmse(proba, y), "zero_one": zero_one_loss(proba, y),
+            "log_loss": float(-np.mean(np.log(np.clip(p_true, CLIP, 1.0)))),
+            "clipped_rows": int((p_true < CLIP).sum()), "rows": int(len(y)),
+            "train_s": train_s, "test_s": test_s}
+
+
+def save(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(path)
+
+
+def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repeats: int,
+                cache: Path, classpath: str | None, quiet: bool) -> str:
+    """Run every missing (method, fold) of one data set into the cache; return a summary line."""
+    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin.model.evaluation import stratified_folds
+    from hdp_plugin.preprocess import Discretizer
+
+    t_start = time.perf_counter()
+    data = read_dataset(path)
+    n_file_rows = data.n_rows
+    keep = np.nonzero(data.y >= 0)[0]  # rows with a known class, in file order
+    data = data.take(keep)
+    n_classes = data.n_classes
+    weka_jobs, weka_meta = [], []
+    arff = None
+    done = 0
+    for r in range(repeats):
+        fold = stratified_folds(data.y, 2, r)
+        for f in range(2):
+            todo = [m for m in methods
+                    if not (cache / name / slug(m, iterations) / f"r{r}f{f}.json").exists()]
+            if not todo:
+                continue
+            tr_idx, te_idx = np.nonzero(fold != f)[0], np.nonzero(fold == f)[0]
+            train, test = data.take(tr_idx), data.take(te_idx)
+            seed = seed_of(r, f)
+            disc = None
+            for m in todo:
+                out = cache / name / slug(m, iterations) / f"r{r}f{f}.json"
+                if m in OURS:
+                    structure, k, est = OURS[m]
+                    clf = BayesNetClassifier(structure=structure, k=k, estimator=est,
+                                             iterations=iterations, random_state=seed, n_jobs=1)
+                    t0 = time.perf_counter()
+                    clf.fit(train)  # MDL discretisation of the training fold happens inside fit
+                    t1 = time.perf_counter()
+                    proba = clf.predict_proba(test)
+                    t2 = time.perf_counter()
+                elif m in peers_python.PYTHON_PEERS:
+                    if disc is None:
+                        d = Discretizer(method="mdl").fit(train)
+                        dtr, dte = d.transform(train), d.transform(test)
+                        card = dtr.cardinalities()
+                        disc = True
+                    # peers fit and predict in one call: both are timed as training
+                    t0 = time.perf_counter()
+                    proba = peers_python.run_peer(m, dtr.X, dtr.y, dte.X, card, n_classes, seed)
+                    t1 = t2 = time.perf_counter()
+                else:
+                    if arff is None:
+                        header, rows = peers_weka.split_arff(path)
+                        if len(rows) != n_file_rows:
+                            raise RuntimeError(f"{path}: ARFF rows do not match the reader's rows")
+                        arff = (header, rows)
+                    fdir = cache / name / "folds"
+                    fdir.mkdir(parents=True, exist_ok=True)
+                    trf, tef = fdir / f"r{r}f{f}-train.arff", fdir / f"r{r}f{f}-test.arff"
+                    if not trf.exists():
+                        peers_weka.write_fold(*arff, keep[tr_idx], trf)
+                        peers_weka.write_fold(*arff, keep[te_idx], tef)
+                    csv = fdir / f"{slug(m, iterations)}-r{r}f{f}.csv"
+                    weka_jobs.append((peers_weka.WEKA_METHODS[m], seed, trf, tef, csv))
+                    weka_meta.append((m, out, csv, test.y))
+                    continue
+                save(out, metrics(proba, test.y, t1 - t0, t2 - t1) | {"method": m, "seed": seed})
+                done += 1
+                if not quiet:
+                    print(f"  {name} {m} r{r}f{f} {t1 - t0:.2f}s", file=sys.stderr, flush=True)
+    if weka_jobs:
+        peers_weka.run_weka(classpath, weka_jobs)
+        for (m, out, csv, y), job in zip(weka_meta, weka_jobs):
+            proba, tr_s, te_s = peers_weka.read_output(csv)
+            save(out, metrics(proba, y, tr_s, te_s) | {"method": m, "seed": job[1]})
+            done += 1
+    return f"{name}: {done} new result(s) in {time.perf_counter() - t_start:.1f}s"
+
+
+def collect(cache: Path, datasets, methods, iterations, repeats):
+    """{measure: {data set: {method: mean over folds}}} for complete (data set, method) pairs."""
+    tables = {k: {} for k in (*report.MEASURES, "train_s", "clipped_rows")}
+    for ds in datasets:
+        for m in methods:
+            recs = []
+            for r in range(repeats):
+                for f in range(2):
+                    p = cache / ds / slug(m, iterations) / f"r{r}f{f}.json"
+                    if p.exists():
+                        recs.append(json.loads(p.read_text()))
+            if len(recs) != 2 * repeats:
+                continue
+            for k in report.MEASURES:
+                tables[k].setdefault(ds, {})[m] = float(np.mean([x[k] for x in recs]))
+            tables["train_s"].setdefault(ds, {})[m] = float(np.sum([x["train_s"] for x in recs]))
+            tables["clipped_rows"].setdefault(ds, {})[m] = int(np.sum([x["clipped_rows"] for x in recs]))
+    return tables
+
+
+def render(tables, datasets, methods, args, command: str) -> str:
+    present = [m for m in methods if any(m in row for row in tables["rmse"].values())]
+    done_ds = [d for d in datasets if d in tables["rmse"]]
+    complete = [d for d in done_ds if all(m in tables["rmse"][d] for m in present)]
+    L = ["<!-- accuracy:begin (generated by benchmarks/accuracy.py; edit outside these markers) -->",
+         "## Accuracy: 5x2 cross-validation", "",
+         "Regenerate (resumes from the cache under `benchmarks/.cache/`):", "", "```",
+         command, "```", "",
+         f"- HDP at {args.iterations} iterations (burn-in min(1000, iterations/10)), LEVEL tying, "
+         f"`random_state = 10*repeat + fold`, one thread; m-estimates with m = 1.",
+         f"- {args.repeats}x2 stratified cross-validation (`stratified_folds(y, 2, seed)`, seeds "
+         f"0..{args.repeats - 1}); the same folds for every method. Figures are means over the "
+         f"{2 * args.repeats} test folds, printed to {report.DIGITS} decimals; the best of each row is bold.",
+         f"- {len(complete)} data set(s) complete for all {len(present)} methods"
+         + (f"; incomplete: {', '.join(d for d in datasets if d not in complete)}" if len(complete) < len(datasets) else "")
+         + ".", "", "Machine:", "", *report.machine(), ""]
+    for key, title in report.MEASURES.items():
+        L += [f"### {title}", "", *report.measure_table(tables[key], datasets, present), ""]
+        ranks = report.mean_ranks({d: tables[key][d] for d in complete}, present)
+        L += [f"Mean rank over the {len(complete)} complete data sets (1 = best):", "",
+              "| " + " | ".join(present) + " |", "|" + "---:|" * len(present),
+              "| " + " | ".join(f"{ranks[m]:.2f}" for m in present) + " |", ""]
+    L += ["### Win/draw/loss", "",
+          "Per data set, the mean loss over the folds of the row's method against the column's method: "
+          "a win is a lower mean, a draw an equal mean at "
+          f"{report.DIGITS} decimals. p is the two-tailed exact binomial sign test on wins against "
+          "losses, draws excluded; **bold** when p < 0.05.", ""]
+    for a in HEADLINE:
+        if a not in present:
+            continue
+        others = [m for m in present if m != a]
+        L += [f"#### {a} against each method", "",
+              "| against | " + " | ".join(report.MEASURES.values()) + " |", "|---|---|---|---|"]
+        for b in others:
+            cells = []
+            for key in report.MEASURES:
+                w, d, l, p = report.win_draw_loss(tables[key], a, b)
+                s = f"{w}/{d}/{l} p={p:.3f}"
+                cells.append(f"**{s}**" if p < 0.05 else s)
+            L.append(f"| {b} | " + " | ".join(cells) + " |")
+        L.append("")
+    clipped = {m: sum(tables["clipped_rows"].get(d, {}).get(m, 0) for d in done_ds) for m in present}
+    clipped = {m: c for m, c in clipped.items() if c}
+    L += ["### Probabilities clipped for the log-loss", "",
+          "Test rows whose true class got a probability below 1e-15 (clipped to 1e-15), summed over "
+          "all folds and data sets: "
+          + (", ".join(f"{m} {c}" for m, c in clipped.items()) if clipped else "none") + ".", ""]
+    train = {m: sum(tables["train_s"].get(d, {}).get(m, 0.0) for d in complete) for m in present}
+    L += ["### Training time", "",
+          f"Seconds summed over all folds of the {len(complete)} complete data sets (one thread; "
+          "peers from PyPI are timed fit + predict; Weka's excludes JVM start-up and ARFF parsing):", "",
+          "| " + " | ".join(present) + " |", "|" + "---:|" * len(present),
+          "| " + " | ".join(f"{train[m]:.1f}" for m in present) + " |", "",
+          "<!-- accuracy:end -->"]
+    return "\n".join(L) + "\n"
+
+
+def write_report(path: Path, section: str) -> None:
+    """Replace the generated section of ``path`` (between the markers), or create the file."""
+    if path.exists():
+        text = path.read_text()
+        m = re.search(r"<!-- accuracy:begin.*?<!-- accuracy:end -->\n?", text, flags=re.S)
+        if m:
+            path.write_text(text[:m.start()] + section + text[m.end():])
+            return
+        path.write_text(text.rstrip("\n") + "\n\n" + section)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Benchmarks\n\n" + section)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default=",".join(DATASETS),
+                    help="Comma-separated data set names (ARFF file stems).")
+    ap.add_argument("--methods", default="all",
+                    help="Comma-separated method names, or 'all' (every method whose packages are installed).")
+    ap.add_argument("--iterations", type=int, default=5000, help="Gibbs iterations of the HDP sampler.")
+    ap.add_argument("--repeats", type=int, default=5, help="Repetitions of 2-fold cross-validation.")
+    ap.add_argument("--data-dir", action="append", type=Path,
+                    help="Directory with the ARFF files (repeatable); default tests/data then Debian's examples.")
+    ap.add_argument("--cache-dir", type=Path, default=HERE / ".cache", help="Where per-fold results are kept.")
+    ap.add_argument("--jobs", type=int, default=1, help="Data sets run in parallel (worker processes).")
+    ap.add_argument("-o", "--output", type=Path, help="Markdown file whose accuracy section is (re)written.")
+    ap.add_argument("--report-only", action="store_true", help="Only rebuild the report from the cache.")
+    ap.add_argument("--quiet", action="store_true", help="No per-fold progress on stderr.")
+    args = ap.parse_args(argv)
+
+    data_dirs = args.data_dir or [ROOT / "tests" / "data", DEBIAN_EXAMPLES]
+    datasets = [d for d in args.datasets.split(",") if d]
+    paths = {d: find_dataset(d, data_dirs) for d in datasets}
+    for d, p in paths.items():
+        if p is None:
+            print(f"warning: {d}.arff not found in {', '.join(map(str, data_dirs))}; skipped", file=sys.stderr)
+    datasets = [d for d in datasets if paths[d] is not None]
+
+    wanted = ALL_METHODS if args.methods == "all" else [m.strip() for m in args.methods.split(",")]
+    unknown = [m for m in wanted if m not in ALL_METHODS]
+    if unknown:
+        ap.error(f"unknown method(s) {unknown}; known: {', '.join(ALL_METHODS)}")
+    classpath = None
+    if any(m in peers_weka.WEKA_METHODS for m in wanted):
+        classpath = peers_weka.weka_classpath(args.cache_dir)
+    methods = []
+    for m in wanted:
+        if m in peers_python.PYTHON_PEERS and not peers_python.available(peers_python.PYTHON_PEERS[m]):
+            print(f"warning: {m} skipped ({peers_python.PYTHON_PEERS[m]} is not installed; "
+                  "pip install -e .[bench])", file=sys.stderr)
+        elif m in peers_weka.WEKA_METHODS and classpath is None:
+            print(f"warning: {m} skipped (no java or Weka jar)", file=sys.stderr)
+        else:
+            methods.append(m)
+
+    if not args.report_only:
+        tasks = [(d, paths[d], methods, args.iterations, args.repeats, args.cache_dir, classpath, args.quiet)
+                 for d in datasets]
+        if args.jobs <= 1:
+            for t in tasks:
+                print(run_dataset(*t), file=sys.stderr, flush=True)
+        else:
+            with ProcessPoolExecutor(args.jobs) as pool:
+                for fut in as_completed([pool.submit(run_dataset, *t) for t in tasks]):
+                    print(fut.result(), file=sys.stderr, flush=True)
+
+    tables = collect(args.cache_dir, datasets, methods, args.iterations, args.repeats)
+    command = "python benchmarks/accuracy.py " + " ".join(
+        a if " " not in a else repr(a) for a in (argv if argv is not None else sys.argv[1:]))
+    section = render(tables, datasets, methods, args, command.strip())
+    if args.output:
+        write_report(args.output, section)
+    else:
+        sys.stdout.write(section)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

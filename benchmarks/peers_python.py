@@ -1,0 +1,91 @@
+"""Peer classifiers from PyPI, run on OUR discretised integer codes of each fold.
+
+Every peer sees the same data: the training fold discretised by hdp_plugin's MDL Discretizer
+(learnt on the training fold only), missing as its own code (``Attribute.missing_code``), and the
+test fold transformed with the training fold's cut points. Each function returns the class
+probabilities of the test rows in our class-code order (columns for classes a peer never saw in
+training are zero).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+
+import numpy as np
+
+
+def available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+# method name -> module it needs
+PYTHON_PEERS = {
+    "sklearn CategoricalNB": "sklearn",
+    "sklearn RF": "sklearn",
+    "skbn AODE": "skbn",
+    "skbn A2DE": "skbn",
+    "pyAgrum TAN": "pyagrum",
+}
+
+
+def _expand(proba: np.ndarray, classes, n_classes: int) -> np.ndarray:
+    """Columns of ``proba`` (in the order of integer labels ``classes``) into all ``n_classes``."""
+    out = np.zeros((proba.shape[0], n_classes))
+    out[:, np.asarray(classes, dtype=np.int64)] = proba
+    return out
+
+
+def run_peer(name: str, Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, card: np.ndarray,
+             n_classes: int, seed: int) -> np.ndarray:
+    """Fit peer ``name`` on integer codes ``Xtr``/``ytr`` and return P(class | Xte) rows."""
+    Xtr = Xtr.astype(np.int64)
+    Xte = Xte.astype(np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "sklearn CategoricalNB":
+            from sklearn.naive_bayes import CategoricalNB
+
+            m = CategoricalNB(alpha=1.0, min_categories=card).fit(Xtr, ytr)
+            return _expand(m.predict_proba(Xte), m.classes_, n_classes)
+        if name == "sklearn RF":
+            # ordinal codes: bins of a discretised numeric attribute keep their order; nominal codes
+            # are in declaration order and missing is the last code
+            from sklearn.ensemble import RandomForestClassifier
+
+            m = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=1).fit(Xtr, ytr)
+            return _expand(m.predict_proba(Xte), m.classes_, n_classes)
+        if name in ("skbn AODE", "skbn A2DE"):
+            from skbn import AnDE
+
+            m = AnDE(n_dependence=1 if name == "skbn AODE" else 2, alpha=1.0, n_jobs=1,
+                     categorical_features=list(range(Xtr.shape[1]))).fit(Xtr, ytr)
+            return _expand(m.predict_proba(Xte), m.classes_, n_classes)
+        if name == "pyAgrum TAN":
+            return _pyagrum_tan(Xtr, ytr, Xte, card, n_classes)
+    raise ValueError(f"unknown peer {name!r}")
+
+
+def _pyagrum_tan(Xtr, ytr, Xte, card, n_classes) -> np.ndarray:
+    """pyAgrum's BNClassifier(learningMethod="TAN") with its default prior.
+
+    Every attribute is declared with all of its codes (``NoDiscretization`` with the full label
+    set), so test values unseen in the training fold are legal; labels are strings ``v<code>``.
+    """
+    import pandas as pd
+    import pyagrum.lib.discreteTypeProcessor as dtp
+    import pyagrum.skbn as skb
+
+    tp = dtp.DiscreteTypeProcessor()
+    names = [f"a{j}" for j in range(Xtr.shape[1])]
+    for j, nm in enumerate(names):
+        tp.setDiscretizationParameters(nm, "NoDiscretization",
+                                       "{" + "|".join(f"v{c}" for c in range(card[j])) + "}")
+    width = len(str(n_classes))
+    clf = skb.BNClassifier(learningMethod="TAN", type_processor=tp)
+    df_tr = pd.DataFrame({nm: [f"v{c}" for c in Xtr[:, j]] for j, nm in enumerate(names)})
+    df_te = pd.DataFrame({nm: [f"v{c}" for c in Xte[:, j]] for j, nm in enumerate(names)})
+    clf.fit(df_tr, pd.Series([f"c{c:0{width}d}" for c in ytr], name="class"))
+    proba = np.asarray(clf.predict_proba(df_te), dtype=np.float64)
+    classes = [int(str(c)[1:]) for c in clf.classes_]
+    return _expand(proba, classes, n_classes)
