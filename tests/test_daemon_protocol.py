@@ -263,3 +263,34 @@ def test_every_error_code_is_documented():
         assert f"`{code}`" in text
     for f in P.JOB_SCHEMA:
         assert f"| `{f.name}` |" in text
+
+
+@pytest.mark.parametrize("raised,code", [(MemoryError(), "out_of_memory"), (RuntimeError("boom"), "internal_error")])
+def test_execute_turns_crashes_into_error_codes(tmp_path, monkeypatch, raised, code):
+    from hdp_plugin.model import BayesNetClassifier
+
+    def fit(self, *args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(BayesNetClassifier, "fit", fit)
+    sp = P.Spool(tmp_path / "s").create()
+    folder = _job_folder(tmp_path, {"protocol": 1, "iterations": 20},
+                         {"data.arff": (DATA / "weather.nominal.arff").read_bytes()})
+    assert execute(folder, "job", Context(spool=sp, daemon_id="test")) == "failed"
+    err = json.loads((folder / "error.json").read_text())
+    assert err["code"] == code and err["phase"] == "training"
+    assert ("traceback" in err) == (code == "internal_error")
+
+
+def test_execute_puts_back_when_the_daemon_stops(tmp_path):
+    sp = P.Spool(tmp_path / "s").create()
+    folder = _job_folder(tmp_path, {"protocol": 1, "k": 2, "iterations": 100_000},
+                         {"data.arff": (DATA / "vote.arff").read_bytes()})
+    calls = []
+
+    def interrupted():
+        calls.append(1)
+        return len(calls) > 3  # the daemon asks to stop while the job samples
+
+    assert execute(folder, "job", Context(spool=sp, daemon_id="test", interrupted=interrupted)) == "requeue"
+    assert sorted(os.listdir(folder)) == ["data.arff", "job.json"]

@@ -234,8 +234,12 @@ class Daemon:
         n = 0
         ids = set(self.spool.names(P.CLAIMED))
         ids |= {f[: -len(".json")] for f in self.spool.names(P.DAEMONS) if f.endswith(".json")}
+        self._lingering = False
         for d in sorted(ids - {self.id}):
-            if P.daemon_alive(self.spool, d) or self._workers_linger(d):
+            if P.daemon_alive(self.spool, d):
+                continue
+            if self._workers_linger(d):
+                self._lingering = True  # look again soon
                 continue
             theirs = self.spool.dir(P.CLAIMED) / d
             for name in self.spool.names(f"{P.CLAIMED}/{d}"):
@@ -419,6 +423,7 @@ class Daemon:
             self.workers.append(self._spawn())
 
     exit_code = 0
+    _lingering = False
 
     def serve(self) -> int:
         """Run until stopped; return the exit code."""
@@ -447,7 +452,7 @@ class Daemon:
                 if not any(w.job for w in self.workers):
                     return self.exit_code
             else:
-                if now - last_recovery >= RECOVERY_SECONDS:
+                if now - last_recovery >= (0.5 if self._lingering else RECOVERY_SECONDS):
                     last_recovery = now
                     self.recover()
                 idle = [w for w in self.workers if w.ready and w.job is None]
