@@ -14,7 +14,7 @@ from hdp_plugin import config
 from hdp_plugin.daemon import client
 from hdp_plugin.daemon import protocol as P
 from hdp_plugin.daemon.jobs import Context, data_file, execute, read_job
-from hdp_plugin.errors import JobError
+from hdp_plugin.errors import JobError, ParameterError
 
 GOLDEN = Path(__file__).parent / "golden" / "spool"
 DATA = Path(__file__).parent / "data"
@@ -151,8 +151,11 @@ def test_publish_builds_a_complete_job(tmp_path):
     assert data_file(folder, job).name == "data.arff"
     with pytest.raises(JobError, match="already in new"):
         client.publish(spool, DATA / "weather.nominal.arff", {}, name="w")
-    with pytest.raises(JobError, match="ARFF"):
-        client.publish(spool, DATA / "bad" / "x.csv", {})
+    with pytest.raises(JobError, match="no such file"):
+        client.publish(spool, DATA / "missing.arff", {})
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(ParameterError, match="cannot tell the format"):
+        client.publish(spool, tmp_path / "notes.txt", {})
     with pytest.raises(JobError, match="k must be"):
         client.publish(spool, DATA / "vote.arff", {"k": "two"})
     assert sp.names(P.TMP) == [] and sp.names(P.NEW) == ["w"]
@@ -294,3 +297,41 @@ def test_execute_puts_back_when_the_daemon_stops(tmp_path):
 
     assert execute(folder, "job", Context(spool=sp, daemon_id="test", interrupted=interrupted)) == "requeue"
     assert sorted(os.listdir(folder)) == ["data.arff", "job.json"]
+
+
+def test_csv_is_handed_over_as_arrow_and_trains_the_same_model(tmp_path):
+    import numpy as np
+
+    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin.model.modelfile import load_model
+
+    csv = tmp_path / "weather.csv"
+    ds = read_dataset(DATA / "weather.numeric.arff")
+    lines = [",".join(a.name for a in ds.attributes) + "," + ds.class_attribute.name]
+    text = (DATA / "weather.numeric.arff").read_text().split("@data")[1].strip().splitlines()
+    csv.write_text("\n".join(lines + [t for t in text if t.strip()]) + "\n")
+    spool = tmp_path / "s"
+    name = client.publish(spool, csv, {"k": 1, "iterations": 20, "seed": 3})
+    sp = P.Spool(spool)
+    folder = sp.job(P.NEW, name)
+    assert sorted(os.listdir(folder)) == ["data.arrow", "job.json"]
+    assert execute(folder, name, Context(spool=sp, daemon_id="test")) == "done"
+    direct = BayesNetClassifier(k=1, iterations=20, random_state=3).fit(read_dataset(csv))
+    assert np.array_equal(load_model(folder / "model.arrow").tables_.log_probs, direct.tables_.log_probs)
+
+
+def test_gzip_bomb_counts_by_its_decompressed_size(tmp_path):
+    import gzip
+
+    from hdp_plugin.daemon.jobs import Limits
+
+    sp = P.Spool(tmp_path / "s").create()
+    big = (DATA / "weather.nominal.arff").read_bytes() + b"%" + b"x" * (3 << 20) + b"\n"
+    folder = _job_folder(tmp_path, {"protocol": 1, "iterations": 20}, {"data.arff": gzip.compress(big)})
+    assert (folder / "data.arff").stat().st_size < 1 << 20
+    ctx = Context(spool=sp, daemon_id="test", limits=Limits(max_input_bytes=1 << 20))
+    assert execute(folder, "job", ctx) == "failed"
+    err = json.loads((folder / "error.json").read_text())
+    assert err["code"] == "too_large" and "decompresses" in err["message"]
+    ctx = Context(spool=sp, daemon_id="test", limits=Limits(max_input_bytes=8 << 20))
+    assert execute(folder, "job", ctx) == "done"

@@ -11,6 +11,7 @@ import shutil
 import time
 from pathlib import Path
 
+from ..data.readers import format_of
 from ..errors import JobError
 from . import protocol as P
 
@@ -32,8 +33,9 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     spool : path
         The spool directory (created, mode 0700, if it does not exist).
     data : path
-        An ARFF (``.arff``, ``.arff.gz``) or Arrow IPC (``.arrow``, ``.feather``, ``.ipc``) file;
-        it is copied into the job folder as ``data.arff`` or ``data.arrow``.
+        An ARFF (``.arff``, ``.arff.gz``) or Arrow IPC (``.arrow``, ``.feather``, ``.ipc``) file,
+        copied into the job folder as ``data.arff`` or ``data.arrow``; or a CSV or Parquet file,
+        converted to ``data.arrow`` (the table :func:`~hdp_plugin.read_dataset` would read).
     job : dict
         job.json fields (``protocol`` is filled in); validated before anything is written.
     name : str, optional
@@ -47,12 +49,11 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     sp = P.Spool(spool).create()
     name = P.check_name(name or new_job_name())
     src = Path(data)
-    target = _DATA_SUFFIXES.get(src.suffix.lower())
-    if target is None or (src.suffix.lower() == ".gz" and not src.name.lower().endswith(".arff.gz")):
-        raise JobError(f"{src}: a job's data must be an ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather, "
-                       f".ipc) file; convert it first")
     if not src.is_file():
         raise JobError(f"{src}: no such file")
+    fmt = format_of(src)  # ParameterError for an extension that names no format
+    convert = fmt in ("csv", "parquet")
+    target = "data.arrow" if convert else _DATA_SUFFIXES.get(src.suffix.lower())
     doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target}
     P.validate_job(doc)
     for state in (P.NEW, P.DONE, P.FAILED):
@@ -61,7 +62,10 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     tmp = sp.job(P.TMP, name)
     tmp.mkdir(mode=0o700)  # fails if another producer uses the name
     try:
-        shutil.copyfile(src, tmp / target)
+        if convert:  # the daemon reads ARFF and Arrow IPC only: hand CSV and Parquet over as Arrow IPC
+            _write_ipc(src, fmt, tmp / target)
+        else:
+            shutil.copyfile(src, tmp / target)
         with open(tmp / target, "rb+") as fh:
             os.fsync(fh.fileno())
         P.write_json(tmp / P.JOB_FILE, doc)
@@ -72,6 +76,17 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return name
+
+
+def _write_ipc(src: Path, fmt: str, dst: Path) -> None:
+    """Convert a CSV or Parquet file to an Arrow IPC file; the daemon then reads the very same table."""
+    import pyarrow as pa
+
+    from ..data import arrow
+
+    table = arrow.csv_table(src) if fmt == "csv" else arrow.parquet_table(src)
+    with pa.OSFile(str(dst), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
 
 
 def job_state(spool: str | os.PathLike, name: str) -> dict:

@@ -113,7 +113,7 @@ def run(
 @app.command()
 def submit(
     spool: SpoolArg,
-    data: Annotated[Path, typer.Argument(help="Training data: an ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather) file; it is copied into the job.")],
+    data: Annotated[Path, typer.Argument(help="Training data: ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather), copied into the job; or CSV or Parquet, converted to Arrow IPC.")],
     class_attribute: Annotated[Optional[str], typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute.")] = None,
     structure: Annotated[str, typer.Option("--structure", "-s", help="Network structure: nb, tan, kdb or skdb.")] = config.DEFAULT_STRUCTURE,
     k: Annotated[int, typer.Option("-k", "--k", help="Maximum number of attribute parents of kDB and SkDB.")] = config.DEFAULT_K,

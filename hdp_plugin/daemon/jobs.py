@@ -108,6 +108,29 @@ def data_file(folder: Path, job: dict) -> Path:
     return _inside(folder, name, "data")
 
 
+def _check_gzip(path: Path, limit: int) -> None:
+    """A gzip-compressed ARFF counts by its decompressed size (streamed, never held in memory)."""
+    import gzip
+    import zlib
+
+    with open(path, "rb") as fh:
+        if fh.read(2) != b"\x1f\x8b":
+            return
+    total = 0
+    try:
+        with gzip.open(path, "rb") as fh:
+            while True:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    return
+                total += len(chunk)
+                if total > limit:
+                    raise LimitError(f"{path.name} decompresses to more than this daemon's limit of {limit} "
+                                     "bytes (run --max-input-mb)")
+    except (OSError, EOFError, zlib.error):
+        return  # the reader reports the corruption with its own message
+
+
 # ------------------------------------------------------------------------------------------
 # progress and cancellation
 # ------------------------------------------------------------------------------------------
@@ -234,6 +257,7 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     if size > ctx.limits.max_input_bytes:
         raise LimitError(f"{path.name} has {size} bytes, more than this daemon's limit of "
                          f"{ctx.limits.max_input_bytes} (run --max-input-mb)")
+    _check_gzip(path, ctx.limits.max_input_bytes)
     ds = read_dataset(path, class_attribute=job["class_attribute"], format=P.DATA_FILES[path.name])
     widest = max([len(a.values) for a in ds.attributes if not a.numeric] + [len(ds.class_values)])
     if widest > ctx.limits.max_cardinality:

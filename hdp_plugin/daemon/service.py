@@ -385,11 +385,12 @@ class Daemon:
         log.info("job %s: %s -> %s", name, outcome, final)
 
     # --- the loop -----------------------------------------------------------------------
-    def _on_message(self, w: _Worker) -> None:
+    def _on_message(self, w: _Worker) -> bool:
+        """Handle one message of worker ``w``; False when its pipe is closed (it died)."""
         try:
             msg = w.conn.recv()
         except (EOFError, OSError):
-            return  # the worker died: its sentinel tells the rest
+            return False  # the worker died: its sentinel tells the rest
         if msg[0] == "ready":
             w.ready = True
             self._warmup_failures = 0
@@ -399,6 +400,7 @@ class Daemon:
             folder = w.folder
             w.job = w.folder = None
             self._finish(folder, name, outcome)
+        return True
 
     def _on_death(self, w: _Worker) -> None:
         code = w.process.exitcode
@@ -427,67 +429,78 @@ class Daemon:
 
     def serve(self) -> int:
         """Run until stopped; return the exit code."""
-        s = self.settings
-        last_recovery = time.time()
-        idle_since = time.time()
-        stop_since = None
+        self._last_recovery = self._idle_since = time.time()
+        self._stop_since = None
         while True:
-            now = time.time()
-            if not self.stop_event.is_set() and os.path.exists(self.spool.stop_marker(self.id)):
-                log.info("stop marker found")
+            try:
+                code = self._step()
+            except Exception:  # noqa: BLE001 - a daemon logs and carries on; polling retries
+                log.exception("unexpected error in the daemon loop; carrying on")
+                time.sleep(self.settings.poll)
+                continue
+            if code is not None:
+                return code
+
+    def _step(self) -> int | None:
+        """One turn of the loop: stop handling, recovery, claims, then wait for workers or ``poll``."""
+        s = self.settings
+        now = time.time()
+        if not self.stop_event.is_set() and os.path.exists(self.spool.stop_marker(self.id)):
+            log.info("stop marker found")
+            self.stop_event.set()
+        if self.stop_event.is_set():
+            if self._stop_since is None:
+                self._stop_since = now
+                self.state = "stopping"
+                self.beat(force=True)
+                log.info("stopping: no more claims; running jobs get %.0f s to finish", s.grace)
+            if self.hard_stop.is_set() or now - self._stop_since >= s.grace:
+                for w in self.workers:
+                    if w.job is not None and w.interrupted_at is None:
+                        w.interrupted_at = now
+                        w.abort.set()
+                    elif w.job is not None and now - w.interrupted_at > INTERRUPT_TIMEOUT:
+                        w.process.terminate()
+            if not any(w.job for w in self.workers):
+                return self.exit_code
+        else:
+            if now - self._last_recovery >= (0.5 if self._lingering else RECOVERY_SECONDS):
+                self._last_recovery = now
+                self.recover()
+            idle = [w for w in self.workers if w.ready and w.job is None]
+            names = self._waiting() if idle else []
+            for w in idle:
+                if not names or not self.claim(w, names):
+                    break
+            if any(w.job for w in self.workers) or names or (not idle and self.spool.names(P.NEW)):
+                self._idle_since = now
+            elif s.idle_exit is not None and now - self._idle_since >= s.idle_exit:
+                log.info("idle for %.1f s: exiting", s.idle_exit)
                 self.stop_event.set()
-            if self.stop_event.is_set():
-                if stop_since is None:
-                    stop_since = now
-                    self.state = "stopping"
-                    self.beat(force=True)
-                    log.info("stopping: no more claims; running jobs get %.0f s to finish", s.grace)
-                if self.hard_stop.is_set() or now - stop_since >= s.grace:
-                    for w in self.workers:
-                        if w.job is not None and w.interrupted_at is None:
-                            w.interrupted_at = now
-                            w.abort.set()
-                        elif w.job is not None and now - w.interrupted_at > INTERRUPT_TIMEOUT:
-                            w.process.terminate()
-                if not any(w.job for w in self.workers):
-                    return self.exit_code
-            else:
-                if now - last_recovery >= (0.5 if self._lingering else RECOVERY_SECONDS):
-                    last_recovery = now
-                    self.recover()
-                idle = [w for w in self.workers if w.ready and w.job is None]
-                names = self._waiting() if idle else []
-                for w in idle:
-                    if not names or not self.claim(w, names):
-                        break
-                if any(w.job for w in self.workers) or names or (not idle and self.spool.names(P.NEW)):
-                    idle_since = now
-                elif s.idle_exit is not None and now - idle_since >= s.idle_exit:
-                    log.info("idle for %.1f s: exiting", s.idle_exit)
-                    self.stop_event.set()
-                    continue
-            self.beat()
-            waitables = {}
-            for w in self.workers:
-                waitables[w.conn] = w
-                waitables[w.process.sentinel] = w
-            ready = mpc.wait(list(waitables), timeout=s.poll) if waitables else time.sleep(s.poll) or []
-            dead = []
-            for r in ready:
-                w = waitables[r]
-                if r is w.conn and w in self.workers:
-                    self._on_message(w)
-            for w in list(self.workers):
-                if not w.process.is_alive():
-                    # read what it sent before dying, then treat the death
-                    while w.conn.poll():
-                        try:
-                            self._on_message(w)
-                        except Exception:  # pragma: no cover - defensive
-                            break
-                    dead.append(w)
-            for w in dead:
-                self._on_death(w)
+                return None
+        self.beat()
+        waitables = {}
+        for w in self.workers:
+            waitables[w.conn] = w
+            waitables[w.process.sentinel] = w
+        ready = mpc.wait(list(waitables), timeout=s.poll) if waitables else time.sleep(s.poll) or []
+        dead = []
+        for r in ready:
+            w = waitables[r]
+            if r is w.conn and w in self.workers:
+                self._on_message(w)
+        for w in list(self.workers):
+            if not w.process.is_alive():
+                # read what it sent before dying, then treat the death
+                try:
+                    while w.conn.poll() and self._on_message(w):
+                        pass
+                except OSError:
+                    pass
+                dead.append(w)
+        for w in dead:
+            self._on_death(w)
+        return None
 
 
 def run(spool: str | os.PathLike, settings: Settings | None = None, *, install_signals: bool = True) -> int:
