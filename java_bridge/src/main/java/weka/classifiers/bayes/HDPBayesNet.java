@@ -435,7 +435,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   }
 
   /** @return the job parameters, as the spool protocol names them */
-  protected java.util.Map<String, Object> jobParameters() {
+  public java.util.Map<String, Object> jobParameters() {
     java.util.Map<String, Object> job = new java.util.LinkedHashMap<>();
     job.put("structure", TAGS_STRUCTURE[m_Structure].getIDStr());
     job.put("k", m_K);

@@ -8,7 +8,6 @@
 package weka.classifiers.bayes.hdpbnc;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -325,7 +324,7 @@ public final class SpoolClient {
         if (!m_AutoStart) {
           throw new Exception("HDPBayesNet: no hdp-bnc daemon is running on " + m_Root
             + ", and starting one is switched off (-do-not-start-daemon). Start one with: " + m_Python
-            + " -m hdp_plugin daemon run " + m_Root);
+            + " -m hdp_plugin.daemon run " + m_Root);
         }
         startDaemon();
       }
@@ -376,17 +375,17 @@ public final class SpoolClient {
             Thread.sleep(50);
           }
         }
-        m_Finished = failed;
-        throw new Exception(errorMessage(name, err, failed));
+        String message = errorMessage(name, err, failed);
+        if (err != null && !m_Verbose) { // the client deletes its job once it has what it needs (section 1)
+          deleteTree(failed);
+        }
+        throw new Exception(message);
       }
       Object progress = readJson(m_Root.resolve("progress").resolve(name + ".json"));
       long now = System.nanoTime();
       if (progress instanceof Map && !progress.equals(lastProgress)
         && (now - lastLog) / 1_000_000 >= PROGRESS_LOG_MILLIS) {
-        Map<?, ?> p = (Map<?, ?>) progress;
-        Object total = p.get("total");
-        log("job " + name + ": " + p.get("phase") + (total instanceof Long && (Long) total > 0 ? " "
-          + p.get("iteration") + "/" + total : ""));
+        log("job " + name + ": " + describeProgress((Map<?, ?>) progress));
         lastProgress = progress;
         lastLog = now;
       }
@@ -394,7 +393,7 @@ public final class SpoolClient {
       if (m_TimeoutSeconds > 0 && (now - start) / 1e9 > m_TimeoutSeconds) {
         throw new Exception("HDPBayesNet: training did not finish within the timeout of " + m_TimeoutSeconds
           + " s; the job " + name + " was cancelled. Check that a daemon serves " + m_Root + " ("
-          + m_Python + " -m hdp_plugin daemon status " + m_Root + "), or raise -timeout for large data or "
+          + m_Python + " -m hdp_plugin.daemon status " + m_Root + "), or raise -timeout for large data or "
           + "many iterations.");
       }
       if (Thread.currentThread().isInterrupted()) {
@@ -481,6 +480,34 @@ public final class SpoolClient {
     }
   }
 
+  /**
+   * One line for the log from a progress document (docs/spool-protocol.md section 5).
+   *
+   * @param p the progress document
+   * @return for example "sampling 1200/5000 (attempt 1)"
+   */
+  static String describeProgress(Map<?, ?> p) {
+    Object total = p.get("total");
+    Object attempt = p.get("attempt");
+    return p.get("phase") + (total instanceof Long && (Long) total > 0 ? " " + p.get("iteration") + "/" + total : "")
+      + (attempt instanceof Long && (Long) attempt > 1 ? " (attempt " + attempt + ")" : "");
+  }
+
+  /**
+   * Is a daemon ready, by its heartbeat: state running and every worker ready (section 6)?
+   *
+   * @param doc the heartbeat document, or null
+   * @return true if ready
+   */
+  static boolean heartbeatReady(Object doc) {
+    if (!(doc instanceof Map)) {
+      return false;
+    }
+    Map<?, ?> h = (Map<?, ?>) doc;
+    return "running".equals(h.get("state")) && h.get("workers") instanceof Long
+      && h.get("workers").equals(h.get("ready_workers"));
+  }
+
   static String errorMessage(String name, Object err, Path folder) {
     if (!(err instanceof Map)) {
       return "HDPBayesNet: job " + name + " failed without a readable error.json (" + folder + ")";
@@ -499,8 +526,8 @@ public final class SpoolClient {
   // ------------------------------------------------------------------------------------------
 
   /**
-   * Starts {@code python -m hdp_plugin daemon run SPOOL --idle-exit 600} (no shell) and waits until
-   * it holds its lock.
+   * Starts {@code python -m hdp_plugin.daemon run SPOOL --idle-exit 600} (no shell, as section 6 of
+   * docs/spool-protocol.md says) and waits for its heartbeat: state running, every worker ready.
    *
    * @throws Exception naming the Python and what to install when it cannot start
    */
@@ -508,8 +535,7 @@ public final class SpoolClient {
     List<String> cmd = new ArrayList<>();
     cmd.add(m_Python);
     cmd.add("-m");
-    cmd.add("hdp_plugin");
-    cmd.add("daemon");
+    cmd.add("hdp_plugin.daemon");
     cmd.add("run");
     cmd.add(m_Root.toString());
     cmd.add("--idle-exit");
@@ -530,7 +556,8 @@ public final class SpoolClient {
         + "point the pythonExecutable option or the environment variable HDP_BNC_PYTHON at it.", e);
     }
     long end = System.currentTimeMillis() + START_SECONDS * 1000L;
-    while (liveDaemons(m_Root).isEmpty()) {
+    // ready when its heartbeat says so, or as soon as it has taken our job (heartbeats come every 2 s)
+    while (!anyDaemonReady() && (m_Job == null || Files.isDirectory(m_Root.resolve("new").resolve(m_Job)))) {
       if (!m_Started.isAlive()) {
         String tail = tail(m_DaemonLog, 6);
         String hint = tail.contains("No module named") ? " The hdp-bnc Python package is not installed for '"
@@ -541,15 +568,26 @@ public final class SpoolClient {
       }
       if (System.currentTimeMillis() > end) {
         m_Started.destroy();
-        throw new Exception("HDPBayesNet: the hdp-bnc daemon did not take its lock within " + START_SECONDS
+        throw new Exception("HDPBayesNet: the hdp-bnc daemon did not get ready within " + START_SECONDS
           + " s; see its log " + m_DaemonLog);
       }
       try {
         Thread.sleep(100);
       } catch (InterruptedException e) {
-        throw new InterruptedIOException("interrupted while starting the hdp-bnc daemon");
+        throw new InterruptedException("HDPBayesNet: training interrupted while the hdp-bnc daemon was starting; job "
+          + m_Job + " cancelled");
       }
     }
+  }
+
+  /** @return true if a live daemon's heartbeat says it is running with every worker ready */
+  private boolean anyDaemonReady() {
+    for (String id : liveDaemons(m_Root)) {
+      if (heartbeatReady(readJson(m_Root.resolve("daemons").resolve(id + ".json")))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static java.io.File nullFile() {
