@@ -491,3 +491,24 @@ def test_hdp_bnc_daemon_spelling(tmp_path):
     P.Spool(spool).create()
     done = subprocess.run([exe, "daemon", "status", spool, "--json"], capture_output=True, text=True)
     assert done.returncode == 3 and json.loads(done.stdout)["daemons"] == []
+
+
+def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(tmp_path):
+    """What the out-of-memory killer does: the daemon survives, the job runs again (attempt 2)."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    job = dict(structure="kdb", k=5, iterations=2000, seed=5)
+    with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log") as d:
+        client.publish(spool, VOTE, job, name="victim")
+        prog = wait_until(lambda: (P.read_json(sp.progress("victim")) or {}).get("iteration", 0) > 0
+                          and P.read_json(sp.progress("victim")), 60, "sampling")
+        os.kill(prog["pid"], signal.SIGKILL)
+        wait_until(lambda: sp.job(P.DONE, "victim").exists(), 60, "the retried job")
+        assert d.proc.poll() is None
+        hb = wait_until(lambda: (d.heartbeat() or {}).get("ready_workers") == 1 and d.heartbeat(), 30, "a new worker")
+        assert prog["pid"] not in hb["worker_pids"]
+    result = json.loads((sp.job(P.DONE, "victim") / P.RESULT_FILE).read_text())
+    assert result["attempt"] == 2
+    attempts = json.loads((sp.job(P.DONE, "victim") / P.ATTEMPTS_FILE).read_text())
+    assert attempts["lost"] == 1 and "signal 9" in attempts["history"][0]["reason"]
+    assert_same_model(sp.job(P.DONE, "victim") / P.MODEL_FILE, direct_model(VOTE, job))
