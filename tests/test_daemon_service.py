@@ -457,6 +457,14 @@ def test_progress_cancel_and_status_tell_the_truth(tmp_path):
         assert code == 3 and len(doc["daemons"]) == 1 and not doc["daemons"][0]["alive"]
         text = subprocess.run(_cmd("status", spool), capture_output=True, text=True, timeout=60).stdout
         assert "dead" in text and "no live daemon" in text
+        # a job left in claimed/ by the dead daemon is reported as such
+        client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="orphan")
+        P.move(sp.job(P.NEW, "orphan"), sp.job(P.CLAIMED, "orphan", doc["daemons"][0]["daemon"]))
+        code, doc = _status(spool)
+        assert doc["running"] == [{"job": "orphan", "daemon": doc["daemons"][0]["daemon"], "daemon_alive": False,
+                                   "progress": None, "cancel_requested": False}]
+        text = subprocess.run(_cmd("status", spool), capture_output=True, text=True, timeout=60).stdout
+        assert "its daemon is dead" in text
 
 
 def test_stop_command_and_sigterm_put_running_work_back(tmp_path):
@@ -512,3 +520,26 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(tmp_path):
     attempts = json.loads((sp.job(P.DONE, "victim") / P.ATTEMPTS_FILE).read_text())
     assert attempts["lost"] == 1 and "signal 9" in attempts["history"][0]["reason"]
     assert_same_model(sp.job(P.DONE, "victim") / P.MODEL_FILE, direct_model(VOTE, job))
+
+
+def test_two_daemons_on_one_spool_never_run_a_job_twice(tmp_path):
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    jobs = {f"j{i:02d}": dict(structure="kdb", k=3, iterations=300, seed=i) for i in range(16)}
+    for name, job in jobs.items():
+        client.publish(spool, VOTE if int(name[1:]) % 2 else WEATHER, job, name=name)
+    with daemon(spool, "--threads", "1", log=tmp_path / "a.log") as a:
+        wait_until(lambda: sp.claimed(), 30, "a first claim")
+        with daemon(spool, "--threads", "1", log=tmp_path / "b.log") as b:  # starts (and recovers) meanwhile
+            wait_until(lambda: len(final_names(spool, P.DONE)) == len(jobs), 90, "every job")
+            ran = {}
+            for name in jobs:
+                ran.setdefault(json.loads((sp.job(P.DONE, name) / P.RESULT_FILE).read_text())["daemon"], []).append(name)
+            ids = {a.heartbeat()["daemon"], b.heartbeat()["daemon"]}
+    assert set(ran) <= ids and sum(map(len, ran.values())) == len(jobs)
+    assert final_names(spool, P.DONE) == sorted(jobs) and final_names(spool, P.FAILED) == []
+    for name, job in jobs.items():
+        result = json.loads((sp.job(P.DONE, name) / P.RESULT_FILE).read_text())
+        assert result["attempt"] == 1
+        assert_same_model(sp.job(P.DONE, name) / P.MODEL_FILE,
+                          direct_model(VOTE if int(name[1:]) % 2 else WEATHER, job))

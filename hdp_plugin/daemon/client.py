@@ -163,8 +163,9 @@ def status(spool: str | os.PathLike) -> dict:
     claimed = sp.claimed()
     running = []
     for d, names in claimed.items():
+        alive = P.daemon_alive(sp, d) if names else False
         for n in names:
-            running.append({"job": n, "daemon": d, "progress": P.read_json(sp.progress(n)),
+            running.append({"job": n, "daemon": d, "daemon_alive": alive, "progress": P.read_json(sp.progress(n)),
                             "cancel_requested": sp.cancel(n).exists()})
     return {
         "protocol": P.PROTOCOL_VERSION,

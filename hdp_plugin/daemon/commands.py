@@ -231,7 +231,8 @@ def _status_text(doc: dict) -> str:
     for r in doc["running"]:
         p = r["progress"] or {}
         lines.append(f"  running {r['job']}: {p.get('phase', 'starting')} {p.get('iteration', 0)}/{p.get('total', 0)}"
-                     + (" (cancel requested)" if r["cancel_requested"] else ""))
+                     + (" (cancel requested)" if r["cancel_requested"] else "")
+                     + ("" if r["daemon_alive"] else " (its daemon is dead: requeued when a daemon starts)"))
     return "\n".join(lines)
 
 
