@@ -163,6 +163,37 @@ class DaemonIT {
   }
 
   @Test
+  void experimenterRunsHeadlessOnTwoDatasets(@TempDir Path tmp) throws Exception {
+    weka.experiment.Experiment exp = new weka.experiment.Experiment();
+    exp.setRunLower(1);
+    exp.setRunUpper(2);
+    weka.experiment.RandomSplitResultProducer rp = new weka.experiment.RandomSplitResultProducer();
+    rp.setTrainPercent(66);
+    weka.experiment.ClassifierSplitEvaluator se = new weka.experiment.ClassifierSplitEvaluator();
+    se.setClassifier(classifier(s_Spool, "-K", "1", "-I", "50"));
+    rp.setSplitEvaluator(se);
+    exp.setResultProducer(rp);
+    weka.experiment.InstancesResultListener listener = new weka.experiment.InstancesResultListener();
+    java.io.File results = tmp.resolve("results.arff").toFile();
+    listener.setOutputFile(results);
+    exp.setResultListener(listener);
+    javax.swing.DefaultListModel<java.io.File> datasets = new javax.swing.DefaultListModel<>();
+    datasets.addElement(TestFiles.data().resolve("weather.nominal.arff").toFile());
+    datasets.addElement(TestFiles.data().resolve("vote.arff").toFile());
+    exp.setDatasets(datasets);
+    exp.setUsePropertyIterator(false);
+    exp.initialize();
+    exp.runExperiment();
+    exp.postProcess();
+    Instances r = DataSource.read(results.getPath());
+    assertEquals(4, r.numInstances(), "two datasets x two runs");
+    assertTrue(r.attribute("Percent_correct") != null);
+    for (int i = 0; i < r.numInstances(); i++) {
+      assertTrue(r.instance(i).value(r.attribute("Percent_correct")) > 20);
+    }
+  }
+
+  @Test
   void wekaCheckClassifier() throws Exception {
     weka.classifiers.CheckClassifier check = new weka.classifiers.CheckClassifier();
     check.setClassifier(classifier(s_Spool, "-I", "20"));

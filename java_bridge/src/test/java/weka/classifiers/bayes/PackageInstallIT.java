@@ -76,6 +76,29 @@ class PackageInstallIT {
       assertTrue(r.output.contains("=== Stratified cross-validation ==="), r.output);
       assertTrue(r.output.contains("Correctly Classified Instances"), r.output);
       assertTrue(r.output.contains("Structure: kdb (k=2)"), r.output);
+      // -d saves the model; -l loads it and predicts with no Python at all
+      Path model = s_Home.resolve("vote.model");
+      r = PythonSide.java(PythonSide.wekaClassPath(), env, 600, "weka.Run", "weka.classifiers.bayes.HDPBayesNet",
+        "-t", TestFiles.data().resolve("vote.arff").toString(), "-no-cv", "-K", "2", "-I", "100", "-spool",
+        s_Spool.toString(), "-d", model.toString());
+      assertEquals(0, r.code, r.output);
+      assertTrue(Files.size(model) > 1000);
+      String trained = r.output.substring(r.output.indexOf("=== Error on training data ==="));
+      assertTrue(SpoolClient.stopDaemons(s_Spool, 30000));
+      Map<String, String> noPython = env();
+      noPython.put(HDPBayesNet.PYTHON_ENV, "/nonexistent/python3");
+      r = PythonSide.java(PythonSide.wekaClassPath(), noPython, 120, "weka.Run", "weka.classifiers.bayes.HDPBayesNet",
+        "-l", model.toString(), "-T", TestFiles.data().resolve("vote.arff").toString());
+      assertEquals(0, r.code, r.output);
+      String reloaded = r.output.substring(r.output.indexOf("=== Error on test data ==="));
+      // the same predictions: every line of the two evaluations after their titles agrees
+      String[] a = trained.split("\\R");
+      String[] b = reloaded.split("\\R");
+      for (int i = 1; i < Math.min(a.length, b.length); i++) {
+        if (a[i].startsWith("Correctly") || a[i].startsWith("Mean absolute") || a[i].startsWith("Root mean")) {
+          assertEquals(a[i], b[i]);
+        }
+      }
     } finally {
       SpoolClient.stopDaemons(s_Spool, 30000);
     }

@@ -1,0 +1,98 @@
+package weka.classifiers.bayes.hdpbnc;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+
+import org.junit.jupiter.api.Test;
+
+import weka.core.Instances;
+
+/**
+ * Every way a model file can be bad gives a ModelFileException naming the file, never a wrong
+ * answer: missing, empty, truncated, another format, flipped bytes (checksum), a newer major
+ * version, an Arrow file that is not a model.
+ */
+class ModelFileErrorsTest {
+
+  static byte[] golden() throws Exception {
+    return Files.readAllBytes(TestFiles.golden().resolve("weather-kdb1-hdp.hdpbnc"));
+  }
+
+  static String fails(byte[] data) {
+    ModelFile.ModelFileException e = assertThrows(ModelFile.ModelFileException.class,
+      () -> ModelFile.read(data, "m.hdpbnc"));
+    assertTrue(e.getMessage().startsWith("m.hdpbnc: "), e.getMessage());
+    return e.getMessage();
+  }
+
+  @Test
+  void missingFile() {
+    ModelFile.ModelFileException e = assertThrows(ModelFile.ModelFileException.class,
+      () -> ModelFile.read(Path.of("/nonexistent/m.hdpbnc")));
+    assertTrue(e.getMessage().contains("cannot read the model file"), e.getMessage());
+  }
+
+  @Test
+  void emptyTruncatedAndForeign() throws Exception {
+    byte[] g = golden();
+    assertTrue(fails(new byte[0]).contains("not an hdp-bnc model file"));
+    for (int keep : new int[] {5, 100, g.length / 2, g.length - 1}) {
+      byte[] cut = java.util.Arrays.copyOf(g, keep);
+      assertTrue(fails(cut).contains("not an hdp-bnc model file"), "truncated to " + keep);
+    }
+    assertTrue(fails("@relation x\n@attribute a {0,1}\n@data\n".getBytes(StandardCharsets.UTF_8))
+      .contains("not an hdp-bnc model file"));
+  }
+
+  @Test
+  void flippedBytesGiveAnErrorOrTheSameAnswer() throws Exception {
+    byte[] g = golden();
+    HDPModel ref = ModelFile.read(g, "ref");
+    Instances data = GoldenModelsTest.data("weather-kdb1-hdp");
+    InstanceCoder refCoder = new InstanceCoder(ref, data);
+    Random r = new Random(0);
+    int errors = 0;
+    for (int trial = 0; trial < 300; trial++) {
+      byte[] b = g.clone();
+      int at = r.nextInt(b.length);
+      b[at] ^= (byte) (1 << r.nextInt(8));
+      HDPModel m;
+      try {
+        m = ModelFile.read(b, "m.hdpbnc");
+      } catch (ModelFile.ModelFileException e) {
+        errors++;
+        assertTrue(e.getMessage().startsWith("m.hdpbnc: "), e.getMessage());
+        continue;
+      }
+      InstanceCoder coder = new InstanceCoder(m, data);
+      for (int i = 0; i < data.numInstances(); i++) {
+        assertArrayEquals(refCoder.distribution(data.instance(i)), coder.distribution(data.instance(i)), 0.0,
+          "byte " + at + " flipped, row " + i);
+      }
+    }
+    assertTrue(errors > 100, "only " + errors + " of 300 flips detected");
+  }
+
+  @Test
+  void newerMajorVersionAndOtherFormat() throws Exception {
+    byte[] g = golden();
+    String s = new String(g, StandardCharsets.ISO_8859_1);
+    byte[] newer = s.replace("\"format_version\":[1,0]", "\"format_version\":[2,0]").getBytes(
+      StandardCharsets.ISO_8859_1);
+    assertTrue(!java.util.Arrays.equals(g, newer), "format_version not found in the golden file");
+    String msg = fails(newer);
+    assertTrue(msg.contains("model format 2.0 is newer"), msg);
+    byte[] other = s.replace("\"format\":\"hdp-bnc-model\"", "\"format\":\"hdp-bnc-modeX\"").getBytes(
+      StandardCharsets.ISO_8859_1);
+    assertTrue(fails(other).contains("not an hdp-bnc model file"));
+    byte[] minor = s.replace("\"format_version\":[1,0]", "\"format_version\":[1,7]").getBytes(
+      StandardCharsets.ISO_8859_1);
+    assertTrue(fails(minor).contains("checksum mismatch"), "a newer minor is read, but the checksum covers it");
+  }
+}
