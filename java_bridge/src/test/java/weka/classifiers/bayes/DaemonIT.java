@@ -294,16 +294,21 @@ class DaemonIT {
     throw new AssertionError("job " + job + " never failed");
   }
 
+  /** Starts a long training (ten million iterations on vote) on another thread. */
+  static Future<?> trainInBackground(ExecutorService ex, Path spool) throws Exception {
+    HDPBayesNet c = classifier(spool, "-I", "10000000");
+    return ex.submit(() -> {
+      c.buildClassifier(slowData());
+      return null;
+    });
+  }
+
   @Test
   void interruptionCancelsTheJob() throws Exception {
     Path spool = freshSpool("interrupt");
-    HDPBayesNet c = classifier(spool, "-I", "10000000");
     ExecutorService ex = Executors.newSingleThreadExecutor();
     try {
-      Future<?> f = ex.submit(() -> {
-        c.buildClassifier(slowData());
-        return null;
-      });
+      Future<?> f = trainInBackground(ex, spool);
       Path job = awaitClaimed(spool);
       ex.shutdownNow(); // interrupts the training thread, as the Explorer's Stop button does
       ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
@@ -331,13 +336,9 @@ class DaemonIT {
   @Test
   void aDaemonThatDiesMidJobGivesAClearMessage() throws Exception {
     Path spool = freshSpool("kill");
-    HDPBayesNet c = classifier(spool, "-I", "10000000");
     ExecutorService ex = Executors.newSingleThreadExecutor();
     try {
-      Future<?> f = ex.submit(() -> {
-        c.buildClassifier(slowData());
-        return null;
-      });
+      Future<?> f = trainInBackground(ex, spool);
       Path job = awaitClaimed(spool);
       String daemon = job.getParent().getFileName().toString();
       Map<?, ?> beat = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(spool.resolve("daemons").resolve(

@@ -305,27 +305,11 @@ public final class ArrowFileReader {
       }
       Object values;
       switch (type) {
-        case INT32: {
-          ByteBuffer d = need(buffer(body, rb, buf + 1), 4L * n, name);
-          int[] a = new int[n];
-          d.asIntBuffer().get(a);
-          values = a;
+        case INT32:
+        case INT64:
+        case FLOAT64:
+          values = fixedWidth(type, need(buffer(body, rb, buf + 1), (type == ColumnType.INT32 ? 4L : 8L) * n, name), n);
           break;
-        }
-        case INT64: {
-          ByteBuffer d = need(buffer(body, rb, buf + 1), 8L * n, name);
-          long[] a = new long[n];
-          d.asLongBuffer().get(a);
-          values = a;
-          break;
-        }
-        case FLOAT64: {
-          ByteBuffer d = need(buffer(body, rb, buf + 1), 8L * n, name);
-          double[] a = new double[n];
-          d.asDoubleBuffer().get(a);
-          values = a;
-          break;
-        }
         case BOOL:
           values = bits(buffer(body, rb, buf + 1), n, name);
           break;
@@ -357,6 +341,27 @@ public final class ArrowFileReader {
       buf += nBuffers;
     }
     return out;
+  }
+
+  /** The values of a fixed-width column: int[], long[] or double[]. */
+  private static Object fixedWidth(ColumnType type, ByteBuffer d, int n) {
+    switch (type) {
+      case INT32: {
+        int[] a = new int[n];
+        d.asIntBuffer().get(a);
+        return a;
+      }
+      case INT64: {
+        long[] a = new long[n];
+        d.asLongBuffer().get(a);
+        return a;
+      }
+      default: {
+        double[] a = new double[n];
+        d.asDoubleBuffer().get(a);
+        return a;
+      }
+    }
   }
 
   private ByteBuffer buffer(ByteBuffer body, RecordBatch rb, int i) throws IOException {

@@ -136,17 +136,9 @@ public final class ArrowFileWriter {
     FlatBufferBuilder f = new FlatBufferBuilder(1024);
     int fs = schema(f);
     Footer.startDictionariesVector(f, dictionaries.size());
-    for (int i = dictionaries.size() - 1; i >= 0; i--) {
-      long[] b = dictionaries.get(i);
-      Block.createBlock(f, b[0], (int) b[1], b[2]);
-    }
-    int dv = f.endVector();
+    int dv = blocks(f, dictionaries);
     Footer.startRecordBatchesVector(f, batches.size());
-    for (int i = batches.size() - 1; i >= 0; i--) {
-      long[] b = batches.get(i);
-      Block.createBlock(f, b[0], (int) b[1], b[2]);
-    }
-    int bv = f.endVector();
+    int bv = blocks(f, batches);
     Footer.startFooter(f);
     Footer.addVersion(f, MetadataVersion.V5);
     Footer.addSchema(f, fs);
@@ -157,6 +149,15 @@ public final class ArrowFileWriter {
     raw(footer);
     raw(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(footer.length).array());
     raw(MAGIC);
+  }
+
+  /** Ends a started vector of Block structs (offset, metadata length, body length), written back to front. */
+  private static int blocks(FlatBufferBuilder f, List<long[]> blocks) {
+    for (int i = blocks.size() - 1; i >= 0; i--) {
+      long[] b = blocks.get(i);
+      Block.createBlock(f, b[0], (int) b[1], b[2]);
+    }
+    return f.endVector();
   }
 
   private int schema(FlatBufferBuilder fb) {
