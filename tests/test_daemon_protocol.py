@@ -171,6 +171,7 @@ def _job_folder(tmp_path, job: dict | bytes, files: dict | None = None) -> Path:
     return folder
 
 
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
 def test_data_file_must_stay_inside_the_folder(tmp_path):
     outside = tmp_path / "secret.arff"
     outside.write_bytes((DATA / "weather.nominal.arff").read_bytes())
@@ -189,6 +190,7 @@ def test_data_file_must_stay_inside_the_folder(tmp_path):
         data_file(folder, read_job(folder))
 
 
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
 def test_job_json_link_out_is_refused(tmp_path):
     target = tmp_path / "elsewhere.json"
     target.write_text('{"protocol": 1}')

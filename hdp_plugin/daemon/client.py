@@ -119,11 +119,13 @@ def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, p
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     last = None
+    misses = 0
     while True:
         st = job_state(spool, name)
         if st["state"] in (P.DONE, P.FAILED):
             return st
-        if st["state"] is None:
+        misses = misses + 1 if st["state"] is None else 0
+        if misses >= 5:  # gone on five looks in a row: not a job moving between states
             raise JobError(f"no job named {name} in {spool}")
         prog = st.get("progress")
         if on_progress is not None and prog and prog != last:

@@ -303,23 +303,23 @@ class Spool:
         return {d: self.names(f"{CLAIMED}/{d}") for d in self.names(CLAIMED)}
 
     def locate(self, name: str) -> tuple[str, Path] | None:
-        """Where a job is now: ``(state, folder)``, or None. Final states are checked first."""
-        for state in (DONE, FAILED):
-            p = self.job(state, name)
-            if p.exists():
-                return state, p
-        for daemon, jobs in self.claimed().items():
-            if name in jobs:
-                return CLAIMED, self.job(CLAIMED, name, daemon)
-        for state in (NEW, TMP):
-            p = self.job(state, name)
-            if p.exists():
-                return state, p
-        # it may have moved while we looked: once more, final states only
-        for state in (DONE, FAILED):
-            p = self.job(state, name)
-            if p.exists():
-                return state, p
+        """Where a job is now: ``(state, folder)``, or None.
+
+        A job can move while we look (``new/`` -> ``claimed/`` just after we listed ``claimed/``),
+        so a miss is looked again three times before it counts.
+        """
+        for _ in range(3):
+            for state in (DONE, FAILED):
+                p = self.job(state, name)
+                if p.exists():
+                    return state, p
+            for daemon, jobs in self.claimed().items():
+                if name in jobs:
+                    return CLAIMED, self.job(CLAIMED, name, daemon)
+            for state in (NEW, TMP):
+                p = self.job(state, name)
+                if p.exists():
+                    return state, p
         return None
 
 
