@@ -11,7 +11,6 @@ import shutil
 import time
 from pathlib import Path
 
-from ..data.readers import format_of
 from ..errors import JobError
 from . import protocol as P
 
@@ -48,6 +47,8 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     """
     sp = P.Spool(spool).create()
     name = P.check_name(name or new_job_name())
+    from ..data.readers import format_of
+
     src = Path(data)
     if not src.is_file():
         raise JobError(f"{src}: no such file")

@@ -147,6 +147,9 @@ class Daemon:
     # --- start and stop -----------------------------------------------------------------
     def start(self) -> None:
         self.spool.create()
+        mode = os.stat(self.spool.root).st_mode & 0o777
+        if os.name == "posix" and mode & 0o077:
+            log.warning("%s has mode %o: other users can read or write jobs; chmod 700 it", self.spool.root, mode)
         self.lock = P.DaemonLock(self.spool.lock(self.id))
         self.lock.acquire()
         (self.spool.dir(P.CLAIMED) / self.id).mkdir(mode=0o700)
