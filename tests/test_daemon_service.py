@@ -262,7 +262,7 @@ def test_a_daemon_model_equals_hdp_bnc_train(tmp_path):
 def test_kill_9_at_several_points_loses_nothing_and_does_nothing_twice(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool)
-    jobs = {f"long-{i}": dict(structure="kdb", k=4, iterations=1500, seed=i) for i in range(6)}
+    jobs = {f"long-{i}": dict(structure="kdb", k=4, iterations=2000, seed=i) for i in range(6)}
     for name, job in jobs.items():
         client.publish(spool, VOTE, job, name=name)
     watcher = Watcher(spool)
