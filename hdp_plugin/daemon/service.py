@@ -511,8 +511,9 @@ def run(spool: str | os.PathLike, settings: Settings | None = None, *, install_s
     d = Daemon(spool, settings)
     if install_signals:
         d.install_signal_handlers()
-    d.start()
     try:
+        d.start()
         return d.serve()
     finally:
-        d.shutdown()
+        if d.lock is not None and d.lock.fd is not None:  # it got as far as owning its files
+            d.shutdown()
