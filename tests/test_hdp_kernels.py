@@ -152,14 +152,54 @@ def test_table_sweep_matches_slow_twin(seed):
     fast = [a.copy() for a in (n, t, N, T)]
     slow = [a.copy() for a in (n, t, N, T)]
     weights = np.empty(2 * 3 + 1)
+    no_big = np.full(trees.n_cells, -1, np.int64)
+    empty = np.zeros((0, log_s.shape[1]))
     for _ in range(5):
         kernels.table_sweep(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start, conc,
-                            log_s, *fast, 3, weights, state_fast)
+                            log_s, empty, no_big, *fast, 3, weights, state_fast)
         _slow_table_sweep(trees, group, conc, log_s, *slow, 3, state_slow)
         for a, b in zip(fast, slow):
             assert np.array_equal(a, b)
         assert kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
                                         trees.node_cell_start, trees.is_leaf, *fast) == -1
+
+
+def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
+    """Leaves with large counts read their own rows; the draws are those of a full table."""
+    from hdp_plugin.hdp.sampler import _stirling
+    from hdp_plugin.hdp.stirling import log_stirling_rows
+
+    rng = np.random.default_rng(9)
+    X = np.stack([rng.integers(0, 3, 2000), rng.integers(0, 2, 2000)], axis=1).astype(np.uint8)
+    y = rng.integers(0, 2, 2000).astype(np.int32)
+    trees = build_trees(X, y, np.array([3, 2]), 2, [(1,), ()], [0])
+    group, fixed, _ = tying_groups(trees, "level")
+    conc = np.where(fixed, 2.0, 1.7)
+    state = [np.zeros(trees.n_cells, np.int64) for _ in range(2)] + [np.zeros(trees.n_nodes, np.int64) for _ in range(2)]
+    kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, group,
+                       trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, *state)
+    raw = trees.raw_counts()
+    leaf = np.repeat(trees.is_leaf, 3)
+    window, sweeps = 3, 5
+    # dense rows cover every internal count these sweeps can reach, and no large leaf
+    n_dense = int(state[0][~leaf].max()) + (sweeps + 1) * window * 3
+    big_row = np.full(trees.n_cells, -1, np.int64)
+    dense, big = _stirling(raw, leaf, n_dense, 40, big_row)
+    assert (big_row >= 0).sum() == 12 and big.shape[0] == np.unique(raw[big_row >= 0]).size
+    full, _ = log_stirling_rows(int(raw.max()), 40, np.zeros(0, np.int64))
+    no_big = np.full(trees.n_cells, -1, np.int64)
+    a = [v.copy() for v in state]
+    b = [v.copy() for v in state]
+    sa, sb = hrng.tree_states(3, 1)[0], hrng.tree_states(3, 1)[0]
+    w = np.empty(2 * window + 1)
+    for _ in range(sweeps):
+        need_a = kernels.table_sweep(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start,
+                                     conc, dense, big, big_row, *a, window, w, sa)
+        need_b = kernels.table_sweep(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start,
+                                     conc, full, big[:0], no_big, *b, window, w, sb)
+        assert need_a[0] == need_b[0] and need_a[1] <= n_dense
+        for u, v in zip(a, b):
+            assert np.array_equal(u, v)
 
 
 def test_m_estimate_and_prior_match_formulas():

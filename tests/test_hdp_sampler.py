@@ -109,33 +109,50 @@ def test_invariants_hold_after_every_sweep(tying):
     assert r.n_samples == 54
 
 
-def test_large_counts_and_a_table_that_must_grow():
-    # one leaf with thousands of customers
+def test_large_counts_use_their_own_rows_and_tables_grow():
+    # leaves with thousands of customers: their rows are computed alone, the dense part stays small
     X = np.zeros((20000, 1), np.uint8)
     X[::2, 0] = 1
     y = np.zeros(20000, np.int32)
     y[::3] = 1
     trees = build_trees(X, y, np.array([2]), 2, [()], [0])
     r = sample(trees, iterations=400, random_state=0)
-    assert r.stirling_shape[0] == trees.raw_counts().max() + 1
+    dense_shape, big_shape = r.stirling_shape
+    assert dense_shape[0] < 2000 < trees.raw_counts().max()
+    assert big_shape[0] == np.unique(trees.leaf_counts[trees.leaf_counts > dense_shape[0] - 1]).size
     p = r.probabilities.reshape(-1, 2)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     np.testing.assert_allclose(p[1], [1 / 2, 1 / 2], atol=0.01)
     # a kernel given too narrow a table stops before drawing anything
-    from hdp_plugin.hdp.stirling import log_stirling_table
+    from hdp_plugin.hdp.stirling import log_stirling_rows
 
     group, fixed, gstart = tying_groups(trees, "level")
     conc = np.where(fixed, 2.0, 2.0)
     n, t = r.customer_counts.copy(), r.table_counts.copy()
     N = np.add.reduceat(n, trees.node_cell_start[:-1])
     T = np.add.reduceat(t, trees.node_cell_start[:-1])
-    narrow = log_stirling_table(20000, 2)
     z = np.zeros(trees.n_cells)
-    reached = kernels.sample_tree(7, 9, 0, 0, trees.n_nodes, 0, 2, 2, trees.node_parent, group,
-                                  trees.node_cell_start, fixed, conc, narrow, n, t, N, T, z, z.copy(),
-                                  np.zeros(2), np.zeros(2), np.ones(4, np.uint64), 10, 5, 3, 2.0, 1.0, 4000.0)
-    assert reached == 7
-    assert np.array_equal(t, r.table_counts)
+    no_big = np.full(trees.n_cells, -1, np.int64)
+    for n_dense, t_cols in [(20000, 2), (10, 40)]:  # too few columns, then too few dense rows
+        dense, big = log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64))
+        reached = kernels.sample_tree(7, 9, 0, 0, trees.n_nodes, 0, 2, 2, 2, trees.node_parent, group,
+                                      trees.node_cell_start, fixed, conc, dense, big, no_big, n, t, N, T,
+                                      z, z.copy(), np.zeros(2), np.zeros(2), np.ones(4, np.uint64), 10, 5,
+                                      3, 2.0, 1.0, 4000.0)
+        assert reached == 7
+        assert np.array_equal(t, r.table_counts)
+
+
+def test_tables_sized_on_demand_give_the_same_model():
+    """Growing the Stirling tables mid-run leaves no trace in the result."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, size=(30000, 2)).astype(np.uint8)
+    y = rng.integers(0, 2, 30000).astype(np.int32)
+    trees = build_trees(X, y, np.array([2, 2]), 2, [(1,), ()], [0, 1])
+    a = sample(trees, iterations=150, random_state=4)
+    b = sample(trees, iterations=150, random_state=4, _initial_sizes=(8, 2))  # many grow steps
+    assert b.stirling_shape[0][0] > 9 and b.stirling_shape[0][1] > 3
+    assert np.array_equal(a.probabilities, b.probabilities)
 
 
 def test_empty_tree_gives_uniform_prior():

@@ -80,24 +80,35 @@ def init_tree(node_lo, node_hi, card, node_parent, node_group, node_cell_start, 
 
 
 @njit(**NJIT_OPTIONS)
-def needed_columns(cell_lo, cell_hi, n, t, window):
-    """Largest t any draw of the next iteration can ask the Stirling table for."""
+def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
+    """What the next iteration can ask of the Stirling tables, from the current state.
+
+    Returns ``(columns, dense_n)``: the largest t any draw can need (max of min(n, t + window))
+    and the largest count among the cells that use the dense rows (all but the big leaves).
+    """
     need = 1
+    n_dense = 1
     for cell in range(cell_lo, cell_hi):
         m = min(n[cell], t[cell] + window)
         if m > need:
             need = m
-    return need
+        if big_row[cell] < 0 and n[cell] > n_dense:
+            n_dense = n[cell]
+    return need, n_dense
 
 
 @njit(**NJIT_OPTIONS)
-def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc, log_stirling,
-                n, t, node_N, node_T, window, weights, rng):
+def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc, log_dense,
+                log_big, big_row, n, t, node_N, node_T, window, weights, rng):
     """One bottom-up sweep of windowed Gibbs draws of every non-root table count.
 
-    Returns the largest t the next sweep can ask the Stirling table for (max of min(n, t + window)).
+    ``log_dense[n]`` holds log S(n, .) for small n; a leaf cell whose data count is beyond it has
+    its own row ``log_big[big_row[cell]]``. Returns ``(columns, dense_n)`` as
+    :func:`needed_sizes` would after the sweep: every cell's n is final once the cell is visited
+    (its children come first), and the root's n is read at the end.
     """
     need = 1
+    n_dense = 1
     for j in range(node_hi - 1, node_lo, -1):
         p = node_parent[j]
         c = conc[node_group[j]]
@@ -115,6 +126,9 @@ def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start
             m = min(nx, tc + 2 * window)
             if m > need:
                 need = m
+            br = big_row[cell]
+            if br < 0 and nx > n_dense:
+                n_dense = nx
             pcell = pbase + x
             npx = n[pcell]
             tpx = t[pcell]
@@ -128,10 +142,10 @@ def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start
             # call per cell, then one log per candidate
             a = cp + Np + (lo - tc)
             lg = math.lgamma(a)
-            row = log_stirling[nx]
+            row = log_dense[nx] if br < 0 else log_big[br]
             for k in range(hi - lo + 1):
                 tt = lo + k
-                w = row[tt] + tt * log_c + log_stirling[npx + tt - tc, tpx] - lg
+                w = row[tt] + tt * log_c + log_dense[npx + tt - tc, tpx] - lg
                 weights[k] = w
                 if w > wmax:
                     wmax = w
@@ -154,7 +168,11 @@ def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start
                 node_T[j] += d
                 n[pcell] += d
                 node_N[p] += d
-    return need
+    base = node_cell_start[node_lo]
+    for x in range(card):
+        if n[base + x] > n_dense:
+            n_dense = n[base + x]
+    return need, n_dense
 
 
 @njit(**NJIT_OPTIONS)
@@ -204,26 +222,31 @@ def accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_c
 
 
 @njit(**NJIT_OPTIONS)
-def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, card, node_parent,
-                node_group, node_cell_start, group_fixed, conc, log_stirling, n, t, node_N, node_T,
-                prob, est_sum, sum_T, sum_q, rng, window, conc_every, conc_offset, shape, rate, max_c):
+def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, card, max_children,
+                node_parent, node_group, node_cell_start, group_fixed, conc, log_dense, log_big,
+                big_row, n, t, node_N, node_T, prob, est_sum, sum_T, sum_q, rng, window, conc_every,
+                conc_offset, shape, rate, max_c):
     """Run iterations ``it_from .. it_to - 1`` on one tree.
 
     Returns the iteration reached: ``it_to`` when done, earlier when the next iteration could ask
-    for a Stirling number beyond the table's columns (the driver then grows the table and calls
-    again from there; no random number is drawn by the check, so results do not depend on it).
+    for a Stirling number beyond the tables (a column past the last, or a dense row past the last:
+    within one iteration an internal count grows by at most ``window`` per child, and a candidate
+    looks ``window`` further). The driver then grows the tables and calls again from there; no
+    random number is drawn by the check, so results do not depend on it.
     """
     weights = np.empty(2 * window + 1, dtype=np.float64)
     cell_lo = node_cell_start[node_lo]
     cell_hi = node_cell_start[node_hi - 1] + card
-    t_cap = log_stirling.shape[1] - 1
-    need = needed_columns(cell_lo, cell_hi, n, t, window)
+    t_cap = log_dense.shape[1] - 1
+    n_cap = log_dense.shape[0] - 1
+    need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
     for it in range(it_from, it_to):
-        if need > t_cap:
+        if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
             return it
         # Step 1: table counts, bottom-up
-        need = table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc,
-                    log_stirling, n, t, node_N, node_T, window, weights, rng)
+        need, dense_n = table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start,
+                                    conc, log_dense, log_big, big_row, n, t, node_N, node_T, window,
+                                    weights, rng)
         # Step 2: concentrations every conc_every-th iteration
         if it % conc_every == conc_offset:
             concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
@@ -237,17 +260,18 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
 
 @njit(**_PAR_OPTIONS)
 def sample_trees(order, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
-                 node_parent, node_group, node_cell_start, group_fixed, conc, log_stirling, n, t,
-                 node_N, node_T, prob, est_sum, sum_T, sum_q, rng_states, window, conc_every,
-                 conc_offset, shape, rate, max_c):
+                 tree_max_children, node_parent, node_group, node_cell_start, group_fixed, conc,
+                 log_dense, log_big, big_row, n, t, node_N, node_T, prob, est_sum, sum_T, sum_q,
+                 rng_states, window, conc_every, conc_offset, shape, rate, max_c):
     """Advance every tree in ``order`` to iteration ``it_to`` (in parallel over trees)."""
     for i in prange(order.shape[0]):
         tr = order[i]
         it_reached[tr] = sample_tree(
             it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
-            tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], node_parent, node_group,
-            node_cell_start, group_fixed, conc, log_stirling, n, t, node_N, node_T, prob, est_sum,
-            sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+            tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], tree_max_children[tr],
+            node_parent, node_group, node_cell_start, group_fixed, conc, log_dense, log_big, big_row,
+            n, t, node_N, node_T, prob, est_sum, sum_T, sum_q, rng_states[tr], window, conc_every,
+            conc_offset, shape, rate, max_c)
 
 
 @njit(**_PAR_OPTIONS)

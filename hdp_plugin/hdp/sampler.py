@@ -20,7 +20,7 @@ from .. import config
 from ..errors import HDPError, ParameterError
 from . import kernels
 from .rng import tree_states
-from .stirling import log_stirling_table
+from .stirling import log_stirling_rows
 from .trees import ContextTrees
 
 log = logging.getLogger(__name__)
@@ -100,6 +100,7 @@ def sample(
     window: int = config.WINDOW,
     progress: Callable[[int, int], bool | None] | None = None,
     debug: bool = False,
+    _initial_sizes: tuple[int, int] | None = None,
 ) -> SamplerResult:
     """Estimate every tree's probability tables with the HDP collapsed Gibbs sampler.
 
@@ -167,11 +168,21 @@ def sample(
         kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, node_group,
                            trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t,
                            node_N, node_T)
-        # The largest count any cell can ever hold is its raw data count.
-        n_max = int(trees.raw_counts().max(initial=1))
-        t_need = int(kernels.needed_columns(0, n_cells, n, t, window))
+        # Stirling tables: dense rows for the counts that move (internal nodes) and for small
+        # leaves, one row per distinct large leaf count; both grow on demand.
+        raw = trees.raw_counts()
+        n_max = int(raw.max(initial=1))
+        cell_is_leaf = np.repeat(trees.is_leaf, trees.tree_card[trees.node_tree])
+        max_children = _max_children(trees)
+        margin = window * (int(max_children.max(initial=1)) + 1)
+        big_row = np.full(n_cells, -1, np.int64)
+        t_need = int(kernels.needed_sizes(0, n_cells, n, t, big_row, window)[0])
         t_cap = min(n_max, max(2 * t_need, 64))
-        log_s = log_stirling_table(n_max, t_cap)
+        n_int = int(n[~cell_is_leaf].max(initial=1))
+        n_dense = min(n_max + margin, max(2 * (n_int + margin), 1024))
+        if _initial_sizes is not None:  # tests: start small and grow
+            n_dense, t_cap = _initial_sizes
+        log_dense, log_big = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
         # Largest trees first, so that parallel threads finish together.
         sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
         order = np.argsort(-sizes, kind="stable").astype(np.int64)
@@ -182,19 +193,22 @@ def sample(
             target = min(iterations, target + chunk)
             while True:
                 kernels.sample_trees(order, reached, target, burn_in, trees.tree_node_start,
-                                     tree_group_start, trees.tree_card, trees.node_parent, node_group,
-                                     trees.node_cell_start, group_fixed, conc, log_s, n, t, node_N,
-                                     node_T, prob, est_sum, sum_T, sum_q, rng, window,
-                                     config.CONCENTRATION_EVERY, config.CONCENTRATION_OFFSET,
-                                     config.CONCENTRATION_SHAPE, config.CONCENTRATION_RATE,
-                                     config.MAX_CONCENTRATION)
+                                     tree_group_start, trees.tree_card, max_children, trees.node_parent,
+                                     node_group, trees.node_cell_start, group_fixed, conc, log_dense,
+                                     log_big, big_row, n, t, node_N, node_T, prob, est_sum, sum_T,
+                                     sum_q, rng, window, config.CONCENTRATION_EVERY,
+                                     config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
+                                     config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
                 if (reached >= target).all():
                     break
-                # a tree needs more Stirling columns: grow the shared table and carry on
-                t_need = int(kernels.needed_columns(0, n_cells, n, t, window))
-                t_cap = min(n_max, max(2 * t_cap, t_need))
-                log.debug("growing the Stirling table to %d x %d", n_max + 1, t_cap + 1)
-                log_s = log_stirling_table(n_max, t_cap)
+                # a tree needs more of the Stirling tables: grow them and carry on
+                t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, n_cells, n, t, big_row, window))
+                if t_need > t_cap:
+                    t_cap = min(n_max, max(2 * t_cap, t_need))
+                if dense_need + margin > n_dense:
+                    n_dense = min(n_max + margin, max(2 * n_dense, dense_need + margin))
+                log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
+                log_dense, log_big = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
             if debug:
                 bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
                                                trees.node_cell_start, trees.is_leaf, n, t, node_N, node_T)
@@ -216,8 +230,27 @@ def sample(
         seconds=time.perf_counter() - started,
         table_counts=t,
         customer_counts=n,
-        stirling_shape=log_s.shape,
+        stirling_shape=(log_dense.shape, log_big.shape),
     )
+
+
+def _max_children(trees: ContextTrees) -> np.ndarray:
+    """Per tree, the most children a node can have: the largest radix among its branching variables."""
+    out = np.ones(trees.n_trees, np.int64)
+    for tr in range(trees.n_trees):
+        vs = trees.branch_vars[trees.tree_var_start[tr] : trees.tree_var_start[tr + 1]]
+        radices = [trees.n_classes if v < 0 else int(trees.cardinalities[v]) for v in vs]
+        out[tr] = max(radices, default=1)
+    return out
+
+
+def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row):
+    """Build the tables for the current sizes and point the large leaves at their own rows."""
+    big = cell_is_leaf & (raw > n_dense)
+    values = np.unique(raw[big])
+    big_row[:] = -1
+    big_row[big] = np.searchsorted(values, raw[big])
+    return log_stirling_rows(n_dense, t_cap, values)
 
 
 def _threads(n_jobs: int | None) -> int:

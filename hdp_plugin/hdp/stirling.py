@@ -59,3 +59,67 @@ def log_stirling_table(n_max: int, t_max: int) -> np.ndarray:
     table[0, 0] = 0.0
     _fill(table, 1)
     return table
+
+
+@njit(**NJIT_OPTIONS)
+def _fill_dense_and_big(dense, big, big_values):
+    """Rows 0..len(dense)-1 into ``dense`` and rows ``big_values`` (ascending) into ``big``.
+
+    Streams the recurrence with two row buffers, so rows beyond the dense part cost time but no
+    memory unless they are wanted.
+    """
+    n_cols = dense.shape[1]
+    n_dense = dense.shape[0] - 1
+    n_last = n_dense
+    if big_values.shape[0] > 0 and big_values[-1] > n_last:
+        n_last = big_values[-1]
+    prev = np.full(n_cols, -np.inf)
+    cur = np.full(n_cols, -np.inf)
+    prev[0] = 0.0
+    dense[0, :] = prev
+    k = 0
+    for n in range(1, n_last + 1):
+        cur[0] = -np.inf
+        log_nm1 = math.log(n - 1) if n > 1 else -np.inf
+        top = min(n, n_cols - 1)
+        for t in range(1, top + 1):
+            a = prev[t - 1]
+            b = log_nm1 + prev[t] if t <= n - 1 else -np.inf
+            if a == -np.inf:
+                cur[t] = b
+            elif b == -np.inf:
+                cur[t] = a
+            elif a > b:
+                cur[t] = a + math.log1p(math.exp(b - a))
+            else:
+                cur[t] = b + math.log1p(math.exp(a - b))
+        for t in range(top + 1, n_cols):
+            cur[t] = -np.inf
+        if n <= n_dense:
+            dense[n, :] = cur
+        while k < big_values.shape[0] and big_values[k] == n:
+            big[k, :] = cur
+            k += 1
+        prev, cur = cur, prev
+
+
+def log_stirling_rows(n_dense: int, t_max: int, big_values: np.ndarray):
+    """A dense table for ``n <= n_dense`` and extra rows for the counts in ``big_values``.
+
+    Internal nodes' counts (sums of their children's table counts) stay small and move during
+    sampling, so they use the dense rows; leaves' counts are data counts, fixed, and can be as
+    large as the data: each distinct large one gets one row of its own instead of the table
+    growing to it. Both have ``t_max + 1`` columns.
+
+    Returns
+    -------
+    dense : ndarray of shape (n_dense + 1, t_max + 1)
+    big : ndarray of shape (len(big_values), t_max + 1)
+    """
+    n_dense = max(int(n_dense), 1)
+    big_values = np.ascontiguousarray(big_values, dtype=np.int64)
+    t_max = max(int(t_max), 1)
+    dense = np.empty((n_dense + 1, t_max + 1), dtype=np.float64)
+    big = np.empty((big_values.shape[0], t_max + 1), dtype=np.float64)
+    _fill_dense_and_big(dense, big, big_values)
+    return dense, big
