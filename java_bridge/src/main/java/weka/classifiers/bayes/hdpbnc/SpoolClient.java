@@ -546,10 +546,10 @@ public final class SpoolClient {
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(m_DaemonLog.toFile()));
-    pb.redirectInput(ProcessBuilder.Redirect.from(nullFile()));
     log("starting the hdp-bnc daemon: " + String.join(" ", cmd) + " (log: " + m_DaemonLog + ")");
     try {
       m_Started = pb.start();
+      m_Started.getOutputStream().close(); // the daemon reads no input
     } catch (IOException e) {
       throw new Exception("HDPBayesNet: cannot run the Python executable '" + m_Python + "' (" + e.getMessage()
         + "). Install Python 3.10 or later with the hdp-bnc package (python3 -m pip install hdp_plugin), and "
@@ -588,11 +588,6 @@ public final class SpoolClient {
       }
     }
     return false;
-  }
-
-  private static java.io.File nullFile() {
-    return new java.io.File(System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows") ? "NUL"
-      : "/dev/null");
   }
 
   /** @return the daemon process started by this client, or null */
