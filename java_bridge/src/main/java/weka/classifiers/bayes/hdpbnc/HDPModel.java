@@ -261,6 +261,29 @@ public final class HDPModel implements Serializable {
     return m_LogProbs.length;
   }
 
+  private boolean hasConcentrations() {
+    for (double c : m_NodeConcentration) {
+      if (!Double.isNaN(c)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** ", min-max" of the concentrations of a tree's non-root nodes, or "" without HDP. */
+  private String concentrationRange(int t) {
+    double lo = Double.POSITIVE_INFINITY;
+    double hi = Double.NEGATIVE_INFINITY;
+    for (int j = m_TreeNodeStart[t] + 1; j < m_TreeNodeStart[t + 1]; j++) {
+      double c = m_NodeConcentration[j];
+      if (!Double.isNaN(c)) {
+        lo = Math.min(lo, c);
+        hi = Math.max(hi, c);
+      }
+    }
+    return lo > hi ? "" : String.format(Locale.ROOT, ", %.3g-%.3g", lo, hi);
+  }
+
   /**
    * The label of an attribute's code, "?" for the missing slot.
    *
@@ -289,7 +312,8 @@ public final class HDPModel implements Serializable {
     for (int y = 0; y < m_ClassValues.length; y++) {
       sb.append(String.format(Locale.ROOT, " %s=%.4f", m_ClassValues[y], Math.exp(m_ClassLogPrior[y])));
     }
-    sb.append(String.format(Locale.ROOT, "%n%nNetwork (attribute <- class, parents) : values, tree nodes%n"));
+    sb.append(String.format(Locale.ROOT, "%n%nNetwork (attribute <- class, parents) : values, tree nodes%s%n",
+      hasConcentrations() ? ", concentrations below the root (min-max)" : ""));
     for (int t = 0; t < m_TreeAttr.length; t++) {
       int a = m_TreeAttr[t];
       StringBuilder ps = new StringBuilder(m_ClassName);
@@ -301,8 +325,19 @@ public final class HDPModel implements Serializable {
       if (m_AttrNumeric[a] && m_CutPoints[a] != null) {
         cuts = ", " + m_CutPoints[a].length + " cut point" + (m_CutPoints[a].length == 1 ? "" : "s");
       }
-      sb.append(String.format(Locale.ROOT, "  %s <- %s : %d%s, %d%n", m_AttrNames[a], ps, m_TreeCard[t], cuts,
-        nodes));
+      sb.append(String.format(Locale.ROOT, "  %s <- %s : %d%s, %d%s%n", m_AttrNames[a], ps, m_TreeCard[t], cuts,
+        nodes, concentrationRange(t)));
+    }
+    StringBuilder disc = new StringBuilder();
+    for (int a = 0; a < m_AttrNames.length; a++) {
+      if (m_AttrNumeric[a] && m_CutPoints[a] != null) {
+        disc.append(String.format(Locale.ROOT, "  %s: %s%n", m_AttrNames[a], m_CutPoints[a].length == 0
+          ? "no cut point (one bin)" : java.util.Arrays.toString(m_CutPoints[a])));
+      }
+    }
+    if (disc.length() > 0) {
+      sb.append(String.format(Locale.ROOT, "%nCut points of the numeric attributes (v goes to the first bin with "
+        + "v <= cut):%n")).append(disc);
     }
     if (m_TreeAttr.length < m_AttrNames.length) {
       sb.append("Not used (no improvement in the selection):");
