@@ -2,11 +2,14 @@
 
 ``log S(n, t)`` is tabulated by the recurrence
 ``log S(n, t) = logaddexp(log S(n-1, t-1), log(n-1) + log S(n-1, t))`` with ``S(0, 0) = 1``,
-``S(n, 0) = 0`` for ``n > 0`` and ``S(n, t) = 0`` for ``t > n``. The table has one row per count
-``n <= n_max`` (the largest count present in the model's trees) and columns ``t <= t_max``; the
-sampler only ever needs ``t`` within a window of the current table count, so ``t_max`` starts
-small and the driver grows the table when a tree's table counts approach it. One table is shared
-by all trees of a model.
+``S(n, 0) = 0`` for ``n > 0`` and ``S(n, t) = 0`` for ``t > n``.
+
+The sampler's tables (:func:`log_stirling_rows`) have dense rows for the counts that move during
+sampling (internal nodes' counts are sums of their children's table counts and stay small) and one
+row for each distinct large leaf count (data counts, fixed, as large as the data). Columns go to
+``t_max``: the sampler only needs ``t`` within a window of the current table count, so both
+dimensions start small and the driver grows them when a tree comes near an edge. One pair of
+tables is shared by all trees of a model.
 """
 
 from __future__ import annotations
@@ -17,48 +20,6 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT_OPTIONS
-
-
-@njit(**NJIT_OPTIONS)
-def _fill(table, n_from):
-    n_rows, n_cols = table.shape
-    for n in range(max(n_from, 1), n_rows):
-        prev = table[n - 1]
-        row = table[n]
-        row[0] = -np.inf
-        log_nm1 = math.log(n - 1) if n > 1 else -np.inf
-        top = min(n, n_cols - 1)
-        for t in range(1, top + 1):
-            a = prev[t - 1]
-            b = log_nm1 + prev[t] if t <= n - 1 else -np.inf
-            if a == -np.inf:
-                row[t] = b
-            elif b == -np.inf:
-                row[t] = a
-            elif a > b:
-                row[t] = a + math.log1p(math.exp(b - a))
-            else:
-                row[t] = b + math.log1p(math.exp(a - b))
-        for t in range(top + 1, n_cols):
-            row[t] = -np.inf
-
-
-def log_stirling_table(n_max: int, t_max: int) -> np.ndarray:
-    """Table of ``log S(n, t)`` for ``0 <= n <= n_max`` and ``0 <= t <= t_max``.
-
-    Entries that are zero Stirling numbers are ``-inf``.
-
-    Returns
-    -------
-    ndarray of shape (n_max + 1, t_max + 1), float64, C-contiguous
-    """
-    n_max = max(int(n_max), 1)
-    t_max = max(min(int(t_max), n_max), 1)
-    table = np.empty((n_max + 1, t_max + 1), dtype=np.float64)
-    table[0, :] = -np.inf
-    table[0, 0] = 0.0
-    _fill(table, 1)
-    return table
 
 
 @njit(**NJIT_OPTIONS)
@@ -123,3 +84,16 @@ def log_stirling_rows(n_dense: int, t_max: int, big_values: np.ndarray):
     big = np.empty((big_values.shape[0], t_max + 1), dtype=np.float64)
     _fill_dense_and_big(dense, big, big_values)
     return dense, big
+
+
+def log_stirling_table(n_max: int, t_max: int) -> np.ndarray:
+    """Table of ``log S(n, t)`` for ``0 <= n <= n_max`` and ``0 <= t <= min(t_max, n_max)``.
+
+    Entries that are zero Stirling numbers are ``-inf``.
+
+    Returns
+    -------
+    ndarray of shape (n_max + 1, min(t_max, n_max) + 1), float64, C-contiguous
+    """
+    n_max = max(int(n_max), 1)
+    return log_stirling_rows(n_max, max(min(int(t_max), n_max), 1), np.zeros(0, np.int64))[0]
