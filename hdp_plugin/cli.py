@@ -27,8 +27,9 @@ import numpy as np
 import typer
 
 from . import config
+from ._cli_errors import cli_errors as _errors
 from ._version import __version__
-from .errors import DataError, HDPError, ModelFileError, ParameterError
+from .errors import HDPError, ParameterError
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +42,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-#: exit code of bad data, options or model files (as for usage errors)
-EXIT_USAGE = 2
-#: exit code of any other failure
-EXIT_FAILURE = 1
 
 
 # ------------------------------------------------------------------------------------------
@@ -145,29 +142,6 @@ class _Out:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=Console(stderr=True), transient=True) as bar:
             yield bar
-
-
-def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
-
-
-@contextmanager
-def _errors():
-    """Turn the library's errors into one line on stderr and an exit code."""
-    try:
-        yield
-    except (DataError, ParameterError, ModelFileError) as exc:
-        raise _fail(str(exc), EXIT_USAGE) from None
-    except HDPError as exc:
-        raise _fail(str(exc), EXIT_FAILURE) from None
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        raise _fail(f"{where}{exc.strerror or exc}", EXIT_FAILURE) from None
-    except KeyboardInterrupt:
-        raise _fail("interrupted", 130) from None
 
 
 # ------------------------------------------------------------------------------------------

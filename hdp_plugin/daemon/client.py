@@ -11,6 +11,7 @@ import shutil
 import time
 from pathlib import Path
 
+from .._fs import fsync_directory
 from ..errors import JobError
 from . import protocol as P
 
@@ -70,7 +71,7 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
         with open(tmp / target, "rb+") as fh:
             os.fsync(fh.fileno())
         P.write_json(tmp / P.JOB_FILE, doc)
-        P.fsync_dir(tmp)
+        fsync_directory(tmp)
         if not P.move(tmp, sp.job(P.NEW, name)):
             raise JobError(f"tmp/{name} vanished before it could be published")
     except BaseException:

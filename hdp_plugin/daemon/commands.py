@@ -10,14 +10,14 @@ import json
 import logging
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from .. import config
-from ..errors import DataError, HDPError, JobError, ParameterError
+from .._cli_errors import EXIT_FAILURE, cli_errors as _errors
+from ..errors import ParameterError
 from . import client
 from . import protocol as P
 
@@ -30,29 +30,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_USAGE = 2
-EXIT_FAILURE = 1
 
 SpoolArg = Annotated[Path, typer.Argument(help="The spool directory (created with mode 0700 if missing).")]
-
-
-@contextmanager
-def _errors():
-    try:
-        yield
-    except (DataError, ParameterError, JobError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    except (HDPError, TimeoutError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_FAILURE) from None
-    except OSError as exc:
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
-        raise typer.Exit(EXIT_FAILURE) from None
-    except KeyboardInterrupt:
-        typer.echo("error: interrupted", err=True)
-        raise typer.Exit(130) from None
 
 
 # ------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from .. import config
+from .._fs import fsync_directory
 from ..errors import JobError
 
 #: the protocol version this code speaks (``protocol`` field of every JSON file)
@@ -374,22 +375,6 @@ def read_json(path: Path):
         return None
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a rename durable (POSIX; a no-op where directories cannot be opened)."""
-    if sys.platform == "win32":
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def move(src: Path, dst: Path) -> bool:
     """Rename a job folder, never over an existing one. False if ``src`` is gone (someone else won).
 
@@ -402,7 +387,7 @@ def move(src: Path, dst: Path) -> bool:
         _retry(os.rename, src, dst)
     except FileNotFoundError:
         return False
-    fsync_dir(dst.parent)
+    fsync_directory(dst.parent)
     return True
 
 
@@ -420,7 +405,7 @@ def move_final(src: Path, state_dir: Path, name: str) -> Path:
             if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
                 continue
             raise
-        fsync_dir(state_dir)
+        fsync_directory(state_dir)
         return dst
     raise OSError(f"cannot find a free name for {name} in {state_dir}")
 

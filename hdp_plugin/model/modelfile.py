@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from .. import config
+from .._fs import fsync_directory
 from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
@@ -259,7 +260,7 @@ def save_model(clf, path) -> Path:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
         tmp = None
-        _fsync_directory(directory)
+        fsync_directory(directory)
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot write the model file: {exc.strerror or exc}") from exc
     finally:
@@ -271,22 +272,6 @@ def save_model(clf, path) -> Path:
 # ------------------------------------------------------------------------------------------
 # reading
 # ------------------------------------------------------------------------------------------
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename durable where the platform allows it (POSIX); best effort elsewhere."""
-    if not hasattr(os, "O_DIRECTORY"):
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

@@ -1,0 +1,43 @@
+"""How every ``hdp-bnc`` command turns errors into one line on stderr and an exit code.
+
+Shared by :mod:`hdp_plugin.cli` and :mod:`hdp_plugin.daemon.commands`.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import typer
+
+from .errors import DataError, HDPError, JobError, ModelFileError, ParameterError
+
+#: exit code of bad data, options, jobs or model files (as for usage errors)
+EXIT_USAGE = 2
+#: exit code of any other failure
+EXIT_FAILURE = 1
+#: exit code after Ctrl-C
+EXIT_INTERRUPTED = 130
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    """Print ``error: message`` on stderr and return the Exit to raise."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def cli_errors():
+    """Turn the library's errors into one line on stderr and an exit code (no traceback)."""
+    try:
+        yield
+    except (DataError, ParameterError, ModelFileError, JobError) as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    except (HDPError, TimeoutError) as exc:
+        raise fail(str(exc), EXIT_FAILURE) from None
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        raise fail(f"{where}{exc.strerror or exc}", EXIT_FAILURE) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted", EXIT_INTERRUPTED) from None
