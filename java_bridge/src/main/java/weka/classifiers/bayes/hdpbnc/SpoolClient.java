@@ -348,7 +348,7 @@ public final class SpoolClient {
     Object lastProgress = null;
     while (true) {
       Path done = m_Root.resolve("done").resolve(name);
-      if (Files.isDirectory(done)) {
+      if (Files.isRegularFile(done.resolve("result.json"))) { // finished (section 5)
         Path model = done.resolve("model.arrow");
         Object result = readJson(done.resolve("result.json"));
         if (!Files.isRegularFile(model)) {
@@ -409,50 +409,56 @@ public final class SpoolClient {
 
   private long m_LastAliveCheck;
 
-  /** Fails when the job can no longer finish: its daemon died, or no daemon is left to claim it. */
+  /**
+   * Fails when the job can no longer finish: its daemon died, or no daemon is left to claim it, or it
+   * is nowhere (section 5: done, failed, claimed by some daemon, new; then done and failed once more).
+   */
   private void checkAlive(String name) throws Exception {
     long now = System.currentTimeMillis();
     if (now - m_LastAliveCheck < 1000) {
       return;
     }
     m_LastAliveCheck = now;
-    Path claimed = m_Root.resolve("claimed");
-    String owner = null;
-    if (Files.isDirectory(claimed)) {
-      try (Stream<Path> s = Files.list(claimed)) {
-        for (Path d : (Iterable<Path>) s::iterator) {
-          if (Files.isDirectory(d.resolve(name))) {
-            owner = d.getFileName().toString();
-          }
+    for (int look = 0; look < 2; look++) {
+      if (finished(name)) {
+        return;
+      }
+      String owner = claimedBy(name);
+      if (owner != null) {
+        if (!lockHeld(m_Root.resolve("daemons").resolve(owner + ".lock")) && !finished(name)) {
+          throw new Exception("HDPBayesNet: the hdp-bnc daemon " + owner + " died while training job " + name
+            + daemonExit() + "; the job was cancelled. Train again to retry" + logHint());
         }
+        return;
       }
-    }
-    if (owner != null) {
-      if (!lockHeld(m_Root.resolve("daemons").resolve(owner + ".lock"))
-        && !Files.exists(m_Root.resolve("done").resolve(name)) && !Files.exists(m_Root.resolve("failed").resolve(name))) {
-        throw new Exception("HDPBayesNet: the hdp-bnc daemon " + owner + " died while training job " + name
-          + daemonExit() + "; the job was cancelled. Train again to retry" + logHint());
+      if (Files.isDirectory(m_Root.resolve("new").resolve(name))) {
+        if (liveDaemons(m_Root).isEmpty()) {
+          throw new Exception("HDPBayesNet: no hdp-bnc daemon is left running on " + m_Root + " to train job "
+            + name + daemonExit() + logHint());
+        }
+        return;
       }
-      return;
+      Thread.sleep(100); // between two renames: look again
     }
-    if (Files.isDirectory(m_Root.resolve("new").resolve(name)) && liveDaemons(m_Root).isEmpty()) {
-      throw new Exception("HDPBayesNet: no hdp-bnc daemon is left running on " + m_Root + " to train job " + name
-        + daemonExit() + logHint());
-    }
-    if (!Files.exists(m_Root.resolve("new").resolve(name)) && !Files.exists(m_Root.resolve("done").resolve(name))
-      && !Files.exists(m_Root.resolve("failed").resolve(name)) && owner == null) {
-      // between two renames: look again next time; vanished for good if still nowhere
-      Thread.sleep(100);
-      if (!Files.exists(m_Root.resolve("done").resolve(name)) && !Files.exists(m_Root.resolve("failed").resolve(name))
-        && !Files.exists(m_Root.resolve("new").resolve(name)) && !claimedAnywhere(name)) {
-        throw new Exception("HDPBayesNet: job " + name + " vanished from the spool " + m_Root);
-      }
+    if (!finished(name)) {
+      throw new Exception("HDPBayesNet: job " + name + " vanished from the spool " + m_Root);
     }
   }
 
-  private boolean claimedAnywhere(String name) throws IOException {
-    try (Stream<Path> s = Files.list(m_Root.resolve("claimed"))) {
-      return s.anyMatch(d -> Files.isDirectory(d.resolve(name)));
+  private boolean finished(String name) {
+    return Files.isDirectory(m_Root.resolve("done").resolve(name))
+      || Files.isDirectory(m_Root.resolve("failed").resolve(name));
+  }
+
+  /** @return the id of the daemon whose claimed/ folder holds the job, or null */
+  private String claimedBy(String name) throws IOException {
+    Path claimed = m_Root.resolve("claimed");
+    if (!Files.isDirectory(claimed)) {
+      return null;
+    }
+    try (Stream<Path> s = Files.list(claimed)) {
+      return s.filter(d -> Files.isDirectory(d.resolve(name))).map(d -> d.getFileName().toString()).findFirst()
+        .orElse(null);
     }
   }
 
