@@ -320,6 +320,57 @@ class DaemonIT {
   }
 
   @Test
+  @SuppressWarnings({"deprecation", "removal"})
+  void aStoppedThreadCancelsTheJob() throws Exception {
+    // the Explorer's Stop button interrupts the training thread, then stops it (Thread.stop)
+    Path spool = freshSpool("stop");
+    HDPBayesNet c = classifier(spool, "-I", "10000000");
+    Thread t = new Thread(() -> {
+      try {
+        c.buildClassifier(slowData());
+      } catch (Exception e) {
+        // expected: stopped
+      }
+    });
+    t.start();
+    Path job = awaitClaimed(spool);
+    try {
+      t.stop();
+    } catch (UnsupportedOperationException e) { // JDK 20 and later
+      t.interrupt();
+    }
+    t.join(30000);
+    assertTrue(!t.isAlive());
+    assertEquals("cancelled", awaitFailedCode(spool, job.getFileName().toString()));
+  }
+
+  @Test
+  void twoClassifiersTrainAtOnce() throws Exception {
+    Path spool = freshSpool("two");
+    ExecutorService ex = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<double[]>> results = new ArrayList<>();
+      for (String k : new String[] {"1", "2"}) {
+        results.add(ex.submit(() -> {
+          HDPBayesNet c = classifier(spool, "-K", k, "-I", "50");
+          Instances d = data("vote.arff", "Class");
+          c.buildClassifier(d);
+          return c.distributionForInstance(d.instance(0));
+        }));
+      }
+      for (Future<double[]> f : results) {
+        double[] p = f.get(120, TimeUnit.SECONDS);
+        assertEquals(1.0, p[0] + p[1], 1e-12);
+      }
+    } finally {
+      ex.shutdownNow();
+    }
+    try (Stream<Path> s = Files.list(spool.resolve("done"))) {
+      assertEquals(0, s.count(), "the client removes its finished jobs");
+    }
+  }
+
+  @Test
   void timeoutCancelsTheJobWithAClearMessage() throws Exception {
     Path spool = freshSpool("timeout");
     HDPBayesNet c = classifier(spool, "-I", "10000000", "-timeout", "3");
