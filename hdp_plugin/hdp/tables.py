@@ -69,31 +69,38 @@ def log_joint(X, attrs, tree_card, tree_node_start, tree_var_start, branch_vars,
     n_classes = log_prior.shape[0]
     n_trees = attrs.shape[0]
     for i in prange(n_rows):
+        # The class is every tree's first branching variable; below it the path follows the
+        # row's parent values, the same for every class. The classes' descents are independent,
+        # so they advance side by side, one depth at a time (the loads overlap).
+        node = np.empty(n_classes, dtype=np.int64)
+        alive = np.empty(n_classes, dtype=np.bool_)
         for yv in range(n_classes):
-            s = log_prior[yv]
-            for tr in range(n_trees):
-                c = attrs[tr]
-                xc = X[i, c]
-                if xc >= tree_card[tr]:
-                    continue  # a value the model has no slot for: marginalised out
-                node = tree_node_start[tr]
-                for d in range(tree_var_start[tr], tree_var_start[tr + 1]):
-                    v = branch_vars[d]
-                    if v < 0:
-                        val = yv
-                    else:
-                        val = X[i, v]
-                        if val >= cardinalities[v]:
-                            break
-                    cs = child_start[node]
-                    if cs < 0:
-                        break
-                    nxt = child_table[cs + val]
-                    if nxt < 0:
-                        break
-                    node = nxt
-                s += log_probs[node_cell_start[node] + xc]
-            out[i, yv] = s
+            out[i, yv] = log_prior[yv]
+        for tr in range(n_trees):
+            xc = X[i, attrs[tr]]
+            if xc >= tree_card[tr]:
+                continue  # a value the model has no slot for: marginalised out
+            root = tree_node_start[tr]
+            cs = child_start[root]
+            for yv in range(n_classes):
+                nxt = child_table[cs + yv] if cs >= 0 else -1
+                alive[yv] = nxt >= 0
+                node[yv] = nxt if nxt >= 0 else root
+            for d in range(tree_var_start[tr] + 1, tree_var_start[tr + 1]):
+                v = branch_vars[d]
+                val = X[i, v]
+                if val >= cardinalities[v]:
+                    break  # an unknown parent value: every class backs off here
+                for yv in range(n_classes):
+                    if alive[yv]:
+                        cs = child_start[node[yv]]
+                        nxt = child_table[cs + val] if cs >= 0 else -1
+                        if nxt >= 0:
+                            node[yv] = nxt
+                        else:
+                            alive[yv] = False
+            for yv in range(n_classes):
+                out[i, yv] += log_probs[node_cell_start[node[yv]] + xc]
 
 
 @njit(**_PAR_OPTIONS)
