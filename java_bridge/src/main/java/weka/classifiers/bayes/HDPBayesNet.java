@@ -106,6 +106,10 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   /** concentration tying: one per node, siblings share, each tree level shares (the paper's), all share */
   public static final Tag[] TAGS_TYING = {new Tag(0, "none", "none", false), new Tag(1, "same-parent", "same-parent", false),
     new Tag(2, "level", "level", false), new Tag(3, "single", "single", false)};
+  /** how numeric attributes become nominal */
+  public static final Tag[] TAGS_DISCRETIZATION = {new Tag(0, "mdl", "mdl", false),
+    new Tag(1, "equal-frequency", "equal-frequency", false), new Tag(2, "equal-width", "equal-width", false),
+    new Tag(3, "none", "none", false)};
   /** formats of the training data handed to the daemon */
   public static final Tag[] TAGS_DATA_FORMAT = {new Tag(0, "arrow", "arrow", false), new Tag(1, "arff", "arff", false)};
 
@@ -122,6 +126,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   protected int m_Timeout = 0;
   protected boolean m_DoNotStartDaemon = false;
   protected int m_DataFormat = 0;
+  protected double m_M = 1.0;
+  protected int m_Discretization = 0;
 
   // ---- the learnt model: plain serialisable fields
   /** the tables, or null before training */
@@ -370,6 +376,39 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return "Do not start a daemon when none is running on the spool (fail instead).";
   }
 
+  @OptionMetadata(displayName = "m", description = "The m of the m-estimate (estimator m-estimate).",
+    commandLineParamName = "M", commandLineParamSynopsis = "-M <number>", displayOrder = 13)
+  public double getM() {
+    return m_M;
+  }
+
+  public void setM(double value) {
+    m_M = value;
+  }
+
+  public String MTipText() {
+    return "The m of the m-estimate (estimator m-estimate).";
+  }
+
+  @OptionMetadata(displayName = "discretization", description = "How numeric attributes become nominal: mdl "
+    + "(Fayyad and Irani, as Weka's supervised Discretize), equal-frequency, equal-width, or none (only nominal "
+    + "data).", commandLineParamName = "discretization",
+    commandLineParamSynopsis = "-discretization <mdl|equal-frequency|equal-width|none>", displayOrder = 14)
+  public SelectedTag getDiscretization() {
+    return new SelectedTag(m_Discretization, TAGS_DISCRETIZATION);
+  }
+
+  public void setDiscretization(SelectedTag value) {
+    if (value.getTags() == TAGS_DISCRETIZATION) {
+      m_Discretization = value.getSelectedTag().getID();
+    }
+  }
+
+  public String discretizationTipText() {
+    return "How numeric attributes become nominal: mdl (Fayyad and Irani, as Weka's supervised Discretize), "
+      + "equal-frequency, equal-width, or none (only nominal data).";
+  }
+
   @OptionMetadata(displayName = "dataFormat", description = "How the training data goes to the daemon: arrow "
     + "(Arrow IPC, exact numbers) or arff (Weka's ArffSaver).", commandLineParamName = "data-format",
     commandLineParamSynopsis = "-data-format <arrow|arff>", displayOrder = 12)
@@ -443,6 +482,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     job.put("iterations", m_Iterations);
     job.put("burn_in", m_BurnIn < 0 ? null : m_BurnIn);
     job.put("tying", TAGS_TYING[m_Tying].getIDStr());
+    job.put("m", m_M);
+    job.put("discretization", TAGS_DISCRETIZATION[m_Discretization].getIDStr());
     job.put("seed", m_Seed & 0xffffffffL); // the protocol wants a seed >= 0: one seed per int
     return job;
   }

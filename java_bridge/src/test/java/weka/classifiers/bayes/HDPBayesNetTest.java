@@ -58,7 +58,7 @@ class HDPBayesNetTest {
 
     String[] opts = {"-S", "tan", "-K", "3", "-E", "m-estimate", "-I", "200", "-B", "20", "-T", "single",
       "-seed", "42", "-python", "/opt/py/bin/python", "-spool", "/tmp/somewhere", "-timeout", "30",
-      "-do-not-start-daemon", "-data-format", "arff"};
+      "-do-not-start-daemon", "-data-format", "arff", "-M", "0.5", "-discretization", "equal-width"};
     HDPBayesNet e = new HDPBayesNet();
     e.setOptions(opts.clone());
     assertEquals("tan", e.getStructure().getSelectedTag().getIDStr());
@@ -73,6 +73,10 @@ class HDPBayesNetTest {
     assertEquals(30, e.getTimeout());
     assertTrue(e.getDoNotStartDaemon());
     assertEquals("arff", e.getDataFormat().getSelectedTag().getIDStr());
+    assertEquals(0.5, e.getM(), 0.0);
+    assertEquals("equal-width", e.getDiscretization().getSelectedTag().getIDStr());
+    assertEquals(0.5, e.jobParameters().get("m"));
+    assertEquals("equal-width", e.jobParameters().get("discretization"));
     HDPBayesNet f = new HDPBayesNet();
     f.setOptions(e.getOptions());
     assertArrayEquals(e.getOptions(), f.getOptions());
