@@ -362,6 +362,10 @@ class BayesNetClassifier(_EstimatorBase):
     def _codes(self, X) -> np.ndarray:
         self._check_fitted()
         ds, _ = self._to_dataset(X, None, None, fitting=False)
+        if ds.is_categorical and [(a.name, a.values) for a in ds.attributes] == [
+            (a.name, a.values) for a in self.attributes_
+        ]:
+            return ds.X  # already coded as the model codes it (e.g. the training data itself)
         ds = conform(ds, self.attributes_, self.class_attribute_)
         ds = apply_cut_points(ds, self.attributes_)
         return ds.X
