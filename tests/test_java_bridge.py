@@ -32,8 +32,9 @@ def _maven_command() -> list[str]:
     return cmd
 
 
-def test_java_bridge_maven_verify():
-    cmd = _maven_command()
+def test_java_bridge_maven_verify(tmp_path):
+    build = tmp_path / "target"  # not java_bridge/target: concurrent runs must not share a build directory
+    cmd = _maven_command() + [f"-Dhdp.build.dir={build}"]
     env = dict(os.environ)
     # the daemon tests train with the Python running this test suite (where hdp_plugin is importable)
     env.setdefault("HDP_BNC_PYTHON", sys.executable)
@@ -42,7 +43,7 @@ def test_java_bridge_maven_verify():
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.splitlines()[-80:])
         pytest.fail(f"`{' '.join(cmd)}` in java_bridge failed with exit code {proc.returncode}:\n{tail}")
-    reports = list((JAVA_BRIDGE / "target").glob("*-reports/*.txt"))
+    reports = list(build.glob("*-reports/*.txt"))
     assert reports, "Maven ran no tests"
     text = "\n".join(r.read_text(encoding="utf-8", errors="replace") for r in reports)
     assert "FAILURE" not in text

@@ -55,7 +55,7 @@ class PackageInstallIT {
   @Order(2)
   void theGuiFindsTheClassifier() throws Exception {
     String cp = PythonSide.wekaClassPath() + java.io.File.pathSeparator
-      + Paths.get("target", "test-classes").toAbsolutePath();
+      + Paths.get(System.getProperty("hdp.test.classes", "target/test-classes")).toAbsolutePath();
     PythonSide.Result r = PythonSide.java(cp, env(), 120, PackageDiscovery.class.getName());
     assertEquals(0, r.code, r.output);
     assertTrue(r.output.contains("DISCOVERED=true"), r.output);
