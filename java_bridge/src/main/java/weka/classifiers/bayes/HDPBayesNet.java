@@ -52,7 +52,7 @@ import weka.core.TechnicalInformationHandler;
  * plain frequency estimates overfit. Numeric attributes are discretised with MDL (Fayyad and Irani);
  * missing values are one more value.<br>
  * <br>
- * Training runs in the hdp-bnc Python daemon (install it with: python3 -m pip install hdp_plugin); the
+ * Training runs in the hdp-bnc Python daemon (install it with: python3 -m pip install hdp-plugin); the
  * learnt tables are then held in Java, so a saved model predicts without Python.<br>
  * <br>
  * For more information see:<br>
@@ -165,7 +165,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       + "sampler. Each table is smoothed towards its less specific contexts, which keeps high-order kDB models "
       + "accurate where plain frequency estimates overfit. Numeric attributes are discretised with MDL "
       + "(Fayyad and Irani); missing values are one more value.\n\n"
-      + "Training runs in the hdp-bnc Python daemon (install it with: python3 -m pip install hdp_plugin), "
+      + "Training runs in the hdp-bnc Python daemon (install it with: python3 -m pip install hdp-plugin), "
       + "which is started automatically; the learnt tables are then held in Java, so a saved model predicts "
       + "without Python.\n\nFor more information see:\n\n" + getTechnicalInformation().toString();
   }

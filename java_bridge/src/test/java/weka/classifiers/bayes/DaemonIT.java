@@ -237,7 +237,7 @@ class DaemonIT {
     c.setPythonExecutable("/nonexistent/bin/python3");
     Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.nominal.arff", "play")));
     assertTrue(e.getMessage().contains("cannot run the Python executable '/nonexistent/bin/python3'"), e.getMessage());
-    assertTrue(e.getMessage().contains("pip install hdp_plugin"), e.getMessage());
+    assertTrue(e.getMessage().contains("pip install hdp-plugin"), e.getMessage());
   }
 
   @Test

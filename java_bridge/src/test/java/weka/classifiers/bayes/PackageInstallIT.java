@@ -44,7 +44,7 @@ class PackageInstallIT {
     PythonSide.Result r = PythonSide.java(PythonSide.wekaClassPath(), env(), 120,
       "weka.core.WekaPackageManager", "-install-package", zip.toString());
     assertEquals(0, r.code, r.output);
-    assertTrue(r.output.contains("pip install hdp_plugin"), "the installation message: " + r.output);
+    assertTrue(r.output.contains("pip install hdp-plugin"), "the installation message: " + r.output);
     Path pkg = s_Home.resolve("packages").resolve("HDPBayesNet");
     assertTrue(Files.isRegularFile(pkg.resolve("HDPBayesNet.jar")), r.output);
     assertTrue(Files.isRegularFile(pkg.resolve("Description.props")), r.output);

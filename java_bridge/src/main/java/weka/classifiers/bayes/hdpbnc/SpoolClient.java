@@ -558,7 +558,7 @@ public final class SpoolClient {
       m_Started.getOutputStream().close(); // the daemon reads no input
     } catch (IOException e) {
       throw new Exception("HDPBayesNet: cannot run the Python executable '" + m_Python + "' (" + e.getMessage()
-        + "). Install Python 3.10 or later with the hdp-bnc package (python3 -m pip install hdp_plugin), and "
+        + "). Install Python 3.10 or later with the hdp-bnc package (python3 -m pip install hdp-plugin), and "
         + "point the pythonExecutable option or the environment variable HDP_BNC_PYTHON at it.", e);
     }
     long end = System.currentTimeMillis() + START_SECONDS * 1000L;
@@ -567,7 +567,7 @@ public final class SpoolClient {
       if (!m_Started.isAlive()) {
         String tail = tail(m_DaemonLog, 6);
         String hint = tail.contains("No module named") ? " The hdp-bnc Python package is not installed for '"
-          + m_Python + "': run " + m_Python + " -m pip install hdp_plugin, or point the pythonExecutable option "
+          + m_Python + "': run " + m_Python + " -m pip install hdp-plugin, or point the pythonExecutable option "
           + "or HDP_BNC_PYTHON at a Python that has it." : "";
         throw new Exception("HDPBayesNet: the hdp-bnc daemon did not start ('" + String.join(" ", cmd)
           + "' exited with code " + m_Started.exitValue() + ")." + hint + (tail.isEmpty() ? "" : "\n" + tail));
