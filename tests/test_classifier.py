@@ -164,3 +164,20 @@ def test_pandas_and_arrow_inputs_give_the_same_model(vote):
     X = df.drop(columns=["Class"])
     d = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(X, df["Class"])
     assert d.score(X, df["Class"]) == pytest.approx(a.score(vote))
+
+
+def test_dataframe_with_mixed_columns_matched_by_name():
+    pd = pytest.importorskip("pandas")
+    data = read_dataset(DATA / "labor.arff")  # numeric and nominal attributes, many missing values
+    from hdp_plugin.data import to_arrow
+
+    df = to_arrow(data).to_pandas()
+    X, y = df.drop(columns=[data.class_attribute.name]), df[data.class_attribute.name]
+    clf = BayesNetClassifier(k=1, iterations=60, random_state=0).fit(X, y)
+    assert list(clf.feature_names_in_) == list(X.columns)
+    assert [a.numeric for a in clf.attributes_] == [a.numeric for a in data.attributes]
+    p = clf.predict_proba(X)
+    shuffled = X[list(reversed(X.columns))]  # columns are matched by name, not position
+    np.testing.assert_array_equal(p, clf.predict_proba(shuffled))
+    with pytest.raises(DataError, match="missing attribute"):
+        clf.predict(X.drop(columns=[X.columns[0]]))

@@ -4,7 +4,7 @@ Readers
     :func:`read_dataset` (ARFF, Arrow IPC/Feather, Parquet, CSV, by extension), :func:`from_arrow`,
     :func:`from_pandas`, :func:`from_arrays`.
 New data on a trained model
-    :func:`conform`, :func:`read_conformed`.
+    :func:`conform`, :func:`conform_table`, :func:`read_conformed`.
 Checks before training
     :func:`check_trainable`.
 """
@@ -14,7 +14,7 @@ from .arrays import from_arrays
 from .arrow import from_arrow, from_pandas, to_arrow
 from .conform import check_trainable, conform
 from .dataset import Attribute, Dataset, encode_codes, smallest_code_dtype
-from .readers import FORMATS, read_conformed, read_dataset
+from .readers import FORMATS, conform_table, features_from_table, read_conformed, read_dataset
 
 __all__ = [
     "Attribute",
@@ -22,6 +22,8 @@ __all__ = [
     "FORMATS",
     "check_trainable",
     "conform",
+    "conform_table",
+    "features_from_table",
     "encode_codes",
     "from_arrays",
     "from_arrow",

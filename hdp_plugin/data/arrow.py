@@ -192,6 +192,11 @@ def from_pandas(df, *, class_attribute: str | None = None, source: str = "<DataF
     -------
     Dataset
     """
+    return from_arrow(pandas_table(df, source), class_attribute=class_attribute, source=source, relation="data")
+
+
+def pandas_table(df, source: str = "<DataFrame>") -> pa.Table:
+    """A pyarrow Table of a DataFrame's columns (names as strings; the index dropped)."""
     import pandas as pd  # only needed by callers who have pandas already
 
     if not isinstance(df, pd.DataFrame):
@@ -205,9 +210,7 @@ def from_pandas(df, *, class_attribute: str | None = None, source: str = "<DataF
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # an object column of mixed types: use its text
             arrays.append(pa.array([None if is_missing(v) else str(v) for v in s.tolist()], type=pa.string()))
     check_unique_names(list(df.columns), source)
-    table = pa.Table.from_arrays(arrays, names=list(df.columns))
-    return from_arrow(table, class_attribute=class_attribute, source=source, relation="data")
-
+    return pa.Table.from_arrays(arrays, names=list(df.columns))
 
 
 def to_arrow(dataset: Dataset) -> pa.Table:

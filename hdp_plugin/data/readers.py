@@ -6,12 +6,14 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from . import arrow
-from ._columns import Column
+import numpy as np
+
+from ._columns import Column, assemble
 from .arff import read_arff, read_arff_columns
 from .conform import conform_columns
 from .dataset import Attribute, Dataset
 
-__all__ = ["FORMATS", "format_of", "read_dataset", "read_conformed"]
+__all__ = ["FORMATS", "conform_table", "features_from_table", "format_of", "read_dataset", "read_conformed"]
 
 #: format name -> file extensions that select it (a trailing ``.gz`` is allowed for ARFF and CSV)
 FORMATS = {
@@ -120,3 +122,34 @@ def read_conformed(path: str | Path, attributes: list[Attribute], class_attribut
     """
     columns, relation, source = read_columns(path, format=format)
     return conform_columns(columns, attributes, class_attribute, source=source, relation=relation)
+
+
+def conform_table(table, attributes: list[Attribute], class_attribute: Attribute, *,
+                  source: str = "<table>") -> Dataset:
+    """A pyarrow Table or pandas DataFrame of new data, directly on a trained model's attributes.
+
+    Columns are matched by name and decoded once (nominal ones by label, numeric ones as raw values
+    for the stored cut points); no class column is chosen, and a class column, if present, is
+    re-coded too.
+
+    Returns
+    -------
+    Dataset
+        As :func:`~hdp_plugin.data.conform` returns it.
+    """
+    if not isinstance(table, arrow.pa.Table):
+        table = arrow.pandas_table(table, source)
+    return conform_columns(arrow.table_columns(table, source), attributes, class_attribute, source=source)
+
+
+def features_from_table(table, *, source: str = "<table>", class_name: str = "__class__") -> Dataset:
+    """A pyarrow Table or pandas DataFrame whose columns are all attributes (labels come separately).
+
+    Columns decode as in :func:`from_arrow`; the class has no values and every ``y`` is -1, for the
+    caller to fill in (as ``fit(X, y)`` does).
+    """
+    if not isinstance(table, arrow.pa.Table):
+        table = arrow.pandas_table(table, source)
+    columns = arrow.table_columns(table, source)
+    columns.append(Column(Attribute(class_name, ()), codes=np.zeros(table.num_rows, dtype=np.int64)))
+    return assemble(columns, len(columns) - 1, relation="data", source=source)

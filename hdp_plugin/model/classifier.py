@@ -17,7 +17,16 @@ import time
 import numpy as np
 
 from .. import config
-from ..data import Dataset, check_trainable, conform, from_arrays, from_arrow, from_pandas
+from ..data import (
+    Dataset,
+    check_trainable,
+    conform,
+    conform_table,
+    features_from_table,
+    from_arrays,
+    from_arrow,
+    from_pandas,
+)
 from ..errors import DataError, NotFittedError, ParameterError
 from ..hdp.sampler import sample
 from ..hdp.tables import ProbabilityTables, class_prior, m_estimate, predict_log_proba
@@ -193,23 +202,19 @@ class BayesNetClassifier(_EstimatorBase):
         if not isinstance(self.m, numbers.Real) or not math.isfinite(self.m) or self.m < 0:
             raise ParameterError(f"m must be a finite number >= 0, got {self.m!r}")
 
-    def _to_dataset(self, X, y, class_attribute, *, fitting: bool) -> tuple[Dataset, np.ndarray | None]:
-        """Turn any accepted input into a Dataset; return it and, for array labels, the raw y."""
+    def _to_dataset(self, X, y, class_attribute, *, fitting: bool) -> Dataset:
+        """Turn any accepted input into a Dataset (for inputs with separate labels, without them)."""
         if isinstance(X, Dataset):
             if y is not None:
                 raise ParameterError("y must be None when X is a Dataset (the class is inside it)")
-            return X, None
+            return X
         mod = type(X).__module__
         if mod.startswith("pyarrow") and y is None:
-            return from_arrow(X, class_attribute=class_attribute), None
+            return from_arrow(X, class_attribute=class_attribute)
         if mod.startswith("pandas") and y is None and fitting:
-            return from_pandas(X, class_attribute=class_attribute), None
-        if mod.startswith("pandas"):
-            names = [str(c) for c in X.columns]
-            return from_arrays(X.to_numpy(), None, feature_names=names), None
-        if mod.startswith("pyarrow"):
-            names = list(X.column_names)
-            return from_arrays(np.column_stack([X.column(i).to_numpy(zero_copy_only=False) for i in range(X.num_columns)]), None, feature_names=names), None
+            return from_pandas(X, class_attribute=class_attribute)
+        if mod.startswith(("pandas", "pyarrow")):  # attributes only; labels in y
+            return features_from_table(X, source=f"<{type(X).__name__}>")
         if hasattr(X, "tocsr") or type(X).__name__.endswith(("_matrix", "_array")) and hasattr(X, "nnz"):
             raise TypeError(
                 "sparse input is not supported: these classifiers need dense categorical data; "
@@ -240,7 +245,7 @@ class BayesNetClassifier(_EstimatorBase):
         if not fitting:
             self._check_n_features(arr.shape[1])
             names = self._array_names_
-        return from_arrays(arr, None, feature_names=names), None
+        return from_arrays(arr, None, feature_names=names)
 
     def _check_n_features(self, n: int) -> None:
         if n != self.n_features_in_:
@@ -270,7 +275,7 @@ class BayesNetClassifier(_EstimatorBase):
         started = time.perf_counter()
         self._validate_params()
         has_names = hasattr(X, "columns") or hasattr(X, "column_names")
-        ds, _ = self._to_dataset(X, y, class_attribute, fitting=True)
+        ds = self._to_dataset(X, y, class_attribute, fitting=True)
         if y is not None:
             y_arr = np.asarray(y)
             if y_arr.ndim == 2 and y_arr.shape[1] == 1:
@@ -361,7 +366,10 @@ class BayesNetClassifier(_EstimatorBase):
 
     def _codes(self, X) -> np.ndarray:
         self._check_fitted()
-        ds, _ = self._to_dataset(X, None, None, fitting=False)
+        if type(X).__module__.startswith(("pandas", "pyarrow")):
+            ds = conform_table(X, self.attributes_, self.class_attribute_, source=f"<{type(X).__name__}>")
+            return apply_cut_points(ds, self.attributes_).X
+        ds = self._to_dataset(X, None, None, fitting=False)
         if ds.is_categorical and [(a.name, a.values) for a in ds.attributes] == [
             (a.name, a.values) for a in self.attributes_
         ]:
@@ -397,7 +405,7 @@ class BayesNetClassifier(_EstimatorBase):
     def score(self, X, y=None, sample_weight=None) -> float:
         """Accuracy on ``X`` (a Dataset or Table carries its own labels when ``y`` is None)."""
         if y is None:
-            ds = X if isinstance(X, Dataset) else self._to_dataset(X, None, None, fitting=True)[0]
+            ds = X if isinstance(X, Dataset) else self._to_dataset(X, None, None, fitting=True)
             ds = conform(ds, self.attributes_, self.class_attribute_)
             keep = ds.y >= 0
             pred = np.argmax(self.predict_log_proba(ds), axis=1)
