@@ -329,8 +329,8 @@ def main(argv=None) -> int:
                     print(fut.result(), file=sys.stderr, flush=True)
 
     tables = collect(args.cache_dir, datasets, methods, args.iterations, args.repeats)
-    command = "python benchmarks/accuracy.py " + " ".join(
-        a if " " not in a else repr(a) for a in (argv if argv is not None else sys.argv[1:]))
+    shown = [a for a in (argv if argv is not None else sys.argv[1:]) if a not in ("--report-only", "--quiet")]
+    command = "python benchmarks/accuracy.py " + " ".join(a if " " not in a else repr(a) for a in shown)
     section = render(tables, datasets, methods, args, command.strip())
     if args.output:
         write_report(args.output, section, args.section)
