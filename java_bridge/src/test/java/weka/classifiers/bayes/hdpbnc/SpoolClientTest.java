@@ -1,0 +1,200 @@
+package weka.classifiers.bayes.hdpbnc;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import weka.core.Instances;
+import weka.core.converters.ConverterUtils.DataSource;
+
+/**
+ * The client side of the spool protocol against a fake daemon played by the test itself (it holds
+ * the lock of daemons/fake.lock, claims, and publishes what a scenario asks), so the waiting,
+ * failure, death, timeout and interruption paths are tested without Python.
+ */
+class SpoolClientTest {
+
+  @TempDir
+  Path m_Spool;
+  FileChannel m_LockChannel;
+  FileLock m_Lock;
+  ExecutorService m_Ex;
+
+  @BeforeEach
+  void fakeDaemon() throws Exception {
+    SpoolClient.createSpool(m_Spool);
+    m_LockChannel = FileChannel.open(m_Spool.resolve("daemons").resolve("fake.lock"), StandardOpenOption.CREATE,
+      StandardOpenOption.READ, StandardOpenOption.WRITE);
+    m_Lock = m_LockChannel.lock(0, 1, false);
+    m_Ex = Executors.newCachedThreadPool();
+  }
+
+  @AfterEach
+  void release() throws Exception {
+    m_Ex.shutdownNow();
+    if (m_Lock.isValid()) {
+      m_Lock.release();
+    }
+    m_LockChannel.close();
+  }
+
+  static Instances weather() throws Exception {
+    Instances d = DataSource.read(TestFiles.data().resolve("weather.nominal.arff").toString());
+    d.setClassIndex(d.numAttributes() - 1);
+    return d;
+  }
+
+  SpoolClient client(int timeout) {
+    return new SpoolClient(m_Spool, "/nonexistent/python3", false, timeout, false);
+  }
+
+  /** Waits for a published job, claims it as the fake daemon; returns claimed/fake/J. */
+  Path claim() throws Exception {
+    long end = System.currentTimeMillis() + 20000;
+    while (System.currentTimeMillis() < end) {
+      try (Stream<Path> s = Files.list(m_Spool.resolve("new"))) {
+        Path job = s.filter(p -> !p.getFileName().toString().startsWith(".")).findFirst().orElse(null);
+        if (job != null) {
+          Path dst = m_Spool.resolve("claimed").resolve("fake");
+          Files.createDirectories(dst);
+          return Files.move(job, dst.resolve(job.getFileName()), StandardCopyOption.ATOMIC_MOVE);
+        }
+      }
+      Thread.sleep(20);
+    }
+    throw new AssertionError("nothing published");
+  }
+
+  Future<Path> train(SpoolClient c) {
+    Map<String, Object> params = new LinkedHashMap<>();
+    params.put("structure", "kdb");
+    return m_Ex.submit(() -> c.train(weather(), params));
+  }
+
+  @Test
+  void aModelComesBack() throws Exception {
+    SpoolClient c = client(0);
+    Future<Path> f = train(c);
+    Path job = claim();
+    String name = job.getFileName().toString();
+    Files.write(m_Spool.resolve("progress").resolve(name + ".json"),
+      "{\"protocol\":1,\"phase\":\"sampling\",\"iteration\":5,\"total\":50,\"attempt\":1}".getBytes(
+        StandardCharsets.UTF_8));
+    Files.copy(TestFiles.golden().resolve("weather-kdb1-hdp.hdpbnc"), job.resolve("model.arrow"));
+    Files.write(job.resolve("result.json"), ("{\"protocol\":1,\"job\":\"" + name + "\",\"status\":\"done\","
+      + "\"warnings\":[\"a warning\"]}").getBytes(StandardCharsets.UTF_8));
+    Files.move(job, m_Spool.resolve("done").resolve(name), StandardCopyOption.ATOMIC_MOVE);
+    Path model = f.get(20, TimeUnit.SECONDS);
+    assertEquals(m_Spool.resolve("done").resolve(name).resolve("model.arrow"), model);
+    HDPModel m = ModelFile.read(model);
+    assertEquals(2, m.numClasses());
+    c.cleanUp();
+    assertTrue(!Files.exists(m_Spool.resolve("done").resolve(name)), "the client removes its finished job");
+    try (Stream<Path> s = Files.list(m_Spool.resolve("cancel"))) {
+      assertEquals(0, s.count(), "a finished job is not cancelled");
+    }
+  }
+
+  @Test
+  void aFailedJobGivesTheDaemonsMessage() throws Exception {
+    Future<Path> f = train(client(0));
+    Path job = claim();
+    String name = job.getFileName().toString();
+    Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("corrupt-arff.json"), job.resolve("error.json"));
+    Files.move(job, m_Spool.resolve("failed").resolve(name), StandardCopyOption.ATOMIC_MOVE);
+    ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(20, TimeUnit.SECONDS));
+    String msg = e.getCause().getMessage();
+    assertTrue(msg.contains("value list of attribute 'a' has no closing '}'") && msg.contains("[bad_data]"), msg);
+    assertTrue(!Files.exists(m_Spool.resolve("failed").resolve(name)), "the client removes its failed job");
+  }
+
+  @Test
+  void aDeadDaemonIsNoticed() throws Exception {
+    Future<Path> f = train(client(0));
+    Path job = claim();
+    m_Lock.release(); // the fake daemon dies with the job claimed
+    ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(20, TimeUnit.SECONDS));
+    String msg = e.getCause().getMessage();
+    assertTrue(msg.contains("the hdp-bnc daemon fake died while training job " + job.getFileName()), msg);
+    assertTrue(Files.exists(m_Spool.resolve("cancel").resolve(job.getFileName().toString())));
+  }
+
+  @Test
+  void noDaemonLeftForAQueuedJob() throws Exception {
+    m_Lock.release();
+    SpoolClient c = client(0);
+    Exception e = assertThrows(Exception.class, () -> c.train(weather(), new LinkedHashMap<>()));
+    assertTrue(e.getMessage().contains("no hdp-bnc daemon is running"), e.getMessage());
+  }
+
+  @Test
+  void timeoutCancels() throws Exception {
+    SpoolClient c = client(1); // the fake daemon never claims
+    Exception e = assertThrows(Exception.class, () -> c.train(weather(), new LinkedHashMap<>()));
+    assertTrue(e.getMessage().contains("did not finish within the timeout of 1 s"), e.getMessage());
+    assertTrue(Files.exists(m_Spool.resolve("cancel").resolve(c.jobName())));
+  }
+
+  @Test
+  void interruptionCancels() throws Exception {
+    SpoolClient c = client(0);
+    Future<Path> f = train(c);
+    Path job = claim();
+    f.cancel(true); // interrupts the waiting thread
+    long end = System.currentTimeMillis() + 20000;
+    Path marker = m_Spool.resolve("cancel").resolve(job.getFileName().toString());
+    while (!Files.exists(marker) && System.currentTimeMillis() < end) {
+      Thread.sleep(20);
+    }
+    assertTrue(Files.exists(marker), "no cancel marker");
+  }
+
+  @Test
+  void aVanishedJobIsAnError() throws Exception {
+    Future<Path> f = train(client(0));
+    Path job = claim();
+    SpoolClient.deleteTree(job);
+    ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(20, TimeUnit.SECONDS));
+    assertInstanceOf(Exception.class, e.getCause());
+    assertTrue(e.getCause().getMessage().contains("vanished"), e.getCause().getMessage());
+  }
+
+  @Test
+  void theJobCarriesTheData() throws Exception {
+    SpoolClient c = client(0);
+    c.setArff(true);
+    Future<Path> f = train(c);
+    Path job = claim();
+    Instances back = DataSource.read(job.resolve("data.arff").toString());
+    back.setClassIndex(back.numAttributes() - 1);
+    Instances d = weather();
+    assertEquals(d.numInstances(), back.numInstances());
+    for (int i = 0; i < d.numInstances(); i++) {
+      assertArrayEquals(d.instance(i).toDoubleArray(), back.instance(i).toDoubleArray(), 0.0);
+    }
+    f.cancel(true);
+  }
+}
