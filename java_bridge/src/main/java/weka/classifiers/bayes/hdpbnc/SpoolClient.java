@@ -236,6 +236,25 @@ public final class SpoolClient {
     }
   }
 
+  /**
+   * Removes the folders of Weka jobs that failed because their client cancelled them: the client
+   * stopped waiting when it cancelled, so nobody else will read them (the daemon never deletes).
+   *
+   * @param root the spool
+   */
+  static void sweepCancelled(Path root) {
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(root.resolve("failed"), "weka-*")) {
+      for (Path job : ds) {
+        Object err = readJson(job.resolve("error.json"));
+        if (err instanceof Map && "cancelled".equals(((Map<?, ?>) err).get("code"))) {
+          deleteTree(job);
+        }
+      }
+    } catch (IOException e) {
+      // housekeeping only
+    }
+  }
+
   static Object readJson(Path p) {
     try {
       return Json.parse(new String(Files.readAllBytes(p), StandardCharsets.UTF_8));
@@ -271,6 +290,7 @@ public final class SpoolClient {
    */
   public String publish(Instances data, Map<String, Object> params) throws IOException {
     createSpool(m_Root);
+    sweepCancelled(m_Root);
     String name = newJobName();
     Path tmp = m_Root.resolve("tmp").resolve(name);
     Files.createDirectory(tmp);

@@ -173,6 +173,24 @@ class SpoolClientTest {
   }
 
   @Test
+  void cancelledWekaJobsAreSweptAtTheNextPublish() throws Exception {
+    Path old = m_Spool.resolve("failed").resolve("weka-20260101T000000Z-1-00000000");
+    Path other = m_Spool.resolve("failed").resolve("shell-job");
+    Path failedWeka = m_Spool.resolve("failed").resolve("weka-20260101T000000Z-1-00000001");
+    for (Path p : new Path[] {old, other, failedWeka}) {
+      Files.createDirectories(p);
+    }
+    Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("cancelled.json"), old.resolve("error.json"));
+    Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("cancelled.json"), other.resolve("error.json"));
+    Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("corrupt-arff.json"),
+      failedWeka.resolve("error.json"));
+    client(0).publish(weather(), new LinkedHashMap<>());
+    assertTrue(!Files.exists(old), "a cancelled Weka job is swept");
+    assertTrue(Files.exists(other), "other clients' jobs are left alone");
+    assertTrue(Files.exists(failedWeka), "jobs that failed for other reasons are left alone");
+  }
+
+  @Test
   void aVanishedJobIsAnError() throws Exception {
     Future<Path> f = train(client(0));
     Path job = claim();
