@@ -238,7 +238,9 @@ public final class SpoolClient {
 
   /**
    * Removes the folders of Weka jobs that failed because their client cancelled them: the client
-   * stopped waiting when it cancelled, so nobody else will read them (the daemon never deletes).
+   * stopped waiting when it cancelled, so nobody else will read them (the daemon never deletes). Only
+   * folders older than a minute go, so that a client still waiting on a job someone else cancelled
+   * reads its error first.
    *
    * @param root the spool
    */
@@ -246,7 +248,9 @@ public final class SpoolClient {
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(root.resolve("failed"), "weka-*")) {
       for (Path job : ds) {
         Object err = readJson(job.resolve("error.json"));
-        if (err instanceof Map && "cancelled".equals(((Map<?, ?>) err).get("code"))) {
+        long age = System.currentTimeMillis() - Files.getLastModifiedTime(job).toMillis();
+        // a minute of grace: a client still waiting (cancelled by someone else) reads it within a second
+        if (age > 60_000 && err instanceof Map && "cancelled".equals(((Map<?, ?>) err).get("code"))) {
           deleteTree(job);
         }
       }

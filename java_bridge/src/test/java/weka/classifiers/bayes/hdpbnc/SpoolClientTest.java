@@ -184,8 +184,17 @@ class SpoolClientTest {
     Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("cancelled.json"), other.resolve("error.json"));
     Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("corrupt-arff.json"),
       failedWeka.resolve("error.json"));
+    Path recent = m_Spool.resolve("failed").resolve("weka-20260101T000000Z-1-00000002");
+    Files.createDirectories(recent);
+    Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("cancelled.json"), recent.resolve("error.json"));
+    java.nio.file.attribute.FileTime hourAgo = java.nio.file.attribute.FileTime.fromMillis(
+      System.currentTimeMillis() - 3600_000);
+    for (Path p : new Path[] {old, other, failedWeka}) {
+      Files.setLastModifiedTime(p, hourAgo);
+    }
     client(0).publish(weather(), new LinkedHashMap<>());
     assertTrue(!Files.exists(old), "a cancelled Weka job is swept");
+    assertTrue(Files.exists(recent), "a minute of grace");
     assertTrue(Files.exists(other), "other clients' jobs are left alone");
     assertTrue(Files.exists(failedWeka), "jobs that failed for other reasons are left alone");
   }
