@@ -98,20 +98,24 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    * strings are the command-line values (and the names the Python side uses).
    */
   /** structures: naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, selective kDB */
-  public static final Tag[] TAGS_STRUCTURE = {new Tag(0, "nb", "nb", false), new Tag(1, "tan", "tan", false),
-    new Tag(2, "kdb", "kdb", false), new Tag(3, "skdb", "skdb", false)};
-  /** estimators: HDP, m-estimate (m = 1), Laplace (add one), maximum likelihood with back-off */
-  public static final Tag[] TAGS_ESTIMATOR = {new Tag(0, "hdp", "hdp", false), new Tag(1, "m-estimate", "m-estimate", false),
-    new Tag(2, "laplace", "laplace", false), new Tag(3, "mle", "mle", false)};
+  public static final Tag[] TAGS_STRUCTURE = tags("nb", "tan", "kdb", "skdb");
+  /** estimators: HDP, m-estimate, Laplace (add one), maximum likelihood with back-off */
+  public static final Tag[] TAGS_ESTIMATOR = tags("hdp", "m-estimate", "laplace", "mle");
   /** concentration tying: one per node, siblings share, each tree level shares (the paper's), all share */
-  public static final Tag[] TAGS_TYING = {new Tag(0, "none", "none", false), new Tag(1, "same-parent", "same-parent", false),
-    new Tag(2, "level", "level", false), new Tag(3, "single", "single", false)};
+  public static final Tag[] TAGS_TYING = tags("none", "same-parent", "level", "single");
   /** how numeric attributes become nominal */
-  public static final Tag[] TAGS_DISCRETIZATION = {new Tag(0, "mdl", "mdl", false),
-    new Tag(1, "equal-frequency", "equal-frequency", false), new Tag(2, "equal-width", "equal-width", false),
-    new Tag(3, "none", "none", false)};
+  public static final Tag[] TAGS_DISCRETIZATION = tags("mdl", "equal-frequency", "equal-width", "none");
   /** formats of the training data handed to the daemon */
-  public static final Tag[] TAGS_DATA_FORMAT = {new Tag(0, "arrow", "arrow", false), new Tag(1, "arff", "arff", false)};
+  public static final Tag[] TAGS_DATA_FORMAT = tags("arrow", "arff");
+
+  /** Tags numbered 0, 1, ... whose id string and readable string are the name, as typed (lower case). */
+  private static Tag[] tags(String... names) {
+    Tag[] out = new Tag[names.length];
+    for (int i = 0; i < names.length; i++) {
+      out[i] = new Tag(i, names[i], names[i], false);
+    }
+    return out;
+  }
 
   // ---- options
   protected int m_Structure = 2;
@@ -237,8 +241,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   }
 
   @OptionMetadata(displayName = "estimator", description = "How the probability tables are estimated: hdp, "
-    + "m-estimate, laplace or mle.", commandLineParamName = "E", commandLineParamSynopsis = "-E <hdp|m-estimate|laplace|mle>",
-    displayOrder = 3)
+    + "m-estimate, laplace or mle.", commandLineParamName = "E",
+    commandLineParamSynopsis = "-E <hdp|m-estimate|laplace|mle>", displayOrder = 3)
   public SelectedTag getEstimator() {
     return new SelectedTag(m_Estimator, TAGS_ESTIMATOR);
   }
