@@ -60,6 +60,20 @@ TOO_SLOW = {
 CLIP = 1e-15
 
 
+def code_version() -> str:
+    """The commit of the hdp_plugin code a run uses, marked when hdp_plugin/ has local changes."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "hdp_plugin"],
+                               capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+local changes" if dirty else "")
+
+
 def seed_of(repeat: int, fold: int) -> int:
     """The random_state of every randomised method on one fold (HDP sampler, both forests)."""
     return 10 * repeat + fold
@@ -103,6 +117,7 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
     from hdp_plugin.preprocess import Discretizer
 
     t_start = time.perf_counter()
+    commit = code_version()
     data = read_dataset(path)
     n_file_rows = data.n_rows
     keep = np.nonzero(data.y >= 0)[0]  # rows with a known class, in file order
@@ -159,7 +174,7 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
                     weka_jobs.append((peers_weka.WEKA_METHODS[m], seed, trf, tef, csv))
                     weka_meta.append((m, out, csv, test.y))
                     continue
-                save(out, metrics(proba, test.y, t1 - t0, t2 - t1) | {"method": m, "seed": seed})
+                save(out, metrics(proba, test.y, t1 - t0, t2 - t1) | {"method": m, "seed": seed, "commit": commit})
                 done += 1
                 if not quiet:
                     print(f"  {name} {m} r{r}f{f} {t1 - t0:.2f}s", file=sys.stderr, flush=True)
@@ -167,7 +182,7 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
         peers_weka.run_weka(classpath, weka_jobs)
         for (m, out, csv, y), job in zip(weka_meta, weka_jobs):
             proba, tr_s, te_s = peers_weka.read_output(csv)
-            save(out, metrics(proba, y, tr_s, te_s) | {"method": m, "seed": job[1]})
+            save(out, metrics(proba, y, tr_s, te_s) | {"method": m, "seed": job[1], "commit": commit})
             done += 1
     return f"{name}: {done} new result(s) in {time.perf_counter() - t_start:.1f}s"
 
@@ -175,6 +190,7 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
 def collect(cache: Path, datasets, methods, iterations, repeats):
     """{measure: {data set: {method: mean over folds}}} for complete (data set, method) pairs."""
     tables = {k: {} for k in (*report.MEASURES, "train_s", "clipped_rows")}
+    commits = tables["commits"] = {}
     for ds in datasets:
         for m in methods:
             recs = []
@@ -189,6 +205,10 @@ def collect(cache: Path, datasets, methods, iterations, repeats):
                 tables[k].setdefault(ds, {})[m] = float(np.mean([x[k] for x in recs]))
             tables["train_s"].setdefault(ds, {})[m] = float(np.sum([x["train_s"] for x in recs]))
             tables["clipped_rows"].setdefault(ds, {})[m] = int(np.sum([x["clipped_rows"] for x in recs]))
+            if m in OURS:
+                for x in recs:
+                    c = x.get("commit", "not recorded")
+                    commits[c] = commits.get(c, 0) + 1
     return tables
 
 
@@ -213,6 +233,9 @@ def render(tables, datasets, methods, args, command: str) -> str:
             if d in datasets and m in methods and m not in tables["rmse"].get(d, {})]
     if slow:
         L.append("- Not run: " + "; ".join(slow) + ".")
+    if tables["commits"]:
+        L.append("- hdp_plugin code (git commit: number of fold results of our methods): "
+                 + ", ".join(f"{c}: {n}" for c, n in sorted(tables["commits"].items())) + ".")
     L += ["", "Machine:", "", *report.machine(), ""]
     for key, title in report.MEASURES.items():
         L += [f"### {title}", "", *report.measure_table(tables[key], datasets, present), ""]

@@ -6,12 +6,11 @@ values as it does by default: NaiveBayes fits a Gaussian per numeric attribute a
 values, BayesNet discretises with its own supervised (MDL) filter and replaces missing values, and
 RandomForest splits on the raw numbers. ``weka_peers/WekaPeers.java`` runs the classifiers in one
 JVM per data set (Java 11+ source launcher) and writes the class probabilities of every test row.
-The class path comes from ``tools/weka/pom.xml``, as ``tools/weka/make_golden_discretize.sh`` does.
+The class path comes from ``tools/weka/classpath.sh``, as for the golden-file scripts.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,35 +20,18 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 JAVA_SOURCE = HERE / "weka_peers" / "WekaPeers.java"
-WEKA_VERSION = os.environ.get("WEKA_VERSION", "3.8.6")
+CLASSPATH_SCRIPT = ROOT / "tools" / "weka" / "classpath.sh"
 
 WEKA_METHODS = {"Weka NB": "nb", "Weka TAN": "tan", "Weka RF": "rf"}
 
 
-def weka_classpath(cache_dir: Path) -> str | None:
-    """Weka and its run-time dependencies (Maven, offline first); None when Java or Maven is missing."""
+def weka_classpath(cache_dir: Path | None = None) -> str | None:
+    """Weka and its run-time jars from ``tools/weka/classpath.sh``; None without Java or Weka."""
     if shutil.which("java") is None:
         return None
-    cpfile = cache_dir / f"weka-{WEKA_VERSION}.classpath"
-    if cpfile.exists() and cpfile.read_text().strip():
-        return cpfile.read_text().strip()
-    repo = Path(os.environ.get("MAVEN_REPO", Path.home() / ".m2" / "repository"))
-    jar = repo / "nz/ac/waikato/cms/weka/weka-stable" / WEKA_VERSION / f"weka-stable-{WEKA_VERSION}.jar"
-    if shutil.which("mvn") is None:
-        return str(jar) if jar.exists() else None
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    pom = ROOT / "tools" / "weka" / "pom.xml"
-    for offline in (["-o"], []):
-        r = subprocess.run(["mvn", "-q", *offline, "-f", str(pom), f"-Dweka.version={WEKA_VERSION}",
-                            "dependency:build-classpath", f"-Dmdep.outputFile={cpfile}"],
-                           capture_output=True, text=True)
-        if r.returncode == 0 and cpfile.exists():
-            cp = cpfile.read_text().strip()
-            if str(jar) not in cp:
-                cp = f"{jar}:{cp}"
-            cpfile.write_text(cp)
-            return cp
-    return str(jar) if jar.exists() else None
+    r = subprocess.run(["bash", str(CLASSPATH_SCRIPT)], capture_output=True, text=True)
+    cp = r.stdout.strip()
+    return cp if r.returncode == 0 and cp else None
 
 
 def split_arff(path: Path) -> tuple[list[str], list[str]]:

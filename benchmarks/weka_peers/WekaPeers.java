@@ -2,8 +2,8 @@
 // and writes, per test row, the class probabilities (one CSV line per row, classes in the order
 // of the class attribute's declared values).
 //
-// Usage (Java 11+ source launcher, Weka on the class path; benchmarks/peers_weka.py builds it with
-// tools/weka/pom.xml):
+// Usage (Java 11+ source launcher, Weka on the class path; benchmarks/peers_weka.py gets it from
+// tools/weka/classpath.sh):
 //   java -cp WEKA_CLASSPATH WekaPeers.java METHOD SEED TRAIN.arff TEST.arff OUT.csv [METHOD SEED ...]
 // METHOD is nb, tan or rf. The class is the last attribute. OUT.csv starts with a comment line
 // "# train_s=... test_s=...". Every classifier runs with Weka's defaults except the TAN search
