@@ -241,6 +241,25 @@ class DaemonIT {
   }
 
   @Test
+  void aPythonWithoutHdpPluginGivesAClearMessage(@TempDir Path venv) throws Exception {
+    // a fresh virtual environment: a working Python that cannot import hdp_plugin
+    Process p = new ProcessBuilder(PythonSide.python(), "-m", "venv", "--without-pip", venv.toString())
+      .redirectErrorStream(true).start();
+    p.getOutputStream().close();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    org.junit.jupiter.api.Assumptions.assumeTrue(p.waitFor() == 0, "cannot make a virtual environment: " + out);
+    Path python = venv.resolve("bin").resolve("python");
+    if (!Files.exists(python)) {
+      python = venv.resolve("Scripts").resolve("python.exe"); // Windows
+    }
+    HDPBayesNet c = classifier(freshSpool("venv"));
+    c.setPythonExecutable(python.toString());
+    Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.nominal.arff", "play")));
+    assertTrue(e.getMessage().contains("The hdp-bnc Python package is not installed for '" + python + "'"),
+      e.getMessage());
+  }
+
+  @Test
   void noDaemonAndNoAutoStart() throws Exception {
     HDPBayesNet c = classifier(freshSpool("nostart"), "-do-not-start-daemon");
     Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.nominal.arff", "play")));
