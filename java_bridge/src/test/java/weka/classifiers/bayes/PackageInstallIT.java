@@ -30,6 +30,12 @@ class PackageInstallIT {
   @TempDir
   static Path s_Spool;
 
+  @org.junit.jupiter.api.AfterAll
+  static void cleanUp() throws Exception {
+    SpoolClient.stopDaemons(s_Spool, 30000);
+    PythonSide.cleanUp();
+  }
+
   static Map<String, String> env() {
     Map<String, String> env = new HashMap<>();
     env.put("WEKA_HOME", s_Home.toString());

@@ -20,6 +20,17 @@ final class PythonSide {
   }
 
   private static Boolean s_Importable;
+  private static final List<Path> s_TempDirs = new ArrayList<>();
+
+  /** Removes the temporary directories of the child JVMs. */
+  static synchronized void cleanUp() throws IOException {
+    for (Path t : s_TempDirs) {
+      try (java.util.stream.Stream<Path> s = Files.walk(t)) {
+        s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+    s_TempDirs.clear();
+  }
 
   /** @return the Python the tests use: $HDP_BNC_PYTHON, else python3 */
   static String python() {
@@ -75,6 +86,10 @@ final class PythonSide {
     cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Djava.awt.headless=true");
     cmd.add("-Dweka.packageManager.offline=true");
+    // the child's temporary files (the log of a daemon it starts) go where the test cleans up
+    Path tmp = Files.createTempDirectory("hdp-bnc-it-tmp-");
+    s_TempDirs.add(tmp);
+    cmd.add("-Djava.io.tmpdir=" + tmp);
     cmd.add("-cp");
     cmd.add(classPath);
     for (String a : args) {
