@@ -28,6 +28,7 @@ CASES = {
     "breast-kdb3": ("breast-cancer.arff", None, dict(structure="kdb", k=3, iterations=50)),
     "segment-train-test": ("segment-challenge.arff", "segment-test.arff", dict(structure="kdb", k=1, iterations=30)),
     "noise-skdb-prior": ("@noise", None, dict(structure="skdb", k=1, estimator="m-estimate")),
+    "mixed-types": ("@mixed", "@mixed-test", dict(structure="kdb", k=2, iterations=40)),
 }
 
 
@@ -42,6 +43,26 @@ def noise_arff(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def mixed_arff(path: Path, test: bool) -> None:
+    """Attribute types that differ between training and test data, as conform handles them:
+    a nominal attribute with number labels read from a numeric column (4 is unseen, so missing), a
+    numeric attribute read from a nominal column whose labels are numbers, and an unseen label."""
+    rng = np.random.default_rng(1)
+    a_decl = "numeric" if test else "{1,2,3}"
+    c_decl = "{0.5,1.5,2.5,7}" if test else "numeric"
+    lines = ["@relation mixed", f"@attribute a {a_decl}", "@attribute b {p,q,r}", f"@attribute c {c_decl}",
+             "@attribute class {neg,pos}", "@data"]
+    for i in range(60):
+        y = int(rng.integers(2))
+        a = (y + int(rng.integers(2))) % 3 + 1
+        if test and i % 7 == 0:
+            a = 4
+        b = "pqr"[(a + y) % 3 if not (test and i % 5 == 0) else 2]
+        c = (0.5, 1.5, 2.5, 7)[(y * 2 + int(rng.integers(2))) % 4] if test else round(float(y * 2 + rng.normal()), 3)
+        lines.append(f"{a},{b},{c},{('neg', 'pos')[y]}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     root, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
@@ -49,9 +70,16 @@ def main() -> int:
         if train == "@noise":
             train_path = out / "noise.arff"
             noise_arff(train_path)
+        elif train == "@mixed":
+            train_path = out / "mixed-train.arff"
+            mixed_arff(train_path, test=False)
         else:
             train_path = root / "tests" / "data" / train
-        test_path = train_path if test is None else root / "tests" / "data" / test
+        if test == "@mixed-test":
+            test_path = out / "mixed-test.arff"
+            mixed_arff(test_path, test=True)
+        else:
+            test_path = train_path if test is None else root / "tests" / "data" / test
         data = read_dataset(train_path)
         clf = BayesNetClassifier(random_state=3, n_jobs=1, **params).fit(data)
         save_model(clf, out / f"{name}.hdpbnc")

@@ -35,7 +35,7 @@ public final class InstanceCoder implements Serializable {
   /** per model attribute, for nominal Weka attributes: Weka value index to model code */
   private final int[][] m_Lookup;
   /** per model attribute, for numeric Weka attributes on nominal model attributes: number to code */
-  private final Map<Double, Integer>[] m_ByNumber;
+  private final ArrayList<HashMap<Double, Integer>> m_ByNumber;
 
   /**
    * Builds the mapping from a Weka header onto a model's attributes.
@@ -44,13 +44,12 @@ public final class InstanceCoder implements Serializable {
    * @param header the data's header (its class attribute, if any, is not used)
    * @throws IllegalArgumentException naming the model attributes the header lacks
    */
-  @SuppressWarnings("unchecked")
   public InstanceCoder(HDPModel model, Instances header) {
     m_Model = model;
     int n = model.numAttributes();
     m_WekaIndex = new int[n];
     m_Lookup = new int[n][];
-    m_ByNumber = new Map[n];
+    m_ByNumber = new ArrayList<>(java.util.Collections.nCopies(n, (HashMap<Double, Integer>) null));
     List<String> absent = new ArrayList<>();
     for (int a = 0; a < n; a++) {
       String name = model.m_AttrNames[a];
@@ -78,7 +77,7 @@ public final class InstanceCoder implements Serializable {
         }
         m_Lookup[a] = lut;
       } else if (att.isNumeric() && !modelNumeric) {
-        Map<Double, Integer> byNumber = new HashMap<>();
+        HashMap<Double, Integer> byNumber = new HashMap<>();
         for (int i = 0; i < labels.length; i++) {
           try {
             byNumber.putIfAbsent(Double.parseDouble(labels[i].trim()), i);
@@ -86,7 +85,7 @@ public final class InstanceCoder implements Serializable {
             // a label that is not a number cannot match a numeric value
           }
         }
-        m_ByNumber[a] = byNumber;
+        m_ByNumber.set(a, byNumber);
       } else if (!att.isNumeric()) {
         throw new IllegalArgumentException("attribute '" + name + "' has a type the model cannot use: "
           + Attribute.typeToString(att));
@@ -126,8 +125,8 @@ public final class InstanceCoder implements Serializable {
           code = m_Model.bin(a, x);
         }
         out[a] = code;
-      } else if (m_ByNumber[a] != null) {
-        Integer code = m_ByNumber[a].get(v == 0.0 ? 0.0 : v); // -0.0 reads as 0.0
+      } else if (m_ByNumber.get(a) != null) {
+        Integer code = m_ByNumber.get(a).get(v == 0.0 ? 0.0 : v); // -0.0 reads as 0.0
         out[a] = code == null ? missing : code;
       } else {
         out[a] = m_Model.bin(a, v);
