@@ -340,7 +340,13 @@ public final class SpoolClient {
    *           {@link InterruptedException} when the thread is interrupted (the job is cancelled)
    */
   public Path train(Instances data, Map<String, Object> params) throws Exception {
-    String name = publish(data, params);
+    String name;
+    try {
+      name = publish(data, params);
+    } catch (IOException e) {
+      throw new Exception("HDPBayesNet: cannot write the training job into the spool directory " + m_Root + " ("
+        + e + "); choose another one with the spoolDirectory option (-spool) or HDP_BNC_SPOOL", e);
+    }
     log("job " + name + " published in " + m_Root + " (" + data.numInstances() + " rows)");
     boolean finished = false;
     try {

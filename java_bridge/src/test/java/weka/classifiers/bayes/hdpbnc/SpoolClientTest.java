@@ -151,6 +151,16 @@ class SpoolClientTest {
   }
 
   @Test
+  void anUnwritableSpoolSaysWhatToChange() throws Exception {
+    Path file = m_Spool.resolve("a-file");
+    Files.write(file, new byte[0]);
+    SpoolClient c = new SpoolClient(file.resolve("spool"), "python3", true, 0, false);
+    Exception e = assertThrows(Exception.class, () -> c.train(weather(), new LinkedHashMap<>()));
+    assertTrue(e.getMessage().contains("cannot write the training job into the spool directory"), e.getMessage());
+    assertTrue(e.getMessage().contains("-spool"), e.getMessage());
+  }
+
+  @Test
   void timeoutCancels() throws Exception {
     SpoolClient c = client(1); // the fake daemon never claims
     Exception e = assertThrows(Exception.class, () -> c.train(weather(), new LinkedHashMap<>()));
