@@ -17,7 +17,7 @@ import pytest
 from hdp_plugin.hdp import kernels, rng as hrng
 from hdp_plugin.hdp.sampler import tying_groups
 from hdp_plugin.hdp.stirling import log_stirling_table
-from hdp_plugin.hdp.tables import class_prior, m_estimate
+from hdp_plugin.hdp.tables import class_prior, laplace, m_estimate
 from hdp_plugin.hdp.trees import build_trees
 
 from reference import contexts_by_counting, log_stirling
@@ -212,6 +212,8 @@ def test_m_estimate_and_prior_match_formulas():
         raw = trees.raw_counts().reshape(-1, 3)
         want = (raw + m / 3) / (raw.sum(axis=1, keepdims=True) + m)
         np.testing.assert_allclose(p, want)
+    raw = trees.raw_counts().reshape(-1, 3)
+    np.testing.assert_allclose(laplace(trees).reshape(-1, 3), (raw + 1) / (raw.sum(axis=1, keepdims=True) + 3))
     prior = class_prior(y, 2)
     np.testing.assert_allclose(prior, (np.bincount(y, minlength=2) + 0.5) / 81)
 

@@ -48,11 +48,22 @@ def m_estimate(trees: ContextTrees, m: float) -> np.ndarray:
     """
     if not (m >= 0 and math.isfinite(m)):
         raise ParameterError(f"m must be a finite number >= 0, got {m!r}")
+    return _smoothed(trees, lambda card: np.full(card.shape, float(m)))
+
+
+def laplace(trees: ContextTrees) -> np.ndarray:
+    """Add-one estimates (n_x + 1) / (N + |X_c|): the m-estimate with m = |X_c| at every node."""
+    return _smoothed(trees, lambda card: card)
+
+
+def _smoothed(trees: ContextTrees, m_of_card) -> np.ndarray:
+    """(n_x + m/|X_c|) / (N + m) at every cell, with m a function of the cell's |X_c|."""
     raw = trees.raw_counts().astype(np.float64)
     cards = trees.tree_card[trees.node_tree]
     node_N = np.add.reduceat(raw, trees.node_cell_start[:-1]) if raw.size else np.zeros(0)
     cell_node = np.repeat(np.arange(trees.n_nodes), cards)
     card_cell = cards[cell_node].astype(np.float64)
+    m = m_of_card(card_cell)
     N_cell = node_N[cell_node]
     with np.errstate(invalid="ignore", divide="ignore"):
         p = (raw + m / card_cell) / (N_cell + m)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import config
 from ..data import (
+    Attribute,
     Dataset,
     check_trainable,
     conform,
@@ -29,7 +30,7 @@ from ..data import (
 )
 from ..errors import DataError, NotFittedError, ParameterError
 from ..hdp.sampler import sample
-from ..hdp.tables import ProbabilityTables, class_prior, m_estimate, predict_log_proba
+from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
 from ..hdp.trees import build_trees
 from ..preprocess import Discretizer, apply_cut_points
 from ..structure import learn_structure
@@ -292,8 +293,6 @@ class BayesNetClassifier(_EstimatorBase):
                     "Unknown label type: continuous values in y; these classifiers need a nominal class"
                 )
             classes, y_codes = np.unique(y_arr, return_inverse=True)
-            from ..data import Attribute
-
             ds = Dataset(
                 attributes=ds.attributes,
                 class_attribute=Attribute("class", tuple(str(c) for c in classes)),
@@ -333,11 +332,10 @@ class BayesNetClassifier(_EstimatorBase):
             probs = res.probabilities
             info.update(sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
                         concentrations=res.concentrations, node_group=res.node_group)
-        else:
-            m = {"m-estimate": float(self.m), "mle": 0.0}.get(self.estimator)
-            if self.estimator == "laplace":
-                m = None
-            probs = m_estimate(trees, m) if m is not None else _laplace(trees)
+        elif self.estimator == "laplace":
+            probs = laplace(trees)
+        else:  # m-estimate, or maximum likelihood (m = 0) with back-off
+            probs = m_estimate(trees, float(self.m) if self.estimator == "m-estimate" else 0.0)
         with np.errstate(divide="ignore"):
             log_probs = np.log(probs)
         self.tables_ = ProbabilityTables(trees, log_probs, np.log(class_prior(ds.y, n_classes)))
@@ -442,12 +440,3 @@ def _not_fitted(message: str) -> NotFittedError:
 
         _NOT_FITTED_CLASSES["cls"] = type("NotFittedError", (NotFittedError, sk_not_fitted), {})
     return _NOT_FITTED_CLASSES["cls"](message)
-
-
-def _laplace(trees) -> np.ndarray:
-    """Add-one estimates: the m-estimate with m = |X_c| at every node."""
-    raw = trees.raw_counts().astype(np.float64)
-    cards = trees.tree_card[trees.node_tree]
-    cell_node = np.repeat(np.arange(trees.n_nodes), cards)
-    N = np.add.reduceat(raw, trees.node_cell_start[:-1])[cell_node] if raw.size else np.zeros(0)
-    return (raw + 1.0) / (N + cards[cell_node])
