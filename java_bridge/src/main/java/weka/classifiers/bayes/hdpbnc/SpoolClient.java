@@ -170,6 +170,47 @@ public final class SpoolClient {
   }
 
   /**
+   * Is daemon {@code id} alive? Its lock says so (section 6); for a daemon on another host, whose
+   * lock may not be visible through a network file system, a heartbeat younger than five intervals.
+   *
+   * @param root the spool
+   * @param id the daemon's id
+   * @return true if alive
+   */
+  static boolean alive(Path root, String id) {
+    if (lockHeld(root.resolve("daemons").resolve(id + ".lock"))) {
+      return true;
+    }
+    Object beat = readJson(root.resolve("daemons").resolve(id + ".json"));
+    if (!(beat instanceof Map)) {
+      return false;
+    }
+    Map<?, ?> h = (Map<?, ?>) beat;
+    Object host = h.get("host");
+    if (!(host instanceof String) || shortHost((String) host).equalsIgnoreCase(shortHost(localHost()))) {
+      return false; // on this host the lock is the truth
+    }
+    Object at = h.get("heartbeat_unix");
+    Object every = h.get("heartbeat_seconds");
+    double interval = every instanceof Number ? ((Number) every).doubleValue() : 2.0;
+    return at instanceof Number
+      && System.currentTimeMillis() / 1000.0 - ((Number) at).doubleValue() < 5 * interval;
+  }
+
+  private static String shortHost(String host) {
+    int dot = host.indexOf('.');
+    return dot < 0 ? host : host.substring(0, dot);
+  }
+
+  private static String localHost() {
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  /**
    * The ids of the live daemons of a spool.
    *
    * @param root the spool
@@ -184,7 +225,7 @@ public final class SpoolClient {
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.lock")) {
       for (Path p : ds) {
         String f = p.getFileName().toString();
-        if (!f.startsWith(".") && lockHeld(p)) {
+        if (!f.startsWith(".") && alive(root, f.substring(0, f.length() - ".lock".length()))) {
           out.add(f.substring(0, f.length() - ".lock".length()));
         }
       }
@@ -455,7 +496,7 @@ public final class SpoolClient {
       }
       String owner = claimedBy(name);
       if (owner != null) {
-        if (!lockHeld(m_Root.resolve("daemons").resolve(owner + ".lock")) && !finished(name)) {
+        if (!alive(m_Root, owner) && !finished(name)) {
           throw new Exception("HDPBayesNet: the hdp-bnc daemon " + owner + " died while training job " + name
             + daemonExit() + "; the job was cancelled. Train again to retry" + logHint());
         }

@@ -161,6 +161,23 @@ class SpoolClientTest {
   }
 
   @Test
+  void aDaemonOnAnotherHostIsJudgedByItsHeartbeat() throws Exception {
+    Path beat = m_Spool.resolve("daemons").resolve("remote.json");
+    double now = System.currentTimeMillis() / 1000.0;
+    Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\"some-other-host.example\","
+      + "\"heartbeat_unix\":" + now + ",\"heartbeat_seconds\":2.0}").getBytes(StandardCharsets.UTF_8));
+    assertTrue(SpoolClient.alive(m_Spool, "remote"), "a fresh heartbeat from another host");
+    Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\"some-other-host.example\","
+      + "\"heartbeat_unix\":" + (now - 60) + ",\"heartbeat_seconds\":2.0}").getBytes(StandardCharsets.UTF_8));
+    assertTrue(!SpoolClient.alive(m_Spool, "remote"), "a stale heartbeat");
+    Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\""
+      + java.net.InetAddress.getLocalHost().getHostName() + "\",\"heartbeat_unix\":" + now + "}").getBytes(
+        StandardCharsets.UTF_8));
+    assertTrue(!SpoolClient.alive(m_Spool, "remote"), "on this host only the lock counts");
+    assertTrue(SpoolClient.alive(m_Spool, "fake"), "the fake daemon holds its lock");
+  }
+
+  @Test
   void timeoutCancels() throws Exception {
     SpoolClient c = client(1); // the fake daemon never claims
     Exception e = assertThrows(Exception.class, () -> c.train(weather(), new LinkedHashMap<>()));
