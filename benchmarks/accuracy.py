@@ -110,14 +110,14 @@ def save(path: Path, record: dict) -> None:
 
 
 def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repeats: int,
-                cache: Path, classpath: str | None, quiet: bool, skip=frozenset()) -> str:
+                cache: Path, classpath: str | None, quiet: bool, skip=frozenset(),
+                commit: str = "unknown") -> str:
     """Run every missing (method, fold) of one data set into the cache; return a summary line."""
     from hdp_plugin import BayesNetClassifier, read_dataset
     from hdp_plugin.model.evaluation import stratified_folds
     from hdp_plugin.preprocess import Discretizer
 
     t_start = time.perf_counter()
-    commit = code_version()
     data = read_dataset(path)
     n_file_rows = data.n_rows
     keep = np.nonzero(data.y >= 0)[0]  # rows with a known class, in file order
@@ -340,8 +340,11 @@ def main(argv=None) -> int:
             methods.append(m)
 
     if not args.report_only:
+        # the code a run uses is the code at its start: record that commit, then import it
+        commit = code_version()
+        import hdp_plugin.model.classifier  # noqa: F401
         skip = frozenset() if args.run_slow else frozenset(TOO_SLOW)
-        tasks = [(d, paths[d], methods, args.iterations, args.repeats, args.cache_dir, classpath, args.quiet, skip)
+        tasks = [(d, paths[d], methods, args.iterations, args.repeats, args.cache_dir, classpath, args.quiet, skip, commit)
                  for d in datasets]
         if args.jobs <= 1:
             for t in tasks:
