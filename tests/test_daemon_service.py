@@ -513,8 +513,10 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(tmp_path):
         os.kill(prog["pid"], signal.SIGKILL)
         wait_until(lambda: sp.job(P.DONE, "victim").exists(), 60, "the retried job")
         assert d.proc.poll() is None
-        hb = wait_until(lambda: (d.heartbeat() or {}).get("ready_workers") == 1 and d.heartbeat(), 30, "a new worker")
-        assert prog["pid"] not in hb["worker_pids"]
+        # the heartbeat is rewritten every few seconds: wait for one that shows the replacement
+        hb = wait_until(lambda: (h := d.heartbeat() or {}).get("ready_workers") == 1
+                        and prog["pid"] not in h.get("worker_pids", [prog["pid"]]) and h, 30, "a new worker")
+        assert len(hb["worker_pids"]) == 1
     result = json.loads((sp.job(P.DONE, "victim") / P.RESULT_FILE).read_text())
     assert result["attempt"] == 2
     attempts = json.loads((sp.job(P.DONE, "victim") / P.ATTEMPTS_FILE).read_text())
