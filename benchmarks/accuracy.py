@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -35,6 +34,7 @@ sys.path.insert(0, str(HERE))
 import accuracy_report as report  # noqa: E402
 import peers_python  # noqa: E402
 import peers_weka  # noqa: E402
+from report_sections import write_section  # noqa: E402
 
 DEBIAN_EXAMPLES = Path("/tmp/wekadeb/usr/share/doc/weka/examples")
 # Every classification ARFF in Debian's weka package (3.6.14-3), smallest first. Left out:
@@ -280,17 +280,7 @@ def render(tables, datasets, methods, args, command: str) -> str:
 
 def write_report(path: Path, section: str, name: str = "accuracy") -> None:
     """Replace the generated section ``name`` of ``path`` (between its markers), or create the file."""
-    if path.exists():
-        text = path.read_text()
-        n = re.escape(name)
-        m = re.search(rf"<!-- {n}:begin.*?<!-- {n}:end -->\n?", text, flags=re.S)
-        if m:
-            path.write_text(text[:m.start()] + section + text[m.end():])
-            return
-        path.write_text(text.rstrip("\n") + "\n\n" + section)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# Benchmarks\n\n" + section)
+    write_section(path, section, name)
 
 
 def main(argv=None) -> int:

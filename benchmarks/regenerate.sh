@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Regenerate every generated section of docs/benchmarks.md, accuracy and speed. Run from anywhere:
+#
+#   benchmarks/regenerate.sh            # everything (hours the first time; accuracy results are cached)
+#   benchmarks/regenerate.sh speed      # only the speed and scale sections (about 15 minutes)
+#
+# Needs: pip install -e '.[bench]' for the PyPI peers; Java 11+ and Maven for the Weka columns and
+# the Java prediction figures. Run it on a quiet machine: the speed figures are wall-clock times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+doc=docs/benchmarks.md
+section() { python benchmarks/report_sections.py -o "$doc" "$@"; }
+
+if [[ "${1:-all}" != speed ]]; then
+  python benchmarks/accuracy.py --iterations 5000 -o "$doc" --section accuracy-i5000
+  python benchmarks/accuracy.py --iterations 1000 -o "$doc" --section accuracy-i1000
+fi
+section --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
+section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
+section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
+section --section speed-ingest --code -- python benchmarks/bench_ingest.py
+section --section speed-structure --code -- python benchmarks/bench_structure.py
+section --section speed-discretize --code -- python benchmarks/bench_discretize.py
