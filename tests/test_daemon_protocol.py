@@ -337,3 +337,25 @@ def test_gzip_bomb_counts_by_its_decompressed_size(tmp_path):
     assert err["code"] == "too_large" and "decompresses" in err["message"]
     ctx = Context(spool=sp, daemon_id="test", limits=Limits(max_input_bytes=8 << 20))
     assert execute(folder, "job", ctx) == "done"
+
+
+def test_abandoned_tmp_entries_are_swept_fresh_ones_kept(tmp_path):
+    """Maildir's rule: what a producer left in tmp/ for 36 hours is garbage; a job being written is not."""
+    import time
+
+    from hdp_plugin.daemon import service
+
+    sp = P.Spool(tmp_path / "spool").create()
+    old = sp.dir(P.TMP) / "abandoned"
+    old.mkdir()
+    (old / "data.arff").write_text("@relation x\n")
+    fresh = sp.dir(P.TMP) / "being-written"
+    fresh.mkdir()
+    (fresh / "data.arff").write_text("@relation y\n")
+    past = time.time() - P.TMP_MAX_AGE_SECONDS - 60
+    for path in (old / "data.arff", old):
+        os.utime(path, (past, past))
+    # a folder whose own time is old but whose file was just written is still in use
+    os.utime(fresh, (past, past))
+    service.Daemon(sp.root).recover()
+    assert sp.names(P.TMP) == ["being-written"]

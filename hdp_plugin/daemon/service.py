@@ -268,7 +268,24 @@ class Daemon:
         return n
 
     def _sweep(self) -> None:
-        """Remove progress files and cancel markers a crash left behind for finished or unknown jobs."""
+        """Remove progress files and cancel markers a crash left behind for finished or unknown jobs,
+        and producers' abandoned ``tmp/`` entries (untouched for TMP_MAX_AGE_SECONDS: maildir's rule)."""
+        now = time.time()
+        for name in self.spool.names(P.TMP):
+            path = self.spool.dir(P.TMP) / name
+            try:
+                touched = max([os.lstat(path).st_mtime] + [e.stat(follow_symlinks=False).st_mtime
+                                                           for e in os.scandir(path)] if path.is_dir()
+                              else [os.lstat(path).st_mtime])
+            except OSError:
+                continue
+            if now - touched > P.TMP_MAX_AGE_SECONDS:
+                log.warning("removing %s: abandoned by its producer (untouched for %.0f h)", path,
+                            (now - touched) / 3600)
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    P.remove_quietly(path)
         running = {n for names in self.spool.claimed().values() for n in names}
         for state, suffix in ((P.PROGRESS, ".json"), (P.CANCEL, "")):
             for f in self.spool.names(state):
