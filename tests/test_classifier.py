@@ -91,7 +91,7 @@ def test_metrics_match_their_definitions():
 
 
 def test_pipeline_and_cross_val_score():
-    sk = pytest.importorskip("sklearn")
+    pytest.importorskip("sklearn")
     from sklearn.model_selection import cross_val_score
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer
@@ -150,7 +150,7 @@ def test_import_is_light():
 
 
 def test_pandas_and_arrow_inputs_give_the_same_model(vote):
-    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas")
     from hdp_plugin.data import to_arrow
 
     table = to_arrow(vote)
@@ -167,7 +167,7 @@ def test_pandas_and_arrow_inputs_give_the_same_model(vote):
 
 
 def test_dataframe_with_mixed_columns_matched_by_name():
-    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas")
     data = read_dataset(DATA / "labor.arff")  # numeric and nominal attributes, many missing values
     from hdp_plugin.data import to_arrow
 

@@ -2,7 +2,7 @@
 
 See ALGORITHM.md section 4 and Petitjean et al. (2018). The kernels live in
 :mod:`hdp_plugin.hdp.kernels`; this module chooses the tying groups, sizes the shared Stirling
-table, derives one random stream per tree from ``random_state``, runs the iterations in chunks (so
+tables (and grows them on demand), derives one random stream per tree from ``random_state``, runs the iterations in chunks (so
 that progress can be reported and a run cancelled between chunks) and returns averaged tables.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numba
@@ -85,8 +85,7 @@ class SamplerResult:
     seconds: float
     table_counts: np.ndarray  # (n_cells,) final t
     customer_counts: np.ndarray  # (n_cells,) final n
-    stirling_shape: tuple = ()
-    stats: dict = field(default_factory=dict)
+    stirling_shape: tuple = ()  # ((dense rows, columns), (large-leaf rows, columns)) at the end
 
 
 def sample(

@@ -85,8 +85,6 @@ class ContextTrees:
                 np.add.at(n, dst.ravel(), n[src.ravel()])
         return n
 
-    def tree_nodes(self, t: int) -> slice:
-        return slice(int(self.tree_node_start[t]), int(self.tree_node_start[t + 1]))
 
 
 def _radices(card_vars: list[int]) -> None:
