@@ -27,20 +27,13 @@ import numpy as np
 import typer
 
 from . import config
-from ._cli_errors import cli_errors as _errors
+from ._cli_common import cli_errors as _errors, typer_app
 from ._version import __version__
 from .errors import HDPError, ParameterError
 
 log = logging.getLogger(__name__)
 
-app = typer.Typer(
-    name="hdp-bnc",
-    help="Bayesian network classifiers (NB, TAN, kDB, SkDB) with HDP-estimated probability tables.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = typer_app("hdp-bnc", "Bayesian network classifiers (NB, TAN, kDB, SkDB) with HDP-estimated probability tables.")
 
 
 

@@ -16,19 +16,12 @@ from typing import Annotated, Optional
 import typer
 
 from .. import config
-from .._cli_errors import EXIT_FAILURE, cli_errors as _errors
+from .._cli_common import EXIT_FAILURE, cli_errors as _errors, typer_app
 from ..errors import ParameterError
 from . import client
 from . import protocol as P
 
-app = typer.Typer(
-    name="daemon",
-    help="The training daemon: serve a spool directory, submit jobs to it, watch it, stop it.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = typer_app("daemon", "The training daemon: serve a spool directory, submit jobs to it, watch it, stop it.")
 
 
 SpoolArg = Annotated[Path, typer.Argument(help="The spool directory (created with mode 0700 if missing).")]

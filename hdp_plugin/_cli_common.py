@@ -1,6 +1,7 @@
-"""How every ``hdp-bnc`` command turns errors into one line on stderr and an exit code.
+"""What every ``hdp-bnc`` command shares: how its typer app is set up, and how errors become one
+line on stderr and an exit code.
 
-Shared by :mod:`hdp_plugin.cli` and :mod:`hdp_plugin.daemon.commands`.
+Used by :mod:`hdp_plugin.cli` and :mod:`hdp_plugin.daemon.commands`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,18 @@ EXIT_USAGE = 2
 EXIT_FAILURE = 1
 #: exit code after Ctrl-C
 EXIT_INTERRUPTED = 130
+
+
+def typer_app(name: str, help: str) -> typer.Typer:
+    """A typer app with the project's conventions: ``-h``, help when called bare, no tracebacks."""
+    return typer.Typer(
+        name=name,
+        help=help,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
 
 
 def fail(message: str, code: int) -> typer.Exit:
