@@ -19,36 +19,55 @@ from hdp_plugin.structure.selective import (
 
 # -- slow reference: remove the row, recount, predict ------------------------------------------
 def ref_loo_rmse(X, y, card, C, order, parents, K, m=1.0):
-    """For each row: drop it, recount from scratch, compute p(y_i | x_i) for every (n*, k*)."""
+    """For each row: drop it, recount from scratch, and form every k's posterior as published.
+
+    Walking each attribute's contexts (class, then its parents one by one), the depth-d estimate
+    goes into k = d; the walk stops at the deepest context, or backs off (the depth-d estimate
+    also goes into k = d + 1) when the next context holds the row's value fewer than twice over
+    all classes, the row included; the stopping k's posterior is then copied into every larger k.
+    """
     N, n = X.shape
     sq = np.zeros((n + 1, K + 1))
     for i in range(N):
         keep = np.arange(N) != i
         Xo, yo = X[keep], y[keep]
         prior = np.array([(np.sum(yo == c) + 1.0 / C) / (N - 1 + 1.0) for c in range(C)])
-        lp = np.zeros((n, K + 1, C))  # log p(x_a | y = c, first k parents), a in MI order
+        logpost = np.tile(np.log(prior), (K + 1, 1))
+
+        def add_error(row):
+            for k in range(K + 1):
+                post = np.exp(logpost[k] - logpost[k].max())
+                sq[row, k] += (1.0 - post[y[i]] / post.sum()) ** 2
+
+        def log_estimate(a, ctx):
+            """log m-estimate of x_a = X[i, a] for every class, in context ctx, row i left out."""
+            out = np.empty(C)
+            for c in range(C):
+                mask = (yo == c) & np.all(Xo[:, ctx] == X[i, ctx], axis=1)
+                den = mask.sum() + m
+                hits = np.sum(Xo[mask, a] == X[i, a])
+                out[c] = math.log((hits + m / card[a]) / den if den > 0 else 1.0 / card[a])
+            return out
+
+        add_error(0)
         for u, a in enumerate(order):
-            for k in range(K + 1):
-                ps = parents[a][:k]
-                for c in range(C):
-                    p = None
-                    for d in range(len(ps), -1, -1):  # deepest non-empty context first
-                        mask = yo == c
-                        for q in ps[:d]:
-                            mask &= Xo[:, q] == X[i, q]
-                        if mask.sum() > 0:
-                            hits = np.sum(Xo[mask, a] == X[i, a])
-                            p = (hits + m / card[a]) / (mask.sum() + m)
-                            break
-                    if p is None:  # the class-free marginal
-                        p = (np.sum(Xo[:, a] == X[i, a]) + m / card[a]) / (N - 1 + m)
-                    lp[u, k, c] = math.log(p)
-        for n_star in range(n + 1):
-            for k in range(K + 1):
-                logpost = np.log(prior) + lp[:n_star, k, :].sum(axis=0)
-                post = np.exp(logpost - logpost.max())
-                post /= post.sum()
-                sq[n_star, k] += (1.0 - post[y[i]]) ** 2
+            ps = list(parents[a])
+            d = 0
+            while True:
+                est = log_estimate(a, ps[:d])
+                logpost[d] += est
+                if d == len(ps):
+                    stop = d
+                    break
+                ctx = ps[: d + 1]
+                with_row = np.all(X[:, ctx] == X[i, ctx], axis=1) & (X[:, a] == X[i, a])
+                if with_row.sum() < 2:
+                    logpost[d + 1] += est
+                    stop = d + 1
+                    break
+                d += 1
+            logpost[stop + 1:] = logpost[stop]
+            add_error(u + 1)
     return np.sqrt(sq / N)
 
 

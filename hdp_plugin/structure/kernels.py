@@ -205,28 +205,31 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
 # --------------------------------------------------------------------------------------------
 @njit(**NJIT_OPTIONS)
 def loo_squared_errors_block(
-    X, y, card, n_classes, order, par_ptr, par_idx, root, data, n_x, x_off, n_y, n_rows_total,
-    m, max_k, sq_err,
+    X, y, card, n_classes, order, par_ptr, par_idx, root, data, n_y, n_rows_total, m, max_k, sq_err,
 ):
     """Add one block's leave-one-out squared errors ``(1 - p(y_i | x_i))^2`` to ``sq_err``.
 
     ``sq_err[u, k]`` accumulates the error of the model made of the class and the first ``u``
-    attributes of ``order``, each with its first ``min(k, parents)`` parents; row ``u = 0`` is
-    the class prior alone. Estimates are m-estimates from the counts with the row itself
-    removed; a context left empty by the removal (or never seen with that class) backs off to
-    the deepest non-empty one, down to the attribute's class-free marginal.
+    attributes of ``order`` with at most ``k`` parents each; row ``u = 0`` is the class prior
+    alone. Estimates are m-estimates from the counts with the row itself removed, and each k's
+    posterior is formed as the published SkDB forms it (docs/method.md, "SkDB"): walking
+    attribute ``a``'s context from the class-only node down its parents,
 
-    The per-class products of m-estimates are kept in linear space (each estimate is > 0, at
-    least 1/(|X| (N + 1))) and normalised only to read p(y_i | x_i) off them, which avoids a log
-    and an exp per (row, attribute, k, class); they are rescaled when their sum falls below
-    ``RESCALE_BELOW``, so any number of attributes is safe from underflow.
+    * the estimate at depth ``d`` is multiplied into the posterior of ``k = d``;
+    * before descending, if the child context for the row's next parent value holds fewer than
+      2 rows with the row's value of ``a`` (over all classes, the row included), the walk stops
+      and the depth-``d`` estimate is multiplied into ``k = d + 1`` too (back-off);
+    * where the walk stops (back-off or the deepest context), that k's whole posterior is copied
+      into every larger k.
+
+    The per-class products are kept in linear space and normalised only to read p(y_i | x_i) off
+    them, which avoids a log and an exp per (row, attribute, k, class); they are rescaled when
+    their sum falls below ``RESCALE_BELOW``, so any number of attributes is safe from underflow.
     """
     n_rows = X.shape[0]
     n_attr = order.shape[0]
     C = n_classes
     post = np.empty((max_k + 1, C))
-    prob = np.empty(max_k + 1)  # estimate at depth 0..max_k (depth = number of attribute parents)
-    path = np.empty(max_k + 1, dtype=np.int64)
     prior = np.empty(C)
     n_loo = n_rows_total - 1.0  # rows left after removing this one
     for r in range(n_rows):
@@ -255,27 +258,29 @@ def loo_squared_errors_block(
             slots = tot + C
             first = par_ptr[a]
             depth = par_ptr[a + 1] - first
-            # the row's path through the trie (it exists: the row itself was counted)
+            # walk down the row's path (it exists: the row itself was counted)
             block = root[a]
-            path[0] = block
-            for d in range(depth):
-                block = data[block + slots + np.int64(X[r, par_idx[first + d]])]
-                path[d + 1] = block
-            # class-free marginal, the last resort of the back-off
-            p_root = (n_x[x_off[a] + xa] - 1.0 + m / ca) / (n_loo + m)
-            for c in range(C):
-                own = 1.0 if c == yi else 0.0
-                deepest = -1
-                for d in range(depth + 1):
-                    b = path[d]
-                    n_ctx = data[b + tot + c] - own
-                    if n_ctx <= 0.0:
-                        break  # deeper contexts are sub-contexts: empty too
-                    prob[d] = (data[b + c * ca + xa] - own + m / ca) / (n_ctx + m)
-                    deepest = d
-                for k in range(max_k + 1):
-                    d = min(k, deepest)
-                    post[k, c] *= prob[d] if d >= 0 else p_root
+            d = 0
+            stop = 0
+            while True:
+                _multiply_estimates(post, d, data, block, ca, xa, tot, yi, C, m)
+                if d == depth:
+                    stop = d
+                    break
+                child = data[block + slots + np.int64(X[r, par_idx[first + d]])]
+                cnt = 0
+                for c in range(C):
+                    cnt += data[child + c * ca + xa]
+                if cnt < 2:  # back off: the depth-d estimate serves k = d + 1 as well
+                    _multiply_estimates(post, d + 1, data, block, ca, xa, tot, yi, C, m)
+                    stop = d + 1
+                    break
+                block = child
+                d += 1
+            for k in range(stop + 1, max_k + 1):
+                for c in range(C):
+                    post[k, c] = post[stop, c]
+            # Step 3: every k's squared error after the first u + 1 attributes
             for k in range(max_k + 1):
                 s = 0.0
                 for c in range(C):
@@ -285,3 +290,15 @@ def loo_squared_errors_block(
                 if s < RESCALE_BELOW:  # keep the unnormalised products away from underflow
                     for c in range(C):
                         post[k, c] /= s
+
+
+@njit(**NJIT_OPTIONS)
+def _multiply_estimates(post, k, data, block, ca, xa, tot, yi, C, m):
+    """post[k, c] *= the m-estimate of p(x_a | c, the block's context), the row left out."""
+    for c in range(C):
+        own = 1.0 if c == yi else 0.0
+        den = data[block + tot + c] - own + m
+        if den > 0.0:
+            post[k, c] *= (data[block + c * ca + xa] - own + m / ca) / den
+        else:  # an empty context with m = 0: uniform
+            post[k, c] /= ca

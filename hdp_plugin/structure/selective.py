@@ -8,9 +8,12 @@ makes two more passes over the rows, as in Martinez et al. (2016):
    table of its context). Descending the trie costs one array lookup per level, with no hashing
    and no mixed-radix keys, so nothing can overflow however many parents or values there are;
 3. one leave-one-out pass: for every row, and every (n*, k*) at once, the posterior of the model
-   made of the first n* attributes of the MI order with their first k* parents, from m-estimates
-   with the row's own counts removed (:func:`hdp_plugin.structure.kernels.loo_squared_errors_block`),
-   adding attributes one at a time (O(rows x n x K x C)).
+   made of the first n* attributes of the MI order with at most k* parents, from m-estimates
+   with the row's own counts removed, formed as the published SkDB forms it (its back-off to a
+   shallower context where the row's value is rare, and its copy of that k's posterior into the
+   larger k: :func:`hdp_plugin.structure.kernels.loo_squared_errors_block`), adding attributes
+   one at a time (O(rows x n x K x C)). With m-estimates it selects exactly what the published
+   code selects on that code's own fold files (tests/test_skdb_published.py).
 
 Memory: a trie has at most one node per distinct prefix of parent values seen in the data, so at
 most ``min(rows, product of the parents' cardinalities)`` nodes per level; each node is a block
@@ -138,13 +141,11 @@ def loo_rmse_grid(
     """
     n_rows = X.shape[0]
     sq_err = np.zeros((stats.n_attributes + 1, max_k + 1))
-    n_x = stats.x_marginals()
-    x_off = stats.xy_offsets // stats.n_classes
     order = np.ascontiguousarray(order, dtype=np.int64)
     for start, stop in row_blocks(n_rows):
         loo_squared_errors_block(
             X[start:stop], y[start:stop], stats.cardinalities, stats.n_classes, order,
-            tries.par_ptr, tries.par_idx, tries.root, tries.data, n_x, x_off, stats.n_y,
+            tries.par_ptr, tries.par_idx, tries.root, tries.data, stats.n_y,
             float(stats.n_rows), float(m), max_k, sq_err,
         )  # fmt: skip
     return np.sqrt(sq_err / max(n_rows, 1))
@@ -178,8 +179,9 @@ def selective_kdb(
 
     From kDB-K, choose the number n* of attributes (a prefix of the MI order) and k* <= K that
     minimise the leave-one-out RMSE on the training data, RMSE = sqrt(mean over rows of
-    (1 - p(true class))^2), with m-estimates (back-off to the deepest context left non-empty by
-    the row's removal; class prior (n_y + 1/C)/(N + 1), also leave-one-out). Only a strict
+    (1 - p(true class))^2), with m-estimates and the class prior (n_y + 1/C)/(N + 1), all with
+    the row left out, and the back-off of the published SkDB (see
+    :func:`~hdp_plugin.structure.kernels.loo_squared_errors_block`). Only a strict
     improvement is accepted, starting from the class-prior-only model, scanning n* ascending
     then k* ascending. Each kept attribute keeps its first k* parents.
 
