@@ -19,15 +19,22 @@ ID_COLUMN_MIN_ROWS = 20
 ROW_BLOCK = 65536
 
 # --- discretisation -----------------------------------------------------------------------
-DISCRETIZATIONS = ("mdl", "equal-frequency", "equal-width", "none")
+DISCRETIZATIONS = ("mdl", "stochastic-mdl", "equal-frequency", "equal-width", "none")
 DEFAULT_DISCRETIZATION = "mdl"
+#: the classifier's default, "auto": stochastic MDL for an ESKDB ensemble, MDL otherwise
+AUTO_DISCRETIZATION = {"eskdb": "stochastic-mdl"}
 #: number of bins for the unsupervised binning methods (Weka's default is 10)
 DEFAULT_BINS = 10
 
 # --- structures ---------------------------------------------------------------------------
-STRUCTURES = ("nb", "tan", "kdb", "skdb")
+#: single networks (what structure learning returns), then ensembles of them
+NETWORK_STRUCTURES = ("nb", "tan", "kdb", "skdb")
+STRUCTURES = NETWORK_STRUCTURES + ("eskdb",)
 DEFAULT_STRUCTURE = "kdb"
 DEFAULT_K = 5
+#: ESKDB: members of the ensemble by default, and the most accepted
+DEFAULT_MEMBERS = 20
+MAX_MEMBERS = 1000
 
 # --- estimators ---------------------------------------------------------------------------
 ESTIMATORS = ("hdp", "m-estimate", "laplace", "mle")

@@ -43,7 +43,9 @@ def _round_trip(clf, tmp_path, X):
     assert loaded.parents_ == clf.parents_
     assert loaded.classes_.dtype == clf.classes_.dtype
     np.testing.assert_array_equal(loaded.classes_, clf.classes_)
-    assert loaded.get_params() == {**clf.get_params(), "random_state": loaded.random_state}
+    # the file keeps the discretisation used ("auto" resolved)
+    assert loaded.get_params() == {**clf.get_params(), "random_state": loaded.random_state,
+                                   "discretization": clf.discretization_}
     return loaded
 
 

@@ -105,7 +105,9 @@ JOB_SCHEMA = (
     _Field("structure", "string", config.DEFAULT_STRUCTURE, choices=config.STRUCTURES,
            help="network structure"),
     _Field("k", "integer", config.DEFAULT_K, minimum=0, maximum=64,
-           help="maximum attribute parents of kDB and SkDB (ignored by nb and tan)"),
+           help="maximum attribute parents of kDB, SkDB and ESKDB members (ignored by nb and tan)"),
+    _Field("n_members", "integer", config.DEFAULT_MEMBERS, minimum=1, maximum=config.MAX_MEMBERS,
+           help="members of an ESKDB ensemble (ignored by the other structures)"),
     _Field("estimator", "string", config.DEFAULT_ESTIMATOR, choices=config.ESTIMATORS,
            help="how the probability tables are estimated"),
     _Field("iterations", "integer", config.DEFAULT_ITERATIONS, minimum=1, maximum=10_000_000,
@@ -116,8 +118,8 @@ JOB_SCHEMA = (
            help="how HDP concentrations are shared"),
     _Field("m", "number", config.DEFAULT_M, minimum=0,
            help="the m of the m-estimate"),
-    _Field("discretization", "string", config.DEFAULT_DISCRETIZATION, choices=config.DISCRETIZATIONS,
-           help="how numeric attributes become nominal"),
+    _Field("discretization", "string", "auto", choices=("auto",) + config.DISCRETIZATIONS,
+           help="how numeric attributes become nominal; auto: stochastic-mdl for eskdb, else mdl"),
     _Field("seed", "integer", 0, minimum=0, maximum=2**63 - 1,
            help="seed of the sampler: the same seed gives the same model"),
     _Field("client", "string|null", None,
@@ -226,7 +228,7 @@ def validate_job(doc) -> dict:
 
 def classifier_params(job: dict) -> dict:
     """The :class:`BayesNetClassifier` parameters of a validated job (threads left to the daemon)."""
-    return dict(structure=job["structure"], k=job["k"], estimator=job["estimator"],
+    return dict(structure=job["structure"], k=job["k"], n_members=job["n_members"], estimator=job["estimator"],
                 iterations=job["iterations"], burn_in=job["burn_in"], tying=job["tying"], m=float(job["m"]),
                 discretization=job["discretization"], random_state=job["seed"])
 

@@ -26,8 +26,10 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
 
     Parameters
     ----------
-    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
-        The model's seed. ``None`` draws fresh entropy.
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence, ndarray or None
+        The model's seed. ``None`` draws fresh entropy. An array of shape (n_streams, 4) of
+        uint64 holds the states themselves (an ensemble derives each member's trees' states
+        from the member's own seed) and is copied.
     n_streams : int
         Number of streams (one per context tree).
 
@@ -35,6 +37,11 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
     -------
     ndarray of shape (n_streams, 4), uint64
     """
+    if isinstance(random_state, np.ndarray):
+        if random_state.shape != (n_streams, 4) or random_state.dtype != np.uint64:
+            raise ValueError(f"generator states must be a ({n_streams}, 4) uint64 array, got "
+                             f"{random_state.shape} {random_state.dtype}")
+        return random_state.copy()
     if isinstance(random_state, np.random.SeedSequence):
         ss = random_state
     elif isinstance(random_state, np.random.Generator):

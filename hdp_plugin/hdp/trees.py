@@ -249,3 +249,59 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK) 
         n_classes=int(n_classes),
         cardinalities=cardinalities,
     )
+
+
+def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarray]:
+    """The trees of several models (an ensemble's members) as one :class:`ContextTrees`.
+
+    Each part keeps its own attributes: part ``e``'s attribute ``j`` becomes attribute
+    ``offset[e] + j`` of the result (its cardinalities follow), so parts whose attributes were
+    discretised differently sample together, sharing one set of Stirling tables and one thread
+    pool. Trees, nodes and cells keep their order, part after part.
+
+    Returns
+    -------
+    (ContextTrees, ndarray)
+        The combined trees, and ``cell_start`` of shape (len(parts) + 1,): part ``e``'s cells
+        are ``cell_start[e]:cell_start[e + 1]`` of the combined cell arrays.
+    """
+    if not parts:
+        raise ValueError("concatenate_trees needs at least one set of trees")
+    n_classes = parts[0].n_classes
+    attr_off = node_off = cell_off = tree_off = child_off = var_off = 0
+    out = {name: [] for name in ("attrs", "tree_card", "tree_node_start", "tree_var_start", "branch_vars",
+                                 "node_parent", "node_depth", "node_branch", "node_cell_start", "node_tree",
+                                 "is_leaf", "child_start", "child_table", "leaf_counts", "cardinalities")}
+    cell_start = [0]
+    for p in parts:
+        if p.n_classes != n_classes:
+            raise ValueError("every part must have the same number of classes")
+        shift = lambda a, off: np.where(a >= 0, a + off, a)  # noqa: E731  (-1 means none)
+        out["attrs"].append(p.attrs + attr_off)
+        out["tree_card"].append(p.tree_card)
+        out["tree_node_start"].append(p.tree_node_start[:-1] + node_off)
+        out["tree_var_start"].append(p.tree_var_start[:-1] + var_off)
+        out["branch_vars"].append(shift(p.branch_vars, attr_off))
+        out["node_parent"].append(shift(p.node_parent, node_off))
+        out["node_depth"].append(p.node_depth)
+        out["node_branch"].append(p.node_branch)
+        out["node_cell_start"].append(p.node_cell_start[:-1] + cell_off)
+        out["node_tree"].append(p.node_tree + tree_off)
+        out["is_leaf"].append(p.is_leaf)
+        out["child_start"].append(shift(p.child_start, child_off))
+        out["child_table"].append(shift(p.child_table, node_off))
+        out["leaf_counts"].append(p.leaf_counts)
+        out["cardinalities"].append(np.asarray(p.cardinalities, np.int64))
+        attr_off += int(np.asarray(p.cardinalities).shape[0])
+        node_off += p.n_nodes
+        cell_off += p.n_cells
+        tree_off += p.n_trees
+        child_off += int(p.child_table.shape[0])
+        var_off += int(p.branch_vars.shape[0])
+        cell_start.append(cell_off)
+    out["tree_node_start"].append(np.array([node_off]))
+    out["tree_var_start"].append(np.array([var_off]))
+    out["node_cell_start"].append(np.array([cell_off]))
+    dtypes = {"is_leaf": np.bool_}
+    arrays = {k: np.ascontiguousarray(np.concatenate(v), dtype=dtypes.get(k, np.int64)) for k, v in out.items()}
+    return ContextTrees(n_classes=int(n_classes), **arrays), np.asarray(cell_start, np.int64)

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from .. import config
+from .. import _seeds, config
 from ..data import (
     Attribute,
     Dataset,
@@ -34,6 +34,7 @@ from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, pr
 from ..hdp.trees import build_trees
 from ..preprocess import Discretizer, apply_cut_points
 from ..structure import learn_structure
+from .ensemble import ensemble_log_proba, fit_members, model_cardinalities
 
 log = logging.getLogger(__name__)
 
@@ -97,11 +98,16 @@ class BayesNetClassifier(_EstimatorBase):
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb", "skdb"}, default="kdb"
-        Naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, or selective kDB (which
-        chooses how many attributes to keep and k* <= k by leave-one-out RMSE).
+    structure : {"nb", "tan", "kdb", "skdb", "eskdb"}, default="kdb"
+        Naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, selective kDB (which
+        chooses how many attributes to keep and k* <= k by leave-one-out RMSE), or ESKDB, an
+        ensemble of ``n_members`` SkDB classifiers on sampled attribute orders and stochastic
+        discretisations, averaged in probability (:mod:`hdp_plugin.model.ensemble`).
     k : int, default=5
-        Maximum number of attribute parents for kDB and SkDB (ignored by NB and TAN).
+        Maximum number of attribute parents for kDB, SkDB and ESKDB members (ignored by NB and
+        TAN).
+    n_members : int, default=20
+        ESKDB's number of members, 1 to 1000 (ignored by the other structures).
     estimator : {"hdp", "m-estimate", "laplace", "mle"}, default="hdp"
         How the conditional probability tables are estimated.
     iterations : int, default=5000
@@ -112,10 +118,13 @@ class BayesNetClassifier(_EstimatorBase):
         How HDP concentrations are shared between the nodes of a context tree.
     m : float, default=1.0
         The m of the m-estimate.
-    discretization : {"mdl", "equal-frequency", "equal-width", "none"}, default="mdl"
+    discretization : {"auto", "mdl", "stochastic-mdl", "equal-frequency", "equal-width", "none"}, default="auto"
         How numeric attributes become nominal; cut points are learnt on the training data.
-    random_state : int, numpy Generator or None, default=None
-        Seed of the sampler: the same seed gives bit-identical tables whatever ``n_jobs`` is.
+        ``"auto"`` is ``"stochastic-mdl"`` for ESKDB (each member draws its own cut points) and
+        ``"mdl"`` otherwise.
+    random_state : int, numpy Generator, SeedSequence or None, default=None
+        Seed of everything random (sampler, stochastic cut points, ESKDB's orders): the same
+        seed gives a bit-identical model whatever ``n_jobs`` is.
     n_jobs : int or None, default=None
         Threads for sampling trees in parallel; None or -1 uses all cores.
 
@@ -136,6 +145,11 @@ class BayesNetClassifier(_EstimatorBase):
         The context trees and the log-probability of every cell.
     fit_info_ : dict
         Timings, sampler statistics and warnings of the last fit.
+    discretization_ : str
+        The discretisation used (``"auto"`` resolved).
+    members_ : list of Member
+        ESKDB only: every member (its seed, attributes with its own cut points, structure and
+        tables); ``structure_``, ``attributes_`` and ``tables_`` are member 0's.
 
     References
     ----------
@@ -159,17 +173,19 @@ class BayesNetClassifier(_EstimatorBase):
         *,
         structure: str = config.DEFAULT_STRUCTURE,
         k: int = config.DEFAULT_K,
+        n_members: int = config.DEFAULT_MEMBERS,
         estimator: str = config.DEFAULT_ESTIMATOR,
         iterations: int = config.DEFAULT_ITERATIONS,
         burn_in: int | None = None,
         tying: str = config.DEFAULT_TYING,
         m: float = config.DEFAULT_M,
-        discretization: str = config.DEFAULT_DISCRETIZATION,
+        discretization: str = "auto",
         random_state=None,
         n_jobs: int | None = None,
     ):
         self.structure = structure
         self.k = k
+        self.n_members = n_members
         self.estimator = estimator
         self.iterations = iterations
         self.burn_in = burn_in
@@ -189,9 +205,12 @@ class BayesNetClassifier(_EstimatorBase):
         choice("structure", config.STRUCTURES)
         choice("estimator", config.ESTIMATORS)
         choice("tying", config.TYINGS)
-        choice("discretization", config.DISCRETIZATIONS)
+        choice("discretization", ("auto",) + config.DISCRETIZATIONS)
         if not isinstance(self.k, numbers.Integral) or isinstance(self.k, bool) or self.k < 0:
             raise ParameterError(f"k must be an integer >= 0, got {self.k!r}")
+        if (not isinstance(self.n_members, numbers.Integral) or isinstance(self.n_members, bool)
+                or not 1 <= self.n_members <= config.MAX_MEMBERS):
+            raise ParameterError(f"n_members must be an integer from 1 to {config.MAX_MEMBERS}, got {self.n_members!r}")
         if not isinstance(self.iterations, numbers.Integral) or self.iterations < 1:
             raise ParameterError(f"iterations must be an integer >= 1, got {self.iterations!r}")
         if self.burn_in is not None and (
@@ -307,40 +326,30 @@ class BayesNetClassifier(_EstimatorBase):
         if y is None:
             self.classes_ = np.asarray(ds.class_values, dtype=object)
 
-        # Step 1: discretise numeric attributes (cut points learnt here, kept in attributes_)
-        disc = Discretizer(method=self.discretization).fit(ds)
-        ds = disc.transform(ds)
-        # Step 2: the model's cardinalities: labels, plus a slot for missing if training had any
-        miss = np.array([(ds.X[:, j] == a.missing_code).any() for j, a in enumerate(ds.attributes)], bool)
-        cards = np.array([len(a.values) for a in ds.attributes], np.int64) + miss
-        cards = np.maximum(cards, 1)
-        n_classes = ds.n_classes
-        # Step 3: structure
-        t0 = time.perf_counter()
-        kind = self.structure
-        k = 0 if kind == "nb" else (1 if kind == "tan" else int(self.k))
-        structure = learn_structure(ds.X, ds.y, cards, n_classes, kind=kind, k=k)
-        t_structure = time.perf_counter() - t0
-        # Step 4: context trees and their tables
-        trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
-        info = {"rows": ds.n_rows, "dropped_missing_class": dropped, "warnings": list(warn),
-                "structure_seconds": t_structure}
-        if self.estimator == "hdp":
-            res = sample(trees, iterations=self.iterations, burn_in=self.burn_in, tying=self.tying,
-                         random_state=self.random_state, n_jobs=self.n_jobs,
-                         progress=getattr(self, "_progress", None))
-            probs = res.probabilities
-            info.update(sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
-                        concentrations=res.concentrations, node_group=res.node_group)
-        elif self.estimator == "laplace":
-            probs = laplace(trees)
-        else:  # m-estimate, or maximum likelihood (m = 0) with back-off
-            probs = m_estimate(trees, float(self.m) if self.estimator == "m-estimate" else 0.0)
-        with np.errstate(divide="ignore"):
-            log_probs = np.log(probs)
-        self.tables_ = ProbabilityTables(trees, log_probs, np.log(class_prior(ds.y, n_classes)))
+        disc_method = config.AUTO_DISCRETIZATION.get(self.structure, config.DEFAULT_DISCRETIZATION) \
+            if self.discretization == "auto" else self.discretization
+        info = {"rows": ds.n_rows, "dropped_missing_class": dropped, "warnings": list(warn)}
+        if self.structure == "eskdb":
+            members, more = fit_members(
+                ds, n_members=int(self.n_members), k=int(self.k), estimator=self.estimator,
+                iterations=self.iterations, burn_in=self.burn_in, tying=self.tying, m=float(self.m),
+                discretization=disc_method, random_state=self.random_state, n_jobs=self.n_jobs,
+                progress=getattr(self, "_progress", None))  # fmt: skip
+            info["warnings"] += more.pop("warnings", [])
+            for w in info["warnings"][len(warn):]:
+                log.warning("%s: %s", ds.source, w)
+            info.update(more)
+            self.members_ = members
+            first = members[0]
+            structure, attributes, cards, self.tables_ = (first.structure, first.attributes,
+                                                          first.cardinalities, first.tables)
+        else:
+            if hasattr(self, "members_"):
+                del self.members_
+            structure, attributes, cards = self._fit_single(ds, disc_method, info)
+        self.discretization_ = disc_method
         self.structure_ = structure
-        self.attributes_ = list(ds.attributes)
+        self.attributes_ = list(attributes)
         self.class_attribute_ = ds.class_attribute
         self.cardinalities_ = cards
         self.n_features_in_ = ds.n_attributes
@@ -354,6 +363,38 @@ class BayesNetClassifier(_EstimatorBase):
         self.fit_info_ = info
         return self
 
+    def _fit_single(self, ds: Dataset, disc_method: str, info: dict):
+        """One network: discretise, learn the structure, estimate the tables (sets ``tables_``)."""
+        seed = _seeds.as_seed_sequence(self.random_state) if disc_method == "stochastic-mdl" else None
+        # Step 1: discretise numeric attributes (cut points learnt here, kept in attributes_)
+        ds = Discretizer(method=disc_method, random_state=seed).fit_transform(ds)
+        # Step 2: the model's cardinalities: labels, plus a slot for missing if training had any
+        cards = model_cardinalities(ds)
+        n_classes = ds.n_classes
+        # Step 3: structure
+        t0 = time.perf_counter()
+        kind = self.structure
+        k = 0 if kind == "nb" else (1 if kind == "tan" else int(self.k))
+        structure = learn_structure(ds.X, ds.y, cards, n_classes, kind=kind, k=k)
+        info["structure_seconds"] = time.perf_counter() - t0
+        # Step 4: context trees and their tables
+        trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
+        if self.estimator == "hdp":
+            res = sample(trees, iterations=self.iterations, burn_in=self.burn_in, tying=self.tying,
+                         random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,
+                         progress=getattr(self, "_progress", None))
+            probs = res.probabilities
+            info.update(sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
+                        concentrations=res.concentrations, node_group=res.node_group)
+        elif self.estimator == "laplace":
+            probs = laplace(trees)
+        else:  # m-estimate, or maximum likelihood (m = 0) with back-off
+            probs = m_estimate(trees, float(self.m) if self.estimator == "m-estimate" else 0.0)
+        with np.errstate(divide="ignore"):
+            log_probs = np.log(probs)
+        self.tables_ = ProbabilityTables(trees, log_probs, np.log(class_prior(ds.y, n_classes)))
+        return structure, ds.attributes, cards
+
     # ------------------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "tables_"):
@@ -362,29 +403,36 @@ class BayesNetClassifier(_EstimatorBase):
                 "arguments before using this estimator."
             )
 
-    def _codes(self, X) -> np.ndarray:
+    def _codes(self, X) -> list[np.ndarray]:
+        """``X`` coded as each network of the model codes it (one for a single model; one per
+        member for an ensemble, whose members have their own cut points)."""
         self._check_fitted()
+        targets = [mb.attributes for mb in self.members_] if hasattr(self, "members_") else [self.attributes_]
         if type(X).__module__.startswith(("pandas", "pyarrow")):
             ds = conform_table(X, self.attributes_, self.class_attribute_, source=f"<{type(X).__name__}>")
-            return apply_cut_points(ds, self.attributes_).X
+            return [apply_cut_points(ds, attrs).X for attrs in targets]
         ds = self._to_dataset(X, None, None, fitting=False)
-        if ds.is_categorical and [(a.name, a.values) for a in ds.attributes] == [
-            (a.name, a.values) for a in self.attributes_
-        ]:
-            return ds.X  # already coded as the model codes it (e.g. the training data itself)
-        ds = conform(ds, self.attributes_, self.class_attribute_)
-        ds = apply_cut_points(ds, self.attributes_)
-        return ds.X
+        out, conformed = [], None
+        for attrs in targets:
+            if ds.is_categorical and [(a.name, a.values) for a in ds.attributes] == [(a.name, a.values) for a in attrs]:
+                out.append(ds.X)  # already coded as this network codes it (e.g. its training data)
+                continue
+            if conformed is None:
+                conformed = conform(ds, self.attributes_, self.class_attribute_)
+            out.append(apply_cut_points(conformed, attrs).X)
+        return out
 
     def predict_log_proba(self, X) -> np.ndarray:
-        """Log of P(class | x) for every row.
+        """Log of P(class | x) for every row (for ESKDB, of the mean of the members' P).
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes), columns in :attr:`classes_` order.
         """
         codes = self._codes(X)  # checks that the model is fitted
-        return predict_log_proba(self.tables_, codes)
+        if hasattr(self, "members_"):
+            return ensemble_log_proba(self.members_, codes)
+        return predict_log_proba(self.tables_, codes[0])
 
     def predict_proba(self, X) -> np.ndarray:
         """P(class | x) for every row.

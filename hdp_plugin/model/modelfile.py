@@ -155,6 +155,7 @@ def model_document(clf) -> tuple[dict, dict]:
     tr = clf.tables_.trees
     names = [a.name for a in clf.attributes_]
     params = {p: getattr(clf, p, None) for p in _INIT_PARAMS}
+    params["discretization"] = getattr(clf, "discretization_", clf.discretization)  # "auto" resolved
     seed = params["random_state"]
     params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
     hdp = clf.estimator == "hdp"
@@ -526,6 +527,7 @@ def load_model_and_documents(path):
 
     names = [a.name for a in attributes]
     clf.classes_ = classes
+    clf.discretization_ = clf.discretization
     clf.tables_ = ProbabilityTables(trees, log_probs, log_prior)
     clf.structure_ = structure
     clf.attributes_ = attributes

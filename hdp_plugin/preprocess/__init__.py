@@ -3,7 +3,9 @@
 * :class:`Discretizer` -- fit on training data, transform any data with the same attributes;
 * :func:`apply_cut_points` -- cut new data with the cut points stored in a model's attributes;
 * :func:`mdl_cut_points`, :func:`equal_width_cut_points`, :func:`equal_frequency_cut_points` --
-  the cut points of one attribute; :func:`assign_bins` -- the bin of each value.
+  the cut points of one attribute; :func:`assign_bins` -- the bin of each value;
+* :func:`stochastic_cut_points` over :func:`sorted_numeric_columns` -- ESKDB's stochastic MDL
+  (:mod:`hdp_plugin.preprocess.stochastic`), sorting once for all members of an ensemble.
 
 Supervised MDL discretisation (Fayyad & Irani 1993) reproduces Weka 3.8's
 ``weka.filters.supervised.attribute.Discretize`` with its defaults, to the last bit; the golden
@@ -17,7 +19,13 @@ References
 """
 
 from .cutpoints import assign_bins, equal_frequency_cut_points, equal_width_cut_points, mdl_cut_points
-from .discretizer import Discretizer, apply_cut_points, discretized_attribute
+from .discretizer import (
+    Discretizer,
+    apply_cut_points,
+    discretized_attribute,
+    sorted_numeric_columns,
+    stochastic_cut_points,
+)
 from .labels import interval_labels, weka_number
 
 __all__ = [
@@ -29,5 +37,7 @@ __all__ = [
     "equal_width_cut_points",
     "interval_labels",
     "mdl_cut_points",
+    "sorted_numeric_columns",
+    "stochastic_cut_points",
     "weka_number",
 ]

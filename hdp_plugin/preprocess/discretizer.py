@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import config
+from .. import _seeds, config
 from ..data.dataset import Attribute, Dataset, encode_codes
 from ..errors import DataError, NotFittedError, ParameterError
 from . import kernels
@@ -26,6 +26,7 @@ from .cutpoints import (
     equal_width_cut_points,
 )
 from .labels import interval_labels
+from .stochastic import SortedColumn, stochastic_mdl_cut_points
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,11 @@ class Discretizer:
 
     Parameters
     ----------
-    method : {"mdl", "equal-frequency", "equal-width", "none"}, default "mdl"
+    method : {"mdl", "stochastic-mdl", "equal-frequency", "equal-width", "none"}, default "mdl"
         ``"mdl"``: supervised, Fayyad & Irani's MDL method exactly as Weka 3.8's
         ``weka.filters.supervised.attribute.Discretize`` with its defaults.
+        ``"stochastic-mdl"``: cut points drawn in proportion to their MDL margin, as ESKDB does
+        (:mod:`hdp_plugin.preprocess.stochastic`), from ``random_state``.
         ``"equal-width"``: ``bins`` intervals of equal width over the training range, as Weka's
         ``unsupervised.attribute.Discretize -B bins``.
         ``"equal-frequency"``: up to ``bins`` intervals with about equal numbers of training rows,
@@ -72,6 +75,8 @@ class Discretizer:
         ``"none"``: no discretisation; fitting data with a numeric attribute is an error.
     bins : int, default ``config.DEFAULT_BINS`` (10)
         Number of bins of the unsupervised methods; ignored by ``"mdl"`` and ``"none"``.
+    random_state : int, SeedSequence, Generator or None, default None
+        Seed of ``"stochastic-mdl"`` (one stream per attribute); ignored by the other methods.
 
     Attributes
     ----------
@@ -107,9 +112,11 @@ class Discretizer:
     >>> test_nominal = disc.transform(test)                 # doctest: +SKIP
     """
 
-    def __init__(self, *, method: str = config.DEFAULT_DISCRETIZATION, bins: int = config.DEFAULT_BINS):
+    def __init__(self, *, method: str = config.DEFAULT_DISCRETIZATION, bins: int = config.DEFAULT_BINS,
+                 random_state=None):
         self.method = method
         self.bins = bins
+        self.random_state = random_state
 
     def __repr__(self) -> str:
         return f"Discretizer(method={self.method!r}, bins={self.bins!r})"
@@ -139,7 +146,10 @@ class Discretizer:
             name = dataset.attributes[next(iter(pending))].name
             raise ParameterError(f"attribute {name!r} is numeric; discretization 'none' needs nominal data")
         cut_points: dict[int, np.ndarray] = {}
-        if pending:
+        if pending and method == "stochastic-mdl":
+            seed = _seeds.as_seed_sequence(self.random_state)
+            cut_points = stochastic_cut_points(sorted_numeric_columns(dataset), seed)
+        elif pending:
             rows = dataset.y >= 0
             all_rows = bool(rows.all())
             y = dataset.y if all_rows else dataset.y[rows]
@@ -198,6 +208,24 @@ class Discretizer:
     def fit_transform(self, dataset: Dataset) -> Dataset:
         """:meth:`fit` on ``dataset``, then :meth:`transform` it."""
         return self.fit(dataset).transform(dataset)
+
+
+def sorted_numeric_columns(dataset: Dataset) -> dict[int, SortedColumn]:
+    """Every numeric attribute's training values (known class, not missing), sorted, by index.
+
+    An ensemble sorts once and draws every member's stochastic cut points from these.
+    """
+    cols = {}
+    for j, col in dataset.numeric_columns().items():
+        cols[j] = SortedColumn(dataset.numeric[:, col], dataset.y, dataset.n_classes)
+    return cols
+
+
+def stochastic_cut_points(columns: dict[int, SortedColumn], seed) -> dict[int, np.ndarray]:
+    """Stochastic MDL cut points of every column; attribute ``j`` draws from ``(DISCRETIZE, j)``
+    of ``seed`` (a SeedSequence), so its cuts do not depend on the other attributes."""
+    return {j: stochastic_mdl_cut_points(col, _seeds.generator(seed, _seeds.DISCRETIZE, j))
+            for j, col in columns.items()}
 
 
 def apply_cut_points(dataset: Dataset, attributes: list[Attribute]) -> Dataset:

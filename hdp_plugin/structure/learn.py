@@ -58,8 +58,8 @@ def learn_structure(
     .. [3] A. M. Martinez, G. I. Webb, S. Chen and N. A. Zaidi, "Scalable learning of Bayesian
        network classifiers", Journal of Machine Learning Research 17(44) (2016) 1-35.
     """
-    if kind not in config.STRUCTURES:
-        raise ParameterError(f"kind must be one of {', '.join(config.STRUCTURES)}, got {kind!r}")
+    if kind not in config.NETWORK_STRUCTURES:
+        raise ParameterError(f"kind must be one of {', '.join(config.NETWORK_STRUCTURES)}, got {kind!r}")
     k = check_k(k)
     X, y, card, n_classes = validate_inputs(X, y, cardinalities, n_classes)
     if X.shape[0] == 0:

@@ -144,19 +144,7 @@ def tan(stats: CountStatistics) -> Structure:
     )
 
 
-def kdb_parents(order: np.ndarray, cmi: np.ndarray, k: int) -> tuple[tuple[int, ...], ...]:
-    """kDB parent sets: the attribute at position u of ``order`` takes the min(u, k) earlier
-    attributes of highest CMI with it (ties by index), listed in branching order."""
-    n = len(order)
-    parents: list[tuple[int, ...]] = [()] * n
-    for u in range(1, n):
-        child = int(order[u])
-        ranked = branching_order(child, order[:u], cmi)
-        parents[child] = ranked[:k]
-    return tuple(parents)
-
-
-def kdb(stats: CountStatistics, k: int = config.DEFAULT_K) -> Structure:
+def kdb(stats: CountStatistics, k: int = config.DEFAULT_K, *, order=None) -> Structure:
     """k-dependence Bayesian classifier, kDB-k (Sahami 1996).
 
     Attributes are ordered by MI with the class, descending (ties by index). The attribute at
@@ -168,11 +156,14 @@ def kdb(stats: CountStatistics, k: int = config.DEFAULT_K) -> Structure:
     stats : CountStatistics
     k : int, default 5
         The maximum number of attribute parents; ``k=0`` is naive Bayes.
+    order : sequence of int, optional
+        Another attribute order (distinct indices, possibly a subset, as an ESKDB member draws
+        it); attributes left out of it are not kept. Default: decreasing MI.
 
     Returns
     -------
     Structure
-        ``kind="kdb"``, every attribute kept.
+        ``kind="kdb"``, every attribute of the order kept.
 
     References
     ----------
@@ -182,17 +173,25 @@ def kdb(stats: CountStatistics, k: int = config.DEFAULT_K) -> Structure:
     """
     k = check_k(k)
     mi = mutual_information(stats)
-    order = mi_order(mi)
+    if order is None:
+        order = mi_order(mi)
+    else:
+        order = np.asarray(order, dtype=np.int64)
+        if np.unique(order).size != order.size or (order.size and not 0 <= order.min() <= order.max() < stats.n_attributes):
+            raise ParameterError(f"order must list distinct attribute indices below {stats.n_attributes}")
     # CMI is only needed when some attribute can take a parent
-    if k > 0 and stats.n_attributes > 1:
+    if k > 0 and order.size > 1:
         cmi = conditional_mutual_information(stats)
     else:
         cmi = np.zeros((stats.n_attributes, stats.n_attributes))
+    parents = [()] * stats.n_attributes
+    for u in range(1, order.size):
+        parents[int(order[u])] = branching_order(int(order[u]), order[:u], cmi)[:k]
     return Structure(
         kind="kdb",
         k=k,
-        parents=kdb_parents(order, cmi, k),
-        kept=tuple(range(stats.n_attributes)),
+        parents=tuple(parents),
+        kept=tuple(sorted(int(a) for a in order)),
         order=tuple(int(a) for a in order),
         mi=mi,
     )

@@ -126,8 +126,8 @@ def loo_rmse_grid(
         The training data and its counts.
     tries : ContextTries
         From :func:`build_context_tries` with the kDB-``max_k`` parents.
-    order : ndarray of shape (n_attributes,)
-        Attributes by decreasing MI; n* keeps a prefix of it.
+    order : ndarray of shape (n_order,)
+        Attributes by decreasing MI (or another order); n* keeps a prefix of it.
     max_k : int
         K: k* ranges over 0..K.
     m : float, default 1
@@ -135,12 +135,12 @@ def loo_rmse_grid(
 
     Returns
     -------
-    ndarray of shape (n_attributes + 1, max_k + 1)
+    ndarray of shape (n_order + 1, max_k + 1)
         ``rmse[n*, k*] = sqrt(mean over rows of (1 - p(y_i | x_i))^2)``; row 0 is the class
         prior alone (the same in every column).
     """
     n_rows = X.shape[0]
-    sq_err = np.zeros((stats.n_attributes + 1, max_k + 1))
+    sq_err = np.zeros((len(order) + 1, max_k + 1))
     order = np.ascontiguousarray(order, dtype=np.int64)
     for start, stop in row_blocks(n_rows):
         loo_squared_errors_block(
@@ -174,6 +174,7 @@ def selective_kdb(
     max_k: int = config.DEFAULT_K,
     *,
     m: float = config.DEFAULT_M,
+    order=None,
 ) -> Structure:
     """Selective kDB (Martinez, Webb, Chen and Zaidi 2016).
 
@@ -196,6 +197,9 @@ def selective_kdb(
         K, the largest number of attribute parents considered.
     m : float, default 1
         The m of the m-estimates used by the selection.
+    order : sequence of int, optional
+        The attribute order whose prefixes are candidates (an ESKDB member's drawn order,
+        possibly a subset of the attributes); default decreasing MI.
 
     Returns
     -------
@@ -213,7 +217,7 @@ def selective_kdb(
     """
     max_k = check_k(max_k)
     # Step 1: kDB-K, the largest model considered
-    full = kdb(stats, max_k)
+    full = kdb(stats, max_k, order=order)
     order = np.asarray(full.order, dtype=np.int64)
     # Step 2: second pass, the counts of every context the selection can use
     tries = build_context_tries(X, y, stats, full.parents)
@@ -223,7 +227,7 @@ def selective_kdb(
     n_star, k_star = select_prefix_and_k(rmse)
     kept = tuple(sorted(int(a) for a in order[:n_star]))
     kept_set = set(kept)
-    parents = tuple(full.parents[a][:k_star] if a in kept_set else () for a in range(len(order)))
+    parents = tuple(full.parents[a][:k_star] if a in kept_set else () for a in range(stats.n_attributes))
     log.debug("SkDB: n* = %d of %d attributes, k* = %d of %d, LOO RMSE %.6f (prior %.6f)",
               n_star, len(order), k_star, max_k, rmse[n_star, k_star], rmse[0, 0])  # fmt: skip
     return Structure(
