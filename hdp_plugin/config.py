@@ -59,5 +59,10 @@ TYINGS = ("none", "same-parent", "level", "single")
 DEFAULT_TYING = "level"
 
 # --- model file ---------------------------------------------------------------------------
-MODEL_FORMAT_MAJOR = 1
+#: the newest format this package writes and reads: 2.0 holds an ensemble of weighted networks
+MODEL_FORMAT_MAJOR = 2
 MODEL_FORMAT_MINOR = 0
+#: a single network is still written as 1.0, which readers of 1.x (older Weka packages) read
+NETWORK_FORMAT = (1, 0)
+#: the majors this package reads
+MODEL_FORMAT_READS = (1, 2)

@@ -232,3 +232,37 @@ def test_stochastic_mdl_for_a_single_network_is_seeded(diabetes):
     np.testing.assert_array_equal(a.predict_proba(diabetes), b.predict_proba(diabetes))
     mdl = BayesNetClassifier(structure="kdb", k=1, iterations=30, random_state=5).fit(diabetes)
     assert mdl.discretization_ == "mdl" and a.attributes_ != mdl.attributes_
+
+
+# -- the model file ---------------------------------------------------------------------------
+@pytest.mark.parametrize("estimator", ["hdp", "m-estimate"])
+def test_an_ensemble_round_trips_through_a_format_2_model_file(tmp_path, diabetes, estimator):
+    from hdp_plugin import load_model
+    from hdp_plugin.model.modelfile import read_model_file, save_model
+
+    clf = eskdb(estimator=estimator).fit(diabetes)
+    path = save_model(clf, tmp_path / "e.hdpbnc")
+    doc, _, batches = read_model_file(path)
+    assert doc["format_version"] == [2, 0] and len(doc["members"]) == 4
+    assert "structure" not in doc and "attributes" not in doc  # every network lives in its member
+    assert len(batches) == sum(len(m["trees"]) for m in doc["members"])
+    for part, mb in zip(doc["members"], clf.members_):
+        assert part["seed"] == mb.seed and part["weight"] == 0.25
+        assert [a["cut_points"] for a in part["attributes"]] == [
+            None if a.cut_points is None else list(a.cut_points) for a in mb.attributes]
+        assert part["structure"]["order"] == list(mb.structure.order)
+        assert part["structure"]["k"] == mb.structure.k and part["structure"]["kept"] == list(mb.structure.kept)
+    back = load_model(path)
+    np.testing.assert_array_equal(back.predict_proba(diabetes), clf.predict_proba(diabetes))
+    assert back.n_members == 4 and back.discretization_ == "stochastic-mdl"
+    # writing the loaded model again gives the same bytes
+    again = save_model(back, tmp_path / "again.hdpbnc")
+    assert again.read_bytes() == path.read_bytes()
+
+
+def test_a_single_network_is_still_written_as_format_1(tmp_path):
+    from hdp_plugin.model.modelfile import read_model_file, save_model
+
+    clf = BayesNetClassifier(structure="skdb", iterations=20, random_state=0).fit(read_dataset(VOTE))
+    doc, _, _ = read_model_file(save_model(clf, tmp_path / "s.hdpbnc"))
+    assert doc["format_version"] == [1, 0] and "members" not in doc and "n_members" not in doc["params"]

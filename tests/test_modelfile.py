@@ -128,7 +128,7 @@ def test_the_file_is_plain_arrow_without_pickle():
     for field in reader.schema:
         assert field.type in (pa.int32(), pa.int64(), pa.float64()) and not field.nullable
     doc = json.loads(reader.schema.metadata[b"hdp_plugin.model"])
-    assert doc["format_version"] == [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR]
+    assert doc["format_version"] == list(config.NETWORK_FORMAT)
     assert reader.num_record_batches == len(doc["trees"])
 
 
@@ -306,7 +306,7 @@ def test_newer_major_version_is_refused_and_newer_minor_read(tmp_path):
     _rewrite(tmp_path / "new.hdpbnc", lambda d: d.update(format_version=[config.MODEL_FORMAT_MAJOR + 1, 0]))
     with pytest.raises(ModelFileError, match=r"new.hdpbnc: model format \d+\.0 is newer .* upgrade"):
         load_model(tmp_path / "new.hdpbnc")
-    _rewrite(tmp_path / "minor.hdpbnc", lambda d: d.update(format_version=[config.MODEL_FORMAT_MAJOR, 99]))
+    _rewrite(tmp_path / "minor.hdpbnc", lambda d: d.update(format_version=[config.NETWORK_FORMAT[0], 99]))
     load_model(tmp_path / "minor.hdpbnc")
 
 

@@ -57,6 +57,10 @@ class Member:
     structure: Structure
     tables: ProbabilityTables
     weight: float
+    #: HDP only: every node's concentration group (numbered within the member) and the groups'
+    #: final concentrations
+    node_group: np.ndarray | None = None
+    concentrations: np.ndarray | None = None
 
 
 def model_cardinalities(ds: Dataset) -> np.ndarray:
@@ -141,19 +145,29 @@ def fit_members(
         res = sample(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=states,
                      n_jobs=n_jobs, progress=progress)
         probs = [res.probabilities[cell_start[e]:cell_start[e + 1]] for e in range(n_members)]
+        groups = []
+        node_lo = 0
+        for d in drafts:  # each member's groups, renumbered from 0 (tying groups never span trees)
+            g = res.node_group[node_lo:node_lo + d.trees.n_nodes]
+            g_lo = int(g.min(initial=0))
+            g_hi = int(g.max(initial=-1)) + 1
+            groups.append((g - g_lo, res.concentrations[g_lo:max(g_hi, g_lo)].copy()))
+            node_lo += d.trees.n_nodes
         info.update(sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
                     n_trees=combined.n_trees, n_cells=combined.n_cells)
     elif estimator == "laplace":
         probs = [laplace(d.trees) for d in drafts]
     else:
         probs = [m_estimate(d.trees, float(m) if estimator == "m-estimate" else 0.0) for d in drafts]
+    if estimator != "hdp":
+        groups = [(None, None)] * n_members
     log_prior = np.log(class_prior(ds.y, ds.n_classes))
     members = []
-    for d, p in zip(drafts, probs):
+    for d, p, (node_group, conc) in zip(drafts, probs, groups):
         with np.errstate(divide="ignore"):
             tables = ProbabilityTables(d.trees, np.log(p), log_prior)
         members.append(Member(_seeds.describe(d.seed), d.attributes, d.cardinalities, d.structure, tables,
-                              1.0 / n_members))
+                              1.0 / n_members, node_group, conc))
     if all(not mb.structure.kept for mb in members):
         info.setdefault("warnings", []).append(
             "no attribute carries information about the class (every MI is 0): the ensemble is the class prior")

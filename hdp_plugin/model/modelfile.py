@@ -148,26 +148,10 @@ def _digest(model_json: bytes, training_json: bytes, batches) -> str:
     return h.hexdigest()
 
 
-def model_document(clf) -> tuple[dict, dict]:
-    """The model and training JSON documents of a fitted classifier (see docs/model-format.md)."""
-    info = clf.fit_info_
-    st: Structure = clf.structure_
-    tr = clf.tables_.trees
-    names = [a.name for a in clf.attributes_]
-    params = {p: getattr(clf, p, None) for p in _INIT_PARAMS}
-    params["discretization"] = getattr(clf, "discretization_", clf.discretization)  # "auto" resolved
-    seed = params["random_state"]
-    params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
-    hdp = clf.estimator == "hdp"
-    estimator = {"name": clf.estimator}
-    if hdp:
-        estimator.update(iterations=int(clf.iterations), burn_in=int(info["burn_in"]),
-                         n_samples=int(info["n_samples"]), tying=clf.tying, window=config.WINDOW,
-                         n_groups=int(np.asarray(info["concentrations"]).shape[0]))
-    elif clf.estimator == "m-estimate":
-        estimator["m"] = float(clf.m)
-    elif clf.estimator == "mle":
-        estimator["m"] = 0.0
+def _network_document(attributes, cardinalities, structure: Structure, tables: ProbabilityTables) -> dict:
+    """One network's part of the model document: attributes, cardinalities, structure, trees."""
+    tr = tables.trees
+    names = [a.name for a in attributes]
     trees = []
     for t in range(tr.n_trees):
         c = int(tr.attrs[t])
@@ -176,31 +160,75 @@ def model_document(clf) -> tuple[dict, dict]:
         trees.append({"attribute": c, "name": names[c], "cardinality": int(tr.tree_card[t]),
                       "branching": [int(v) for v in vars_], "nodes": hi - lo,
                       "cells": (hi - lo) * int(tr.tree_card[t])})
-    doc = {
-        "format": FORMAT_NAME,
-        "format_version": [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR],
-        "package_version": __version__,
+    st = structure
+    return {
         "attributes": [
             {"name": a.name, "values": list(a.values), "numeric": bool(a.numeric),
              "cut_points": None if a.cut_points is None else [float(x) for x in a.cut_points]}
-            for a in clf.attributes_
+            for a in attributes
         ],
-        "class": {"name": clf.class_attribute_.name, "values": list(clf.class_attribute_.values)},
-        "classes": _classes_document(clf.classes_),
-        "cardinalities": [int(x) for x in clf.cardinalities_],
-        "n_classes": int(tr.n_classes),
-        "class_log_prior": [float(x) for x in clf.tables_.log_prior],
+        "cardinalities": [int(x) for x in cardinalities],
         "structure": {"kind": st.kind, "k": int(st.k), "kept": [int(x) for x in st.kept],
                       "parents": [[int(p) for p in ps] for ps in st.parents],
                       "order": [int(x) for x in st.order], "mi": _jsonable(np.asarray(st.mi)),
                       "info": _jsonable(st.info)},
         "trees": trees,
+    }
+
+
+def model_document(clf) -> tuple[dict, dict]:
+    """The model and training JSON documents of a fitted classifier (see docs/model-format.md).
+
+    A single network is written as format 1.0 (its attributes, structure and trees at the top
+    level); an ensemble as 2.0, whose ``members`` list holds one such network part per member
+    with its ``weight`` and ``seed``.
+    """
+    info = clf.fit_info_
+    params = {p: getattr(clf, p, None) for p in _INIT_PARAMS}
+    params["discretization"] = getattr(clf, "discretization_", clf.discretization)  # "auto" resolved
+    seed = params["random_state"]
+    params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
+    if hasattr(clf, "members_"):
+        params["n_members"] = int(clf.n_members)
+    hdp = clf.estimator == "hdp"
+    estimator = {"name": clf.estimator}
+    if hdp:
+        groups = [m.concentrations for m in clf.members_] if hasattr(clf, "members_") else [info["concentrations"]]
+        estimator.update(iterations=int(clf.iterations), burn_in=int(info["burn_in"]),
+                         n_samples=int(info["n_samples"]), tying=clf.tying, window=config.WINDOW,
+                         n_groups=int(sum(np.asarray(g).shape[0] for g in groups)))
+    elif clf.estimator == "m-estimate":
+        estimator["m"] = float(clf.m)
+    elif clf.estimator == "mle":
+        estimator["m"] = 0.0
+    ensemble = hasattr(clf, "members_")
+    doc = {
+        "format": FORMAT_NAME,
+        "format_version": [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR] if ensemble
+        else list(config.NETWORK_FORMAT),
+        "package_version": __version__,
+    }
+    if ensemble:
+        doc["ensemble"] = {"kind": "eskdb", "combination": "mean of the members' normalised class probabilities",
+                           "n_members": len(clf.members_)}
+        doc["members"] = [
+            {"weight": float(m.weight), "seed": m.seed,
+             **_network_document(m.attributes, m.cardinalities, m.structure, m.tables)}
+            for m in clf.members_
+        ]
+    else:
+        doc.update(_network_document(clf.attributes_, clf.cardinalities_, clf.structure_, clf.tables_))
+    doc.update({
+        "class": {"name": clf.class_attribute_.name, "values": list(clf.class_attribute_.values)},
+        "classes": _classes_document(clf.classes_),
+        "n_classes": int(clf.tables_.trees.n_classes),
+        "class_log_prior": [float(x) for x in clf.tables_.log_prior],
         "estimator": estimator,
         "seed": params["random_state"],
         "params": _jsonable(params),
         "feature_names_in": hasattr(clf, "feature_names_in_"),
         "fit": _jsonable({k: info[k] for k in _INFO_MODEL_KEYS if k in info}),
-    }
+    })
     training = _jsonable({k: info[k] for k in _INFO_TIMING_KEYS if k in info})
     return doc, training
 
@@ -236,8 +264,11 @@ def save_model(clf, path) -> Path:
     doc, training = model_document(clf)
     info = clf.fit_info_
     hdp = clf.estimator == "hdp"
-    batches = _cell_columns(clf.tables_, info.get("concentrations") if hdp else None,
-                            info.get("node_group") if hdp else None)
+    if hasattr(clf, "members_"):
+        batches = [cols for m in clf.members_ for cols in _cell_columns(m.tables, m.concentrations, m.node_group)]
+    else:
+        batches = _cell_columns(clf.tables_, info.get("concentrations") if hdp else None,
+                                info.get("node_group") if hdp else None)
     model_json = json.dumps(doc, allow_nan=False, separators=(",", ":")).encode("utf-8")
     training_json = json.dumps(training, allow_nan=False, separators=(",", ":")).encode("utf-8")
     schema = CELL_SCHEMA.with_metadata({
@@ -322,12 +353,13 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     if (not isinstance(version, list) or len(version) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in version)):
         raise ModelFileError(f"{path}: corrupted model file (bad format_version {version!r})")
-    if version[0] != config.MODEL_FORMAT_MAJOR:
+    if version[0] not in config.MODEL_FORMAT_READS:
         newer = version[0] > config.MODEL_FORMAT_MAJOR
         raise ModelFileError(
             f"{path}: model format {version[0]}.{version[1]} "
             + (f"is newer than this hdp_plugin {__version__} reads ({config.MODEL_FORMAT_MAJOR}.x); upgrade hdp_plugin"
-               if newer else f"is not supported by hdp_plugin {__version__} (it reads {config.MODEL_FORMAT_MAJOR}.x)")
+               if newer else f"is not supported by hdp_plugin {__version__} (it reads "
+               f"{', '.join(f'{v}.x' for v in config.MODEL_FORMAT_READS)})")
         )
     fields = [(f.name, f.type) for f in reader.schema]
     if fields != [(f.name, f.type) for f in CELL_SCHEMA]:
@@ -453,6 +485,40 @@ def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
     return trees, cat(lp_l, np.float64), cat(grp_l, np.int64), cat(conc_l, np.float64)
 
 
+def _concentrations(group: np.ndarray, conc: np.ndarray, n_groups: int = 0) -> np.ndarray:
+    """Every group's concentration from the per-node columns (NaN for a group with no node)."""
+    out = np.full(max(n_groups, int(group.max(initial=-1)) + 1), np.nan)
+    out[group] = conc
+    return out
+
+
+def _read_network(part: dict, n_classes: int, batches) -> tuple:
+    """One network of a model document (the top level of 1.0, a member of 2.0) and its batches:
+    (attributes, cardinalities, structure, trees, log_probs, node groups, node concentrations)."""
+    attributes = [
+        Attribute(name=str(a["name"]), values=tuple(str(v) for v in a["values"]), numeric=bool(a["numeric"]),
+                  cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]))
+        for a in part["attributes"]
+    ]
+    n_attr = len(attributes)
+    cards = np.asarray(part["cardinalities"], np.int64)
+    _need(cards.shape == (n_attr,) and (cards >= 1).all(), "bad cardinalities")
+    for a, card in zip(attributes, cards):
+        _need(len(a.values) <= card <= len(a.values) + 1, f"attribute {a.name!r}: cardinality {card} does not match its labels")
+    s = part["structure"]
+    parents = tuple(tuple(int(p) for p in ps) for ps in s["parents"])
+    _need(len(parents) == n_attr and all(0 <= p < n_attr and p != j for j, ps in enumerate(parents) for p in ps),
+          "bad structure parents")
+    kept = tuple(int(x) for x in s["kept"])
+    _need(all(0 <= j < n_attr for j in kept), "bad kept attributes")
+    structure = Structure(kind=str(s["kind"]), k=int(s["k"]), parents=parents, kept=kept,
+                          order=tuple(int(x) for x in s["order"]),
+                          mi=np.asarray([np.nan if v is None else v for v in s["mi"]], np.float64),
+                          info=dict(s.get("info") or {}))
+    trees, log_probs, group, conc = _rebuild_trees({**part, "n_classes": n_classes}, batches)
+    return attributes, cards, structure, trees, log_probs, group, conc
+
+
 def _classes(doc: dict) -> np.ndarray:
     c = doc["classes"]
     dtype = object if c["dtype"] == "object" else np.dtype(c["dtype"])
@@ -490,34 +556,32 @@ def load_model_and_documents(path):
     path = Path(path)
     doc, training, batches = read_model_file(path)
     try:
-        attributes = [
-            Attribute(name=str(a["name"]), values=tuple(str(v) for v in a["values"]), numeric=bool(a["numeric"]),
-                      cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]))
-            for a in doc["attributes"]
-        ]
         class_attribute = Attribute(name=str(doc["class"]["name"]), values=tuple(str(v) for v in doc["class"]["values"]))
-        n_attr = len(attributes)
-        cards = np.asarray(doc["cardinalities"], np.int64)
-        _need(cards.shape == (n_attr,) and (cards >= 1).all(), "bad cardinalities")
-        for a, card in zip(attributes, cards):
-            _need(len(a.values) <= card <= len(a.values) + 1, f"attribute {a.name!r}: cardinality {card} does not match its labels")
-        _need(int(doc["n_classes"]) == len(class_attribute.values) >= 1, "bad number of classes")
+        n_classes = int(doc["n_classes"])
+        _need(n_classes == len(class_attribute.values) >= 1, "bad number of classes")
         classes = _classes(doc)
         _need(classes.shape == (len(class_attribute.values),), "classes do not match the class labels")
-        s = doc["structure"]
-        parents = tuple(tuple(int(p) for p in ps) for ps in s["parents"])
-        _need(len(parents) == n_attr and all(0 <= p < n_attr and p != j for j, ps in enumerate(parents) for p in ps),
-              "bad structure parents")
-        kept = tuple(int(x) for x in s["kept"])
-        _need(all(0 <= j < n_attr for j in kept), "bad kept attributes")
-        structure = Structure(kind=str(s["kind"]), k=int(s["k"]), parents=parents, kept=kept,
-                              order=tuple(int(x) for x in s["order"]),
-                              mi=np.asarray([np.nan if v is None else v for v in s["mi"]], np.float64),
-                              info=dict(s.get("info") or {}))
-        trees, log_probs, group, conc = _rebuild_trees(doc, batches)
         log_prior = np.asarray(doc["class_log_prior"], np.float64)
         _need(log_prior.shape == (len(class_attribute.values),), "bad class log-prior")
-        params = {k: v for k, v in doc["params"].items() if k in _INIT_PARAMS}
+        if doc["format_version"][0] >= 2:
+            parts = doc["members"]
+            _need(isinstance(parts, list) and len(parts) >= 1, "an ensemble without members")
+        else:
+            parts = [doc]
+        networks, first = [], 0
+        for part in parts:
+            n_trees = len(part["trees"])
+            networks.append(_read_network(part, n_classes, batches[first:first + n_trees]))
+            first += n_trees
+        _need(first == len(batches), "the number of trees does not match the structure")
+        weights = [float(part["weight"]) for part in parts] if len(parts) > 1 or "weight" in parts[0] else [1.0]
+        _need(all(math.isfinite(w) and w > 0 for w in weights), "member weights must be positive")
+        n_groups = int(doc["estimator"].get("n_groups", 0)) if doc["estimator"]["name"] == "hdp" else 0
+        names = [a.name for a in networks[0][0]]
+        for attrs, *_ in networks[1:]:
+            _need([(a.name, a.numeric) for a in attrs] == [(a.name, a.numeric) for a in networks[0][0]],
+                  "members disagree on the attributes")
+        params = {k: v for k, v in doc["params"].items() if k in _INIT_PARAMS + ("n_members",)}
         clf = BayesNetClassifier(**params)
         clf._validate_params()
     except _Corrupt as exc:
@@ -525,7 +589,7 @@ def load_model_and_documents(path):
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (bad model metadata: {type(exc).__name__}: {exc})") from exc
 
-    names = [a.name for a in attributes]
+    attributes, cards, structure, trees, log_probs, group, conc = networks[0]
     clf.classes_ = classes
     clf.discretization_ = clf.discretization
     clf.tables_ = ProbabilityTables(trees, log_probs, log_prior)
@@ -533,18 +597,28 @@ def load_model_and_documents(path):
     clf.attributes_ = attributes
     clf.class_attribute_ = class_attribute
     clf.cardinalities_ = cards
-    clf.n_features_in_ = n_attr
+    clf.n_features_in_ = len(attributes)
     clf.parents_ = structure.named_parents(names)
     clf._array_names_ = names
     if doc.get("feature_names_in"):
         clf.feature_names_in_ = np.asarray(names, dtype=object)
+    hdp = clf.estimator == "hdp"
+    if doc["format_version"][0] >= 2:
+        from .ensemble import Member
+
+        clf.members_ = []
+        for part, w, (m_attrs, m_cards, m_structure, m_trees, m_log_probs, m_group, m_conc) in zip(
+                parts, weights, networks):
+            concentrations = _concentrations(m_group, m_conc) if hdp else None
+            clf.members_.append(Member(
+                seed=part.get("seed"), attributes=m_attrs, cardinalities=m_cards, structure=m_structure,
+                tables=ProbabilityTables(m_trees, m_log_probs, log_prior), weight=w,
+                node_group=m_group if hdp else None, concentrations=concentrations))
+        clf.tables_ = clf.members_[0].tables
     info = dict(doc.get("fit") or {})
     info.update(training if isinstance(training, dict) else {})
-    if clf.estimator == "hdp":
-        n_groups = int(doc["estimator"].get("n_groups", int(group.max(initial=-1)) + 1))
-        concentrations = np.full(n_groups, np.nan)
-        concentrations[group] = conc
-        info.update(concentrations=concentrations, node_group=group)
+    if hdp and not hasattr(clf, "members_"):
+        info.update(concentrations=_concentrations(group, conc, n_groups), node_group=group)
     info["model_file"] = str(path)
     info["format_version"] = tuple(doc["format_version"])
     info["package_version"] = doc.get("package_version")
