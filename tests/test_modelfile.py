@@ -363,7 +363,7 @@ def test_the_documented_reference_reader_gives_the_golden_probabilities(name, ro
     with open(data_file) as fh:
         raw = arff.load(fh)
     names = [a[0] for a in raw["attributes"]]
-    got = [ref["predict_proba"](doc, cells, ref["codes_of"](doc, dict(zip(names, row)))) for row in raw["data"]]
+    got = [ref["predict_row"](doc, cells, dict(zip(names, row))) for row in raw["data"]]
     np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=1e-12)
 
 

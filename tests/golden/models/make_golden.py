@@ -38,6 +38,12 @@ MODELS = {
                       dict(structure="kdb", k=2, estimator="hdp", iterations=300, random_state=7)),
     "diabetes-tan-mestimate": ("diabetes.arff",
                                dict(structure="tan", estimator="m-estimate", random_state=0)),
+    # ensembles (format 2.0): members with their own cut points, orders and seeds
+    "diabetes-eskdb-hdp": ("diabetes.arff",
+                           dict(structure="eskdb", n_members=3, k=2, estimator="hdp", iterations=100,
+                                random_state=3)),
+    "vote-eskdb-mestimate": ("vote.arff",
+                             dict(structure="eskdb", n_members=4, k=3, estimator="m-estimate", random_state=5)),
 }
 
 
@@ -104,6 +110,11 @@ def write_edge_rows(path: Path, clf, relation: str) -> None:
     rows.append(per_attribute(lambda j, a: float(np.nextafter(cut(j, a, 0), np.inf)) if a.numeric else a.values[0]))
     rows.append(per_attribute(lambda j, a: -1e9 if a.numeric else (None if j % 2 else a.values[0])))
     rows.append(per_attribute(lambda j, a: 1e9 if a.numeric else (a.values[0] if j % 2 else None)))
+    for member in getattr(clf, "members_", [])[1:]:  # an ensemble: every member's own cut points
+        rows.append([float(m.cut_points[0]) if m.numeric and m.cut_points else (0.0 if a.numeric else a.values[0])
+                     for a, m in zip(attrs, member.attributes)])
+        rows.append([float(m.cut_points[-1]) if m.numeric and m.cut_points else (0.0 if a.numeric else None)
+                     for a, m in zip(attrs, member.attributes)])
     for i in range(len(attrs)):  # one attribute known, the others missing (back-off everywhere)
         rows.append(per_attribute(lambda j, a: None if j != i else (cut(j, a, 0) if a.numeric else a.values[0])))
     lines = [f"@relation '{relation}-edge-rows'", ""]
