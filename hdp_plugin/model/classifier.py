@@ -34,7 +34,7 @@ from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, pr
 from ..hdp.trees import build_trees
 from ..preprocess import Discretizer, apply_cut_points
 from ..structure import learn_structure
-from .ensemble import ensemble_log_proba, fit_members, model_cardinalities
+from .ensemble import ensemble_proba, fit_members, model_cardinalities
 
 log = logging.getLogger(__name__)
 
@@ -431,17 +431,21 @@ class BayesNetClassifier(_EstimatorBase):
         """
         codes = self._codes(X)  # checks that the model is fitted
         if hasattr(self, "members_"):
-            return ensemble_log_proba(self.members_, codes)
+            with np.errstate(divide="ignore"):
+                return np.log(ensemble_proba(self.members_, codes))
         return predict_log_proba(self.tables_, codes[0])
 
     def predict_proba(self, X) -> np.ndarray:
-        """P(class | x) for every row.
+        """P(class | x) for every row (for ESKDB, the mean of the members' P).
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes), columns in :attr:`classes_` order; rows sum to 1.
         """
-        return np.exp(self.predict_log_proba(X))
+        codes = self._codes(X)  # checks that the model is fitted
+        if hasattr(self, "members_"):
+            return ensemble_proba(self.members_, codes)
+        return np.exp(predict_log_proba(self.tables_, codes[0]))
 
     def predict(self, X) -> np.ndarray:
         """The most probable class of every row (the first one on ties)."""

@@ -174,14 +174,14 @@ def fit_members(
     return members, info
 
 
-def ensemble_log_proba(members: list[Member], codes: list[np.ndarray]) -> np.ndarray:
-    """log of the weighted mean of the members' normalised class probabilities.
+def ensemble_proba(members: list[Member], codes: list[np.ndarray]) -> np.ndarray:
+    """The weighted mean of the members' normalised class probabilities.
 
-    ``codes[e]`` is the data coded as member ``e`` codes it (its own cut points).
+    ``codes[e]`` is the data coded as member ``e`` codes it (its own cut points). Members are
+    added in order and the sum divided by the total weight, as the Java classifier does.
     """
     total = None
     for mb, X in zip(members, codes):
         p = np.exp(predict_log_proba(mb.tables, X)) * mb.weight
         total = p if total is None else total + p
-    with np.errstate(divide="ignore"):
-        return np.log(total / sum(mb.weight for mb in members))
+    return total / sum(mb.weight for mb in members)

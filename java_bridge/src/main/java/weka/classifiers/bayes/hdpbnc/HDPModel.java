@@ -72,6 +72,12 @@ public final class HDPModel implements Serializable {
   final String m_PackageVersion;
   final long m_Rows;
 
+  // ---- ensembles (model format 2.0): this object is member 0's network, m_Members all members
+  /** every member's network (member 0 first), or null for a single network */
+  HDPModel[] m_Members;
+  /** the members' weights (positive), or null for a single network */
+  double[] m_Weights;
+
   HDPModel(String[] attrNames, String[][] attrValues, boolean[] attrNumeric, double[][] cutPoints,
     String className, String[] classValues, int[] cardinalities, double[] classLogPrior, String structureKind,
     int k, int[] kept, int[][] parents, int[] treeAttr, int[] treeCard, int[] treeNodeStart, int[][] branching,
@@ -107,6 +113,50 @@ public final class HDPModel implements Serializable {
     m_Summary = summary;
     m_PackageVersion = packageVersion;
     m_Rows = rows;
+  }
+
+  /**
+   * An ensemble: member 0's network, which describes and draws the model, holding every member.
+   *
+   * @param members the members' networks, member 0 first
+   * @param weights their weights
+   * @return the ensemble
+   */
+  static HDPModel ensemble(HDPModel[] members, double[] weights) {
+    HDPModel m0 = members[0];
+    HDPModel e = new HDPModel(m0.m_AttrNames, m0.m_AttrValues, m0.m_AttrNumeric, m0.m_CutPoints, m0.m_ClassName,
+      m0.m_ClassValues, m0.m_Cardinalities, m0.m_ClassLogPrior, m0.m_StructureKind, m0.m_K, m0.m_Kept, m0.m_Parents,
+      m0.m_TreeAttr, m0.m_TreeCard, m0.m_TreeNodeStart, m0.m_Branching, m0.m_NodeParent, m0.m_NodeDepth,
+      m0.m_NodeBranch, m0.m_NodeCellStart, m0.m_NodeChildStart, m0.m_ChildTable, m0.m_LogProbs, m0.m_Counts,
+      m0.m_NodeConcentration, m0.m_Estimator, m0.m_Summary, m0.m_PackageVersion, m0.m_Rows);
+    e.m_Members = members.clone();
+    e.m_Weights = weights.clone();
+    return e;
+  }
+
+  /** @return the number of member networks: 1 for a single network */
+  public int numMembers() {
+    return m_Members == null ? 1 : m_Members.length;
+  }
+
+  /**
+   * A member's network.
+   *
+   * @param e the member, 0 to {@link #numMembers()} - 1
+   * @return its network (this model itself for a single network)
+   */
+  public HDPModel member(int e) {
+    return m_Members == null ? this : m_Members[e];
+  }
+
+  /**
+   * A member's weight.
+   *
+   * @param e the member
+   * @return its weight (1 for a single network)
+   */
+  public double weight(int e) {
+    return m_Weights == null ? 1.0 : m_Weights[e];
   }
 
   /** @return the number of non-class attributes */
@@ -302,6 +352,17 @@ public final class HDPModel implements Serializable {
    */
   public String describe() {
     StringBuilder sb = new StringBuilder();
+    if (m_Members != null) {
+      sb.append(String.format(Locale.ROOT, "ESKDB ensemble of %d members, each an SkDB on its own attribute order "
+        + "and cut points; it predicts the weighted mean of the members' class probabilities.%n", m_Members.length));
+      sb.append("Members (selected attributes n*, parents k*, tree cells):");
+      for (int e = 0; e < m_Members.length; e++) {
+        HDPModel m = m_Members[e];
+        sb.append(String.format(Locale.ROOT, "%s %d: n*=%d k*=%d %d", e % 5 == 0 ? String.format("%n ") : ";", e,
+          m.m_Kept.length, m.m_K, m.numCells()));
+      }
+      sb.append(String.format(Locale.ROOT, "%n%nMember 0 (the network below and in the graph view):%n"));
+    }
     sb.append(String.format(Locale.ROOT, "Structure: %s%s, %d of %d attributes kept%n", m_StructureKind,
       "kdb".equals(m_StructureKind) || "skdb".equals(m_StructureKind) ? " (k=" + m_K + ")" : "",
       m_Kept.length, m_AttrNames.length));
@@ -359,6 +420,7 @@ public final class HDPModel implements Serializable {
    * The network in XML BIF 0.3, as Weka's {@code BayesNet.graph()} writes it, so that Weka's graph
    * visualiser draws it. Each table is the model's predictive distribution for every configuration
    * of (class, parents), backed off where a context was never seen; the first parent varies slowest.
+   * For an ensemble this is member 0's network, and the network's name says so.
    *
    * @param relation the network's name
    * @return the XML text
@@ -382,7 +444,9 @@ public final class HDPModel implements Serializable {
     sb.append("\t<!ELEMENT PROPERTY (#PCDATA)>\n");
     sb.append("]>\n\n\n");
     sb.append("<BIF VERSION=\"0.3\">\n<NETWORK>\n");
-    sb.append("<NAME>").append(xml(relation)).append("</NAME>\n");
+    String name = m_Members == null ? relation
+      : relation + " (ESKDB: member 0 of " + m_Members.length + ", the ensemble averages them all)";
+    sb.append("<NAME>").append(xml(name)).append("</NAME>\n");
     // the class on top, the attributes in rows of eight below it
     sb.append("<VARIABLE TYPE=\"nature\">\n<NAME>").append(xml(m_ClassName)).append("</NAME>\n");
     for (String v : m_ClassValues) {

@@ -36,6 +36,8 @@ public final class InstanceCoder implements Serializable {
   private final int[][] m_Lookup;
   /** per model attribute, for numeric Weka attributes on nominal model attributes: number to code */
   private final ArrayList<HashMap<Double, Integer>> m_ByNumber;
+  /** an ensemble: one coder per member (members cut numeric attributes differently), else null */
+  private final InstanceCoder[] m_Members;
 
   /**
    * Builds the mapping from a Weka header onto a model's attributes.
@@ -46,6 +48,14 @@ public final class InstanceCoder implements Serializable {
    */
   public InstanceCoder(HDPModel model, Instances header) {
     m_Model = model;
+    if (model.m_Members != null) {
+      m_Members = new InstanceCoder[model.m_Members.length];
+      for (int e = 0; e < m_Members.length; e++) {
+        m_Members[e] = new InstanceCoder(model.m_Members[e], header);
+      }
+    } else {
+      m_Members = null;
+    }
     int n = model.numAttributes();
     m_WekaIndex = new int[n];
     m_Lookup = new int[n][];
@@ -142,7 +152,24 @@ public final class InstanceCoder implements Serializable {
    * @return the distribution
    */
   public double[] distribution(Instance inst) {
-    return m_Model.distribution(codes(inst));
+    if (m_Members == null) {
+      return m_Model.distribution(codes(inst));
+    }
+    // an ensemble: the weighted mean of the members' distributions, each coding the row its own way
+    double[] out = new double[m_Model.numClasses()];
+    double total = 0.0;
+    for (int e = 0; e < m_Members.length; e++) {
+      double w = m_Model.weight(e);
+      double[] p = m_Members[e].distribution(inst);
+      for (int y = 0; y < out.length; y++) {
+        out[y] += w * p[y];
+      }
+      total += w;
+    }
+    for (int y = 0; y < out.length; y++) {
+      out[y] /= total;
+    }
+    return out;
   }
 
   /**

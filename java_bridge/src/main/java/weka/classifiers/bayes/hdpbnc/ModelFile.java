@@ -36,8 +36,13 @@ public final class ModelFile {
 
   /** The model document's {@code format}. */
   public static final String FORMAT_NAME = "hdp-bnc-model";
-  /** The major version of the format this reader reads (any minor). */
-  public static final int FORMAT_MAJOR = 1;
+  /**
+   * The newest major version of the format this reader reads (any minor): 1 is one network, 2 an
+   * ensemble of weighted member networks.
+   */
+  public static final int FORMAT_MAJOR = 2;
+  /** The oldest major version this reader reads. */
+  public static final int FORMAT_MAJOR_OLDEST = 1;
 
   static final String MODEL_KEY = "hdp_plugin.model";
   static final String TRAINING_KEY = "hdp_plugin.training";
@@ -139,11 +144,11 @@ public final class ModelFile {
     }
     long major = (Long) ((List<?>) version).get(0);
     long minor = (Long) ((List<?>) version).get(1);
-    if (major != FORMAT_MAJOR) {
+    if (major < FORMAT_MAJOR_OLDEST || major > FORMAT_MAJOR) {
       throw new ModelFileException(source + ": model format " + major + "." + minor
-        + (major > FORMAT_MAJOR ? " is newer than this Weka package reads (" + FORMAT_MAJOR
-          + ".x); upgrade the HDPBayesNet package" : " is not supported (this package reads " + FORMAT_MAJOR
-            + ".x)"), null);
+        + (major > FORMAT_MAJOR ? " is newer than this Weka package reads (up to " + FORMAT_MAJOR
+          + ".x); upgrade the HDPBayesNet package" : " is not supported (this package reads "
+            + FORMAT_MAJOR_OLDEST + ".x to " + FORMAT_MAJOR + ".x)"), null);
     }
     if (!reader.fieldNames().equals(Arrays.asList(COLUMNS)) || !reader.fieldTypes().equals(Arrays.asList(TYPES))) {
       throw new ModelFileException(source + ": corrupted model file (unexpected columns " + reader.fieldNames()
@@ -171,7 +176,7 @@ public final class ModelFile {
       throw new ModelFileException(source + ": corrupted model file (checksum mismatch)", null);
     }
     try {
-      return build(doc, batches);
+      return major >= 2 ? buildEnsemble(doc, batches) : build(doc, batches);
     } catch (Corrupt e) {
       throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
     } catch (RuntimeException e) { // missing keys, wrong JSON types, indices out of range
@@ -269,6 +274,32 @@ public final class ModelFile {
   // ------------------------------------------------------------------------------------------
   // building the model (the checks of _rebuild_trees in modelfile.py)
   // ------------------------------------------------------------------------------------------
+  /**
+   * A format 2.0 model: each member's network keys over the common keys, its trees' batches in turn.
+   */
+  private static HDPModel buildEnsemble(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
+    List<?> parts = asList(doc.get("members"));
+    need(!parts.isEmpty(), "an ensemble without members");
+    HDPModel[] members = new HDPModel[parts.size()];
+    double[] weights = new double[parts.size()];
+    int first = 0;
+    for (int e = 0; e < members.length; e++) {
+      Map<String, Object> part = asMap(parts.get(e));
+      Map<String, Object> network = new java.util.HashMap<>(doc);
+      network.putAll(part);
+      int nTrees = asList(part.get("trees")).size();
+      need(first + nTrees <= batches.size(), "the number of trees does not match the structure");
+      members[e] = build(network, batches.subList(first, first + nTrees));
+      first += nTrees;
+      weights[e] = asDouble(part.get("weight"));
+      need(weights[e] > 0 && !Double.isInfinite(weights[e]), "member weights must be positive");
+      need(Arrays.equals(members[e].m_AttrNames, members[0].m_AttrNames)
+        && Arrays.equals(members[e].m_AttrNumeric, members[0].m_AttrNumeric), "members disagree on the attributes");
+    }
+    need(first == batches.size(), "the number of trees does not match the structure");
+    return HDPModel.ensemble(members, weights);
+  }
+
   private static HDPModel build(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
     List<?> attrs = asList(doc.get("attributes"));
     int nAttr = attrs.size();

@@ -34,9 +34,14 @@ class GoldenModelsTest {
 
   /** The golden data set with its class set, and the model. */
   static Instances data(String name) throws Exception {
+    return data(name, "data");
+  }
+
+  /** A golden data set of the manifest entry ({@code data} or {@code edge_data}), class set. */
+  static Instances data(String name, String key) throws Exception {
     Map<String, Object> entry = ModelFile.asMap(ModelFile.asMap(
       Json.parse(read(TestFiles.golden().resolve("manifest.json")))).get(name));
-    Instances data = DataSource.read(TestFiles.repo().resolve((String) entry.get("data")).toString());
+    Instances data = DataSource.read(TestFiles.repo().resolve((String) entry.get(key)).toString());
     data.setClass(data.attribute((String) entry.get("class")));
     return data;
   }
@@ -44,10 +49,35 @@ class GoldenModelsTest {
   @ParameterizedTest
   @MethodSource("names")
   void probabilitiesMatchPython(String name) throws Exception {
+    check(name, data(name), name + ".proba.csv");
+  }
+
+  /** Missing values, labels unseen in training, values on (every member's) cut points, far values. */
+  @ParameterizedTest
+  @MethodSource("names")
+  void edgeRowProbabilitiesMatchPython(String name) throws Exception {
+    check(name, data(name, "edge_data"), name + ".edge.proba.csv");
+  }
+
+  @org.junit.jupiter.api.Test
+  void anEnsembleDescribesItselfAndDrawsMember0() throws Exception {
+    HDPModel model = ModelFile.read(TestFiles.golden().resolve("diabetes-eskdb-hdp.hdpbnc"));
+    assertEquals(3, model.numMembers());
+    assertTrue(model.describe().startsWith("ESKDB ensemble of 3 members"), model.describe());
+    assertTrue(model.describe().contains("Member 0 (the network below and in the graph view)"));
+    String bif = model.toXMLBIF("diabetes");
+    assertTrue(bif.contains("<NAME>diabetes (ESKDB: member 0 of 3, the ensemble averages them all)</NAME>"), bif);
+    // member 0's network is what the model itself holds
+    assertEquals(model.member(0).numCells(), model.numCells());
+    HDPModel single = ModelFile.read(TestFiles.golden().resolve("vote-kdb2-hdp.hdpbnc"));
+    assertEquals(1, single.numMembers());
+    assertTrue(single.toXMLBIF("vote").contains("<NAME>vote</NAME>"));
+  }
+
+  private static void check(String name, Instances data, String probaFile) throws Exception {
     HDPModel model = ModelFile.read(TestFiles.golden().resolve(name + ".hdpbnc"));
-    Instances data = data(name);
     InstanceCoder coder = new InstanceCoder(model, data);
-    List<String> lines = Files.readAllLines(TestFiles.golden().resolve(name + ".proba.csv"));
+    List<String> lines = Files.readAllLines(TestFiles.golden().resolve(probaFile));
     String[] head = lines.get(0).split(",");
     assertEquals(model.numClasses() + 1, head.length);
     for (int y = 0; y < model.numClasses(); y++) {
