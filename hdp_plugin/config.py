@@ -17,6 +17,12 @@ ID_COLUMN_FRACTION = 0.9
 ID_COLUMN_MIN_ROWS = 20
 #: rows per block for streaming reductions (counting passes)
 ROW_BLOCK = 65536
+#: most values (rows x columns) a columnar file (Arrow, Feather, Parquet, CSV) may declare or decode to;
+#: checked before the values are decoded into arrays (about 8 bytes each)
+MAX_CELLS = 1 << 28
+#: most bytes an Arrow IPC or Feather file may decode to: this floor, or this many times the file's size
+MAX_DECODED_BYTES_FLOOR = 1 << 30
+MAX_DECODED_RATIO = 64
 
 # --- discretisation -----------------------------------------------------------------------
 DISCRETIZATIONS = ("mdl", "equal-frequency", "equal-width", "none")
