@@ -42,6 +42,7 @@ class Limits:
 
     max_input_bytes: int = P.DEFAULT_MAX_INPUT_BYTES
     max_cardinality: int = P.DEFAULT_MAX_CARDINALITY
+    max_cells: int = config.MAX_CELLS
 
 
 @dataclass
@@ -242,6 +243,7 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
 
 def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     from ..data import read_dataset
+    from ..data.arrow import from_arrow, ipc_table
     from ..model import BayesNetClassifier
     from ..model.modelfile import save_model
 
@@ -258,7 +260,11 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
         raise LimitError(f"{path.name} has {size} bytes, more than this daemon's limit of "
                          f"{ctx.limits.max_input_bytes} (run --max-input-mb)")
     _check_gzip(path, ctx.limits.max_input_bytes)
-    ds = read_dataset(path, class_attribute=job["class_attribute"], format=P.DATA_FILES[path.name])
+    if P.DATA_FILES[path.name] == "arrow":  # the same table read_dataset reads, within this daemon's limits
+        table = ipc_table(path, max_bytes=ctx.limits.max_input_bytes, max_cells=ctx.limits.max_cells)
+        ds = from_arrow(table, class_attribute=job["class_attribute"], source=str(path))
+    else:
+        ds = read_dataset(path, class_attribute=job["class_attribute"], format="arff")
     widest = max([len(a.values) for a in ds.attributes if not a.numeric] + [len(ds.class_values)])
     if widest > ctx.limits.max_cardinality:
         which = next((a.name for a in [*ds.attributes, ds.class_attribute]

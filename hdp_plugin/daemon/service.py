@@ -223,7 +223,8 @@ class Daemon:
             "busy": [{"job": w.job, "attempt": w.attempt, "since_unix": w.since} for w in self.workers if w.job],
             "poll_seconds": self.settings.poll, "idle_exit_seconds": self.settings.idle_exit,
             "limits": {"max_input_bytes": self.settings.limits.max_input_bytes,
-                       "max_cardinality": self.settings.limits.max_cardinality},
+                       "max_cardinality": self.settings.limits.max_cardinality,
+                       "max_cells": self.settings.limits.max_cells},
             "done": self.done, "failed": self.failed,
         }
         try:

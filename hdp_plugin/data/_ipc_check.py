@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import DataError
+from ..errors import DataError, TooLargeError
 
 # Message.fbs: MessageHeader union values
 _SCHEMA, _DICTIONARY_BATCH, _RECORD_BATCH = 1, 2, 3
@@ -123,7 +123,7 @@ def _root(data) -> _Table:
 
 
 def _limits_error(source: str, what: str, value: int, limit: int, hint: str) -> DataError:
-    return DataError(f"{source}: {what} ({value}) exceed the limit of {limit}; {hint}")
+    return TooLargeError(f"{source}: {what} ({value}) exceed the limit of {limit}; {hint}")
 
 
 class _Budget:
@@ -236,10 +236,12 @@ def check_ipc(data, source: str, *, max_bytes: int, max_cells: int, bytes_hint: 
             else:
                 raise _Bad(f"unexpected message type {header_type}")
             pos += body_len
+    except DataError:
+        raise
     except _Bad as exc:
-        raise DataError(f"{source}: corrupt Arrow IPC data ({exc})") from None
+        raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
     except (struct.error, IndexError, ValueError) as exc:
-        raise DataError(f"{source}: corrupt Arrow IPC data ({exc})") from None
+        raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
     if not seen_schema:
-        raise DataError(f"{source}: corrupt Arrow IPC data (no schema)")
+        raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: no schema)")
     return start

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import config
-from ..errors import DataError
+from ..errors import DataError, TooLargeError
 from ._columns import (
     Column, assemble, check_unique_names, is_missing, numeric_class_error, resolve_class_index, short,
 )
@@ -267,7 +267,7 @@ def check_cells(table: pa.Table, source: str, max_cells: int | None = None) -> N
     limit = config.MAX_CELLS if max_cells is None else max_cells
     cells = table.num_rows * max(1, table.num_columns)
     if cells > limit:
-        raise DataError(f"{source}: {table.num_rows} rows x {table.num_columns} columns = {cells} values, "
+        raise TooLargeError(f"{source}: {table.num_rows} rows x {table.num_columns} columns = {cells} values, "
                         f"more than the limit of {limit}; use fewer rows or columns")
 
 
@@ -324,11 +324,11 @@ def parquet_table(path: str | Path, *, max_bytes: int | None = None, max_cells: 
         meta = pq.ParquetFile(pa.BufferReader(buf)).metadata
         cells = meta.num_rows * max(1, meta.num_columns)
         if meta.num_rows < 0 or cells > max_cells:
-            raise DataError(f"{p}: declares {meta.num_rows} rows x {meta.num_columns} columns = {cells} values, "
+            raise TooLargeError(f"{p}: declares {meta.num_rows} rows x {meta.num_columns} columns = {cells} values, "
                             f"more than the limit of {max_cells}; use fewer rows or columns")
         decoded = sum(max(0, meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
         if decoded > max_bytes:
-            raise DataError(f"{p}: its row groups would take {decoded} bytes once decoded, more than the "
+            raise TooLargeError(f"{p}: its row groups would take {decoded} bytes once decoded, more than the "
                             f"limit of {max_bytes}; {bytes_hint}")
         table = pq.read_table(pa.BufferReader(buf))
         table.validate(full=True)
