@@ -56,6 +56,9 @@ def run(
     max_cells: Annotated[
         int, typer.Option("--max-cells", help="Most values (rows x columns) an Arrow data file may declare or decode to; more fail with too_large."),
     ] = config.MAX_CELLS,
+    allow_shared_spool: Annotated[
+        bool, typer.Option("--allow-shared-spool", help="Serve a spool that other users own or can write (they can then run jobs as you); refused by default."),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
 ) -> None:
     """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
@@ -78,7 +81,8 @@ def run(
             raise ParameterError("--max-input-mb must be > 0, --max-cardinality >= 2 and --max-cells >= 1")
         settings = Settings(workers=workers, idle_exit=idle_exit, poll=poll, grace=grace, threads=threads,
                             limits=Limits(max_input_bytes=int(max_input_mb * 2**20), max_cardinality=max_cardinality,
-                                          max_cells=max_cells))
+                                          max_cells=max_cells),
+                            allow_shared_spool=allow_shared_spool)
         code = run_daemon(spool, settings)
     raise typer.Exit(code)
 
@@ -181,7 +185,7 @@ def _job_text(st: dict) -> str:
     line = f"{st['job']}: {st['state']}"
     if st.get("progress"):
         p = st["progress"]
-        line += f", {p['phase']} {p['iteration']}/{p['total']}"
+        line += f", {p.get('phase')} {p.get('iteration')}/{p.get('total')}"
     if st.get("model"):
         line += f", model {st['model']}"
     if st.get("error"):
