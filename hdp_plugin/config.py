@@ -60,3 +60,15 @@ DEFAULT_TYING = "level"
 # --- model file ---------------------------------------------------------------------------
 MODEL_FORMAT_MAJOR = 1
 MODEL_FORMAT_MINOR = 0
+
+
+def canonical_params(params: dict) -> dict:
+    """Classifier parameters with the ones that do not matter set to their defaults (``k`` for NB
+    and TAN; iterations, burn-in and tying for the baseline estimators), so that ``hdp-bnc train``,
+    the daemon and the API write the same model document for the same model."""
+    out = dict(params)
+    if out.get("structure") in ("nb", "tan"):
+        out["k"] = DEFAULT_K
+    if out.get("estimator") != "hdp":
+        out.update(iterations=DEFAULT_ITERATIONS, burn_in=None, tying=DEFAULT_TYING)
+    return out

@@ -228,9 +228,10 @@ def validate_job(doc) -> dict:
 
 def classifier_params(job: dict) -> dict:
     """The :class:`BayesNetClassifier` parameters of a validated job (threads left to the daemon)."""
-    return dict(structure=job["structure"], k=job["k"], estimator=job["estimator"],
-                iterations=job["iterations"], burn_in=job["burn_in"], tying=job["tying"], m=float(job["m"]),
-                discretization=job["discretization"], random_state=job["seed"])
+    return config.canonical_params(dict(
+        structure=job["structure"], k=job["k"], estimator=job["estimator"], iterations=job["iterations"],
+        burn_in=job["burn_in"], tying=job["tying"], m=float(job["m"]), discretization=job["discretization"],
+        random_state=job["seed"]))
 
 
 def check_name(name: str, what: str = "job name") -> str:

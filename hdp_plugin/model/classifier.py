@@ -202,6 +202,11 @@ class BayesNetClassifier(_EstimatorBase):
             )
         if not isinstance(self.m, numbers.Real) or not math.isfinite(self.m) or self.m < 0:
             raise ParameterError(f"m must be a finite number >= 0, got {self.m!r}")
+        rs = self.random_state
+        if isinstance(rs, bool) or (isinstance(rs, numbers.Integral) and not 0 <= rs < 2**63) or not (
+                rs is None or isinstance(rs, (numbers.Integral, np.random.Generator, np.random.SeedSequence))):
+            raise ParameterError(f"random_state must be None, an integer from 0 to 2^63 - 1, a numpy Generator "
+                                 f"or SeedSequence; got {rs!r}")
 
     def _to_dataset(self, X, y, class_attribute, *, fitting: bool) -> Dataset:
         """Turn any accepted input into a Dataset (for inputs with separate labels, without them)."""

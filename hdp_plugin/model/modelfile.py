@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from .. import config
-from .._fs import fsync_directory
+from .._fs import check_output, fsync_directory
 from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
@@ -232,6 +232,11 @@ def save_model(clf, path) -> Path:
     if not hasattr(clf, "tables_"):
         raise NotFittedError(f"This {type(clf).__name__} instance is not fitted yet; fit it before save_model")
     path = Path(path)
+    target, problem = check_output(path)
+    if problem:
+        raise ModelFileError(f"{path}: {problem}; save the model to a regular file")
+    if os.path.islink(path):  # write through a link: replace the file it names, not the link
+        path = target
     doc, training = model_document(clf)
     info = clf.fit_info_
     hdp = clf.estimator == "hdp"
