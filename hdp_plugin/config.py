@@ -40,6 +40,12 @@ ESTIMATORS = ("hdp", "m-estimate", "laplace", "mle")
 DEFAULT_ESTIMATOR = "hdp"
 DEFAULT_M = 1.0
 
+#: most table cells a model may have (a cell per value of an attribute in each context its tree keeps);
+#: checked, counted exactly, before the trees are laid out and sampled. About 160 bytes each while
+#: fitting and 52 bytes each in a model file: the default keeps a fit under about 2.5 GiB and a
+#: model file under 1 GiB (the Weka wrapper cannot read model files beyond 2 GiB)
+MAX_MODEL_CELLS = 1 << 24
+
 # --- HDP sampler (ALGORITHM.md section 4) -------------------------------------------------
 DEFAULT_ITERATIONS = 5000
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given

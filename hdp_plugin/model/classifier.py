@@ -28,7 +28,7 @@ from ..data import (
     from_arrow,
     from_pandas,
 )
-from ..errors import DataError, NotFittedError, ParameterError
+from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
 from ..hdp.sampler import sample
 from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
 from ..hdp.trees import build_trees
@@ -327,7 +327,11 @@ class BayesNetClassifier(_EstimatorBase):
         structure = learn_structure(ds.X, ds.y, cards, n_classes, kind=kind, k=k)
         t_structure = time.perf_counter() - t0
         # Step 4: context trees and their tables
-        trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
+        try:
+            trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
+        except TooLargeError as exc:
+            name = {"nb": "NB", "tan": "TAN"}.get(kind) or f"{'kDB' if kind == 'kdb' else 'SkDB'}-{k}"
+            raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
         info = {"rows": ds.n_rows, "dropped_missing_class": dropped, "warnings": list(warn),
                 "structure_seconds": t_structure}
         if self.estimator == "hdp":
