@@ -317,8 +317,10 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     try:
         doc = json.loads(model_json.decode("utf-8"))
         training = json.loads(training_json.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (unreadable model metadata)") from exc
+    if not isinstance(training, dict):
+        raise ModelFileError(f"{path}: corrupted model file (the training metadata is not an object)")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise ModelFileError(f"{path}: an Arrow file, but not an hdp-bnc model file (format {doc.get('format')!r})"
                              if isinstance(doc, dict) else f"{path}: corrupted model file (bad model metadata)")
@@ -457,6 +459,27 @@ def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
     return trees, cat(lp_l, np.float64), cat(grp_l, np.int64), cat(conc_l, np.float64)
 
 
+def _check_numbers(attributes, trees, log_probs, log_prior, group, conc, hdp: bool) -> None:
+    """The numbers a prediction uses must be ones a fit can produce: no NaN or infinite probabilities,
+    distributions that sum to one, sorted finite cut points, positive concentrations."""
+    for a in attributes:
+        if a.cut_points is not None:
+            cp = np.asarray(a.cut_points, np.float64)
+            _need(np.isfinite(cp).all() and (np.diff(cp) > 0).all(), f"attribute {a.name!r}: bad cut points")
+    _need(log_probs.shape == (trees.n_cells,), "the tables do not match the trees")
+    _need(not np.isnan(log_probs).any() and (log_probs <= 1e-9).all(), "NaN or positive log-probabilities")
+    card = trees.tree_card[trees.node_tree]
+    sums = np.add.reduceat(np.exp(log_probs), trees.node_cell_start[:-1]) if log_probs.size else np.zeros(0)
+    _need(card.size == sums.size and np.allclose(sums, 1.0, rtol=0, atol=1e-6),
+          "a probability table does not sum to one")
+    _need(not np.isnan(log_prior).any() and (log_prior <= 1e-9).all()
+          and abs(float(np.exp(log_prior).sum()) - 1.0) < 1e-6, "bad class log-prior")
+    if hdp:
+        _need(group.shape == (trees.n_nodes,) and conc.shape == (trees.n_nodes,) and (group >= 0).all(),
+              "bad concentration groups")
+        _need(np.isfinite(conc).all() and (conc > 0).all(), "bad concentrations")
+
+
 def _classes(doc: dict) -> np.ndarray:
     c = doc["classes"]
     dtype = object if c["dtype"] == "object" else np.dtype(c["dtype"])
@@ -524,9 +547,21 @@ def load_model_and_documents(path):
         params = {k: v for k, v in doc["params"].items() if k in _INIT_PARAMS}
         clf = BayesNetClassifier(**params)
         clf._validate_params()
+        _check_numbers(attributes, trees, log_probs, log_prior, group, conc, clf.estimator == "hdp")
+        info = dict(doc.get("fit") or {})
+        info.update(training)
+        if clf.estimator == "hdp":
+            n_groups = int(doc["estimator"].get("n_groups", int(group.max(initial=-1)) + 1))
+            _need(0 <= n_groups <= group.size and (group < n_groups).all(), "bad concentration groups")
+            concentrations = np.full(n_groups, np.nan)
+            concentrations[group] = conc
+            info.update(concentrations=concentrations, node_group=group)
+        info["format_version"] = tuple(doc["format_version"])
+        info["package_version"] = doc.get("package_version")
+        feature_names = bool(doc.get("feature_names_in"))
     except _Corrupt as exc:
         raise ModelFileError(f"{path}: corrupted model file ({exc})") from exc
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (bad model metadata: {type(exc).__name__}: {exc})") from exc
 
     names = [a.name for a in attributes]
@@ -539,17 +574,8 @@ def load_model_and_documents(path):
     clf.n_features_in_ = n_attr
     clf.parents_ = structure.named_parents(names)
     clf._array_names_ = names
-    if doc.get("feature_names_in"):
+    if feature_names:
         clf.feature_names_in_ = np.asarray(names, dtype=object)
-    info = dict(doc.get("fit") or {})
-    info.update(training if isinstance(training, dict) else {})
-    if clf.estimator == "hdp":
-        n_groups = int(doc["estimator"].get("n_groups", int(group.max(initial=-1)) + 1))
-        concentrations = np.full(n_groups, np.nan)
-        concentrations[group] = conc
-        info.update(concentrations=concentrations, node_group=group)
     info["model_file"] = str(path)
-    info["format_version"] = tuple(doc["format_version"])
-    info["package_version"] = doc.get("package_version")
     clf.fit_info_ = info
     return clf, doc, training
