@@ -221,9 +221,18 @@ def test_a_deleted_spool_stops_its_daemon(tmp_path):
 
 def test_job_files_links_and_data_null(tmp_path):
     """Item 9: dangling and looping links are bad_job, a hard link to a file outside the job is refused
-    without quoting it, and "data": null is allowed."""
+    without quoting it, and "data": null is allowed. Items 1 and 6: an Arrow file that crashed pyarrow
+    is bad_data (not a dead worker and too_many_attempts), and one declaring 5x10^8 rows is too_large."""
+    import pyarrow as pa
+
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
+    crash = Path(__file__).parent / "data" / "hostile" / "segv-string-offsets.arrow"
+    publish_raw(spool, "crash", {P.JOB_FILE: OK, "data.arrow": crash})
+    rows = tmp_path / "rows.arrow"
+    with pa.OSFile(str(rows), "wb") as sink, pa.ipc.new_stream(sink, pa.schema([("a", pa.null())])) as w:
+        w.write_batch(pa.record_batch([pa.nulls(500_000_000)], names=["a"]))
+    publish_raw(spool, "rows", {P.JOB_FILE: OK, "data.arrow": rows})
     secret = tmp_path / "secret.arff"
     secret.write_text("root:x:0:0:secret line\n")
     publish_raw(spool, "dangling", {P.JOB_FILE: OK, "->data.arff": tmp_path / "nowhere.arff"})
@@ -235,8 +244,10 @@ def test_job_files_links_and_data_null(tmp_path):
     os.link(secret, tmp / "data.arff")
     os.rename(tmp, sp.job(P.NEW, "hardlink"))
     with daemon(spool, log=tmp_path / "daemon.log"):
-        wait_until(lambda: len(final_names(spool, P.FAILED)) == 3 and final_names(spool, P.DONE), 60, "the jobs")
+        wait_until(lambda: len(final_names(spool, P.FAILED)) == 5 and final_names(spool, P.DONE), 60, "the jobs")
     assert final_names(spool, P.DONE) == ["data-null"]
+    assert _error(sp, "crash")["code"] == "bad_data" and _error(sp, "crash")["attempt"] == 1
+    assert _error(sp, "rows")["code"] == "too_large" and "--max-cells" in _error(sp, "rows")["message"]
     for name, words in (("dangling", "link to nothing"), ("looping", "link to nothing"), ("hardlink", "hard link")):
         err = _error(sp, name)
         assert err["code"] == "bad_job" and words in err["message"], err
