@@ -719,3 +719,17 @@ def main() -> None:
     except BrokenPipeError:  # e.g. `hdp-bnc predict ... | head`: stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code == 0:
+            raise
+        # An error exit soon after start can race native thread pools (pyarrow's) still starting up,
+        # and their C++ destructors then abort the process ("terminate called without an active
+        # exception", exit 134) after the error line was printed. Nothing is left to clean up at this
+        # point: flush and leave without running the interpreter's and C++'s exit handlers.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
