@@ -252,3 +252,23 @@ def test_job_files_links_and_data_null(tmp_path):
         err = _error(sp, name)
         assert err["code"] == "bad_job" and words in err["message"], err
         assert "root:x" not in json.dumps(err)
+
+
+def test_a_claim_sent_to_a_dead_worker_is_put_back_without_an_attempt(tmp_path):
+    """Item 9: the worker died after the supervisor last looked: no BrokenPipe traceback, no attempt."""
+    from hdp_plugin.daemon.service import Daemon as Supervisor, Settings
+
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="j")
+    d = Supervisor(spool, Settings(workers=1))
+    d.start()
+    try:
+        w = d.workers[0]
+        w.process.kill()
+        w.process.join(30)
+        assert d.claim(w, ["j"]) is False
+        assert w.job is None and sp.job(P.NEW, "j").is_dir()
+        assert not (sp.job(P.NEW, "j") / P.ATTEMPTS_FILE).exists() and d.requeued == 0
+    finally:
+        d.shutdown()
