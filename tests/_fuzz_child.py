@@ -47,7 +47,11 @@ def seeds(work: Path) -> list[tuple[str, bytes]]:
                 with make(t, sink) as w:
                     for b in t.to_batches(max_chunksize=max(1, t.num_rows // 2)):
                         w.write_batch(b)
-                out.append((f"{name}-{tname}-{vname}.arrow", sink.getvalue().to_pybytes()))
+                data = sink.getvalue().to_pybytes()
+                out.append((f"{name}-{tname}-{vname}.arrow", data))
+                if vname == "file":  # as Arrow Java writes files: no end-of-stream marker before the footer
+                    end = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+                    out.append((f"{name}-{tname}-noeos.arrow", data[: end - 8] + data[end:]))
         p = work / "s.parquet"
         pq.write_table(strings, str(p))
         out.append((f"{name}.parquet", p.read_bytes()))

@@ -160,6 +160,25 @@ def test_undamaged_files_still_read(tmp_path):
     assert np.array_equal(back.X, ds.X)
 
 
+def test_ipc_file_without_end_of_stream_marker_reads(tmp_path):
+    """Arrow Java (and the Weka wrapper's writer) put no end-of-stream marker before the footer."""
+    import struct
+
+    ds = read_dataset(HERE / "data" / "vote.arff")
+    path = tmp_path / "java.arrow"
+    table = to_arrow(ds)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        for b in table.to_batches(max_chunksize=100):
+            w.write_batch(b)
+    data = path.read_bytes()
+    footer_start = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    assert data[footer_start - 8: footer_start] == b"\xff\xff\xff\xff\x00\x00\x00\x00"
+    path.write_bytes(data[: footer_start - 8] + data[footer_start:])
+    assert pa.ipc.open_file(str(path)).read_all().num_rows == 435  # still a valid file for pyarrow
+    back = read_dataset(path)
+    assert np.array_equal(back.X, ds.X) and np.array_equal(back.y, ds.y)
+
+
 def _fuzz(seed: int, seconds: float, cases: int, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, str(HERE / "_fuzz_child.py"), str(seed), str(seconds), str(cases),

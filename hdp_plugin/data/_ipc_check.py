@@ -179,21 +179,33 @@ def _check_batch(rb: _Table, body: _Buf, body_len: int, n_columns: int | None, b
             budget.add_bytes(size)
 
 
-def check_ipc(data, source: str, *, max_bytes: int, max_cells: int, bytes_hint: str, cells_hint: str) -> int:
-    """Walk an IPC stream (or file, from its 8-byte magic on): raise :class:`DataError` at the
-    first fault; return the offset of the stream inside ``data`` for the decoder."""
+def check_ipc(data, source: str, *, max_bytes: int, max_cells: int, bytes_hint: str,
+              cells_hint: str) -> tuple[int, int]:
+    """Walk an IPC stream, or the messages of an IPC file (from its 8-byte magic to its footer):
+    raise :class:`DataError` at the first fault; return ``(start, end)``, the bytes the decoder must
+    read as a stream. A file's footer is never used: the messages are read in order, as checked, so
+    writers that put no end-of-stream marker before the footer (Arrow Java's, for one) read too."""
     budget = _Budget(source, max_bytes, max_cells, bytes_hint, cells_hint)
     total = len(data)
-    start = 8 if bytes(data[:6]) == b"ARROW1" else 0
+    start = 0
+    if bytes(data[:6]) == b"ARROW1":
+        if total < 18 or bytes(data[-6:]) != b"ARROW1":
+            raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: an Arrow file "
+                            "without its closing magic: truncated?)")
+        footer_len = struct.unpack_from("<i", data, total - 10)[0]
+        if footer_len <= 0 or footer_len > total - 18:
+            raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: footer of "
+                            f"{footer_len} bytes)")
+        start, total = 8, total - 10 - footer_len
     pos = start
     buf = _Buf(data)
     n_columns = None
     seen_schema = False
     try:
         while True:
+            if pos == total and seen_schema:
+                break  # a stream, or a file's messages, may end without an end-of-stream marker
             if pos + 4 > total:
-                if seen_schema and start == 0:
-                    break  # a stream may end without its end-of-stream marker
                 raise _Bad("the file ends inside a message header")
             size = buf.u32(pos)
             pos += 4
@@ -203,7 +215,7 @@ def check_ipc(data, source: str, *, max_bytes: int, max_cells: int, bytes_hint: 
                 size = buf.u32(pos)
                 pos += 4
             if size == 0:
-                break  # end of stream
+                break  # end of stream (the decoder stops there too)
             if size > total - pos:
                 raise _Bad(f"a message of {size} bytes at offset {pos} runs past the end of the file")
             meta = data[pos: pos + size]
@@ -244,4 +256,4 @@ def check_ipc(data, source: str, *, max_bytes: int, max_cells: int, bytes_hint: 
         raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
     if not seen_schema:
         raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: no schema)")
-    return start
+    return start, pos

@@ -296,9 +296,9 @@ def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int 
         raise DataError(f"{p}: is a Feather v1 file (the legacy format, whose reader is not safe on corrupt "
                         "input); re-save it as Feather v2, e.g. pyarrow.feather.write_feather(table, path)")
     try:
-        start = check_ipc(view, str(p), max_bytes=max_bytes, max_cells=max_cells, bytes_hint=bytes_hint,
-                          cells_hint=cells_hint)
-        reader = pa.ipc.open_stream(pa.BufferReader(buf.slice(start)))
+        start, end = check_ipc(view, str(p), max_bytes=max_bytes, max_cells=max_cells, bytes_hint=bytes_hint,
+                               cells_hint=cells_hint)
+        reader = pa.ipc.open_stream(pa.BufferReader(buf.slice(start, end - start)))
         batches = []
         for batch in reader:
             batch.validate(full=True)
