@@ -54,3 +54,6 @@ def cli_errors():
         raise fail(f"{where}{exc.strerror or exc}", EXIT_FAILURE) from None
     except KeyboardInterrupt:
         raise fail("interrupted", EXIT_INTERRUPTED) from None
+    except MemoryError:
+        raise fail("out of memory; try fewer attributes, a smaller k (or fewer values per attribute), or less "
+                   "data", EXIT_FAILURE) from None

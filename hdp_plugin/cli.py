@@ -185,17 +185,17 @@ def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, s
         raise ParameterError(f"--burn-in must be >= 0, got {burn_in!r}")
     if threads is not None and threads < 1:
         raise ParameterError(f"--threads must be >= 1, got {threads!r}")
+    if not 0 <= seed < 2**63:
+        raise ParameterError(f"--seed must be an integer from 0 to 2^63 - 1, got {seed!r}")
     if not (m >= 0 and math.isfinite(m)):
         raise ParameterError(f"--m must be a finite number >= 0, got {m!r}")
     configs, seen = [], set()
     for st, kk, est, it, ty, disc in itertools.product(structures, ks, estimators, its, tyings, discs):
         hdp = est == "hdp"
-        params = dict(
-            structure=st, k=kk if st in ("kdb", "skdb") else config.DEFAULT_K, estimator=est,
-            iterations=it if hdp else config.DEFAULT_ITERATIONS, burn_in=burn_in if hdp else None,
-            tying=ty if hdp else config.DEFAULT_TYING, m=float(m), discretization=disc,
-            random_state=seed, n_jobs=threads,
-        )
+        params = config.canonical_params(dict(
+            structure=st, k=kk, estimator=est, iterations=it, burn_in=burn_in, tying=ty, m=float(m),
+            discretization=disc, random_state=seed, n_jobs=threads,
+        ))
         if hdp and burn_in is not None and burn_in >= it:
             raise ParameterError(f"--burn-in must be below --iterations, got {burn_in!r} with {it!r} iterations")
         key = tuple(sorted(params.items()))
@@ -265,6 +265,7 @@ def train(
         params = configs[0]
         from .model import save_model
 
+        output = _output(output, data)
         ds = _read(data, class_attribute)
         started = time.perf_counter()
         with out.progress() as bar:
@@ -302,8 +303,49 @@ def _prediction_table(clf, ds) -> tuple[list[str], list[list], np.ndarray | None
     return header, rows, proba
 
 
-def _write_predictions(path: Path | None, header, rows, class_labels, relation: str) -> None:
+def _output(path: Path, *inputs: Path) -> Path:
+    """The file ``-o`` writes (a link is written through); ParameterError for a device, FIFO or
+    directory, or for one of the command's own input files."""
+    from ._fs import check_output
+
+    target, problem = check_output(path, inputs)
+    if problem:
+        raise ParameterError(f"-o {path}: {problem}; give another file name")
+    return target
+
+
+def _arff_quote(text: str) -> str:
+    """An ARFF value or name in single quotes, so that any text (``{``, ``?``, commas, empty) reads back."""
+    return "'" + (text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r")
+                  .replace("\t", "\\t")) + "'"
+
+
+def _arff_text(relation: str, header, rows, class_labels, n_nominal: int) -> str:
+    labels = ",".join(_arff_quote(c) for c in class_labels)
+    lines = [f"@relation {_arff_quote(relation)}", ""]
+    lines += [f"@attribute {_arff_quote(n)} {{{labels}}}" for n in header[:n_nominal]]
+    lines += [f"@attribute {_arff_quote(n)} numeric" for n in header[n_nominal:]]
+    lines += ["", "@data"]
+    for r in rows:
+        lines.append(",".join("?" if v is None else (repr(v) if isinstance(v, float) else _arff_quote(str(v)))
+                              for v in r))
+    return "\n".join(lines) + "\n"
+
+
+def _write_predictions(path: Path | None, header, rows, class_labels, relation: str, inputs=()) -> None:
     suffix = path.suffix.lower() if path is not None else ".csv"
+    if suffix not in (".arrow", ".feather", ".ipc", ".parquet", ".arff", ".csv", ".txt"):
+        raise ParameterError(f"-o must end in .csv, .arrow, .feather, .parquet or .arff, got {path.name!r}")
+    if path is not None:
+        from ._fs import replacing
+
+        with replacing(_output(path, *inputs)) as tmp:  # atomically: a full disk leaves no half file
+            _write_predictions_to(tmp, suffix, header, rows, class_labels, relation)
+        return
+    _write_predictions_to(None, suffix, header, rows, class_labels, relation)
+
+
+def _write_predictions_to(path: Path | None, suffix: str, header, rows, class_labels, relation: str) -> None:
     if suffix in (".arrow", ".feather", ".ipc", ".parquet"):
         import pyarrow as pa
 
@@ -321,16 +363,10 @@ def _write_predictions(path: Path | None, header, rows, class_labels, relation: 
                 writer.write_table(table)
         return
     if suffix == ".arff":
-        import arff
-
         n_nominal = len(header) - len(class_labels)
-        attributes = [(name, list(class_labels)) for name in header[:n_nominal]]
-        attributes += [(name, "NUMERIC") for name in header[n_nominal:]]
-        text = arff.dumps({"relation": f"{relation}-predictions", "attributes": attributes, "data": rows})
-        path.write_text(text + "\n", encoding="utf-8")
+        text = _arff_text(f"{relation}-predictions", header, rows, class_labels, n_nominal)
+        path.write_text(text, encoding="utf-8")
         return
-    if suffix not in (".csv", ".txt"):
-        raise ParameterError(f"-o must end in .csv, .arrow, .feather, .parquet or .arff, got {path.name!r}")
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
@@ -372,11 +408,14 @@ def predict(
         from .model import load_model
 
         _prediction_threads(threads)
+        if output is not None:
+            _output(output, model, data)  # before the work: a device, FIFO or an input is refused at once
         clf = load_model(model)
 
         ds = read_conformed(data, clf.attributes_, clf.class_attribute_)
         header, rows, proba = _prediction_table(clf, ds)
-        _write_predictions(output, header, rows, [str(c) for c in clf.classes_], ds.relation)
+        _write_predictions(output, header, rows, [str(c) for c in clf.classes_], ds.relation,
+                           inputs=(model, data))
         if output is not None:
             msg = f"{output}: {len(rows)} predictions"
             if header[0] == "actual":
@@ -680,3 +719,17 @@ def main() -> None:
     except BrokenPipeError:  # e.g. `hdp-bnc predict ... | head`: stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code == 0:
+            raise
+        # An error exit soon after start can race native thread pools (pyarrow's) still starting up,
+        # and their C++ destructors then abort the process ("terminate called without an active
+        # exception", exit 134) after the error line was printed. Nothing is left to clean up at this
+        # point: flush and leave without running the interpreter's and C++'s exit handlers.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)

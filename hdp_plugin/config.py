@@ -17,6 +17,12 @@ ID_COLUMN_FRACTION = 0.9
 ID_COLUMN_MIN_ROWS = 20
 #: rows per block for streaming reductions (counting passes)
 ROW_BLOCK = 65536
+#: most values (rows x columns) a columnar file (Arrow, Feather, Parquet, CSV) may declare or decode to;
+#: checked before the values are decoded into arrays (about 8 bytes each)
+MAX_CELLS = 1 << 28
+#: most bytes an Arrow IPC or Feather file may decode to: this floor, or this many times the file's size
+MAX_DECODED_BYTES_FLOOR = 1 << 30
+MAX_DECODED_RATIO = 64
 
 # --- discretisation -----------------------------------------------------------------------
 DISCRETIZATIONS = ("mdl", "stochastic-mdl", "equal-frequency", "equal-width", "none")
@@ -40,6 +46,12 @@ MAX_MEMBERS = 1000
 ESTIMATORS = ("hdp", "m-estimate", "laplace", "mle")
 DEFAULT_ESTIMATOR = "hdp"
 DEFAULT_M = 1.0
+
+#: most table cells a model may have (a cell per value of an attribute in each context its tree keeps);
+#: checked, counted exactly, before the trees are laid out and sampled. About 160 bytes each while
+#: fitting and 52 bytes each in a model file: the default keeps a fit under about 2.5 GiB and a
+#: model file under 1 GiB (the Weka wrapper cannot read model files beyond 2 GiB)
+MAX_MODEL_CELLS = 1 << 24
 
 # --- HDP sampler (ALGORITHM.md section 4) -------------------------------------------------
 DEFAULT_ITERATIONS = 5000
@@ -66,3 +78,18 @@ MODEL_FORMAT_MINOR = 0
 NETWORK_FORMAT = (1, 0)
 #: the majors this package reads
 MODEL_FORMAT_READS = (1, 2)
+
+
+def canonical_params(params: dict) -> dict:
+    """Classifier parameters with the ones that do not matter set to their defaults (``k`` for NB
+    and TAN; ``n_members`` for every structure but ESKDB; iterations, burn-in and tying for the
+    baseline estimators), so that ``hdp-bnc train``, the daemon and the API write the same model
+    document for the same model."""
+    out = dict(params)
+    if out.get("structure") in ("nb", "tan"):
+        out["k"] = DEFAULT_K
+    if "n_members" in out and out.get("structure") != "eskdb":
+        out["n_members"] = DEFAULT_MEMBERS
+    if out.get("estimator") != "hdp":
+        out.update(iterations=DEFAULT_ITERATIONS, burn_in=None, tying=DEFAULT_TYING)
+    return out

@@ -21,6 +21,12 @@ class DataError(HDPError, ValueError):
     code = "bad_data"
 
 
+class TooLargeError(DataError):
+    """Input beyond a resource limit: more values, decoded bytes or model cells than allowed."""
+
+    code = "too_large"
+
+
 class ParameterError(HDPError, ValueError):
     """An option or parameter with a value outside its domain."""
 

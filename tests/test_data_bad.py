@@ -20,6 +20,8 @@ CASES = [
     ("unclosed_list.arff", r"line 2: value list of attribute 'a' has no closing '}'"),
     ("not_a_number.arff", r"line 7: value 'two' of numeric attribute 'b' is not a number"),
     ("unterminated_quote.arff", r"line 6: malformed value at column 1: .*unterminated quote"),
+    ("newline_in_quotes.arff", r"line 5: malformed value at column 1: .*unterminated quote"),
+    ("quote_across_lines.arff", r"line 5: malformed value at column 1: .*unterminated quote"),
     ("sparse_index.arff", r"line 7: sparse index 5 is out of range \(0 to 2\)"),
     ("duplicate_attribute.arff", r"line 3: attribute 'a' is declared twice \(first on line 2\)"),
     ("no_data_section.arff", r"no @data line; is this an ARFF file\?"),

@@ -58,9 +58,7 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     target = "data.arrow" if convert else _DATA_SUFFIXES.get(src.suffix.lower())
     doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target}
     P.validate_job(doc)
-    for state in (P.NEW, P.DONE, P.FAILED):
-        if sp.job(state, name).exists():
-            raise JobError(f"a job named {name} is already in {state}/; job names must be unique")
+    _check_unique(sp, name)
     tmp = sp.job(P.TMP, name)
     tmp.mkdir(mode=0o700)  # fails if another producer uses the name
     try:
@@ -72,12 +70,22 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
             os.fsync(fh.fileno())
         P.write_json(tmp / P.JOB_FILE, doc)
         fsync_directory(tmp)
+        _check_unique(sp, name, building=True)
         if not P.move(tmp, sp.job(P.NEW, name)):
             raise JobError(f"tmp/{name} vanished before it could be published")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return name
+
+
+def _check_unique(sp: P.Spool, name: str, *, building: bool = False) -> None:
+    """:class:`JobError` if a job of this name exists in any state: a client finds its result by name,
+    so a second job of the same name would be handed the first one's result."""
+    where = sp.locate(name)
+    if where is not None and not (building and where[0] == P.TMP):
+        raise JobError(f"a job named {name} is already in {where[0]}/; job names must be unique in a spool "
+                       "(the client finds its result by name): pick another name or delete the old job")
 
 
 def _write_ipc(src: Path, fmt: str, dst: Path) -> None:
@@ -94,6 +102,7 @@ def _write_ipc(src: Path, fmt: str, dst: Path) -> None:
 def job_state(spool: str | os.PathLike, name: str) -> dict:
     """What is known of one job: ``{"job", "state", "path", "progress", "result" | "error"}``."""
     sp = P.Spool(spool)
+    P.check_name(name)  # never a path: "../../x" must not reach outside the spool
     where = sp.locate(name)
     out = {"job": name, "state": None, "path": None}
     if where is None:
@@ -156,7 +165,7 @@ def daemons(spool: str | os.PathLike) -> list[dict]:
         doc = P.read_json(sp.heartbeat(d)) or {"daemon": d}
         doc["alive"] = P.daemon_alive(sp, d)
         doc["heartbeat_fresh"] = P.heartbeat_fresh(doc)
-        doc["age_seconds"] = time.time() - float(doc.get("heartbeat_unix", 0) or 0)
+        doc["age_seconds"] = time.time() - P.number(doc, "heartbeat_unix")
         out.append(doc)
     return out
 

@@ -53,6 +53,12 @@ def run(
     max_cardinality: Annotated[
         int, typer.Option("--max-cardinality", help="Most values a nominal attribute or the class may have; more fail with too_large."),
     ] = P.DEFAULT_MAX_CARDINALITY,
+    max_cells: Annotated[
+        int, typer.Option("--max-cells", help="Most values (rows x columns) an Arrow data file may declare or decode to; more fail with too_large."),
+    ] = config.MAX_CELLS,
+    allow_shared_spool: Annotated[
+        bool, typer.Option("--allow-shared-spool", help="Serve a spool that other users own or can write (they can then run jobs as you); refused by default."),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
 ) -> None:
     """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
@@ -71,10 +77,12 @@ def run(
             raise ParameterError(f"--idle-exit must be >= 0, got {idle_exit!r}")
         if threads is not None and threads < 1:
             raise ParameterError(f"--threads must be >= 1, got {threads!r}")
-        if max_input_mb <= 0 or max_cardinality < 2:
-            raise ParameterError("--max-input-mb must be > 0 and --max-cardinality >= 2")
+        if max_input_mb <= 0 or max_cardinality < 2 or max_cells < 1:
+            raise ParameterError("--max-input-mb must be > 0, --max-cardinality >= 2 and --max-cells >= 1")
         settings = Settings(workers=workers, idle_exit=idle_exit, poll=poll, grace=grace, threads=threads,
-                            limits=Limits(max_input_bytes=int(max_input_mb * 2**20), max_cardinality=max_cardinality))
+                            limits=Limits(max_input_bytes=int(max_input_mb * 2**20), max_cardinality=max_cardinality,
+                                          max_cells=max_cells),
+                            allow_shared_spool=allow_shared_spool)
         code = run_daemon(spool, settings)
     raise typer.Exit(code)
 
@@ -177,7 +185,7 @@ def _job_text(st: dict) -> str:
     line = f"{st['job']}: {st['state']}"
     if st.get("progress"):
         p = st["progress"]
-        line += f", {p['phase']} {p['iteration']}/{p['total']}"
+        line += f", {p.get('phase')} {p.get('iteration')}/{p.get('total')}"
     if st.get("model"):
         line += f", model {st['model']}"
     if st.get("error"):

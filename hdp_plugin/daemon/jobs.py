@@ -8,6 +8,7 @@ the daemon renames it into ``done/`` or ``failed/`` when this returns.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import platform
@@ -42,6 +43,7 @@ class Limits:
 
     max_input_bytes: int = P.DEFAULT_MAX_INPUT_BYTES
     max_cardinality: int = P.DEFAULT_MAX_CARDINALITY
+    max_cells: int = config.MAX_CELLS
 
 
 @dataclass
@@ -75,13 +77,19 @@ def _inside(folder: Path, name: str, what: str) -> Path:
     except FileNotFoundError:
         raise JobError(f"the job folder has no {name}") from None
     if stat.S_ISLNK(st.st_mode):
-        real = Path(os.path.realpath(path))
+        try:
+            real = Path(os.path.realpath(path, strict=True))
+            st = os.stat(path)
+        except (OSError, RuntimeError):
+            raise JobError(f"{name} is a link to nothing (dangling, or a loop of links)") from None
         if os.path.commonpath([str(real), os.path.realpath(folder)]) != os.path.realpath(folder):
             raise JobError(f"{name} is a link that leaves the job folder (to {real}); jobs may only "
                            "read their own files")
-        st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise JobError(f"{name} is not a regular file")
+    if st.st_nlink > 1:
+        raise JobError(f"{name} has {st.st_nlink} hard links: it may be a file outside the job folder; "
+                       "jobs must hold their own copy of their files")
     return path
 
 
@@ -223,25 +231,47 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
             return "requeue"
         why = str(exc) if str(exc).startswith("cancelled by") else f"cancelled by a client (cancel/{name}): {exc}"
         write_error(folder, name, "cancelled", why, ctx, phase=prog.phase)
-    except MemoryError:
+    except BaseException as exc:  # noqa: BLE001 - every failure becomes error.json
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        try:
+            _write_failure(folder, name, ctx, prog, exc)
+        except OSError as exc2:  # a full disk: the daemon tries once more, or puts the job back
+            log.error("job %s: cannot write error.json (%s)", name, exc2)
+            for f in P.DAEMON_FILES:
+                P.remove_quietly(folder / f)
+    return "failed"
+
+
+_NO_SPACE = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _write_failure(folder: Path, name: str, ctx: Context, prog: _Progress, exc: BaseException) -> None:
+    """The error.json of a failed job."""
+    if isinstance(exc, MemoryError):
         write_error(folder, name, "out_of_memory",
                     f"out of memory during {prog.phase}; try fewer attributes, a smaller k or less data", ctx,
                     phase=prog.phase)
-    except HDPError as exc:
+    elif isinstance(cause := (exc if isinstance(exc, OSError) else exc.__cause__), OSError) and cause.errno in _NO_SPACE:
+        what = str(exc).replace(str(folder) + os.sep, "") if isinstance(exc, HDPError) else \
+            f"{Path(exc.filename).name if exc.filename else 'a file'}: {exc.strerror or exc}"
+        write_error(folder, name, "no_space", f"no space left on the spool's disk during {prog.phase} ({what}); "
+                    "free some space and submit the job again", ctx, phase=prog.phase)
+    elif isinstance(exc, HDPError):
         code = exc.code if exc.code in P.ERROR_CODES else ("bad_job" if exc.code == "bad_parameter" else "internal_error")
         field = getattr(exc, "field", None)
         # name files as the client knows them (data.arff), not by the folder's path in claimed/
         message = str(exc).replace(str(folder) + os.sep, "")
         write_error(folder, name, code, message, ctx, phase=prog.phase, field=field)
-    except Exception as exc:  # a bug: keep the traceback for the report
-        log.exception("job %s failed", name)
+    else:  # a bug: keep the traceback for the report
+        log.error("job %s failed", name, exc_info=exc)
         write_error(folder, name, "internal_error", f"{type(exc).__name__}: {exc}", ctx, phase=prog.phase,
-                    traceback=traceback.format_exc(limit=20))
-    return "failed"
+                    traceback="".join(traceback.format_exception(exc, limit=20)))
 
 
 def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     from ..data import read_dataset
+    from ..data.arrow import from_arrow, ipc_table
     from ..model import BayesNetClassifier
     from ..model.modelfile import save_model
 
@@ -258,7 +288,11 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
         raise LimitError(f"{path.name} has {size} bytes, more than this daemon's limit of "
                          f"{ctx.limits.max_input_bytes} (run --max-input-mb)")
     _check_gzip(path, ctx.limits.max_input_bytes)
-    ds = read_dataset(path, class_attribute=job["class_attribute"], format=P.DATA_FILES[path.name])
+    if P.DATA_FILES[path.name] == "arrow":  # the same table read_dataset reads, within this daemon's limits
+        table = ipc_table(path, max_bytes=ctx.limits.max_input_bytes, max_cells=ctx.limits.max_cells)
+        ds = from_arrow(table, class_attribute=job["class_attribute"], source=str(path))
+    else:
+        ds = read_dataset(path, class_attribute=job["class_attribute"], format="arff")
     widest = max([len(a.values) for a in ds.attributes if not a.numeric] + [len(ds.class_values)])
     if widest > ctx.limits.max_cardinality:
         which = next((a.name for a in [*ds.attributes, ds.class_attribute]

@@ -32,6 +32,7 @@ import math
 import os
 import re
 import socket
+import stat
 import sys
 import time
 from pathlib import Path
@@ -57,6 +58,7 @@ DAEMON_FILES = (RESULT_FILE, ERROR_FILE, MODEL_FILE)
 
 #: machine-readable codes of ``error.json``
 ERROR_CODES = {
+    "no_space": "the disk (or quota) of the spool is full: the job's files could not be written",
     "bad_job": "job.json is missing, malformed or invalid, or the job folder is unsafe",
     "bad_data": "the data file cannot be read or cannot be trained on",
     "too_large": "the input exceeds a resource limit of the daemon",
@@ -98,7 +100,7 @@ class _Field:
 JOB_SCHEMA = (
     _Field("protocol", "integer", required=True, minimum=1, maximum=PROTOCOL_VERSION,
            help="protocol version the producer speaks; this daemon speaks 1"),
-    _Field("data", "string", None,
+    _Field("data", "string|null", None,
            help="data.arff or data.arrow (a file of the job folder); default: whichever exists"),
     _Field("class_attribute", "string|null", None,
            help="name of the class attribute; null means the last attribute, as in Weka"),
@@ -228,9 +230,10 @@ def validate_job(doc) -> dict:
 
 def classifier_params(job: dict) -> dict:
     """The :class:`BayesNetClassifier` parameters of a validated job (threads left to the daemon)."""
-    return dict(structure=job["structure"], k=job["k"], n_members=job["n_members"], estimator=job["estimator"],
-                iterations=job["iterations"], burn_in=job["burn_in"], tying=job["tying"], m=float(job["m"]),
-                discretization=job["discretization"], random_state=job["seed"])
+    return config.canonical_params(dict(
+        structure=job["structure"], k=job["k"], n_members=job["n_members"], estimator=job["estimator"],
+        iterations=job["iterations"], burn_in=job["burn_in"], tying=job["tying"], m=float(job["m"]),
+        discretization=job["discretization"], random_state=job["seed"]))
 
 
 def check_name(name: str, what: str = "job name") -> str:
@@ -295,15 +298,41 @@ class Spool:
         return self
 
     def names(self, state: str) -> list[str]:
-        """Entries of a state directory, ignoring hidden and temporary names."""
+        """Entries of a state directory, ignoring hidden and temporary names ([] if it is not a directory)."""
         try:
             return sorted(n for n in os.listdir(self.root / state) if not n.startswith("."))
-        except FileNotFoundError:
+        except OSError:  # missing, or a stray file or link where a directory belongs
             return []
 
+    def claimed_daemons(self) -> list[str]:
+        """The entries of ``claimed/`` that are real directories (never links): one per daemon."""
+        return [d for d in self.names(CLAIMED) if is_real_dir(self.root / CLAIMED / d)]
+
     def claimed(self) -> dict[str, list[str]]:
-        """``{daemon id: [job names]}`` of ``claimed/``."""
-        return {d: self.names(f"{CLAIMED}/{d}") for d in self.names(CLAIMED)}
+        """``{daemon id: [job names]}`` of ``claimed/`` (real directories only, never followed links)."""
+        return {d: self.names(f"{CLAIMED}/{d}") for d in self.claimed_daemons()}
+
+    def check_private(self) -> None:
+        """:class:`JobError` unless the spool and each sub-directory is a real directory (no link) owned
+        by this user and writable by nobody else (POSIX; Windows has no such modes)."""
+        for path in [self.root] + [self.root / d for d in SUBDIRS]:
+            try:
+                st = os.lstat(path)
+            except OSError as exc:
+                raise JobError(f"{path}: cannot inspect the spool ({exc.strerror or exc})") from None
+            if not stat.S_ISDIR(st.st_mode):
+                raise JobError(f"{path}: is not a directory (a link or a file); the spool and its "
+                               f"sub-directories must be real directories")
+            if os.name != "posix":
+                continue
+            if st.st_uid != os.geteuid():
+                raise JobError(f"{path}: is owned by user id {st.st_uid}, not by this user ({os.geteuid()}); "
+                               "another user could run jobs as you. Use a spool of your own, or pass "
+                               "--allow-shared-spool if you trust every user who can write it")
+            if st.st_mode & 0o022:
+                raise JobError(f"{path}: has mode {stat.S_IMODE(st.st_mode):o}, writable by other users, who "
+                               f"could run jobs as you; 'chmod 700' it, or pass --allow-shared-spool if you "
+                               "trust every user who can write it")
 
     def locate(self, name: str) -> tuple[str, Path] | None:
         """Where a job is now: ``(state, folder)``, or None.
@@ -368,13 +397,59 @@ def write_json(path: Path, doc: dict, *, fsync: bool = True) -> None:
     write_atomic(path, (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"), fsync=fsync)
 
 
-def read_json(path: Path):
-    """A JSON file the daemon or a client wrote, or None if it is missing or (never) half-written."""
+#: largest JSON document (heartbeat, progress, result, error, attempts) a reader accepts
+MAX_DOC_BYTES = 1 << 20
+
+
+def read_json(path: Path) -> dict | None:
+    """A JSON object the daemon or a client wrote, or None if it is missing, malformed, not an object,
+    larger than MAX_DOC_BYTES or not a regular file (a reader never blocks on a FIFO)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with open(path, "rb") as fh:
-            return json.loads(fh.read().decode("utf-8"))
-    except (OSError, ValueError):
+            data = fh.read(MAX_DOC_BYTES + 1)
+        if len(data) > MAX_DOC_BYTES:
+            return None
+        doc = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    return doc if isinstance(doc, dict) else None
+
+
+def number(doc: dict | None, key: str, default: float = 0.0) -> float:
+    """``doc[key]`` as a finite float, or ``default`` when it is missing or not a finite number."""
+    v = (doc or {}).get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return default
+    return float(v)
+
+
+def is_real_dir(path: Path) -> bool:
+    """A directory itself, not a link to one (``lstat``: links are never followed)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_attempts(folder: Path) -> tuple[int, list]:
+    """``(lost, history)`` of a job's attempts.json; ``(0, [])`` unless it is a regular file (no link)
+    holding what a daemon writes, so that a producer cannot spoof or break the retry count."""
+    path = folder / ATTEMPTS_FILE
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return 0, []
+    except OSError:
+        return 0, []
+    doc = read_json(path) or {}
+    lost, history = doc.get("lost"), doc.get("history", [])
+    if (isinstance(lost, bool) or not isinstance(lost, int) or not 0 <= lost <= MAX_ATTEMPTS
+            or not isinstance(history, list)
+            or not all(isinstance(h, dict) and isinstance(h.get("reason"), str) and isinstance(h.get("time"), str)
+                       for h in history)):
+        return 0, []
+    return lost, [{"reason": h["reason"][:500], "time": h["time"][:40]} for h in history[-20:]]
 
 
 def move(src: Path, dst: Path) -> bool:
@@ -393,9 +468,10 @@ def move(src: Path, dst: Path) -> bool:
     return True
 
 
-def move_final(src: Path, state_dir: Path, name: str) -> Path:
-    """Rename a finished job into ``done/`` or ``failed/``; a reused name gets ``~1``, ``~2``..."""
-    for i in range(1000):
+def move_final(src: Path, state_dir: Path, name: str, *, first: int = 0) -> Path:
+    """Rename a finished job into ``done/`` or ``failed/``; a reused name gets ``~1``, ``~2``...
+    (``first=1``: never the plain name, for a job whose name belongs to another one)."""
+    for i in range(first, 1000):
         dst = state_dir / (name if i == 0 else f"{name}~{i}")
         if dst.exists():
             continue
@@ -513,8 +589,8 @@ def heartbeat_fresh(doc: dict | None) -> bool:
     """True when a heartbeat document is recent (for clients on another host, where locks may lie)."""
     if not doc:
         return False
-    age = time.time() - float(doc.get("heartbeat_unix", 0))
-    return age < STALE_HEARTBEATS * float(doc.get("heartbeat_seconds", HEARTBEAT_SECONDS))
+    age = time.time() - number(doc, "heartbeat_unix")
+    return age < STALE_HEARTBEATS * number(doc, "heartbeat_seconds", HEARTBEAT_SECONDS)
 
 
 def pid_alive(pid: int) -> bool:
@@ -546,9 +622,23 @@ def pid_alive(pid: int) -> bool:
 
 
 def clean_job_folder(folder: Path) -> None:
-    """Remove what a run left in a job folder (results, error, temporary files) before a retry."""
-    for name in DAEMON_FILES:
-        remove_quietly(folder / name)
+    """Remove what a run left in a job folder (results, error, temporary files) before a retry.
+
+    A directory (or anything but a file or link) under a name the daemon writes is renamed out of the
+    way, to ``.<name>.foreign``, so that it can neither block the daemon's writes nor be followed."""
+    for name in DAEMON_FILES + (ATTEMPTS_FILE,):
+        path = folder / name
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            try:
+                os.rename(path, folder / f".{name}.{os.urandom(3).hex()}.foreign")
+            except OSError:
+                pass
+        elif name != ATTEMPTS_FILE or stat.S_ISLNK(st.st_mode):
+            remove_quietly(path)
     try:
         names = os.listdir(folder)
     except OSError:

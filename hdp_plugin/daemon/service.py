@@ -107,6 +107,8 @@ class Settings:
     threads: int | None = None
     limits: Limits = field(default_factory=Limits)
     heartbeat: float = P.HEARTBEAT_SECONDS
+    #: serve a spool that other users can write or own (they could run jobs as this user)
+    allow_shared_spool: bool = False
 
 
 # ------------------------------------------------------------------------------------------
@@ -130,6 +132,14 @@ class Daemon:
         self.done = self.failed = self.requeued = 0
         self._warmup_failures = 0
         self._ctx = mp.get_context("spawn")
+        self._old_umask: int | None = None
+        self._reported: set[str] = set()
+
+    def _report_once(self, key: str, message: str, *args) -> None:
+        """Log a foreign or malformed spool entry once (it is skipped on every later pass)."""
+        if key not in self._reported:
+            self._reported.add(key)
+            log.warning(message, *args)
 
     # --- signals ------------------------------------------------------------------------
     def request_stop(self, *_args) -> None:
@@ -146,10 +156,17 @@ class Daemon:
 
     # --- start and stop -----------------------------------------------------------------
     def start(self) -> None:
+        # every file the daemon and its workers create is private, for the daemon's whole life
+        self._old_umask = os.umask(0o077)
         self.spool.create()
-        mode = os.stat(self.spool.root).st_mode & 0o777
-        if os.name == "posix" and mode & 0o077:
-            log.warning("%s has mode %o: other users can read or write jobs; chmod 700 it", self.spool.root, mode)
+        if self.settings.allow_shared_spool:
+            log.warning("serving %s although other users may own or write it (--allow-shared-spool): they can "
+                        "run jobs as this user", self.spool.root)
+        else:
+            self.spool.check_private()
+        mode = os.lstat(self.spool.root).st_mode & 0o777
+        if os.name == "posix" and mode & 0o044:
+            log.warning("%s has mode %o: other users can read jobs and models; chmod 700 it", self.spool.root, mode)
         self.lock = P.DaemonLock(self.spool.lock(self.id))
         self.lock.acquire()
         (self.spool.dir(P.CLAIMED) / self.id).mkdir(mode=0o700)
@@ -196,8 +213,16 @@ class Daemon:
                 w.process.join(5)
         mine = self.spool.dir(P.CLAIMED) / self.id
         for name in self.spool.names(f"{P.CLAIMED}/{self.id}"):  # only after a failed put-back
-            self._put_back(mine / name, name)
-        shutil.rmtree(mine, ignore_errors=True)
+            try:
+                self._put_back(mine / name, name)
+            except OSError as exc:
+                log.error("job %s: cannot put it back in new/ (%s); it stays in %s for the next daemon",
+                          name, exc, mine / name)
+        if P.is_real_dir(mine):
+            try:
+                os.rmdir(mine)
+            except OSError as exc:
+                log.warning("cannot remove %s: %s", mine, exc)
         P.remove_quietly(self.spool.heartbeat(self.id))
         P.remove_quietly(self.spool.stop_marker(self.id))
         if self.lock is not None:
@@ -205,6 +230,8 @@ class Daemon:
             P.remove_quietly(self.spool.lock(self.id))
         log.info("daemon %s stopped: %d done, %d failed, %d put back", self.id, self.done, self.failed,
                  self.requeued)
+        if self._old_umask is not None:
+            os.umask(self._old_umask)
 
     # --- heartbeat ----------------------------------------------------------------------
     _last_beat = 0.0
@@ -223,7 +250,8 @@ class Daemon:
             "busy": [{"job": w.job, "attempt": w.attempt, "since_unix": w.since} for w in self.workers if w.job],
             "poll_seconds": self.settings.poll, "idle_exit_seconds": self.settings.idle_exit,
             "limits": {"max_input_bytes": self.settings.limits.max_input_bytes,
-                       "max_cardinality": self.settings.limits.max_cardinality},
+                       "max_cardinality": self.settings.limits.max_cardinality,
+                       "max_cells": self.settings.limits.max_cells},
             "done": self.done, "failed": self.failed,
         }
         try:
@@ -235,35 +263,74 @@ class Daemon:
     def recover(self) -> int:
         """Requeue the jobs of dead daemons (raising their attempt counters); return how many."""
         n = 0
-        ids = set(self.spool.names(P.CLAIMED))
+        claimed = self.spool.dir(P.CLAIMED)
+        for entry in self.spool.names(P.CLAIMED):
+            if not P.is_real_dir(claimed / entry):
+                self._report_once(f"claimed/{entry}", "ignoring claimed/%s: not a directory (a file or a link, "
+                                  "never followed); remove it", entry)
+        ids = set(self.spool.claimed_daemons())
         ids |= {f[: -len(".json")] for f in self.spool.names(P.DAEMONS) if f.endswith(".json")}
         self._lingering = False
         for d in sorted(ids - {self.id}):
+            try:
+                P.check_name(d, "daemon id")
+            except P.JobError:
+                self._report_once(f"daemon/{d}", "ignoring daemon id %r of the spool: not a valid name", d)
+                continue
             if P.daemon_alive(self.spool, d):
                 continue
             if self._workers_linger(d):
                 self._lingering = True  # look again soon
                 continue
             theirs = self.spool.dir(P.CLAIMED) / d
-            for name in self.spool.names(f"{P.CLAIMED}/{d}"):
+            left = 0
+            for name in self.spool.names(f"{P.CLAIMED}/{d}") if P.is_real_dir(theirs) else []:
+                src = theirs / name
+                if not P.is_real_dir(src):
+                    self._report_once(f"claimed/{d}/{name}", "ignoring claimed/%s/%s: not a job folder (a file "
+                                      "or a link, never followed); remove it", d, name)
+                    left += 1
+                    continue
                 mine = self.spool.job(P.CLAIMED, name, self.id)
                 try:
-                    if not P.move(theirs / name, mine):
+                    if not P.move(src, mine):
                         continue  # another daemon is recovering it
-                except FileExistsError:
+                except FileExistsError:  # a job of ours has the same name: never delete, fail it apart
+                    log.warning("job %s left by dead daemon %s has the name of a job running here; failing "
+                                "it as %s~N", name, d, name)
+                    try:
+                        write_error(src, name, "bad_job", f"a job named {name} was already running when this "
+                                    "one was recovered; job names must be unique in a spool",
+                                    Context(spool=self.spool, daemon_id=self.id))
+                        P.move_final(src, self.spool.dir(P.FAILED), name, first=1)
+                        self.failed += 1
+                    except OSError as exc:
+                        log.error("job %s: cannot fail it (%s); it stays in %s", name, exc, src)
+                        left += 1
                     continue
                 log.warning("job %s was left running by dead daemon %s", name, d)
                 self._lost(mine, name, f"daemon {d} died while running it")
                 n += 1
-            shutil.rmtree(theirs, ignore_errors=True)
+            if P.is_real_dir(theirs):
+                try:
+                    os.rmdir(theirs)
+                except OSError:
+                    if not left:
+                        left = len(self.spool.names(f"{P.CLAIMED}/{d}"))
+                    self._report_once(f"rmdir/{d}", "leaving claimed/%s: it still holds %d foreign entr(ies)",
+                                      d, left)
             for p in (self.spool.heartbeat(d), self.spool.stop_marker(d), self.spool.lock(d)):
                 P.remove_quietly(p)
         if self.workers:  # at start there is nothing of ours yet
             busy = {w.job for w in self.workers if w.job}
             for name in self.spool.names(f"{P.CLAIMED}/{self.id}"):
-                if name not in busy:  # a claim whose rename reported failure but happened (NFS retries)
+                if name not in busy:  # a claim whose rename reported failure but happened (NFS retries),
+                    # or a job whose bookkeeping failed (a full disk)
                     log.warning("job %s: in our claimed/ but not running; putting it back", name)
-                    self._put_back(self.spool.job(P.CLAIMED, name, self.id), name)
+                    try:
+                        self._put_back(self.spool.job(P.CLAIMED, name, self.id), name)
+                    except OSError as exc:
+                        log.error("job %s: cannot put it back (%s); trying again later", name, exc)
         self._sweep()
         return n
 
@@ -306,18 +373,19 @@ class Daemon:
         """Are worker processes of dead daemon ``d`` still running (on this host)? They stop at their
         next progress step; recovering before that could let one write into a requeued job."""
         doc = P.read_json(self.spool.heartbeat(d)) or {}
-        if doc.get("host") != socket.gethostname() or time.time() - float(doc.get("heartbeat_unix", 0)) > 60:
+        if doc.get("host") != socket.gethostname() or time.time() - P.number(doc, "heartbeat_unix") > 60:
             return False
-        alive = [pid for pid in doc.get("worker_pids", []) if P.pid_alive(int(pid))]
+        pids = doc.get("worker_pids")
+        pids = [p for p in pids if isinstance(p, int) and not isinstance(p, bool)] if isinstance(pids, list) else []
+        alive = [pid for pid in pids if P.pid_alive(pid)]
         if alive:
             log.info("dead daemon %s: waiting for its workers %s to exit", d, alive)
         return bool(alive)
 
     def _lost(self, folder: Path, name: str, reason: str) -> None:
         """A run of the job died with its worker or daemon: requeue it, or fail it after MAX_ATTEMPTS."""
-        doc = P.read_json(folder / P.ATTEMPTS_FILE) or {}
-        lost = int(doc.get("lost", 0)) + 1
-        history = list(doc.get("history", []))[-20:]
+        lost, history = P.read_attempts(folder)
+        lost = min(lost + 1, P.MAX_ATTEMPTS)
         history.append({"reason": reason, "time": P.now_iso()})
         P.clean_job_folder(folder)
         P.write_json(folder / P.ATTEMPTS_FILE, {"protocol": P.PROTOCOL_VERSION, "lost": lost, "history": history})
@@ -334,11 +402,12 @@ class Daemon:
         else:
             self._put_back(folder, name)
 
-    def _put_back(self, folder: Path, name: str) -> None:
+    def _put_back(self, folder: Path, name: str, *, count: bool = True) -> None:
         P.clean_job_folder(folder)
         P.remove_quietly(self.spool.progress(name))
         P.move_final(folder, self.spool.dir(P.NEW), name)
-        self.requeued += 1
+        if count:
+            self.requeued += 1
 
     # --- claiming -----------------------------------------------------------------------
     def _waiting(self) -> list[str]:
@@ -362,21 +431,47 @@ class Daemon:
                     continue  # another daemon won it
             except FileExistsError:
                 continue
-            if not mine.is_dir() or mine.is_symlink():
+            if not P.is_real_dir(mine):
                 self._fail_entry(mine, name)
                 continue
-            attempt = int((P.read_json(mine / P.ATTEMPTS_FILE) or {}).get("lost", 0)) + 1
+            # what the daemon writes into a job is the daemon's: a producer's copies are removed or ignored
+            P.clean_job_folder(mine)
+            attempt = P.read_attempts(mine)[0] + 1
             try:
                 P.check_name(name)
             except P.JobError as exc:
                 self._finish(mine, name, "failed", error=("bad_job", str(exc), attempt))
                 continue
+            taken = self._name_taken(name)
+            if taken:
+                log.warning("job %s: a job of that name is already in %s/; failing this one as %s~N", name, taken,
+                            name)
+                self._finish(mine, name, "failed", first=1, error=(
+                    "bad_job", f"a job named {name} is already in {taken}/; job names must be unique in a "
+                    "spool (a client finds its result by name)", attempt))
+                continue
             w.job, w.folder, w.attempt, w.since, w.interrupted_at = name, mine, attempt, time.time(), None
             w.abort.clear()
+            try:
+                w.conn.send((str(mine), name, attempt))
+            except OSError:  # the worker died since we last looked: its death is handled, the job goes back
+                log.warning("job %s: its worker %d is gone; putting the job back", name, w.process.pid)
+                w.job = w.folder = None
+                self._put_back(mine, name, count=False)
+                return False
             log.info("job %s: claimed (attempt %d)", name, attempt)
-            w.conn.send((str(mine), name, attempt))
             return True
         return False
+
+    def _name_taken(self, name: str) -> str | None:
+        """The state of another job of this name (``done``, ``failed`` or ``claimed``), or None."""
+        for state in (P.DONE, P.FAILED):
+            if os.path.lexists(self.spool.job(state, name)):
+                return state
+        for d, names in self.spool.claimed().items():
+            if d != self.id and name in names:
+                return P.CLAIMED
+        return None
 
     def _fail_entry(self, path: Path, name: str) -> None:
         """Something that is not a job folder was published: wrap it in one and fail it."""
@@ -386,17 +481,22 @@ class Daemon:
         self._finish(wrap, name, "failed", error=("bad_job", f"new/{name} is not a job folder (a job is a "
                                                   "directory holding job.json and its data)", 1))
 
-    def _finish(self, folder: Path, name: str, outcome: str, error: tuple | None = None) -> None:
+    def _finish(self, folder: Path, name: str, outcome: str, error: tuple | None = None, first: int = 0) -> None:
         if error is not None:
             code, message, attempt = error
             write_error(folder, name, code, message, Context(spool=self.spool, daemon_id=self.id, attempt=attempt))
+        elif outcome == "failed" and not os.path.isfile(folder / P.ERROR_FILE):
+            # the worker could not write error.json (a full disk): try once more; if that fails too, the
+            # job stays claimed and is put back by the next recovery pass, to run when space returns
+            write_error(folder, name, "internal_error", "the job failed and its worker could not write "
+                        "error.json (is the disk full?)", Context(spool=self.spool, daemon_id=self.id))
         if outcome == "requeue":
             self._put_back(folder, name)
             log.info("job %s: put back in new/", name)
             return
         state = P.DONE if outcome == "done" else P.FAILED
         P.remove_quietly(self.spool.progress(name))  # first: a crash now leaves no stale progress
-        final = P.move_final(folder, self.spool.dir(state), name)
+        final = P.move_final(folder, self.spool.dir(state), name, first=first)
         P.remove_quietly(self.spool.cancel(name))
         if outcome == "done":
             self.done += 1
@@ -423,16 +523,29 @@ class Daemon:
         return True
 
     def _on_death(self, w: _Worker) -> None:
+        """A worker died: account for its job, and always start a new worker (unless stopping)."""
+        try:
+            self._account_death(w)
+        except Exception:  # noqa: BLE001 - a full disk, a broken spool: the job stays claimed, retried later
+            log.exception("cannot account for the job of worker %d; it stays claimed and is put back by the "
+                          "next recovery pass", w.process.pid)
+        finally:
+            if not self.stop_event.is_set():
+                self.workers.append(self._spawn())
+
+    def _account_death(self, w: _Worker) -> None:
         code = w.process.exitcode
         self.workers.remove(w)
         w.conn.close()
         if w.job is not None:
             how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            job, folder = w.job, w.folder
+            w.job = w.folder = None
             if w.interrupted_at is not None:
-                self._put_back(w.folder, w.job)
+                self._put_back(folder, job)
             else:
-                log.error("worker %d died (%s) while running job %s", w.process.pid, how, w.job)
-                self._lost(w.folder, w.job, f"its worker process died ({how})")
+                log.error("worker %d died (%s) while running job %s", w.process.pid, how, job)
+                self._lost(folder, job, f"its worker process died ({how})")
         elif not w.ready:
             self._warmup_failures += 1
             log.error("worker %d died while warming up (exit code %s)", w.process.pid, code)
@@ -441,8 +554,6 @@ class Daemon:
                 self.stop_event.set()
                 self.hard_stop.set()
                 self.exit_code = 1
-        if not self.stop_event.is_set():
-            self.workers.append(self._spawn())
 
     exit_code = 0
     _lingering = False
@@ -465,6 +576,11 @@ class Daemon:
         """One turn of the loop: stop handling, recovery, claims, then wait for workers or ``poll``."""
         s = self.settings
         now = time.time()
+        if not self.stop_event.is_set() and not os.path.isdir(self.spool.dir(P.NEW)):
+            log.error("%s is gone (the spool was deleted or moved): stopping", self.spool.dir(P.NEW))
+            self.stop_event.set()
+            self.hard_stop.set()
+            self.exit_code = 1
         if not self.stop_event.is_set() and os.path.exists(self.spool.stop_marker(self.id)):
             log.info("stop marker found")
             self.stop_event.set()

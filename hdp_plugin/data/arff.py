@@ -587,6 +587,8 @@ def _fast_label(entry: str, quotes: str, declared: dict | None = None) -> str:
     they differ only if a label with surrounding whitespace could be meant, which ``declared`` (the
     labels, or None when any text could be) tells. Raises :class:`_NotFast` when in doubt.
     """
+    if "\n" in entry or "\r" in entry:  # a quote left open across lines: the exact path names the line
+        raise _NotFast("a line break inside a quoted value")
     s = entry.strip(_WS)
     if s == entry:
         return entry  # already unquoted by pyarrow, or plain; "?" here was quoted: a literal

@@ -22,11 +22,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import DataError
+from .. import config
+from ..errors import DataError, TooLargeError
 from ._columns import (
     Column, assemble, check_unique_names, is_missing, numeric_class_error, resolve_class_index, short,
 )
 from ._files import GZIP_MAGIC, check_path, check_text
+from ._ipc_check import check_ipc
 from .dataset import Attribute, Dataset
 
 log = logging.getLogger(__name__)
@@ -167,7 +169,7 @@ def from_arrow(table: pa.Table, *, class_attribute: str | None = None, source: s
     names = [str(n) for n in table.column_names]
     check_unique_names(names, source)
     ci = resolve_class_index(names, class_attribute, source)
-    columns = [column_from_arrow(n, table.column(i), source, is_class=(i == ci)) for i, n in enumerate(names)]
+    columns = _decode(table, names, source, ci)
     if relation is None:
         relation = Path(source).stem if not source.startswith("<") else "data"
     return assemble(columns, ci, relation=relation, source=source)
@@ -236,42 +238,110 @@ def to_arrow(dataset: Dataset) -> pa.Table:
 
 
 # -- files ---------------------------------------------------------------------------------------
+#: everything pyarrow (or the decoding around it) raises for a corrupt file; each becomes one DataError
+_READ_ERRORS = (pa.ArrowException, OSError, EOFError, IndexError, KeyError, UnicodeDecodeError, ValueError,
+                TypeError, SystemError, OverflowError, RecursionError, AttributeError)
+
+
 def _arrow_error(path: Path, what: str, e: Exception) -> DataError:
-    msg = str(e).strip().split("\n", 1)[0]
+    msg = str(e).strip().split("\n", 1)[0] or type(e).__name__
     return DataError(f"{path}: cannot read as {what} ({short(msg, 120)[1:-1]})")
 
 
-def ipc_table(path: str | Path) -> pa.Table:
-    """Read an Arrow IPC file (Feather v1 or v2) or IPC stream, telling them apart by their magic bytes."""
-    p = check_path(path)
-    with open(p, "rb") as f:
-        head = f.read(8)
+def _limits(size: int, max_bytes: int | None, max_cells: int | None) -> tuple[int, int, str, str]:
+    if max_bytes is None:
+        max_bytes = max(config.MAX_DECODED_BYTES_FLOOR, config.MAX_DECODED_RATIO * size)
+        bytes_hint = "it is corrupt, or a decompression bomb"
+    else:
+        bytes_hint = "the daemon's --max-input-mb bounds data after decompression too"
+    if max_cells is None:
+        max_cells = config.MAX_CELLS
+        cells_hint = "split the data, or raise hdp_plugin.config.MAX_CELLS if it is genuine"
+    else:
+        cells_hint = "the daemon's --max-cells bounds them"
+    return max_bytes, max_cells, bytes_hint, cells_hint
+
+
+def check_cells(table: pa.Table, source: str, max_cells: int | None = None) -> None:
+    """:class:`DataError` if a decoded table holds more values (rows x columns) than allowed."""
+    limit = config.MAX_CELLS if max_cells is None else max_cells
+    cells = table.num_rows * max(1, table.num_columns)
+    if cells > limit:
+        raise TooLargeError(f"{source}: {table.num_rows} rows x {table.num_columns} columns = {cells} values, "
+                        f"more than the limit of {limit}; use fewer rows or columns")
+
+
+def _read_all(path: Path) -> pa.Buffer:
+    """The whole file in memory (never memory-mapped: a file truncated while mapped kills the process)."""
     try:
-        if head.startswith(_IPC_FILE_MAGIC):
-            with pa.memory_map(str(p)) as mm:
-                return pa.ipc.open_file(mm).read_all()
-        if head.startswith(_FEATHER_V1_MAGIC):
-            import pyarrow.feather as feather
+        with open(path, "rb") as f:
+            return pa.py_buffer(f.read())
+    except OSError as e:
+        raise DataError(f"{path}: cannot read ({e.strerror or e})") from None
 
-            return feather.read_table(str(p))
-        with pa.memory_map(str(p)) as mm:
-            return pa.ipc.open_stream(mm).read_all()
-    except (pa.ArrowInvalid, OSError) as e:
+
+def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int | None = None) -> pa.Table:
+    """Read an Arrow IPC file (Feather v2) or IPC stream, telling them apart by their magic bytes.
+
+    The file's metadata is checked before anything is decoded (every offset and size inside the file,
+    decoded bytes at most ``max_bytes``, declared values at most ``max_cells``), and every record
+    batch is validated fully (offsets, dictionary indices, UTF-8) before it is used. Any fault is
+    one :class:`DataError` naming the file.
+    """
+    p = check_path(path)
+    buf = _read_all(p)
+    max_bytes, max_cells, bytes_hint, cells_hint = _limits(buf.size, max_bytes, max_cells)
+    view = memoryview(buf)
+    if bytes(view[:4]) == _FEATHER_V1_MAGIC:
+        raise DataError(f"{p}: is a Feather v1 file (the legacy format, whose reader is not safe on corrupt "
+                        "input); re-save it as Feather v2, e.g. pyarrow.feather.write_feather(table, path)")
+    try:
+        start, end = check_ipc(view, str(p), max_bytes=max_bytes, max_cells=max_cells, bytes_hint=bytes_hint,
+                               cells_hint=cells_hint)
+        reader = pa.ipc.open_stream(pa.BufferReader(buf.slice(start, end - start)))
+        batches = []
+        for batch in reader:
+            batch.validate(full=True)
+            batches.append(batch)
+        table = pa.Table.from_batches(batches, schema=reader.schema)
+        [str(f.name) for f in table.schema]  # names that are not UTF-8 raise here, not later
+    except DataError:
+        raise
+    except _READ_ERRORS as e:
         raise _arrow_error(p, "an Arrow IPC file or stream", e) from None
+    check_cells(table, str(p), max_cells)
+    return table
 
 
-def parquet_table(path: str | Path) -> pa.Table:
-    """Read a Parquet file."""
+def parquet_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int | None = None) -> pa.Table:
+    """Read a Parquet file, after checking the row and column counts its footer declares."""
     import pyarrow.parquet as pq
 
     p = check_path(path)
+    buf = _read_all(p)
+    max_bytes, max_cells, bytes_hint, _ = _limits(buf.size, max_bytes, max_cells)
     try:
-        return pq.read_table(str(p))
-    except (pa.ArrowInvalid, OSError) as e:
+        meta = pq.ParquetFile(pa.BufferReader(buf)).metadata
+        cells = meta.num_rows * max(1, meta.num_columns)
+        if meta.num_rows < 0 or cells > max_cells:
+            raise TooLargeError(f"{p}: declares {meta.num_rows} rows x {meta.num_columns} columns = {cells} values, "
+                            f"more than the limit of {max_cells}; use fewer rows or columns")
+        decoded = sum(max(0, meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+        if decoded > max_bytes:
+            raise TooLargeError(f"{p}: its row groups would take {decoded} bytes once decoded, more than the "
+                            f"limit of {max_bytes}; {bytes_hint}")
+        table = pq.read_table(pa.BufferReader(buf))
+        table.validate(full=True)
+        [str(f.name) for f in table.schema]
+    except DataError:
+        raise
+    except _READ_ERRORS as e:
         raise _arrow_error(p, "Parquet", e) from None
+    check_cells(table, str(p), max_cells)
+    return table
 
 
-def csv_table(path: str | Path) -> pa.Table:
+def csv_table(path: str | Path, *, max_cells: int | None = None) -> pa.Table:
     """Read a CSV file with a header row (gzip-compressed if named ``.gz``), types inferred by pyarrow."""
     import pyarrow.csv as pa_csv
 
@@ -287,7 +357,7 @@ def csv_table(path: str | Path) -> pa.Table:
             str(p),
             convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True),
         )
-    except (pa.ArrowInvalid, OSError) as e:
+    except _READ_ERRORS as e:
         if "UTF8" in str(e):
             raise DataError(f"{p}: is not valid UTF-8; is it a binary file, or text in another encoding? "
                             "Save it as UTF-8") from None
@@ -296,11 +366,12 @@ def csv_table(path: str | Path) -> pa.Table:
         if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
             raise DataError(f"{p}: column {field.name!r} is not valid UTF-8 text; is it a binary file, or text "
                             "in another encoding? Save it as UTF-8")
+    check_cells(table, str(p), max_cells)
     return table
 
 
 def read_ipc(path: str | Path, *, class_attribute: str | None = None) -> Dataset:
-    """Read an Arrow IPC file (``.arrow``/``.feather``/``.ipc``, Feather v1 or v2) or IPC stream."""
+    """Read an Arrow IPC file (``.arrow``/``.feather``/``.ipc``, Feather v2) or IPC stream."""
     return from_arrow(ipc_table(path), class_attribute=class_attribute, source=str(path))
 
 
@@ -323,4 +394,16 @@ def table_columns(table: pa.Table, source: str) -> list[Column]:
     """Decode every column of a table, choosing no class."""
     names = [str(n) for n in table.column_names]
     check_unique_names(names, source)
-    return [column_from_arrow(n, table.column(i), source) for i, n in enumerate(names)]
+    return _decode(table, names, source, -1)
+
+
+def _decode(table: pa.Table, names: list[str], source: str, class_index: int) -> list[Column]:
+    """Every column decoded; a failure inside pyarrow becomes one :class:`DataError` naming the source."""
+    try:
+        return [column_from_arrow(n, table.column(i), source, is_class=(i == class_index))
+                for i, n in enumerate(names)]
+    except DataError:
+        raise
+    except _READ_ERRORS as e:
+        msg = str(e).strip().split("\n", 1)[0] or type(e).__name__
+        raise DataError(f"{source}: cannot decode its columns ({short(msg, 120)[1:-1]})") from None

@@ -214,6 +214,13 @@ def check_trainable(dataset: Dataset) -> list[str]:
     if observed.size == 1:
         value = dataset.class_values[int(observed[0])]
         raise DataError(f"class {cname!r} has only one observed value {value!r} in {src}")
+    if dataset.numeric is not None and dataset.numeric.size:
+        inf = np.isinf(dataset.numeric)
+        if inf.any():
+            k = int(np.argmax(inf.any(axis=0)))
+            j = next(j for j, kk in dataset.numeric_columns().items() if kk == k)
+            raise DataError(f"{src}: numeric attribute {dataset.attributes[j].name!r} has an infinite value "
+                            f"(row {int(np.argmax(inf[:, k])) + 1}); use a missing value (?) or a finite number")
     out: list[str] = []
     if n >= config.ID_COLUMN_MIN_ROWS:
         for j, a in enumerate(dataset.attributes):

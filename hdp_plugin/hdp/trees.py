@@ -33,8 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import config
 from ..config import ROW_BLOCK
-from ..errors import DataError
+from ..errors import DataError, TooLargeError
 
 _KEY_LIMIT = np.iinfo(np.int64).max
 
@@ -142,7 +143,28 @@ def count_leaf_cells(X, y, trees, cardinalities, n_classes, block=ROW_BLOCK):
     return [_merge(k, n) if k else empty for k, n in partial]
 
 
-def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK) -> ContextTrees:
+#: bytes one table cell takes at the peak of a fit (the trees, the sampler's counts, probabilities and
+#: running sums, the tables, and the columns of the model file being written)
+FIT_BYTES_PER_CELL = 160
+#: bytes one table cell takes in a model file (the columns of its cell table)
+FILE_BYTES_PER_CELL = 52
+
+
+def model_size_error(cells: int, n_trees: int, depth: int, widest: int, limit: int) -> TooLargeError:
+    """The refusal of a model with more than ``limit`` cells: how big it would be and what to lower."""
+    def gib(n):
+        return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+    return TooLargeError(
+        f"the model would have {cells:,} table cells in {n_trees} context trees (about {gib(cells * FIT_BYTES_PER_CELL)} "
+        f"of memory to fit and a {gib(cells * FILE_BYTES_PER_CELL)} model file), more than the limit of {limit:,} "
+        f"(hdp_plugin.config.MAX_MODEL_CELLS); lower k (the trees branch on the class and up to {depth - 1} "
+        f"attribute parent(s)), use fewer attributes ({n_trees} get a tree), or fewer values per attribute "
+        f"(the widest has {widest}; coarser discretization helps numeric ones)")
+
+
+def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, *,
+                max_cells: int | None = None) -> ContextTrees:
     """Build the context trees of the kept attributes.
 
     Parameters
@@ -157,11 +179,22 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK) 
     kept : sequence of int
         The attributes that get a tree, in tree order.
 
+    max_cells : int, optional
+        Most table cells allowed (``config.MAX_MODEL_CELLS`` by default): counted exactly, from the
+        distinct contexts of the data, before any tree is laid out.
+
     Returns
     -------
     ContextTrees
+
+    Raises
+    ------
+    TooLargeError
+        When the trees would have more than ``max_cells`` cells; the message says how big the
+        model would be and what to lower.
     """
     cardinalities = np.asarray(cardinalities, dtype=np.int64)
+    limit = config.MAX_MODEL_CELLS if max_cells is None else max_cells
     attrs, cards, node_start, var_start, bvars = [], [], [0], [0], []
     parent_l, depth_l, branch_l, leaf_l, counts_l, childstart_l, childtab_l, cellstart_l = ([] for _ in range(8))
     node_off = 0
@@ -170,20 +203,30 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK) 
     kept = list(kept)
     leaf_cells_by_tree = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cardinalities,
                                           n_classes, block)
+    # Step 0: the nodes of every level of every tree, and the size check before anything is laid out
+    all_levels, total = [], 0
     for c, (keys, counts) in zip(kept, leaf_cells_by_tree):
+        ps = list(parents[c])
+        card_c = int(cardinalities[c])
+        radix = [int(n_classes)] + [int(cardinalities[p]) for p in ps]
+        # Step 1: the leaves (depth len(ps) + 1) and their counts
+        levels = [None] * (len(ps) + 2)
+        leaf_keys, leaf_idx = np.unique(keys // card_c, return_inverse=True)
+        levels[-1] = leaf_keys
+        # Step 2: internal levels by dropping the last branching variable
+        for d in range(len(ps), -1, -1):
+            levels[d] = np.unique(levels[d + 1] // radix[d]) if d > 0 else np.zeros(1, np.int64)
+        all_levels.append((levels, leaf_idx))
+        total += sum(lv.size for lv in levels) * card_c
+    if total > limit:
+        raise model_size_error(total, len(kept), 1 + max([len(parents[c]) for c in kept], default=0),
+                               int(max([cardinalities[c] for c in kept], default=0)), limit)
+    for c, (keys, counts), (levels, leaf_idx) in zip(kept, leaf_cells_by_tree, all_levels):
         ps = list(parents[c])
         card_c = int(cardinalities[c])
         vars_ = [-1] + ps
         radix = [int(n_classes)] + [int(cardinalities[p]) for p in ps]
-        leaf_ctx = keys // card_c
         leaf_val = keys % card_c
-        # Step 1: the leaves (depth len(vars_)) and their counts
-        levels = [None] * (len(vars_) + 1)
-        leaf_keys, leaf_idx = np.unique(leaf_ctx, return_inverse=True)
-        levels[len(vars_)] = leaf_keys
-        # Step 2: internal levels by dropping the last branching variable
-        for d in range(len(vars_) - 1, -1, -1):
-            levels[d] = np.unique(levels[d + 1] // radix[d]) if d > 0 else np.zeros(1, np.int64)
         sizes = [lv.size for lv in levels]
         level_start = np.concatenate(([0], np.cumsum(sizes)))
         n_nodes = int(level_start[-1])

@@ -28,7 +28,7 @@ from ..data import (
     from_arrow,
     from_pandas,
 )
-from ..errors import DataError, NotFittedError, ParameterError
+from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
 from ..hdp.sampler import sample
 from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
 from ..hdp.trees import build_trees
@@ -221,6 +221,11 @@ class BayesNetClassifier(_EstimatorBase):
             )
         if not isinstance(self.m, numbers.Real) or not math.isfinite(self.m) or self.m < 0:
             raise ParameterError(f"m must be a finite number >= 0, got {self.m!r}")
+        rs = self.random_state
+        if isinstance(rs, bool) or (isinstance(rs, numbers.Integral) and not 0 <= rs < 2**63) or not (
+                rs is None or isinstance(rs, (numbers.Integral, np.random.Generator, np.random.SeedSequence))):
+            raise ParameterError(f"random_state must be None, an integer from 0 to 2^63 - 1, a numpy Generator "
+                                 f"or SeedSequence; got {rs!r}")
 
     def _to_dataset(self, X, y, class_attribute, *, fitting: bool) -> Dataset:
         """Turn any accepted input into a Dataset (for inputs with separate labels, without them)."""
@@ -378,7 +383,11 @@ class BayesNetClassifier(_EstimatorBase):
         structure = learn_structure(ds.X, ds.y, cards, n_classes, kind=kind, k=k)
         info["structure_seconds"] = time.perf_counter() - t0
         # Step 4: context trees and their tables
-        trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
+        try:
+            trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
+        except TooLargeError as exc:
+            name = {"nb": "NB", "tan": "TAN"}.get(kind) or f"{'kDB' if kind == 'kdb' else 'SkDB'}-{k}"
+            raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
         if self.estimator == "hdp":
             res = sample(trees, iterations=self.iterations, burn_in=self.burn_in, tying=self.tying,
                          random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _seeds
+from .. import _seeds, config
 from ..data import Attribute, Dataset
+from ..errors import TooLargeError
 from ..hdp.rng import tree_states
 from ..hdp.sampler import _threads, sample
 from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
@@ -127,7 +128,14 @@ def fit_members(
         cards = model_cardinalities(coded)
         order_rng = None if e == 0 else _seeds.generator(seed, _seeds.ORDER)
         structure = eskdb_member(coded.X, coded.y, cards, coded.n_classes, k=k, m=m, order_rng=order_rng)
-        trees = build_trees(coded.X, coded.y, cards, coded.n_classes, structure.parents, structure.kept)
+        try:  # the ensemble's cells share one budget: each member may use its share of it
+            trees = build_trees(coded.X, coded.y, cards, coded.n_classes, structure.parents, structure.kept,
+                                max_cells=max(1, config.MAX_MODEL_CELLS // n_members))
+        except TooLargeError as exc:
+            raise TooLargeError(
+                f"ESKDB member {e} of {n_members} (SkDB-{k}) on {ds.source}: {exc}; an ensemble shares the limit "
+                f"among its members (each may have {config.MAX_MODEL_CELLS // n_members:,} cells): fewer members "
+                f"also help") from None
         return _Draft(seed, coded.attributes, cards, structure, trees)
 
     # Step 2: the members' structures, in parallel (same result in any order)

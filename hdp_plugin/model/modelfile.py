@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from .. import config
-from .._fs import fsync_directory
+from .._fs import check_output, fsync_directory
 from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
@@ -261,6 +261,11 @@ def save_model(clf, path) -> Path:
     if not hasattr(clf, "tables_"):
         raise NotFittedError(f"This {type(clf).__name__} instance is not fitted yet; fit it before save_model")
     path = Path(path)
+    target, problem = check_output(path)
+    if problem:
+        raise ModelFileError(f"{path}: {problem}; save the model to a regular file")
+    if os.path.islink(path):  # write through a link: replace the file it names, not the link
+        path = target
     doc, training = model_document(clf)
     info = clf.fit_info_
     hdp = clf.estimator == "hdp"
@@ -344,8 +349,10 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     try:
         doc = json.loads(model_json.decode("utf-8"))
         training = json.loads(training_json.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (unreadable model metadata)") from exc
+    if not isinstance(training, dict):
+        raise ModelFileError(f"{path}: corrupted model file (the training metadata is not an object)")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise ModelFileError(f"{path}: an Arrow file, but not an hdp-bnc model file (format {doc.get('format')!r})"
                              if isinstance(doc, dict) else f"{path}: corrupted model file (bad model metadata)")
@@ -519,6 +526,27 @@ def _read_network(part: dict, n_classes: int, batches) -> tuple:
     return attributes, cards, structure, trees, log_probs, group, conc
 
 
+def _check_numbers(attributes, trees, log_probs, log_prior, group, conc, hdp: bool) -> None:
+    """The numbers a prediction uses must be ones a fit can produce: no NaN or infinite probabilities,
+    distributions that sum to one, sorted finite cut points, positive concentrations."""
+    for a in attributes:
+        if a.cut_points is not None:
+            cp = np.asarray(a.cut_points, np.float64)
+            _need(np.isfinite(cp).all() and (np.diff(cp) > 0).all(), f"attribute {a.name!r}: bad cut points")
+    _need(log_probs.shape == (trees.n_cells,), "the tables do not match the trees")
+    _need(not np.isnan(log_probs).any() and (log_probs <= 1e-9).all(), "NaN or positive log-probabilities")
+    card = trees.tree_card[trees.node_tree]
+    sums = np.add.reduceat(np.exp(log_probs), trees.node_cell_start[:-1]) if log_probs.size else np.zeros(0)
+    _need(card.size == sums.size and np.allclose(sums, 1.0, rtol=0, atol=1e-6),
+          "a probability table does not sum to one")
+    _need(not np.isnan(log_prior).any() and (log_prior <= 1e-9).all()
+          and abs(float(np.exp(log_prior).sum()) - 1.0) < 1e-6, "bad class log-prior")
+    if hdp:
+        _need(group.shape == (trees.n_nodes,) and conc.shape == (trees.n_nodes,) and (group >= 0).all(),
+              "bad concentration groups")
+        _need(np.isfinite(conc).all() and (conc > 0).all(), "bad concentrations")
+
+
 def _classes(doc: dict) -> np.ndarray:
     c = doc["classes"]
     dtype = object if c["dtype"] == "object" else np.dtype(c["dtype"])
@@ -563,33 +591,55 @@ def load_model_and_documents(path):
         _need(classes.shape == (len(class_attribute.values),), "classes do not match the class labels")
         log_prior = np.asarray(doc["class_log_prior"], np.float64)
         _need(log_prior.shape == (len(class_attribute.values),), "bad class log-prior")
-        if doc["format_version"][0] >= 2:
-            parts = doc["members"]
-            _need(isinstance(parts, list) and len(parts) >= 1, "an ensemble without members")
-        else:
-            parts = [doc]
+        ensemble = doc["format_version"][0] >= 2
+        parts = doc["members"] if ensemble else [doc]
+        _need(isinstance(parts, list) and len(parts) >= 1, "an ensemble without members")
         networks, first = [], 0
         for part in parts:
             n_trees = len(part["trees"])
             networks.append(_read_network(part, n_classes, batches[first:first + n_trees]))
             first += n_trees
         _need(first == len(batches), "the number of trees does not match the structure")
-        weights = [float(part["weight"]) for part in parts] if len(parts) > 1 or "weight" in parts[0] else [1.0]
+        weights = [float(part["weight"]) for part in parts] if ensemble else [1.0]
         _need(all(math.isfinite(w) and w > 0 for w in weights), "member weights must be positive")
-        n_groups = int(doc["estimator"].get("n_groups", 0)) if doc["estimator"]["name"] == "hdp" else 0
-        names = [a.name for a in networks[0][0]]
         for attrs, *_ in networks[1:]:
             _need([(a.name, a.numeric) for a in attrs] == [(a.name, a.numeric) for a in networks[0][0]],
                   "members disagree on the attributes")
         params = {k: v for k, v in doc["params"].items() if k in _INIT_PARAMS + ("n_members",)}
         clf = BayesNetClassifier(**params)
         clf._validate_params()
+        hdp = clf.estimator == "hdp"
+        for attrs, _, _, trees, log_probs, group, conc in networks:
+            _check_numbers(attrs, trees, log_probs, log_prior, group, conc, hdp)
+        info = dict(doc.get("fit") or {})
+        info.update(training)
+        if hdp and not ensemble:
+            group, conc = networks[0][5], networks[0][6]
+            n_groups = int(doc["estimator"].get("n_groups", int(group.max(initial=-1)) + 1))
+            _need(0 <= n_groups <= group.size and (group < n_groups).all(), "bad concentration groups")
+            info.update(concentrations=_concentrations(group, conc, n_groups), node_group=group)
+        members = None
+        if ensemble:
+            from .ensemble import Member
+
+            members = []
+            for part, w, (m_attrs, m_cards, m_structure, m_trees, m_log_probs, m_group, m_conc) in zip(
+                    parts, weights, networks):
+                members.append(Member(
+                    seed=part.get("seed"), attributes=m_attrs, cardinalities=m_cards, structure=m_structure,
+                    tables=ProbabilityTables(m_trees, m_log_probs, log_prior), weight=w,
+                    node_group=m_group if hdp else None,
+                    concentrations=_concentrations(m_group, m_conc) if hdp else None))
+        info["format_version"] = tuple(doc["format_version"])
+        info["package_version"] = doc.get("package_version")
+        feature_names = bool(doc.get("feature_names_in"))
     except _Corrupt as exc:
         raise ModelFileError(f"{path}: corrupted model file ({exc})") from exc
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (bad model metadata: {type(exc).__name__}: {exc})") from exc
 
     attributes, cards, structure, trees, log_probs, group, conc = networks[0]
+    names = [a.name for a in attributes]
     clf.classes_ = classes
     clf.discretization_ = clf.discretization
     clf.tables_ = ProbabilityTables(trees, log_probs, log_prior)
@@ -600,27 +650,11 @@ def load_model_and_documents(path):
     clf.n_features_in_ = len(attributes)
     clf.parents_ = structure.named_parents(names)
     clf._array_names_ = names
-    if doc.get("feature_names_in"):
+    if feature_names:
         clf.feature_names_in_ = np.asarray(names, dtype=object)
-    hdp = clf.estimator == "hdp"
-    if doc["format_version"][0] >= 2:
-        from .ensemble import Member
-
-        clf.members_ = []
-        for part, w, (m_attrs, m_cards, m_structure, m_trees, m_log_probs, m_group, m_conc) in zip(
-                parts, weights, networks):
-            concentrations = _concentrations(m_group, m_conc) if hdp else None
-            clf.members_.append(Member(
-                seed=part.get("seed"), attributes=m_attrs, cardinalities=m_cards, structure=m_structure,
-                tables=ProbabilityTables(m_trees, m_log_probs, log_prior), weight=w,
-                node_group=m_group if hdp else None, concentrations=concentrations))
-        clf.tables_ = clf.members_[0].tables
-    info = dict(doc.get("fit") or {})
-    info.update(training if isinstance(training, dict) else {})
-    if hdp and not hasattr(clf, "members_"):
-        info.update(concentrations=_concentrations(group, conc, n_groups), node_group=group)
+    if members is not None:
+        clf.members_ = members
+        clf.tables_ = members[0].tables
     info["model_file"] = str(path)
-    info["format_version"] = tuple(doc["format_version"])
-    info["package_version"] = doc.get("package_version")
     clf.fit_info_ = info
     return clf, doc, training

@@ -90,13 +90,46 @@ public final class ModelFile {
    *           major format version; the message names the file
    */
   public static HDPModel read(Path path) throws ModelFileException {
+    return read(path, MAX_FILE_BYTES);
+  }
+
+  /**
+   * The largest model file read: a Java array (and so a file read into one) holds less than 2 GiB.
+   * hdp_plugin refuses to train models whose file would come near it (config.MAX_MODEL_CELLS).
+   */
+  public static final long MAX_FILE_BYTES = Integer.MAX_VALUE - 16;
+
+  static HDPModel read(Path path, long maxBytes) throws ModelFileException {
+    long size;
+    try {
+      size = Files.size(path);
+    } catch (IOException e) {
+      throw new ModelFileException(path + ": cannot read the model file: " + e, e);
+    }
+    if (size > maxBytes) {
+      throw new ModelFileException(path + ": the model file has " + size + " bytes, more than the " + maxBytes
+        + " this reader can hold; train a smaller model (a lower k, fewer attributes or fewer values)", null);
+    }
     byte[] data;
     try {
       data = Files.readAllBytes(path);
     } catch (IOException e) {
       throw new ModelFileException(path + ": cannot read the model file: " + e, e);
+    } catch (OutOfMemoryError e) {
+      throw tooBigForHeap(path, size);
     }
-    return read(data, path.toString());
+    try {
+      return read(data, path.toString());
+    } catch (OutOfMemoryError e) {
+      data = null;
+      throw tooBigForHeap(path, size);
+    }
+  }
+
+  private static ModelFileException tooBigForHeap(Path path, long size) {
+    return new ModelFileException(path + ": the model file (" + size + " bytes) does not fit in this Java "
+      + "heap (" + Runtime.getRuntime().maxMemory() + " bytes at most); give Java more memory (-Xmx) or train a "
+      + "smaller model", null);
   }
 
   /**

@@ -39,6 +39,20 @@ class ModelFileErrorsTest {
   }
 
   @Test
+  void filesBeyondTwoGibAreRefusedNotOutOfMemory(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    Path big = dir.resolve("big.hdpbnc");
+    try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(big.toFile(), "rw")) {
+      f.setLength(3L << 30); // sparse on the usual file systems: no disk space used
+    }
+    ModelFile.ModelFileException e = assertThrows(ModelFile.ModelFileException.class, () -> ModelFile.read(big));
+    assertTrue(e.getMessage().startsWith(big + ": the model file has 3221225472 bytes, more than"), e.getMessage());
+    Path small = dir.resolve("small.hdpbnc");
+    Files.write(small, golden());
+    e = assertThrows(ModelFile.ModelFileException.class, () -> ModelFile.read(small, 100));
+    assertTrue(e.getMessage().contains("more than the 100 this reader can hold"), e.getMessage());
+  }
+
+  @Test
   void emptyTruncatedAndForeign() throws Exception {
     byte[] g = golden();
     assertTrue(fails(new byte[0]).contains("not an hdp-bnc model file"));

@@ -1,0 +1,273 @@
+"""The daemon against hostile spools, producers that break the rules, and a full disk (issue 13).
+
+Real daemon processes on real files, as in test_daemon_service.py (whose helpers these reuse).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hdp_plugin.daemon import client
+from hdp_plugin.daemon import protocol as P
+from hdp_plugin.errors import JobError
+
+from test_daemon_service import (
+    VOTE, WEATHER, Daemon, _cmd, daemon, final_names, publish_raw, wait_until,
+)
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX signals, modes and resource limits")
+
+OK = {"protocol": 1, "k": 1, "iterations": 20}
+
+
+def _error(sp: P.Spool, name: str) -> dict:
+    return json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text())
+
+
+def _result(sp: P.Spool, name: str) -> dict:
+    return json.loads((sp.job(P.DONE, name) / P.RESULT_FILE).read_text())
+
+
+def _tree(path: Path) -> dict:
+    return {str(p.relative_to(path)): (p.read_bytes() if p.is_file() else None) for p in sorted(path.rglob("*"))}
+
+
+def _job_folder(path: Path, job: dict = OK, data: Path = WEATHER) -> Path:
+    path.mkdir(parents=True)
+    (path / P.JOB_FILE).write_text(json.dumps(job))
+    (path / "data.arff").write_bytes(data.read_bytes())
+    return path
+
+
+def test_recovery_never_follows_links_and_skips_foreign_entries(tmp_path):
+    """Items 2 and 5: links in claimed/ are never followed; a stray file in claimed/ and a malformed
+    heartbeat neither stop a daemon from starting nor stall the recovery of the jobs after them."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    outside = tmp_path / "outside"  # a directory a link in claimed/ points at
+    _job_folder(outside / "job1")
+    (outside / "job1" / P.MODEL_FILE).write_bytes(b"precious")
+    (outside / "job1" / P.RESULT_FILE).write_text("{}")
+    os.symlink(outside, sp.dir(P.CLAIMED) / "aaa-evil")
+    (sp.dir(P.CLAIMED) / "bbb-stray").write_text("not a daemon")
+    dead = sp.dir(P.CLAIMED) / "ccc-dead"
+    dead.mkdir()
+    outside2 = _job_folder(tmp_path / "outside2")
+    os.symlink(outside2, dead / "a-linked-job")
+    _job_folder(dead / "b-real-job")
+    (sp.dir(P.DAEMONS) / "ddd-odd.json").write_text(json.dumps(
+        {"heartbeat_unix": "soon", "heartbeat_seconds": [], "worker_pids": ["x", None], "host": socket.gethostname()}))
+    (sp.dir(P.DAEMONS) / "eee-list.json").write_text("[1, 2]")
+    before, before2 = _tree(outside), _tree(outside2)
+    log = tmp_path / "daemon.log"
+    with daemon(spool, log=log):
+        wait_until(lambda: sp.job(P.DONE, "b-real-job").exists(), 60, "the recovered job after the stray entries")
+        for args in ((), ("b-real-job",)):
+            r = subprocess.run(_cmd("status", spool, *args), capture_output=True, text=True, timeout=60)
+            assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        r = subprocess.run(_cmd("status", spool, "../../etc"), capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "job name must be" in r.stderr and "Traceback" not in r.stderr
+        r = subprocess.run(_cmd("stop", spool), capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert _result(sp, "b-real-job")["attempt"] == 2
+    assert _tree(outside) == before and _tree(outside2) == before2
+    assert (sp.dir(P.CLAIMED) / "aaa-evil").is_symlink() and (sp.dir(P.CLAIMED) / "bbb-stray").is_file()
+    assert (dead / "a-linked-job").is_symlink()
+    text = log.read_text()
+    assert "ignoring claimed/aaa-evil" in text and "ignoring claimed/bbb-stray" in text
+    assert "ignoring claimed/ccc-dead/a-linked-job" in text and "Traceback" not in text
+
+
+def test_producer_written_attempts_are_ignored_and_files_are_private(tmp_path):
+    """Item 7: attempts.json from a producer neither loops nor spoofs the count; every file the
+    daemon writes is private (umask 077)."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    for name, attempts in (("loops", {"lost": "x"}), ("spoofs", {"lost": -100}), ("nested", [1])):
+        publish_raw(spool, name, {P.JOB_FILE: OK, "data.arff": WEATHER, P.ATTEMPTS_FILE: attempts})
+    publish_raw(spool, "dir-attempts", {P.JOB_FILE: OK, "data.arff": WEATHER})
+    (sp.job(P.NEW, "dir-attempts") / P.ATTEMPTS_FILE).mkdir()
+    publish_raw(spool, "bad", {P.JOB_FILE: {**OK, "k": "x"}, "data.arff": WEATHER})
+    with daemon(spool, log=tmp_path / "daemon.log"):
+        wait_until(lambda: len(final_names(spool, P.DONE)) == 4 and final_names(spool, P.FAILED), 60, "the jobs")
+        hb = sp.heartbeat(next(n[:-5] for n in sp.names(P.DAEMONS) if n.endswith(".json")))
+        assert stat.S_IMODE(os.stat(hb).st_mode) & 0o077 == 0
+    for name in ("loops", "spoofs", "nested", "dir-attempts"):
+        assert _result(sp, name)["attempt"] == 1
+        for f in (P.RESULT_FILE, P.MODEL_FILE):
+            assert stat.S_IMODE(os.stat(sp.job(P.DONE, name) / f).st_mode) & 0o077 == 0, (name, f)
+    assert stat.S_IMODE(os.stat(sp.job(P.FAILED, "bad") / P.ERROR_FILE).st_mode) & 0o077 == 0
+
+
+@pytest.mark.parametrize("where", ["root", "new"])
+def test_a_spool_others_can_write_is_refused_unless_allowed(tmp_path, where):
+    """Item 7: a group- or world-writable spool (or sub-directory) is refused, unless explicitly allowed."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    os.chmod(spool if where == "root" else sp.dir(P.NEW), 0o777)
+    r = subprocess.run(_cmd("run", spool, "--idle-exit", "0"), capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "writable by other users" in r.stderr and "--allow-shared-spool" in r.stderr
+    assert "Traceback" not in r.stderr
+    client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="shared")
+    r = subprocess.run(_cmd("run", spool, "--idle-exit", "0.5", "--allow-shared-spool"), capture_output=True,
+                       text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert sp.job(P.DONE, "shared").exists()
+
+
+def test_job_names_are_unique(tmp_path):
+    """Item 8: a second job with a running job's name is refused by submit, failed apart by the daemon
+    (never handed the other job's result), and a recovered namesake is failed apart, not deleted."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log"):
+        client.publish(spool, VOTE, {"k": 2, "iterations": 20000, "seed": 1}, name="same")
+        wait_until(lambda: "same" in sum(sp.claimed().values(), []), 30, "the first job to run")
+        with pytest.raises(JobError, match="a job named same is already in claimed/"):
+            client.publish(spool, WEATHER, OK, name="same")
+        publish_raw(spool, "same", {P.JOB_FILE: OK, "data.arff": WEATHER})  # a producer ignoring the rule
+        wait_until(lambda: sp.job(P.FAILED, "same~1").exists(), 30, "the namesake to fail apart")
+        dead = sp.dir(P.CLAIMED) / "host-1-dead00"  # a dead daemon's namesake, found by recovery
+        dead.mkdir()
+        _job_folder(dead / "same")
+        wait_until(lambda: sp.job(P.FAILED, "same~2").exists(), 30, "the recovered namesake to fail apart")
+        wait_until(lambda: sp.job(P.DONE, "same").exists(), 120, "the first job")
+    assert final_names(spool, P.DONE) == ["same"]
+    assert _result(sp, "same")["job_settings"]["k"] == 2
+    for n in ("same~1", "same~2"):
+        err = _error(sp, n)
+        assert err["code"] == "bad_job" and "already" in err["message"] and "unique" in err["message"]
+        assert (sp.job(P.FAILED, n) / "data.arff").read_bytes() == WEATHER.read_bytes()
+    assert not (sp.dir(P.CLAIMED) / "host-1-dead00").exists()
+
+
+class _LimitedDaemon(Daemon):
+    """A daemon whose files may not grow beyond ``limit`` bytes (RLIMIT_FSIZE): a disk that fills up."""
+
+    def __init__(self, spool: Path, limit: int, *args, log: Path):
+        import resource
+
+        self.spool, self.log = spool, log
+        self._fh = open(log, "ab")
+
+        def cap():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        self.proc = subprocess.Popen(_cmd("run", spool, "--poll", "0.05", *args), stdout=subprocess.DEVNULL,
+                                     stderr=self._fh, start_new_session=True, preexec_fn=cap)
+
+
+def test_a_full_disk_fails_the_job_with_no_space_and_the_daemon_carries_on(tmp_path):
+    """Item 3: a model that cannot be written is a job error (no_space); the daemon keeps serving."""
+    subprocess.run([sys.executable, "-c", "from hdp_plugin.daemon.jobs import warm_up; warm_up()"], check=True,
+                   timeout=300)  # numba's cache is written before the limit applies
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    d = _LimitedDaemon(spool, 32 * 1024, log=tmp_path / "daemon.log")
+    try:
+        d.wait_ready()
+        client.publish(spool, VOTE, {"k": 2, "iterations": 20}, name="big-model")  # a 76 KB model
+        client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="small-model")  # an 11 KB model
+        wait_until(lambda: sp.job(P.FAILED, "big-model").exists() and sp.job(P.DONE, "small-model").exists(), 60,
+                   "both jobs")
+        assert d.proc.poll() is None and d.wait_ready()["ready_workers"] == 1
+    finally:
+        d.close()
+    err = _error(sp, "big-model")
+    assert err["code"] == "no_space" and "model.arrow" in err["message"] and err["phase"] == "saving", err
+    assert not (sp.job(P.FAILED, "big-model") / P.MODEL_FILE).exists()
+
+
+def test_a_worker_death_always_brings_a_new_worker(tmp_path):
+    """Item 3: when the bookkeeping after a worker's death fails, a new worker starts all the same and
+    the job runs again."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log") as d:
+        client.publish(spool, VOTE, {"k": 3, "iterations": 20000, "seed": 2}, name="victim")
+        prog = wait_until(lambda: (P.read_json(sp.progress("victim")) or {}).get("iteration", 0) > 0
+                          and P.read_json(sp.progress("victim")), 60, "sampling")
+        folder = sp.job(P.CLAIMED, "victim", prog["daemon"])
+        (folder / P.ATTEMPTS_FILE).mkdir()  # the daemon's write of attempts.json will fail
+        os.kill(prog["pid"], 9)
+        wait_until(lambda: (h := d.heartbeat() or {}).get("ready_workers") == 1
+                   and prog["pid"] not in h.get("worker_pids", [prog["pid"]]), 60, "a new worker")
+        wait_until(lambda: sp.job(P.DONE, "victim").exists(), 120, "the job, run again")
+
+
+def test_a_deleted_spool_stops_its_daemon(tmp_path):
+    """Item 9: a daemon whose spool was deleted exits (status 1) instead of polling it forever."""
+    import shutil
+
+    spool = tmp_path / "spool"
+    d = Daemon(spool, "--workers", "1", log=tmp_path / "daemon.log")
+    try:
+        d.wait_ready()
+        shutil.rmtree(spool)
+        assert d.wait(30) == 1
+    finally:
+        d.close()
+    assert "spool was deleted" in (tmp_path / "daemon.log").read_text()
+
+
+def test_job_files_links_and_data_null(tmp_path):
+    """Item 9: dangling and looping links are bad_job, a hard link to a file outside the job is refused
+    without quoting it, and "data": null is allowed. Items 1 and 6: an Arrow file that crashed pyarrow
+    is bad_data (not a dead worker and too_many_attempts), and one declaring 5x10^8 rows is too_large."""
+    import pyarrow as pa
+
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    crash = Path(__file__).parent / "data" / "hostile" / "segv-string-offsets.arrow"
+    publish_raw(spool, "crash", {P.JOB_FILE: OK, "data.arrow": crash})
+    rows = tmp_path / "rows.arrow"
+    with pa.OSFile(str(rows), "wb") as sink, pa.ipc.new_stream(sink, pa.schema([("a", pa.null())])) as w:
+        w.write_batch(pa.record_batch([pa.nulls(500_000_000)], names=["a"]))
+    publish_raw(spool, "rows", {P.JOB_FILE: OK, "data.arrow": rows})
+    secret = tmp_path / "secret.arff"
+    secret.write_text("root:x:0:0:secret line\n")
+    publish_raw(spool, "dangling", {P.JOB_FILE: OK, "->data.arff": tmp_path / "nowhere.arff"})
+    publish_raw(spool, "looping", {"->job.json": Path("job.json"), "data.arff": WEATHER})
+    publish_raw(spool, "data-null", {P.JOB_FILE: {**OK, "data": None}, "data.arff": WEATHER})
+    tmp = sp.job(P.TMP, "hardlink")
+    tmp.mkdir()
+    (tmp / P.JOB_FILE).write_text(json.dumps(OK))
+    os.link(secret, tmp / "data.arff")
+    os.rename(tmp, sp.job(P.NEW, "hardlink"))
+    with daemon(spool, log=tmp_path / "daemon.log"):
+        wait_until(lambda: len(final_names(spool, P.FAILED)) == 5 and final_names(spool, P.DONE), 60, "the jobs")
+    assert final_names(spool, P.DONE) == ["data-null"]
+    assert _error(sp, "crash")["code"] == "bad_data" and _error(sp, "crash")["attempt"] == 1
+    assert _error(sp, "rows")["code"] == "too_large" and "--max-cells" in _error(sp, "rows")["message"]
+    for name, words in (("dangling", "link to nothing"), ("looping", "link to nothing"), ("hardlink", "hard link")):
+        err = _error(sp, name)
+        assert err["code"] == "bad_job" and words in err["message"], err
+        assert "root:x" not in json.dumps(err)
+
+
+def test_a_claim_sent_to_a_dead_worker_is_put_back_without_an_attempt(tmp_path):
+    """Item 9: the worker died after the supervisor last looked: no BrokenPipe traceback, no attempt."""
+    from hdp_plugin.daemon.service import Daemon as Supervisor, Settings
+
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="j")
+    d = Supervisor(spool, Settings(workers=1))
+    d.start()
+    try:
+        w = d.workers[0]
+        w.process.kill()
+        w.process.join(30)
+        assert d.claim(w, ["j"]) is False
+        assert w.job is None and sp.job(P.NEW, "j").is_dir()
+        assert not (sp.job(P.NEW, "j") / P.ATTEMPTS_FILE).exists() and d.requeued == 0
+    finally:
+        d.shutdown()

@@ -1,0 +1,200 @@
+"""Hostile and corrupt input files: each is refused with one DataError line naming the file, without
+crashing the process or exhausting its memory (issue 13, items 1 and 6).
+
+Files that used to crash the interpreter are read in a child process under a memory cap, so a
+regression fails the test instead of killing pytest.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hdp_plugin import read_dataset
+from hdp_plugin.data.arrow import ipc_table, parquet_table, to_arrow
+from hdp_plugin.errors import DataError, TooLargeError
+
+HERE = Path(__file__).parent
+HOSTILE = HERE / "data" / "hostile"
+ROOT = HERE.parent
+#: address-space cap of the child processes (numba and pyarrow reserve much virtual memory)
+CAP_BYTES = 3 << 30
+
+
+def _capped():
+    if sys.platform != "win32":
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (CAP_BYTES, CAP_BYTES))
+
+
+def read_in_child(path: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``read_dataset(path)`` in a child process under a memory cap; prints ``DataError: ...`` or ``ok``."""
+    code = textwrap.dedent(f"""
+        import sys
+        from hdp_plugin import read_dataset
+        from hdp_plugin.errors import DataError
+        try:
+            read_dataset({str(path)!r})
+        except DataError as e:
+            print("DataError:", e)
+        else:
+            print("ok")
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env,
+                          preexec_fn=_capped if sys.platform != "win32" else None)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in HOSTILE.glob("*.arrow")))
+def test_corrupt_arrow_files_that_crashed_the_reader(name):
+    r = read_in_child(HOSTILE / name)
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
+    out = r.stdout.strip()
+    assert out.startswith("DataError:") and name in out and "\n" not in out, out
+
+
+def _stream(table: pa.Table, path: Path, **options) -> Path:
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(
+            sink, table.schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
+        w.write_table(table)
+    return path
+
+
+def test_declared_rows_are_bounded_before_decoding(tmp_path):
+    # a few hundred bytes declaring 5x10^8 rows of a type that needs no bytes (issue 13, item 6)
+    table = pa.table({"a": pa.nulls(500_000_000), "class": pa.nulls(500_000_000, pa.string())})
+    path = _stream(table.select(["a"]), tmp_path / "rows.arrow")
+    assert path.stat().st_size < 1000
+    r = read_in_child(path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "DataError:" in r.stdout and "exceed the limit" in r.stdout, r.stdout
+    with pytest.raises(TooLargeError, match=r"rows\.arrow: its declared values"):
+        ipc_table(path)
+
+
+def test_compressed_buffers_are_bounded_before_decompression(tmp_path):
+    # zstd: 2 MB of zeros in a few KB; a limit below that refuses the file before decompressing anything
+    cls = pa.DictionaryArray.from_arrays(pa.array(np.arange(1 << 18, dtype=np.int8) % 2), pa.array(["x", "y"]))
+    table = pa.table({"a": np.zeros(1 << 18, dtype=np.int64), "class": cls})
+    path = _stream(table, tmp_path / "bomb.arrow", compression="zstd")
+    assert path.stat().st_size < 100_000
+    with pytest.raises(TooLargeError, match=r"bomb\.arrow: its decoded buffers would take more bytes"):
+        ipc_table(path, max_bytes=1 << 20)
+    assert ipc_table(path).num_rows == 1 << 18  # the default limit (64x the file, at least 1 GiB) admits it
+
+
+def test_forged_decompressed_length_is_refused(tmp_path):
+    # the 8-byte prefix of a compressed buffer claims 2^40 bytes: pyarrow would try to allocate them
+    table = pa.table({"a": np.arange(1000, dtype=np.int64), "class": pa.array(["x", "y"] * 500)})
+    path = _stream(table, tmp_path / "forged.arrow", compression="zstd")
+    data = bytearray(path.read_bytes())
+    import struct
+
+    from hdp_plugin.data import _ipc_check as C
+
+    # find the record batch's first non-empty buffer through the checker's own parser
+    pos, n = 0, len(data)
+    while True:
+        size = struct.unpack_from("<I", data, pos + 4)[0]
+        meta = C._root(bytes(data[pos + 8: pos + 8 + size]))
+        body = pos + 8 + size
+        if meta.scalar(1, "u8") == 3:
+            buffers = [b for b in meta.table(2).structs(2, 16) if b[1] > 0]
+            struct.pack_into("<q", data, body + buffers[-1][0], 1 << 40)
+            break
+        pos = body + meta.scalar(3, "i64")
+        assert pos < n
+    path.write_bytes(bytes(data))
+    with pytest.raises(TooLargeError, match=r"forged\.arrow: its decoded buffers"):
+        read_dataset(path)
+
+
+@pytest.mark.filterwarnings("ignore:Feather V1 files are deprecated")
+def test_feather_v1_is_refused(tmp_path):
+    import pyarrow.feather as feather
+
+    path = tmp_path / "old.feather"
+    feather.write_feather(pa.table({"a": ["x", "y"], "class": ["p", "q"]}), str(path), version=1)
+    with pytest.raises(DataError, match=r"old\.feather: is a Feather v1 file"):
+        read_dataset(path)
+
+
+def test_parquet_rows_are_bounded_from_the_footer(tmp_path):
+    # run-length encoding makes a Parquet file of a constant column tiny; its footer says how big it is
+    path = tmp_path / "rle.parquet"
+    pq.write_table(pa.table({"a": np.zeros(1 << 20, dtype=np.int8), "class": pa.array(["x"] * (1 << 20))}),
+                   str(path))
+    assert path.stat().st_size < 100_000
+    with pytest.raises(TooLargeError, match=r"rle\.parquet: declares 1048576 rows x 2 columns"):
+        parquet_table(path, max_cells=1 << 20)
+    assert parquet_table(path).num_rows == 1 << 20
+
+
+def test_invalid_utf8_column_name_is_one_data_error(tmp_path):
+    table = to_arrow(read_dataset(HERE / "data" / "weather.nominal.arff"))
+    path = _stream(table, tmp_path / "names.arrow")
+    data = path.read_bytes().replace(b"outlook", b"\xe5utlook", 1)
+    path.write_bytes(data)
+    with pytest.raises(DataError, match=r"names\.arrow: cannot read"):
+        read_dataset(path)
+
+
+def test_undamaged_files_still_read(tmp_path):
+    ds = read_dataset(HERE / "data" / "vote.arff")
+    table = to_arrow(ds)
+    for opts in ({}, {"compression": "zstd"}, {"compression": "lz4"}):
+        back = read_dataset(_stream(table, tmp_path / "ok.arrow", **opts))
+        assert np.array_equal(back.X, ds.X) and np.array_equal(back.y, ds.y)
+    with pa.OSFile(str(tmp_path / "f.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    back = read_dataset(tmp_path / "f.arrow")
+    assert np.array_equal(back.X, ds.X)
+
+
+def test_ipc_file_without_end_of_stream_marker_reads(tmp_path):
+    """Arrow Java (and the Weka wrapper's writer) put no end-of-stream marker before the footer."""
+    import struct
+
+    ds = read_dataset(HERE / "data" / "vote.arff")
+    path = tmp_path / "java.arrow"
+    table = to_arrow(ds)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        for b in table.to_batches(max_chunksize=100):
+            w.write_batch(b)
+    data = path.read_bytes()
+    footer_start = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    assert data[footer_start - 8: footer_start] == b"\xff\xff\xff\xff\x00\x00\x00\x00"
+    path.write_bytes(data[: footer_start - 8] + data[footer_start:])
+    assert pa.ipc.open_file(str(path)).read_all().num_rows == 435  # still a valid file for pyarrow
+    back = read_dataset(path)
+    assert np.array_equal(back.X, ds.X) and np.array_equal(back.y, ds.y)
+
+
+def _fuzz(seed: int, seconds: float, cases: int, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, str(HERE / "_fuzz_child.py"), str(seed), str(seconds), str(cases),
+                        str(tmp_path)], capture_output=True, text=True, timeout=seconds + 240, env=env,
+                       preexec_fn=_capped if sys.platform != "win32" else None)
+    tail = "\n".join(r.stdout.strip().splitlines()[-3:])
+    assert r.returncode == 0, f"exit {r.returncode} after:\n{tail}\n{r.stderr[-1500:]}"
+    assert tail.splitlines()[-1].startswith("ok "), tail
+
+
+def test_fuzz_arrow_and_parquet_readers_briefly(tmp_path):
+    """Seeded byte flips, overwrites, truncations and duplications of Arrow IPC (plain, zstd, lz4,
+    dictionary and string columns) and Parquet files: each reads or raises one DataError line."""
+    _fuzz(seed=13, seconds=4, cases=400, tmp_path=tmp_path)
+
+
+@pytest.mark.slow
+def test_fuzz_arrow_and_parquet_readers_long(tmp_path):
+    _fuzz(seed=int(os.environ.get("HDP_FUZZ_SEED", "1313")), seconds=240, cases=100_000, tmp_path=tmp_path)

@@ -1,0 +1,84 @@
+"""Crafted model files whose checksum was recomputed: each is one ModelFileError, never a RecursionError,
+AttributeError or IndexError, and never a model with NaN or infinite tables (issue 13, item 9)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from hdp_plugin.errors import ModelFileError
+from hdp_plugin.model import modelfile as MF
+
+GOLDEN = Path(__file__).parent / "golden" / "models" / "vote-kdb2-hdp.hdpbnc"
+
+
+def write_crafted(path: Path, doc: dict, training: dict, batches: list[dict]) -> Path:
+    """A model file with the given documents and cells, and a checksum that matches them."""
+    model_json = json.dumps(doc).encode()
+    training_json = json.dumps(training).encode()
+    cols = [[b[f.name] for f in MF.CELL_SCHEMA] for b in batches]
+    schema = MF.CELL_SCHEMA.with_metadata({MF.MODEL_KEY: model_json, MF.TRAINING_KEY: training_json,
+                                           MF.CHECKSUM_KEY: MF._digest(model_json, training_json, cols).encode()})
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as w:
+        for c in cols:
+            w.write_batch(pa.record_batch([pa.array(a, type=f.type) for a, f in zip(c, MF.CELL_SCHEMA)], schema=schema))
+    return path
+
+
+def _nested(depth: int):
+    return json.loads("[" * depth + "]" * depth)
+
+
+def _set(batches, col, t, i, value):
+    batches[t][col] = batches[t][col].copy()
+    batches[t][col][i] = value
+
+
+CASES = {
+    "deep-json": lambda d, tr, b: d.__setitem__("fit", {"x": "[" * 100_000 + "]" * 100_000}),
+    "estimator-not-object": lambda d, tr, b: d.__setitem__("estimator", "hdp"),
+    "group-out-of-range": lambda d, tr, b: [_set(b, "group", 0, i, 10**6) for i in range(int(d["trees"][0]["cardinality"]))],
+    "nan-table": lambda d, tr, b: _set(b, "log_prob", 0, 0, np.nan),
+    "positive-infinite-table": lambda d, tr, b: _set(b, "log_prob", 1, 3, np.inf),
+    "unnormalised-table": lambda d, tr, b: _set(b, "log_prob", 0, 0, -50.0),
+    "nan-prior": lambda d, tr, b: d.__setitem__("class_log_prior", [float("nan")] * len(d["class_log_prior"])),
+    "negative-concentration": lambda d, tr, b: b[0].__setitem__("concentration", -b[0]["concentration"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_crafted_model_files_are_one_model_file_error(tmp_path, case):
+    doc, training, batches = MF.read_model_file(GOLDEN)
+    doc, training, batches = copy.deepcopy(doc), copy.deepcopy(training), [dict(b) for b in batches]
+    CASES[case](doc, training, batches)
+    if case == "deep-json":  # the nesting goes into the raw JSON text, which json.dumps would escape
+        path = write_crafted(tmp_path / "m.hdpbnc", doc, training, batches)
+        raw = json.dumps(doc).replace('"[' + "[" * 99_999, "[" * 100_000).replace("]" * 100_000 + '"', "]" * 100_000)
+        _rewrite_model_json(path, raw.encode(), training, batches)
+    else:
+        path = write_crafted(tmp_path / "m.hdpbnc", doc, training, batches)
+    with pytest.raises(ModelFileError, match=r"m\.hdpbnc: corrupted model file") as info:
+        MF.load_model(path)
+    assert "\n" not in str(info.value)
+
+
+def _rewrite_model_json(path, model_json, training, batches):
+    training_json = json.dumps(training).encode()
+    cols = [[b[f.name] for f in MF.CELL_SCHEMA] for b in batches]
+    schema = MF.CELL_SCHEMA.with_metadata({MF.MODEL_KEY: model_json, MF.TRAINING_KEY: training_json,
+                                           MF.CHECKSUM_KEY: MF._digest(model_json, training_json, cols).encode()})
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as w:
+        for c in cols:
+            w.write_batch(pa.record_batch([pa.array(a, type=f.type) for a, f in zip(c, MF.CELL_SCHEMA)], schema=schema))
+
+
+def test_the_crafting_itself_round_trips(tmp_path):
+    doc, training, batches = MF.read_model_file(GOLDEN)
+    path = write_crafted(tmp_path / "same.hdpbnc", doc, training, batches)
+    a, b = MF.load_model(GOLDEN), MF.load_model(path)
+    assert np.array_equal(a.tables_.log_probs, b.tables_.log_probs)
