@@ -12,7 +12,8 @@ attributes are MDL-discretised inside each training fold, missing is its own val
 
 Every (data set, method, fold) result is cached as one JSON file under the cache directory, so an
 interrupted run resumes where it stopped and the report can be rebuilt at any time from the cache
-(``--report-only``). HDP results are cached per number of iterations.
+(``--report-only``). HDP results are cached per number of iterations; ESKDB (E = 20, K = 5)
+always runs at 1000 iterations, whatever ``--iterations``, and is cached under that count.
 """
 
 from __future__ import annotations
@@ -50,8 +51,16 @@ OUR_STRUCTURES = [("NB", "nb", 0), ("TAN", "tan", 1)] + [(f"kDB-{k}", "kdb", k) 
 OURS = {f"{prefix} {label}": (structure, k, est)
         for prefix, est in (("HDP", "hdp"), ("m-est.", "m-estimate"))
         for label, structure, k in OUR_STRUCTURES}
-ALL_METHODS = list(OURS) + list(peers_python.PYTHON_PEERS) + list(peers_weka.WEKA_METHODS)
-HEADLINE = ["HDP kDB-5", "HDP SkDB"]
+# ESKDB (issue 11): E members of SkDB with K = 5, each on its own stochastic-MDL bins of the raw
+# training fold; always ESKDB_ITERATIONS iterations (burn-in at its default), whatever --iterations
+ESKDB_MEMBERS, ESKDB_K, ESKDB_ITERATIONS = 20, 5, 1000
+ESKDB = {"HDP ESKDB": "hdp", "m-est. ESKDB": "m-estimate"}
+ALL_METHODS = list(OURS) + list(ESKDB) + list(peers_python.PYTHON_PEERS) + list(peers_weka.WEKA_METHODS)
+HEADLINE = ["HDP kDB-5", "HDP SkDB", "HDP ESKDB", "m-est. ESKDB"]
+# issue 11's targets: the method that must beat them, and the methods it must beat
+TARGET = "HDP ESKDB"
+TARGET_PEERS = ["sklearn RF", "Weka RF", "XGBoost (raw)", "XGBoost (bins)", "skbn AODE", "skbn A2DE",
+                "m-est. ESKDB"]
 # (data set, method) pairs not run by default, and why (--run-slow runs them anyway)
 TOO_SLOW = {
     ("supermarket", "pyAgrum TAN"): "216 attributes: one fold ran over 8 minutes without finishing",
@@ -80,8 +89,25 @@ def seed_of(repeat: int, fold: int) -> int:
 
 
 def slug(method: str, iterations: int) -> str:
+    """Cache directory of a method: HDP results per number of iterations (ESKDB's own, fixed)."""
     s = re.sub(r"[^a-z0-9]+", "-", method.lower()).strip("-")
+    if method in ESKDB:
+        s += f"-e{ESKDB_MEMBERS}-k{ESKDB_K}"
+        return f"{s}-i{ESKDB_ITERATIONS}" if ESKDB[method] == "hdp" else s
     return f"{s}-i{iterations}" if method.startswith("HDP ") else s
+
+
+def our_classifier(method: str, iterations: int, seed: int):
+    """The BayesNetClassifier of one of our methods (OURS or ESKDB), one thread."""
+    from hdp_plugin import BayesNetClassifier
+
+    if method in ESKDB:
+        return BayesNetClassifier(structure="eskdb", n_members=ESKDB_MEMBERS, k=ESKDB_K,
+                                  estimator=ESKDB[method], iterations=ESKDB_ITERATIONS,
+                                  random_state=seed, n_jobs=1)
+    structure, k, est = OURS[method]
+    return BayesNetClassifier(structure=structure, k=k, estimator=est, iterations=iterations,
+                              random_state=seed, n_jobs=1)
 
 
 def find_dataset(name: str, data_dirs: list[Path]) -> Path | None:
@@ -113,7 +139,7 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
                 cache: Path, classpath: str | None, quiet: bool, skip=frozenset(),
                 commit: str = "unknown") -> str:
     """Run every missing (method, fold) of one data set into the cache; return a summary line."""
-    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin import read_dataset
     from hdp_plugin.model.evaluation import stratified_folds
     from hdp_plugin.preprocess import Discretizer
 
@@ -139,12 +165,11 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
             disc = None
             for m in todo:
                 out = cache / name / slug(m, iterations) / f"r{r}f{f}.json"
-                if m in OURS:
-                    structure, k, est = OURS[m]
-                    clf = BayesNetClassifier(structure=structure, k=k, estimator=est,
-                                             iterations=iterations, random_state=seed, n_jobs=1)
+                if m in OURS or m in ESKDB:
+                    clf = our_classifier(m, iterations, seed)
                     t0 = time.perf_counter()
-                    clf.fit(train)  # MDL discretisation of the training fold happens inside fit
+                    # (stochastic) MDL discretisation of the raw training fold happens inside fit
+                    clf.fit(train)
                     t1 = time.perf_counter()
                     proba = clf.predict_proba(test)
                     t2 = time.perf_counter()
@@ -205,7 +230,7 @@ def collect(cache: Path, datasets, methods, iterations, repeats):
                 tables[k].setdefault(ds, {})[m] = float(np.mean([x[k] for x in recs]))
             tables["train_s"].setdefault(ds, {})[m] = float(np.sum([x["train_s"] for x in recs]))
             tables["clipped_rows"].setdefault(ds, {})[m] = int(np.sum([x["clipped_rows"] for x in recs]))
-            if m in OURS:
+            if m in OURS or m in ESKDB:
                 for x in recs:
                     c = x.get("commit", "not recorded")
                     commits[c] = commits.get(c, 0) + 1
@@ -218,11 +243,15 @@ def render(tables, datasets, methods, args, command: str) -> str:
     complete = [d for d in done_ds if all(m in tables["rmse"][d] for m in present)]
     L = [f"<!-- {args.section}:begin (generated by benchmarks/accuracy.py; edit outside these markers) -->",
          f"## Accuracy: {args.repeats}x2 cross-validation, {len(datasets)} data sets, "
-         f"HDP at {args.iterations} iterations", "",
+         f"HDP at {args.iterations} iterations, ESKDB at {ESKDB_ITERATIONS}", "",
          "Regenerate (resumes from the cache under `benchmarks/.cache/`):", "", "```",
          command, "```", "",
          f"- HDP at {args.iterations} iterations (burn-in min(1000, iterations/10)), LEVEL tying, "
          f"`random_state = 10*repeat + fold`, one thread; m-estimates with m = 1.",
+         f"- ESKDB: `structure=\"eskdb\"`, E = {ESKDB_MEMBERS} members, K = {ESKDB_K}, always "
+         f"{ESKDB_ITERATIONS} iterations whatever the HDP setting above (default burn-in, "
+         f"{min(1000, ESKDB_ITERATIONS // 10)}); each member discretises the raw training fold with "
+         "its own stochastic MDL cut points inside `fit`.",
          f"- {args.repeats}x2 stratified cross-validation (`stratified_folds(y, 2, seed)`, seeds "
          f"0..{args.repeats - 1}); the same folds for every method. Figures are means over the "
          f"{2 * args.repeats} test folds, printed to {report.DIGITS} decimals; the best of each row is bold.",
@@ -262,6 +291,7 @@ def render(tables, datasets, methods, args, command: str) -> str:
                 cells.append(f"**{s}**" if p < 0.05 else s)
             L.append(f"| {b} | " + " | ".join(cells) + " |")
         L.append("")
+    L += target_lines(tables, present)
     clipped = {m: sum(tables["clipped_rows"].get(d, {}).get(m, 0) for d in done_ds) for m in present}
     clipped = {m: c for m, c in clipped.items() if c}
     L += ["### Probabilities clipped for the log-loss", "",
@@ -276,6 +306,47 @@ def render(tables, datasets, methods, args, command: str) -> str:
           "| " + " | ".join(f"{train[m]:.1f}" for m in present) + " |", "",
           f"<!-- {args.section}:end -->"]
     return "\n".join(L) + "\n"
+
+
+def target_lines(tables, present: list[str]) -> list[str]:
+    """Issue 11's targets: TARGET's mean ranks among TARGET_PEERS, and its win/draw/loss against each."""
+    peers = [m for m in TARGET_PEERS if m in present]
+    if TARGET not in present or not peers:
+        return []
+    group = [TARGET] + peers
+    common = [d for d, row in tables["rmse"].items() if all(m in row for m in group)]
+    L = [f"### {TARGET} against the targets of issue 11", "",
+         f"Mean ranks among these {len(group)} methods only (1 = best), over the {len(common)} data set(s) "
+         "on which all of them ran:", "",
+         "| measure | " + " | ".join(group) + " |", "|---|" + "---:|" * len(group)]
+    rmse_rank = None
+    for key, title in report.MEASURES.items():
+        ranks = report.mean_ranks({d: tables[key][d] for d in common}, group)
+        rmse_rank = ranks if key == "rmse" else rmse_rank
+        L.append(f"| {title} | " + " | ".join(f"{ranks[m]:.2f}" for m in group) + " |")
+    L += ["", f"Win/draw/loss of {TARGET} against each, over every data set on which both ran (sign test as "
+          "above). Targets: a better mean RMSE rank than each peer (in the table above) and more wins "
+          "than losses on 0-1 loss; against m-est. ESKDB, a lower RMSE on most data sets.", "",
+          "| against | data sets | RMSE | 0-1 loss | log-loss | target |", "|---|---:|---|---|---|---|"]
+    for b in peers:
+        cells, wdl = [], {}
+        for key in report.MEASURES:
+            w, d, l, p = report.win_draw_loss(tables[key], TARGET, b)
+            wdl[key] = (w, d, l)
+            s = f"{w}/{d}/{l} p={p:.3f}"
+            cells.append(f"**{s}**" if p < 0.05 else s)
+        n = sum(wdl["rmse"])
+        if b == "m-est. ESKDB":
+            met = wdl["rmse"][0] > n / 2
+            why = f"lower RMSE on {wdl['rmse'][0]} of {n}"
+        else:
+            rank_ok = rmse_rank[TARGET] < rmse_rank[b]
+            zo_ok = wdl["zero_one"][0] > wdl["zero_one"][2]
+            met = rank_ok and zo_ok
+            why = (f"RMSE rank {rmse_rank[TARGET]:.2f} vs {rmse_rank[b]:.2f}; "
+                   f"0-1 wins {wdl['zero_one'][0]} vs losses {wdl['zero_one'][2]}")
+        L.append(f"| {b} | {n} | " + " | ".join(cells) + f" | {'met' if met else '**not met**'} ({why}) |")
+    return L + [""]
 
 
 def write_report(path: Path, section: str, name: str = "accuracy") -> None:
