@@ -55,7 +55,8 @@ OURS = {f"{prefix} {label}": (structure, k, est)
 # training fold; always ESKDB_ITERATIONS iterations (burn-in at its default), whatever --iterations
 ESKDB_MEMBERS, ESKDB_K, ESKDB_ITERATIONS = 20, 5, 1000
 ESKDB = {"HDP ESKDB": "hdp", "m-est. ESKDB": "m-estimate"}
-ALL_METHODS = list(OURS) + list(ESKDB) + list(peers_python.PYTHON_PEERS) + list(peers_weka.WEKA_METHODS)
+ALL_METHODS = list(OURS) + list(ESKDB) + list(peers_python.PYTHON_PEERS) + list(peers_python.RAW_PEERS) \
+    + list(peers_weka.WEKA_METHODS)
 HEADLINE = ["HDP kDB-5", "HDP SkDB", "HDP ESKDB", "m-est. ESKDB"]
 # issue 11's targets: the method that must beat them, and the methods it must beat
 TARGET = "HDP ESKDB"
@@ -182,6 +183,10 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
                     # peers fit and predict in one call: both are timed as training
                     t0 = time.perf_counter()
                     proba = peers_python.run_peer(m, dtr.X, dtr.y, dte.X, card, n_classes, seed)
+                    t1 = t2 = time.perf_counter()
+                elif m in peers_python.RAW_PEERS:
+                    t0 = time.perf_counter()
+                    proba = peers_python.run_raw_peer(m, train, test, n_classes, seed)
                     t1 = t2 = time.perf_counter()
                 else:
                     if arff is None:
@@ -392,9 +397,9 @@ def main(argv=None) -> int:
         classpath = peers_weka.weka_classpath(args.cache_dir)
     methods = []
     for m in wanted:
-        if m in peers_python.PYTHON_PEERS and not peers_python.available(peers_python.PYTHON_PEERS[m]):
-            print(f"warning: {m} skipped ({peers_python.PYTHON_PEERS[m]} is not installed; "
-                  "pip install -e .[bench])", file=sys.stderr)
+        module = peers_python.PYTHON_PEERS.get(m) or peers_python.RAW_PEERS.get(m)
+        if module and not peers_python.available(module):
+            print(f"warning: {m} skipped ({module} is not installed; pip install -e .[bench])", file=sys.stderr)
         elif m in peers_weka.WEKA_METHODS and classpath is None:
             print(f"warning: {m} skipped (no java or Weka jar)", file=sys.stderr)
         else:
