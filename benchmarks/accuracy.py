@@ -33,6 +33,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import accuracy_report as report  # noqa: E402
+import mlbench  # noqa: E402
 import peers_python  # noqa: E402
 import peers_weka  # noqa: E402
 from report_sections import write_section  # noqa: E402
@@ -45,6 +46,9 @@ DEBIAN_EXAMPLES = Path("/tmp/wekadeb/usr/share/doc/weka/examples")
 DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris", "iris.2D",
             "glass", "breast-cancer", "ionosphere", "vote", "diabetes", "soybean", "unbalanced",
             "credit-g", "segment-challenge", "supermarket"]
+# then the classification sets of R's mlbench (Debian's r-cran-mlbench), converted to ARFF by
+# benchmarks/mlbench.py into <cache-dir>/mlbench; named mlbench-<R name>
+DATASETS += mlbench.DATASETS
 
 OUR_STRUCTURES = [("NB", "nb", 0), ("TAN", "tan", 1)] + [(f"kDB-{k}", "kdb", k) for k in range(1, 6)] \
     + [("SkDB", "skdb", 5)]
@@ -111,12 +115,32 @@ def our_classifier(method: str, iterations: int, seed: int):
                               random_state=seed, n_jobs=1)
 
 
-def find_dataset(name: str, data_dirs: list[Path]) -> Path | None:
+def find_dataset(name: str, data_dirs: list[Path], mlbench_dir: Path | None = None,
+                 cache: Path = HERE / ".cache") -> tuple[Path | None, str]:
+    """The ARFF file of a data set, and why there is none: ``<name>.arff`` in the first of
+    ``data_dirs`` that has it, or for ``mlbench-<R name>`` the ARFF converted from mlbench's
+    ``.rda`` file (in ``mlbench_dir`` or a default place) under ``cache/mlbench``."""
+    if name.startswith(mlbench.PREFIX):
+        out = cache / "mlbench"
+        rda_dir = mlbench.find_rda_dir(mlbench_dir)
+        if rda_dir is None:
+            cached = out / f"{name}.arff"
+            if cached.is_file():
+                return cached, ""
+            where = mlbench_dir or " or ".join(map(str, mlbench.RDA_DIRS))
+            return None, (f"mlbench's .rda files not found in {where} "
+                          "(apt-get download r-cran-mlbench, see benchmarks/mlbench.py; or --mlbench-dir)")
+        if not peers_python.available("rdata"):
+            return None, "the rdata package is not installed (pip install -e .[bench])"
+        try:
+            return mlbench.convert(name, rda_dir, out), ""
+        except (OSError, ValueError) as e:
+            return None, str(e)
     for d in data_dirs:
         p = d / f"{name}.arff"
         if p.exists():
-            return p
-    return None
+            return p, ""
+    return None, f"{name}.arff not found in {', '.join(map(str, data_dirs))}"
 
 
 def metrics(proba: np.ndarray, y: np.ndarray, train_s: float, test_s: float) -> dict:
@@ -369,7 +393,11 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="Repetitions of 2-fold cross-validation.")
     ap.add_argument("--data-dir", action="append", type=Path,
                     help="Directory with the ARFF files (repeatable); default tests/data then Debian's examples.")
-    ap.add_argument("--cache-dir", type=Path, default=HERE / ".cache", help="Where per-fold results are kept.")
+    ap.add_argument("--mlbench-dir", type=Path,
+                    help="Directory of R mlbench's .rda files for the mlbench-* data sets; default "
+                         + " or ".join(map(str, mlbench.RDA_DIRS)) + " (see benchmarks/mlbench.py).")
+    ap.add_argument("--cache-dir", type=Path, default=HERE / ".cache",
+                    help="Where per-fold results (and the converted mlbench ARFF files) are kept.")
     ap.add_argument("--jobs", type=int, default=1, help="Data sets run in parallel (worker processes).")
     ap.add_argument("-o", "--output", type=Path, help="Markdown file whose accuracy section is (re)written.")
     ap.add_argument("--run-slow", action="store_true",
@@ -382,10 +410,11 @@ def main(argv=None) -> int:
 
     data_dirs = args.data_dir or [ROOT / "tests" / "data", DEBIAN_EXAMPLES]
     datasets = [d for d in args.datasets.split(",") if d]
-    paths = {d: find_dataset(d, data_dirs) for d in datasets}
-    for d, p in paths.items():
-        if p is None:
-            print(f"warning: {d}.arff not found in {', '.join(map(str, data_dirs))}; skipped", file=sys.stderr)
+    paths = {}
+    for d in datasets:
+        paths[d], why = find_dataset(d, data_dirs, args.mlbench_dir, args.cache_dir)
+        if paths[d] is None:
+            print(f"warning: {d} skipped: {why}", file=sys.stderr)
     datasets = [d for d in datasets if paths[d] is not None]
 
     wanted = ALL_METHODS if args.methods == "all" else [m.strip() for m in args.methods.split(",")]
