@@ -18,6 +18,7 @@ prefix (``mlbench-Glass``) so they never clash with Weka's ARFF files of the sam
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -124,7 +125,7 @@ def convert(name: str, rda_dir: Path, out_dir: Path) -> Path:
     class_column, drop = SETS[name]
     text = to_arff(read_frame(rda, name), PREFIX + name, class_column, drop, f"{name}.rda")
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")  # two runs converting at once never share it
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(out)
     return out
