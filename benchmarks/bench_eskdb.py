@@ -44,7 +44,8 @@ def ensemble_digest(clf, proba: np.ndarray) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", default="segment-challenge", help="ARFF file stem (tests/data or Debian's examples) or a path.")
+    ap.add_argument("--dataset", default="segment-challenge",
+                    help="ARFF file stem (tests/data or Debian's examples) or a path.")
     ap.add_argument("--members", type=int, default=20)
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=1000)
@@ -69,7 +70,8 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     for t in threads:  # compile, or load numba's cache, outside the timings
-        make(t, iterations=20, members=2).fit(data.take(np.arange(min(200, data.n_rows)))).predict_proba(data.take(np.arange(5)))
+        warm = make(t, iterations=20, members=2).fit(data.take(np.arange(min(200, data.n_rows))))
+        warm.predict_proba(data.take(np.arange(5)))
     warm_s = time.perf_counter() - t0
 
     fit_s = {t: [] for t in threads}
