@@ -5,14 +5,17 @@ Run (the full benchmark; resumable, see --cache-dir):
     python benchmarks/accuracy.py --iterations 5000 -o docs/benchmarks.md
 
 Protocol: the paper's 5x2 cross-validation, the same folds for every method (``stratified_folds``
-with seeds 0..4, two folds each), on every classification ARFF of Debian's ``weka`` package. Numeric
-attributes are MDL-discretised inside each training fold, missing is its own value. Measures
+with seeds 0..4, two folds each), on every classification ARFF of Debian's ``weka`` package and the
+classification sets of R's mlbench (Debian's ``r-cran-mlbench``, converted by benchmarks/mlbench.py).
+Numeric attributes are MDL-discretised inside each training fold (ESKDB: stochastic MDL per member),
+missing is its own value; XGBoost (raw) and Weka's peers get the raw folds. Measures
 (ALGORITHM.md section 6): RMSE, 0-1 loss, log-loss; every fold's probabilities are clipped at
 1e-15 before the log so a peer that outputs an exact zero gets a large finite log-loss.
 
 Every (data set, method, fold) result is cached as one JSON file under the cache directory, so an
 interrupted run resumes where it stopped and the report can be rebuilt at any time from the cache
-(``--report-only``). HDP results are cached per number of iterations.
+(``--report-only``). HDP results are cached per number of iterations; ESKDB (E = 20, K = 5)
+always runs at 1000 iterations, whatever ``--iterations``, and is cached under that count.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import accuracy_report as report  # noqa: E402
+import mlbench  # noqa: E402
 import peers_python  # noqa: E402
 import peers_weka  # noqa: E402
 from report_sections import write_section  # noqa: E402
@@ -44,18 +48,37 @@ DEBIAN_EXAMPLES = Path("/tmp/wekadeb/usr/share/doc/weka/examples")
 DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris", "iris.2D",
             "glass", "breast-cancer", "ionosphere", "vote", "diabetes", "soybean", "unbalanced",
             "credit-g", "segment-challenge", "supermarket"]
+# then the classification sets of R's mlbench (Debian's r-cran-mlbench), converted to ARFF by
+# benchmarks/mlbench.py into <cache-dir>/mlbench; named mlbench-<R name>
+DATASETS += mlbench.DATASETS
 
 OUR_STRUCTURES = [("NB", "nb", 0), ("TAN", "tan", 1)] + [(f"kDB-{k}", "kdb", k) for k in range(1, 6)] \
     + [("SkDB", "skdb", 5)]
 OURS = {f"{prefix} {label}": (structure, k, est)
         for prefix, est in (("HDP", "hdp"), ("m-est.", "m-estimate"))
         for label, structure, k in OUR_STRUCTURES}
-ALL_METHODS = list(OURS) + list(peers_python.PYTHON_PEERS) + list(peers_weka.WEKA_METHODS)
-HEADLINE = ["HDP kDB-5", "HDP SkDB"]
+# ESKDB (issue 11): E members of SkDB with K = 5, each on its own stochastic-MDL bins of the raw
+# training fold; always ESKDB_ITERATIONS iterations (burn-in at its default), whatever --iterations
+ESKDB_MEMBERS, ESKDB_K, ESKDB_ITERATIONS = 20, 5, 1000
+ESKDB = {"HDP ESKDB": "hdp", "m-est. ESKDB": "m-estimate"}
+ALL_METHODS = list(OURS) + list(ESKDB) + list(peers_python.PYTHON_PEERS) + list(peers_python.RAW_PEERS) \
+    + list(peers_weka.WEKA_METHODS)
+HEADLINE = ["HDP kDB-5", "HDP SkDB", "HDP ESKDB", "m-est. ESKDB"]
+# issue 11's targets: the method that must beat them, and the methods it must beat
+TARGET = "HDP ESKDB"
+TARGET_PEERS = ["sklearn RF", "Weka RF", "XGBoost (raw)", "XGBoost (bins)", "skbn AODE", "skbn A2DE",
+                "m-est. ESKDB"]
 # (data set, method) pairs not run by default, and why (--run-slow runs them anyway)
 TOO_SLOW = {
     ("supermarket", "pyAgrum TAN"): "216 attributes: one fold ran over 8 minutes without finishing",
     ("supermarket", "skbn A2DE"): "216 attributes make 23,220 two-parent models: one fold ran over 6 minutes without finishing",
+    # measured on the shared 2-core machine (load about 7): a 7-minute limit on the whole run
+    # (start-up, conversion, reading and one fold) was reached inside the first fold. Measured
+    # and kept: A2DE one fold of Satellite 230 s, LetterRecognition 280 s, Shuttle 25 s; pyAgrum TAN
+    # Satellite 24 s, LetterRecognition 44 s, Shuttle 42 s; AODE DNA 34 s
+    ("mlbench-DNA", "pyAgrum TAN"): "180 attributes: one fold ran over 6.5 minutes without finishing",
+    ("mlbench-DNA", "skbn A2DE"): "180 attributes make 16,110 two-parent models: one fold ran over 6.5 minutes "
+                                  "without finishing",
 }
 CLIP = 1e-15
 
@@ -80,16 +103,53 @@ def seed_of(repeat: int, fold: int) -> int:
 
 
 def slug(method: str, iterations: int) -> str:
+    """Cache directory of a method: HDP results per number of iterations (ESKDB's own, fixed)."""
     s = re.sub(r"[^a-z0-9]+", "-", method.lower()).strip("-")
+    if method in ESKDB:
+        s += f"-e{ESKDB_MEMBERS}-k{ESKDB_K}"
+        return f"{s}-i{ESKDB_ITERATIONS}" if ESKDB[method] == "hdp" else s
     return f"{s}-i{iterations}" if method.startswith("HDP ") else s
 
 
-def find_dataset(name: str, data_dirs: list[Path]) -> Path | None:
+def our_classifier(method: str, iterations: int, seed: int):
+    """The BayesNetClassifier of one of our methods (OURS or ESKDB), one thread."""
+    from hdp_plugin import BayesNetClassifier
+
+    if method in ESKDB:
+        return BayesNetClassifier(structure="eskdb", n_members=ESKDB_MEMBERS, k=ESKDB_K,
+                                  estimator=ESKDB[method], iterations=ESKDB_ITERATIONS,
+                                  random_state=seed, n_jobs=1)
+    structure, k, est = OURS[method]
+    return BayesNetClassifier(structure=structure, k=k, estimator=est, iterations=iterations,
+                              random_state=seed, n_jobs=1)
+
+
+def find_dataset(name: str, data_dirs: list[Path], mlbench_dir: Path | None = None,
+                 cache: Path = HERE / ".cache") -> tuple[Path | None, str]:
+    """The ARFF file of a data set, and why there is none: ``<name>.arff`` in the first of
+    ``data_dirs`` that has it, or for ``mlbench-<R name>`` the ARFF converted from mlbench's
+    ``.rda`` file (in ``mlbench_dir`` or a default place) under ``cache/mlbench``."""
+    if name.startswith(mlbench.PREFIX):
+        out = cache / "mlbench"
+        rda_dir = mlbench.find_rda_dir(mlbench_dir)
+        if rda_dir is None:
+            cached = out / f"{name}.arff"
+            if cached.is_file():
+                return cached, ""
+            where = mlbench_dir or " or ".join(map(str, mlbench.RDA_DIRS))
+            return None, (f"mlbench's .rda files not found in {where} "
+                          "(apt-get download r-cran-mlbench, see benchmarks/mlbench.py; or --mlbench-dir)")
+        if not peers_python.available("rdata"):
+            return None, "the rdata package is not installed (pip install -e .[bench])"
+        try:
+            return mlbench.convert(name, rda_dir, out), ""
+        except (OSError, ValueError) as e:
+            return None, str(e)
     for d in data_dirs:
         p = d / f"{name}.arff"
         if p.exists():
-            return p
-    return None
+            return p, ""
+    return None, f"{name}.arff not found in {', '.join(map(str, data_dirs))}"
 
 
 def metrics(proba: np.ndarray, y: np.ndarray, train_s: float, test_s: float) -> dict:
@@ -113,7 +173,7 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
                 cache: Path, classpath: str | None, quiet: bool, skip=frozenset(),
                 commit: str = "unknown") -> str:
     """Run every missing (method, fold) of one data set into the cache; return a summary line."""
-    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin import read_dataset
     from hdp_plugin.model.evaluation import stratified_folds
     from hdp_plugin.preprocess import Discretizer
 
@@ -139,12 +199,11 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
             disc = None
             for m in todo:
                 out = cache / name / slug(m, iterations) / f"r{r}f{f}.json"
-                if m in OURS:
-                    structure, k, est = OURS[m]
-                    clf = BayesNetClassifier(structure=structure, k=k, estimator=est,
-                                             iterations=iterations, random_state=seed, n_jobs=1)
+                if m in OURS or m in ESKDB:
+                    clf = our_classifier(m, iterations, seed)
                     t0 = time.perf_counter()
-                    clf.fit(train)  # MDL discretisation of the training fold happens inside fit
+                    # (stochastic) MDL discretisation of the raw training fold happens inside fit
+                    clf.fit(train)
                     t1 = time.perf_counter()
                     proba = clf.predict_proba(test)
                     t2 = time.perf_counter()
@@ -157,6 +216,10 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
                     # peers fit and predict in one call: both are timed as training
                     t0 = time.perf_counter()
                     proba = peers_python.run_peer(m, dtr.X, dtr.y, dte.X, card, n_classes, seed)
+                    t1 = t2 = time.perf_counter()
+                elif m in peers_python.RAW_PEERS:
+                    t0 = time.perf_counter()
+                    proba = peers_python.run_raw_peer(m, train, test, n_classes, seed)
                     t1 = t2 = time.perf_counter()
                 else:
                     if arff is None:
@@ -205,7 +268,7 @@ def collect(cache: Path, datasets, methods, iterations, repeats):
                 tables[k].setdefault(ds, {})[m] = float(np.mean([x[k] for x in recs]))
             tables["train_s"].setdefault(ds, {})[m] = float(np.sum([x["train_s"] for x in recs]))
             tables["clipped_rows"].setdefault(ds, {})[m] = int(np.sum([x["clipped_rows"] for x in recs]))
-            if m in OURS:
+            if m in OURS or m in ESKDB:
                 for x in recs:
                     c = x.get("commit", "not recorded")
                     commits[c] = commits.get(c, 0) + 1
@@ -218,11 +281,15 @@ def render(tables, datasets, methods, args, command: str) -> str:
     complete = [d for d in done_ds if all(m in tables["rmse"][d] for m in present)]
     L = [f"<!-- {args.section}:begin (generated by benchmarks/accuracy.py; edit outside these markers) -->",
          f"## Accuracy: {args.repeats}x2 cross-validation, {len(datasets)} data sets, "
-         f"HDP at {args.iterations} iterations", "",
+         f"HDP at {args.iterations} iterations, ESKDB at {ESKDB_ITERATIONS}", "",
          "Regenerate (resumes from the cache under `benchmarks/.cache/`):", "", "```",
          command, "```", "",
          f"- HDP at {args.iterations} iterations (burn-in min(1000, iterations/10)), LEVEL tying, "
          f"`random_state = 10*repeat + fold`, one thread; m-estimates with m = 1.",
+         f"- ESKDB: `structure=\"eskdb\"`, E = {ESKDB_MEMBERS} members, K = {ESKDB_K}, always "
+         f"{ESKDB_ITERATIONS} iterations whatever the HDP setting above (default burn-in, "
+         f"{min(1000, ESKDB_ITERATIONS // 10)}); each member discretises the raw training fold with "
+         "its own stochastic MDL cut points inside `fit`.",
          f"- {args.repeats}x2 stratified cross-validation (`stratified_folds(y, 2, seed)`, seeds "
          f"0..{args.repeats - 1}); the same folds for every method. Figures are means over the "
          f"{2 * args.repeats} test folds, printed to {report.DIGITS} decimals; the best of each row is bold.",
@@ -262,6 +329,7 @@ def render(tables, datasets, methods, args, command: str) -> str:
                 cells.append(f"**{s}**" if p < 0.05 else s)
             L.append(f"| {b} | " + " | ".join(cells) + " |")
         L.append("")
+    L += target_lines(tables, present)
     clipped = {m: sum(tables["clipped_rows"].get(d, {}).get(m, 0) for d in done_ds) for m in present}
     clipped = {m: c for m, c in clipped.items() if c}
     L += ["### Probabilities clipped for the log-loss", "",
@@ -276,6 +344,47 @@ def render(tables, datasets, methods, args, command: str) -> str:
           "| " + " | ".join(f"{train[m]:.1f}" for m in present) + " |", "",
           f"<!-- {args.section}:end -->"]
     return "\n".join(L) + "\n"
+
+
+def target_lines(tables, present: list[str]) -> list[str]:
+    """Issue 11's targets: TARGET's mean ranks among TARGET_PEERS, and its win/draw/loss against each."""
+    peers = [m for m in TARGET_PEERS if m in present]
+    if TARGET not in present or not peers:
+        return []
+    group = [TARGET] + peers
+    common = [d for d, row in tables["rmse"].items() if all(m in row for m in group)]
+    L = [f"### {TARGET} against the targets of issue 11", "",
+         f"Mean ranks among these {len(group)} methods only (1 = best), over the {len(common)} data set(s) "
+         "on which all of them ran:", "",
+         "| measure | " + " | ".join(group) + " |", "|---|" + "---:|" * len(group)]
+    rmse_rank = None
+    for key, title in report.MEASURES.items():
+        ranks = report.mean_ranks({d: tables[key][d] for d in common}, group)
+        rmse_rank = ranks if key == "rmse" else rmse_rank
+        L.append(f"| {title} | " + " | ".join(f"{ranks[m]:.2f}" for m in group) + " |")
+    L += ["", f"Win/draw/loss of {TARGET} against each, over every data set on which both ran (sign test as "
+          "above). Targets: a better mean RMSE rank than each peer (in the table above) and more wins "
+          "than losses on 0-1 loss; against m-est. ESKDB, a lower RMSE on most data sets.", "",
+          "| against | data sets | RMSE | 0-1 loss | log-loss | target |", "|---|---:|---|---|---|---|"]
+    for b in peers:
+        cells, wdl = [], {}
+        for key in report.MEASURES:
+            w, d, l, p = report.win_draw_loss(tables[key], TARGET, b)
+            wdl[key] = (w, d, l)
+            s = f"{w}/{d}/{l} p={p:.3f}"
+            cells.append(f"**{s}**" if p < 0.05 else s)
+        n = sum(wdl["rmse"])
+        if b == "m-est. ESKDB":
+            met = wdl["rmse"][0] > n / 2
+            why = f"lower RMSE on {wdl['rmse'][0]} of {n}"
+        else:
+            rank_ok = rmse_rank[TARGET] < rmse_rank[b]
+            zo_ok = wdl["zero_one"][0] > wdl["zero_one"][2]
+            met = rank_ok and zo_ok
+            why = (f"RMSE rank {rmse_rank[TARGET]:.2f} vs {rmse_rank[b]:.2f}; "
+                   f"0-1 wins {wdl['zero_one'][0]} vs losses {wdl['zero_one'][2]}")
+        L.append(f"| {b} | {n} | " + " | ".join(cells) + f" | {'met' if met else '**not met**'} ({why}) |")
+    return L + [""]
 
 
 def write_report(path: Path, section: str, name: str = "accuracy") -> None:
@@ -293,7 +402,11 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="Repetitions of 2-fold cross-validation.")
     ap.add_argument("--data-dir", action="append", type=Path,
                     help="Directory with the ARFF files (repeatable); default tests/data then Debian's examples.")
-    ap.add_argument("--cache-dir", type=Path, default=HERE / ".cache", help="Where per-fold results are kept.")
+    ap.add_argument("--mlbench-dir", type=Path,
+                    help="Directory of R mlbench's .rda files for the mlbench-* data sets; default "
+                         + " or ".join(map(str, mlbench.RDA_DIRS)) + " (see benchmarks/mlbench.py).")
+    ap.add_argument("--cache-dir", type=Path, default=HERE / ".cache",
+                    help="Where per-fold results (and the converted mlbench ARFF files) are kept.")
     ap.add_argument("--jobs", type=int, default=1, help="Data sets run in parallel (worker processes).")
     ap.add_argument("-o", "--output", type=Path, help="Markdown file whose accuracy section is (re)written.")
     ap.add_argument("--run-slow", action="store_true",
@@ -306,10 +419,11 @@ def main(argv=None) -> int:
 
     data_dirs = args.data_dir or [ROOT / "tests" / "data", DEBIAN_EXAMPLES]
     datasets = [d for d in args.datasets.split(",") if d]
-    paths = {d: find_dataset(d, data_dirs) for d in datasets}
-    for d, p in paths.items():
-        if p is None:
-            print(f"warning: {d}.arff not found in {', '.join(map(str, data_dirs))}; skipped", file=sys.stderr)
+    paths = {}
+    for d in datasets:
+        paths[d], why = find_dataset(d, data_dirs, args.mlbench_dir, args.cache_dir)
+        if paths[d] is None:
+            print(f"warning: {d} skipped: {why}", file=sys.stderr)
     datasets = [d for d in datasets if paths[d] is not None]
 
     wanted = ALL_METHODS if args.methods == "all" else [m.strip() for m in args.methods.split(",")]
@@ -321,9 +435,9 @@ def main(argv=None) -> int:
         classpath = peers_weka.weka_classpath(args.cache_dir)
     methods = []
     for m in wanted:
-        if m in peers_python.PYTHON_PEERS and not peers_python.available(peers_python.PYTHON_PEERS[m]):
-            print(f"warning: {m} skipped ({peers_python.PYTHON_PEERS[m]} is not installed; "
-                  "pip install -e .[bench])", file=sys.stderr)
+        module = peers_python.PYTHON_PEERS.get(m) or peers_python.RAW_PEERS.get(m)
+        if module and not peers_python.available(module):
+            print(f"warning: {m} skipped ({module} is not installed; pip install -e .[bench])", file=sys.stderr)
         elif m in peers_weka.WEKA_METHODS and classpath is None:
             print(f"warning: {m} skipped (no java or Weka jar)", file=sys.stderr)
         else:

@@ -102,7 +102,8 @@ def machine() -> list[str]:
         pass
     out.append(f"- Python {platform.python_version()}")
     pkgs = []
-    for p in ("hdp-plugin", "numpy", "numba", "scikit-learn", "scikit-bayes", "pyagrum", "pandas"):
+    for p in ("hdp-plugin", "numpy", "numba", "scikit-learn", "scikit-bayes", "pyagrum", "xgboost", "pandas",
+              "rdata"):
         try:
             pkgs.append(f"{p} {metadata.version(p)}")
         except metadata.PackageNotFoundError:

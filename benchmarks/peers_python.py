@@ -1,10 +1,15 @@
-"""Peer classifiers from PyPI, run on OUR discretised integer codes of each fold.
+"""Peer classifiers from PyPI, run on OUR discretised integer codes of each fold (and XGBoost on
+the raw fold too).
 
-Every peer sees the same data: the training fold discretised by hdp_plugin's MDL Discretizer
+Every peer of ``PYTHON_PEERS`` sees the same data: the training fold discretised by hdp_plugin's MDL Discretizer
 (learnt on the training fold only), missing as its own code (``Attribute.missing_code``), and the
 test fold transformed with the training fold's cut points. Each function returns the class
 probabilities of the test rows in our class-code order (columns for classes a peer never saw in
 training are zero).
+
+``RAW_PEERS`` get the raw folds instead (``run_raw_peer``): XGBoost with numeric attributes as
+floats (NaN for missing) and nominal attributes as pandas categoricals, which XGBoost splits
+natively (``enable_categorical=True``; missing is NaN, XGBoost's own missing-value branch).
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ PYTHON_PEERS = {
     "skbn AODE": "skbn",
     "skbn A2DE": "skbn",
     "pyAgrum TAN": "pyagrum",
+    "XGBoost (bins)": "xgboost",
+}
+# method name -> module it needs; these get the raw (undiscretised) folds
+RAW_PEERS = {
+    "XGBoost (raw)": "xgboost",
 }
 
 
@@ -63,7 +73,53 @@ def run_peer(name: str, Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, card:
             return _expand(m.predict_proba(Xte), m.classes_, n_classes)
         if name == "pyAgrum TAN":
             return _pyagrum_tan(Xtr, ytr, Xte, card, n_classes)
+        if name == "XGBoost (bins)":
+            # ordinal codes, as for sklearn RF
+            return _xgboost(Xtr.astype(np.float64), ytr, Xte.astype(np.float64), n_classes, seed)
     raise ValueError(f"unknown peer {name!r}")
+
+
+def run_raw_peer(name: str, train, test, n_classes: int, seed: int) -> np.ndarray:
+    """Fit raw peer ``name`` on the raw training fold (a ``Dataset`` with numeric attributes
+    undiscretised) and return P(class | test rows)."""
+    if name == "XGBoost (raw)":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _xgboost(_raw_frame(train), train.y, _raw_frame(test), n_classes, seed,
+                            enable_categorical=True)
+    raise ValueError(f"unknown raw peer {name!r}")
+
+
+def _raw_frame(data):
+    """A pandas DataFrame of a raw ``Dataset``: numeric attributes as float64 (NaN for missing),
+    nominal attributes as categoricals over all their declared codes (NaN for missing)."""
+    import pandas as pd
+
+    num = data.numeric_columns()
+    cols = {}
+    for j, a in enumerate(data.attributes):
+        if j in num:
+            cols[f"a{j}"] = data.numeric[:, num[j]].astype(np.float64)
+        else:
+            codes = data.X[:, j].astype(np.int64)
+            codes[codes == a.missing_code] = -1
+            cols[f"a{j}"] = pd.Categorical.from_codes(codes, categories=list(range(len(a.values))))
+    return pd.DataFrame(cols)
+
+
+def _xgboost(Xtr, ytr, Xte, n_classes: int, seed: int, enable_categorical: bool = False) -> np.ndarray:
+    """XGBClassifier at its defaults, one thread; labels are the classes present in training,
+    renumbered 0..c-1 as XGBoost requires (a training fold with one class predicts it with 1)."""
+    from xgboost import XGBClassifier
+
+    present = np.unique(ytr)
+    if len(present) == 1:
+        out = np.zeros((len(Xte), n_classes))
+        out[:, present[0]] = 1.0
+        return out
+    m = XGBClassifier(n_jobs=1, random_state=seed, enable_categorical=enable_categorical)
+    m.fit(Xtr, np.searchsorted(present, ytr))
+    return _expand(m.predict_proba(Xte), present, n_classes)
 
 
 def _pyagrum_tan(Xtr, ytr, Xte, card, n_classes) -> np.ndarray:

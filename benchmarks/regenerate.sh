@@ -2,9 +2,11 @@
 # Regenerate every generated section of docs/benchmarks.md, accuracy and speed. Run from anywhere:
 #
 #   benchmarks/regenerate.sh            # everything (hours the first time; accuracy results are cached)
-#   benchmarks/regenerate.sh speed      # only the speed and scale sections (about 15 minutes)
+#   benchmarks/regenerate.sh speed      # only the speed and scale sections (about 15 minutes,
+#                                       # plus ESKDB's 5x2 CV at one and two threads)
 #
-# Needs: pip install -e '.[bench]' for the PyPI peers; Java 11+ and Maven for the Weka columns and
+# Needs: pip install -e '.[bench]' for the PyPI peers and the mlbench converter (rdata), the
+# r-cran-mlbench .rda files (see benchmarks/mlbench.py); Java 11+ and Maven for the Weka columns and
 # the Java prediction figures. Run it on a quiet machine: the speed figures are wall-clock times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,7 @@ if [[ "${1:-all}" != speed ]]; then
 fi
 section --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
+section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --threads 1,2
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
 section --section speed-ingest --code -- python benchmarks/bench_ingest.py
 section --section speed-structure --code -- python benchmarks/bench_structure.py

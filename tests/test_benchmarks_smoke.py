@@ -64,3 +64,109 @@ def test_accuracy_runs_and_resumes_on_a_tiny_data_set(accuracy, tmp_path, capsys
     assert accuracy.main(argv) == 0
     assert {p: p.stat().st_mtime_ns for p in cached} == before
     assert out.read_text().count("<!-- accuracy:begin") == 1
+
+
+def test_eskdb_and_xgboost_run_and_meet_the_report(accuracy, tmp_path, monkeypatch):
+    """ESKDB (shrunk: 3 members, 40 iterations) and both XGBoost peers on a tiny data set; the
+    cache directory of HDP ESKDB names its own iteration count, not --iterations'."""
+    methods = ["HDP ESKDB", "m-est. ESKDB", "HDP kDB-1"]
+    if accuracy.peers_python.available("xgboost"):
+        methods += ["XGBoost (raw)", "XGBoost (bins)"]
+    monkeypatch.setattr(accuracy, "ESKDB_MEMBERS", 3)
+    monkeypatch.setattr(accuracy, "ESKDB_ITERATIONS", 40)
+    out = tmp_path / "benchmarks.md"
+    argv = ["--datasets", "labor", "--methods", ",".join(methods), "--iterations", "30", "--repeats", "1",
+            "--cache-dir", str(tmp_path / "cache"), "--quiet", "-o", str(out)]
+    assert accuracy.main(argv) == 0
+    dirs = sorted(p.name for p in (tmp_path / "cache" / "labor").iterdir())
+    assert "hdp-eskdb-e3-k5-i40" in dirs and "m-est-eskdb-e3-k5" in dirs and "hdp-kdb-1-i30" in dirs
+    text = out.read_text()
+    assert "HDP at 30 iterations, ESKDB at 40" in text
+    assert "#### HDP ESKDB against each method" in text and "#### m-est. ESKDB against each method" in text
+    assert "### HDP ESKDB against the targets of issue 11" in text
+    row = next(line for line in text.splitlines() if line.startswith("| labor |"))
+    assert row.count("|") == len(methods) + 2 and "inf" not in row
+    for m in methods:
+        rec = json.loads((tmp_path / "cache" / "labor" / accuracy.slug(m, 30) / "r0f1.json").read_text())
+        assert rec["method"] == m and 0.0 <= rec["rmse"] <= 1.0 and rec["rows"] == 28
+
+
+def test_xgboost_raw_gives_probabilities_in_our_class_order():
+    """Raw folds with numeric, nominal and missing values; a class absent from training gets 0."""
+    pytest.importorskip("xgboost")
+    pytest.importorskip("pandas")
+    import numpy as np
+
+    sys.path.insert(0, str(BENCH))
+    try:
+        peers_python = importlib.import_module("peers_python")
+    finally:
+        sys.path.remove(str(BENCH))
+    from hdp_plugin import read_dataset
+
+    data = read_dataset(BENCH.parent / "tests" / "data" / "labor.arff")
+    assert data.numeric is not None and any(not a.numeric for a in data.attributes)
+    frame = peers_python._raw_frame(data)
+    assert frame.isna().to_numpy().any()  # labor's missing values reach XGBoost as NaN
+    assert {str(t) for t in frame.dtypes} == {"float64", "category"}
+    train = data.take(np.nonzero(data.y == 1)[0][:20].tolist() + np.nonzero(data.y == 0)[0][:5].tolist())
+    p = peers_python.run_raw_peer("XGBoost (raw)", train, data, data.n_classes, 0)
+    assert p.shape == (data.n_rows, 2)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-6)
+    one_class = data.take(np.nonzero(data.y == 1)[0])
+    p = peers_python.run_raw_peer("XGBoost (raw)", one_class, data, data.n_classes, 0)
+    assert (p[:, 0] == 0).all() and (p[:, 1] == 1).all()
+    soy = read_dataset(BENCH.parent / "tests" / "data" / "soybean.arff").drop_missing_class()[0]
+    train = soy.take(np.nonzero(soy.y != 0)[0])
+    p = peers_python.run_raw_peer("XGBoost (raw)", train, soy, soy.n_classes, 0)
+    assert p.shape == (soy.n_rows, soy.n_classes) and (p[:, 0] == 0).all()
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-6)
+    # the class columns are ours: most training rows are predicted as their own class
+    assert np.mean(p.argmax(axis=1)[soy.y != 0] == soy.y[soy.y != 0]) > 0.8
+
+
+def _rda_dir():
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module("mlbench").find_rda_dir()
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_mlbench_converter_writes_arff_our_reader_and_weka_split_read(accuracy, tmp_path):
+    pytest.importorskip("rdata", reason="rdata (the bench extra) is needed to read mlbench's .rda files")
+    rda_dir = _rda_dir()
+    if rda_dir is None:
+        pytest.skip("r-cran-mlbench's .rda files not found (apt-get download r-cran-mlbench && "
+                    "dpkg -x r-cran-mlbench_*.deb /tmp/mlbench)")
+    import numpy as np
+
+    from hdp_plugin import read_dataset
+
+    zoo = accuracy.mlbench.convert("mlbench-Zoo", rda_dir, tmp_path)
+    assert zoo.name == "mlbench-Zoo.arff"
+    d = read_dataset(zoo)
+    assert (d.n_rows, d.n_attributes, d.n_classes) == (101, 16, 7)
+    assert d.class_attribute.name == "type" and d.class_values[0] == "mammal"
+    legs = d.attributes[d.names.index("legs")]
+    assert legs.numeric and set(d.numeric[:, 0]) == {0, 2, 4, 5, 6, 8}
+    assert d.attributes[0].values == ("FALSE", "TRUE")
+    bc = accuracy.mlbench.convert("BreastCancer", rda_dir, tmp_path)
+    d = read_dataset(bc)
+    assert "Id" not in d.names and d.n_attributes == 9 and d.class_attribute.name == "Class"
+    assert (d.X[:, d.names.index("Bare.nuclei")] == d.attributes[5].missing_code).sum() == 16  # NA as ?
+    header, rows = accuracy.peers_weka.split_arff(bc)
+    assert len(rows) == 699 and rows[0].count(",") == 9
+    # a second call reuses the file; the benchmark finds it by name in its cache
+    mtime = bc.stat().st_mtime_ns
+    assert accuracy.mlbench.convert("BreastCancer", rda_dir, tmp_path).stat().st_mtime_ns == mtime
+    path, why = accuracy.find_dataset("mlbench-BreastCancer", [], rda_dir, tmp_path)
+    assert path == tmp_path / "mlbench" / "mlbench-BreastCancer.arff" and why == ""
+    assert np.array_equal(read_dataset(path).y, d.y)
+
+
+def test_mlbench_without_its_files_is_skipped_with_the_reason(accuracy, tmp_path):
+    path, why = accuracy.find_dataset("mlbench-Glass", [], tmp_path / "nowhere", tmp_path)
+    assert path is None and "--mlbench-dir" in why and "r-cran-mlbench" in why
+    with pytest.raises(ValueError, match="unknown mlbench data set 'Iris'"):
+        accuracy.mlbench.convert("mlbench-Iris", tmp_path, tmp_path)
