@@ -116,7 +116,7 @@ class DaemonIT {
     String file = Path.of((String) entry.get("data")).getFileName().toString();
     Instances d = data(file, (String) entry.get("class"));
     HDPBayesNet c = classifier(s_Spool, goldenOptions(name));
-    c.setOptions(new String[] {"-data-format", format});
+    c.setDataFormat(new weka.core.SelectedTag(format, HDPBayesNet.TAGS_DATA_FORMAT));
     c.buildClassifier(d);
     List<String> lines = Files.readAllLines(TestFiles.golden().resolve(name + ".proba.csv"));
     for (int i = 0; i < d.numInstances(); i++) {
