@@ -53,8 +53,12 @@ import weka.core.Utils;
  * plain frequency estimates overfit. Numeric attributes are discretised with MDL (Fayyad and Irani);
  * missing values are one more value.<br>
  * <br>
- * Training runs in the hdp-bnc Python daemon (install it with: python3 -m pip install hdp-plugin); the
- * learnt tables are then held in Java, so a saved model predicts without Python.<br>
+ * Training runs in the hdp-bnc Python daemon, which is started automatically. The Weka package carries the
+ * hdp_plugin wheel: on first use it makes its own Python environment with the Python 3.10 or later on the
+ * PATH and installs the wheel and its dependencies with pip (once, one to a few minutes), unless the
+ * pythonExecutable option or HDP_BNC_PYTHON names a Python that has hdp_plugin. The first training then
+ * compiles the sampler's kernels (once, one to two minutes). The learnt tables are held in Java, so a
+ * saved model predicts without Python.<br>
  * <br>
  * For more information see:<br>
  * <br>
@@ -233,9 +237,13 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       + "sampler. Each table is smoothed towards its less specific contexts, which keeps high-order kDB models "
       + "accurate where plain frequency estimates overfit. Numeric attributes are discretised with MDL "
       + "(Fayyad and Irani); missing values are one more value.\n\n"
-      + "Training runs in the hdp-bnc Python daemon (install it with: python3 -m pip install hdp-plugin), "
-      + "which is started automatically; the learnt tables are then held in Java, so a saved model predicts "
-      + "without Python.\n\nFor more information see:\n\n" + getTechnicalInformation().toString();
+      + "Training runs in the hdp-bnc Python daemon, which is started automatically. The Weka package carries "
+      + "the hdp_plugin wheel: on first use it makes its own Python environment with the Python 3.10 or later on "
+      + "the PATH and installs the wheel and its dependencies with pip (once, one to a few minutes), unless the "
+      + "pythonExecutable option or " + PYTHON_ENV + " names a Python that has hdp_plugin. The first training "
+      + "then compiles the sampler's kernels (once, one to two minutes). The learnt tables are held in Java, so "
+      + "a saved model predicts without Python.\n\nFor more information see:\n\n"
+      + getTechnicalInformation().toString();
   }
 
   @Override
@@ -688,6 +696,19 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return m_PythonExecutable;
   }
 
+  /**
+   * The Python that starts a daemon: the option or {@code $HDP_BNC_PYTHON} if either is set; else null,
+   * which means the Weka package's own Python environment (made on first use, see
+   * {@link weka.classifiers.bayes.hdpbnc.PythonEnvironment}), or python3 outside an installed package.
+   *
+   * @return the executable, or null
+   */
+  String pythonForDaemon() {
+    String env = System.getenv(PYTHON_ENV);
+    boolean chosen = !DEFAULT_PYTHON.equals(m_PythonExecutable) || env != null && !env.trim().isEmpty();
+    return chosen ? effectivePython() : null;
+  }
+
   // ------------------------------------------------------------------------------------------
   // training and prediction
   // ------------------------------------------------------------------------------------------
@@ -711,7 +732,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       m_Prior = new PriorModel(data);
       return;
     }
-    SpoolClient client = new SpoolClient(m_SpoolDirectory.toPath(), effectivePython(), !m_DoNotStartDaemon,
+    SpoolClient client = new SpoolClient(m_SpoolDirectory.toPath(), pythonForDaemon(), !m_DoNotStartDaemon,
       m_Timeout, getDebug());
     client.setArff(m_DataFormat == 1);
     Path modelFile = client.train(data, jobParameters());
