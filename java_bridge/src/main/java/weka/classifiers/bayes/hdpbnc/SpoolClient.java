@@ -71,7 +71,7 @@ public final class SpoolClient {
   static final long CLEAN_UP_MILLIS = 120_000;
 
   private final Path m_Root;
-  private final String m_Python;
+  private String m_Python;
   private final boolean m_AutoStart;
   private final int m_TimeoutSeconds;
   private final boolean m_Verbose;
@@ -798,6 +798,9 @@ public final class SpoolClient {
     m_DaemonLog = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"), "hdp-bnc-daemon-"
       + ProcessHandle.current().pid() + ".log");
     ProcessBuilder pb = new ProcessBuilder(cmd);
+    // not Weka's working directory: `python -m` imports from it first, and a folder named hdp_plugin there
+    // (a clone of the repository) would shadow the installed package
+    pb.directory(m_Root.toFile());
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(m_DaemonLog.toFile()));
     log("starting the hdp-bnc daemon: " + String.join(" ", cmd) + " (log: " + m_DaemonLog + "). The first start "
