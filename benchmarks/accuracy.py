@@ -7,7 +7,7 @@ Run (the full benchmark; resumable, see --cache-dir):
 Protocol: the paper's 5x2 cross-validation, the same folds for every method (``stratified_folds``
 with seeds 0..4, two folds each), on every classification ARFF of Debian's ``weka`` package. Numeric
 attributes are MDL-discretised inside each training fold, missing is its own value. Measures
-(ALGORITHM.md section 6): RMSE, 0-1 loss, log-loss; every fold's probabilities are clipped at
+(docs/method.md section 6): RMSE, 0-1 loss, log-loss; every fold's probabilities are clipped at
 1e-15 before the log so a peer that outputs an exact zero gets a large finite log-loss.
 
 Every (data set, method, fold) result is cached as one JSON file under the cache directory, so an

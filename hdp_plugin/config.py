@@ -34,7 +34,7 @@ ESTIMATORS = ("hdp", "m-estimate", "laplace", "mle")
 DEFAULT_ESTIMATOR = "hdp"
 DEFAULT_M = 1.0
 
-# --- HDP sampler (ALGORITHM.md section 4) -------------------------------------------------
+# --- HDP sampler (docs/method.md section 4) ----------------------------------------
 DEFAULT_ITERATIONS = 5000
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given
 BURN_IN_CAP = 1000

@@ -1,7 +1,7 @@
 """The one data type every stage of the pipeline consumes.
 
 A :class:`Dataset` holds categorical data as integer codes, plus, for attributes that were numeric in
-the source and are not discretised yet, their raw values. Conventions (ALGORITHM.md section 1):
+the source and are not discretised yet, their raw values. Conventions (docs/method.md section 1):
 
 * attribute ``j`` has value labels ``attributes[j].values``; its codes are ``0 .. len(values) - 1``;
   **missing is one more value**, coded ``len(values)`` (:attr:`Attribute.missing_code`);
