@@ -143,9 +143,11 @@ class PackageInstallIT {
       assertTrue(r.output.contains("starting the hdp-bnc daemon: " + envDir), r.output);
       assertTrue(r.output.contains("Correctly Classified Instances"), r.output);
       // hdp_plugin comes from the environment, not from anywhere else on this machine
-      Process p = new ProcessBuilder(weka.classifiers.bayes.hdpbnc.PythonEnvironment.venvPython(envDir).toString(),
-        "-c", "import hdp_plugin; print(hdp_plugin.__file__)").directory(s_Home.toFile()).redirectErrorStream(true)
-        .start();
+      ProcessBuilder pb = new ProcessBuilder(weka.classifiers.bayes.hdpbnc.PythonEnvironment.venvPython(envDir)
+        .toString(), "-c", "import hdp_plugin; print(hdp_plugin.__file__)").directory(s_Home.toFile())
+        .redirectErrorStream(true);
+      pb.environment().remove("PYTHONPATH");
+      Process p = pb.start();
       String where = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
       assertEquals(0, p.waitFor());
       assertTrue(Paths.get(where).startsWith(envDir), where);
