@@ -69,20 +69,24 @@ ClassOpt = Annotated[
 ]
 
 
-def _listable(decls: tuple[str, ...], help: str, one_type: type = str):
-    """The same option twice: one value (train, of ``one_type``) and a comma list (evaluate)."""
-    one = Annotated[one_type, typer.Option(*decls, help=help)]
-    metavar = "<int,...>" if one_type is int else "<str,...>"
-    many = Annotated[str, typer.Option(*decls, help=help + " A comma list compares several values.", metavar=metavar)]
+def _listable(decls: tuple[str, ...], help: str, kind: str = "str"):
+    """The same option twice: one value (train) and a comma list (evaluate).
+
+    Both are read as text and checked by :func:`_configurations` (so that ``train -k 1,2`` says that
+    comma lists are for evaluate); ``kind`` is the type the help shows.
+    """
+    one = Annotated[str, typer.Option(*decls, help=help, metavar=f"<{kind}>")]
+    many = Annotated[str, typer.Option(*decls, help=help + " A comma list compares several values.",
+                                       metavar=f"<{kind},...>")]
     return one, many
 
 
 StructureOpt, StructureList = _listable(("--structure", "-s"), "Network structure: nb, tan, kdb or skdb.")
-KOpt, KList = _listable(("-k", "--max-parents"), "Maximum number of attribute parents of kDB and SkDB.", int)
+KOpt, KList = _listable(("-k", "--max-parents"), "Maximum number of attribute parents of kDB and SkDB.", "int")
 EstimatorOpt, EstimatorList = _listable(
     ("--estimator", "-e"), "How the probability tables are estimated: hdp, m-estimate, laplace or mle.")
 IterationsOpt, IterationsList = _listable(
-    ("--iterations", "-i"), "Gibbs iterations of the HDP sampler; the paper's experiments use 50000.", int)
+    ("--iterations", "-i"), "Gibbs iterations of the HDP sampler; the paper's experiments use 50000.", "int")
 TyingOpt, TyingList = _listable(("--tying",), "How HDP concentrations are shared: level, none, same-parent or single.")
 DiscretizationOpt, DiscretizationList = _listable(
     ("--discretization", "-d"), "How numeric attributes become nominal: mdl, equal-frequency, equal-width or none.")
@@ -274,9 +278,9 @@ def train(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the model file (suggested suffix .hdpbnc).")],
     class_attribute: ClassOpt = None,
     structure: StructureOpt = config.DEFAULT_STRUCTURE,
-    k: KOpt = config.DEFAULT_K,
+    k: KOpt = str(config.DEFAULT_K),
     estimator: EstimatorOpt = config.DEFAULT_ESTIMATOR,
-    iterations: IterationsOpt = config.DEFAULT_ITERATIONS,
+    iterations: IterationsOpt = str(config.DEFAULT_ITERATIONS),
     burn_in: BurnInOpt = None,
     tying: TyingOpt = config.DEFAULT_TYING,
     m: MOpt = config.DEFAULT_M,

@@ -414,4 +414,5 @@ def test_help_types_and_long_names():
     assert "--k " not in text and "--m " not in text
     result = runner.invoke(cli.app, ["daemon", "status", "--help"], env={"COLUMNS": "200"})
     assert "it must exist" in result.stdout and "created" not in result.stdout
-    assert run("train", VOTE, "-o", "x.hdpbnc", "-k", "two").exit_code == 2
+    result = run("train", VOTE, "-o", "x.hdpbnc", "-k", "two")
+    assert result.exit_code == 2 and result.stderr.startswith("error: -k must be an integer")
