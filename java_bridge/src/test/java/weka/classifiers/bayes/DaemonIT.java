@@ -238,7 +238,9 @@ class DaemonIT {
     c.setPythonExecutable("/nonexistent/bin/python3");
     Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.nominal.arff", "play")));
     assertTrue(e.getMessage().contains("cannot run the Python executable '/nonexistent/bin/python3'"), e.getMessage());
-    assertTrue(e.getMessage().contains("pip install hdp-plugin"), e.getMessage());
+    assertTrue(e.getMessage().contains("let the installed Weka package make its own Python environment"),
+      e.getMessage());
+    assertFalse(e.getMessage().contains("pip install hdp-plugin"), e.getMessage()); // no such package
   }
 
   @Test
@@ -256,8 +258,9 @@ class DaemonIT {
     HDPBayesNet c = classifier(freshSpool("venv"));
     c.setPythonExecutable(python.toString());
     Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.nominal.arff", "play")));
-    assertTrue(e.getMessage().contains("The hdp-bnc Python package is not installed for '" + python + "'"),
+    assertTrue(e.getMessage().contains("The hdp_plugin Python package is not installed for '" + python + "'"),
       e.getMessage());
+    assertTrue(e.getMessage().contains("install hdp_plugin into a Python 3.10 or later with pip"), e.getMessage());
   }
 
   @Test

@@ -56,6 +56,14 @@ class PackageInstallIT {
     Path pkg = s_Home.resolve("packages").resolve("HDPBayesNet");
     assertTrue(Files.isRegularFile(pkg.resolve("HDPBayesNet.jar")), r.output);
     assertTrue(Files.isRegularFile(pkg.resolve("Description.props")), r.output);
+    java.util.Properties props = new java.util.Properties();
+    try (java.io.Reader in = Files.newBufferedReader(pkg.resolve("Description.props"))) {
+      props.load(in);
+    }
+    assertEquals("GPL-3.0-or-later", props.getProperty("License")); // the licence wording of pyproject.toml
+    assertTrue(props.getProperty("URL", "").startsWith("https://"), "URL: " + props.getProperty("URL"));
+    assertTrue(props.getProperty("Changes", "").startsWith("0.1.0: "), "Changes: " + props.getProperty("Changes"));
+    assertTrue(props.getProperty("Maintainer", "").contains("issue tracker"), props.getProperty("Maintainer"));
     assertTrue(Files.list(pkg.resolve("lib")).anyMatch(p -> p.getFileName().toString().startsWith("arrow-format")));
     assertTrue(Files.list(pkg.resolve("python")).anyMatch(p -> p.getFileName().toString().matches(
       "hdp_plugin-.*-py3-none-any\\.whl")), "the package carries no hdp_plugin wheel");

@@ -437,6 +437,9 @@ public final class SpoolClient {
       finished = true;
       m_Monitor.succeeded();
       return model;
+    } catch (InterruptedException | ThreadDeath e) { // Stop in the Explorer: interrupt(), then stop()
+      m_Monitor.stopped();
+      throw e;
     } finally {
       if (!finished) { // error, interruption, timeout, or the thread being stopped: cancel the job
         m_Monitor.left();
@@ -473,6 +476,7 @@ public final class SpoolClient {
     private final Thread m_Caller;
     private volatile boolean m_Succeeded;
     private volatile boolean m_Left;
+    private volatile boolean m_Stopped;
     private volatile boolean m_CleanedUp;
 
     Monitor(String name, Thread caller) {
@@ -488,6 +492,10 @@ public final class SpoolClient {
 
     void left() {
       m_Left = true;
+    }
+
+    void stopped() {
+      m_Stopped = true;
     }
 
     /** @return true once a cancelled job's folders are gone */
@@ -514,7 +522,8 @@ public final class SpoolClient {
         }
         if (gone) {
           cancel(m_Name);
-          if (!m_Left || m_Caller.isInterrupted() || !m_Caller.isAlive()) { // else the exception says why
+          // stopped (else the training thread's exception says why)
+          if (m_Stopped || !m_Left || m_Caller.isInterrupted() || !m_Caller.isAlive()) {
             m_Feedback.log("training stopped: job " + m_Name + " cancelled");
             m_Feedback.status("training stopped", false);
           }
@@ -544,6 +553,7 @@ public final class SpoolClient {
       long end = System.currentTimeMillis() + CLEAN_UP_MILLIS;
       Path failed = m_Root.resolve("failed").resolve(m_Name);
       Path done = m_Root.resolve("done").resolve(m_Name);
+      int absent = 0;
       try {
         while (System.currentTimeMillis() < end) {
           Object err = readJson(failed.resolve("error.json"));
@@ -560,7 +570,13 @@ public final class SpoolClient {
           }
           if (!Files.exists(m_Root.resolve("new").resolve(m_Name)) && !Files.exists(failed) && !Files.exists(done)
             && !claimedAnywhere()) {
-            break; // someone else removed it (the training thread read its error)
+            // between two of the daemon's renames, or removed by the training thread once it read the error:
+            // gone for half a second means gone
+            if (++absent >= 5) {
+              break;
+            }
+          } else {
+            absent = 0;
           }
           Thread.sleep(100);
         }
