@@ -9,7 +9,7 @@ with seeds 0..4, two folds each), on every classification ARFF of Debian's ``wek
 classification sets of R's mlbench (Debian's ``r-cran-mlbench``, converted by benchmarks/mlbench.py).
 Numeric attributes are MDL-discretised inside each training fold (ESKDB: stochastic MDL per member),
 missing is its own value; XGBoost (raw) and Weka's peers get the raw folds. Measures
-(ALGORITHM.md section 6): RMSE, 0-1 loss, log-loss; every fold's probabilities are clipped at
+(docs/method.md section 6): RMSE, 0-1 loss, log-loss; every fold's probabilities are clipped at
 1e-15 before the log so a peer that outputs an exact zero gets a large finite log-loss.
 
 Every (data set, method, fold) result is cached as one JSON file under the cache directory, so an

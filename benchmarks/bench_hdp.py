@@ -3,7 +3,7 @@
 Run:  python benchmarks/bench_hdp.py [--quick] [--threads 1,2]
 
 Every workload runs in a fresh subprocess (so peak memory is its own, read from getrusage) and
-prints one markdown row. The reference figures are those of ALGORITHM.md section 8 (2 cores, one
+prints one markdown row. The reference figures are those of docs/method.md section 8 (2 cores, one
 thread used, train seconds summed over the two folds). Figures are measured, never estimated.
 """
 

@@ -69,19 +69,24 @@ ClassOpt = Annotated[
 ]
 
 
-def _listable(decls: tuple[str, ...], help: str):
-    """The same option twice: one value (train) and a comma list (evaluate)."""
-    one = Annotated[str, typer.Option(*decls, help=help)]
-    many = Annotated[str, typer.Option(*decls, help=help + " A comma list compares several values.")]
+def _listable(decls: tuple[str, ...], help: str, kind: str = "str"):
+    """The same option twice: one value (train) and a comma list (evaluate).
+
+    Both are read as text and checked by :func:`_configurations` (so that ``train -k 1,2`` says that
+    comma lists are for evaluate); ``kind`` is the type the help shows.
+    """
+    one = Annotated[str, typer.Option(*decls, help=help, metavar=f"<{kind}>")]
+    many = Annotated[str, typer.Option(*decls, help=help + " A comma list compares several values.",
+                                       metavar=f"<{kind},...>")]
     return one, many
 
 
 StructureOpt, StructureList = _listable(("--structure", "-s"), "Network structure: nb, tan, kdb or skdb.")
-KOpt, KList = _listable(("-k", "--k"), "Maximum number of attribute parents of kDB and SkDB.")
+KOpt, KList = _listable(("-k", "--max-parents"), "Maximum number of attribute parents of kDB and SkDB.", "int")
 EstimatorOpt, EstimatorList = _listable(
     ("--estimator", "-e"), "How the probability tables are estimated: hdp, m-estimate, laplace or mle.")
 IterationsOpt, IterationsList = _listable(
-    ("--iterations", "-i"), "Gibbs iterations of the HDP sampler; the paper's experiments use 50000.")
+    ("--iterations", "-i"), "Gibbs iterations of the HDP sampler; the paper's experiments use 50000.", "int")
 TyingOpt, TyingList = _listable(("--tying",), "How HDP concentrations are shared: level, none, same-parent or single.")
 DiscretizationOpt, DiscretizationList = _listable(
     ("--discretization", "-d"), "How numeric attributes become nominal: mdl, equal-frequency, equal-width or none.")
@@ -89,7 +94,19 @@ BurnInOpt = Annotated[
     Optional[int],
     typer.Option("--burn-in", help="Iterations discarded before averaging; by default min(1000, iterations / 10)."),
 ]
-MOpt = Annotated[float, typer.Option("--m", help="The m of the m-estimate (used by --estimator m-estimate).")]
+MOpt = Annotated[float, typer.Option("-m", "--prior-weight",
+                                     help="The m of the m-estimate (used by --estimator m-estimate): the weight, in "
+                                          "rows, of the prior that each table is smoothed towards.")]
+FormatOpt = Annotated[
+    Optional[str],
+    typer.Option("--format", help="Format of the data file when its name does not tell it: arff, arrow, parquet or csv."),
+]
+ClassValuesOpt = Annotated[
+    Optional[str],
+    typer.Option("--class-values", metavar="<label,...>",
+                 help="The class labels in this order, comma-separated (for CSV, Parquet and Feather files, whose "
+                      "class labels are otherwise sorted); may add labels no row has."),
+]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the sampler (and of the folds): the same seed gives the same model.")]
 ThreadsOpt = Annotated[
     Optional[int],
@@ -227,10 +244,29 @@ def _classifier(params: dict, bar, task):
     return clf
 
 
-def _read(path: Path, class_attribute: str | None):
+def _format(path: Path, fmt: str | None) -> str:
+    """The data format of ``path``: ``--format``, else its name's; one line when neither tells it."""
+    from .data.readers import FORMATS, format_of
+
+    try:
+        return format_of(path, fmt)
+    except ParameterError:
+        if fmt is not None:
+            raise ParameterError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}") from None
+        what = "a directory, not a data file" if path.is_dir() else "named with no known extension"
+        raise ParameterError(
+            f"{path} is {what}; give an .arff, .arrow/.feather/.ipc, .parquet or .csv file, or name the format "
+            f"with --format ({', '.join(FORMATS)})"
+        ) from None
+
+
+def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None):
     from .data import read_dataset
 
-    return read_dataset(path, class_attribute=class_attribute)
+    ds = read_dataset(path, class_attribute=class_attribute, format=_format(path, fmt))
+    if class_values is not None:
+        ds = ds.with_class_values(_split("--class-values", class_values) if class_values.strip() else [])
+    return ds
 
 
 # ------------------------------------------------------------------------------------------
@@ -251,6 +287,8 @@ def train(
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
     discretization: DiscretizationOpt = config.DEFAULT_DISCRETIZATION,
+    class_values: ClassValuesOpt = None,
+    data_format: FormatOpt = None,
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
@@ -266,7 +304,7 @@ def train(
         from .model import save_model
 
         output = _output(output, data)
-        ds = _read(data, class_attribute)
+        ds = _read(data, class_attribute, data_format, class_values)
         started = time.perf_counter()
         with out.progress() as bar:
             task = bar.add_task(f"sampling {_describe(params)}", total=params["iterations"]) if bar else None
@@ -398,6 +436,7 @@ def predict(
         typer.Option("--output", "-o", help="Output file; its suffix picks the format (.csv, .arrow, .feather, .parquet, .arff). CSV on stdout by default."),
     ] = None,
     threads: ThreadsOpt = None,
+    data_format: FormatOpt = None,
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
@@ -412,7 +451,7 @@ def predict(
             _output(output, model, data)  # before the work: a device, FIFO or an input is refused at once
         clf = load_model(model)
 
-        ds = read_conformed(data, clf.attributes_, clf.class_attribute_)
+        ds = read_conformed(data, clf.attributes_, clf.class_attribute_, format=_format(data, data_format))
         header, rows, proba = _prediction_table(clf, ds)
         _write_predictions(output, header, rows, [str(c) for c in clf.classes_], ds.relation,
                            inputs=(model, data))
@@ -461,6 +500,8 @@ def evaluate(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON instead of a table.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the results as CSV instead of a table.")] = False,
+    class_values: ClassValuesOpt = None,
+    data_format: FormatOpt = None,
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
@@ -483,7 +524,11 @@ def evaluate(
         configs = _configurations(structure=structure, k=k, estimator=estimator, iterations=iterations,
                                   burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                   discretization=discretization)
-        ds = _read(data, class_attribute)
+        ds = _read(data, class_attribute, data_format, class_values)
+        known = int((ds.y >= 0).sum())
+        if n_folds > known:
+            raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "
+                                 f"give at most {known} folds")
         results = []
         with out.progress() as bar:
             total = len(configs) * n_folds * n_repeats

@@ -53,7 +53,7 @@ DEFAULT_M = 1.0
 #: model file under 1 GiB (the Weka wrapper cannot read model files beyond 2 GiB)
 MAX_MODEL_CELLS = 1 << 24
 
-# --- HDP sampler (ALGORITHM.md section 4) -------------------------------------------------
+# --- HDP sampler (docs/method.md section 4) ----------------------------------------
 DEFAULT_ITERATIONS = 5000
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given
 BURN_IN_CAP = 1000

@@ -1,6 +1,6 @@
 """Slow, obviously correct twins of the numba kernels, used as test oracles.
 
-Nothing here is fast; everything here is written to be read against ALGORITHM.md.
+Nothing here is fast; everything here is written to be read against docs/method.md.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def contexts_by_counting(X, y, c, parents, n_classes, card_c):
 
 
 # --------------------------------------------------------------------------------------------
-# The exact posterior of a tiny tree (ALGORITHM.md section 7)
+# The exact posterior of a tiny tree (docs/method.md section 7)
 def _group_grid(n_points=3000, c_max=4000.0):
     u = np.linspace(math.log(1e-7), math.log(c_max), n_points)
     c = np.exp(u)

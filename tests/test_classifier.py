@@ -119,7 +119,7 @@ def test_hdp_beats_m_estimate_on_real_data(name, k, iterations):
 @pytest.mark.parametrize("k", [3, 5])
 def test_hdp_beats_m_estimate_on_real_data_full(name, k):
     # vote is left out on purpose: there the published implementation's HDP also loses to the
-    # m-estimate (ALGORITHM.md section 8: 0.2255 against 0.2246 for kDB-5), and so does ours.
+    # m-estimate (docs/method.md section 8: 0.2255 against 0.2246 for kDB-5), and so does ours.
     data = read_dataset(DATA / name)
     hdp = cross_validate(lambda: BayesNetClassifier(k=k, iterations=5000, random_state=1), data, seed=3)
     mest = cross_validate(lambda: BayesNetClassifier(k=k, estimator="m-estimate"), data, seed=3)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.feather
 import pyarrow.ipc
 import pytest
 from typer.testing import CliRunner
@@ -329,3 +330,89 @@ def test_progress_bars_on_a_terminal(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert len(_csv(result.stdout)[1]) == 2
     assert calls == [True, True, True, False, False]  # the sampler reports to the bar; baselines do not sample
+
+
+# ------------------------------------------------------------------------------------------
+# issue 14: refusals in one line, --format, --class-values, help
+# ------------------------------------------------------------------------------------------
+def test_evaluate_refuses_more_folds_than_rows(tmp_path):
+    result = run("evaluate", WEATHER, "--folds", "15", "-e", "laplace")
+    assert result.exit_code == 2
+    assert result.stderr == f"error: --folds 15 is more than the 14 rows with a known class in {WEATHER}; give at most 14 folds\n"
+    assert result.stdout == ""
+    result = run("evaluate", WEATHER, "--folds", "14", "-e", "laplace", "--csv")
+    assert result.exit_code == 0, result.output
+
+
+def test_format_option_and_a_directory_get_one_clear_line(tmp_path):
+    data = tmp_path / "weather-data"  # no extension
+    data.write_bytes(WEATHER.read_bytes())
+    result = run("train", data, "-o", tmp_path / "m.hdpbnc", "-e", "laplace")
+    assert result.exit_code == 2
+    assert "named with no known extension" in result.stderr and "--format (arff, arrow, parquet, csv)" in result.stderr
+    assert "format=" not in result.stderr and result.stderr.count("\n") == 1
+    result = run("train", data, "-o", tmp_path / "m.hdpbnc", "-e", "laplace", "--format", "arff")
+    assert result.exit_code == 0, result.output
+    result = run("predict", tmp_path / "m.hdpbnc", data, "--format", "arff")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 15
+    result = run("evaluate", data, "-e", "laplace", "--format", "xlsx")
+    assert result.exit_code == 2 and result.stderr == "error: --format must be one of arff, arrow, parquet, csv, got 'xlsx'\n"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    result = run("evaluate", folder, "-e", "laplace")
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {folder} is a directory, not a data file;")
+
+
+def _weather_plain_class(tmp_path) -> Path:
+    """weather.nominal as Feather whose class column holds plain strings (no declared labels)."""
+    table = to_arrow(read_dataset(WEATHER))
+    i = table.column_names.index("play")
+    table = table.set_column(i, "play", table.column("play").cast(pa.string()))
+    path = tmp_path / "weather.feather"
+    pyarrow.feather.write_feather(table, path)
+    return path
+
+
+def test_class_values_give_the_class_order_of_typeless_formats(tmp_path):
+    # weather.nominal.arff declares play {yes, no}; plain strings give the sorted labels: no, yes
+    path = _weather_plain_class(tmp_path)
+    assert read_dataset(path).class_values == ("no", "yes")
+    arff_model, plain_model, ordered = tmp_path / "a.hdpbnc", tmp_path / "c.hdpbnc", tmp_path / "o.hdpbnc"
+    common = ("-k", "1", "-i", "50", "--seed", "3", "--threads", "1")
+    assert run("train", WEATHER, "-o", arff_model, *common).exit_code == 0
+    assert run("train", path, "-o", plain_model, *common).exit_code == 0
+    result = run("train", path, "-o", ordered, "--class-values", "yes,no", *common)
+    assert result.exit_code == 0, result.output
+    a, c, o = load_model(arff_model), load_model(plain_model), load_model(ordered)
+    assert list(a.classes_) == ["yes", "no"] and list(c.classes_) == ["no", "yes"] and list(o.classes_) == ["yes", "no"]
+    ds = read_dataset(WEATHER)
+    assert np.array_equal(a.predict_proba(ds), o.predict_proba(ds))  # the same model as from the ARFF file
+    assert not np.array_equal(a.predict_proba(ds), c.predict_proba(ds)[:, ::-1])  # the order matters
+    # a label the data has must be named; a label no row has may be added
+    result = run("train", path, "-o", ordered, "--class-values", "yes", *common)
+    assert result.exit_code == 2 and "lack 'no', which the class 'play' has" in result.stderr
+    result = run("evaluate", path, "-e", "laplace", "--class-values", "yes,no,maybe", "--csv")
+    assert result.exit_code == 0, result.output
+
+
+def test_dataset_with_class_values():
+    ds = read_dataset(WEATHER)  # play {yes, no}
+    flipped = ds.with_class_values(["no", "yes", "later"])
+    assert flipped.class_values == ("no", "yes", "later")
+    assert [flipped.class_values[c] for c in flipped.y] == [ds.class_values[c] for c in ds.y]
+    with pytest.raises(Exception, match="name 'no' twice"):
+        ds.with_class_values(["no", "no", "yes"])
+
+
+def test_help_types_and_long_names():
+    result = runner.invoke(cli.app, ["train", "--help"], env={"COLUMNS": "200"})
+    text = result.stdout
+    assert "--max-parents" in text and "--prior-weight" in text and "--format" in text and "--class-values" in text
+    for line in text.splitlines():
+        if "--max-parents" in line or "--iterations" in line:
+            assert "<int>" in line, line
+    assert "--k " not in text and "--m " not in text
+    result = runner.invoke(cli.app, ["daemon", "status", "--help"], env={"COLUMNS": "200"})
+    assert "it must exist" in result.stdout and "created" not in result.stdout
+    result = run("train", VOTE, "-o", "x.hdpbnc", "-k", "two")
+    assert result.exit_code == 2 and result.stderr.startswith("error: -k must be an integer")

@@ -1,4 +1,4 @@
-"""The HDP sampler against exact answers (ALGORITHM.md section 7)."""
+"""The HDP sampler against exact answers (docs/method.md section 7)."""
 
 from __future__ import annotations
 

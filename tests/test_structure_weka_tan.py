@@ -4,7 +4,7 @@ tests/golden/tan/*.json come from tools/weka_tan/make_golden.sh: Weka 3.8.6's
 ``BayesNet -Q weka.classifiers.bayes.net.search.local.TAN -- -S ENTROPY`` on all-nominal UCI data,
 with every '?' turned into an explicit extra value first, so both sides see "missing as a value"
 and Weka's ReplaceMissingValues has nothing to do. With the ENTROPY score Weka's edge weight is
-N * CMI(X_i; X_j | Y), the weight of ALGORITHM.md section 2, so the maximum spanning trees must
+N * CMI(X_i; X_j | Y), the weight of docs/method.md section 2, so the maximum spanning trees must
 agree up to exact ties; trees are compared undirected (Weka roots its tree at the strongest
 edge, we at the highest-MI attribute).
 

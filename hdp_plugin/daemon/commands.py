@@ -25,6 +25,8 @@ app = typer_app("daemon", "The training daemon: serve a spool directory, submit 
 
 
 SpoolArg = Annotated[Path, typer.Argument(help="The spool directory (created with mode 0700 if missing).")]
+#: status, cancel and stop read a spool that a daemon (or a submit) made; they refuse a missing one
+ExistingSpoolArg = Annotated[Path, typer.Argument(help="The spool directory, as given to 'daemon run' (it must exist).")]
 
 
 # ------------------------------------------------------------------------------------------
@@ -96,12 +98,12 @@ def submit(
     data: Annotated[Path, typer.Argument(help="Training data: ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather), copied into the job; or CSV or Parquet, converted to Arrow IPC.")],
     class_attribute: Annotated[Optional[str], typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute.")] = None,
     structure: Annotated[str, typer.Option("--structure", "-s", help="Network structure: nb, tan, kdb or skdb.")] = config.DEFAULT_STRUCTURE,
-    k: Annotated[int, typer.Option("-k", "--k", help="Maximum number of attribute parents of kDB and SkDB.")] = config.DEFAULT_K,
+    k: Annotated[int, typer.Option("-k", "--max-parents", help="Maximum number of attribute parents of kDB and SkDB.")] = config.DEFAULT_K,
     estimator: Annotated[str, typer.Option("--estimator", "-e", help="How the probability tables are estimated: hdp, m-estimate, laplace or mle.")] = config.DEFAULT_ESTIMATOR,
     iterations: Annotated[int, typer.Option("--iterations", "-i", help="Gibbs iterations of the HDP sampler.")] = config.DEFAULT_ITERATIONS,
     burn_in: Annotated[Optional[int], typer.Option("--burn-in", help="Iterations discarded before averaging; by default min(1000, iterations / 10).")] = None,
     tying: Annotated[str, typer.Option("--tying", help="How HDP concentrations are shared: level, none, same-parent or single.")] = config.DEFAULT_TYING,
-    m: Annotated[float, typer.Option("--m", help="The m of the m-estimate.")] = config.DEFAULT_M,
+    m: Annotated[float, typer.Option("-m", "--prior-weight", help="The m of the m-estimate: the weight, in rows, of the prior that each table is smoothed towards.")] = config.DEFAULT_M,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the sampler: the same seed gives the same model as 'hdp-bnc train'.")] = 0,
     discretization: Annotated[str, typer.Option("--discretization", "-d", help="How numeric attributes become nominal: mdl, equal-frequency, equal-width or none.")] = config.DEFAULT_DISCRETIZATION,
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
@@ -155,7 +157,7 @@ def _wait(spool: Path, name: str, timeout: float | None, *, bar: bool) -> dict:
 # ------------------------------------------------------------------------------------------
 @app.command()
 def status(
-    spool: SpoolArg,
+    spool: ExistingSpoolArg,
     job: Annotated[Optional[str], typer.Argument(help="One job to describe; by default the whole spool.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
@@ -218,7 +220,7 @@ def _status_text(doc: dict) -> str:
 
 @app.command()
 def cancel(
-    spool: SpoolArg,
+    spool: ExistingSpoolArg,
     job: Annotated[str, typer.Argument(help="The job to cancel (queued or running); it ends in failed/ with code cancelled.")],
 ) -> None:
     """Cancel a job by writing SPOOL/cancel/JOB; the daemon stops it within one progress step."""
@@ -228,7 +230,7 @@ def cancel(
 
 @app.command()
 def stop(
-    spool: SpoolArg,
+    spool: ExistingSpoolArg,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every daemon has exited.")] = True,
     timeout: Annotated[float, typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = 120.0,
 ) -> None:

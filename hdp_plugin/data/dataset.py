@@ -1,7 +1,7 @@
 """The one data type every stage of the pipeline consumes.
 
 A :class:`Dataset` holds categorical data as integer codes, plus, for attributes that were numeric in
-the source and are not discretised yet, their raw values. Conventions (ALGORITHM.md section 1):
+the source and are not discretised yet, their raw values. Conventions (docs/method.md section 1):
 
 * attribute ``j`` has value labels ``attributes[j].values``; its codes are ``0 .. len(values) - 1``;
   **missing is one more value**, coded ``len(values)`` (:attr:`Attribute.missing_code`);
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +178,49 @@ class Dataset:
             return self, 0
         log.info("%s: dropped %d row(s) with a missing class", self.source, dropped)
         return self.take(keep), dropped
+
+    def with_class_values(self, values) -> "Dataset":
+        """The same data with the class labels in the given order.
+
+        Formats without declared labels (CSV, Parquet or Feather with plain strings) give the class its
+        observed labels, sorted; the class order decides the order of the probability columns and,
+        through the class counts' order, the model itself (the sampler visits the classes in that order).
+        This sets the order that an ARFF header would declare, and can add labels that no row has.
+
+        Parameters
+        ----------
+        values : sequence of str
+            Every class label of the data, each once, in the wanted order; more labels may follow.
+
+        Returns
+        -------
+        Dataset
+            A new dataset whose ``y`` codes index ``values``.
+
+        Raises
+        ------
+        ParameterError
+            If a label repeats or a label of the data is missing from ``values``.
+        """
+        values = tuple(str(v) for v in values)
+        if not values:
+            raise ParameterError("the class values must name at least one label")
+        seen = set()
+        for v in values:
+            if v in seen:
+                raise ParameterError(f"the class values name {v!r} twice")
+            seen.add(v)
+        used = np.unique(self.y[self.y >= 0])
+        absent = [self.class_values[c] for c in used if self.class_values[c] not in seen]
+        if absent:
+            raise ParameterError(
+                f"{self.source}: the class values {', '.join(values)} lack "
+                f"{', '.join(repr(a) for a in absent)}, which the class {self.class_attribute.name!r} has"
+            )
+        position = {v: i for i, v in enumerate(values)}
+        lut = np.array([position.get(v, -1) for v in self.class_values] + [-1], dtype=np.int32)
+        y = lut[np.where(self.y >= 0, self.y, len(self.class_values))]
+        return replace(self, class_attribute=replace(self.class_attribute, values=values), y=y)
 
     def equals(self, other: "Dataset") -> bool:
         """True when both hold the same attributes, class, codes (dtype included), and raw values.

@@ -1,4 +1,4 @@
-"""numba kernels of the collapsed Gibbs sampler (ALGORITHM.md section 4).
+"""numba kernels of the collapsed Gibbs sampler (docs/method.md section 4).
 
 Pure functions over the flat arrays of :mod:`hdp_plugin.hdp.trees` and the sampler state; the
 driver in :mod:`hdp_plugin.hdp.sampler` validates, allocates and seeds. Every tree is sampled by

@@ -1,6 +1,6 @@
 """The collapsed Gibbs sampler's driver: validate, allocate, seed, run the kernels in chunks.
 
-See ALGORITHM.md section 4 and Petitjean et al. (2018). The kernels live in
+See docs/method.md section 4 and Petitjean et al. (2018). The kernels live in
 :mod:`hdp_plugin.hdp.kernels`; this module chooses the tying groups, sizes the shared Stirling
 tables (and grows them on demand), derives one random stream per tree from ``random_state``, runs the iterations in chunks (so
 that progress can be reported and a run cancelled between chunks) and returns averaged tables.
@@ -33,7 +33,7 @@ class Cancelled(HDPError):
 
 
 def default_burn_in(iterations: int) -> int:
-    """min(1000, iterations / 10), ALGORITHM.md section 4."""
+    """min(1000, iterations / 10), docs/method.md section 4."""
     return min(config.BURN_IN_CAP, iterations // config.BURN_IN_DIVISOR)
 
 

@@ -2,7 +2,7 @@
 
 A :class:`ProbabilityTables` holds, for every cell of every tree, the log of its estimated
 probability, plus the class prior. Prediction descends each tree along (y, parent values) and
-stops at the deepest node that exists (back-off, ALGORITHM.md section 4); an attribute value that
+stops at the deepest node that exists (back-off, docs/method.md section 4); an attribute value that
 the model has no slot for (a value or a missing value never seen in training) drops that
 attribute's factor, which is exact marginalisation.
 """

@@ -1,4 +1,4 @@
-"""Context trees as flat arrays (ALGORITHM.md section 3).
+"""Context trees as flat arrays (docs/method.md section 3).
 
 One tree per kept attribute ``X_c``. Depth 0 is the root (no condition), depth 1 branches on the
 class, depth ``j + 1`` on the ``j``-th attribute parent in branching order. Only contexts that at

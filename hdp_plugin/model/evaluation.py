@@ -1,4 +1,4 @@
-"""Metrics and cross-validation as in the paper's evaluation code (ALGORITHM.md section 6)."""
+"""Metrics and cross-validation as in the paper's evaluation code (docs/method.md section 6)."""
 
 from __future__ import annotations
 

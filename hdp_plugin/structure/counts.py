@@ -1,6 +1,6 @@
 """Sufficient statistics of structure learning: one counting pass, then MI and CMI.
 
-One pass over the integer codes (ALGORITHM.md section 2) counts n(y), n(x_i, y) and
+One pass over the integer codes (docs/method.md section 2) counts n(y), n(x_i, y) and
 n(x_i, x_j, y) for every pair of attributes. The rows are streamed in blocks of
 :data:`hdp_plugin.config.ROW_BLOCK` (views of ``X``, never copies) and accumulated into the count
 arrays, so the data's size does not matter; the count arrays' size does.
@@ -240,7 +240,7 @@ def mutual_information(stats: CountStatistics) -> np.ndarray:
     """MI(X_i; Y) in nats for every attribute, from raw frequencies.
 
     MI(X_i; Y) = sum over x, y of p(x, y) log[p(x, y) / (p(x) p(y))] with p the relative
-    frequencies (ALGORITHM.md section 2). Values are clamped at 0 (rounding can make an
+    frequencies (docs/method.md section 2). Values are clamped at 0 (rounding can make an
     independent attribute's sum a hair negative), so ties at zero are exact.
 
     Parameters
@@ -260,7 +260,7 @@ def conditional_mutual_information(stats: CountStatistics) -> np.ndarray:
     """CMI(X_i; X_j | Y) in nats for every pair, from raw frequencies.
 
     CMI(X_i; X_j | Y) = sum over x_i, x_j, y of p(x_i, x_j, y)
-    log[p(x_i, x_j, y) p(y) / (p(x_i, y) p(x_j, y))] (ALGORITHM.md section 2). Each pair is
+    log[p(x_i, x_j, y) p(y) / (p(x_i, y) p(x_j, y))] (docs/method.md section 2). Each pair is
     computed once, so the matrix is exactly symmetric; the diagonal is 0 (an attribute is never
     its own parent) and values are clamped at 0.
 

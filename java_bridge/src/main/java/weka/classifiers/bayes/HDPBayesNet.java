@@ -43,6 +43,7 @@ import weka.core.TechnicalInformation;
 import weka.core.TechnicalInformation.Field;
 import weka.core.TechnicalInformation.Type;
 import weka.core.TechnicalInformationHandler;
+import weka.core.Utils;
 
 /**
  * <!-- globalinfo-start -->
@@ -52,8 +53,12 @@ import weka.core.TechnicalInformationHandler;
  * plain frequency estimates overfit. Numeric attributes are discretised with MDL (Fayyad and Irani);
  * missing values are one more value.<br>
  * <br>
- * Training runs in the hdp-bnc Python daemon (install it with: python3 -m pip install hdp-plugin); the
- * learnt tables are then held in Java, so a saved model predicts without Python.<br>
+ * Training runs in the hdp-bnc Python daemon, which is started automatically. The Weka package carries the
+ * hdp_plugin wheel: on first use it makes its own Python environment with the Python 3.10 or later on the
+ * PATH and installs the wheel and its dependencies with pip (once, one to a few minutes), unless the
+ * pythonExecutable option or HDP_BNC_PYTHON names a Python that has hdp_plugin. The first training then
+ * compiles the sampler's kernels (once, one to two minutes). The learnt tables are held in Java, so a
+ * saved model predicts without Python.<br>
  * <br>
  * For more information see:<br>
  * <br>
@@ -117,21 +122,84 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return out;
   }
 
+  // ---- defaults and domains (the same as hdp_plugin's config.py and the job schema of docs/spool-protocol.md)
+  /** The default structure. */
+  public static final String DEFAULT_STRUCTURE = "kdb";
+  /** The default largest number of attribute parents. */
+  public static final int DEFAULT_K = 5;
+  /** The largest k the daemon accepts. */
+  public static final int MAX_K = 64;
+  /** The default estimator. */
+  public static final String DEFAULT_ESTIMATOR = "hdp";
+  /** The default number of Gibbs iterations. */
+  public static final int DEFAULT_ITERATIONS = 5000;
+  /** The most Gibbs iterations the daemon accepts. */
+  public static final int MAX_ITERATIONS = 10_000_000;
+  /** The default burn-in: -1 means min(1000, iterations/10). */
+  public static final int DEFAULT_BURN_IN = -1;
+  /** The default concentration tying. */
+  public static final String DEFAULT_TYING = "level";
+  /** The default m of the m-estimate. */
+  public static final double DEFAULT_M = 1.0;
+  /** The default discretisation. */
+  public static final String DEFAULT_DISCRETIZATION = "mdl";
+  /** The default data format. */
+  public static final String DEFAULT_DATA_FORMAT = "arrow";
+
+  // ---- option descriptions: one constant each, for @OptionMetadata (the -h text) and the GUI's tip text
+  static final String STRUCTURE_TIP = "The network structure: nb, tan, kdb or skdb (default: " + DEFAULT_STRUCTURE
+    + ").";
+  static final String K_TIP = "The largest number of attribute parents of kdb and skdb, 0 to " + MAX_K
+    + "; ignored by nb and tan (default: " + DEFAULT_K + ").";
+  static final String ESTIMATOR_TIP = "How the probability tables are estimated: hdp, m-estimate, laplace or mle "
+    + "(default: " + DEFAULT_ESTIMATOR + ").";
+  static final String ITERATIONS_TIP = "Gibbs iterations of the HDP sampler, 1 to " + MAX_ITERATIONS
+    + "; the paper uses 50000 (default: " + DEFAULT_ITERATIONS + ").";
+  static final String BURN_IN_TIP = "Iterations discarded before averaging, below the iterations; -1 means "
+    + "min(1000, iterations/10) (default: " + DEFAULT_BURN_IN + ").";
+  static final String TYING_TIP = "How HDP concentrations are shared: none, same-parent, level (the paper's) or "
+    + "single (default: " + DEFAULT_TYING + ").";
+  static final String SEED_TIP = "The sampler's seed: the same seed gives the same model (default: 0).";
+  static final String PYTHON_TIP = "The Python that runs the hdp-bnc daemon. At the default, the environment "
+    + "variable " + PYTHON_ENV + " names it if set, else HDPBayesNet uses its own Python environment, made on first "
+    + "use from the wheel that comes with the package (default: " + DEFAULT_PYTHON + ").";
+  static final String SPOOL_TIP = "The directory through which jobs go to the daemon (default: ~/.hdp-bnc/spool, "
+    + "or " + SPOOL_ENV + ").";
+  static final String TIMEOUT_TIP = "Seconds to wait for training before giving up; 0 waits as long as training "
+    + "takes (default: 0).";
+  static final String DO_NOT_START_TIP = "Do not start a daemon when none is running on the spool (fail instead).";
+  static final String DATA_FORMAT_TIP = "How the training data goes to the daemon: arrow (Arrow IPC, exact numbers) "
+    + "or arff (Weka's ArffSaver) (default: " + DEFAULT_DATA_FORMAT + ").";
+  static final String M_TIP = "The m of the m-estimate (estimator m-estimate), a number >= 0 (default: " + DEFAULT_M
+    + ").";
+  static final String DISCRETIZATION_TIP = "How numeric attributes become nominal: mdl (Fayyad and Irani, as Weka's "
+    + "supervised Discretize), equal-frequency, equal-width, or none (only nominal data) (default: "
+    + DEFAULT_DISCRETIZATION + ").";
+
   // ---- options
-  protected int m_Structure = 2;
-  protected int m_K = 5;
-  protected int m_Estimator = 0;
-  protected int m_Iterations = 5000;
-  protected int m_BurnIn = -1;
-  protected int m_Tying = 2;
+  protected int m_Structure = index(TAGS_STRUCTURE, DEFAULT_STRUCTURE);
+  protected int m_K = DEFAULT_K;
+  protected int m_Estimator = index(TAGS_ESTIMATOR, DEFAULT_ESTIMATOR);
+  protected int m_Iterations = DEFAULT_ITERATIONS;
+  protected int m_BurnIn = DEFAULT_BURN_IN;
+  protected int m_Tying = index(TAGS_TYING, DEFAULT_TYING);
   protected int m_Seed = 0;
   protected String m_PythonExecutable = DEFAULT_PYTHON;
   protected File m_SpoolDirectory = defaultSpoolDirectory().toFile();
   protected int m_Timeout = 0;
   protected boolean m_DoNotStartDaemon = false;
-  protected int m_DataFormat = 0;
-  protected double m_M = 1.0;
-  protected int m_Discretization = 0;
+  protected int m_DataFormat = index(TAGS_DATA_FORMAT, DEFAULT_DATA_FORMAT);
+  protected double m_M = DEFAULT_M;
+  protected int m_Discretization = index(TAGS_DISCRETIZATION, DEFAULT_DISCRETIZATION);
+
+  private static int index(Tag[] tags, String name) {
+    for (int i = 0; i < tags.length; i++) {
+      if (tags[i].getIDStr().equals(name)) {
+        return i;
+      }
+    }
+    throw new IllegalArgumentException(name);
+  }
 
   // ---- the learnt model: plain serialisable fields
   /** the tables, or null before training */
@@ -169,9 +237,13 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       + "sampler. Each table is smoothed towards its less specific contexts, which keeps high-order kDB models "
       + "accurate where plain frequency estimates overfit. Numeric attributes are discretised with MDL "
       + "(Fayyad and Irani); missing values are one more value.\n\n"
-      + "Training runs in the hdp-bnc Python daemon (install it with: python3 -m pip install hdp-plugin), "
-      + "which is started automatically; the learnt tables are then held in Java, so a saved model predicts "
-      + "without Python.\n\nFor more information see:\n\n" + getTechnicalInformation().toString();
+      + "Training runs in the hdp-bnc Python daemon, which is started automatically. The Weka package carries "
+      + "the hdp_plugin wheel: on first use it makes its own Python environment with the Python 3.10 or later on "
+      + "the PATH and installs the wheel and its dependencies with pip (once, one to a few minutes), unless the "
+      + "pythonExecutable option or " + PYTHON_ENV + " names a Python that has hdp_plugin. The first training "
+      + "then compiles the sampler's kernels (once, one to two minutes). The learnt tables are held in Java, so "
+      + "a saved model predicts without Python.\n\nFor more information see:\n\n"
+      + getTechnicalInformation().toString();
   }
 
   @Override
@@ -210,101 +282,101 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   // options
   // ------------------------------------------------------------------------------------------
 
-  @OptionMetadata(displayName = "structure", description = "The network structure: nb, tan, kdb or skdb.",
-    commandLineParamName = "S", commandLineParamSynopsis = "-S <nb|tan|kdb|skdb>", displayOrder = 1)
+  @OptionMetadata(displayName = "structure", description = STRUCTURE_TIP, commandLineParamName = "S",
+    commandLineParamSynopsis = "-S <nb|tan|kdb|skdb>", displayOrder = 1)
   public SelectedTag getStructure() {
     return new SelectedTag(m_Structure, TAGS_STRUCTURE);
   }
 
   public void setStructure(SelectedTag value) {
-    if (value.getTags() == TAGS_STRUCTURE) {
-      m_Structure = value.getSelectedTag().getID();
-    }
+    m_Structure = selected("-S", value, TAGS_STRUCTURE);
   }
 
   public String structureTipText() {
-    return "The network structure: nb, tan, kdb or skdb.";
+    return STRUCTURE_TIP;
   }
 
-  @OptionMetadata(displayName = "k", description = "The largest number of attribute parents of kDB and SkDB "
-    + "(ignored by nb and tan).", commandLineParamName = "K", commandLineParamSynopsis = "-K <int>", displayOrder = 2)
+  @OptionMetadata(displayName = "k", description = K_TIP, commandLineParamName = "K",
+    commandLineParamSynopsis = "-K <int>", displayOrder = 2)
   public int getK() {
     return m_K;
   }
 
+  /**
+   * @param value the largest number of attribute parents, at least 0 (at most {@value #MAX_K} for kdb and
+   *          skdb, checked before training because nb and tan ignore it)
+   */
   public void setK(int value) {
-    m_K = value;
+    m_K = atLeast("-K", "k", value, 0);
   }
 
   public String KTipText() {
-    return "The largest number of attribute parents of kDB and SkDB (ignored by nb and tan).";
+    return K_TIP;
   }
 
-  @OptionMetadata(displayName = "estimator", description = "How the probability tables are estimated: hdp, "
-    + "m-estimate, laplace or mle.", commandLineParamName = "E",
+  @OptionMetadata(displayName = "estimator", description = ESTIMATOR_TIP, commandLineParamName = "E",
     commandLineParamSynopsis = "-E <hdp|m-estimate|laplace|mle>", displayOrder = 3)
   public SelectedTag getEstimator() {
     return new SelectedTag(m_Estimator, TAGS_ESTIMATOR);
   }
 
   public void setEstimator(SelectedTag value) {
-    if (value.getTags() == TAGS_ESTIMATOR) {
-      m_Estimator = value.getSelectedTag().getID();
-    }
+    m_Estimator = selected("-E", value, TAGS_ESTIMATOR);
   }
 
   public String estimatorTipText() {
-    return "How the probability tables are estimated: hdp, m-estimate, laplace or mle.";
+    return ESTIMATOR_TIP;
   }
 
-  @OptionMetadata(displayName = "iterations", description = "Gibbs iterations of the HDP sampler (the paper "
-    + "uses 50000).", commandLineParamName = "I", commandLineParamSynopsis = "-I <int>", displayOrder = 4)
+  @OptionMetadata(displayName = "iterations", description = ITERATIONS_TIP, commandLineParamName = "I",
+    commandLineParamSynopsis = "-I <int>", displayOrder = 4)
   public int getIterations() {
     return m_Iterations;
   }
 
   public void setIterations(int value) {
+    if (value < 1 || value > MAX_ITERATIONS) {
+      throw new IllegalArgumentException("HDPBayesNet: iterations (-I) must be an integer from 1 to "
+        + MAX_ITERATIONS + ", got " + value);
+    }
     m_Iterations = value;
   }
 
   public String iterationsTipText() {
-    return "Gibbs iterations of the HDP sampler (the paper uses 50000).";
+    return ITERATIONS_TIP;
   }
 
-  @OptionMetadata(displayName = "burnIn", description = "Iterations discarded before averaging; -1 means "
-    + "min(1000, iterations/10).", commandLineParamName = "B", commandLineParamSynopsis = "-B <int>",
-    displayOrder = 5)
+  @OptionMetadata(displayName = "burnIn", description = BURN_IN_TIP, commandLineParamName = "B",
+    commandLineParamSynopsis = "-B <int>", displayOrder = 5)
   public int getBurnIn() {
     return m_BurnIn;
   }
 
+  /** @param value -1 (automatic) or an integer >= 0, below the iterations (checked before training) */
   public void setBurnIn(int value) {
-    m_BurnIn = value;
+    m_BurnIn = atLeast("-B", "burnIn", value, -1);
   }
 
   public String burnInTipText() {
-    return "Iterations discarded before averaging; -1 means min(1000, iterations/10).";
+    return BURN_IN_TIP;
   }
 
-  @OptionMetadata(displayName = "tying", description = "How HDP concentrations are shared: none, same-parent, "
-    + "level (the paper's) or single.", commandLineParamName = "T",
-    commandLineParamSynopsis = "-T <none|same-parent|level|single>", displayOrder = 6)
+  @OptionMetadata(displayName = "tying", description = TYING_TIP, commandLineParamName = "L",
+    commandLineParamSynopsis = "-L <none|same-parent|level|single>", displayOrder = 6)
   public SelectedTag getTying() {
     return new SelectedTag(m_Tying, TAGS_TYING);
   }
 
   public void setTying(SelectedTag value) {
-    if (value.getTags() == TAGS_TYING) {
-      m_Tying = value.getSelectedTag().getID();
-    }
+    m_Tying = selected("-L", value, TAGS_TYING);
   }
 
   public String tyingTipText() {
-    return "How HDP concentrations are shared: none, same-parent, level (the paper's) or single.";
+    return TYING_TIP;
   }
 
-  @OptionMetadata(displayName = "seed", description = "The sampler's seed: the same seed gives the same model.",
-    commandLineParamName = "seed", commandLineParamSynopsis = "-seed <int>", displayOrder = 7)
+  @OptionMetadata(displayName = "seed", description = SEED_TIP, commandLineParamName = "seed",
+    commandLineParamSynopsis = "-seed <int>", displayOrder = 7)
   @Override
   public int getSeed() {
     return m_Seed;
@@ -316,11 +388,10 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   }
 
   public String seedTipText() {
-    return "The sampler's seed: the same seed gives the same model.";
+    return SEED_TIP;
   }
 
-  @OptionMetadata(displayName = "pythonExecutable", description = "The Python that runs the hdp-bnc daemon; "
-    + "at the default, the environment variable " + PYTHON_ENV + " overrides it.", commandLineParamName = "python",
+  @OptionMetadata(displayName = "pythonExecutable", description = PYTHON_TIP, commandLineParamName = "python",
     commandLineParamSynopsis = "-python <executable>", displayOrder = 8)
   public String getPythonExecutable() {
     return m_PythonExecutable;
@@ -331,12 +402,10 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   }
 
   public String pythonExecutableTipText() {
-    return "The Python that runs the hdp-bnc daemon; at the default, the environment variable " + PYTHON_ENV
-      + " overrides it.";
+    return PYTHON_TIP;
   }
 
-  @OptionMetadata(displayName = "spoolDirectory", description = "The directory through which jobs go to the "
-    + "daemon (default: ~/.hdp-bnc/spool, or " + SPOOL_ENV + ").", commandLineParamName = "spool",
+  @OptionMetadata(displayName = "spoolDirectory", description = SPOOL_TIP, commandLineParamName = "spool",
     commandLineParamSynopsis = "-spool <directory>", displayOrder = 9)
   public File getSpoolDirectory() {
     return m_SpoolDirectory;
@@ -347,27 +416,26 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   }
 
   public String spoolDirectoryTipText() {
-    return "The directory through which jobs go to the daemon (default: ~/.hdp-bnc/spool, or " + SPOOL_ENV + ").";
+    return SPOOL_TIP;
   }
 
-  @OptionMetadata(displayName = "timeout", description = "Seconds to wait for training before giving up; 0 "
-    + "waits as long as training takes.", commandLineParamName = "timeout",
+  @OptionMetadata(displayName = "timeout", description = TIMEOUT_TIP, commandLineParamName = "timeout",
     commandLineParamSynopsis = "-timeout <seconds>", displayOrder = 10)
   public int getTimeout() {
     return m_Timeout;
   }
 
   public void setTimeout(int value) {
-    m_Timeout = value;
+    m_Timeout = atLeast("-timeout", "timeout", value, 0);
   }
 
   public String timeoutTipText() {
-    return "Seconds to wait for training before giving up; 0 waits as long as training takes.";
+    return TIMEOUT_TIP;
   }
 
-  @OptionMetadata(displayName = "doNotStartDaemon", description = "Do not start a daemon when none is running "
-    + "on the spool (fail instead).", commandLineParamName = "do-not-start-daemon",
-    commandLineParamSynopsis = "-do-not-start-daemon", commandLineParamIsFlag = true, displayOrder = 11)
+  @OptionMetadata(displayName = "doNotStartDaemon", description = DO_NOT_START_TIP,
+    commandLineParamName = "do-not-start-daemon", commandLineParamSynopsis = "-do-not-start-daemon",
+    commandLineParamIsFlag = true, displayOrder = 11)
   public boolean getDoNotStartDaemon() {
     return m_DoNotStartDaemon;
   }
@@ -377,57 +445,241 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   }
 
   public String doNotStartDaemonTipText() {
-    return "Do not start a daemon when none is running on the spool (fail instead).";
+    return DO_NOT_START_TIP;
   }
 
-  @OptionMetadata(displayName = "m", description = "The m of the m-estimate (estimator m-estimate).",
-    commandLineParamName = "M", commandLineParamSynopsis = "-M <number>", displayOrder = 13)
+  @OptionMetadata(displayName = "m", description = M_TIP, commandLineParamName = "M",
+    commandLineParamSynopsis = "-M <number>", displayOrder = 13)
   public double getM() {
     return m_M;
   }
 
   public void setM(double value) {
+    if (!(value >= 0) || Double.isInfinite(value)) {
+      throw new IllegalArgumentException("HDPBayesNet: m (-M) must be a finite number >= 0, got " + value);
+    }
     m_M = value;
   }
 
   public String MTipText() {
-    return "The m of the m-estimate (estimator m-estimate).";
+    return M_TIP;
   }
 
-  @OptionMetadata(displayName = "discretization", description = "How numeric attributes become nominal: mdl "
-    + "(Fayyad and Irani, as Weka's supervised Discretize), equal-frequency, equal-width, or none (only nominal "
-    + "data).", commandLineParamName = "discretization",
+  @OptionMetadata(displayName = "discretization", description = DISCRETIZATION_TIP,
+    commandLineParamName = "discretization",
     commandLineParamSynopsis = "-discretization <mdl|equal-frequency|equal-width|none>", displayOrder = 14)
   public SelectedTag getDiscretization() {
     return new SelectedTag(m_Discretization, TAGS_DISCRETIZATION);
   }
 
   public void setDiscretization(SelectedTag value) {
-    if (value.getTags() == TAGS_DISCRETIZATION) {
-      m_Discretization = value.getSelectedTag().getID();
-    }
+    m_Discretization = selected("-discretization", value, TAGS_DISCRETIZATION);
   }
 
   public String discretizationTipText() {
-    return "How numeric attributes become nominal: mdl (Fayyad and Irani, as Weka's supervised Discretize), "
-      + "equal-frequency, equal-width, or none (only nominal data).";
+    return DISCRETIZATION_TIP;
   }
 
-  @OptionMetadata(displayName = "dataFormat", description = "How the training data goes to the daemon: arrow "
-    + "(Arrow IPC, exact numbers) or arff (Weka's ArffSaver).", commandLineParamName = "data-format",
+  @OptionMetadata(displayName = "dataFormat", description = DATA_FORMAT_TIP, commandLineParamName = "data-format",
     commandLineParamSynopsis = "-data-format <arrow|arff>", displayOrder = 12)
   public SelectedTag getDataFormat() {
     return new SelectedTag(m_DataFormat, TAGS_DATA_FORMAT);
   }
 
   public void setDataFormat(SelectedTag value) {
-    if (value.getTags() == TAGS_DATA_FORMAT) {
-      m_DataFormat = value.getSelectedTag().getID();
-    }
+    m_DataFormat = selected("-data-format", value, TAGS_DATA_FORMAT);
   }
 
   public String dataFormatTipText() {
-    return "How the training data goes to the daemon: arrow (Arrow IPC, exact numbers) or arff (Weka's ArffSaver).";
+    return DATA_FORMAT_TIP;
+  }
+
+  private static int atLeast(String option, String name, int value, int minimum) {
+    if (value < minimum) {
+      throw new IllegalArgumentException("HDPBayesNet: " + name + " (" + option + ") must be an integer >= "
+        + minimum + ", got " + value);
+    }
+    return value;
+  }
+
+  private static int selected(String option, SelectedTag value, Tag[] tags) {
+    if (value == null || value.getTags() != tags) {
+      throw new IllegalArgumentException("HDPBayesNet: " + option + " must be one of " + names(tags) + ", got "
+        + (value == null ? "nothing" : value.getSelectedTag().getReadable()));
+    }
+    return value.getSelectedTag().getID();
+  }
+
+  private static String names(Tag[] tags) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < tags.length; i++) {
+      b.append(i == 0 ? "" : i == tags.length - 1 ? " or " : ", ").append(tags[i].getIDStr());
+    }
+    return b.toString();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // the command line: every value checked, nothing trained on a mistyped option
+  // ------------------------------------------------------------------------------------------
+
+  /** Command-line names of this class's options that take a value (the flag is -do-not-start-daemon). */
+  private static final String[] VALUE_OPTIONS = {"S", "K", "E", "I", "B", "L", "seed", "python", "spool",
+    "timeout", "data-format", "M", "discretization"};
+
+  /**
+   * Sets the options (those not given take their defaults, as Weka's classifiers do). A value that does not
+   * parse or lies outside its domain throws an Exception naming the option and what it accepts, so nothing
+   * is trained with a mistyped option.
+   *
+   * @param options the options
+   * @throws Exception naming a bad option and its allowed values
+   */
+  @Override
+  public void setOptions(String[] options) throws Exception {
+    try {
+      setStructure(tagOption("S", options, TAGS_STRUCTURE, DEFAULT_STRUCTURE));
+      setK(intOption("K", options, DEFAULT_K));
+      setEstimator(tagOption("E", options, TAGS_ESTIMATOR, DEFAULT_ESTIMATOR));
+      setIterations(intOption("I", options, DEFAULT_ITERATIONS));
+      setBurnIn(intOption("B", options, DEFAULT_BURN_IN));
+      setTying(tagOption("L", options, TAGS_TYING, DEFAULT_TYING));
+      setSeed(intOption("seed", options, 0));
+      setPythonExecutable(Utils.getOption("python", options));
+      String spool = Utils.getOption("spool", options);
+      setSpoolDirectory(spool.isEmpty() ? null : new File(spool));
+      setTimeout(intOption("timeout", options, 0));
+      boolean doNotStart = Utils.getFlag("do-not-start-daemon", options);
+      setDataFormat(tagOption("data-format", options, TAGS_DATA_FORMAT, DEFAULT_DATA_FORMAT));
+      setM(doubleOption("M", options, DEFAULT_M));
+      setDiscretization(tagOption("discretization", options, TAGS_DISCRETIZATION, DEFAULT_DISCRETIZATION));
+      // AbstractClassifier's own options; its pass over the annotated options finds none of ours (taken out
+      // above) but sets the flag to "absent", so the flag is set after it
+      super.setOptions(options);
+      setDoNotStartDaemon(doNotStart);
+    } catch (IllegalArgumentException e) {
+      throw new Exception(e.getMessage(), e);
+    }
+    checkOptions();
+  }
+
+  private static SelectedTag tagOption(String name, String[] options, Tag[] tags, String dflt) throws Exception {
+    String v = Utils.getOption(name, options).trim();
+    if (v.isEmpty()) {
+      v = dflt;
+    }
+    for (Tag t : tags) {
+      if (t.getIDStr().equalsIgnoreCase(v)) {
+        return new SelectedTag(t.getID(), tags);
+      }
+    }
+    throw new Exception("HDPBayesNet: -" + name + " must be one of " + names(tags) + ", got '" + v + "'");
+  }
+
+  private static int intOption(String name, String[] options, int dflt) throws Exception {
+    String v = Utils.getOption(name, options).trim();
+    if (v.isEmpty()) {
+      return dflt;
+    }
+    try {
+      return Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      throw new Exception("HDPBayesNet: -" + name + " must be an integer, got '" + v + "'");
+    }
+  }
+
+  private static double doubleOption(String name, String[] options, double dflt) throws Exception {
+    String v = Utils.getOption(name, options).trim();
+    if (v.isEmpty()) {
+      return dflt;
+    }
+    try {
+      return Double.parseDouble(v);
+    } catch (NumberFormatException e) {
+      throw new Exception("HDPBayesNet: -" + name + " must be a number, got '" + v + "'");
+    }
+  }
+
+  /**
+   * The checks that involve two options (each option alone is checked by its setter): k at most
+   * {@value #MAX_K} for kdb and skdb, burn-in below the iterations for hdp.
+   *
+   * @throws Exception naming the options
+   */
+  public void checkOptions() throws Exception {
+    String structure = TAGS_STRUCTURE[m_Structure].getIDStr();
+    if ((structure.equals("kdb") || structure.equals("skdb")) && m_K > MAX_K) {
+      throw new Exception("HDPBayesNet: k (-K) must be from 0 to " + MAX_K + " for " + structure + ", got " + m_K);
+    }
+    if (TAGS_ESTIMATOR[m_Estimator].getIDStr().equals("hdp") && m_BurnIn >= m_Iterations) {
+      throw new Exception("HDPBayesNet: burnIn (-B) must be below the iterations (-I " + m_Iterations + "), got "
+        + m_BurnIn + "; -1 chooses min(1000, iterations/10)");
+    }
+  }
+
+  /**
+   * The options that differ from their defaults (what the Experimenter stores and the Explorer shows), so
+   * that machine-specific values such as the Python and the spool appear only when set.
+   *
+   * @return the options
+   */
+  @Override
+  public String[] getOptions() {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    addTag(out, "S", m_Structure, TAGS_STRUCTURE, DEFAULT_STRUCTURE);
+    if (m_K != DEFAULT_K) {
+      add(out, "K", Integer.toString(m_K));
+    }
+    addTag(out, "E", m_Estimator, TAGS_ESTIMATOR, DEFAULT_ESTIMATOR);
+    if (m_Iterations != DEFAULT_ITERATIONS) {
+      add(out, "I", Integer.toString(m_Iterations));
+    }
+    if (m_BurnIn != DEFAULT_BURN_IN) {
+      add(out, "B", Integer.toString(m_BurnIn));
+    }
+    addTag(out, "L", m_Tying, TAGS_TYING, DEFAULT_TYING);
+    if (m_Seed != 0) {
+      add(out, "seed", Integer.toString(m_Seed));
+    }
+    if (!DEFAULT_PYTHON.equals(m_PythonExecutable)) {
+      add(out, "python", m_PythonExecutable);
+    }
+    if (!m_SpoolDirectory.equals(defaultSpoolDirectory().toFile())) {
+      add(out, "spool", m_SpoolDirectory.getPath());
+    }
+    if (m_Timeout != 0) {
+      add(out, "timeout", Integer.toString(m_Timeout));
+    }
+    if (m_DoNotStartDaemon) {
+      out.add("-do-not-start-daemon");
+    }
+    addTag(out, "data-format", m_DataFormat, TAGS_DATA_FORMAT, DEFAULT_DATA_FORMAT);
+    if (m_M != DEFAULT_M) {
+      add(out, "M", Double.toString(m_M));
+    }
+    addTag(out, "discretization", m_Discretization, TAGS_DISCRETIZATION, DEFAULT_DISCRETIZATION);
+    // AbstractClassifier's own options (debug, batch size, ...), without its copy of ours
+    String[] all = super.getOptions();
+    java.util.Set<String> ours = new java.util.HashSet<>(java.util.Arrays.asList(VALUE_OPTIONS));
+    for (int i = 0; i < all.length; i++) {
+      String name = all[i].startsWith("-") ? all[i].substring(1) : null;
+      if (ours.contains(name)) {
+        i++; // and its value
+      } else if (!"do-not-start-daemon".equals(name)) {
+        out.add(all[i]);
+      }
+    }
+    return out.toArray(new String[0]);
+  }
+
+  private static void add(java.util.List<String> out, String name, String value) {
+    out.add("-" + name);
+    out.add(value);
+  }
+
+  private static void addTag(java.util.List<String> out, String name, int index, Tag[] tags, String dflt) {
+    if (!tags[index].getIDStr().equals(dflt)) {
+      add(out, name, tags[index].getIDStr());
+    }
   }
 
   /**
@@ -444,6 +696,19 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return m_PythonExecutable;
   }
 
+  /**
+   * The Python that starts a daemon: the option or {@code $HDP_BNC_PYTHON} if either is set; else null,
+   * which means the Weka package's own Python environment (made on first use, see
+   * {@link weka.classifiers.bayes.hdpbnc.PythonEnvironment}), or python3 outside an installed package.
+   *
+   * @return the executable, or null
+   */
+  String pythonForDaemon() {
+    String env = System.getenv(PYTHON_ENV);
+    boolean chosen = !DEFAULT_PYTHON.equals(m_PythonExecutable) || env != null && !env.trim().isEmpty();
+    return chosen ? effectivePython() : null;
+  }
+
   // ------------------------------------------------------------------------------------------
   // training and prediction
   // ------------------------------------------------------------------------------------------
@@ -456,6 +721,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    */
   @Override
   public void buildClassifier(Instances data) throws Exception {
+    checkOptions();
     getCapabilities().testWithFail(data);
     data = new Instances(data);
     data.deleteWithMissingClass();
@@ -466,7 +732,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       m_Prior = new PriorModel(data);
       return;
     }
-    SpoolClient client = new SpoolClient(m_SpoolDirectory.toPath(), effectivePython(), !m_DoNotStartDaemon,
+    SpoolClient client = new SpoolClient(m_SpoolDirectory.toPath(), pythonForDaemon(), !m_DoNotStartDaemon,
       m_Timeout, getDebug());
     client.setArff(m_DataFormat == 1);
     Path modelFile = client.train(data, jobParameters());
@@ -480,11 +746,14 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   /** @return the job parameters, as the spool protocol names them */
   public java.util.Map<String, Object> jobParameters() {
     java.util.Map<String, Object> job = new java.util.LinkedHashMap<>();
-    job.put("structure", TAGS_STRUCTURE[m_Structure].getIDStr());
-    job.put("k", m_K);
+    String structure = TAGS_STRUCTURE[m_Structure].getIDStr();
+    boolean hdp = TAGS_ESTIMATOR[m_Estimator].getIDStr().equals("hdp");
+    job.put("structure", structure);
+    // options that do not apply go at their defaults (nb and tan ignore k; only hdp samples)
+    job.put("k", structure.equals("kdb") || structure.equals("skdb") ? m_K : DEFAULT_K);
     job.put("estimator", TAGS_ESTIMATOR[m_Estimator].getIDStr());
     job.put("iterations", m_Iterations);
-    job.put("burn_in", m_BurnIn < 0 ? null : m_BurnIn);
+    job.put("burn_in", m_BurnIn < 0 || !hdp ? null : m_BurnIn);
     job.put("tying", TAGS_TYING[m_Tying].getIDStr());
     job.put("m", m_M);
     job.put("discretization", TAGS_DISCRETIZATION[m_Discretization].getIDStr());

@@ -56,7 +56,7 @@ class HDPBayesNetTest {
     d.setOptions(defaults.clone());
     assertArrayEquals(defaults, d.getOptions());
 
-    String[] opts = {"-S", "tan", "-K", "3", "-E", "m-estimate", "-I", "200", "-B", "20", "-T", "single",
+    String[] opts = {"-S", "tan", "-K", "3", "-E", "m-estimate", "-I", "200", "-B", "20", "-L", "single",
       "-seed", "42", "-python", "/opt/py/bin/python", "-spool", "/tmp/somewhere", "-timeout", "30",
       "-do-not-start-daemon", "-data-format", "arff", "-M", "0.5", "-discretization", "equal-width"};
     HDPBayesNet e = new HDPBayesNet();
@@ -81,6 +81,122 @@ class HDPBayesNetTest {
     f.setOptions(e.getOptions());
     assertArrayEquals(e.getOptions(), f.getOptions());
     assertEquals(Utils.joinOptions(e.getOptions()), Utils.joinOptions(f.getOptions()));
+  }
+
+  @Test
+  void noOptionLetterIsOneThatWekasEvaluationUses() throws Exception {
+    // weka.Run and Evaluation take their own options out of the command line first: a letter of ours that
+    // Evaluation also uses (as -T, the test file, once was for tying) could never reach the classifier
+    java.util.Set<String> evaluation = new java.util.HashSet<>();
+    Exception h = assertThrows(Exception.class, () -> weka.classifiers.Evaluation.evaluateModel(
+      new weka.classifiers.rules.ZeroR(), new String[] {"-h"}));
+    String help = h.getMessage();
+    help = help.substring(0, help.indexOf("Options specific to"));
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^-([A-Za-z][\\w-]*)").matcher(help);
+    while (m.find()) {
+      evaluation.add(m.group(1));
+    }
+    assertTrue(evaluation.contains("T") && evaluation.contains("t") && evaluation.contains("x"), help);
+    java.util.Enumeration<weka.core.Option> ours = new HDPBayesNet().listOptions();
+    int n = 0;
+    while (ours.hasMoreElements()) {
+      String name = ours.nextElement().name();
+      assertFalse(evaluation.contains(name), "-" + name + " is also an option of weka.classifiers.Evaluation");
+      n++;
+    }
+    assertTrue(n >= 14);
+  }
+
+  @Test
+  void tyingIsSetWithLFromWekaRun() throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setOptions(new String[] {"-L", "single"});
+    assertEquals("single", c.getTying().getSelectedTag().getIDStr());
+    assertEquals("single", c.jobParameters().get("tying"));
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+    "-S foo|-S must be one of nb, tan, kdb or skdb, got 'foo'",
+    "-E bogus|-E must be one of hdp, m-estimate, laplace or mle, got 'bogus'",
+    "-L paper|-L must be one of none, same-parent, level or single, got 'paper'",
+    "-discretization foo|-discretization must be one of mdl, equal-frequency, equal-width or none, got 'foo'",
+    "-data-format csv|-data-format must be one of arrow or arff, got 'csv'",
+    "-K abc|-K must be an integer, got 'abc'",
+    "-seed abc|-seed must be an integer, got 'abc'",
+    "-M x|-M must be a number, got 'x'",
+    "-K -1|k (-K) must be an integer >= 0, got -1",
+    "-I 0|iterations (-I) must be an integer from 1 to 10000000, got 0",
+    "-I 10000001|iterations (-I) must be an integer from 1 to 10000000, got 10000001",
+    "-M -1|m (-M) must be a finite number >= 0, got -1.0",
+    "-M NaN|m (-M) must be a finite number >= 0, got NaN",
+    "-B -5|burnIn (-B) must be an integer >= -1, got -5",
+    "-timeout -1|timeout (-timeout) must be an integer >= 0, got -1",
+    "-K 65|k (-K) must be from 0 to 64 for kdb, got 65",
+    "-S skdb -K 99|k (-K) must be from 0 to 64 for skdb, got 99",
+    "-I 100 -B 100|burnIn (-B) must be below the iterations (-I 100), got 100; -1 chooses min(1000, iterations/10)"})
+  void badOptionValuesAreRefusedNamingTheOption(String options, String message) {
+    HDPBayesNet c = new HDPBayesNet();
+    Exception e = assertThrows(Exception.class, () -> c.setOptions(options.split(" ")));
+    assertEquals("HDPBayesNet: " + message, e.getMessage());
+  }
+
+  @Test
+  void badValuesAreRefusedBeforeAnyJobIsWritten(@TempDir Path spool) throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setSpoolDirectory(spool.toFile());
+    c.setPythonExecutable("/nonexistent/python");
+    assertThrows(IllegalArgumentException.class, () -> c.setK(-1));
+    assertThrows(IllegalArgumentException.class, () -> c.setIterations(0));
+    assertThrows(IllegalArgumentException.class, () -> c.setM(-1));
+    assertThrows(IllegalArgumentException.class, () -> c.setBurnIn(-2));
+    assertThrows(IllegalArgumentException.class, () -> c.setTimeout(-1));
+    assertThrows(IllegalArgumentException.class, () -> c.setTying(new weka.core.SelectedTag("kdb",
+      HDPBayesNet.TAGS_STRUCTURE)));
+    assertEquals(5, c.getK());
+    c.setIterations(10);
+    c.setBurnIn(10); // each alone is fine; together they are checked before training
+    Instances vote = golden("vote", "vote.arff", "Class");
+    Exception e = assertThrows(Exception.class, () -> c.buildClassifier(vote));
+    assertTrue(e.getMessage().contains("burnIn (-B) must be below the iterations"), e.getMessage());
+    assertFalse(Files.exists(spool.resolve("new")), "a job was written");
+  }
+
+  @Test
+  void nbAndTanIgnoreK() throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setOptions(new String[] {"-S", "tan", "-K", "99"});
+    assertEquals(99, c.getK());
+    assertEquals(5, c.jobParameters().get("k"));
+    c.setOptions(new String[] {"-S", "nb", "-E", "laplace", "-I", "10", "-B", "50"});
+    assertEquals(null, c.jobParameters().get("burn_in"));
+  }
+
+  @Test
+  void theHelpStatesTheDefaultsAndTheOptionStringLeavesThemOut() throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    StringBuilder help = new StringBuilder();
+    java.util.Enumeration<weka.core.Option> e = c.listOptions();
+    while (e.hasMoreElements()) {
+      weka.core.Option o = e.nextElement();
+      help.append(o.synopsis()).append('\n').append(o.description()).append('\n');
+    }
+    String h = help.toString();
+    for (String d : new String[] {"(default: kdb)", "(default: 5)", "(default: hdp)", "(default: 5000)",
+      "(default: -1)", "(default: level)", "(default: 0)", "(default: python3)", "(default: ~/.hdp-bnc/spool",
+      "(default: arrow)", "(default: 1.0)", "(default: mdl)"}) {
+      assertTrue(h.contains(d), d + " missing from:\n" + h);
+    }
+    // the same text as the GUI's tool tips
+    assertTrue(h.contains(c.structureTipText()) && h.contains(c.tyingTipText()) && h.contains(c.MTipText()), h);
+    // what the Experimenter and the Explorer's result list store: nothing at its default, so neither
+    // this machine's Python nor its spool
+    assertEquals("", Utils.joinOptions(c.getOptions()));
+    c.setOptions(new String[] {"-S", "tan", "-I", "100"});
+    assertEquals("-S tan -I 100", Utils.joinOptions(c.getOptions()));
+    c.setPythonExecutable("/opt/python");
+    c.setSpoolDirectory(new File("/tmp/spool"));
+    assertTrue(Utils.joinOptions(c.getOptions()).contains("-python /opt/python -spool /tmp/spool"));
   }
 
   @Test

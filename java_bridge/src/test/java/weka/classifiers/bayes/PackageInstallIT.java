@@ -1,6 +1,7 @@
 package weka.classifiers.bayes;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -50,11 +51,22 @@ class PackageInstallIT {
     PythonSide.Result r = PythonSide.java(PythonSide.wekaClassPath(), env(), 120,
       "weka.core.WekaPackageManager", "-install-package", zip.toString());
     assertEquals(0, r.code, r.output);
-    assertTrue(r.output.contains("pip install hdp-plugin"), "the installation message: " + r.output);
+    assertTrue(r.output.contains("makes its own Python environment"), "the installation message: " + r.output);
+    assertFalse(r.output.contains("pip install hdp-plugin"), r.output); // no such package on the registry
     Path pkg = s_Home.resolve("packages").resolve("HDPBayesNet");
     assertTrue(Files.isRegularFile(pkg.resolve("HDPBayesNet.jar")), r.output);
     assertTrue(Files.isRegularFile(pkg.resolve("Description.props")), r.output);
+    java.util.Properties props = new java.util.Properties();
+    try (java.io.Reader in = Files.newBufferedReader(pkg.resolve("Description.props"))) {
+      props.load(in);
+    }
+    assertEquals("GPL-3.0-or-later", props.getProperty("License")); // the licence wording of pyproject.toml
+    assertTrue(props.getProperty("URL", "").startsWith("https://"), "URL: " + props.getProperty("URL"));
+    assertTrue(props.getProperty("Changes", "").startsWith("0.1.0: "), "Changes: " + props.getProperty("Changes"));
+    assertTrue(props.getProperty("Maintainer", "").contains("issue tracker"), props.getProperty("Maintainer"));
     assertTrue(Files.list(pkg.resolve("lib")).anyMatch(p -> p.getFileName().toString().startsWith("arrow-format")));
+    assertTrue(Files.list(pkg.resolve("python")).anyMatch(p -> p.getFileName().toString().matches(
+      "hdp_plugin-.*-py3-none-any\\.whl")), "the package carries no hdp_plugin wheel");
   }
 
   @Test
@@ -107,6 +119,54 @@ class PackageInstallIT {
       }
     } finally {
       SpoolClient.stopDaemons(s_Spool, 30000);
+    }
+  }
+
+  /**
+   * One zip is all a Weka user installs: with no Python named (no -python, no HDP_BNC_PYTHON, no
+   * PYTHONPATH), the first training makes the package's own virtual environment with the python3 on the
+   * PATH, pip installs the wheel the zip carries and its dependencies (from the index pip is set up for; a
+   * minute or two with pip's cache), and trains with it; the next run reuses it. About two minutes;
+   * -Dhdp.test.onezip=false skips it (e.g. offline).
+   */
+  @Test
+  @Order(4)
+  void theFirstTrainingMakesThePackagesOwnPythonEnvironment() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.parseBoolean(System.getProperty("hdp.test.onezip",
+      "true")), "skipped: -Dhdp.test.onezip=false");
+    Path pkg = s_Home.resolve("packages").resolve("HDPBayesNet");
+    Path envDir = pkg.resolve("python-env");
+    Map<String, String> env = env();
+    env.put(HDPBayesNet.PYTHON_ENV, null);
+    env.put("PYTHONPATH", null);
+    Path spool = s_Home.resolve("one-zip-spool");
+    try {
+      String[] run = {"weka.Run", "weka.classifiers.bayes.HDPBayesNet", "-t",
+        TestFiles.data().resolve("vote.arff").toString(), "-x", "2", "-K", "2", "-I", "100", "-spool", spool.toString()};
+      PythonSide.Result r = PythonSide.java(PythonSide.wekaClassPath(), env, 1500, run);
+      assertEquals(0, r.code, r.output);
+      assertTrue(r.output.contains("making HDPBayesNet's own Python environment (once)"), r.output);
+      assertTrue(r.output.contains("Collecting numba"), r.output);
+      assertTrue(r.output.contains("the Python environment is ready"), r.output);
+      assertTrue(r.output.contains("starting the hdp-bnc daemon: " + envDir), r.output);
+      assertTrue(r.output.contains("Correctly Classified Instances"), r.output);
+      // hdp_plugin comes from the environment, not from anywhere else on this machine
+      ProcessBuilder pb = new ProcessBuilder(weka.classifiers.bayes.hdpbnc.PythonEnvironment.venvPython(envDir)
+        .toString(), "-c", "import hdp_plugin; print(hdp_plugin.__file__)").directory(s_Home.toFile())
+        .redirectErrorStream(true);
+      pb.environment().remove("PYTHONPATH");
+      Process p = pb.start();
+      String where = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+      assertEquals(0, p.waitFor());
+      assertTrue(Paths.get(where).startsWith(envDir), where);
+      // the next start of a daemon uses it as it is
+      assertTrue(SpoolClient.stopDaemons(spool, 30000));
+      r = PythonSide.java(PythonSide.wekaClassPath(), env, 600, run);
+      assertEquals(0, r.code, r.output);
+      assertFalse(r.output.contains("making HDPBayesNet's own Python environment"), r.output);
+      assertTrue(r.output.contains("starting the hdp-bnc daemon: " + envDir), r.output);
+    } finally {
+      SpoolClient.stopDaemons(spool, 30000);
     }
   }
 }

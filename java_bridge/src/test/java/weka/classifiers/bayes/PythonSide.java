@@ -76,7 +76,8 @@ final class PythonSide {
   }
 
   /**
-   * Runs {@code java -cp CP MAIN ARGS} with extra environment variables, output and error merged.
+   * Runs {@code java -cp CP MAIN ARGS} with extra environment variables (a null value removes one), output
+   * and error merged.
    *
    * @return its exit code and output
    */
@@ -96,7 +97,13 @@ final class PythonSide {
       cmd.add(a);
     }
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-    pb.environment().putAll(env);
+    for (Map.Entry<String, String> e : env.entrySet()) { // a null value removes the variable
+      if (e.getValue() == null) {
+        pb.environment().remove(e.getKey());
+      } else {
+        pb.environment().put(e.getKey(), e.getValue());
+      }
+    }
     File out = File.createTempFile("hdp-bnc-it-", ".out");
     out.deleteOnExit();
     pb.redirectOutput(out);

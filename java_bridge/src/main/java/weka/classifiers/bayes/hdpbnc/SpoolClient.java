@@ -35,7 +35,6 @@ import java.util.stream.Stream;
 
 import weka.core.Instances;
 import weka.core.converters.ArffSaver;
-import weka.core.logging.Logger;
 
 /**
  * The producer side of the hdp-bnc spool protocol, version 1 ({@code docs/spool-protocol.md},
@@ -50,18 +49,29 @@ import weka.core.logging.Logger;
  */
 public final class SpoolClient {
 
+  /** The Python used where no other is named and no package environment exists. */
+  static final String DEFAULT_PYTHON = "python3";
+  /** What to do when the named Python cannot run the daemon. */
+  static final String INSTALL_HINT = "Leave the pythonExecutable option (-python) at its default and "
+    + "HDP_BNC_PYTHON unset to let the installed Weka package make its own Python environment; or install "
+    + "hdp_plugin into a Python 3.10 or later with pip (the wheel is in the package's python folder, e.g. "
+    + "~/wekafiles/packages/HDPBayesNet/python; from a clone of the repository: python3 -m pip install -e .) and "
+    + "point -python or HDP_BNC_PYTHON at that Python.";
   /** The protocol version spoken. */
   public static final int PROTOCOL = 1;
   static final String[] SUBDIRS = {"tmp", "new", "claimed", "done", "failed", "progress", "cancel", "daemons"};
   /** A daemon started from Weka exits after this many idle seconds. */
   public static final int IDLE_EXIT_SECONDS = 600;
   /** Seconds to wait for a started daemon to take its lock. */
-  static final int START_SECONDS = 120;
+  static final int START_SECONDS = 600;
   static final long POLL_MILLIS = 200;
   static final long PROGRESS_LOG_MILLIS = 5000;
+  static final long MONITOR_MILLIS = 50;
+  /** How long the monitor waits for a cancelled job to reach failed/ before leaving it to sweepCancelled. */
+  static final long CLEAN_UP_MILLIS = 120_000;
 
   private final Path m_Root;
-  private final String m_Python;
+  private String m_Python;
   private final boolean m_AutoStart;
   private final int m_TimeoutSeconds;
   private final boolean m_Verbose;
@@ -71,10 +81,14 @@ public final class SpoolClient {
   private Path m_Finished;
   private Process m_Started;
   private Path m_DaemonLog;
+  private Feedback m_Feedback;
+  private Monitor m_Monitor;
 
   /**
    * @param spool the spool directory (created if missing)
-   * @param python the Python executable that runs the daemon
+   * @param python the Python executable that runs the daemon, or null for the Weka package's own Python
+   *          environment ({@link PythonEnvironment}, made when a daemon is first started), or python3 where
+   *          the classes do not come from an installed package
    * @param autoStart whether to start a daemon when none is alive
    * @param timeoutSeconds give up after this long (0: never)
    * @param verbose also print progress on stderr
@@ -85,6 +99,7 @@ public final class SpoolClient {
     m_AutoStart = autoStart;
     m_TimeoutSeconds = timeoutSeconds;
     m_Verbose = verbose;
+    m_Feedback = new Feedback(null, verbose);
   }
 
   /**
@@ -102,10 +117,17 @@ public final class SpoolClient {
   }
 
   private void log(String msg) {
-    Logger.log(Logger.Level.INFO, "HDPBayesNet: " + msg);
-    if (m_Verbose) {
-      System.err.println("HDPBayesNet: " + msg);
-    }
+    m_Feedback.log(msg);
+  }
+
+  /**
+   * Sets where messages go (by default: found from the thread that calls {@link #train}).
+   *
+   * @param feedback the feedback
+   */
+  public void setFeedback(Feedback feedback) {
+    m_Feedback = feedback;
+    m_FeedbackGiven = true;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -381,6 +403,10 @@ public final class SpoolClient {
    *           {@link InterruptedException} when the thread is interrupted (the job is cancelled)
    */
   public Path train(Instances data, Map<String, Object> params) throws Exception {
+    Thread caller = Thread.currentThread();
+    if (!m_FeedbackGiven) {
+      m_Feedback = Feedback.forThread(caller, m_Verbose);
+    }
     String name;
     try {
       name = publish(data, params);
@@ -388,35 +414,204 @@ public final class SpoolClient {
       throw new Exception("HDPBayesNet: cannot write the training job into the spool directory " + m_Root + " ("
         + e + "); choose another one with the spoolDirectory option (-spool) or HDP_BNC_SPOOL", e);
     }
-    log("job " + name + " published in " + m_Root + " (" + data.numInstances() + " rows)");
+    // from here on, another thread shows the progress and cancels the job the moment this thread is
+    // interrupted, stopped (Thread.stop skips finally blocks half-way) or leaves without a model
+    m_Monitor = new Monitor(name, caller);
+    m_Monitor.start();
+    m_Feedback.status("job " + name + " published (" + data.numInstances() + " rows)", false);
+    if (m_Verbose) {
+      log("job " + name + " published in " + m_Root + " (" + data.numInstances() + " rows)");
+    }
     boolean finished = false;
     try {
       if (liveDaemons(m_Root).isEmpty()) {
         if (!m_AutoStart) {
           throw new Exception("HDPBayesNet: no hdp-bnc daemon is running on " + m_Root
-            + ", and starting one is switched off (-do-not-start-daemon). Start one with: " + m_Python
+            + ", and starting one is switched off (-do-not-start-daemon). Start one with: "
+            + (m_Python == null ? DEFAULT_PYTHON : m_Python)
             + " -m hdp_plugin.daemon run " + m_Root);
         }
         startDaemon();
       }
       Path model = await(name);
       finished = true;
+      m_Monitor.succeeded();
       return model;
+    } catch (InterruptedException | ThreadDeath e) { // Stop in the Explorer: interrupt(), then stop()
+      m_Monitor.stopped();
+      throw e;
     } finally {
       if (!finished) { // error, interruption, timeout, or the thread being stopped: cancel the job
-        try {
-          writeAtomic(m_Root.resolve("cancel").resolve(name), new byte[0]);
-        } catch (IOException e) {
-          // the spool went away: nothing left to cancel
-        }
+        m_Monitor.left();
+        Thread.interrupted(); // Weka's panels must not be touched by an interrupted thread
+        cancel(name);
       }
     }
   }
 
+  private boolean m_FeedbackGiven;
+
+  void cancel(String name) {
+    try {
+      writeAtomic(m_Root.resolve("cancel").resolve(name), new byte[0]);
+    } catch (IOException | RuntimeException e) {
+      // the spool went away (or the marker exists): nothing left to cancel
+    }
+  }
+
+  /** @return the monitor of the last job, or null */
+  Monitor monitor() {
+    return m_Monitor;
+  }
+
+  /**
+   * Watches a job from its own thread: writes the feedback out, shows the daemon's progress (the Explorer's
+   * status line; the console every few seconds), and cancels the job as soon as the training thread is
+   * interrupted, dies, or leaves {@link #train} without a model; then removes what the cancelled job left
+   * in the spool. Weka's Stop button calls interrupt() and stop() on the training thread almost at once,
+   * so the thread itself cannot be relied on to cancel.
+   */
+  final class Monitor extends Thread {
+    private final String m_Name;
+    private final Thread m_Caller;
+    private volatile boolean m_Succeeded;
+    private volatile boolean m_Left;
+    private volatile boolean m_Stopped;
+    private volatile boolean m_CleanedUp;
+
+    Monitor(String name, Thread caller) {
+      super("HDPBayesNet job monitor " + name);
+      setDaemon(true);
+      m_Name = name;
+      m_Caller = caller;
+    }
+
+    void succeeded() {
+      m_Succeeded = true;
+    }
+
+    void left() {
+      m_Left = true;
+    }
+
+    void stopped() {
+      m_Stopped = true;
+    }
+
+    /** @return true once a cancelled job's folders are gone */
+    boolean cleanedUp() {
+      return m_CleanedUp;
+    }
+
+    @Override
+    public void run() {
+      long lastConsole = System.nanoTime();
+      long lastStack = 0;
+      Object last = null;
+      while (true) {
+        m_Feedback.flush();
+        if (m_Succeeded) {
+          m_Feedback.flush();
+          return;
+        }
+        long now = System.nanoTime();
+        boolean gone = m_Left || m_Caller.isInterrupted() || !m_Caller.isAlive();
+        if (!gone && (now - lastStack) / 1_000_000 > 500) { // stopped half-way through a finally block
+          lastStack = now;
+          gone = !inTrain(m_Caller) && !m_Succeeded;
+        }
+        if (gone) {
+          cancel(m_Name);
+          // stopped (else the training thread's exception says why)
+          if (m_Stopped || !m_Left || m_Caller.isInterrupted() || !m_Caller.isAlive()) {
+            m_Feedback.log("training stopped: job " + m_Name + " cancelled");
+            m_Feedback.status("training stopped", false);
+          }
+          m_Feedback.flush();
+          cleanUpCancelled();
+          return;
+        }
+        Object progress = readJson(m_Root.resolve("progress").resolve(m_Name + ".json"));
+        if (progress instanceof Map && !progress.equals(last)) {
+          last = progress;
+          boolean console = (now - lastConsole) / 1_000_000 >= PROGRESS_LOG_MILLIS;
+          if (console) {
+            lastConsole = now;
+          }
+          m_Feedback.status(describeProgress((Map<?, ?>) progress), console);
+        }
+        try {
+          Thread.sleep(MONITOR_MILLIS);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+
+    /** Waits for the cancelled job to land in failed/ (or done/, if it finished first) and removes it. */
+    private void cleanUpCancelled() {
+      long end = System.currentTimeMillis() + CLEAN_UP_MILLIS;
+      Path failed = m_Root.resolve("failed").resolve(m_Name);
+      Path done = m_Root.resolve("done").resolve(m_Name);
+      int absent = 0;
+      try {
+        while (System.currentTimeMillis() < end) {
+          Object err = readJson(failed.resolve("error.json"));
+          if (Files.isRegularFile(done.resolve("result.json"))) {
+            deleteTree(done);
+            break;
+          }
+          if (err instanceof Map) {
+            // a cancelled job goes; a job that failed for another reason stays with -output-debug-info
+            if (!m_Verbose || "cancelled".equals(((Map<?, ?>) err).get("code"))) {
+              deleteTree(failed);
+            }
+            break;
+          }
+          if (!Files.exists(m_Root.resolve("new").resolve(m_Name)) && !Files.exists(failed) && !Files.exists(done)
+            && !claimedAnywhere()) {
+            // between two of the daemon's renames, or removed by the training thread once it read the error:
+            // gone for half a second means gone
+            if (++absent >= 5) {
+              break;
+            }
+          } else {
+            absent = 0;
+          }
+          Thread.sleep(100);
+        }
+        Files.deleteIfExists(m_Root.resolve("progress").resolve(m_Name + ".json"));
+      } catch (InterruptedException | IOException e) {
+        // housekeeping only: sweepCancelled removes what is left later
+      }
+      m_CleanedUp = true;
+    }
+
+    private boolean claimedAnywhere() {
+      try {
+        return claimedBy(m_Name) != null;
+      } catch (IOException e) {
+        return true;
+      }
+    }
+  }
+
+  /** @return true if the thread is inside {@link #train} (or its stack cannot be read) */
+  static boolean inTrain(Thread t) {
+    StackTraceElement[] stack = t.getStackTrace();
+    if (stack.length == 0) {
+      return t.isAlive();
+    }
+    for (StackTraceElement e : stack) {
+      if (e.getClassName().equals(SpoolClient.class.getName()) && e.getMethodName().equals("train")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private Path await(String name) throws Exception {
     long start = System.nanoTime();
-    long lastLog = 0;
-    Object lastProgress = null;
     while (true) {
       Path done = m_Root.resolve("done").resolve(name);
       if (Files.isRegularFile(done.resolve("result.json"))) { // finished (section 5)
@@ -452,14 +647,7 @@ public final class SpoolClient {
         }
         throw new Exception(message);
       }
-      Object progress = readJson(m_Root.resolve("progress").resolve(name + ".json"));
       long now = System.nanoTime();
-      if (progress instanceof Map && !progress.equals(lastProgress)
-        && (now - lastLog) / 1_000_000 >= PROGRESS_LOG_MILLIS) {
-        log("job " + name + ": " + describeProgress((Map<?, ?>) progress));
-        lastProgress = progress;
-        lastLog = now;
-      }
       checkAlive(name);
       if (m_TimeoutSeconds > 0 && (now - start) / 1e9 > m_TimeoutSeconds) {
         throw new Exception("HDPBayesNet: training did not finish within the timeout of " + m_TimeoutSeconds
@@ -467,7 +655,7 @@ public final class SpoolClient {
           + m_Python + " -m hdp_plugin.daemon status " + m_Root + "), or raise -timeout for large data or "
           + "many iterations.");
       }
-      if (Thread.currentThread().isInterrupted()) {
+      if (Thread.interrupted()) { // thrown with the flag cleared, as sleep() does
         throw new InterruptedException("HDPBayesNet: training interrupted; job " + name + " cancelled");
       }
       try {
@@ -561,12 +749,13 @@ public final class SpoolClient {
    * One line for the log from a progress document (docs/spool-protocol.md section 5).
    *
    * @param p the progress document
-   * @return for example "sampling 1200/5000 (attempt 1)"
+   * @return for example "sampling, iteration 1200 of 5000 (attempt 2)"
    */
   static String describeProgress(Map<?, ?> p) {
     Object total = p.get("total");
     Object attempt = p.get("attempt");
-    return p.get("phase") + (total instanceof Long && (Long) total > 0 ? " " + p.get("iteration") + "/" + total : "")
+    return p.get("phase") + (total instanceof Long && (Long) total > 0 ? ", iteration " + p.get("iteration") + " of "
+      + total : "")
       + (attempt instanceof Long && (Long) attempt > 1 ? " (attempt " + attempt + ")" : "");
   }
 
@@ -609,6 +798,10 @@ public final class SpoolClient {
    * @throws Exception naming the Python and what to install when it cannot start
    */
   void startDaemon() throws Exception {
+    if (m_Python == null) {
+      Path dir = PythonEnvironment.packageDir();
+      m_Python = dir != null ? PythonEnvironment.ensure(dir, m_Feedback) : DEFAULT_PYTHON;
+    }
     List<String> cmd = new ArrayList<>();
     cmd.add(m_Python);
     cmd.add("-m");
@@ -621,28 +814,34 @@ public final class SpoolClient {
     m_DaemonLog = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"), "hdp-bnc-daemon-"
       + ProcessHandle.current().pid() + ".log");
     ProcessBuilder pb = new ProcessBuilder(cmd);
+    // not Weka's working directory: `python -m` imports from it first, and a folder named hdp_plugin there
+    // (a clone of the repository) would shadow the installed package
+    pb.directory(m_Root.toFile());
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(m_DaemonLog.toFile()));
-    log("starting the hdp-bnc daemon: " + String.join(" ", cmd) + " (log: " + m_DaemonLog + ")");
+    log("starting the hdp-bnc daemon: " + String.join(" ", cmd) + " (log: " + m_DaemonLog + "). The first start "
+      + "after installing compiles the sampler's kernels once, which takes one to two minutes; later starts take "
+      + "seconds.");
     try {
       m_Started = pb.start();
       m_Started.getOutputStream().close(); // the daemon reads no input
     } catch (IOException e) {
       throw new Exception("HDPBayesNet: cannot run the Python executable '" + m_Python + "' (" + e.getMessage()
-        + "). Install Python 3.10 or later with the hdp-bnc package (python3 -m pip install hdp-plugin), and "
-        + "point the pythonExecutable option or the environment variable HDP_BNC_PYTHON at it.", e);
+        + "). " + INSTALL_HINT, e);
     }
     long end = System.currentTimeMillis() + START_SECONDS * 1000L;
     // ready when its heartbeat says so, or as soon as it has taken our job (heartbeats come every 2 s)
     while (!anyDaemonReady() && (m_Job == null || Files.isDirectory(m_Root.resolve("new").resolve(m_Job)))) {
       if (!m_Started.isAlive()) {
         String tail = tail(m_DaemonLog, 6);
-        String hint = tail.contains("No module named") ? " The hdp-bnc Python package is not installed for '"
-          + m_Python + "': run " + m_Python + " -m pip install hdp-plugin, or point the pythonExecutable option "
-          + "or HDP_BNC_PYTHON at a Python that has it." : "";
+        String hint = tail.contains("No module named") ? " The hdp_plugin Python package is not installed for '"
+          + m_Python + "'. " + INSTALL_HINT : "";
         throw new Exception("HDPBayesNet: the hdp-bnc daemon did not start ('" + String.join(" ", cmd)
           + "' exited with code " + m_Started.exitValue() + ")." + hint + (tail.isEmpty() ? "" : "\n" + tail));
       }
+      long waited = (System.currentTimeMillis() - (end - START_SECONDS * 1000L)) / 1000;
+      m_Feedback.status("waiting for the daemon to get ready (" + waited + " s; the first start compiles its kernels)",
+        false);
       if (System.currentTimeMillis() > end) {
         m_Started.destroy();
         throw new Exception("HDPBayesNet: the hdp-bnc daemon did not get ready within " + START_SECONDS

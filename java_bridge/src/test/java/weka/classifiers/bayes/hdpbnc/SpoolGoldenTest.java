@@ -62,7 +62,7 @@ class SpoolGoldenTest {
     String line = SpoolClient.describeProgress(progress);
     assertTrue(line.startsWith((String) progress.get("phase")), line);
     if (((Long) progress.get("total")) > 0) {
-      assertTrue(line.contains(progress.get("iteration") + "/" + progress.get("total")), line);
+      assertTrue(line.contains("iteration " + progress.get("iteration") + " of " + progress.get("total")), line);
     }
     Map<?, ?> result = (Map<?, ?>) read(spoolGolden().resolve("result.json"));
     assertEquals("model.arrow", result.get("model"));
