@@ -28,6 +28,7 @@ import typer
 
 from . import config
 from ._cli_common import cli_errors as _errors, typer_app
+from .params import BY_NAME as PARAM, check, default as _default
 from ._version import __version__
 from .errors import HDPError, ParameterError
 
@@ -81,22 +82,24 @@ def _listable(decls: tuple[str, ...], help: str, kind: str = "str"):
     return one, many
 
 
-StructureOpt, StructureList = _listable(("--structure", "-s"), "Network structure: nb, tan, kdb or skdb.")
-KOpt, KList = _listable(("-k", "--max-parents"), "Maximum number of attribute parents of kDB and SkDB.", "int")
-EstimatorOpt, EstimatorList = _listable(
-    ("--estimator", "-e"), "How the probability tables are estimated: hdp, m-estimate, laplace or mle.")
-IterationsOpt, IterationsList = _listable(
-    ("--iterations", "-i"), "Gibbs iterations of the HDP sampler; the paper's experiments use 50000.", "int")
-TyingOpt, TyingList = _listable(("--tying",), "How HDP concentrations are shared: level, none, same-parent or single.")
-DiscretizationOpt, DiscretizationList = _listable(
-    ("--discretization", "-d"), "How numeric attributes become nominal: mdl, equal-frequency, equal-width or none.")
-BurnInOpt = Annotated[
-    Optional[int],
-    typer.Option("--burn-in", help="Iterations discarded before averaging; by default min(1000, iterations / 10)."),
-]
-MOpt = Annotated[float, typer.Option("-m", "--prior-weight",
-                                     help="The m of the m-estimate (used by --estimator m-estimate): the weight, in "
-                                          "rows, of the prior that each table is smoothed towards.")]
+def _spec_help(name: str) -> str:
+    """A parameter's help text for the command line, from the one specification."""
+    return PARAM[name].cli_help
+
+
+def _flags(name: str) -> tuple[str, ...]:
+    return PARAM[name].cli
+
+
+StructureOpt, StructureList = _listable(_flags("structure"), _spec_help("structure"))
+KOpt, KList = _listable(_flags("k"), _spec_help("k"), "int")
+MembersOpt, MembersList = _listable(_flags("n_members"), _spec_help("n_members"), "int")
+EstimatorOpt, EstimatorList = _listable(_flags("estimator"), _spec_help("estimator"))
+IterationsOpt, IterationsList = _listable(_flags("iterations"), _spec_help("iterations"), "int")
+TyingOpt, TyingList = _listable(_flags("tying"), _spec_help("tying"))
+DiscretizationOpt, DiscretizationList = _listable(_flags("discretization"), _spec_help("discretization"))
+BurnInOpt = Annotated[Optional[int], typer.Option(*_flags("burn_in"), help=_spec_help("burn_in"))]
+MOpt = Annotated[float, typer.Option(*_flags("m"), help=_spec_help("m") + " Used by --estimator m-estimate.")]
 FormatOpt = Annotated[
     Optional[str],
     typer.Option("--format", help="Format of the data file when its name does not tell it: arff, arrow, parquet or csv."),
@@ -107,11 +110,8 @@ ClassValuesOpt = Annotated[
                  help="The class labels in this order, comma-separated (for CSV, Parquet and Feather files, whose "
                       "class labels are otherwise sorted); may add labels no row has."),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the sampler (and of the folds): the same seed gives the same model.")]
-ThreadsOpt = Annotated[
-    Optional[int],
-    typer.Option("--threads", "-t", help="Threads that sample trees in parallel; by default all cores. The result does not depend on it."),
-]
+SeedOpt = Annotated[int, typer.Option(*_flags("random_state"), help=_spec_help("random_state") + " Also seeds the folds.")]
+ThreadsOpt = Annotated[Optional[int], typer.Option(*_flags("n_jobs"), help=_spec_help("n_jobs"))]
 
 
 # ------------------------------------------------------------------------------------------
@@ -186,31 +186,34 @@ def _ints(option: str, text: str, minimum: int) -> list[int]:
 
 
 def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, seed, threads,
-                    discretization) -> list[dict]:
+                    discretization, members=None) -> list[dict]:
     """Every distinct classifier configuration the (possibly comma-list) options describe.
 
     Options that do not matter for a configuration are not multiplied out: ``k`` for NB and TAN,
-    iterations, burn-in and tying for the baseline estimators.
+    ``--members`` for every structure but ESKDB, iterations, burn-in and tying for the baseline
+    estimators. Values are checked against the parameter specification (:mod:`hdp_plugin.params`),
+    the message naming the option as typed.
     """
-    structures = _choices("--structure", structure, config.STRUCTURES)
-    ks = _ints("-k", k, 0)
-    estimators = _choices("--estimator", estimator, config.ESTIMATORS)
-    its = _ints("--iterations", iterations, 1)
-    tyings = _choices("--tying", tying, config.TYINGS)
-    discs = _choices("--discretization", discretization, config.DISCRETIZATIONS)
-    if burn_in is not None and burn_in < 0:
-        raise ParameterError(f"--burn-in must be >= 0, got {burn_in!r}")
+    members = str(_default("n_members")) if members is None else members
+    structures = _choices("--structure", structure, PARAM["structure"].choices)
+    ks = [check("k", v, label="-k") for v in _ints("-k", k, 0)]
+    n_members = [check("n_members", v, label="--members") for v in _ints("--members", members, 1)]
+    if "eskdb" not in structures and n_members != [_default("n_members")]:
+        raise ParameterError("--members is the number of members of an ESKDB ensemble: use it with --structure eskdb")
+    estimators = _choices("--estimator", estimator, PARAM["estimator"].choices)
+    its = [check("iterations", v, label="--iterations") for v in _ints("--iterations", iterations, 1)]
+    tyings = _choices("--tying", tying, PARAM["tying"].choices)
+    discs = _choices("--discretization", discretization, PARAM["discretization"].choices)
+    check("burn_in", burn_in, label="--burn-in")
     if threads is not None and threads < 1:
         raise ParameterError(f"--threads must be >= 1, got {threads!r}")
-    if not 0 <= seed < 2**63:
-        raise ParameterError(f"--seed must be an integer from 0 to 2^63 - 1, got {seed!r}")
-    if not (m >= 0 and math.isfinite(m)):
-        raise ParameterError(f"--m must be a finite number >= 0, got {m!r}")
+    check("random_state", seed, label="--seed")
+    check("m", m, label="-m")
     configs, seen = [], set()
-    for st, kk, est, it, ty, disc in itertools.product(structures, ks, estimators, its, tyings, discs):
+    for st, kk, mem, est, it, ty, disc in itertools.product(structures, ks, n_members, estimators, its, tyings, discs):
         hdp = est == "hdp"
         params = config.canonical_params(dict(
-            structure=st, k=kk, estimator=est, iterations=it, burn_in=burn_in, tying=ty, m=float(m),
+            structure=st, k=kk, n_members=mem, estimator=est, iterations=it, burn_in=burn_in, tying=ty, m=float(m),
             discretization=disc, random_state=seed, n_jobs=threads,
         ))
         if hdp and burn_in is not None and burn_in >= it:
@@ -225,7 +228,9 @@ def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, s
 def _describe(params: dict, *, full: bool = False) -> str:
     """A short name of a configuration: ``kDB-3 hdp``, ``NB m-estimate``."""
     st = params["structure"]
-    name = {"nb": "NB", "tan": "TAN"}.get(st) or f"{'kDB' if st == 'kdb' else 'SkDB'}-{params['k']}"
+    name = {"nb": "NB", "tan": "TAN"}.get(st) or f"{({'kdb': 'kDB', 'skdb': 'SkDB'}).get(st, 'ESKDB')}-{params['k']}"
+    if st == "eskdb":
+        name += f" x{params['n_members']}"
     text = f"{name} {params['estimator']}"
     if full and params["estimator"] == "hdp":
         text += f" {params['iterations']} it."
@@ -277,16 +282,17 @@ def train(
     data: Annotated[Path, typer.Argument(help="Training data: an ARFF, Arrow IPC/Feather, Parquet or CSV file.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the model file (suggested suffix .hdpbnc).")],
     class_attribute: ClassOpt = None,
-    structure: StructureOpt = config.DEFAULT_STRUCTURE,
-    k: KOpt = str(config.DEFAULT_K),
-    estimator: EstimatorOpt = config.DEFAULT_ESTIMATOR,
-    iterations: IterationsOpt = str(config.DEFAULT_ITERATIONS),
+    structure: StructureOpt = _default("structure"),
+    k: KOpt = str(_default("k")),
+    members: MembersOpt = str(_default("n_members")),
+    estimator: EstimatorOpt = _default("estimator"),
+    iterations: IterationsOpt = str(_default("iterations")),
     burn_in: BurnInOpt = None,
-    tying: TyingOpt = config.DEFAULT_TYING,
-    m: MOpt = config.DEFAULT_M,
+    tying: TyingOpt = _default("tying"),
+    m: MOpt = _default("m"),
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
-    discretization: DiscretizationOpt = config.DEFAULT_DISCRETIZATION,
+    discretization: DiscretizationOpt = _default("discretization"),
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
     quiet: Quiet = False,
@@ -295,7 +301,7 @@ def train(
     """Learn a classifier from DATA and write it to a model file."""
     out = _Out(quiet, verbose)
     with _errors():
-        configs = _configurations(structure=structure, k=k, estimator=estimator, iterations=iterations,
+        configs = _configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
                                   burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                   discretization=discretization)
         if len(configs) != 1:
@@ -314,11 +320,12 @@ def train(
         log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
                  info.get("sampler_seconds", info.get("fit_seconds", 0.0)))
         save_model(clf, output)
-        tr = clf.tables_.trees
+        nets = [mb.tables.trees for mb in clf.members_] if hasattr(clf, "members_") else [clf.tables_.trees]
         for w in clf.fit_info_.get("warnings", []):
             out.note(f"warning: {w}")
         out.note(f"{output}: {_describe(params, full=True)} on {clf.fit_info_['rows']} rows, "
-                 f"{tr.n_trees} trees, {tr.n_nodes} nodes, {tr.n_cells} cells, trained in {seconds:.2f} s")
+                 f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
+                 f"{sum(t.n_cells for t in nets)} cells, trained in {seconds:.2f} s")
 
 
 # ------------------------------------------------------------------------------------------
@@ -482,16 +489,17 @@ def _parse_cv(cv: str | None, folds: int, repeats: int) -> tuple[int, int]:
 def evaluate(
     data: Annotated[Path, typer.Argument(help="The data to cross-validate on: an ARFF, Arrow IPC/Feather, Parquet or CSV file.")],
     class_attribute: ClassOpt = None,
-    structure: StructureList = config.DEFAULT_STRUCTURE,
-    k: KList = str(config.DEFAULT_K),
-    estimator: EstimatorList = config.DEFAULT_ESTIMATOR,
-    iterations: IterationsList = str(config.DEFAULT_ITERATIONS),
+    structure: StructureList = _default("structure"),
+    k: KList = str(_default("k")),
+    members: MembersList = str(_default("n_members")),
+    estimator: EstimatorList = _default("estimator"),
+    iterations: IterationsList = str(_default("iterations")),
     burn_in: BurnInOpt = None,
-    tying: TyingList = config.DEFAULT_TYING,
-    m: MOpt = config.DEFAULT_M,
+    tying: TyingList = _default("tying"),
+    m: MOpt = _default("m"),
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
-    discretization: DiscretizationList = config.DEFAULT_DISCRETIZATION,
+    discretization: DiscretizationList = _default("discretization"),
     folds: Annotated[int, typer.Option("--folds", "-f", help="Number of stratified folds.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", "-r", help="How many times the folds are redrawn (seed, seed + 1, ...).")] = 1,
     cv: Annotated[
@@ -521,7 +529,7 @@ def evaluate(
             raise ParameterError(f"--folds must be >= 2, got {n_folds!r}")
         if n_repeats < 1:
             raise ParameterError(f"--repeats must be >= 1, got {n_repeats!r}")
-        configs = _configurations(structure=structure, k=k, estimator=estimator, iterations=iterations,
+        configs = _configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
                                   burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                   discretization=discretization)
         ds = _read(data, class_attribute, data_format, class_values)
@@ -639,29 +647,55 @@ def info(
 
 
 def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
-    tr = clf.tables_.trees
     est = doc["estimator"]
-    st = doc["structure"]
-    names = [a["name"] for a in doc["attributes"]]
+    ensemble = hasattr(clf, "members_")
+    parts = doc["members"] if ensemble else [doc]
+    names = [a["name"] for a in parts[0]["attributes"]]
+    nets = [mb.tables.trees for mb in clf.members_] if ensemble else [clf.tables_.trees]
+    st = parts[0]["structure"]
+    if ensemble:
+        structure = f"ESKDB, {len(parts)} members (SkDB with K = {clf.k} each, on its own order and cut points)"
+        used = len(set().union(*(p["structure"]["kept"] for p in parts)))
+    else:
+        structure = _describe({"structure": st["kind"], "k": st["k"], "estimator": ""}).strip()
+        used = len(st["kept"])
     lines = [
         f"model file     {path}",
         f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
         f"class          {doc['class']['name']} ({', '.join(doc['class']['values'])})",
-        f"attributes     {len(names)}, {len(st['kept'])} used, "
-        f"{sum(a['numeric'] for a in doc['attributes'])} numeric (cut into intervals)",
-        f"structure      {_describe({'structure': st['kind'], 'k': st['k'], 'estimator': ''}).strip()}",
+        f"attributes     {len(names)}, {used} used{' by some member' if ensemble else ''}, "
+        f"{sum(a['numeric'] for a in parts[0]['attributes'])} numeric (cut into intervals)",
+        f"structure      {structure}",
         f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items() if k != "name"),
-        f"seed           {doc['seed']}",
+        f"seed           {doc['seed']}" + (f", discretization {doc['params']['discretization']}" if ensemble else ""),
         f"training       {doc['fit'].get('rows')} rows"
         + (f", {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
-        f"trees          {tr.n_trees} trees, {tr.n_nodes} nodes, {tr.n_cells} cells",
+        f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
+        f"{sum(t.n_cells for t in nets)} cells",
         "",
     ]
-    conc = clf.fit_info_.get("concentrations")
-    group = clf.fit_info_.get("node_group")
-    hdp = est["name"] == "hdp" and conc is not None
+    if ensemble:
+        lines.append("member  seed (entropy/spawn key)  n*  k*  cells  order (first 8)  cut points per numeric attribute")
+        for e, (p, mb) in enumerate(zip(parts, clf.members_)):
+            seed = p["seed"]
+            order = " ".join(names[j] for j in p["structure"]["order"][:8])
+            cuts = " ".join(str(len(a["cut_points"])) for a in p["attributes"] if a["numeric"]) or "-"
+            lines.append(f"{e:>6}  {seed['entropy']}/{'.'.join(map(str, seed['spawn_key']))}  "
+                         f"{len(p['structure']['kept']):>2}  {p['structure']['k']:>2}  {mb.tables.trees.n_cells:>5}  "
+                         f"{order}  {cuts}")
+        lines += ["", "member 0:"]
+        conc, group = clf.members_[0].concentrations, clf.members_[0].node_group
+    else:
+        conc, group = clf.fit_info_.get("concentrations"), clf.fit_info_.get("node_group")
+    lines += _network_lines(parts[0], nets[0], names, conc if est["name"] == "hdp" else None, group)
+    return "\n".join(lines)
+
+
+def _network_lines(net: dict, tr, names: list[str], conc, group) -> list[str]:
+    """The table of one network's trees: nodes, cells, concentrations by depth, parents."""
+    hdp = conc is not None
     rows = []
-    for t, td in enumerate(doc["trees"]):
+    for t, td in enumerate(net["trees"]):
         lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
         by_depth = []
         if hdp:  # one concentration per depth under level tying; a range otherwise
@@ -675,13 +709,14 @@ def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
                      ", ".join(names[p] for p in td["branching"][1:]) or "-"))
     heads = ("attribute", "nodes", "cells", "concentrations by depth" if hdp else "", "attribute parents, in branching order")
     widths = [max(len(r[i]) for r in rows + [heads]) for i in range(4)]
+    lines = []
     for r in [heads] + rows:
         lines.append(f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  "
                      + (f"{r[3]:<{widths[3]}}  " if hdp else "") + r[4])
-    dropped = [names[j] for j in range(len(names)) if j not in set(st["kept"])]
+    dropped = [names[j] for j in range(len(names)) if j not in set(net["structure"]["kept"])]
     if dropped:
         lines.append(f"not used: {', '.join(dropped)}")
-    return "\n".join(lines)
+    return lines
 
 
 def _dot_id(text: str) -> str:

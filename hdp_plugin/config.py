@@ -38,6 +38,8 @@ NETWORK_STRUCTURES = ("nb", "tan", "kdb", "skdb")
 STRUCTURES = NETWORK_STRUCTURES + ("eskdb",)
 DEFAULT_STRUCTURE = "kdb"
 DEFAULT_K = 5
+#: the most attribute parents a kDB may have (every face refuses more)
+MAX_K = 64
 #: ESKDB: members of the ensemble by default, and the most accepted
 DEFAULT_MEMBERS = 20
 MAX_MEMBERS = 1000
@@ -55,6 +57,7 @@ MAX_MODEL_CELLS = 1 << 24
 
 # --- HDP sampler (docs/method.md section 4) ----------------------------------------
 DEFAULT_ITERATIONS = 5000
+MAX_ITERATIONS = 10_000_000
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given
 BURN_IN_CAP = 1000
 BURN_IN_DIVISOR = 10

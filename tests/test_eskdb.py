@@ -221,7 +221,7 @@ def test_uninformative_data_is_the_class_prior_said_once():
 
 @pytest.mark.parametrize("bad", [0, 1001, -3, 2.5, True, "20"])
 def test_bad_n_members_is_refused_naming_the_parameter(bad, diabetes):
-    with pytest.raises(ParameterError, match=r"^n_members must be an integer from 1 to 1000, got"):
+    with pytest.raises(ParameterError, match=r"^n_members must be an integer from 1 to 1000; got"):
         eskdb(n_members=bad).fit(diabetes)
 
 

@@ -18,6 +18,7 @@ import typer
 from .. import config
 from .._cli_common import EXIT_FAILURE, cli_errors as _errors, typer_app
 from ..errors import ParameterError
+from ..params import BY_NAME as PARAM, default as _default
 from . import client
 from . import protocol as P
 
@@ -97,15 +98,16 @@ def submit(
     spool: SpoolArg,
     data: Annotated[Path, typer.Argument(help="Training data: ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather), copied into the job; or CSV or Parquet, converted to Arrow IPC.")],
     class_attribute: Annotated[Optional[str], typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute.")] = None,
-    structure: Annotated[str, typer.Option("--structure", "-s", help="Network structure: nb, tan, kdb or skdb.")] = config.DEFAULT_STRUCTURE,
-    k: Annotated[int, typer.Option("-k", "--max-parents", help="Maximum number of attribute parents of kDB and SkDB.")] = config.DEFAULT_K,
-    estimator: Annotated[str, typer.Option("--estimator", "-e", help="How the probability tables are estimated: hdp, m-estimate, laplace or mle.")] = config.DEFAULT_ESTIMATOR,
-    iterations: Annotated[int, typer.Option("--iterations", "-i", help="Gibbs iterations of the HDP sampler.")] = config.DEFAULT_ITERATIONS,
-    burn_in: Annotated[Optional[int], typer.Option("--burn-in", help="Iterations discarded before averaging; by default min(1000, iterations / 10).")] = None,
-    tying: Annotated[str, typer.Option("--tying", help="How HDP concentrations are shared: level, none, same-parent or single.")] = config.DEFAULT_TYING,
-    m: Annotated[float, typer.Option("-m", "--prior-weight", help="The m of the m-estimate: the weight, in rows, of the prior that each table is smoothed towards.")] = config.DEFAULT_M,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the sampler: the same seed gives the same model as 'hdp-bnc train'.")] = 0,
-    discretization: Annotated[str, typer.Option("--discretization", "-d", help="How numeric attributes become nominal: mdl, equal-frequency, equal-width or none.")] = config.DEFAULT_DISCRETIZATION,
+    structure: Annotated[str, typer.Option(*PARAM["structure"].cli, help=PARAM["structure"].cli_help)] = _default("structure"),
+    k: Annotated[int, typer.Option(*PARAM["k"].cli, help=PARAM["k"].cli_help)] = _default("k"),
+    members: Annotated[int, typer.Option(*PARAM["n_members"].cli, help=PARAM["n_members"].cli_help)] = _default("n_members"),
+    estimator: Annotated[str, typer.Option(*PARAM["estimator"].cli, help=PARAM["estimator"].cli_help)] = _default("estimator"),
+    iterations: Annotated[int, typer.Option(*PARAM["iterations"].cli, help=PARAM["iterations"].cli_help)] = _default("iterations"),
+    burn_in: Annotated[Optional[int], typer.Option(*PARAM["burn_in"].cli, help=PARAM["burn_in"].cli_help)] = None,
+    tying: Annotated[str, typer.Option(*PARAM["tying"].cli, help=PARAM["tying"].cli_help)] = _default("tying"),
+    m: Annotated[float, typer.Option(*PARAM["m"].cli, help=PARAM["m"].cli_help)] = _default("m"),
+    seed: Annotated[int, typer.Option(*PARAM["random_state"].cli, help=PARAM["random_state"].cli_help + " The same seed gives the same model as 'hdp-bnc train'.")] = PARAM["random_state"].default_in_job,
+    discretization: Annotated[str, typer.Option(*PARAM["discretization"].cli, help=PARAM["discretization"].cli_help)] = _default("discretization"),
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
     client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
@@ -114,7 +116,7 @@ def submit(
 ) -> None:
     """Publish a training job for DATA in SPOOL and print where its model lands (done/JOB/model.arrow)."""
     with _errors():
-        job = {"structure": structure.lower(), "k": k, "estimator": estimator.lower(), "iterations": iterations,
+        job = {"structure": structure.lower(), "k": k, "n_members": members, "estimator": estimator.lower(), "iterations": iterations,
                "burn_in": burn_in, "tying": tying.lower(), "m": float(m), "discretization": discretization.lower(),
                "seed": seed, "class_attribute": class_attribute, "client": client_name}
         job_name = client.publish(spool, data, job, name=name)

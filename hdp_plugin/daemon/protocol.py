@@ -40,6 +40,7 @@ from pathlib import Path
 from .. import config
 from .._fs import fsync_directory
 from ..errors import JobError
+from ..params import PARAMETERS, Param
 
 #: the protocol version this code speaks (``protocol`` field of every JSON file)
 PROTOCOL_VERSION = 1
@@ -96,6 +97,14 @@ class _Field:
         self.choices, self.minimum, self.maximum, self.help = choices, minimum, maximum, help
 
 
+def _param_field(p: Param) -> _Field:
+    """The job.json field of a classifier parameter: its JSON type, default and domain from the spec."""
+    kind = {"choice": "string", "int": "integer", "seed": "integer", "float": "number"}[p.kind]
+    nullable = p.nullable and p.default_in_job is None
+    return _Field(p.job, kind + ("|null" if nullable else ""), p.default_in_job,
+                  choices=p.choices or None, minimum=p.minimum, maximum=p.maximum, help=p.help)
+
+
 #: job.json, version 1: every field, its JSON type, default and domain
 JOB_SCHEMA = (
     _Field("protocol", "integer", required=True, minimum=1, maximum=PROTOCOL_VERSION,
@@ -104,26 +113,7 @@ JOB_SCHEMA = (
            help="data.arff or data.arrow (a file of the job folder); default: whichever exists"),
     _Field("class_attribute", "string|null", None,
            help="name of the class attribute; null means the last attribute, as in Weka"),
-    _Field("structure", "string", config.DEFAULT_STRUCTURE, choices=config.STRUCTURES,
-           help="network structure"),
-    _Field("k", "integer", config.DEFAULT_K, minimum=0, maximum=64,
-           help="maximum attribute parents of kDB, SkDB and ESKDB members (ignored by nb and tan)"),
-    _Field("n_members", "integer", config.DEFAULT_MEMBERS, minimum=1, maximum=config.MAX_MEMBERS,
-           help="members of an ESKDB ensemble (ignored by the other structures)"),
-    _Field("estimator", "string", config.DEFAULT_ESTIMATOR, choices=config.ESTIMATORS,
-           help="how the probability tables are estimated"),
-    _Field("iterations", "integer", config.DEFAULT_ITERATIONS, minimum=1, maximum=10_000_000,
-           help="Gibbs iterations of the HDP sampler"),
-    _Field("burn_in", "integer|null", None, minimum=0,
-           help="iterations discarded before averaging, below iterations; null: min(1000, iterations/10)"),
-    _Field("tying", "string", config.DEFAULT_TYING, choices=config.TYINGS,
-           help="how HDP concentrations are shared"),
-    _Field("m", "number", config.DEFAULT_M, minimum=0,
-           help="the m of the m-estimate"),
-    _Field("discretization", "string", "auto", choices=("auto",) + config.DISCRETIZATIONS,
-           help="how numeric attributes become nominal; auto: stochastic-mdl for eskdb, else mdl"),
-    _Field("seed", "integer", 0, minimum=0, maximum=2**63 - 1,
-           help="seed of the sampler: the same seed gives the same model"),
+    *(_param_field(p) for p in PARAMETERS if p.job),  # the classifier's parameters (hdp_plugin.params)
     _Field("client", "string|null", None,
            help="free text naming the producer (at most 200 characters), copied to the result"),
 )
@@ -230,10 +220,9 @@ def validate_job(doc) -> dict:
 
 def classifier_params(job: dict) -> dict:
     """The :class:`BayesNetClassifier` parameters of a validated job (threads left to the daemon)."""
-    return config.canonical_params(dict(
-        structure=job["structure"], k=job["k"], n_members=job["n_members"], estimator=job["estimator"],
-        iterations=job["iterations"], burn_in=job["burn_in"], tying=job["tying"], m=float(job["m"]),
-        discretization=job["discretization"], random_state=job["seed"]))
+    params = {p.name: job[p.job] for p in PARAMETERS if p.job}
+    params["m"] = float(params["m"])
+    return config.canonical_params(params)
 
 
 def check_name(name: str, what: str = "job name") -> str:

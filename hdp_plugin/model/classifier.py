@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import inspect
 import logging
-import math
-import numbers
 import sys
 import time
 
 import numpy as np
 
 from .. import _seeds, config
+from ..params import check_all, default
 from ..data import (
     Attribute,
     Dataset,
@@ -171,17 +170,17 @@ class BayesNetClassifier(_EstimatorBase):
     def __init__(
         self,
         *,
-        structure: str = config.DEFAULT_STRUCTURE,
-        k: int = config.DEFAULT_K,
-        n_members: int = config.DEFAULT_MEMBERS,
-        estimator: str = config.DEFAULT_ESTIMATOR,
-        iterations: int = config.DEFAULT_ITERATIONS,
-        burn_in: int | None = None,
-        tying: str = config.DEFAULT_TYING,
-        m: float = config.DEFAULT_M,
-        discretization: str = "auto",
-        random_state=None,
-        n_jobs: int | None = None,
+        structure: str = default("structure"),
+        k: int = default("k"),
+        n_members: int = default("n_members"),
+        estimator: str = default("estimator"),
+        iterations: int = default("iterations"),
+        burn_in: int | None = default("burn_in"),
+        tying: str = default("tying"),
+        m: float = default("m"),
+        discretization: str = default("discretization"),
+        random_state=default("random_state"),
+        n_jobs: int | None = default("n_jobs"),
     ):
         self.structure = structure
         self.k = k
@@ -197,35 +196,8 @@ class BayesNetClassifier(_EstimatorBase):
 
     # ------------------------------------------------------------------------------------------
     def _validate_params(self) -> None:
-        def choice(name, allowed):
-            v = getattr(self, name)
-            if v not in allowed:
-                raise ParameterError(f"{name} must be one of {', '.join(allowed)}; got {v!r}")
-
-        choice("structure", config.STRUCTURES)
-        choice("estimator", config.ESTIMATORS)
-        choice("tying", config.TYINGS)
-        choice("discretization", ("auto",) + config.DISCRETIZATIONS)
-        if not isinstance(self.k, numbers.Integral) or isinstance(self.k, bool) or self.k < 0:
-            raise ParameterError(f"k must be an integer >= 0, got {self.k!r}")
-        if (not isinstance(self.n_members, numbers.Integral) or isinstance(self.n_members, bool)
-                or not 1 <= self.n_members <= config.MAX_MEMBERS):
-            raise ParameterError(f"n_members must be an integer from 1 to {config.MAX_MEMBERS}, got {self.n_members!r}")
-        if not isinstance(self.iterations, numbers.Integral) or self.iterations < 1:
-            raise ParameterError(f"iterations must be an integer >= 1, got {self.iterations!r}")
-        if self.burn_in is not None and (
-            not isinstance(self.burn_in, numbers.Integral) or not 0 <= self.burn_in < self.iterations
-        ):
-            raise ParameterError(
-                f"burn_in must be None or an integer in [0, iterations), got {self.burn_in!r}"
-            )
-        if not isinstance(self.m, numbers.Real) or not math.isfinite(self.m) or self.m < 0:
-            raise ParameterError(f"m must be a finite number >= 0, got {self.m!r}")
-        rs = self.random_state
-        if isinstance(rs, bool) or (isinstance(rs, numbers.Integral) and not 0 <= rs < 2**63) or not (
-                rs is None or isinstance(rs, (numbers.Integral, np.random.Generator, np.random.SeedSequence))):
-            raise ParameterError(f"random_state must be None, an integer from 0 to 2^63 - 1, a numpy Generator "
-                                 f"or SeedSequence; got {rs!r}")
+        """Every parameter in its domain (:mod:`hdp_plugin.params`), before any work."""
+        check_all(self.get_params())
 
     def _to_dataset(self, X, y, class_attribute, *, fitting: bool) -> Dataset:
         """Turn any accepted input into a Dataset (for inputs with separate labels, without them)."""

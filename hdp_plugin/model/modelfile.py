@@ -37,6 +37,7 @@ from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables
+from ..params import NAMES
 from ..hdp.trees import ContextTrees
 from ..structure import Structure
 
@@ -63,8 +64,9 @@ CELL_SCHEMA = pa.schema(
     ]
 )
 _NUMPY_TYPES = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8"), pa.float64(): np.dtype("<f8")}
-_INIT_PARAMS = ("structure", "k", "estimator", "iterations", "burn_in", "tying", "m", "discretization",
-                "random_state", "n_jobs")
+#: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles,
+#: so single-network files are what they were before ensembles existed
+_INIT_PARAMS = tuple(n for n in NAMES if n != "n_members")
 #: fit_info_ keys that are figures of the model (kept in the model document)
 _INFO_MODEL_KEYS = ("rows", "dropped_missing_class", "warnings", "n_samples", "burn_in")
 #: fit_info_ keys that change from run to run (kept in the training document)
@@ -605,7 +607,7 @@ def load_model_and_documents(path):
         for attrs, *_ in networks[1:]:
             _need([(a.name, a.numeric) for a in attrs] == [(a.name, a.numeric) for a in networks[0][0]],
                   "members disagree on the attributes")
-        params = {k: v for k, v in doc["params"].items() if k in _INIT_PARAMS + ("n_members",)}
+        params = {k: v for k, v in doc["params"].items() if k in NAMES}
         clf = BayesNetClassifier(**params)
         clf._validate_params()
         hdp = clf.estimator == "hdp"

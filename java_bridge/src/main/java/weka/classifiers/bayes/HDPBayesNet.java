@@ -102,14 +102,18 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    * Tags: Weka's OptionMetadata writes and reads a SelectedTag by its readable string, so the readable
    * strings are the command-line values (and the names the Python side uses).
    */
-  /** structures: naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, selective kDB */
-  public static final Tag[] TAGS_STRUCTURE = tags("nb", "tan", "kdb", "skdb");
+  /**
+   * structures: naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, selective kDB, and ESKDB
+   * (an ensemble of selective kDBs on sampled attribute orders and stochastic discretisations)
+   */
+  public static final Tag[] TAGS_STRUCTURE = tags("nb", "tan", "kdb", "skdb", "eskdb");
   /** estimators: HDP, m-estimate, Laplace (add one), maximum likelihood with back-off */
   public static final Tag[] TAGS_ESTIMATOR = tags("hdp", "m-estimate", "laplace", "mle");
   /** concentration tying: one per node, siblings share, each tree level shares (the paper's), all share */
   public static final Tag[] TAGS_TYING = tags("none", "same-parent", "level", "single");
   /** how numeric attributes become nominal */
-  public static final Tag[] TAGS_DISCRETIZATION = tags("mdl", "equal-frequency", "equal-width", "none");
+  public static final Tag[] TAGS_DISCRETIZATION = tags("auto", "mdl", "stochastic-mdl", "equal-frequency",
+    "equal-width", "none");
   /** formats of the training data handed to the daemon */
   public static final Tag[] TAGS_DATA_FORMAT = tags("arrow", "arff");
 
@@ -129,6 +133,10 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   public static final int DEFAULT_K = 5;
   /** The largest k the daemon accepts. */
   public static final int MAX_K = 64;
+  /** The default number of members of an ESKDB ensemble. */
+  public static final int DEFAULT_MEMBERS = 20;
+  /** The most members the daemon accepts. */
+  public static final int MAX_MEMBERS = 1000;
   /** The default estimator. */
   public static final String DEFAULT_ESTIMATOR = "hdp";
   /** The default number of Gibbs iterations. */
@@ -141,16 +149,19 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   public static final String DEFAULT_TYING = "level";
   /** The default m of the m-estimate. */
   public static final double DEFAULT_M = 1.0;
-  /** The default discretisation. */
-  public static final String DEFAULT_DISCRETIZATION = "mdl";
+  /** The default discretisation: stochastic-mdl for eskdb, mdl otherwise. */
+  public static final String DEFAULT_DISCRETIZATION = "auto";
   /** The default data format. */
   public static final String DEFAULT_DATA_FORMAT = "arrow";
 
   // ---- option descriptions: one constant each, for @OptionMetadata (the -h text) and the GUI's tip text
-  static final String STRUCTURE_TIP = "The network structure: nb, tan, kdb or skdb (default: " + DEFAULT_STRUCTURE
-    + ").";
-  static final String K_TIP = "The largest number of attribute parents of kdb and skdb, 0 to " + MAX_K
+  static final String STRUCTURE_TIP = "The network structure: nb, tan, kdb, skdb, or eskdb (an ensemble of "
+    + "selective kDBs, each on its own sampled attribute order and cut points, averaged) (default: "
+    + DEFAULT_STRUCTURE + ").";
+  static final String K_TIP = "The largest number of attribute parents of kdb, skdb and eskdb members, 0 to " + MAX_K
     + "; ignored by nb and tan (default: " + DEFAULT_K + ").";
+  static final String MEMBERS_TIP = "The number of members of an eskdb ensemble, 1 to " + MAX_MEMBERS
+    + "; only for eskdb (default: " + DEFAULT_MEMBERS + ").";
   static final String ESTIMATOR_TIP = "How the probability tables are estimated: hdp, m-estimate, laplace or mle "
     + "(default: " + DEFAULT_ESTIMATOR + ").";
   static final String ITERATIONS_TIP = "Gibbs iterations of the HDP sampler, 1 to " + MAX_ITERATIONS
@@ -172,13 +183,15 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     + "or arff (Weka's ArffSaver) (default: " + DEFAULT_DATA_FORMAT + ").";
   static final String M_TIP = "The m of the m-estimate (estimator m-estimate), a number >= 0 (default: " + DEFAULT_M
     + ").";
-  static final String DISCRETIZATION_TIP = "How numeric attributes become nominal: mdl (Fayyad and Irani, as Weka's "
-    + "supervised Discretize), equal-frequency, equal-width, or none (only nominal data) (default: "
-    + DEFAULT_DISCRETIZATION + ").";
+  static final String DISCRETIZATION_TIP = "How numeric attributes become nominal: auto (stochastic-mdl for "
+    + "eskdb, else mdl), mdl (Fayyad and Irani, as Weka's supervised Discretize), stochastic-mdl (cut points "
+    + "drawn in proportion to their MDL margin), equal-frequency, equal-width, or none (only nominal data) "
+    + "(default: " + DEFAULT_DISCRETIZATION + ").";
 
   // ---- options
   protected int m_Structure = index(TAGS_STRUCTURE, DEFAULT_STRUCTURE);
   protected int m_K = DEFAULT_K;
+  protected int m_Members = DEFAULT_MEMBERS;
   protected int m_Estimator = index(TAGS_ESTIMATOR, DEFAULT_ESTIMATOR);
   protected int m_Iterations = DEFAULT_ITERATIONS;
   protected int m_BurnIn = DEFAULT_BURN_IN;
@@ -283,7 +296,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   // ------------------------------------------------------------------------------------------
 
   @OptionMetadata(displayName = "structure", description = STRUCTURE_TIP, commandLineParamName = "S",
-    commandLineParamSynopsis = "-S <nb|tan|kdb|skdb>", displayOrder = 1)
+    commandLineParamSynopsis = "-S <nb|tan|kdb|skdb|eskdb>", displayOrder = 1)
   public SelectedTag getStructure() {
     return new SelectedTag(m_Structure, TAGS_STRUCTURE);
   }
@@ -312,6 +325,27 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
 
   public String KTipText() {
     return K_TIP;
+  }
+
+  @OptionMetadata(displayName = "members", description = MEMBERS_TIP, commandLineParamName = "members",
+    commandLineParamSynopsis = "-members <int>", displayOrder = 2)
+  public int getMembers() {
+    return m_Members;
+  }
+
+  /**
+   * @param value the number of members of an eskdb ensemble, 1 to {@value #MAX_MEMBERS}
+   */
+  public void setMembers(int value) {
+    if (value < 1 || value > MAX_MEMBERS) {
+      throw new IllegalArgumentException("HDPBayesNet: members (-members) must be an integer from 1 to "
+        + MAX_MEMBERS + ", got " + value);
+    }
+    m_Members = value;
+  }
+
+  public String membersTipText() {
+    return MEMBERS_TIP;
   }
 
   @OptionMetadata(displayName = "estimator", description = ESTIMATOR_TIP, commandLineParamName = "E",
@@ -467,7 +501,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
 
   @OptionMetadata(displayName = "discretization", description = DISCRETIZATION_TIP,
     commandLineParamName = "discretization",
-    commandLineParamSynopsis = "-discretization <mdl|equal-frequency|equal-width|none>", displayOrder = 14)
+    commandLineParamSynopsis = "-discretization <auto|mdl|stochastic-mdl|equal-frequency|equal-width|none>",
+    displayOrder = 14)
   public SelectedTag getDiscretization() {
     return new SelectedTag(m_Discretization, TAGS_DISCRETIZATION);
   }
@@ -523,7 +558,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   // ------------------------------------------------------------------------------------------
 
   /** Command-line names of this class's options that take a value (the flag is -do-not-start-daemon). */
-  private static final String[] VALUE_OPTIONS = {"S", "K", "E", "I", "B", "L", "seed", "python", "spool",
+  private static final String[] VALUE_OPTIONS = {"S", "K", "members", "E", "I", "B", "L", "seed", "python", "spool",
     "timeout", "data-format", "M", "discretization"};
 
   /**
@@ -539,6 +574,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     try {
       setStructure(tagOption("S", options, TAGS_STRUCTURE, DEFAULT_STRUCTURE));
       setK(intOption("K", options, DEFAULT_K));
+      setMembers(intOption("members", options, DEFAULT_MEMBERS));
       setEstimator(tagOption("E", options, TAGS_ESTIMATOR, DEFAULT_ESTIMATOR));
       setIterations(intOption("I", options, DEFAULT_ITERATIONS));
       setBurnIn(intOption("B", options, DEFAULT_BURN_IN));
@@ -607,7 +643,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    */
   public void checkOptions() throws Exception {
     String structure = TAGS_STRUCTURE[m_Structure].getIDStr();
-    if ((structure.equals("kdb") || structure.equals("skdb")) && m_K > MAX_K) {
+    if ((structure.equals("kdb") || structure.equals("skdb") || structure.equals("eskdb")) && m_K > MAX_K) {
       throw new Exception("HDPBayesNet: k (-K) must be from 0 to " + MAX_K + " for " + structure + ", got " + m_K);
     }
     if (TAGS_ESTIMATOR[m_Estimator].getIDStr().equals("hdp") && m_BurnIn >= m_Iterations) {
@@ -628,6 +664,9 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     addTag(out, "S", m_Structure, TAGS_STRUCTURE, DEFAULT_STRUCTURE);
     if (m_K != DEFAULT_K) {
       add(out, "K", Integer.toString(m_K));
+    }
+    if (m_Members != DEFAULT_MEMBERS) {
+      add(out, "members", Integer.toString(m_Members));
     }
     addTag(out, "E", m_Estimator, TAGS_ESTIMATOR, DEFAULT_ESTIMATOR);
     if (m_Iterations != DEFAULT_ITERATIONS) {
@@ -750,7 +789,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     boolean hdp = TAGS_ESTIMATOR[m_Estimator].getIDStr().equals("hdp");
     job.put("structure", structure);
     // options that do not apply go at their defaults (nb and tan ignore k; only hdp samples)
-    job.put("k", structure.equals("kdb") || structure.equals("skdb") ? m_K : DEFAULT_K);
+    job.put("k", structure.equals("nb") || structure.equals("tan") ? DEFAULT_K : m_K);
+    job.put("n_members", structure.equals("eskdb") ? m_Members : DEFAULT_MEMBERS);
     job.put("estimator", TAGS_ESTIMATOR[m_Estimator].getIDStr());
     job.put("iterations", m_Iterations);
     job.put("burn_in", m_BurnIn < 0 || !hdp ? null : m_BurnIn);

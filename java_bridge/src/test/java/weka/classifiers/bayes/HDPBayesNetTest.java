@@ -117,10 +117,10 @@ class HDPBayesNetTest {
 
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
-    "-S foo|-S must be one of nb, tan, kdb or skdb, got 'foo'",
+    "-S foo|-S must be one of nb, tan, kdb, skdb or eskdb, got 'foo'",
     "-E bogus|-E must be one of hdp, m-estimate, laplace or mle, got 'bogus'",
     "-L paper|-L must be one of none, same-parent, level or single, got 'paper'",
-    "-discretization foo|-discretization must be one of mdl, equal-frequency, equal-width or none, got 'foo'",
+    "-discretization foo|-discretization must be one of auto, mdl, stochastic-mdl, equal-frequency, equal-width or none, got 'foo'",
     "-data-format csv|-data-format must be one of arrow or arff, got 'csv'",
     "-K abc|-K must be an integer, got 'abc'",
     "-seed abc|-seed must be an integer, got 'abc'",
@@ -184,7 +184,7 @@ class HDPBayesNetTest {
     String h = help.toString();
     for (String d : new String[] {"(default: kdb)", "(default: 5)", "(default: hdp)", "(default: 5000)",
       "(default: -1)", "(default: level)", "(default: 0)", "(default: python3)", "(default: ~/.hdp-bnc/spool",
-      "(default: arrow)", "(default: 1.0)", "(default: mdl)"}) {
+      "(default: arrow)", "(default: 1.0)", "(default: auto)"}) {
       assertTrue(h.contains(d), d + " missing from:\n" + h);
     }
     // the same text as the GUI's tool tips

@@ -1,0 +1,189 @@
+"""Every parameter of the classifier, once: name, type, default, domain, help, and its name on each face.
+
+One specification serves all faces, so that they cannot drift apart:
+
+* :class:`~hdp_plugin.model.BayesNetClassifier` validates its parameters with :func:`check`;
+* the spool protocol's job schema (``hdp_plugin.daemon.protocol.JOB_SCHEMA``) takes the fields,
+  defaults, domains and help texts of the parameters that have a ``job`` name;
+* the command line (``hdp-bnc train/evaluate``, ``hdp-bnc daemon submit``) takes its flags, help
+  texts and defaults from here;
+* the model file stores the parameters named here;
+* the Weka classifier's option letters and defaults are compared with
+  ``java_bridge/src/test/resources/parameters.json``, written from this table by
+  ``python -c "from hdp_plugin.params import main; main()" > java_bridge/src/test/resources/parameters.json``
+  (tests/test_params.py checks that the file is up to date; ParametersSpecTest, that Java agrees).
+
+Adding a parameter means one entry here plus the code that uses it; the tests fail until every
+face knows it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from dataclasses import dataclass
+
+from . import config
+from .errors import ParameterError
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter.
+
+    ``kind`` is ``"choice"`` (a string among ``choices``), ``"int"``, ``"float"`` or ``"seed"``
+    (an integer seed, or a numpy Generator/SeedSequence in Python); ``nullable`` allows None.
+    ``minimum``/``maximum`` bound numbers (inclusive). ``cli``, ``job`` and ``weka`` name the
+    parameter on the command line, in job.json and in Weka (without the dash); None where the
+    face does not have it. ``job_default``/``weka_default`` are where that face's default differs
+    (a seed of 0 rather than None, Weka's -1 for "default burn-in").
+    """
+
+    name: str
+    kind: str
+    default: object
+    help: str
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    nullable: bool = False
+    cli: tuple[str, ...] = ()
+    job: str | None = None
+    weka: str | None = None
+    job_default: object = ...
+    weka_default: object = ...
+
+    @property
+    def default_in_job(self):
+        return self.default if self.job_default is ... else self.job_default
+
+    @property
+    def default_in_weka(self):
+        return self.default if self.weka_default is ... else self.weka_default
+
+    @property
+    def cli_help(self) -> str:
+        """The help text of the parameter's command-line option (the choices spelt out)."""
+        return self.help + (f" One of: {self.domain()}." if self.kind == "choice" else "")
+
+    def domain(self) -> str:
+        """The allowed values in words, as error messages and help texts give them."""
+        if self.kind == "choice":
+            return ", ".join(self.choices)
+        lo = "" if self.minimum is None else f"{self.minimum:g}"
+        hi = ("" if self.maximum is None else "2^63 - 1" if self.maximum == 2**63 - 1
+              else f"{self.maximum:,}" if self.maximum >= 10**6 else f"{self.maximum:g}")
+        what = {"int": "an integer", "float": "a finite number", "seed": "an integer"}[self.kind]
+        if lo and hi:
+            return f"{what} from {lo} to {hi}"
+        return f"{what} >= {lo}" if lo else what
+
+
+PARAMETERS: tuple[Param, ...] = (
+    Param("structure", "choice", config.DEFAULT_STRUCTURE, choices=config.STRUCTURES,
+          help="The network structure: naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, selective "
+               "kDB, or an ESKDB ensemble of selective kDBs.",
+          cli=("--structure", "-s"), job="structure", weka="S"),
+    Param("k", "int", config.DEFAULT_K, minimum=0, maximum=config.MAX_K,
+          help="The largest number of attribute parents of kDB, SkDB and ESKDB members (ignored by nb and tan).",
+          cli=("-k", "--max-parents"), job="k", weka="K"),
+    Param("n_members", "int", config.DEFAULT_MEMBERS, minimum=1, maximum=config.MAX_MEMBERS,
+          help="The number of members of an ESKDB ensemble (only for eskdb).",
+          cli=("--members",), job="n_members", weka="members"),
+    Param("estimator", "choice", config.DEFAULT_ESTIMATOR, choices=config.ESTIMATORS,
+          help="How the probability tables are estimated.",
+          cli=("--estimator", "-e"), job="estimator", weka="E"),
+    Param("iterations", "int", config.DEFAULT_ITERATIONS, minimum=1, maximum=config.MAX_ITERATIONS,
+          help="Gibbs iterations of the HDP sampler; the paper's experiments use 50000.",
+          cli=("--iterations", "-i"), job="iterations", weka="I"),
+    Param("burn_in", "int", None, minimum=0, nullable=True,
+          help="Iterations discarded before averaging, below iterations; by default min(1000, iterations / 10).",
+          cli=("--burn-in",), job="burn_in", weka="B", weka_default=-1),
+    Param("tying", "choice", config.DEFAULT_TYING, choices=config.TYINGS,
+          help="How HDP concentrations are shared between the nodes of a context tree.",
+          cli=("--tying",), job="tying", weka="L"),
+    Param("m", "float", config.DEFAULT_M, minimum=0,
+          help="The m of the m-estimate: the weight, in rows, of the prior that each table is smoothed towards.",
+          cli=("-m", "--prior-weight"), job="m", weka="M"),
+    Param("discretization", "choice", "auto", choices=("auto",) + config.DISCRETIZATIONS,
+          help="How numeric attributes become nominal; auto is stochastic-mdl for eskdb and mdl otherwise.",
+          cli=("--discretization", "-d"), job="discretization", weka="discretization"),
+    Param("random_state", "seed", None, minimum=0, maximum=2**63 - 1, nullable=True,
+          help="The seed of everything random: the same seed gives the same model, whatever the threads.",
+          cli=("--seed",), job="seed", weka="seed", job_default=0, weka_default=0),
+    Param("n_jobs", "int", None, minimum=-1, nullable=True,
+          help="Threads that sample trees in parallel; None or -1 uses all cores. The result does not depend on it.",
+          cli=("--threads", "-t")),
+)
+
+BY_NAME: dict[str, Param] = {p.name: p for p in PARAMETERS}
+NAMES: tuple[str, ...] = tuple(p.name for p in PARAMETERS)
+
+
+def default(name: str):
+    """The Python default of parameter ``name``."""
+    return BY_NAME[name].default
+
+
+def check(name: str, value, *, label: str | None = None):
+    """``value`` if it is in parameter ``name``'s domain, else one-line :class:`ParameterError`.
+
+    ``label`` names the parameter in the message as the face the user typed it on (``--members``);
+    by default the Python name.
+    """
+    p = BY_NAME[name]
+    label = label or name
+    if value is None and p.nullable:
+        return value
+    if p.kind == "choice":
+        if value not in p.choices:
+            raise ParameterError(f"{label} must be one of {p.domain()}; got {value!r}")
+        return value
+    if p.kind == "seed":
+        import numpy as np
+
+        if isinstance(value, (np.random.Generator, np.random.SeedSequence)):
+            return value
+    ok = not isinstance(value, bool) and (
+        isinstance(value, numbers.Integral) if p.kind in ("int", "seed") else
+        isinstance(value, numbers.Real) and math.isfinite(value))
+    if ok and p.minimum is not None and value < p.minimum:
+        ok = False
+    if ok and p.maximum is not None and value > p.maximum:
+        ok = False
+    if p.name == "n_jobs" and ok and value == 0:
+        ok = False
+    if not ok:
+        extra = {"n_jobs": " (a positive number of threads, or -1)",
+                 "random_state": ", a numpy Generator or SeedSequence"}.get(p.name, "")
+        nothing = " or None" if p.nullable else ""
+        raise ParameterError(f"{label} must be {p.domain()}{extra}{nothing}; got {value!r}")
+    return value
+
+
+def check_all(params: dict) -> None:
+    """Every parameter in its domain, and the rules that tie two together (burn-in < iterations)."""
+    for name in NAMES:
+        if name in params:
+            check(name, params[name])
+    burn_in, iterations = params.get("burn_in"), params.get("iterations", default("iterations"))
+    if burn_in is not None and burn_in >= iterations:
+        raise ParameterError(f"burn_in must be None or an integer in [0, iterations), got {burn_in!r} "
+                             f"with iterations={iterations!r}")
+
+
+def specification() -> dict:
+    """The table as plain JSON data, for the Java side's test resource."""
+    return {"parameters": [
+        {"name": p.name, "kind": p.kind, "default": p.default, "choices": list(p.choices),
+         "minimum": p.minimum, "maximum": p.maximum, "nullable": p.nullable, "cli": list(p.cli), "job": p.job,
+         "job_default": p.default_in_job if p.job else None, "weka": p.weka,
+         "weka_default": p.default_in_weka if p.weka else None}
+        for p in PARAMETERS
+    ]}
+
+
+def main() -> None:
+    """Print :func:`specification` as JSON (the Java tests' resource)."""
+    print(json.dumps(specification(), indent=2))

@@ -1,0 +1,139 @@
+package weka.classifiers.bayes;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import weka.classifiers.bayes.hdpbnc.Json;
+import weka.classifiers.bayes.hdpbnc.TestFiles;
+import weka.core.Option;
+
+/**
+ * The Weka classifier against the one parameter specification (hdp_plugin/params.py, exported to
+ * src/test/resources/parameters.json and checked there by tests/test_params.py): every parameter that
+ * Weka offers has the specification's option name and default, accepts every choice of its domain
+ * and refuses what lies outside it.
+ */
+class ParametersSpecTest {
+
+  @SuppressWarnings("unchecked")
+  static List<Map<String, Object>> parameters() throws Exception {
+    String text = new String(Files.readAllBytes(TestFiles.repo().resolve("java_bridge").resolve("src")
+      .resolve("test").resolve("resources").resolve("parameters.json")), StandardCharsets.UTF_8);
+    return (List<Map<String, Object>>) ((Map<String, Object>) Json.parse(text)).get("parameters");
+  }
+
+  static String text(Object v) {
+    if (v instanceof Double && ((Double) v) == Math.rint((Double) v) && !(v.toString().contains("E"))) {
+      return Double.toString((Double) v); // 1.0 as Java prints it
+    }
+    return String.valueOf(v);
+  }
+
+  @Test
+  void everyWekaOptionHasTheSpecificationsNameAndDefault() throws Exception {
+    Set<String> offered = new HashSet<>();
+    for (Enumeration<Option> e = new HDPBayesNet().listOptions(); e.hasMoreElements();) {
+      offered.add(e.nextElement().name());
+    }
+    int checked = 0;
+    for (Map<String, Object> p : parameters()) {
+      String weka = (String) p.get("weka");
+      if (weka == null) {
+        continue;
+      }
+      assertTrue(offered.contains(weka), "HDPBayesNet has no option -" + weka + " for " + p.get("name"));
+      // the specification's default, given explicitly, is a default: getOptions leaves it out
+      HDPBayesNet c = new HDPBayesNet();
+      c.setOptions(new String[] {"-" + weka, text(p.get("weka_default"))});
+      List<String> opts = new ArrayList<>();
+      Collections.addAll(opts, c.getOptions());
+      assertTrue(!opts.contains("-" + weka), "-" + weka + " " + p.get("weka_default") + " is not Java's default: "
+        + opts);
+      checked++;
+    }
+    assertEquals(10, checked);
+  }
+
+  @Test
+  void everyChoiceIsAcceptedAndNothingElse() throws Exception {
+    for (Map<String, Object> p : parameters()) {
+      String weka = (String) p.get("weka");
+      if (weka == null || !"choice".equals(p.get("kind"))) {
+        continue;
+      }
+      for (Object choice : (List<?>) p.get("choices")) {
+        HDPBayesNet c = new HDPBayesNet();
+        c.setOptions(new String[] {"-" + weka, (String) choice});
+        List<String> opts = new ArrayList<>();
+        Collections.addAll(opts, c.getOptions());
+        if (!choice.equals(p.get("weka_default"))) {
+          int at = opts.indexOf("-" + weka);
+          assertTrue(at >= 0 && opts.get(at + 1).equals(choice), weka + " " + choice + ": " + opts);
+        }
+      }
+      Exception e = assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-" + weka,
+        "no-such-value"}));
+      assertTrue(e.getMessage().contains("-" + weka), e.getMessage());
+    }
+  }
+
+  @Test
+  void integerBoundsAreTheSpecifications() throws Exception {
+    for (Map<String, Object> p : parameters()) {
+      String weka = (String) p.get("weka");
+      if (weka == null || !"int".equals(p.get("kind")) || p.get("maximum") == null) {
+        continue;
+      }
+      long max = ((Number) p.get("maximum")).longValue();
+      long min = ((Number) p.get("minimum")).longValue();
+      new HDPBayesNet().setOptions(new String[] {"-" + weka, Long.toString(max), "-S", "eskdb"});
+      new HDPBayesNet().setOptions(new String[] {"-" + weka, Long.toString(min), "-S", "eskdb"});
+      assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-" + weka,
+        Long.toString(max + 1), "-S", "eskdb"}), weka);
+      assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-" + weka,
+        Long.toString(min - 1), "-S", "eskdb"}), weka);
+    }
+  }
+
+  @Test
+  void eskdbJobsCarryTheirMembersAndOtherStructuresTheDefault() throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setOptions(new String[] {"-S", "eskdb", "-members", "7"});
+    assertEquals(7, c.jobParameters().get("n_members"));
+    assertEquals("auto", c.jobParameters().get("discretization"));
+    c.setOptions(new String[] {"-S", "kdb", "-members", "7"});
+    assertEquals(HDPBayesNet.DEFAULT_MEMBERS, c.jobParameters().get("n_members"));
+    assertArrayEquals(new String[] {"-S", "eskdb", "-members", "7"}, subset(eskdb7()));
+  }
+
+  private static String[] eskdb7() throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setOptions(new String[] {"-members", "7", "-S", "eskdb"});
+    return c.getOptions();
+  }
+
+  private static String[] subset(String[] opts) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < opts.length; i++) {
+      if (opts[i].equals("-S") || opts[i].equals("-members")) {
+        out.add(opts[i]);
+        out.add(opts[i + 1]);
+      }
+    }
+    return out.toArray(new String[0]);
+  }
+}

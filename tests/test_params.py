@@ -1,0 +1,104 @@
+"""One parameter specification (hdp_plugin/params.py), and every face agreeing with it.
+
+A parameter added to the specification but not to a face, or a face whose default, flag or domain
+drifts from it, fails here (Java's side: java_bridge's ParametersSpecTest, on the exported JSON).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from hdp_plugin import BayesNetClassifier, params
+from hdp_plugin.daemon import protocol as P
+from hdp_plugin.errors import ParameterError
+from hdp_plugin.model import modelfile
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_classifier_has_exactly_the_specified_parameters_and_defaults():
+    sig = inspect.signature(BayesNetClassifier.__init__).parameters
+    assert [n for n in sig if n != "self"] == list(params.NAMES)
+    for p in params.PARAMETERS:
+        assert sig[p.name].default == p.default, p.name
+
+
+def test_the_job_schema_is_the_specification():
+    for p in params.PARAMETERS:
+        if p.job is None:
+            continue
+        f = P.FIELDS[p.job]
+        assert f.default == p.default_in_job and f.help == p.help, p.name
+        assert tuple(f.choices or ()) == p.choices and f.minimum == p.minimum and f.maximum == p.maximum, p.name
+    defaults = json.loads((ROOT / "tests" / "golden" / "spool" / "job-defaults.json").read_text())
+    for p in params.PARAMETERS:
+        if p.job:
+            assert defaults[p.job] == p.default_in_job, p.job
+    # every classifier parameter reaches the classifier from a job, except the daemon's threads
+    job = P.validate_job({"protocol": 1})
+    assert set(P.classifier_params(job)) == set(params.NAMES) - {"n_jobs"}
+
+
+def _options(app, command: str) -> dict:
+    click = typer.main.get_command(app)
+    cmd = click.commands[command] if hasattr(click, "commands") else click
+    return {p.name: p for p in cmd.params}
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate", "daemon submit"])
+def test_command_line_options_are_the_specification(command):
+    from hdp_plugin import cli
+    from hdp_plugin.daemon import commands
+
+    opts = _options(commands.app, "submit") if command == "daemon submit" else _options(cli.app, command)
+    by_flags = {tuple(sorted(o.opts)): o for o in opts.values()}
+    for p in params.PARAMETERS:
+        if not p.cli or (command == "daemon submit" and p.name == "n_jobs"):
+            continue  # the daemon chooses its threads
+        o = by_flags.get(tuple(sorted(p.cli)))
+        assert o is not None, f"{command} has no option {p.cli} for {p.name}"
+        expected = p.default_in_job if command == "daemon submit" else (0 if p.name == "random_state" else p.default)
+        got = o.default
+        assert str(got) == str(expected), (command, p.name, got, expected)
+        assert o.help.startswith(p.help), (command, p.name)
+
+
+def test_the_model_file_stores_specified_parameters():
+    assert set(modelfile._INIT_PARAMS) <= set(params.NAMES)
+    assert set(params.NAMES) - set(modelfile._INIT_PARAMS) == {"n_members"}  # stored for ensembles only
+
+
+def test_the_java_resource_is_up_to_date():
+    path = ROOT / "java_bridge" / "src" / "test" / "resources" / "parameters.json"
+    assert json.loads(path.read_text()) == json.loads(json.dumps(params.specification())), (
+        "regenerate it: python -c \"from hdp_plugin.params import main; main()\" > " + str(path.relative_to(ROOT)))
+
+
+@pytest.mark.parametrize("name, value", [
+    ("structure", "bn"), ("k", -1), ("k", 65), ("k", 2.5), ("k", True), ("n_members", 0), ("n_members", 1001),
+    ("estimator", "bayes"), ("iterations", 0), ("iterations", 10_000_001), ("burn_in", -1), ("tying", "paper"),
+    ("m", -1.0), ("m", float("inf")), ("discretization", "mdlp"), ("random_state", -1), ("random_state", 2**63),
+    ("random_state", "1"), ("n_jobs", 0), ("n_jobs", -2),
+])
+def test_every_face_refuses_what_the_specification_refuses(name, value):
+    with pytest.raises(ParameterError, match=rf"^{name} must be .*; got {value!r}$"):
+        params.check(name, value)
+    with pytest.raises(ParameterError, match=rf"^{name} must be"):
+        BayesNetClassifier(**{name: value})._validate_params()
+    p = params.BY_NAME[name]
+    if p.job:
+        with pytest.raises(Exception, match=p.job):
+            P.validate_job({"protocol": 1, p.job: value})
+
+
+def test_the_domains_read_well():
+    assert params.BY_NAME["k"].domain() == "an integer from 0 to 64"
+    assert params.BY_NAME["iterations"].domain() == "an integer from 1 to 10,000,000"
+    assert params.BY_NAME["random_state"].domain() == "an integer from 0 to 2^63 - 1"
+    assert params.BY_NAME["m"].domain() == "a finite number >= 0"
+    assert params.BY_NAME["tying"].domain() == "none, same-parent, level, single"
