@@ -34,7 +34,7 @@ from .errors import HDPError, ParameterError
 
 log = logging.getLogger(__name__)
 
-app = typer_app("hdp-bnc", "Bayesian network classifiers (NB, TAN, kDB, SkDB) with HDP-estimated probability tables.")
+app = typer_app("hdp-bnc", "Bayesian network classifiers (NB, TAN, kDB, SkDB, ESKDB) with HDP-estimated probability tables.")
 
 
 
@@ -55,7 +55,7 @@ def _root(
                      help="Print the version of hdp-bnc and of its model format, then exit."),
     ] = False,
 ) -> None:
-    """Bayesian network classifiers (NB, TAN, kDB, SkDB) with HDP-estimated probability tables.
+    """Bayesian network classifiers (NB, TAN, kDB, SkDB, ESKDB) with HDP-estimated probability tables.
 
     After Petitjean, Buntine, Webb and Zaidi, "Accurate parameter estimation for Bayesian network
     classifiers using hierarchical Dirichlet processes", Machine Learning 107 (2018).
