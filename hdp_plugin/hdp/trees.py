@@ -40,6 +40,22 @@ from ..errors import DataError, TooLargeError
 _KEY_LIMIT = np.iinfo(np.int64).max
 
 
+@dataclass(frozen=True)
+class TreeNodes:
+    """One context tree before layout: its attribute and cardinality, its branching variables
+    (``-1`` the class, then the attribute parents) and, per node in depth order, its parent (index
+    within the tree, -1 at the root), depth and branch value; ``counts`` holds every cell's data
+    count (only leaf cells are kept)."""
+
+    attr: int
+    card: int
+    branching: list
+    parent: np.ndarray
+    depth: np.ndarray
+    branch: np.ndarray
+    counts: np.ndarray
+
+
 @dataclass
 class ContextTrees:
     """All context trees of one model, as flat arrays (see the module docstring)."""
@@ -72,6 +88,66 @@ class ContextTrees:
     @property
     def n_cells(self) -> int:
         return int(self.leaf_counts.shape[0])
+
+    @classmethod
+    def from_nodes(cls, trees: list["TreeNodes"], n_classes: int, cardinalities) -> "ContextTrees":
+        """All trees' flat arrays from each tree's nodes (parents local to the tree, nodes sorted by
+        depth): global node, cell and child indices, leaves and child tables (level by level, every
+        node above the leaves with one slot per value of the variable it branches on).
+
+        The one place that lays trees out: :func:`build_trees` (from data) and the model-file reader
+        (from a file) both call it. Raises ValueError if two nodes of a tree share a context.
+        """
+        cardinalities = np.asarray(cardinalities, dtype=np.int64)
+        node_start, var_start, bvars, child_tables, child_starts = [0], [0], [], [], []
+        child_off = 0
+        for tr in trees:
+            n_nodes, off = tr.parent.shape[0], node_start[-1]
+            radix = [int(n_classes)] + [int(cardinalities[v]) for v in tr.branching[1:]]
+            cstart = np.full(n_nodes, -1, np.int64)
+            level = np.searchsorted(tr.depth, np.arange(len(tr.branching) + 2))
+            for d in range(1, len(tr.branching) + 1):
+                plo, phi = int(level[d - 1]), int(level[d])
+                kids = np.arange(int(level[d]), int(level[d + 1]))
+                slot = (tr.parent[kids] - plo) * radix[d - 1] + tr.branch[kids]
+                if np.unique(slot).size != slot.size:
+                    raise ValueError(f"two nodes of the tree of attribute {tr.attr} share a context")
+                tab = np.full((phi - plo) * radix[d - 1], -1, np.int64)
+                tab[slot] = kids + off
+                cstart[plo:phi] = child_off + np.arange(phi - plo) * radix[d - 1]
+                child_off += tab.size
+                child_tables.append(tab)
+            child_starts.append(cstart)
+            bvars.extend(tr.branching)
+            var_start.append(len(bvars))
+            node_start.append(off + n_nodes)
+
+        def cat(parts, dtype):
+            return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype)
+
+        node_start_a = np.asarray(node_start, np.int64)
+        tree_card = np.asarray([tr.card for tr in trees], np.int64)
+        card_per_node = np.repeat(tree_card, np.diff(node_start_a))
+        return cls(
+            attrs=np.asarray([tr.attr for tr in trees], np.int64),
+            tree_card=tree_card,
+            tree_node_start=node_start_a,
+            tree_var_start=np.asarray(var_start, np.int64),
+            branch_vars=np.asarray(bvars, np.int64),
+            node_parent=cat([np.where(tr.parent >= 0, tr.parent + o, -1) for tr, o in zip(trees, node_start)],
+                            np.int64),
+            node_depth=cat([tr.depth for tr in trees], np.int64),
+            node_branch=cat([tr.branch for tr in trees], np.int64),
+            node_cell_start=np.concatenate(([0], np.cumsum(card_per_node))).astype(np.int64),
+            node_tree=np.repeat(np.arange(len(trees), dtype=np.int64), np.diff(node_start_a)),
+            is_leaf=cat([tr.depth == len(tr.branching) for tr in trees], np.bool_),
+            child_start=cat(child_starts, np.int64),
+            child_table=cat(child_tables, np.int64),
+            leaf_counts=cat([np.where(np.repeat(tr.depth == len(tr.branching), tr.card), tr.counts, 0)
+                             for tr in trees], np.int64),
+            n_classes=int(n_classes),
+            cardinalities=cardinalities,
+        )
 
     def raw_counts(self) -> np.ndarray:
         """Data counts at every cell: leaves as counted, internal nodes as the sum of their children."""
@@ -195,11 +271,6 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     """
     cardinalities = np.asarray(cardinalities, dtype=np.int64)
     limit = config.MAX_MODEL_CELLS if max_cells is None else max_cells
-    attrs, cards, node_start, var_start, bvars = [], [], [0], [0], []
-    parent_l, depth_l, branch_l, leaf_l, counts_l, childstart_l, childtab_l, cellstart_l = ([] for _ in range(8))
-    node_off = 0
-    cell_off = 0
-    child_off = 0
     kept = list(kept)
     leaf_cells_by_tree = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cardinalities,
                                           n_classes, block)
@@ -221,77 +292,27 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     if total > limit:
         raise model_size_error(total, len(kept), 1 + max([len(parents[c]) for c in kept], default=0),
                                int(max([cardinalities[c] for c in kept], default=0)), limit)
+    nodes = []
     for c, (keys, counts), (levels, leaf_idx) in zip(kept, leaf_cells_by_tree, all_levels):
         ps = list(parents[c])
         card_c = int(cardinalities[c])
-        vars_ = [-1] + ps
         radix = [int(n_classes)] + [int(cardinalities[p]) for p in ps]
-        leaf_val = keys % card_c
-        sizes = [lv.size for lv in levels]
-        level_start = np.concatenate(([0], np.cumsum(sizes)))
+        level_start = np.concatenate(([0], np.cumsum([lv.size for lv in levels])))
         n_nodes = int(level_start[-1])
         par = np.full(n_nodes, -1, np.int64)
         br = np.full(n_nodes, -1, np.int64)
         dep = np.zeros(n_nodes, np.int64)
-        cstart = np.full(n_nodes, -1, np.int64)
-        ctab_parts = []
-        for d in range(1, len(vars_) + 1):
+        for d in range(1, len(ps) + 2):
             lv = levels[d]
             pk = lv // radix[d - 1] if d > 1 else np.zeros(lv.size, np.int64)
-            pidx = np.searchsorted(levels[d - 1], pk)
             sl = slice(level_start[d], level_start[d + 1])
-            par[sl] = pidx + level_start[d - 1] + node_off
+            par[sl] = np.searchsorted(levels[d - 1], pk) + level_start[d - 1]
             br[sl] = lv % radix[d - 1]
             dep[sl] = d
-            # child table of the parents at depth d-1
-            n_par = levels[d - 1].size
-            tab = np.full(n_par * radix[d - 1], -1, np.int64)
-            tab[pidx * radix[d - 1] + br[sl]] = np.arange(level_start[d], level_start[d + 1]) + node_off
-            cstart[level_start[d - 1] : level_start[d]] = child_off + np.arange(n_par) * radix[d - 1]
-            child_off += tab.size
-            ctab_parts.append(tab)
-        leaf_cells = np.zeros(n_nodes * card_c, np.int64)
-        leaf_first = level_start[len(vars_)]
-        leaf_cells[(leaf_first + leaf_idx) * card_c + leaf_val] = counts
-        is_leaf = dep == len(vars_)
-        attrs.append(c)
-        cards.append(card_c)
-        bvars.extend(vars_)
-        var_start.append(len(bvars))
-        parent_l.append(par)
-        depth_l.append(dep)
-        branch_l.append(br)
-        leaf_l.append(is_leaf)
-        counts_l.append(leaf_cells)
-        childstart_l.append(cstart)
-        childtab_l.extend(ctab_parts)
-        cellstart_l.append(cell_off + np.arange(n_nodes, dtype=np.int64) * card_c)
-        node_off += n_nodes
-        cell_off += n_nodes * card_c
-        node_start.append(node_off)
-
-    def cat(parts, dtype):
-        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype)
-
-    node_tree = np.repeat(np.arange(len(attrs), dtype=np.int64), np.diff(np.asarray(node_start, np.int64)))
-    return ContextTrees(
-        attrs=np.asarray(attrs, np.int64),
-        tree_card=np.asarray(cards, np.int64),
-        tree_node_start=np.asarray(node_start, np.int64),
-        tree_var_start=np.asarray(var_start, np.int64),
-        branch_vars=np.asarray(bvars, np.int64),
-        node_parent=cat(parent_l, np.int64),
-        node_depth=cat(depth_l, np.int64),
-        node_branch=cat(branch_l, np.int64),
-        node_cell_start=np.append(cat(cellstart_l, np.int64), cell_off).astype(np.int64),
-        node_tree=node_tree,
-        is_leaf=cat(leaf_l, np.bool_),
-        child_start=cat(childstart_l, np.int64),
-        child_table=cat(childtab_l, np.int64),
-        leaf_counts=cat(counts_l, np.int64),
-        n_classes=int(n_classes),
-        cardinalities=cardinalities,
-    )
+        cells = np.zeros(n_nodes * card_c, np.int64)
+        cells[(level_start[len(ps) + 1] + leaf_idx) * card_c + keys % card_c] = counts
+        nodes.append(TreeNodes(c, card_c, [-1] + ps, par, dep, br, cells))
+    return ContextTrees.from_nodes(nodes, n_classes, cardinalities)
 
 
 def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarray]:

@@ -38,7 +38,7 @@ from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables
 from ..params import NAMES
-from ..hdp.trees import ContextTrees
+from ..hdp.trees import ContextTrees, TreeNodes
 from ..structure import Structure
 
 #: the value of the model document's ``format`` field: what tells our files from foreign ones
@@ -401,9 +401,7 @@ def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
     kept = doc["structure"]["kept"]
     trees_doc = doc["trees"]
     _need(len(trees_doc) == len(batches) == len(kept), "the number of trees does not match the structure")
-    attrs, tcards, node_start, var_start, bvars = [], [], [0], [0], []
-    par_l, dep_l, br_l, leaf_l, cnt_l, cs_l, ct_l, lp_l, grp_l, conc_l = ([] for _ in range(10))
-    node_off = child_off = 0
+    nodes, lp_l, grp_l, conc_l = [], [], [], []
     for t, (td, b) in enumerate(zip(trees_doc, batches)):
         c = int(td["attribute"])
         _need(c == kept[t], f"tree {t} is for attribute {c}, the structure keeps {kept[t]}")
@@ -435,62 +433,19 @@ def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
                   f"tree {t}: bad depths")
             rad = np.asarray(radix, np.int64)[dep[1:] - 1]
             _need(((br[1:] >= 0) & (br[1:] < rad)).all(), f"tree {t}: branch value out of range")
-        # child tables, laid out as build_trees lays them out: level by level
-        cstart = np.full(n_nodes, -1, np.int64)
-        level = np.searchsorted(dep, np.arange(D + 2))
-        for d in range(1, D + 1):
-            plo, phi = int(level[d - 1]), int(level[d])
-            tab = np.full((phi - plo) * radix[d - 1], -1, np.int64)
-            kids = np.arange(int(level[d]), int(level[d + 1]))
-            slot = (par[kids] - plo) * radix[d - 1] + br[kids]
-            _need(np.unique(slot).size == slot.size, f"tree {t}: two nodes share a context")
-            tab[slot] = kids + node_off
-            cstart[plo:phi] = child_off + np.arange(phi - plo) * radix[d - 1]
-            child_off += tab.size
-            ct_l.append(tab)
-        is_leaf = dep == D
-        counts = b["count"]
-        _need((counts >= 0).all(), f"tree {t}: negative counts")
-        leaf_counts = np.where(np.repeat(is_leaf, card), counts, 0)
-        attrs.append(c)
-        tcards.append(card)
-        bvars.extend(vars_)
-        var_start.append(len(bvars))
-        par_l.append(np.where(par >= 0, par + node_off, -1))
-        dep_l.append(dep)
-        br_l.append(br)
-        leaf_l.append(is_leaf)
-        cnt_l.append(leaf_counts.astype(np.int64))
-        cs_l.append(cstart)
+        _need((b["count"] >= 0).all(), f"tree {t}: negative counts")
+        nodes.append(TreeNodes(c, card, vars_, par, dep, br, b["count"].astype(np.int64)))
         lp_l.append(b["log_prob"])
         grp_l.append(b["group"][first].astype(np.int64))
         conc_l.append(b["concentration"][first])
-        node_off += n_nodes
-        node_start.append(node_off)
+    try:
+        trees = ContextTrees.from_nodes(nodes, n_classes, cards)
+    except ValueError as exc:
+        raise _Corrupt(str(exc)) from None
 
     def cat(parts, dtype):
         return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype)
 
-    node_start_a = np.asarray(node_start, np.int64)
-    card_per_node = np.repeat(np.asarray(tcards, np.int64), np.diff(node_start_a))
-    trees = ContextTrees(
-        attrs=np.asarray(attrs, np.int64),
-        tree_card=np.asarray(tcards, np.int64),
-        tree_node_start=node_start_a,
-        tree_var_start=np.asarray(var_start, np.int64),
-        branch_vars=np.asarray(bvars, np.int64),
-        node_parent=cat(par_l, np.int64),
-        node_depth=cat(dep_l, np.int64),
-        node_branch=cat(br_l, np.int64),
-        node_cell_start=np.concatenate(([0], np.cumsum(card_per_node))).astype(np.int64),
-        node_tree=np.repeat(np.arange(len(attrs), dtype=np.int64), np.diff(node_start_a)),
-        is_leaf=cat(leaf_l, np.bool_),
-        child_start=cat(cs_l, np.int64),
-        child_table=cat(ct_l, np.int64),
-        leaf_counts=cat(cnt_l, np.int64),
-        n_classes=n_classes,
-        cardinalities=cards,
-    )
     return trees, cat(lp_l, np.float64), cat(grp_l, np.int64), cat(conc_l, np.float64)
 
 
