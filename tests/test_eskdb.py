@@ -266,3 +266,13 @@ def test_a_single_network_is_still_written_as_format_1(tmp_path):
     clf = BayesNetClassifier(structure="skdb", iterations=20, random_state=0).fit(read_dataset(VOTE))
     doc, _, _ = read_model_file(save_model(clf, tmp_path / "s.hdpbnc"))
     assert doc["format_version"] == [1, 0] and "members" not in doc and "n_members" not in doc["params"]
+
+
+def test_members_asked_of_another_structure_are_ignored_with_a_warning():
+    vote = read_dataset(VOTE)
+    with pytest.warns(UserWarning, match=r"^n_members=5 is ignored: it is the number of members of an ESKDB"):
+        clf = BayesNetClassifier(structure="nb", n_members=5, estimator="m-estimate").fit(vote)
+    assert not hasattr(clf, "members_") and any("n_members=5" in w for w in clf.fit_info_["warnings"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BayesNetClassifier(structure="nb", estimator="m-estimate").fit(vote)  # the default: no warning

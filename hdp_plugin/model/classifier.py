@@ -11,6 +11,7 @@ import inspect
 import logging
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -306,6 +307,11 @@ class BayesNetClassifier(_EstimatorBase):
         disc_method = config.AUTO_DISCRETIZATION.get(self.structure, config.DEFAULT_DISCRETIZATION) \
             if self.discretization == "auto" else self.discretization
         info = {"rows": ds.n_rows, "dropped_missing_class": dropped, "warnings": list(warn)}
+        if self.structure != "eskdb" and self.n_members != default("n_members"):
+            msg = (f"n_members={self.n_members!r} is ignored: it is the number of members of an ESKDB ensemble "
+                   f"(structure='eskdb'), and structure is {self.structure!r}")
+            warnings.warn(msg, UserWarning, stacklevel=2)
+            info["warnings"].append(msg)
         if self.structure == "eskdb":
             members, more = fit_members(
                 ds, n_members=int(self.n_members), k=int(self.k), estimator=self.estimator,
