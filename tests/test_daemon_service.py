@@ -256,6 +256,23 @@ def test_a_daemon_model_equals_hdp_bnc_train(tmp_path):
     assert_same_model(P.Spool(spool).job(P.DONE, "v") / P.MODEL_FILE, load_model(trained))
 
 
+def test_an_eskdb_job_gives_the_ensemble_of_a_direct_fit(tmp_path):
+    """An ESKDB job (numeric data: every member cuts it its own way) equals the Python API's fit."""
+    spool = tmp_path / "spool"
+    diabetes = DATA / "diabetes.arff"
+    client.publish(spool, diabetes, dict(structure="eskdb", n_members=3, k=2, iterations=30, seed=5), name="e")
+    d = Daemon(spool, "--idle-exit", "0.5", log=tmp_path / "daemon.log")
+    assert d.wait(90) == 0
+    got = load_model(P.Spool(spool).job(P.DONE, "e") / P.MODEL_FILE)
+    data = read_dataset(diabetes)
+    direct = BayesNetClassifier(structure="eskdb", n_members=3, k=2, iterations=30, random_state=5).fit(data)
+    assert len(got.members_) == 3
+    for a, b in zip(got.members_, direct.members_):
+        assert a.seed == b.seed and a.attributes == b.attributes and a.structure == b.structure
+        assert np.array_equal(a.tables.log_probs, b.tables.log_probs)
+    assert np.array_equal(got.predict_proba(data), direct.predict_proba(data))
+
+
 # ------------------------------------------------------------------------------------------
 # kill -9 at several points
 # ------------------------------------------------------------------------------------------
