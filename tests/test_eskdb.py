@@ -276,3 +276,14 @@ def test_members_asked_of_another_structure_are_ignored_with_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         BayesNetClassifier(structure="nb", estimator="m-estimate").fit(vote)  # the default: no warning
+
+
+def test_a_selection_that_keeps_nothing_is_not_called_uninformative():
+    """Informative attributes (MI > 0) that no member selects: the prior, said as such."""
+    X = np.array([[0], [1], [0], [1], [1], [0]])
+    y = np.array([0, 0, 1, 1, 1, 0])  # MI > 0, but leaving one row out never beats the prior
+    clf = BayesNetClassifier(structure="eskdb", n_members=2, estimator="m-estimate", random_state=0).fit(X, y)
+    assert all(not mb.structure.kept and mb.structure.mi[0] > 0 for mb in clf.members_)
+    assert [w for w in clf.fit_info_["warnings"] if "class prior" in w] == [
+        "no member's leave-one-out selection kept an attribute (none beat the class prior): the ensemble is the "
+        "class prior"]

@@ -177,8 +177,11 @@ def fit_members(
         members.append(Member(_seeds.describe(d.seed), d.attributes, d.cardinalities, d.structure, tables,
                               1.0 / n_members, node_group, conc))
     if all(not mb.structure.kept for mb in members):
-        info.setdefault("warnings", []).append(
-            "no attribute carries information about the class (every MI is 0): the ensemble is the class prior")
+        if all(not (np.asarray(mb.structure.mi) > 0).any() for mb in members):
+            why = "no attribute carries information about the class (every MI is 0)"
+        else:
+            why = "no member's leave-one-out selection kept an attribute (none beat the class prior)"
+        info.setdefault("warnings", []).append(f"{why}: the ensemble is the class prior")
     return members, info
 
 
