@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from .. import config
-from .._fs import fsync_directory
+from .._fs import fsync_directory, is_real_dir, remove_quietly, retry_sharing, write_atomic
 from ..errors import JobError
 
 #: the protocol version this code speaks (``protocol`` field of every JSON file)
@@ -362,37 +362,6 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _retry(op, *args, attempts: int = 20):
-    """Run a rename, retrying briefly on Windows sharing violations (a reader has the file open)."""
-    for i in range(attempts):
-        try:
-            return op(*args)
-        except PermissionError:
-            if sys.platform != "win32" or i == attempts - 1:
-                raise
-            time.sleep(0.05)
-
-
-def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Write a file under a temporary name in its directory, then ``os.replace`` it into place."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
-        _retry(os.replace, tmp, path)
-        tmp = None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
 def write_json(path: Path, doc: dict, *, fsync: bool = True) -> None:
     write_atomic(path, (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"), fsync=fsync)
 
@@ -425,14 +394,6 @@ def number(doc: dict | None, key: str, default: float = 0.0) -> float:
     return float(v)
 
 
-def is_real_dir(path: Path) -> bool:
-    """A directory itself, not a link to one (``lstat``: links are never followed)."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
 def read_attempts(folder: Path) -> tuple[int, list]:
     """``(lost, history)`` of a job's attempts.json; ``(0, [])`` unless it is a regular file (no link)
     holding what a daemon writes, so that a producer cannot spoof or break the retry count."""
@@ -461,7 +422,7 @@ def move(src: Path, dst: Path) -> bool:
     if dst.exists():
         raise FileExistsError(errno.EEXIST, "target exists", str(dst))
     try:
-        _retry(os.rename, src, dst)
+        retry_sharing(os.rename, src, dst)
     except FileNotFoundError:
         return False
     fsync_directory(dst.parent)
@@ -476,7 +437,7 @@ def move_final(src: Path, state_dir: Path, name: str, *, first: int = 0) -> Path
         if dst.exists():
             continue
         try:
-            _retry(os.rename, src, dst)
+            retry_sharing(os.rename, src, dst)
         except (FileExistsError, IsADirectoryError):
             continue
         except OSError as exc:
@@ -486,13 +447,6 @@ def move_final(src: Path, state_dir: Path, name: str, *, first: int = 0) -> Path
         fsync_directory(state_dir)
         return dst
     raise OSError(f"cannot find a free name for {name} in {state_dir}")
-
-
-def remove_quietly(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 # ------------------------------------------------------------------------------------------
