@@ -15,11 +15,6 @@ from .._fs import fsync_directory
 from ..errors import JobError
 from . import protocol as P
 
-#: source file suffixes -> the data file name they become in a job folder
-_DATA_SUFFIXES = {".arff": "data.arff", ".gz": "data.arff", ".arrow": "data.arrow", ".feather": "data.arrow",
-                  ".ipc": "data.arrow"}
-
-
 def new_job_name(prefix: str = "job") -> str:
     """A fresh, unique job name: ``<prefix>-<UTC time>-<pid>-<random>``."""
     return f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(4).hex()}"
@@ -33,9 +28,11 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     spool : path
         The spool directory (created, mode 0700, if it does not exist).
     data : path
-        An ARFF (``.arff``, ``.arff.gz``) or Arrow IPC (``.arrow``, ``.feather``, ``.ipc``) file,
-        copied into the job folder as ``data.arff`` or ``data.arrow``; or a CSV or Parquet file,
-        converted to ``data.arrow`` (the table :func:`~hdp_plugin.read_dataset` would read).
+        Any file :func:`~hdp_plugin.read_dataset` reads, its format told by its extension
+        (:func:`~hdp_plugin.data.readers.format_of`): an ARFF (``.arff``, ``.arff.gz``) or Arrow IPC
+        file or stream (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``), copied into the job folder as
+        ``data.arff`` or ``data.arrow``; or a CSV or Parquet file, converted to ``data.arrow`` (the
+        table :func:`~hdp_plugin.read_dataset` would read).
     job : dict
         job.json fields (``protocol`` is filled in); validated before anything is written.
     name : str, optional
@@ -53,9 +50,10 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     src = Path(data)
     if not src.is_file():
         raise JobError(f"{src}: no such file")
-    fmt = format_of(src)  # ParameterError for an extension that names no format
-    convert = fmt in ("csv", "parquet")
-    target = "data.arrow" if convert else _DATA_SUFFIXES.get(src.suffix.lower())
+    fmt = format_of(src)  # the format read_dataset reads it as; ParameterError for an extension naming none
+    copies = {f: n for n, f in P.DATA_FILES.items()}  # the formats the daemon reads: arff, arrow
+    convert = fmt not in copies
+    target = "data.arrow" if convert else copies[fmt]
     doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target}
     P.validate_job(doc)
     _check_unique(sp, name)
