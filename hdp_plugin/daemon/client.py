@@ -11,6 +11,7 @@ import shutil
 import time
 from pathlib import Path
 
+from .. import config
 from .._fs import fsync_directory
 from ..errors import JobError
 from . import protocol as P
@@ -119,7 +120,7 @@ def job_state(spool: str | os.PathLike, name: str) -> dict:
     return out
 
 
-def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, poll: float = 0.2,
+def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, poll: float = config.CLIENT_POLL_SECONDS,
          on_progress=None) -> dict:
     """Wait until a job is in ``done/`` or ``failed/``; return :func:`job_state`.
 
@@ -190,7 +191,8 @@ def status(spool: str | os.PathLike) -> dict:
     }
 
 
-def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0, poll: float = 0.2) -> list[str]:
+def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0,
+         poll: float = config.CLIENT_POLL_SECONDS) -> list[str]:
     """Write a stop marker for every live daemon; wait until they are gone. Return their ids."""
     sp = P.Spool(spool).check()
     ids = [d["daemon"] for d in daemons(spool) if d["alive"]]

@@ -70,18 +70,15 @@ ERROR_CODES = {
 
 #: a job (or daemon) name: safe on every file system, no path separators, no leading dot
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$")
-#: largest job.json accepted
-MAX_JOB_BYTES = 64 * 1024
-#: a job dies with too_many_attempts when its daemon died during this many attempts
-MAX_ATTEMPTS = 3
-#: default resource limits (overridable with ``run --max-input-mb/--max-cardinality``)
-DEFAULT_MAX_INPUT_BYTES = 1 << 30
-DEFAULT_MAX_CARDINALITY = 10_000
-#: seconds between heartbeats; a heartbeat older than STALE_HEARTBEATS of them means a dead daemon
-HEARTBEAT_SECONDS = 2.0
-STALE_HEARTBEATS = 5
-#: maildir's rule: anything in tmp/ untouched this long is garbage
-TMP_MAX_AGE_SECONDS = 36 * 3600
+#: limits and timings of the protocol (defined in config, with every tunable of the package)
+MAX_JOB_BYTES = config.MAX_JOB_BYTES
+MAX_ATTEMPTS = config.MAX_ATTEMPTS
+DEFAULT_MAX_INPUT_BYTES = config.DEFAULT_MAX_INPUT_BYTES
+DEFAULT_MAX_CARDINALITY = config.DEFAULT_MAX_CARDINALITY
+HEARTBEAT_SECONDS = config.HEARTBEAT_SECONDS
+STALE_HEARTBEATS = config.STALE_HEARTBEATS
+TMP_MAX_AGE_SECONDS = config.TMP_MAX_AGE_SECONDS
+MAX_DOC_BYTES = config.MAX_DOC_BYTES
 
 
 # ------------------------------------------------------------------------------------------
@@ -364,10 +361,6 @@ def now_iso() -> str:
 
 def write_json(path: Path, doc: dict, *, fsync: bool = True) -> None:
     write_atomic(path, (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"), fsync=fsync)
-
-
-#: largest JSON document (heartbeat, progress, result, error, attempts) a reader accepts
-MAX_DOC_BYTES = 1 << 20
 
 
 def read_json(path: Path) -> dict | None:

@@ -31,18 +31,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import config
 from .._version import __version__
 from . import protocol as P
 from .jobs import Context, Limits, write_error
 
 log = logging.getLogger(__name__)
 
-#: a worker that does not answer an interrupt within this many seconds is terminated
-INTERRUPT_TIMEOUT = 10.0
-#: seconds between looks for the claims of dead daemons while running
-RECOVERY_SECONDS = 5.0
-#: a worker that dies this many times in a row before it is ready stops the daemon
-MAX_WARMUP_FAILURES = 3
+#: timings and limits of the daemon (defined in config, with every tunable of the package)
+INTERRUPT_TIMEOUT = config.INTERRUPT_SECONDS
+RECOVERY_SECONDS = config.RECOVERY_SECONDS
+MAX_WARMUP_FAILURES = config.MAX_WARMUP_FAILURES
 
 
 # ------------------------------------------------------------------------------------------
@@ -100,13 +99,13 @@ class _Worker:
 class Settings:
     """Options of :func:`run`."""
 
-    workers: int = 1
+    workers: int = config.DAEMON_WORKERS
     idle_exit: float | None = None
-    poll: float = 0.5
-    grace: float = 10.0
+    poll: float = config.DAEMON_POLL_SECONDS
+    grace: float = config.DAEMON_GRACE_SECONDS
     threads: int | None = None
     limits: Limits = field(default_factory=Limits)
-    heartbeat: float = P.HEARTBEAT_SECONDS
+    heartbeat: float = config.HEARTBEAT_SECONDS
     #: serve a spool that other users can write or own (they could run jobs as this user)
     allow_shared_spool: bool = False
 
@@ -205,12 +204,12 @@ class Daemon:
                 w.conn.send(None)
             except OSError:
                 pass
-        deadline = time.time() + 10
+        deadline = time.time() + config.WORKER_EXIT_SECONDS
         for w in self.workers:
             w.process.join(max(0.0, deadline - time.time()))
             if w.process.is_alive():
                 w.process.terminate()
-                w.process.join(5)
+                w.process.join(config.WORKER_TERMINATE_SECONDS)
         mine = self.spool.dir(P.CLAIMED) / self.id
         for name in self.spool.names(f"{P.CLAIMED}/{self.id}"):  # only after a failed put-back
             try:
@@ -346,7 +345,7 @@ class Daemon:
                               else [os.lstat(path).st_mtime])
             except OSError:
                 continue
-            if now - touched > P.TMP_MAX_AGE_SECONDS:
+            if now - touched > config.TMP_MAX_AGE_SECONDS:
                 log.warning("removing %s: abandoned by its producer (untouched for %.0f h)", path,
                             (now - touched) / 3600)
                 if path.is_dir() and not path.is_symlink():
@@ -362,7 +361,7 @@ class Daemon:
                 path = self.spool.dir(state) / f
                 final = self.spool.job(P.DONE, name).exists() or self.spool.job(P.FAILED, name).exists()
                 try:
-                    stale = time.time() - os.stat(path).st_mtime > 3600
+                    stale = time.time() - os.stat(path).st_mtime > config.STALE_MARKER_SECONDS
                 except OSError:
                     continue
                 if (final and state == P.PROGRESS) or (final and not self.spool.job(P.NEW, name).exists()) or (
@@ -373,7 +372,8 @@ class Daemon:
         """Are worker processes of dead daemon ``d`` still running (on this host)? They stop at their
         next progress step; recovering before that could let one write into a requeued job."""
         doc = P.read_json(self.spool.heartbeat(d)) or {}
-        if doc.get("host") != socket.gethostname() or time.time() - P.number(doc, "heartbeat_unix") > 60:
+        if doc.get("host") != socket.gethostname() or time.time() - P.number(doc, "heartbeat_unix") > \
+                config.LINGER_HEARTBEAT_SECONDS:
             return False
         pids = doc.get("worker_pids")
         pids = [p for p in pids if isinstance(p, int) and not isinstance(p, bool)] if isinstance(pids, list) else []
@@ -414,7 +414,7 @@ class Daemon:
         """Names in new/, oldest first."""
         new = self.spool.dir(P.NEW)
         out = []
-        for name in self.spool.names(P.NEW)[:5000]:
+        for name in self.spool.names(P.NEW)[:config.MAX_WAITING_LISTED]:
             try:
                 out.append((os.stat(new / name).st_mtime, name))
             except OSError:
@@ -600,7 +600,7 @@ class Daemon:
             if not any(w.job for w in self.workers):
                 return self.exit_code
         else:
-            if now - self._last_recovery >= (0.5 if self._lingering else RECOVERY_SECONDS):
+            if now - self._last_recovery >= (config.LINGER_RECOVERY_SECONDS if self._lingering else RECOVERY_SECONDS):
                 self._last_recovery = now
                 self.recover()
             idle = [w for w in self.workers if w.ready and w.job is None]
