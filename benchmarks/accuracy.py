@@ -326,8 +326,8 @@ def render(tables, datasets, methods, args, command: str) -> str:
         for b in others:
             cells = []
             for key in report.MEASURES:
-                w, d, l, p = report.win_draw_loss(tables[key], a, b)
-                s = f"{w}/{d}/{l} p={p:.3f}"
+                w, d, lo, p = report.win_draw_loss(tables[key], a, b)
+                s = f"{w}/{d}/{lo} p={p:.3f}"
                 cells.append(f"**{s}**" if p < 0.05 else s)
             L.append(f"| {b} | " + " | ".join(cells) + " |")
         L.append("")
@@ -371,9 +371,9 @@ def target_lines(tables, present: list[str]) -> list[str]:
     for b in peers:
         cells, wdl = [], {}
         for key in report.MEASURES:
-            w, d, l, p = report.win_draw_loss(tables[key], TARGET, b)
-            wdl[key] = (w, d, l)
-            s = f"{w}/{d}/{l} p={p:.3f}"
+            w, d, lo, p = report.win_draw_loss(tables[key], TARGET, b)
+            wdl[key] = (w, d, lo)
+            s = f"{w}/{d}/{lo} p={p:.3f}"
             cells.append(f"**{s}**" if p < 0.05 else s)
         n = sum(wdl["rmse"])
         if b == "m-est. ESKDB":

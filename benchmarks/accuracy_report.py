@@ -45,7 +45,7 @@ def mean_ranks(table: dict[str, dict[str, float]], methods: list[str]) -> dict[s
 
 def win_draw_loss(table, a: str, b: str) -> tuple[int, int, int, float]:
     """Data sets on which ``a`` has a lower / equal / higher mean loss than ``b`` (at DIGITS decimals)."""
-    w = d = l = 0
+    w = d = lo = 0
     for row in table.values():
         if a not in row or b not in row:
             continue
@@ -55,8 +55,8 @@ def win_draw_loss(table, a: str, b: str) -> tuple[int, int, int, float]:
         elif x == y:
             d += 1
         else:
-            l += 1
-    return w, d, l, sign_test_p(w, l)
+            lo += 1
+    return w, d, lo, sign_test_p(w, lo)
 
 
 def fmt(x: float) -> str:
@@ -89,7 +89,7 @@ def machine() -> list[str]:
     out = []
     try:
         lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        info = {k.strip(): v.strip() for k, _, v in (l.partition(":") for l in lscpu.splitlines())}
+        info = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in lscpu.splitlines())}
         out.append(f"- CPU: {info.get('Model name', '?')}, {info.get('CPU(s)', '?')} logical cores "
                    f"({info.get('Thread(s) per core', '?')} thread(s) per core), shared with other work")
     except OSError:

@@ -1,10 +1,16 @@
-"""Small file-system helpers shared by the model file and the spool (portable by design)."""
+"""Small file-system helpers shared by the model file, the CLI's outputs and the spool (portable by design).
+
+:func:`replacing` (and :func:`write_atomic` on top of it) is the one atomic write of the package: every
+file a reader may see while it changes (a model, predictions, a job's JSON files) is written through it.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -50,23 +56,66 @@ def check_output(path: str | os.PathLike, inputs: tuple = ()) -> tuple[Path, str
     return target, None
 
 
-@contextmanager
-def replacing(target: Path):
-    """Write ``target`` atomically: yield a temporary path in its directory, then rename it over
-    ``target`` (a reader, or a full disk, never leaves half a file). The file gets the usual mode."""
-    target = Path(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
-    os.close(fd)
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(tmp, 0o666 & ~mask)
+def retry_sharing(op, *args, attempts: int = 20):
+    """Run a rename, retrying briefly on Windows sharing violations (a reader has the file open)."""
+    for i in range(attempts):
+        try:
+            return op(*args)
+        except PermissionError:
+            if sys.platform != "win32" or i == attempts - 1:
+                raise
+            time.sleep(0.05)
+
+
+def is_real_dir(path: Path) -> bool:
+    """A directory itself, not a link to one (``lstat``: links are never followed)."""
     try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def remove_quietly(path: Path) -> None:
+    """Unlink ``path``; nothing if it is gone (or cannot be removed)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def replacing(target: Path, *, fsync: bool = False):
+    """Write ``target`` atomically: yield a temporary path in its directory (``.<name>.<random>.tmp``),
+    then rename it over ``target`` (a reader, or a full disk, never leaves half a file). The file gets
+    the usual mode (0666 less the umask). ``fsync``: make the file and the rename durable before returning.
+    On an error the temporary file is removed and the error propagates; ``target`` is untouched."""
+    target = Path(target)
+    directory = target.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(directory))
+    os.close(fd)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600
         yield Path(tmp)
-        os.replace(tmp, target)
+        if fsync:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+        retry_sharing(os.replace, tmp, target)
         tmp = None
+        if fsync:
+            fsync_directory(directory)
     finally:
         if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            remove_quietly(tmp)
+
+
+def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Write ``data`` to ``path`` through :func:`replacing`."""
+    with replacing(path, fsync=fsync) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)

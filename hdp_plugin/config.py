@@ -1,4 +1,8 @@
-"""Every default and tunable of hdp_plugin, in one place."""
+"""Every default, limit and tunable of hdp_plugin, in one place.
+
+What stays with its code are the constants of a file format (magic numbers, the spool's names, the
+model file's columns), numerical guards of a kernel, and the sizes of read buffers.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +48,9 @@ MAX_K = 64
 DEFAULT_MEMBERS = 20
 MAX_MEMBERS = 1000
 
+#: structure learning refuses pairwise count tables n(x_i, x_j, y) larger than this many bytes by default
+MAX_PAIR_BYTES = 4 * 1024**3
+
 # --- estimators ---------------------------------------------------------------------------
 ESTIMATORS = ("hdp", "m-estimate", "laplace", "mle")
 DEFAULT_ESTIMATOR = "hdp"
@@ -81,6 +88,47 @@ MODEL_FORMAT_MINOR = 0
 NETWORK_FORMAT = (1, 0)
 #: the majors this package reads
 MODEL_FORMAT_READS = (1, 2)
+
+# --- the training daemon and its spool (docs/spool-protocol.md) -------------------------
+#: ``daemon run`` defaults: worker processes, seconds between looks at new/, seconds running jobs get
+#: to finish when the daemon is asked to stop
+DAEMON_WORKERS = 1
+DAEMON_POLL_SECONDS = 0.5
+DAEMON_GRACE_SECONDS = 10.0
+#: default resource limits of a daemon (``run --max-input-mb/--max-cardinality``; ``--max-cells`` is MAX_CELLS)
+DEFAULT_MAX_INPUT_BYTES = 1 << 30
+DEFAULT_MAX_CARDINALITY = 10_000
+#: largest job.json accepted
+MAX_JOB_BYTES = 64 * 1024
+#: largest JSON document (heartbeat, progress, result, error, attempts) a reader accepts
+MAX_DOC_BYTES = 1 << 20
+#: a job dies with too_many_attempts when its daemon or worker died during this many attempts
+MAX_ATTEMPTS = 3
+#: seconds between heartbeats; a heartbeat older than STALE_HEARTBEATS of them means a dead daemon
+HEARTBEAT_SECONDS = 2.0
+STALE_HEARTBEATS = 5
+#: seconds between progress file updates of a running job
+PROGRESS_SECONDS = 0.25
+#: seconds between looks for the claims of dead daemons (and while a dead daemon's workers linger)
+RECOVERY_SECONDS = 5.0
+LINGER_RECOVERY_SECONDS = 0.5
+#: a dead daemon's workers are waited for only if its heartbeat is younger than this (seconds)
+LINGER_HEARTBEAT_SECONDS = 60.0
+#: a worker that does not answer an interrupt within this many seconds is terminated
+INTERRUPT_SECONDS = 10.0
+#: on shutdown, seconds the workers get to exit, then seconds to die once terminated
+WORKER_EXIT_SECONDS = 10.0
+WORKER_TERMINATE_SECONDS = 5.0
+#: a worker that dies this many times in a row before it is ready stops the daemon
+MAX_WARMUP_FAILURES = 3
+#: most entries of new/ looked at in one pass (the oldest of them are claimed first)
+MAX_WAITING_LISTED = 5000
+#: maildir's rule: anything in tmp/ untouched this long is garbage (seconds)
+TMP_MAX_AGE_SECONDS = 36 * 3600
+#: a progress file or cancel marker of no known job is removed once untouched this long (seconds)
+STALE_MARKER_SECONDS = 3600
+#: clients: seconds between looks at a job (``submit --wait``) or at stopping daemons (``stop``)
+CLIENT_POLL_SECONDS = 0.2
 
 
 def canonical_params(params: dict) -> dict:

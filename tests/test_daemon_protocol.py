@@ -359,3 +359,75 @@ def test_abandoned_tmp_entries_are_swept_fresh_ones_kept(tmp_path):
     os.utime(fresh, (past, past))
     service.Daemon(sp.root).recover()
     assert sp.names(P.TMP) == ["being-written"]
+
+
+def _suffixes_read_dataset_reads() -> list[str]:
+    """Every extension :func:`read_dataset` tells a format by, with ``.gz`` where it is allowed."""
+    from hdp_plugin.data.readers import FORMATS
+
+    out = [s for exts in FORMATS.values() for s in exts]
+    return out + [s + ".gz" for s in FORMATS["arff"] + FORMATS["csv"]]
+
+
+def _write_as(ds_path: Path, path: Path) -> None:
+    """weather.nominal.arff in the format ``path``'s extension names (pyarrow and gzip as the writers)."""
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    from hdp_plugin.data.readers import format_of
+
+    text = ds_path.read_text()
+    rows = [r.split(",") for r in text.split("@data")[1].split() if r and not r.startswith("%")]
+    names = ["outlook", "temperature", "humidity", "windy", "play"]
+    table = pa.table({n: [r[j] for r in rows] for j, n in enumerate(names)})
+    fmt = format_of(path)
+    gz = path.suffix.lower() == ".gz"
+    raw = path.with_suffix("") if gz else path
+    if fmt == "arff":
+        raw.write_text(text)
+    elif fmt == "csv":
+        pcsv.write_csv(table, raw)
+    elif fmt == "parquet":
+        pq.write_table(table, raw)
+    elif raw.suffix == ".arrows":
+        with pa.OSFile(str(raw), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
+            w.write_table(table)
+    else:
+        with pa.OSFile(str(raw), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+            w.write_table(table)
+    if gz:
+        path.write_bytes(gzip.compress(raw.read_bytes()))
+        raw.unlink()
+
+
+def test_daemon_submit_accepts_every_suffix_read_dataset_reads(tmp_path):
+    """`daemon submit` (and client.publish under it) takes what read_dataset takes: each file becomes a job
+    the daemon's own reader trains on, on the very table read_dataset reads."""
+    import numpy as np
+    from typer.testing import CliRunner
+
+    from hdp_plugin import read_dataset
+    from hdp_plugin.daemon.commands import app
+
+    spool = tmp_path / "s"
+    suffixes = _suffixes_read_dataset_reads()
+    assert {".arrows", ".pq", ".arff.gz", ".csv.gz", ".feather", ".ipc"} <= set(suffixes)
+    sp = P.Spool(spool)
+    for i, suffix in enumerate(suffixes):
+        src = tmp_path / f"weather{suffix}"
+        _write_as(DATA / "weather.nominal.arff", src)
+        expected = read_dataset(src)
+        name = f"j{i}"
+        res = CliRunner().invoke(app, ["submit", str(spool), str(src), "--name", name, "-e", "mle", "-q"])
+        assert res.exit_code == 0, (suffix, res.output)
+        folder = sp.job(P.NEW, name)
+        job = read_job(folder)
+        got = read_dataset(data_file(folder, job))
+        assert [a.values for a in got.attributes] == [a.values for a in expected.attributes], suffix
+        assert np.array_equal(got.X, expected.X) and np.array_equal(got.y, expected.y), suffix
+        assert execute(folder, name, Context(spool=sp, daemon_id="test")) == "done", (
+            suffix, (folder / P.ERROR_FILE).read_text() if (folder / P.ERROR_FILE).exists() else "")
+        assert json.loads((folder / P.RESULT_FILE).read_text())["data"]["rows"] == expected.n_rows

@@ -1,8 +1,12 @@
 """The training daemon and its spool protocol (see ``docs/spool-protocol.md``).
 
-:mod:`.protocol` (layout, job schema, atomic moves, locks), :mod:`.client` (publish, wait, cancel,
-status, stop), :mod:`.jobs` (run one job), :mod:`.service` (the daemon loop), :mod:`.commands`
-(the ``hdp-bnc daemon`` sub-app).
+The protocol: :mod:`.protocol` (job schema, error codes, limits; re-exports the rest under one name),
+:mod:`.layout` (names and paths), :mod:`.fileops` (atomic writes and renames), :mod:`.locks` (locks and
+liveness). Its two sides: :mod:`.client` (publish, wait, cancel, status, stop) and the daemon:
+:mod:`.service` (its life and loop), :mod:`.workers` (supervision of the worker processes),
+:mod:`.claiming`, :mod:`.ledger` (moves of jobs to their next state), :mod:`.recovery` (crash recovery),
+:mod:`.sweeping`, :mod:`.heartbeat`, and :mod:`.jobs` (run one job, in a worker). :mod:`.commands` is
+the ``hdp-bnc daemon`` sub-app.
 """
 
 from .protocol import PROTOCOL_VERSION

@@ -11,14 +11,10 @@ import shutil
 import time
 from pathlib import Path
 
+from .. import config
 from .._fs import fsync_directory
 from ..errors import JobError
 from . import protocol as P
-
-#: source file suffixes -> the data file name they become in a job folder
-_DATA_SUFFIXES = {".arff": "data.arff", ".gz": "data.arff", ".arrow": "data.arrow", ".feather": "data.arrow",
-                  ".ipc": "data.arrow"}
-
 
 def new_job_name(prefix: str = "job") -> str:
     """A fresh, unique job name: ``<prefix>-<UTC time>-<pid>-<random>``."""
@@ -33,9 +29,11 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     spool : path
         The spool directory (created, mode 0700, if it does not exist).
     data : path
-        An ARFF (``.arff``, ``.arff.gz``) or Arrow IPC (``.arrow``, ``.feather``, ``.ipc``) file,
-        copied into the job folder as ``data.arff`` or ``data.arrow``; or a CSV or Parquet file,
-        converted to ``data.arrow`` (the table :func:`~hdp_plugin.read_dataset` would read).
+        Any file :func:`~hdp_plugin.read_dataset` reads, its format told by its extension
+        (:func:`~hdp_plugin.data.readers.format_of`): an ARFF (``.arff``, ``.arff.gz``) or Arrow IPC
+        file or stream (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``), copied into the job folder as
+        ``data.arff`` or ``data.arrow``; or a CSV or Parquet file, converted to ``data.arrow`` (the
+        table :func:`~hdp_plugin.read_dataset` would read).
     job : dict
         job.json fields (``protocol`` is filled in); validated before anything is written.
     name : str, optional
@@ -53,9 +51,10 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     src = Path(data)
     if not src.is_file():
         raise JobError(f"{src}: no such file")
-    fmt = format_of(src)  # ParameterError for an extension that names no format
-    convert = fmt in ("csv", "parquet")
-    target = "data.arrow" if convert else _DATA_SUFFIXES.get(src.suffix.lower())
+    fmt = format_of(src)  # the format read_dataset reads it as; ParameterError for an extension naming none
+    copies = {f: n for n, f in P.DATA_FILES.items()}  # the formats the daemon reads: arff, arrow
+    convert = fmt not in copies
+    target = "data.arrow" if convert else copies[fmt]
     doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target}
     P.validate_job(doc)
     _check_unique(sp, name)
@@ -121,7 +120,7 @@ def job_state(spool: str | os.PathLike, name: str) -> dict:
     return out
 
 
-def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, poll: float = 0.2,
+def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, poll: float = config.CLIENT_POLL_SECONDS,
          on_progress=None) -> dict:
     """Wait until a job is in ``done/`` or ``failed/``; return :func:`job_state`.
 
@@ -192,7 +191,8 @@ def status(spool: str | os.PathLike) -> dict:
     }
 
 
-def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0, poll: float = 0.2) -> list[str]:
+def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0,
+         poll: float = config.CLIENT_POLL_SECONDS) -> list[str]:
     """Write a stop marker for every live daemon; wait until they are gone. Return their ids."""
     sp = P.Spool(spool).check()
     ids = [d["daemon"] for d in daemons(spool) if d["alive"]]

@@ -36,26 +36,26 @@ ExistingSpoolArg = Annotated[Path, typer.Argument(help="The spool directory, as 
 @app.command()
 def run(
     spool: SpoolArg,
-    workers: Annotated[int, typer.Option("--workers", "-w", help="Jobs run at once, each in its own worker process.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", "-w", help="Jobs run at once, each in its own worker process.")] = config.DAEMON_WORKERS,
     idle_exit: Annotated[
         Optional[float],
         typer.Option("--idle-exit", help="Exit after this many seconds with no job queued or running; by default never."),
     ] = None,
-    poll: Annotated[float, typer.Option("--poll", help="Seconds between looks at new/ (polling is the source of truth).")] = 0.5,
+    poll: Annotated[float, typer.Option("--poll", help="Seconds between looks at new/ (polling is the source of truth).")] = config.DAEMON_POLL_SECONDS,
     grace: Annotated[
         float,
         typer.Option("--grace", help="On SIGTERM, SIGINT or 'stop': seconds running jobs get to finish before they are put back in new/."),
-    ] = 10.0,
+    ] = config.DAEMON_GRACE_SECONDS,
     threads: Annotated[
         Optional[int],
         typer.Option("--threads", "-t", help="Sampler threads per worker; by default the cores divided by the workers. Models do not depend on it."),
     ] = None,
     max_input_mb: Annotated[
         float, typer.Option("--max-input-mb", help="Largest data file a job may hand in, in MiB; larger ones fail with too_large."),
-    ] = P.DEFAULT_MAX_INPUT_BYTES / 2**20,
+    ] = config.DEFAULT_MAX_INPUT_BYTES / 2**20,
     max_cardinality: Annotated[
         int, typer.Option("--max-cardinality", help="Most values a nominal attribute or the class may have; more fail with too_large."),
-    ] = P.DEFAULT_MAX_CARDINALITY,
+    ] = config.DEFAULT_MAX_CARDINALITY,
     max_cells: Annotated[
         int, typer.Option("--max-cells", help="Most values (rows x columns) an Arrow data file may declare or decode to; more fail with too_large."),
     ] = config.MAX_CELLS,

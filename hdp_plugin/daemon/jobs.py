@@ -41,8 +41,8 @@ class Interrupted(Exception):
 class Limits:
     """Resource limits of one daemon."""
 
-    max_input_bytes: int = P.DEFAULT_MAX_INPUT_BYTES
-    max_cardinality: int = P.DEFAULT_MAX_CARDINALITY
+    max_input_bytes: int = config.DEFAULT_MAX_INPUT_BYTES
+    max_cardinality: int = config.DEFAULT_MAX_CARDINALITY
     max_cells: int = config.MAX_CELLS
 
 
@@ -57,7 +57,7 @@ class Context:
     #: True when the daemon wants the job interrupted (it is stopping or its parent died)
     interrupted: Callable[[], bool] = lambda: False
     #: seconds between progress file updates
-    progress_every: float = 0.25
+    progress_every: float = config.PROGRESS_SECONDS
 
     def __post_init__(self):
         if self.limits is None:

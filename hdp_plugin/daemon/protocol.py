@@ -1,7 +1,10 @@
-"""The spool protocol (version 1): directory layout, job schema, atomic moves and liveness.
+"""The spool protocol (version 1): what a producer (the ``submit`` command, the Java Weka wrapper) and
+the daemon must agree on; ``docs/spool-protocol.md`` is the prose contract and the two are kept in step.
 
-Everything a producer (the ``submit`` command, the Java Weka wrapper) and the daemon must agree
-on lives here; ``docs/spool-protocol.md`` is the prose contract and the two are kept in step.
+This module holds the job schema (``job.json``), the error codes and the protocol's limits, and
+re-exports the rest of the contract under one name (``from hdp_plugin.daemon import protocol as P``):
+:mod:`.layout` (names and paths: the directories, the files of a job folder, :class:`Spool`),
+:mod:`.fileops` (atomic writes and renames, tolerant reads) and :mod:`.locks` (locks and liveness).
 
 Layout of a spool (every name below is fixed)::
 
@@ -25,37 +28,24 @@ one daemon wins.
 
 from __future__ import annotations
 
-import datetime as _dt
-import errno
 import json
 import math
-import os
-import re
-import socket
-import stat
-import sys
-import time
-from pathlib import Path
 
 from .. import config
-from .._fs import fsync_directory
 from ..errors import JobError
 from ..params import PARAMETERS, Param
+from .fileops import (  # noqa: F401 - re-exported: the protocol's atomic operations
+    clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json, remove_quietly,
+    write_atomic, write_json,
+)
+from .layout import (  # noqa: F401 - re-exported: the protocol's names and paths
+    ATTEMPTS_FILE, CANCEL, CLAIMED, DAEMON_FILES, DAEMONS, DATA_FILES, DONE, ERROR_FILE, FAILED, JOB_FILE, MODEL_FILE,
+    NAME_RE, NEW, PROGRESS, RESULT_FILE, SUBDIRS, TMP, Spool, check_name, new_daemon_id,
+)
+from .locks import DaemonLock, daemon_alive, heartbeat_fresh, pid_alive  # noqa: F401 - re-exported: liveness
 
 #: the protocol version this code speaks (``protocol`` field of every JSON file)
 PROTOCOL_VERSION = 1
-
-TMP, NEW, CLAIMED, DONE, FAILED = "tmp", "new", "claimed", "done", "failed"
-PROGRESS, CANCEL, DAEMONS = "progress", "cancel", "daemons"
-#: every sub-directory of a spool
-SUBDIRS = (TMP, NEW, CLAIMED, DONE, FAILED, PROGRESS, CANCEL, DAEMONS)
-#: file names inside a job folder
-JOB_FILE, RESULT_FILE, ERROR_FILE, MODEL_FILE, ATTEMPTS_FILE = (
-    "job.json", "result.json", "error.json", "model.arrow", "attempts.json")
-#: data file names a job may use, by format
-DATA_FILES = {"data.arff": "arff", "data.arrow": "arrow"}
-#: files the daemon writes into a job folder (removed when a job is put back in new/)
-DAEMON_FILES = (RESULT_FILE, ERROR_FILE, MODEL_FILE)
 
 #: machine-readable codes of ``error.json``
 ERROR_CODES = {
@@ -69,20 +59,15 @@ ERROR_CODES = {
     "internal_error": "a bug or an unexpected failure of the daemon",
 }
 
-#: a job (or daemon) name: safe on every file system, no path separators, no leading dot
-NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$")
-#: largest job.json accepted
-MAX_JOB_BYTES = 64 * 1024
-#: a job dies with too_many_attempts when its daemon died during this many attempts
-MAX_ATTEMPTS = 3
-#: default resource limits (overridable with ``run --max-input-mb/--max-cardinality``)
-DEFAULT_MAX_INPUT_BYTES = 1 << 30
-DEFAULT_MAX_CARDINALITY = 10_000
-#: seconds between heartbeats; a heartbeat older than STALE_HEARTBEATS of them means a dead daemon
-HEARTBEAT_SECONDS = 2.0
-STALE_HEARTBEATS = 5
-#: maildir's rule: anything in tmp/ untouched this long is garbage
-TMP_MAX_AGE_SECONDS = 36 * 3600
+#: limits and timings of the protocol (defined in config, with every tunable of the package)
+MAX_JOB_BYTES = config.MAX_JOB_BYTES
+MAX_ATTEMPTS = config.MAX_ATTEMPTS
+DEFAULT_MAX_INPUT_BYTES = config.DEFAULT_MAX_INPUT_BYTES
+DEFAULT_MAX_CARDINALITY = config.DEFAULT_MAX_CARDINALITY
+HEARTBEAT_SECONDS = config.HEARTBEAT_SECONDS
+STALE_HEARTBEATS = config.STALE_HEARTBEATS
+TMP_MAX_AGE_SECONDS = config.TMP_MAX_AGE_SECONDS
+MAX_DOC_BYTES = config.MAX_DOC_BYTES
 
 
 # ------------------------------------------------------------------------------------------
@@ -223,420 +208,3 @@ def classifier_params(job: dict) -> dict:
     params = {p.name: job[p.job] for p in PARAMETERS if p.job}
     params["m"] = float(params["m"])
     return config.canonical_params(params)
-
-
-def check_name(name: str, what: str = "job name") -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name) or name.endswith(".tmp"):
-        raise JobError(f"{what} must be 1-128 letters, digits or _ . @ + -, start with a letter, "
-                       f"digit or _, and not end in .tmp; got {name!r}")
-    return name
-
-
-# ------------------------------------------------------------------------------------------
-# paths
-# ------------------------------------------------------------------------------------------
-class Spool:
-    """The paths of one spool directory."""
-
-    def __init__(self, root: str | os.PathLike):
-        self.root = Path(root)
-
-    def __repr__(self) -> str:  # pragma: no cover - cosmetic
-        return f"Spool({str(self.root)!r})"
-
-    def dir(self, state: str) -> Path:
-        return self.root / state
-
-    def job(self, state: str, name: str, daemon: str | None = None) -> Path:
-        if state == CLAIMED:
-            return self.root / CLAIMED / daemon / name
-        return self.root / state / name
-
-    def progress(self, name: str) -> Path:
-        return self.root / PROGRESS / f"{name}.json"
-
-    def cancel(self, name: str) -> Path:
-        return self.root / CANCEL / name
-
-    def lock(self, daemon: str) -> Path:
-        return self.root / DAEMONS / f"{daemon}.lock"
-
-    def heartbeat(self, daemon: str) -> Path:
-        return self.root / DAEMONS / f"{daemon}.json"
-
-    def stop_marker(self, daemon: str) -> Path:
-        return self.root / DAEMONS / f"{daemon}.stop"
-
-    def create(self) -> "Spool":
-        """Make the spool and its sub-directories, private to the user (mode 0700)."""
-        old = os.umask(0o077)
-        try:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            for d in SUBDIRS:
-                (self.root / d).mkdir(mode=0o700, exist_ok=True)
-        finally:
-            os.umask(old)
-        return self
-
-    def check(self) -> "Spool":
-        """:class:`JobError` unless this looks like a spool (every sub-directory present)."""
-        missing = [d for d in SUBDIRS if not (self.root / d).is_dir()]
-        if missing:
-            raise JobError(f"{self.root}: not a spool directory (no {', '.join(missing)}/); "
-                           f"start a daemon on it or create it with 'daemon run'")
-        return self
-
-    def names(self, state: str) -> list[str]:
-        """Entries of a state directory, ignoring hidden and temporary names ([] if it is not a directory)."""
-        try:
-            return sorted(n for n in os.listdir(self.root / state) if not n.startswith("."))
-        except OSError:  # missing, or a stray file or link where a directory belongs
-            return []
-
-    def claimed_daemons(self) -> list[str]:
-        """The entries of ``claimed/`` that are real directories (never links): one per daemon."""
-        return [d for d in self.names(CLAIMED) if is_real_dir(self.root / CLAIMED / d)]
-
-    def claimed(self) -> dict[str, list[str]]:
-        """``{daemon id: [job names]}`` of ``claimed/`` (real directories only, never followed links)."""
-        return {d: self.names(f"{CLAIMED}/{d}") for d in self.claimed_daemons()}
-
-    def check_private(self) -> None:
-        """:class:`JobError` unless the spool and each sub-directory is a real directory (no link) owned
-        by this user and writable by nobody else (POSIX; Windows has no such modes)."""
-        for path in [self.root] + [self.root / d for d in SUBDIRS]:
-            try:
-                st = os.lstat(path)
-            except OSError as exc:
-                raise JobError(f"{path}: cannot inspect the spool ({exc.strerror or exc})") from None
-            if not stat.S_ISDIR(st.st_mode):
-                raise JobError(f"{path}: is not a directory (a link or a file); the spool and its "
-                               f"sub-directories must be real directories")
-            if os.name != "posix":
-                continue
-            if st.st_uid != os.geteuid():
-                raise JobError(f"{path}: is owned by user id {st.st_uid}, not by this user ({os.geteuid()}); "
-                               "another user could run jobs as you. Use a spool of your own, or pass "
-                               "--allow-shared-spool if you trust every user who can write it")
-            if st.st_mode & 0o022:
-                raise JobError(f"{path}: has mode {stat.S_IMODE(st.st_mode):o}, writable by other users, who "
-                               f"could run jobs as you; 'chmod 700' it, or pass --allow-shared-spool if you "
-                               "trust every user who can write it")
-
-    def locate(self, name: str) -> tuple[str, Path] | None:
-        """Where a job is now: ``(state, folder)``, or None.
-
-        A job can move while we look (``new/`` -> ``claimed/`` just after we listed ``claimed/``),
-        so a miss is looked again three times before it counts.
-        """
-        for _ in range(3):
-            for state in (DONE, FAILED):
-                p = self.job(state, name)
-                if p.exists():
-                    return state, p
-            for daemon, jobs in self.claimed().items():
-                if name in jobs:
-                    return CLAIMED, self.job(CLAIMED, name, daemon)
-            for state in (NEW, TMP):
-                p = self.job(state, name)
-                if p.exists():
-                    return state, p
-        return None
-
-
-# ------------------------------------------------------------------------------------------
-# atomic file operations
-# ------------------------------------------------------------------------------------------
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _retry(op, *args, attempts: int = 20):
-    """Run a rename, retrying briefly on Windows sharing violations (a reader has the file open)."""
-    for i in range(attempts):
-        try:
-            return op(*args)
-        except PermissionError:
-            if sys.platform != "win32" or i == attempts - 1:
-                raise
-            time.sleep(0.05)
-
-
-def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Write a file under a temporary name in its directory, then ``os.replace`` it into place."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
-        _retry(os.replace, tmp, path)
-        tmp = None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def write_json(path: Path, doc: dict, *, fsync: bool = True) -> None:
-    write_atomic(path, (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"), fsync=fsync)
-
-
-#: largest JSON document (heartbeat, progress, result, error, attempts) a reader accepts
-MAX_DOC_BYTES = 1 << 20
-
-
-def read_json(path: Path) -> dict | None:
-    """A JSON object the daemon or a client wrote, or None if it is missing, malformed, not an object,
-    larger than MAX_DOC_BYTES or not a regular file (a reader never blocks on a FIFO)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_DOC_BYTES + 1)
-        if len(data) > MAX_DOC_BYTES:
-            return None
-        doc = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def number(doc: dict | None, key: str, default: float = 0.0) -> float:
-    """``doc[key]`` as a finite float, or ``default`` when it is missing or not a finite number."""
-    v = (doc or {}).get(key, default)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        return default
-    return float(v)
-
-
-def is_real_dir(path: Path) -> bool:
-    """A directory itself, not a link to one (``lstat``: links are never followed)."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def read_attempts(folder: Path) -> tuple[int, list]:
-    """``(lost, history)`` of a job's attempts.json; ``(0, [])`` unless it is a regular file (no link)
-    holding what a daemon writes, so that a producer cannot spoof or break the retry count."""
-    path = folder / ATTEMPTS_FILE
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return 0, []
-    except OSError:
-        return 0, []
-    doc = read_json(path) or {}
-    lost, history = doc.get("lost"), doc.get("history", [])
-    if (isinstance(lost, bool) or not isinstance(lost, int) or not 0 <= lost <= MAX_ATTEMPTS
-            or not isinstance(history, list)
-            or not all(isinstance(h, dict) and isinstance(h.get("reason"), str) and isinstance(h.get("time"), str)
-                       for h in history)):
-        return 0, []
-    return lost, [{"reason": h["reason"][:500], "time": h["time"][:40]} for h in history[-20:]]
-
-
-def move(src: Path, dst: Path) -> bool:
-    """Rename a job folder, never over an existing one. False if ``src`` is gone (someone else won).
-
-    ``os.rename`` is one rename(2) on POSIX and one MoveFileEx (without REPLACE_EXISTING) on
-    Windows: atomic within one file system, and it fails rather than replace an existing target.
-    """
-    if dst.exists():
-        raise FileExistsError(errno.EEXIST, "target exists", str(dst))
-    try:
-        _retry(os.rename, src, dst)
-    except FileNotFoundError:
-        return False
-    fsync_directory(dst.parent)
-    return True
-
-
-def move_final(src: Path, state_dir: Path, name: str, *, first: int = 0) -> Path:
-    """Rename a finished job into ``done/`` or ``failed/``; a reused name gets ``~1``, ``~2``...
-    (``first=1``: never the plain name, for a job whose name belongs to another one)."""
-    for i in range(first, 1000):
-        dst = state_dir / (name if i == 0 else f"{name}~{i}")
-        if dst.exists():
-            continue
-        try:
-            _retry(os.rename, src, dst)
-        except (FileExistsError, IsADirectoryError):
-            continue
-        except OSError as exc:
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                continue
-            raise
-        fsync_directory(state_dir)
-        return dst
-    raise OSError(f"cannot find a free name for {name} in {state_dir}")
-
-
-def remove_quietly(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-# ------------------------------------------------------------------------------------------
-# locks and liveness
-# ------------------------------------------------------------------------------------------
-def _lock_fd(fd: int) -> bool:
-    """Try to take an exclusive lock on byte 0 of an open file; True if we got it.
-
-    POSIX: an fcntl record lock (F_SETLK), the kind Java's FileChannel.tryLock takes, released by
-    the kernel when the process dies, even by SIGKILL. Windows: LockFileEx through msvcrt.locking.
-    """
-    if sys.platform == "win32":
-        import msvcrt
-
-        os.lseek(fd, 0, os.SEEK_SET)
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-            return True
-        except OSError:
-            return False
-    import fcntl
-
-    try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
-        return True
-    except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EAGAIN):
-            return False
-        raise
-
-
-def _unlock_fd(fd: int) -> None:
-    if sys.platform == "win32":
-        import msvcrt
-
-        os.lseek(fd, 0, os.SEEK_SET)
-        try:
-            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-        except OSError:
-            pass
-        return
-    import fcntl
-
-    fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0)
-
-
-class DaemonLock:
-    """The lock a live daemon holds on ``daemons/<id>.lock`` for its whole life."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.fd: int | None = None
-
-    def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        if not _lock_fd(fd):
-            os.close(fd)
-            raise JobError(f"{self.path}: already locked by another process")
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self.fd = fd
-
-    def release(self) -> None:
-        if self.fd is not None:
-            try:
-                _unlock_fd(self.fd)
-            finally:
-                os.close(self.fd)
-                self.fd = None
-
-
-def daemon_alive(spool: Spool, daemon: str) -> bool:
-    """Is the daemon ``daemon`` of this spool alive? Answered by its lock, not by its heartbeat.
-
-    Never call this for a daemon id of the calling process: POSIX record locks belong to the
-    process, so probing one's own lock would succeed and closing the probe would release it.
-    """
-    try:
-        fd = os.open(spool.lock(daemon), os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True  # cannot tell: assume alive, never steal a live daemon's jobs
-    try:
-        got = _lock_fd(fd)
-        if got:
-            _unlock_fd(fd)
-        return not got
-    finally:
-        os.close(fd)
-
-
-def heartbeat_fresh(doc: dict | None) -> bool:
-    """True when a heartbeat document is recent (for clients on another host, where locks may lie)."""
-    if not doc:
-        return False
-    age = time.time() - number(doc, "heartbeat_unix")
-    return age < STALE_HEARTBEATS * number(doc, "heartbeat_seconds", HEARTBEAT_SECONDS)
-
-
-def pid_alive(pid: int) -> bool:
-    """Is process ``pid`` (on this host) running? Used only to wait for a dead daemon's workers."""
-    if pid <= 0:
-        return False
-    if sys.platform == "win32":
-        import ctypes
-
-        kernel32 = ctypes.windll.kernel32
-        handle = kernel32.OpenProcess(0x00100000, False, int(pid))  # SYNCHRONIZE
-        if not handle:
-            return False
-        try:
-            return kernel32.WaitForSingleObject(handle, 0) == 0x102  # WAIT_TIMEOUT: still running
-        finally:
-            kernel32.CloseHandle(handle)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # Linux: a zombie nobody reaped yet is dead
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
-
-
-def clean_job_folder(folder: Path) -> None:
-    """Remove what a run left in a job folder (results, error, temporary files) before a retry.
-
-    A directory (or anything but a file or link) under a name the daemon writes is renamed out of the
-    way, to ``.<name>.foreign``, so that it can neither block the daemon's writes nor be followed."""
-    for name in DAEMON_FILES + (ATTEMPTS_FILE,):
-        path = folder / name
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode) or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-            try:
-                os.rename(path, folder / f".{name}.{os.urandom(3).hex()}.foreign")
-            except OSError:
-                pass
-        elif name != ATTEMPTS_FILE or stat.S_ISLNK(st.st_mode):
-            remove_quietly(path)
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if name.startswith(".") and name.endswith(".tmp"):
-            remove_quietly(folder / name)
-
-
-def new_daemon_id() -> str:
-    host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname())[:40] or "host"
-    return f"{host}-{os.getpid()}-{os.urandom(3).hex()}"

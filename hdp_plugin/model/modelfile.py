@@ -24,7 +24,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from .. import config
-from .._fs import check_output, fsync_directory
+from .._fs import check_output, replacing
 from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
@@ -283,40 +282,22 @@ def save_model(clf, path) -> Path:
         TRAINING_KEY: training_json,
         CHECKSUM_KEY: _digest(model_json, training_json, batches).encode("ascii"),
     })
-    directory = path.parent if str(path.parent) else Path(".")
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        with os.fdopen(fd, "wb") as fh:
+        with replacing(path, fsync=True) as tmp, open(tmp, "wb") as fh:
             sink = pa.PythonFile(fh, mode="w")
             options = pa.ipc.IpcWriteOptions(compression=None)
             with pa.ipc.new_file(sink, schema, options=options) as writer:
                 for cols in batches:
                     arrays = [pa.array(c, type=f.type) for c, f in zip(cols, CELL_SCHEMA)]
                     writer.write_batch(pa.record_batch(arrays, schema=schema))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        tmp = None
-        fsync_directory(directory)
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot write the model file: {exc.strerror or exc}") from exc
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 
 # ------------------------------------------------------------------------------------------
 # reading
 # ------------------------------------------------------------------------------------------
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 class _Corrupt(Exception):
     """Internal: a consistency check failed (turned into ModelFileError with the path)."""
 

@@ -31,7 +31,7 @@ from ..errors import DataError, ParameterError
 from . import kernels
 
 #: refuse pair tables larger than this by default (bytes)
-DEFAULT_MAX_PAIR_BYTES = 4 * 1024**3
+DEFAULT_MAX_PAIR_BYTES = config.MAX_PAIR_BYTES
 
 
 @dataclass(frozen=True, eq=False)

@@ -333,40 +333,83 @@ public final class ModelFile {
     return HDPModel.ensemble(members, weights);
   }
 
+  /**
+   * A single network (format 1.0, or one member of an ensemble), in the steps the checks follow: the
+   * attributes, the class, the structure, the trees' layout, the nodes and cells of every tree, and
+   * finally the child tables that link each node to the context it refines.
+   */
   private static HDPModel build(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
-    List<?> attrs = asList(doc.get("attributes"));
-    int nAttr = attrs.size();
-    String[] names = new String[nAttr];
-    String[][] values = new String[nAttr][];
-    boolean[] numeric = new boolean[nAttr];
-    double[][] cuts = new double[nAttr][];
-    for (int a = 0; a < nAttr; a++) {
-      Map<String, Object> ad = asMap(attrs.get(a));
-      names[a] = String.valueOf(ad.get("name"));
-      values[a] = strings(ad.get("values"));
-      numeric[a] = Boolean.TRUE.equals(ad.get("numeric"));
-      Object cp = ad.get("cut_points");
-      if (cp != null) {
-        List<?> l = asList(cp);
-        cuts[a] = new double[l.size()];
-        for (int i = 0; i < cuts[a].length; i++) {
-          cuts[a][i] = asDouble(l.get(i));
-        }
-        need(cuts[a].length + 1 == values[a].length, "attribute '" + names[a] + "': cut points do not match its bins");
-      }
-      need(!numeric[a] || cuts[a] != null, "numeric attribute '" + names[a] + "' has no cut points");
-    }
+    Attributes at = readAttributes(asList(doc.get("attributes")));
+    int nAttr = at.names.length;
     Map<String, Object> cls = asMap(doc.get("class"));
     String className = String.valueOf(cls.get("name"));
     String[] classValues = strings(cls.get("values"));
     int nClasses = asInt(doc.get("n_classes"));
     need(nClasses == classValues.length && nClasses >= 1, "bad number of classes");
-    int[] cards = ints(doc.get("cardinalities"));
-    need(cards.length == nAttr, "bad cardinalities");
+    int[] cards = readCardinalities(doc, at);
+    double[] logPrior = readClassLogPrior(doc, nClasses);
+    Map<String, Object> st = asMap(doc.get("structure"));
+    int[] kept = ints(st.get("kept"));
+    int[][] parents = readParents(st, nAttr);
+    Layout lay = readLayout(asList(doc.get("trees")), batches, kept, cards, parents);
+    Nodes nodes = readNodes(lay, batches, nClasses, cards);
+    int[] childTable = linkChildren(nodes);
+    Map<String, Object> est = asMap(doc.get("estimator"));
+    String estName = String.valueOf(est.get("name"));
+    return new HDPModel(at.names, at.values, at.numeric, at.cuts, className, classValues, cards, logPrior,
+      String.valueOf(st.get("kind")), st.get("k") instanceof Long ? asInt(st.get("k")) : 0, kept, parents,
+      lay.treeAttr, lay.treeCard, lay.treeNodeStart, lay.branching, nodes.parent, nodes.depth, nodes.branch,
+      nodes.cellStart, nodes.childStart, childTable, nodes.logProbs, nodes.counts, nodes.concentration, estName,
+      estimatorSummary(doc, est, estName), String.valueOf(doc.get("package_version")), fitRows(doc));
+  }
+
+  /** The attributes of a network: names, labels, which are numeric, and their cut points. */
+  private static final class Attributes {
+    String[] names;
+    String[][] values;
+    boolean[] numeric;
+    double[][] cuts;
+  }
+
+  private static Attributes readAttributes(List<?> attrs) throws Corrupt {
+    int nAttr = attrs.size();
+    Attributes at = new Attributes();
+    at.names = new String[nAttr];
+    at.values = new String[nAttr][];
+    at.numeric = new boolean[nAttr];
+    at.cuts = new double[nAttr][];
     for (int a = 0; a < nAttr; a++) {
-      need(cards[a] >= 1 && values[a].length <= cards[a] && cards[a] <= values[a].length + 1,
-        "attribute '" + names[a] + "': cardinality " + cards[a] + " does not match its labels");
+      Map<String, Object> ad = asMap(attrs.get(a));
+      at.names[a] = String.valueOf(ad.get("name"));
+      at.values[a] = strings(ad.get("values"));
+      at.numeric[a] = Boolean.TRUE.equals(ad.get("numeric"));
+      Object cp = ad.get("cut_points");
+      if (cp != null) {
+        List<?> l = asList(cp);
+        at.cuts[a] = new double[l.size()];
+        for (int i = 0; i < at.cuts[a].length; i++) {
+          at.cuts[a][i] = asDouble(l.get(i));
+        }
+        need(at.cuts[a].length + 1 == at.values[a].length,
+          "attribute '" + at.names[a] + "': cut points do not match its bins");
+      }
+      need(!at.numeric[a] || at.cuts[a] != null, "numeric attribute '" + at.names[a] + "' has no cut points");
     }
+    return at;
+  }
+
+  /** Each attribute's number of codes: its labels, plus one for missing values where they were seen. */
+  private static int[] readCardinalities(Map<String, Object> doc, Attributes at) throws Corrupt {
+    int[] cards = ints(doc.get("cardinalities"));
+    need(cards.length == at.names.length, "bad cardinalities");
+    for (int a = 0; a < cards.length; a++) {
+      need(cards[a] >= 1 && at.values[a].length <= cards[a] && cards[a] <= at.values[a].length + 1,
+        "attribute '" + at.names[a] + "': cardinality " + cards[a] + " does not match its labels");
+    }
+    return cards;
+  }
+
+  private static double[] readClassLogPrior(Map<String, Object> doc, int nClasses) throws Corrupt {
     List<?> lp = asList(doc.get("class_log_prior"));
     need(lp.size() == nClasses, "bad class log-prior");
     double[] logPrior = new double[nClasses];
@@ -374,8 +417,11 @@ public final class ModelFile {
       need(lp.get(y) != null, "bad class log-prior");
       logPrior[y] = asDouble(lp.get(y));
     }
-    Map<String, Object> st = asMap(doc.get("structure"));
-    int[] kept = ints(st.get("kept"));
+    return logPrior;
+  }
+
+  /** The attribute parents of every attribute (indices of other attributes). */
+  private static int[][] readParents(Map<String, Object> st, int nAttr) throws Corrupt {
     List<?> pl = asList(st.get("parents"));
     need(pl.size() == nAttr, "bad structure parents");
     int[][] parents = new int[nAttr][];
@@ -385,16 +431,31 @@ public final class ModelFile {
         need(p >= 0 && p < nAttr && p != a, "bad structure parents");
       }
     }
-    List<?> treesDoc = asList(doc.get("trees"));
+    return parents;
+  }
+
+  /** Where each tree's nodes and cells start, and what each tree is for (its attribute, branching order). */
+  private static final class Layout {
+    int nTrees;
+    int[] treeAttr;
+    int[] treeCard;
+    int[] treeNodeStart;
+    int[][] branching;
+    int totalNodes;
+    int totalCells;
+  }
+
+  private static Layout readLayout(List<?> treesDoc, List<List<Column>> batches, int[] kept, int[] cards,
+      int[][] parents) throws Corrupt {
+    int nAttr = cards.length;
+    Layout lay = new Layout();
     int nTrees = treesDoc.size();
     need(nTrees == batches.size() && nTrees == kept.length, "the number of trees does not match the structure");
-
-    int[] treeAttr = new int[nTrees];
-    int[] treeCard = new int[nTrees];
-    int[] treeNodeStart = new int[nTrees + 1];
-    int[][] branching = new int[nTrees][];
-    int totalNodes = 0;
-    int totalCells = 0;
+    lay.nTrees = nTrees;
+    lay.treeAttr = new int[nTrees];
+    lay.treeCard = new int[nTrees];
+    lay.treeNodeStart = new int[nTrees + 1];
+    lay.branching = new int[nTrees][];
     for (int t = 0; t < nTrees; t++) {
       Map<String, Object> td = asMap(treesDoc.get(t));
       int c = asInt(td.get("attribute"));
@@ -409,103 +470,134 @@ public final class ModelFile {
       int cells = batches.get(t).get(0).length;
       need(cells % card == 0 && cells / card == asInt(td.get("nodes")) && cells >= card,
         "tree " + t + ": wrong number of cells");
-      treeAttr[t] = c;
-      treeCard[t] = card;
-      branching[t] = vars;
-      totalNodes += cells / card;
-      totalCells += cells;
-      treeNodeStart[t + 1] = totalNodes;
+      lay.treeAttr[t] = c;
+      lay.treeCard[t] = card;
+      lay.branching[t] = vars;
+      lay.totalNodes += cells / card;
+      lay.totalCells += cells;
+      lay.treeNodeStart[t + 1] = lay.totalNodes;
     }
-    int[] nodeParent = new int[totalNodes];
-    int[] nodeDepth = new int[totalNodes];
-    int[] nodeBranch = new int[totalNodes];
-    int[] nodeCellStart = new int[totalNodes + 1];
-    int[] nodeChildStart = new int[totalNodes];
-    double[] nodeConc = new double[totalNodes];
-    double[] logProbs = new double[totalCells];
-    long[] counts = new long[totalCells];
+    return lay;
+  }
+
+  /** The nodes of every tree, concatenated, and their cells; each inner node's (still empty) child block. */
+  private static final class Nodes {
+    int[] parent;
+    int[] depth;
+    int[] branch;
+    int[] cellStart;
+    int[] childStart;
+    double[] concentration;
+    double[] logProbs;
+    long[] counts;
     List<int[]> childBlocks = new ArrayList<>();
-    int childOff = 0;
+    int childCells;
+  }
+
+  private static Nodes readNodes(Layout lay, List<List<Column>> batches, int nClasses, int[] cards) throws Corrupt {
+    int totalNodes = lay.totalNodes;
+    Nodes nodes = new Nodes();
+    nodes.parent = new int[totalNodes];
+    nodes.depth = new int[totalNodes];
+    nodes.branch = new int[totalNodes];
+    nodes.cellStart = new int[totalNodes + 1];
+    nodes.childStart = new int[totalNodes];
+    nodes.concentration = new double[totalNodes];
+    nodes.logProbs = new double[lay.totalCells];
+    nodes.counts = new long[lay.totalCells];
     int cellOff = 0;
-    for (int t = 0; t < nTrees; t++) {
-      List<Column> b = batches.get(t);
-      int card = treeCard[t];
-      int[] tree = (int[]) b.get(0).values;
-      int[] node = (int[]) b.get(1).values;
-      int[] par = (int[]) b.get(2).values;
-      int[] dep = (int[]) b.get(3).values;
-      int[] br = (int[]) b.get(4).values;
-      int[] val = (int[]) b.get(5).values;
-      long[] cnt = (long[]) b.get(6).values;
-      double[] lpr = (double[]) b.get(7).values;
-      int[] grp = (int[]) b.get(8).values;
-      double[] conc = (double[]) b.get(9).values;
-      int n = treeNodeStart[t + 1] - treeNodeStart[t];
-      int off = treeNodeStart[t];
-      int depthMax = branching[t].length;
-      int[] radix = new int[depthMax];
-      radix[0] = nClasses;
-      for (int j = 1; j < depthMax; j++) {
-        radix[j] = cards[branching[t][j]];
-      }
-      for (int i = 0; i < n * card; i++) {
-        int j = i / card;
-        need(tree[i] == t, "tree " + t + ": wrong tree column");
-        need(node[i] == j && val[i] == i % card, "tree " + t + ": cells out of order");
-        int f = j * card;
-        need(par[i] == par[f] && dep[i] == dep[f] && br[i] == br[f] && grp[i] == grp[f]
-          && Double.compare(conc[i], conc[f]) == 0, "tree " + t + ": a column differs between the cells of a node");
-        need(cnt[i] >= 0, "tree " + t + ": negative counts");
-      }
-      for (int j = 0; j < n; j++) {
-        int f = j * card;
-        if (j == 0) {
-          need(par[f] == -1 && dep[f] == 0 && br[f] == -1, "tree " + t + ": bad root");
-        } else {
-          need(par[f] >= 0 && par[f] < j, "tree " + t + ": bad parent index");
-          need(dep[f] == dep[par[f] * card] + 1 && dep[f] >= dep[f - card] && dep[f] <= depthMax,
-            "tree " + t + ": bad depths");
-          need(br[f] >= 0 && br[f] < radix[dep[f] - 1], "tree " + t + ": branch value out of range");
-        }
-        nodeParent[off + j] = par[f] < 0 ? -1 : off + par[f];
-        nodeDepth[off + j] = dep[f];
-        nodeBranch[off + j] = br[f];
-        nodeConc[off + j] = conc[f];
-        nodeCellStart[off + j] = cellOff + f;
-        nodeChildStart[off + j] = -1;
-      }
-      // child blocks for every node above the leaves, then link each child into its parent's block
-      for (int j = 0; j < n; j++) {
-        int d = dep[j * card];
-        if (d < depthMax) {
-          nodeChildStart[off + j] = childOff;
-          int[] block = new int[radix[d]];
-          Arrays.fill(block, -1);
-          childBlocks.add(block);
-          childOff += block.length;
-        }
-      }
-      System.arraycopy(lpr, 0, logProbs, cellOff, n * card);
-      System.arraycopy(cnt, 0, counts, cellOff, n * card);
-      cellOff += n * card;
+    for (int t = 0; t < lay.nTrees; t++) {
+      cellOff = readTree(t, lay, batches.get(t), nClasses, cards, nodes, cellOff);
     }
-    nodeCellStart[totalNodes] = cellOff;
-    int[] childTable = new int[childOff];
+    nodes.cellStart[totalNodes] = cellOff;
+    return nodes;
+  }
+
+  /** Check tree {@code t}'s cells and copy its nodes into {@code nodes}; return the next cell offset. */
+  private static int readTree(int t, Layout lay, List<Column> b, int nClasses, int[] cards, Nodes nodes,
+      int cellOff) throws Corrupt {
+    int card = lay.treeCard[t];
+    int[] tree = (int[]) b.get(0).values;
+    int[] node = (int[]) b.get(1).values;
+    int[] par = (int[]) b.get(2).values;
+    int[] dep = (int[]) b.get(3).values;
+    int[] br = (int[]) b.get(4).values;
+    int[] val = (int[]) b.get(5).values;
+    long[] cnt = (long[]) b.get(6).values;
+    double[] lpr = (double[]) b.get(7).values;
+    int[] grp = (int[]) b.get(8).values;
+    double[] conc = (double[]) b.get(9).values;
+    int n = lay.treeNodeStart[t + 1] - lay.treeNodeStart[t];
+    int off = lay.treeNodeStart[t];
+    int depthMax = lay.branching[t].length;
+    int[] radix = new int[depthMax];
+    radix[0] = nClasses;
+    for (int j = 1; j < depthMax; j++) {
+      radix[j] = cards[lay.branching[t][j]];
+    }
+    for (int i = 0; i < n * card; i++) {
+      int j = i / card;
+      need(tree[i] == t, "tree " + t + ": wrong tree column");
+      need(node[i] == j && val[i] == i % card, "tree " + t + ": cells out of order");
+      int f = j * card;
+      need(par[i] == par[f] && dep[i] == dep[f] && br[i] == br[f] && grp[i] == grp[f]
+        && Double.compare(conc[i], conc[f]) == 0, "tree " + t + ": a column differs between the cells of a node");
+      need(cnt[i] >= 0, "tree " + t + ": negative counts");
+    }
+    for (int j = 0; j < n; j++) {
+      int f = j * card;
+      if (j == 0) {
+        need(par[f] == -1 && dep[f] == 0 && br[f] == -1, "tree " + t + ": bad root");
+      } else {
+        need(par[f] >= 0 && par[f] < j, "tree " + t + ": bad parent index");
+        need(dep[f] == dep[par[f] * card] + 1 && dep[f] >= dep[f - card] && dep[f] <= depthMax,
+          "tree " + t + ": bad depths");
+        need(br[f] >= 0 && br[f] < radix[dep[f] - 1], "tree " + t + ": branch value out of range");
+      }
+      nodes.parent[off + j] = par[f] < 0 ? -1 : off + par[f];
+      nodes.depth[off + j] = dep[f];
+      nodes.branch[off + j] = br[f];
+      nodes.concentration[off + j] = conc[f];
+      nodes.cellStart[off + j] = cellOff + f;
+      nodes.childStart[off + j] = -1;
+    }
+    // a child block for every node above the leaves (filled by linkChildren)
+    for (int j = 0; j < n; j++) {
+      int d = dep[j * card];
+      if (d < depthMax) {
+        nodes.childStart[off + j] = nodes.childCells;
+        int[] block = new int[radix[d]];
+        Arrays.fill(block, -1);
+        nodes.childBlocks.add(block);
+        nodes.childCells += block.length;
+      }
+    }
+    System.arraycopy(lpr, 0, nodes.logProbs, cellOff, n * card);
+    System.arraycopy(cnt, 0, nodes.counts, cellOff, n * card);
+    return cellOff + n * card;
+  }
+
+  /** The child table: the child blocks in a row, each child linked into its parent's block at its branch. */
+  private static int[] linkChildren(Nodes nodes) throws Corrupt {
+    int[] childTable = new int[nodes.childCells];
     int pos = 0;
-    for (int[] block : childBlocks) {
+    for (int[] block : nodes.childBlocks) {
       System.arraycopy(block, 0, childTable, pos, block.length);
       pos += block.length;
     }
-    for (int j = 0; j < totalNodes; j++) {
-      int p = nodeParent[j];
+    for (int j = 0; j < nodes.parent.length; j++) {
+      int p = nodes.parent[j];
       if (p >= 0) {
-        int slot = nodeChildStart[p] + nodeBranch[j];
+        int slot = nodes.childStart[p] + nodes.branch[j];
         need(childTable[slot] < 0, "two nodes share a context");
         childTable[slot] = j;
       }
     }
-    Map<String, Object> est = asMap(doc.get("estimator"));
-    String estName = String.valueOf(est.get("name"));
+    return childTable;
+  }
+
+  /** "hdp (5000 iterations, burn-in 500, tying level, seed 0)", "m-estimate (m=1.0)", "laplace"... */
+  private static String estimatorSummary(Map<String, Object> doc, Map<String, Object> est, String estName) {
     StringBuilder summary = new StringBuilder(estName);
     if ("hdp".equals(estName)) {
       summary.append(" (").append(est.get("iterations")).append(" iterations, burn-in ").append(est.get("burn_in"))
@@ -513,15 +605,15 @@ public final class ModelFile {
     } else if (est.containsKey("m")) {
       summary.append(" (m=").append(est.get("m")).append(')');
     }
+    return summary.toString();
+  }
+
+  /** The training rows the model document records, or -1. */
+  private static long fitRows(Map<String, Object> doc) {
     Object fit = doc.get("fit");
-    long rows = -1;
     if (fit instanceof Map && asMap(fit).get("rows") instanceof Long) {
-      rows = (Long) asMap(fit).get("rows");
+      return (Long) asMap(fit).get("rows");
     }
-    return new HDPModel(names, values, numeric, cuts, className, classValues, cards, logPrior,
-      String.valueOf(st.get("kind")), st.get("k") instanceof Long ? asInt(st.get("k")) : 0, kept, parents, treeAttr,
-      treeCard, treeNodeStart, branching, nodeParent, nodeDepth, nodeBranch, nodeCellStart, nodeChildStart,
-      childTable, logProbs, counts, nodeConc, estName, summary.toString(), String.valueOf(doc.get("package_version")),
-      rows);
+    return -1;
   }
 }

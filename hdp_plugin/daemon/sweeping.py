@@ -1,0 +1,53 @@
+"""Sweeping: remove what crashes and producers left behind in a spool.
+
+Progress files and cancel markers of finished or unknown jobs, and ``tmp/`` entries a producer
+abandoned (untouched for ``TMP_MAX_AGE_SECONDS``: maildir's rule). Run at the end of every recovery pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+
+from .. import config
+from . import protocol as P
+
+log = logging.getLogger(__name__)
+
+
+def sweep(spool: P.Spool) -> None:
+    """Remove progress files and cancel markers a crash left behind for finished or unknown jobs,
+    and producers' abandoned ``tmp/`` entries (untouched for TMP_MAX_AGE_SECONDS: maildir's rule)."""
+    now = time.time()
+    for name in spool.names(P.TMP):
+        path = spool.dir(P.TMP) / name
+        try:
+            touched = max([os.lstat(path).st_mtime] + [e.stat(follow_symlinks=False).st_mtime
+                                                       for e in os.scandir(path)] if path.is_dir()
+                          else [os.lstat(path).st_mtime])
+        except OSError:
+            continue
+        if now - touched > config.TMP_MAX_AGE_SECONDS:
+            log.warning("removing %s: abandoned by its producer (untouched for %.0f h)", path,
+                        (now - touched) / 3600)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                P.remove_quietly(path)
+    running = {n for names in spool.claimed().values() for n in names}
+    for state, suffix in ((P.PROGRESS, ".json"), (P.CANCEL, "")):
+        for f in spool.names(state):
+            name = f[: len(f) - len(suffix)] if suffix and f.endswith(suffix) else f
+            if name in running:
+                continue
+            path = spool.dir(state) / f
+            final = spool.job(P.DONE, name).exists() or spool.job(P.FAILED, name).exists()
+            try:
+                stale = time.time() - os.stat(path).st_mtime > config.STALE_MARKER_SECONDS
+            except OSError:
+                continue
+            if (final and state == P.PROGRESS) or (final and not spool.job(P.NEW, name).exists()) or (
+                    stale and spool.locate(name) is None):
+                P.remove_quietly(path)

@@ -1,0 +1,253 @@
+"""Supervision of the worker processes: start them, hand them jobs, read their messages, notice deaths.
+
+Each job runs in a long-lived worker process started with multiprocessing's portable ``spawn``
+context. A worker warms up (numba's start-up, paid once), says ``ready``, then runs the jobs it is
+sent one at a time and answers ``finished`` with the outcome. A worker that dies takes only its job
+with it: the :class:`WorkerPool` turns that into a lost attempt (or a put-back when the daemon had
+interrupted it) and starts a new worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import multiprocessing.connection as mpc
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .. import config
+from . import protocol as P
+from .jobs import Context, Limits
+from .ledger import Ledger
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------------------
+# the worker process
+# ------------------------------------------------------------------------------------------
+def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort) -> None:
+    """Body of a worker process: warm up, then run the jobs the supervisor sends, one at a time."""
+    # The supervisor alone handles signals; a worker learns to stop through `abort` or a closed pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    from . import jobs
+
+    parent = mp.parent_process()
+
+    def interrupted() -> bool:
+        return abort.is_set() or (parent is not None and not parent.is_alive())
+
+    spool = P.Spool(spool_root)
+    try:
+        warm = jobs.warm_up()
+        conn.send(("ready", warm))
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                return  # the supervisor is gone
+            if msg is None:
+                return
+            folder, name, attempt = msg
+            ctx = Context(spool=spool, daemon_id=daemon_id, attempt=attempt, limits=limits,
+                          interrupted=interrupted)
+            outcome = jobs.execute(Path(folder), name, ctx)
+            if parent is not None and not parent.is_alive():
+                return  # an orphan publishes nothing: the next daemon requeues the job
+            conn.send(("finished", name, outcome))
+    except (BrokenPipeError, EOFError, KeyboardInterrupt):
+        return
+
+
+# ------------------------------------------------------------------------------------------
+# the supervisor's side
+# ------------------------------------------------------------------------------------------
+@dataclass
+class Worker:
+    """One worker process as the supervisor sees it, and the job it runs (if any)."""
+
+    process: mp.Process
+    conn: object
+    abort: object
+    ready: bool = False
+    job: str | None = None
+    folder: Path | None = None
+    attempt: int = 0
+    since: float = 0.0
+    interrupted_at: float | None = None
+
+    def assign(self, folder: Path, name: str, attempt: int) -> bool:
+        """Hand the claimed job in ``folder`` to this worker; False if the worker is gone (the job is
+        then not its own)."""
+        self.job, self.folder, self.attempt, self.since, self.interrupted_at = name, folder, attempt, time.time(), None
+        self.abort.clear()
+        try:
+            self.conn.send((str(folder), name, attempt))
+        except OSError:  # the worker died since we last looked: its death is handled elsewhere
+            self.job = self.folder = None
+            return False
+        return True
+
+
+class WorkerPool:
+    """The worker processes of one daemon.
+
+    Parameters
+    ----------
+    spool, daemon_id, limits
+        What each worker needs to run jobs.
+    ledger
+        Where finished jobs, and the jobs of dead workers, are moved.
+    stopping
+        True once the daemon stops: a dead worker is then not replaced.
+    on_fatal
+        Called with a message when workers keep dying before they are ready (the daemon should stop).
+    """
+
+    def __init__(self, spool: P.Spool, daemon_id: str, limits: Limits, ledger: Ledger, *,
+                 stopping: Callable[[], bool], on_fatal: Callable[[str], None]):
+        self.spool, self.daemon_id, self.limits, self.ledger = spool, daemon_id, limits, ledger
+        self.stopping, self.on_fatal = stopping, on_fatal
+        self.workers: list[Worker] = []
+        self.threads = 1
+        self._warmup_failures = 0
+        self._ctx = mp.get_context("spawn")
+
+    # --- start and stop -----------------------------------------------------------------
+    def start(self, n: int, threads: int) -> None:
+        """Start ``n`` workers, each with ``threads`` sampler threads."""
+        self.threads = threads
+        for _ in range(n):
+            self.workers.append(self._spawn())
+
+    def _spawn(self) -> Worker:
+        parent, child = self._ctx.Pipe()
+        abort = self._ctx.Event()
+        proc = self._ctx.Process(target=_worker_main, name="hdp-bnc-worker", daemon=True,
+                                 args=(child, str(self.spool.root), self.daemon_id, self.limits, abort))
+        # NUMBA_NUM_THREADS is read when the worker imports numba: set it for the child only
+        old = os.environ.get("NUMBA_NUM_THREADS")
+        os.environ["NUMBA_NUM_THREADS"] = str(self.threads)
+        try:
+            proc.start()
+        finally:
+            if old is None:
+                os.environ.pop("NUMBA_NUM_THREADS", None)
+            else:
+                os.environ["NUMBA_NUM_THREADS"] = old
+        child.close()
+        return Worker(proc, parent, abort)
+
+    def stop(self) -> None:
+        """Ask every worker to exit; terminate the ones that do not within WORKER_EXIT_SECONDS."""
+        for w in self.workers:
+            try:
+                w.conn.send(None)
+            except OSError:
+                pass
+        deadline = time.time() + config.WORKER_EXIT_SECONDS
+        for w in self.workers:
+            w.process.join(max(0.0, deadline - time.time()))
+            if w.process.is_alive():
+                w.process.terminate()
+                w.process.join(config.WORKER_TERMINATE_SECONDS)
+
+    # --- what they do -------------------------------------------------------------------
+    def idle(self) -> list[Worker]:
+        """Ready workers without a job."""
+        return [w for w in self.workers if w.ready and w.job is None]
+
+    def busy(self) -> bool:
+        return any(w.job for w in self.workers)
+
+    def running(self) -> set[str]:
+        """The jobs the workers run."""
+        return {w.job for w in self.workers if w.job}
+
+    def interrupt(self, now: float) -> None:
+        """Interrupt every running job (it goes back to new/); terminate a worker that has not answered
+        an interrupt within INTERRUPT_SECONDS."""
+        for w in self.workers:
+            if w.job is not None and w.interrupted_at is None:
+                w.interrupted_at = now
+                w.abort.set()
+            elif w.job is not None and now - w.interrupted_at > config.INTERRUPT_SECONDS:
+                w.process.terminate()
+
+    # --- messages and deaths ------------------------------------------------------------
+    def wait(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for a message or a death; handle what came."""
+        waitables = {}
+        for w in self.workers:
+            waitables[w.conn] = w
+            waitables[w.process.sentinel] = w
+        ready = mpc.wait(list(waitables), timeout=timeout) if waitables else time.sleep(timeout) or []
+        dead = []
+        for r in ready:
+            w = waitables[r]
+            if r is w.conn and w in self.workers:
+                self._on_message(w)
+        for w in list(self.workers):
+            if not w.process.is_alive():
+                # read what it sent before dying, then treat the death
+                try:
+                    while w.conn.poll() and self._on_message(w):
+                        pass
+                except OSError:
+                    pass
+                dead.append(w)
+        for w in dead:
+            self._on_death(w)
+
+    def _on_message(self, w: Worker) -> bool:
+        """Handle one message of worker ``w``; False when its pipe is closed (it died)."""
+        try:
+            msg = w.conn.recv()
+        except (EOFError, OSError):
+            return False  # the worker died: its sentinel tells the rest
+        if msg[0] == "ready":
+            w.ready = True
+            self._warmup_failures = 0
+            log.info("worker %d ready (warm-up %.2f s)", w.process.pid, msg[1])
+        elif msg[0] == "finished":
+            _, name, outcome = msg
+            folder = w.folder
+            w.job = w.folder = None
+            self.ledger.finish(folder, name, outcome)
+        return True
+
+    def _on_death(self, w: Worker) -> None:
+        """A worker died: account for its job, and always start a new worker (unless stopping)."""
+        try:
+            self._account_death(w)
+        except Exception:  # noqa: BLE001 - a full disk, a broken spool: the job stays claimed, retried later
+            log.exception("cannot account for the job of worker %d; it stays claimed and is put back by the "
+                          "next recovery pass", w.process.pid)
+        finally:
+            if not self.stopping():
+                self.workers.append(self._spawn())
+
+    def _account_death(self, w: Worker) -> None:
+        code = w.process.exitcode
+        self.workers.remove(w)
+        w.conn.close()
+        if w.job is not None:
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            job, folder = w.job, w.folder
+            w.job = w.folder = None
+            if w.interrupted_at is not None:
+                self.ledger.put_back(folder, job)
+            else:
+                log.error("worker %d died (%s) while running job %s", w.process.pid, how, job)
+                self.ledger.lost(folder, job, f"its worker process died ({how})")
+        elif not w.ready:
+            self._warmup_failures += 1
+            log.error("worker %d died while warming up (exit code %s)", w.process.pid, code)
+            if self._warmup_failures >= config.MAX_WARMUP_FAILURES:
+                self.on_fatal("workers keep dying at start; stopping")
