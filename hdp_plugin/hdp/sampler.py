@@ -20,7 +20,7 @@ from .. import config
 from ..errors import HDPError, ParameterError
 from . import kernels
 from .rng import tree_states
-from .stirling import log_stirling_rows
+from .stirling import log_stirling_rows, stirling_ratios
 from .trees import ContextTrees
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,8 @@ def sample(
         n_dense = min(n_max + margin, max(2 * (n_int + margin), 1024))
         if _initial_sizes is not None:  # tests: start small and grow
             n_dense, t_cap = _initial_sizes
-        log_dense, log_big = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+        tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+        act, tree_act_start = kernels.active_cells(trees, raw)
         # Largest trees first, so that parallel threads finish together.
         sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
         order = np.argsort(-sizes, kind="stable").astype(np.int64)
@@ -194,9 +195,9 @@ def sample(
             target = min(iterations, target + chunk)
             while True:
                 kernels.sample_trees(order, reached, target, burn_in, trees.tree_node_start,
-                                     tree_group_start, trees.tree_card, max_children, trees.node_parent,
-                                     node_group, trees.node_cell_start, group_fixed, conc, log_dense,
-                                     log_big, big_row, n, t, node_N, node_T, prob, est_sum, sum_T,
+                                     tree_group_start, trees.tree_card, max_children, act, tree_act_start,
+                                     trees.node_parent, node_group, trees.node_cell_start, group_fixed,
+                                     conc, *tables, big_row, n, t, node_N, node_T, prob, est_sum, sum_T,
                                      sum_q, rng, window, config.CONCENTRATION_EVERY,
                                      config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
                                      config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
@@ -209,7 +210,7 @@ def sample(
                 if dense_need + margin > n_dense:
                     n_dense = min(n_max + margin, max(2 * n_dense, dense_need + margin))
                 log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
-                log_dense, log_big = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+                tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
             if debug:
                 bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
                                                trees.node_cell_start, trees.is_leaf, n, t, node_N, node_T)
@@ -231,7 +232,7 @@ def sample(
         seconds=time.perf_counter() - started,
         table_counts=t,
         customer_counts=n,
-        stirling_shape=(log_dense.shape, log_big.shape),
+        stirling_shape=((tables[1], tables[0].shape[1]), (tables[0].shape[0] - tables[1], tables[0].shape[1])),
         cpu_seconds=time.process_time() - cpu_started,
     )
 
@@ -247,12 +248,14 @@ def _max_children(trees: ContextTrees) -> np.ndarray:
 
 
 def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row):
-    """Build the tables for the current sizes and point the large leaves at their own rows."""
+    """Build the tables for the current sizes and point the large leaves at their own rows.
+
+    Returns the Stirling ratio tables ``(rt, big_base, rn_t)`` the table sweep reads."""
     big = cell_is_leaf & (raw > n_dense)
     values = np.unique(raw[big])
     big_row[:] = -1
     big_row[big] = np.searchsorted(values, raw[big])
-    return log_stirling_rows(n_dense, t_cap, values)
+    return stirling_ratios(*log_stirling_rows(n_dense, t_cap, values))
 
 
 def _threads(n_jobs: int | None) -> int:
