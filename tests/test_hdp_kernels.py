@@ -154,11 +154,10 @@ def test_table_sweep_matches_slow_twin(seed):
     weights = np.empty(2 * 3 + 1)
     no_big = np.full(trees.n_cells, -1, np.int64)
     tables = stirling_ratios(log_s, np.zeros((0, log_s.shape[1])))
-    act, act_start = kernels.active_cells(trees, trees.raw_counts())
+    act, act_start = kernels.active_cells(trees, trees.raw_counts(), group, no_big)
     assert act_start[-1] == ((trees.raw_counts() >= 2) & (np.repeat(trees.node_parent, 3) >= 0)).sum()
     for _ in range(5):
-        kernels.table_sweep(act, 0, act_start[1], 0, 3, group, conc, *tables, no_big, *fast, 3, weights,
-                            state_fast)
+        kernels.table_sweep(act, 0, act_start[1], 0, 3, conc, *tables, *fast, 3, weights, state_fast)
         _slow_table_sweep(trees, group, conc, log_s, *slow, 3, state_slow)
         for a, b in zip(fast, slow):
             assert np.array_equal(a, b)
@@ -190,16 +189,15 @@ def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     assert (big_row >= 0).sum() == 12 and split[0].shape[0] - split[1] == np.unique(raw[big_row >= 0]).size
     full = stirling_ratios(*log_stirling_rows(int(raw.max()), 40, np.zeros(0, np.int64)))
     no_big = np.full(trees.n_cells, -1, np.int64)
-    act, act_start = kernels.active_cells(trees, raw)
+    act_a, act_start = kernels.active_cells(trees, raw, group, big_row)
+    act_b, _ = kernels.active_cells(trees, raw, group, no_big)
     a = [v.copy() for v in state]
     b = [v.copy() for v in state]
     sa, sb = hrng.tree_states(3, 1)[0], hrng.tree_states(3, 1)[0]
     w = np.empty(2 * window + 1)
     for _ in range(sweeps):
-        need_a = kernels.table_sweep(act, 0, act_start[1], 0, 3, group, conc, *split, big_row, *a, window,
-                                     w, sa)
-        need_b = kernels.table_sweep(act, 0, act_start[1], 0, 3, group, conc, *full, no_big, *b, window, w,
-                                     sb)
+        need_a = kernels.table_sweep(act_a, 0, act_start[1], 0, 3, conc, *split, *a, window, w, sa)
+        need_b = kernels.table_sweep(act_b, 0, act_start[1], 0, 3, conc, *full, *b, window, w, sb)
         assert need_a[0] == need_b[0] and need_a[1] <= n_dense
         for u, v in zip(a, b):
             assert np.array_equal(u, v)
@@ -276,3 +274,17 @@ def test_draw_table_count_follows_the_log_weights(c):
         k = min(int(np.searchsorted(cum / cum[-1], u, side="right")), len(cands) - 1)
         if abs(cum[k] / cum[-1] - u) > 1e-9 and (k == 0 or abs(cum[k - 1] / cum[-1] - u) > 1e-9):
             assert got == cands[k], (nx, tc, npx, tpx, cp_Np, c)
+
+
+@pytest.mark.parametrize("a,count", [(0.3, 1), (2.0, 1), (1.5, 3), (0.05, 6), (4.0, 7), (0.8, 40)])
+def test_neg_log_beta_count_has_the_beta_moments(a, count):
+    """-log q for q ~ Beta(a, n): mean digamma(a + n) - digamma(a), variance
+    trigamma(a) - trigamma(a + n), by exponential sums (n <= 6) or two gammas (larger n)."""
+    from scipy.special import digamma, polygamma
+
+    s = hrng.tree_states(7, 1)[0]
+    v = np.array([hrng.neg_log_beta_count(s, a, count) for _ in range(20000)])
+    mean = digamma(a + count) - digamma(a)
+    var = polygamma(1, a) - polygamma(1, a + count)
+    assert v.mean() == pytest.approx(mean, abs=5 * math.sqrt(var / v.size))
+    assert v.var() == pytest.approx(var, rel=0.1)

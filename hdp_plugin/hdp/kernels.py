@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..config import NJIT_OPTIONS
-from .rng import gamma, neg_log_beta, uniform
+from .rng import gamma, neg_log_beta_count, uniform
 
 _PAR_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
 
@@ -98,6 +98,16 @@ def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
 
 
 @njit(**NJIT_OPTIONS)
+def _cumulate(weights, k):
+    """Replace ``weights[:k]`` by their running sums; return the total."""
+    acc = weights[0]
+    for i in range(1, k):
+        acc += weights[i]
+        weights[i] = acc
+    return acc
+
+
+@njit(**NJIT_OPTIONS)
 def draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, row, rn_t, tpx, weights, rng):
     """Draw a cell's table count among the candidates ``lo .. hi`` (current value ``tc``).
 
@@ -121,9 +131,7 @@ def draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, row, rn_t, tpx, weights, rng
         d = tt - tc - 1
         w *= (cp_Np + d) / (rt[row, tt - 1] * c * rn_t[tpx, npx + d])
         weights[tt - 1 - lo] = w
-    total = 0.0
-    for k in range(hi - lo + 1):
-        total += weights[k]
+    total = _cumulate(weights, hi - lo + 1)
     if not (total > 0.0 and total < np.inf):
         # log space: the same factors, summed as logs, normalised by the largest
         log_c = math.log(c)
@@ -142,30 +150,28 @@ def draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, row, rn_t, tpx, weights, rng
         for k in range(hi - lo + 1):
             if weights[k] > wmax:
                 wmax = weights[k]
-        total = 0.0
         for k in range(hi - lo + 1):
-            e = math.exp(weights[k] - wmax)
-            weights[k] = e
-            total += e
+            weights[k] = math.exp(weights[k] - wmax)
+        total = _cumulate(weights, hi - lo + 1)
+    # the first candidate whose cumulative weight exceeds u: count those that do not (branch-free)
     u = uniform(rng) * total
     k = 0
-    acc = weights[0]
-    while acc <= u and k < hi - lo:
-        k += 1
-        acc += weights[k]
+    for i in range(hi - lo):
+        k += weights[i] <= u
     return lo + k
 
 
 @njit(**NJIT_OPTIONS)
-def table_sweep(act, act_lo, act_hi, root_cell, card, node_group, conc, rt, big_base, rn_t, big_row,
-                n, t, node_N, node_T, window, weights, rng):
+def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, n, t, node_N, node_T,
+                window, weights, rng):
     """One bottom-up sweep of windowed Gibbs draws of every non-root table count.
 
     ``act[act_lo:act_hi]`` lists the tree's cells that can need a draw (data count >= 2, not at the
     root) in sweep order (deepest nodes first, values in order), as rows (cell, parent cell, node,
-    parent node); every other cell has n <= 1 for ever, and t = n is forced. ``rt[n]`` (dense rows
-    ``0 .. big_base - 1``), ``rt[big_base + big_row[cell]]`` (a leaf whose data count is beyond
-    the dense rows) and ``rn_t`` hold the Stirling ratios of
+    parent node, large-leaf row or -1, node's group, parent's group) (see :func:`active_cells`);
+    every other cell has n <= 1 for ever, and t = n is forced. ``rt[n]`` (dense rows
+    ``0 .. big_base - 1``), ``rt[big_base + act[e, 4]]`` (a leaf whose data count is beyond the
+    dense rows) and ``rn_t`` hold the Stirling ratios of
     :func:`hdp_plugin.hdp.stirling.stirling_ratios`. Returns
     ``(columns, dense_n)`` as :func:`needed_sizes` would after the sweep: every cell's n is final
     once the cell is visited (its children come first), and the root's n is read at the end.
@@ -182,7 +188,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, node_group, conc, rt, big_
         m = min(nx, tc + 2 * window)
         if m > need:
             need = m
-        br = big_row[cell]
+        br = act[e, 4]
         if br < 0 and nx > n_dense:
             n_dense = nx
         pcell = act[e, 1]
@@ -194,8 +200,8 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, node_group, conc, rt, big_
             continue
         j = act[e, 2]
         p = act[e, 3]
-        c = conc[node_group[j]]
-        cp_Np = conc[node_group[p]] + node_N[p]
+        c = conc[act[e, 5]]
+        cp_Np = conc[act[e, 6]] + node_N[p]
         row = nx if br < 0 else big_base + br
         tt = draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, row, rn_t, tpx, weights, rng)
         d = tt - tc
@@ -221,7 +227,7 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
         Nj = node_N[j]
         if Nj > 0:
             g = node_group[j]
-            sum_q[g] += neg_log_beta(rng, conc[g], float(Nj))
+            sum_q[g] += neg_log_beta_count(rng, conc[g], Nj)
             sum_T[g] += node_T[j]
     for g in range(group_lo, group_hi):
         if group_fixed[g]:
@@ -235,30 +241,38 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
 
 
 @njit(**NJIT_OPTIONS)
-def accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc,
+def accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start, is_leaf, conc,
                          n, node_N, prob, est_sum):
-    """Top-down estimates p_x = (n_x + c p_parent,x) / (N + c), added to the running sums."""
+    """Top-down estimates p_x = (n_x + c p_parent,x) / (N + c), added to the running sums.
+
+    Computed as n_x r + (c r) p_parent,x with r = 1 / (N + c) once per node; ``prob`` keeps this
+    iteration's estimates of internal nodes (the leaves' are only added to the sums)."""
     uniform_p = 1.0 / card
     for j in range(node_lo, node_hi):
         base = node_cell_start[j]
         c = conc[node_group[j]]
-        denom = node_N[j] + c
+        r = 1.0 / (node_N[j] + c)
+        cr = c * r
         if j == node_lo:
             for x in range(card):
-                v = (n[base + x] + c * uniform_p) / denom
+                v = n[base + x] * r + cr * uniform_p
                 prob[base + x] = v
                 est_sum[base + x] += v
+        elif is_leaf[j]:
+            pbase = node_cell_start[node_parent[j]]
+            for x in range(card):
+                est_sum[base + x] += n[base + x] * r + cr * prob[pbase + x]
         else:
             pbase = node_cell_start[node_parent[j]]
             for x in range(card):
-                v = (n[base + x] + c * prob[pbase + x]) / denom
+                v = n[base + x] * r + cr * prob[pbase + x]
                 prob[base + x] = v
                 est_sum[base + x] += v
 
 
 @njit(**NJIT_OPTIONS)
 def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, card, max_children,
-                act, act_lo, act_hi, node_parent, node_group, node_cell_start, group_fixed, conc,
+                act, act_lo, act_hi, node_parent, node_group, node_cell_start, is_leaf, group_fixed, conc,
                 rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum, sum_T, sum_q, rng,
                 window, conc_every, conc_offset, shape, rate, max_c):
     """Run iterations ``it_from .. it_to - 1`` on one tree.
@@ -279,8 +293,8 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
         if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
             return it
         # Step 1: table counts, bottom-up
-        need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, node_group, conc, rt, big_base,
-                                    rn_t, big_row, n, t, node_N, node_T, window, weights, rng)
+        need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
+                                    node_N, node_T, window, weights, rng)
         # Step 2: concentrations every conc_every-th iteration
         if it % conc_every == conc_offset:
             concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
@@ -288,14 +302,14 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
         # Step 3: after burn-in, accumulate the estimates
         if it >= burn_in:
             accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start,
-                                 conc, n, node_N, prob, est_sum)
+                                 is_leaf, conc, n, node_N, prob, est_sum)
     return it_to
 
 
 @njit(**_PAR_OPTIONS)
 def sample_trees(order, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
                  tree_max_children, act, tree_act_start, node_parent, node_group, node_cell_start,
-                 group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum,
+                 is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum,
                  sum_T, sum_q, rng_states, window, conc_every, conc_offset, shape, rate, max_c):
     """Advance every tree in ``order`` to iteration ``it_to`` (in parallel over trees)."""
     for i in prange(order.shape[0]):
@@ -304,7 +318,7 @@ def sample_trees(order, it_reached, it_to, burn_in, tree_node_start, tree_group_
             it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
             tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], tree_max_children[tr],
             act, tree_act_start[tr], tree_act_start[tr + 1], node_parent, node_group, node_cell_start,
-            group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum,
+            is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum,
             sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
 
 
@@ -356,13 +370,15 @@ def check_invariants(tree_node_start, tree_card, node_parent, node_cell_start, i
     return -1
 
 
-def active_cells(trees, raw):
+def active_cells(trees, raw, node_group, big_row):
     """The cells that can need a draw, in sweep order, and where each tree's run of them starts.
 
     A cell needs a draw only while n >= 2; n never exceeds the cell's data count (an internal
     count is a sum of children's table counts), so cells with data count <= 1, and the roots'
-    cells, never do. Returns ``act`` (rows: cell, parent cell, node, parent node; per tree, nodes
-    deepest first and values in order) and ``tree_act_start`` (n_trees + 1,).
+    cells, never do. Returns ``act`` (rows: cell, parent cell, node, parent node, large-leaf row
+    ``big_row[cell]``, node's group, parent's group; per tree, nodes deepest first and values in
+    order; one row holds what a draw needs besides the state) and ``tree_act_start``
+    (n_trees + 1,). Column 4 must be refreshed when ``big_row`` changes.
     """
     card = trees.tree_card[trees.node_tree]
     cell_node = np.repeat(np.arange(trees.n_nodes, dtype=np.int64), card)
@@ -373,6 +389,7 @@ def active_cells(trees, raw):
     cells, nodes = cells[order], nodes[order]
     parents = trees.node_parent[nodes]
     pcells = trees.node_cell_start[parents] + (cells - trees.node_cell_start[nodes])
-    act = np.ascontiguousarray(np.stack([cells, pcells, nodes, parents], axis=1), dtype=np.int64)
+    act = np.ascontiguousarray(np.stack([cells, pcells, nodes, parents, big_row[cells], node_group[nodes],
+                                         node_group[parents]], axis=1), dtype=np.int64)
     starts = np.searchsorted(trees.node_tree[nodes], np.arange(trees.n_trees + 1)).astype(np.int64)
     return act, starts

@@ -152,8 +152,11 @@ def sample(
     conc = np.full(n_groups, config.INITIAL_CONCENTRATION)
     conc[group_fixed] = config.ROOT_CONCENTRATION
     n_cells = trees.n_cells
-    n = np.zeros(n_cells, np.int64)
-    t = np.zeros(n_cells, np.int64)
+    # counts never exceed the data counts: 32 bits unless a context holds over 2**31 - 1 rows
+    # (half the memory traffic of the sweeps)
+    count_type = np.int32 if int(trees.leaf_counts.max(initial=0)) < 2**31 - 1 else np.int64
+    n = np.zeros(n_cells, count_type)
+    t = np.zeros(n_cells, count_type)
     node_N = np.zeros(trees.n_nodes, np.int64)
     node_T = np.zeros(trees.n_nodes, np.int64)
     prob = np.zeros(n_cells)
@@ -184,7 +187,7 @@ def sample(
         if _initial_sizes is not None:  # tests: start small and grow
             n_dense, t_cap = _initial_sizes
         tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
-        act, tree_act_start = kernels.active_cells(trees, raw)
+        act, tree_act_start = kernels.active_cells(trees, raw, node_group, big_row)
         # Largest trees first, so that parallel threads finish together.
         sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
         order = np.argsort(-sizes, kind="stable").astype(np.int64)
@@ -196,7 +199,8 @@ def sample(
             while True:
                 kernels.sample_trees(order, reached, target, burn_in, trees.tree_node_start,
                                      tree_group_start, trees.tree_card, max_children, act, tree_act_start,
-                                     trees.node_parent, node_group, trees.node_cell_start, group_fixed,
+                                     trees.node_parent, node_group, trees.node_cell_start, trees.is_leaf,
+                                     group_fixed,
                                      conc, *tables, big_row, n, t, node_N, node_T, prob, est_sum, sum_T,
                                      sum_q, rng, window, config.CONCENTRATION_EVERY,
                                      config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
@@ -211,6 +215,7 @@ def sample(
                     n_dense = min(n_max + margin, max(2 * n_dense, dense_need + margin))
                 log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
                 tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+                act[:, 4] = big_row[act[:, 0]]
             if debug:
                 bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
                                                trees.node_cell_start, trees.is_leaf, n, t, node_N, node_T)
@@ -230,8 +235,8 @@ def sample(
         iterations=iterations,
         burn_in=burn_in,
         seconds=time.perf_counter() - started,
-        table_counts=t,
-        customer_counts=n,
+        table_counts=t.astype(np.int64),
+        customer_counts=n.astype(np.int64),
         stirling_shape=((tables[1], tables[0].shape[1]), (tables[0].shape[0] - tables[1], tables[0].shape[1])),
         cpu_seconds=time.process_time() - cpu_started,
     )
