@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Optional
 
-import numpy as np
 import typer
 
 from . import config
@@ -286,6 +285,8 @@ def train(
 # predict
 # ------------------------------------------------------------------------------------------
 def _prediction_table(clf, ds) -> tuple[list[str], list[list], np.ndarray | None]:
+    import numpy as np
+
     proba = clf.predict_proba(ds)
     labels = [str(c) for c in clf.classes_]
     pred = np.argmax(proba, axis=1)
@@ -375,6 +376,8 @@ def predict(
         clf = load_model(model)
 
         ds = read_conformed(data, clf.attributes_, clf.class_attribute_)
+        import numpy as np
+
         header, rows, proba = _prediction_table(clf, ds)
         _write_predictions(output, header, rows, [str(c) for c in clf.classes_], ds.relation)
         if output is not None:
@@ -555,6 +558,8 @@ def info(
 
 
 def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
+    import numpy as np
+
     tr = clf.tables_.trees
     est = doc["estimator"]
     st = doc["structure"]
