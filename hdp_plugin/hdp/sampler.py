@@ -188,16 +188,19 @@ def sample(
             n_dense, t_cap = _initial_sizes
         tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
         act, tree_act_start = kernels.active_cells(trees, raw, node_group, big_row)
-        # Largest trees first, so that parallel threads finish together.
-        sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
-        order = np.argsort(-sizes, kind="stable").astype(np.int64)
+        # One bin of trees per thread, balanced by the cost of an iteration (per draw-able cell,
+        # per cell for the estimates, per node for the concentrations: measured weights)
+        cells = np.diff(trees.node_cell_start[trees.tree_node_start])
+        nodes = np.diff(trees.tree_node_start)
+        cost = 35.0 * np.diff(tree_act_start) + 2.5 * cells + 12.0 * nodes
+        order, bin_start = kernels.balance_trees(cost, threads)
         reached = np.zeros(trees.n_trees, np.int64)
         chunk = 1 if debug else max(1, min(iterations, 50))
         target = 0
         while target < iterations:
             target = min(iterations, target + chunk)
             while True:
-                kernels.sample_trees(order, reached, target, burn_in, trees.tree_node_start,
+                kernels.sample_trees(order, bin_start, reached, target, burn_in, trees.tree_node_start,
                                      tree_group_start, trees.tree_card, max_children, act, tree_act_start,
                                      trees.node_parent, node_group, trees.node_cell_start, trees.is_leaf,
                                      group_fixed,
