@@ -42,7 +42,8 @@ def _fill_dense_and_big(dense, big, big_values):
     prev = np.full(n_cols, -np.inf)
     cur = np.full(n_cols, -np.inf)
     prev[0] = 0.0
-    dense[0, :] = prev
+    for t in range(n_cols):  # element loops: slice assignment compiles broadcasting checks
+        dense[0, t] = prev[t]
     k = 0
     for n in range(1, n_last + 1):
         cur[0] = -np.inf
@@ -62,9 +63,11 @@ def _fill_dense_and_big(dense, big, big_values):
         for t in range(top + 1, n_cols):
             cur[t] = -np.inf
         if n <= n_dense:
-            dense[n, :] = cur
+            for t in range(n_cols):
+                dense[n, t] = cur[t]
         while k < big_values.shape[0] and big_values[k] == n:
-            big[k, :] = cur
+            for t in range(n_cols):
+                big[k, t] = cur[t]
             k += 1
         prev, cur = cur, prev
 
