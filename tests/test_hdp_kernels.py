@@ -289,3 +289,14 @@ def test_neg_log_beta_count_has_the_beta_moments(a, count):
     assert v.mean() == pytest.approx(mean, abs=5 * math.sqrt(var / v.size))
     assert v.var() == pytest.approx(var, rel=0.1)
 
+
+
+def test_balance_trees_gives_every_thread_its_share():
+    cost = np.array([50.0, 9, 8, 7, 40, 6, 5, 30, 4, 3])
+    order, bin_start = kernels.balance_trees(cost, 2)
+    assert sorted(order.tolist()) == list(range(10)) and bin_start.tolist()[0] == 0
+    loads = [cost[order[bin_start[b]:bin_start[b + 1]]].sum() for b in range(2)]
+    assert max(loads) - min(loads) <= 4  # contiguous halves of the largest-first order: 143 against 19
+    assert kernels.balance_trees(cost, 20)[1].shape == (11,)  # never more bins than trees
+    order, bin_start = kernels.balance_trees(np.zeros(0), 2)
+    assert order.size == 0 and bin_start.tolist() == [0, 0]

@@ -2,9 +2,8 @@
 
 Pure functions over the flat arrays of :mod:`hdp_plugin.hdp.trees` and the sampler state; the
 driver in :mod:`hdp_plugin.hdp.sampler` validates, allocates and seeds. Every tree is sampled by
-one call of :func:`sample_tree` with its own random state, so trees run in parallel (on Python
-threads: the kernels release the GIL) and the result does not depend on the number of threads.
-No kernel here is ``parallel=True``: numba's parallel lowering would triple their compile time.
+one call of :func:`sample_tree` with its own random state, so trees run in parallel (``prange``)
+and the result does not depend on the number of threads.
 
 State arrays, all indexed like the trees' cells or nodes:
 ``n`` (customers: data counts at leaves, the sum of the children's table counts elsewhere),
@@ -18,10 +17,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..config import NJIT_OPTIONS
 from .rng import gamma, neg_log_beta_count, uniform
+
+_PAR_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
 
 
 @njit(**NJIT_OPTIONS)
@@ -305,30 +306,48 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
     return it_to
 
 
-@njit(**NJIT_OPTIONS)
-def sample_trees(order, lo, hi, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
+@njit(**_PAR_OPTIONS)
+def sample_trees(order, bin_start, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
                  tree_max_children, act, tree_act_start, node_parent, node_group, node_cell_start,
                  is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum,
                  sum_T, sum_q, rng_states, window, conc_every, conc_offset, shape, rate, max_c):
-    """Advance the trees ``order[lo:hi]`` to iteration ``it_to``, one after the other.
+    """Advance every tree to iteration ``it_to``: bin ``b`` (one per thread) runs the trees
+    ``order[bin_start[b]:bin_start[b + 1]]`` one after the other, the bins in parallel.
 
-    Releases the GIL (``nogil``): the driver runs several calls at once on Python threads, each
-    taking the next tree as it finishes one. Every tree has its own random stream, so the result
-    does not depend on which thread ran which tree."""
-    for i in range(lo, hi):
-        tr = order[i]
-        it_reached[tr] = sample_tree(
-            it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
-            tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], tree_max_children[tr],
-            act, tree_act_start[tr], tree_act_start[tr + 1], node_parent, node_group, node_cell_start,
-            is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob,
-            est_sum, sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+    Every tree has its own random stream, so the result does not depend on the bins."""
+    for b in prange(bin_start.shape[0] - 1):
+        for i in range(bin_start[b], bin_start[b + 1]):
+            tr = order[i]
+            it_reached[tr] = sample_tree(
+                it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
+                tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], tree_max_children[tr],
+                act, tree_act_start[tr], tree_act_start[tr + 1], node_parent, node_group, node_cell_start,
+                is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob,
+                est_sum, sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+
+def balance_trees(cost, n_bins):
+    """Trees into ``n_bins`` bins of about equal ``cost`` (longest first, each to the lightest bin).
+
+    Returns ``(order, bin_start)``: bin ``b`` holds ``order[bin_start[b]:bin_start[b + 1]]``,
+    largest first. Threads that take one bin each finish together as far as the costs are right;
+    contiguous blocks of a largest-first order would give one thread all the big trees.
+    """
+    n_bins = max(1, min(int(n_bins), len(cost)))
+    load = np.zeros(n_bins)
+    members = [[] for _ in range(n_bins)]
+    for tr in np.argsort(-np.asarray(cost, dtype=np.float64), kind="stable"):
+        b = int(np.argmin(load))
+        members[b].append(int(tr))
+        load[b] += cost[tr]
+    order = np.array([tr for m in members for tr in m], dtype=np.int64)
+    bin_start = np.cumsum([0] + [len(m) for m in members]).astype(np.int64)
+    return order, bin_start
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**_PAR_OPTIONS)
 def init_trees(tree_node_start, tree_card, node_parent, node_group, node_cell_start, leaf_counts,
                is_leaf, conc, n, t, node_N, node_T):
-    for tr in range(tree_card.shape[0]):
+    for tr in prange(tree_card.shape[0]):
         init_tree(tree_node_start[tr], tree_node_start[tr + 1], tree_card[tr], node_parent,
                   node_group, node_cell_start, leaf_counts, is_leaf, conc, n, t, node_N, node_T)
 

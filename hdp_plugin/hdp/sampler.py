@@ -9,9 +9,7 @@ that progress can be reported and a run cancelled between chunks) and returns av
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -167,8 +165,9 @@ def sample(
     sum_q = np.zeros(n_groups)
     rng = tree_states(random_state, trees.n_trees)
 
-    threads = min(_threads(n_jobs), max(trees.n_trees, 1))
-    pool = ThreadPoolExecutor(threads, thread_name_prefix="hdp-sampler") if threads > 1 else None
+    threads = _threads(n_jobs)
+    old_threads = numba.get_num_threads()
+    numba.set_num_threads(threads)
     try:
         kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, node_group,
                            trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t,
@@ -189,25 +188,26 @@ def sample(
             n_dense, t_cap = _initial_sizes
         tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
         act, tree_act_start = kernels.active_cells(trees, raw, node_group, big_row)
-        # Costliest trees first (per draw-able cell, per cell for the estimates, per node for the
-        # concentrations: measured weights); threads take the next tree as they finish one
+        # One bin of trees per thread, balanced by the cost of an iteration (per draw-able cell,
+        # per cell for the estimates, per node for the concentrations: measured weights)
         cells = np.diff(trees.node_cell_start[trees.tree_node_start])
         nodes = np.diff(trees.tree_node_start)
         cost = 35.0 * np.diff(tree_act_start) + 2.5 * cells + 12.0 * nodes
-        order = np.argsort(-cost, kind="stable").astype(np.int64)
+        order, bin_start = kernels.balance_trees(cost, threads)
         reached = np.zeros(trees.n_trees, np.int64)
         chunk = 1 if debug else max(1, min(iterations, 50))
         target = 0
         while target < iterations:
             target = min(iterations, target + chunk)
             while True:
-                args = (reached, target, burn_in, trees.tree_node_start, tree_group_start, trees.tree_card,
-                        max_children, act, tree_act_start, trees.node_parent, node_group,
-                        trees.node_cell_start, trees.is_leaf, group_fixed, conc, *tables, big_row, n, t,
-                        node_N, node_T, prob, est_sum, sum_T, sum_q, rng, window, config.CONCENTRATION_EVERY,
-                        config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE, config.CONCENTRATION_RATE,
-                        config.MAX_CONCENTRATION)
-                _run_trees(pool, threads, order, args)
+                kernels.sample_trees(order, bin_start, reached, target, burn_in, trees.tree_node_start,
+                                     tree_group_start, trees.tree_card, max_children, act, tree_act_start,
+                                     trees.node_parent, node_group, trees.node_cell_start, trees.is_leaf,
+                                     group_fixed,
+                                     conc, *tables, big_row, n, t, node_N, node_T, prob, est_sum, sum_T,
+                                     sum_q, rng, window, config.CONCENTRATION_EVERY,
+                                     config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
+                                     config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
                 if (reached >= target).all():
                     break
                 # a tree needs more of the Stirling tables: grow them and carry on
@@ -227,8 +227,7 @@ def sample(
             if progress is not None and progress(target, iterations) is False:
                 raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
+        numba.set_num_threads(old_threads)
 
     n_samples = iterations - burn_in
     return SamplerResult(
@@ -244,29 +243,6 @@ def sample(
         stirling_shape=((tables[1], tables[0].shape[1]), (tables[0].shape[0] - tables[1], tables[0].shape[1])),
         cpu_seconds=time.process_time() - cpu_started,
     )
-
-
-def _run_trees(pool, threads: int, order, args) -> None:
-    """Run :func:`kernels.sample_trees` over ``order``: in one call without a pool, else on the
-    pool's threads, each taking the next tree of ``order`` (costliest first) when it is free."""
-    if pool is None:
-        kernels.sample_trees(order, 0, order.shape[0], *args)
-        return
-    lock = threading.Lock()
-    position = [0]
-
-    def worker():
-        while True:
-            with lock:
-                i = position[0]
-                position[0] += 1
-            if i >= order.shape[0]:
-                return
-            kernels.sample_trees(order, i, i + 1, *args)
-
-    futures = [pool.submit(worker) for _ in range(threads)]
-    for f in futures:
-        f.result()
 
 
 def _max_children(trees: ContextTrees) -> np.ndarray:
