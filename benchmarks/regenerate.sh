@@ -18,6 +18,11 @@ if [[ "${1:-all}" != speed ]]; then
   python benchmarks/accuracy.py --iterations 1000 -o "$doc" --section accuracy-i1000
 fi
 section --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
+# the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
+if [[ -n "${REFERENCE_FOLDS:-}" ]]; then
+  section --section speed-reference-folds -- python benchmarks/bench_hdp.py --reference-folds "$REFERENCE_FOLDS" \
+    --workloads segment-challenge:kdb:5,segment-challenge:kdb:1,vote:kdb:5 --threads 1,2 --repeat 3
+fi
 section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
 section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --threads 1,2
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000

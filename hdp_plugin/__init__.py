@@ -3,10 +3,28 @@
 Public API: :class:`BayesNetClassifier` (a scikit-learn-style classifier), :func:`read_dataset`
 and the :class:`Dataset` type it returns, :func:`save_model` and :func:`load_model` for the
 versioned model file.
+
+They are imported on first use (PEP 562), so that ``hdp-bnc --help`` and the commands that do not
+train or read data do not load numba and pyarrow.
 """
 
 from ._version import __version__
-from .data import Dataset, read_dataset
-from .model import BayesNetClassifier, load_model, save_model
 
 __all__ = ["BayesNetClassifier", "Dataset", "load_model", "read_dataset", "save_model", "__version__"]
+
+_LAZY = {"Dataset": ".data", "read_dataset": ".data", "BayesNetClassifier": ".model", "load_model": ".model",
+         "save_model": ".model"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

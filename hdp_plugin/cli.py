@@ -21,9 +21,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
-import numpy as np
 import typer
 
 from . import config
@@ -31,6 +30,9 @@ from ._cli_common import cli_errors as _errors, typer_app
 from .params import BY_NAME as PARAM, check, default as _default
 from ._version import __version__
 from .errors import HDPError, ParameterError
+
+if TYPE_CHECKING:  # numpy is imported where it is used: --help and the client commands stay light
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -332,6 +334,8 @@ def train(
 # predict
 # ------------------------------------------------------------------------------------------
 def _prediction_table(clf, ds) -> tuple[list[str], list[list], np.ndarray | None]:
+    import numpy as np
+
     proba = clf.predict_proba(ds)
     labels = [str(c) for c in clf.classes_]
     pred = np.argmax(proba, axis=1)
@@ -459,6 +463,8 @@ def predict(
         clf = load_model(model)
 
         ds = read_conformed(data, clf.attributes_, clf.class_attribute_, format=_format(data, data_format))
+        import numpy as np
+
         header, rows, proba = _prediction_table(clf, ds)
         _write_predictions(output, header, rows, [str(c) for c in clf.classes_], ds.relation,
                            inputs=(model, data))
@@ -693,6 +699,8 @@ def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
 
 def _network_lines(net: dict, tr, names: list[str], conc, group) -> list[str]:
     """The table of one network's trees: nodes, cells, concentrations by depth, parents."""
+    import numpy as np
+
     hdp = conc is not None
     rows = []
     for t, td in enumerate(net["trees"]):

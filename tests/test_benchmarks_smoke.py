@@ -170,3 +170,36 @@ def test_mlbench_without_its_files_is_skipped_with_the_reason(accuracy, tmp_path
     assert path is None and "--mlbench-dir" in why and "r-cran-mlbench" in why
     with pytest.raises(ValueError, match="unknown mlbench data set 'Iris'"):
         accuracy.mlbench.convert("mlbench-Iris", tmp_path, tmp_path)
+
+
+def test_bench_hdp_trains_on_reference_style_fold_files(tmp_path):
+    """``bench_hdp.py --reference-folds DIR`` on fold files written here from vote.arff."""
+    import subprocess
+
+    import numpy as np
+
+    src = (BENCH.parent / "tests" / "data" / "vote.arff").read_text().splitlines()
+    at = next(i for i, line in enumerate(src) if line.strip().lower() == "@data")
+    header = src[: at + 1]
+    rows = [line for line in src[at + 1 :] if line.strip() and not line.startswith("%")]
+    fold = np.arange(len(rows)) % 2
+    folder = tmp_path / "vote"
+    folder.mkdir()
+    for f in (0, 1):
+        train = [r for r, g in zip(rows, fold) if g != f]
+        test = [r for r, g in zip(rows, fold) if g == f]
+        (folder / f"fold{f}_train.arff").write_text("\n".join(header + train) + "\n")
+        (folder / f"fold{f}_test.arff").write_text("\n".join(header + test) + "\n")
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_hdp.py"), "--reference-folds", str(tmp_path), "--workloads",
+         "vote:kdb:2", "--threads", "1", "--iterations", "60"],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| vote:kdb:2 | 1 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert float(cells[2]) > 0 and float(cells[4]) > 0  # CPU seconds, ns per cell and iteration
+    assert 0.05 < float(cells[5]) < 0.5 and cells[6] == ""  # pooled RMSE; no other program's results here
+    bad = subprocess.run([sys.executable, str(BENCH / "bench_hdp.py"), "--reference-folds", str(tmp_path),
+                          "--workloads", "nowhere:kdb:2", "--threads", "1"], capture_output=True, text=True,
+                         timeout=600)
+    assert bad.returncode != 0 and "fold0_train.arff not found" in bad.stderr

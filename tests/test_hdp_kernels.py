@@ -16,7 +16,7 @@ import pytest
 
 from hdp_plugin.hdp import kernels, rng as hrng
 from hdp_plugin.hdp.sampler import tying_groups
-from hdp_plugin.hdp.stirling import log_stirling_table
+from hdp_plugin.hdp.stirling import log_stirling_rows, log_stirling_table, stirling_ratios
 from hdp_plugin.hdp.tables import class_prior, laplace, m_estimate
 from hdp_plugin.hdp.trees import build_trees
 
@@ -153,10 +153,11 @@ def test_table_sweep_matches_slow_twin(seed):
     slow = [a.copy() for a in (n, t, N, T)]
     weights = np.empty(2 * 3 + 1)
     no_big = np.full(trees.n_cells, -1, np.int64)
-    empty = np.zeros((0, log_s.shape[1]))
+    tables = stirling_ratios(log_s, np.zeros((0, log_s.shape[1])))
+    act, act_start = kernels.active_cells(trees, trees.raw_counts(), group, no_big)
+    assert act_start[-1] == ((trees.raw_counts() >= 2) & (np.repeat(trees.node_parent, 3) >= 0)).sum()
     for _ in range(5):
-        kernels.table_sweep(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start, conc,
-                            log_s, empty, no_big, *fast, 3, weights, state_fast)
+        kernels.table_sweep(act, 0, act_start[1], 0, 3, conc, *tables, *fast, 3, weights, state_fast)
         _slow_table_sweep(trees, group, conc, log_s, *slow, 3, state_slow)
         for a, b in zip(fast, slow):
             assert np.array_equal(a, b)
@@ -167,7 +168,6 @@ def test_table_sweep_matches_slow_twin(seed):
 def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     """Leaves with large counts read their own rows; the draws are those of a full table."""
     from hdp_plugin.hdp.sampler import _stirling
-    from hdp_plugin.hdp.stirling import log_stirling_rows
 
     rng = np.random.default_rng(9)
     X = np.stack([rng.integers(0, 3, 2000), rng.integers(0, 2, 2000)], axis=1).astype(np.uint8)
@@ -184,19 +184,20 @@ def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     # dense rows cover every internal count these sweeps can reach, and no large leaf
     n_dense = int(state[0][~leaf].max()) + (sweeps + 1) * window * 3
     big_row = np.full(trees.n_cells, -1, np.int64)
-    dense, big = _stirling(raw, leaf, n_dense, 40, big_row)
-    assert (big_row >= 0).sum() == 12 and big.shape[0] == np.unique(raw[big_row >= 0]).size
-    full, _ = log_stirling_rows(int(raw.max()), 40, np.zeros(0, np.int64))
+    split = _stirling(raw, leaf, n_dense, 40, big_row)
+    assert split[1] == n_dense + 1  # the large-leaf rows follow the dense ones
+    assert (big_row >= 0).sum() == 12 and split[0].shape[0] - split[1] == np.unique(raw[big_row >= 0]).size
+    full = stirling_ratios(*log_stirling_rows(int(raw.max()), 40, np.zeros(0, np.int64)))
     no_big = np.full(trees.n_cells, -1, np.int64)
+    act_a, act_start = kernels.active_cells(trees, raw, group, big_row)
+    act_b, _ = kernels.active_cells(trees, raw, group, no_big)
     a = [v.copy() for v in state]
     b = [v.copy() for v in state]
     sa, sb = hrng.tree_states(3, 1)[0], hrng.tree_states(3, 1)[0]
     w = np.empty(2 * window + 1)
     for _ in range(sweeps):
-        need_a = kernels.table_sweep(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start,
-                                     conc, dense, big, big_row, *a, window, w, sa)
-        need_b = kernels.table_sweep(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start,
-                                     conc, full, big[:0], no_big, *b, window, w, sb)
+        need_a = kernels.table_sweep(act_a, 0, act_start[1], 0, 3, conc, *split, *a, window, w, sa)
+        need_b = kernels.table_sweep(act_b, 0, act_start[1], 0, 3, conc, *full, *b, window, w, sb)
         assert need_a[0] == need_b[0] and need_a[1] <= n_dense
         for u, v in zip(a, b):
             assert np.array_equal(u, v)
@@ -227,3 +228,75 @@ def test_kernels_without_jit():
         env=env, capture_output=True, text=True, timeout=600, cwd=HERE.parent,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_stirling_ratios_are_ratios_of_exact_stirling_numbers():
+    dense = log_stirling_table(30, 12)
+    big = log_stirling_rows(45, 12, np.array([40, 45], np.int64))[1]
+    rt, big_base, rn_t = stirling_ratios(dense, big)
+    assert big_base == 31 and rt.shape == (33, 13) and rn_t.shape == (13, 31)
+    for n in range(31):
+        for t in range(1, 12):
+            want = math.exp(log_stirling(n, t + 1) - log_stirling(n, t)) if t < n else 0.0
+            assert rt[n, t] == pytest.approx(want, rel=1e-12)
+            want = math.exp(log_stirling(n + 1, t) - log_stirling(n, t)) if t <= n < 30 else 0.0
+            assert rn_t[t, n] == pytest.approx(want, rel=1e-12)
+    for r, n in enumerate((40, 45)):
+        for t in range(1, 12):
+            want = math.exp(log_stirling(n, t + 1) - log_stirling(n, t))
+            assert rt[big_base + r, t] == pytest.approx(want, rel=1e-10)
+
+
+@pytest.mark.parametrize("c", [1e-12, 0.7, 4000.0, 1e-200, 1e200])
+def test_draw_table_count_follows_the_log_weights(c):
+    """Each draw picks the candidate the log-space formula picks with the same uniform; extreme
+    concentrations (products that over- or underflow) take the log-space path."""
+    log_s = log_stirling_table(120, 60)
+    rt, big_base, rn_t = stirling_ratios(log_s, np.zeros((0, 61)))
+    rng = np.random.default_rng(11)
+    weights = np.empty(21)
+    for _ in range(300):
+        nx = int(rng.integers(2, 60))
+        tc = int(rng.integers(1, nx + 1))
+        tpx = int(rng.integers(1, 40))
+        npx = int(rng.integers(max(tc, tpx), 60))
+        cp_Np = float(rng.uniform(0.01, 5.0)) + npx + int(rng.integers(0, 30))  # c_p + N_p, N_p >= n_p
+        lo, hi = max(1, tc - 10, tpx - npx + tc), min(nx, tc + 10)
+        if hi <= lo:
+            continue
+        state = hrng.tree_states(int(rng.integers(1 << 30)), 1)[0]
+        u = hrng.uniform(state.copy())
+        got = kernels.draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, nx, rn_t, tpx, weights, state)
+        cands = np.arange(lo, hi + 1)
+        lw = np.array([log_stirling(nx, int(tt)) + tt * math.log(c) + log_stirling(npx + int(tt) - tc, tpx)
+                       - math.lgamma(cp_Np + tt - tc) for tt in cands])
+        cum = np.cumsum(np.exp(lw - lw.max()))
+        k = min(int(np.searchsorted(cum / cum[-1], u, side="right")), len(cands) - 1)
+        if abs(cum[k] / cum[-1] - u) > 1e-9 and (k == 0 or abs(cum[k - 1] / cum[-1] - u) > 1e-9):
+            assert got == cands[k], (nx, tc, npx, tpx, cp_Np, c)
+
+
+@pytest.mark.parametrize("a,count", [(0.3, 1), (2.0, 1), (1.5, 3), (0.05, 6), (4.0, 7), (0.8, 40)])
+def test_neg_log_beta_count_has_the_beta_moments(a, count):
+    """-log q for q ~ Beta(a, n): mean digamma(a + n) - digamma(a), variance
+    trigamma(a) - trigamma(a + n), by exponential sums (n <= 6) or two gammas (larger n)."""
+    from scipy.special import digamma, polygamma
+
+    s = hrng.tree_states(7, 1)[0]
+    v = np.array([hrng.neg_log_beta_count(s, a, count) for _ in range(20000)])
+    mean = digamma(a + count) - digamma(a)
+    var = polygamma(1, a) - polygamma(1, a + count)
+    assert v.mean() == pytest.approx(mean, abs=5 * math.sqrt(var / v.size))
+    assert v.var() == pytest.approx(var, rel=0.1)
+
+
+
+def test_balance_trees_gives_every_thread_its_share():
+    cost = np.array([50.0, 9, 8, 7, 40, 6, 5, 30, 4, 3])
+    order, bin_start = kernels.balance_trees(cost, 2)
+    assert sorted(order.tolist()) == list(range(10)) and bin_start.tolist()[0] == 0
+    loads = [cost[order[bin_start[b]:bin_start[b + 1]]].sum() for b in range(2)]
+    assert max(loads) - min(loads) <= 4  # contiguous halves of the largest-first order: 143 against 19
+    assert kernels.balance_trees(cost, 20)[1].shape == (11,)  # never more bins than trees
+    order, bin_start = kernels.balance_trees(np.zeros(0), 2)
+    assert order.size == 0 and bin_start.tolist() == [0, 0]

@@ -124,7 +124,7 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     np.testing.assert_allclose(p[1], [1 / 2, 1 / 2], atol=0.01)
     # a kernel given too narrow a table stops before drawing anything
-    from hdp_plugin.hdp.stirling import log_stirling_rows
+    from hdp_plugin.hdp.stirling import log_stirling_rows, stirling_ratios
 
     group, fixed, gstart = tying_groups(trees, "level")
     conc = np.where(fixed, 2.0, 2.0)
@@ -133,10 +133,13 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
     T = np.add.reduceat(t, trees.node_cell_start[:-1])
     z = np.zeros(trees.n_cells)
     no_big = np.full(trees.n_cells, -1, np.int64)
+    act, act_start = kernels.active_cells(trees, trees.raw_counts(), group, no_big)
     for n_dense, t_cols in [(20000, 2), (10, 40)]:  # too few columns, then too few dense rows
-        dense, big = log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64))
-        reached = kernels.sample_tree(7, 9, 0, 0, trees.n_nodes, 0, 2, 2, 2, trees.node_parent, group,
-                                      trees.node_cell_start, fixed, conc, dense, big, no_big, n, t, N, T,
+        tables = stirling_ratios(*log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64)))
+        reached = kernels.sample_tree(7, 9, 0, 0, trees.n_nodes, 0, 2, 2, 2, act, act_start[0], act_start[1],
+                                      trees.node_parent, group, trees.node_cell_start, trees.is_leaf, fixed,
+                                      conc, *tables,
+                                      no_big, n, t, N, T,
                                       z, z.copy(), np.zeros(2), np.zeros(2), np.ones(4, np.uint64), 10, 5,
                                       3, 2.0, 1.0, 4000.0)
         assert reached == 7
@@ -175,8 +178,8 @@ def test_huge_concentration_reproduces_the_parent():
     conc[1:] = 1e12
     prob, est = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
     kernels.accumulate_estimates(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start,
-                                 conc, n, N, prob, est)
-    p = prob.reshape(-1, 3)
+                                 trees.is_leaf, conc, n, N, prob, est)
+    p = est.reshape(-1, 3)  # one iteration's estimates
     for j in range(1, trees.n_nodes):
         np.testing.assert_allclose(p[j], p[trees.node_parent[j]], rtol=1e-9)
 

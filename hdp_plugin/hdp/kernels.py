@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..config import NJIT_OPTIONS
-from .rng import gamma, neg_log_beta, uniform
+from .rng import gamma, neg_log_beta_count, uniform
 
 _PAR_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
 
@@ -98,80 +98,121 @@ def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
 
 
 @njit(**NJIT_OPTIONS)
-def table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc, log_dense,
-                log_big, big_row, n, t, node_N, node_T, window, weights, rng):
+def _cumulate(weights, k):
+    """Replace ``weights[:k]`` by their running sums; return the total."""
+    acc = weights[0]
+    for i in range(1, k):
+        acc += weights[i]
+        weights[i] = acc
+    return acc
+
+
+@njit(**NJIT_OPTIONS)
+def draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, row, rn_t, tpx, weights, rng):
+    """Draw a cell's table count among the candidates ``lo .. hi`` (current value ``tc``).
+
+    The log weight of candidate t' is log S(n, t') + t' log c + log S(n_p + t' - tc, t_p)
+    - log Gamma(c_p + N_p + t' - tc) (constants dropped). Consecutive candidates differ by the
+    factor S(n, t'+1)/S(n, t') c S(m+1, t_p)/S(m, t_p) / (c_p + N_p + d), m = n_p + d, d = t' - tc:
+    ``rt[row, t'] c rn_t[t_p, m] / (cp_Np + d)``. (Tables are indexed in place, never sliced: a
+    slice would cost a reference count update per draw.) The weights are built outwards from the current
+    value (weight 1) by these factors; if that over- or underflows (an extreme state), they are
+    rebuilt in log space from the same factors. Then one uniform picks the candidate.
+    """
+    k0 = tc - lo
+    weights[k0] = 1.0
+    w = 1.0
+    for tt in range(tc, hi):
+        d = tt - tc
+        w *= rt[row, tt] * c * rn_t[tpx, npx + d] / (cp_Np + d)
+        weights[tt + 1 - lo] = w
+    w = 1.0
+    for tt in range(tc, lo, -1):
+        d = tt - tc - 1
+        w *= (cp_Np + d) / (rt[row, tt - 1] * c * rn_t[tpx, npx + d])
+        weights[tt - 1 - lo] = w
+    total = _cumulate(weights, hi - lo + 1)
+    if not (total > 0.0 and total < np.inf):
+        # log space: the same factors, summed as logs, normalised by the largest
+        log_c = math.log(c)
+        weights[k0] = 0.0
+        lw = 0.0
+        for tt in range(tc, hi):
+            d = tt - tc
+            lw += math.log(rt[row, tt]) + log_c + math.log(rn_t[tpx, npx + d]) - math.log(cp_Np + d)
+            weights[tt + 1 - lo] = lw
+        lw = 0.0
+        for tt in range(tc, lo, -1):
+            d = tt - tc - 1
+            lw += math.log(cp_Np + d) - math.log(rt[row, tt - 1]) - log_c - math.log(rn_t[tpx, npx + d])
+            weights[tt - 1 - lo] = lw
+        wmax = -np.inf
+        for k in range(hi - lo + 1):
+            if weights[k] > wmax:
+                wmax = weights[k]
+        for k in range(hi - lo + 1):
+            weights[k] = math.exp(weights[k] - wmax)
+        total = _cumulate(weights, hi - lo + 1)
+    # the first candidate whose cumulative weight exceeds u: count those that do not (branch-free)
+    u = uniform(rng) * total
+    k = 0
+    for i in range(hi - lo):
+        k += weights[i] <= u
+    return lo + k
+
+
+@njit(**NJIT_OPTIONS)
+def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, n, t, node_N, node_T,
+                window, weights, rng):
     """One bottom-up sweep of windowed Gibbs draws of every non-root table count.
 
-    ``log_dense[n]`` holds log S(n, .) for small n; a leaf cell whose data count is beyond it has
-    its own row ``log_big[big_row[cell]]``. Returns ``(columns, dense_n)`` as
-    :func:`needed_sizes` would after the sweep: every cell's n is final once the cell is visited
-    (its children come first), and the root's n is read at the end.
+    ``act[act_lo:act_hi]`` lists the tree's cells that can need a draw (data count >= 2, not at the
+    root) in sweep order (deepest nodes first, values in order), as rows (cell, parent cell, node,
+    parent node, large-leaf row or -1, node's group, parent's group) (see :func:`active_cells`);
+    every other cell has n <= 1 for ever, and t = n is forced. ``rt[n]`` (dense rows
+    ``0 .. big_base - 1``), ``rt[big_base + act[e, 4]]`` (a leaf whose data count is beyond the
+    dense rows) and ``rn_t`` hold the Stirling ratios of
+    :func:`hdp_plugin.hdp.stirling.stirling_ratios`. Returns
+    ``(columns, dense_n)`` as :func:`needed_sizes` would after the sweep: every cell's n is final
+    once the cell is visited (its children come first), and the root's n is read at the end.
     """
     need = 1
     n_dense = 1
-    for j in range(node_hi - 1, node_lo, -1):
-        p = node_parent[j]
-        c = conc[node_group[j]]
-        log_c = math.log(c)
-        cp = conc[node_group[p]]
-        base = node_cell_start[j]
-        pbase = node_cell_start[p]
-        for x in range(card):
-            cell = base + x
-            nx = n[cell]
-            if nx <= 1:
-                continue  # t = n is forced (and already holds)
-            tc = t[cell]
-            # n of this cell is final for the sweep (its children came first): so is its need
-            m = min(nx, tc + 2 * window)
-            if m > need:
-                need = m
-            br = big_row[cell]
-            if br < 0 and nx > n_dense:
-                n_dense = nx
-            pcell = pbase + x
-            npx = n[pcell]
-            tpx = t[pcell]
-            Np = node_N[p]
-            lo = max(1, tc - window, tpx - npx + tc)
-            hi = min(nx, tc + window)
-            if hi <= lo:
-                continue
-            wmax = -np.inf
-            # log Gamma(cp + Np + d) for consecutive d, by Gamma(a + 1) = a Gamma(a): one lgamma
-            # call per cell, then one log per candidate
-            a = cp + Np + (lo - tc)
-            lg = math.lgamma(a)
-            row = log_dense[nx] if br < 0 else log_big[br]
-            for k in range(hi - lo + 1):
-                tt = lo + k
-                w = row[tt] + tt * log_c + log_dense[npx + tt - tc, tpx] - lg
-                weights[k] = w
-                if w > wmax:
-                    wmax = w
-                lg += math.log(a + k)
-            total = 0.0
-            for k in range(hi - lo + 1):
-                e = math.exp(weights[k] - wmax)
-                weights[k] = e
-                total += e
-            u = uniform(rng) * total
-            k = 0
-            acc = weights[0]
-            while acc <= u and k < hi - lo:
-                k += 1
-                acc += weights[k]
-            tt = lo + k
-            d = tt - tc
-            if d != 0:
-                t[cell] = tt
-                node_T[j] += d
-                n[pcell] += d
-                node_N[p] += d
-    base = node_cell_start[node_lo]
+    for e in range(act_lo, act_hi):
+        cell = act[e, 0]
+        nx = n[cell]
+        if nx <= 1:
+            continue  # t = n is forced (and already holds)
+        tc = t[cell]
+        # n of this cell is final for the sweep (its children came first): so is its need
+        m = min(nx, tc + 2 * window)
+        if m > need:
+            need = m
+        br = act[e, 4]
+        if br < 0 and nx > n_dense:
+            n_dense = nx
+        pcell = act[e, 1]
+        npx = n[pcell]
+        tpx = t[pcell]
+        lo = max(1, tc - window, tpx - npx + tc)
+        hi = min(nx, tc + window)
+        if hi <= lo:
+            continue
+        j = act[e, 2]
+        p = act[e, 3]
+        c = conc[act[e, 5]]
+        cp_Np = conc[act[e, 6]] + node_N[p]
+        row = nx if br < 0 else big_base + br
+        tt = draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, row, rn_t, tpx, weights, rng)
+        d = tt - tc
+        if d != 0:
+            t[cell] = tt
+            node_T[j] += d
+            n[pcell] += d
+            node_N[p] += d
     for x in range(card):
-        if n[base + x] > n_dense:
-            n_dense = n[base + x]
+        if n[root_cell + x] > n_dense:
+            n_dense = n[root_cell + x]
     return need, n_dense
 
 
@@ -186,7 +227,7 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
         Nj = node_N[j]
         if Nj > 0:
             g = node_group[j]
-            sum_q[g] += neg_log_beta(rng, conc[g], float(Nj))
+            sum_q[g] += neg_log_beta_count(rng, conc[g], Nj)
             sum_T[g] += node_T[j]
     for g in range(group_lo, group_hi):
         if group_fixed[g]:
@@ -200,32 +241,40 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
 
 
 @njit(**NJIT_OPTIONS)
-def accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start, conc,
+def accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start, is_leaf, conc,
                          n, node_N, prob, est_sum):
-    """Top-down estimates p_x = (n_x + c p_parent,x) / (N + c), added to the running sums."""
+    """Top-down estimates p_x = (n_x + c p_parent,x) / (N + c), added to the running sums.
+
+    Computed as n_x r + (c r) p_parent,x with r = 1 / (N + c) once per node; ``prob`` keeps this
+    iteration's estimates of internal nodes (the leaves' are only added to the sums)."""
     uniform_p = 1.0 / card
     for j in range(node_lo, node_hi):
         base = node_cell_start[j]
         c = conc[node_group[j]]
-        denom = node_N[j] + c
+        r = 1.0 / (node_N[j] + c)
+        cr = c * r
         if j == node_lo:
             for x in range(card):
-                v = (n[base + x] + c * uniform_p) / denom
+                v = n[base + x] * r + cr * uniform_p
                 prob[base + x] = v
                 est_sum[base + x] += v
+        elif is_leaf[j]:
+            pbase = node_cell_start[node_parent[j]]
+            for x in range(card):
+                est_sum[base + x] += n[base + x] * r + cr * prob[pbase + x]
         else:
             pbase = node_cell_start[node_parent[j]]
             for x in range(card):
-                v = (n[base + x] + c * prob[pbase + x]) / denom
+                v = n[base + x] * r + cr * prob[pbase + x]
                 prob[base + x] = v
                 est_sum[base + x] += v
 
 
 @njit(**NJIT_OPTIONS)
 def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, card, max_children,
-                node_parent, node_group, node_cell_start, group_fixed, conc, log_dense, log_big,
-                big_row, n, t, node_N, node_T, prob, est_sum, sum_T, sum_q, rng, window, conc_every,
-                conc_offset, shape, rate, max_c):
+                act, act_lo, act_hi, node_parent, node_group, node_cell_start, is_leaf, group_fixed, conc,
+                rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum, sum_T, sum_q, rng,
+                window, conc_every, conc_offset, shape, rate, max_c):
     """Run iterations ``it_from .. it_to - 1`` on one tree.
 
     Returns the iteration reached: ``it_to`` when done, earlier when the next iteration could ask
@@ -237,16 +286,15 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
     weights = np.empty(2 * window + 1, dtype=np.float64)
     cell_lo = node_cell_start[node_lo]
     cell_hi = node_cell_start[node_hi - 1] + card
-    t_cap = log_dense.shape[1] - 1
-    n_cap = log_dense.shape[0] - 1
+    t_cap = rt.shape[1] - 1
+    n_cap = big_base - 1
     need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
     for it in range(it_from, it_to):
         if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
             return it
         # Step 1: table counts, bottom-up
-        need, dense_n = table_sweep(node_lo, node_hi, card, node_parent, node_group, node_cell_start,
-                                    conc, log_dense, log_big, big_row, n, t, node_N, node_T, window,
-                                    weights, rng)
+        need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
+                                    node_N, node_T, window, weights, rng)
         # Step 2: concentrations every conc_every-th iteration
         if it % conc_every == conc_offset:
             concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
@@ -254,24 +302,46 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
         # Step 3: after burn-in, accumulate the estimates
         if it >= burn_in:
             accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start,
-                                 conc, n, node_N, prob, est_sum)
+                                 is_leaf, conc, n, node_N, prob, est_sum)
     return it_to
 
 
 @njit(**_PAR_OPTIONS)
-def sample_trees(order, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
-                 tree_max_children, node_parent, node_group, node_cell_start, group_fixed, conc,
-                 log_dense, log_big, big_row, n, t, node_N, node_T, prob, est_sum, sum_T, sum_q,
-                 rng_states, window, conc_every, conc_offset, shape, rate, max_c):
-    """Advance every tree in ``order`` to iteration ``it_to`` (in parallel over trees)."""
-    for i in prange(order.shape[0]):
-        tr = order[i]
-        it_reached[tr] = sample_tree(
-            it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
-            tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], tree_max_children[tr],
-            node_parent, node_group, node_cell_start, group_fixed, conc, log_dense, log_big, big_row,
-            n, t, node_N, node_T, prob, est_sum, sum_T, sum_q, rng_states[tr], window, conc_every,
-            conc_offset, shape, rate, max_c)
+def sample_trees(order, bin_start, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
+                 tree_max_children, act, tree_act_start, node_parent, node_group, node_cell_start,
+                 is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum,
+                 sum_T, sum_q, rng_states, window, conc_every, conc_offset, shape, rate, max_c):
+    """Advance every tree to iteration ``it_to``: bin ``b`` (one per thread) runs the trees
+    ``order[bin_start[b]:bin_start[b + 1]]`` one after the other, the bins in parallel.
+
+    Every tree has its own random stream, so the result does not depend on the bins."""
+    for b in prange(bin_start.shape[0] - 1):
+        for i in range(bin_start[b], bin_start[b + 1]):
+            tr = order[i]
+            it_reached[tr] = sample_tree(
+                it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
+                tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], tree_max_children[tr],
+                act, tree_act_start[tr], tree_act_start[tr + 1], node_parent, node_group, node_cell_start,
+                is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob,
+                est_sum, sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+
+def balance_trees(cost, n_bins):
+    """Trees into ``n_bins`` bins of about equal ``cost`` (longest first, each to the lightest bin).
+
+    Returns ``(order, bin_start)``: bin ``b`` holds ``order[bin_start[b]:bin_start[b + 1]]``,
+    largest first. Threads that take one bin each finish together as far as the costs are right;
+    contiguous blocks of a largest-first order would give one thread all the big trees.
+    """
+    n_bins = max(1, min(int(n_bins), len(cost)))
+    load = np.zeros(n_bins)
+    members = [[] for _ in range(n_bins)]
+    for tr in np.argsort(-np.asarray(cost, dtype=np.float64), kind="stable"):
+        b = int(np.argmin(load))
+        members[b].append(int(tr))
+        load[b] += cost[tr]
+    order = np.array([tr for m in members for tr in m], dtype=np.int64)
+    bin_start = np.cumsum([0] + [len(m) for m in members]).astype(np.int64)
+    return order, bin_start
 
 
 @njit(**_PAR_OPTIONS)
@@ -320,3 +390,28 @@ def check_invariants(tree_node_start, tree_card, node_parent, node_cell_start, i
             if N != node_N[j] or T != node_T[j]:
                 return j
     return -1
+
+
+def active_cells(trees, raw, node_group, big_row):
+    """The cells that can need a draw, in sweep order, and where each tree's run of them starts.
+
+    A cell needs a draw only while n >= 2; n never exceeds the cell's data count (an internal
+    count is a sum of children's table counts), so cells with data count <= 1, and the roots'
+    cells, never do. Returns ``act`` (rows: cell, parent cell, node, parent node, large-leaf row
+    ``big_row[cell]``, node's group, parent's group; per tree, nodes deepest first and values in
+    order; one row holds what a draw needs besides the state) and ``tree_act_start``
+    (n_trees + 1,). Column 4 must be refreshed when ``big_row`` changes.
+    """
+    card = trees.tree_card[trees.node_tree]
+    cell_node = np.repeat(np.arange(trees.n_nodes, dtype=np.int64), card)
+    is_root = trees.node_parent < 0
+    cells = np.nonzero((raw >= 2) & ~is_root[cell_node])[0].astype(np.int64)
+    nodes = cell_node[cells]
+    order = np.lexsort((cells, -nodes, trees.node_tree[nodes]))
+    cells, nodes = cells[order], nodes[order]
+    parents = trees.node_parent[nodes]
+    pcells = trees.node_cell_start[parents] + (cells - trees.node_cell_start[nodes])
+    act = np.ascontiguousarray(np.stack([cells, pcells, nodes, parents, big_row[cells], node_group[nodes],
+                                         node_group[parents]], axis=1), dtype=np.int64)
+    starts = np.searchsorted(trees.node_tree[nodes], np.arange(trees.n_trees + 1)).astype(np.int64)
+    return act, starts

@@ -20,7 +20,7 @@ from .. import config
 from ..errors import HDPError, ParameterError
 from . import kernels
 from .rng import tree_states
-from .stirling import log_stirling_rows
+from .stirling import log_stirling_rows, stirling_ratios
 from .trees import ContextTrees
 
 log = logging.getLogger(__name__)
@@ -86,6 +86,7 @@ class SamplerResult:
     table_counts: np.ndarray  # (n_cells,) final t
     customer_counts: np.ndarray  # (n_cells,) final n
     stirling_shape: tuple = ()  # ((dense rows, columns), (large-leaf rows, columns)) at the end
+    cpu_seconds: float = 0.0  # CPU time of the process (all threads) while sampling
 
 
 def sample(
@@ -144,14 +145,18 @@ def sample(
     if window < 1:
         raise ParameterError(f"window must be >= 1, got {window!r}")
     started = time.perf_counter()
+    cpu_started = time.process_time()
 
     node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
     n_groups = group_fixed.shape[0]
     conc = np.full(n_groups, config.INITIAL_CONCENTRATION)
     conc[group_fixed] = config.ROOT_CONCENTRATION
     n_cells = trees.n_cells
-    n = np.zeros(n_cells, np.int64)
-    t = np.zeros(n_cells, np.int64)
+    # counts never exceed the data counts: 32 bits unless a context holds over 2**31 - 1 rows
+    # (half the memory traffic of the sweeps)
+    count_type = np.int32 if int(trees.leaf_counts.max(initial=0)) < 2**31 - 1 else np.int64
+    n = np.zeros(n_cells, count_type)
+    t = np.zeros(n_cells, count_type)
     node_N = np.zeros(trees.n_nodes, np.int64)
     node_T = np.zeros(trees.n_nodes, np.int64)
     prob = np.zeros(n_cells)
@@ -181,20 +186,25 @@ def sample(
         n_dense = min(n_max + margin, max(2 * (n_int + margin), 1024))
         if _initial_sizes is not None:  # tests: start small and grow
             n_dense, t_cap = _initial_sizes
-        log_dense, log_big = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
-        # Largest trees first, so that parallel threads finish together.
-        sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
-        order = np.argsort(-sizes, kind="stable").astype(np.int64)
+        tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+        act, tree_act_start = kernels.active_cells(trees, raw, node_group, big_row)
+        # One bin of trees per thread, balanced by the cost of an iteration (per draw-able cell,
+        # per cell for the estimates, per node for the concentrations: measured weights)
+        cells = np.diff(trees.node_cell_start[trees.tree_node_start])
+        nodes = np.diff(trees.tree_node_start)
+        cost = 35.0 * np.diff(tree_act_start) + 2.5 * cells + 12.0 * nodes
+        order, bin_start = kernels.balance_trees(cost, threads)
         reached = np.zeros(trees.n_trees, np.int64)
         chunk = 1 if debug else max(1, min(iterations, 50))
         target = 0
         while target < iterations:
             target = min(iterations, target + chunk)
             while True:
-                kernels.sample_trees(order, reached, target, burn_in, trees.tree_node_start,
-                                     tree_group_start, trees.tree_card, max_children, trees.node_parent,
-                                     node_group, trees.node_cell_start, group_fixed, conc, log_dense,
-                                     log_big, big_row, n, t, node_N, node_T, prob, est_sum, sum_T,
+                kernels.sample_trees(order, bin_start, reached, target, burn_in, trees.tree_node_start,
+                                     tree_group_start, trees.tree_card, max_children, act, tree_act_start,
+                                     trees.node_parent, node_group, trees.node_cell_start, trees.is_leaf,
+                                     group_fixed,
+                                     conc, *tables, big_row, n, t, node_N, node_T, prob, est_sum, sum_T,
                                      sum_q, rng, window, config.CONCENTRATION_EVERY,
                                      config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
                                      config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
@@ -207,7 +217,8 @@ def sample(
                 if dense_need + margin > n_dense:
                     n_dense = min(n_max + margin, max(2 * n_dense, dense_need + margin))
                 log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
-                log_dense, log_big = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+                tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+                act[:, 4] = big_row[act[:, 0]]
             if debug:
                 bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
                                                trees.node_cell_start, trees.is_leaf, n, t, node_N, node_T)
@@ -227,9 +238,10 @@ def sample(
         iterations=iterations,
         burn_in=burn_in,
         seconds=time.perf_counter() - started,
-        table_counts=t,
-        customer_counts=n,
-        stirling_shape=(log_dense.shape, log_big.shape),
+        table_counts=t.astype(np.int64),
+        customer_counts=n.astype(np.int64),
+        stirling_shape=((tables[1], tables[0].shape[1]), (tables[0].shape[0] - tables[1], tables[0].shape[1])),
+        cpu_seconds=time.process_time() - cpu_started,
     )
 
 
@@ -244,12 +256,14 @@ def _max_children(trees: ContextTrees) -> np.ndarray:
 
 
 def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row):
-    """Build the tables for the current sizes and point the large leaves at their own rows."""
+    """Build the tables for the current sizes and point the large leaves at their own rows.
+
+    Returns the Stirling ratio tables ``(rt, big_base, rn_t)`` the table sweep reads."""
     big = cell_is_leaf & (raw > n_dense)
     values = np.unique(raw[big])
     big_row[:] = -1
     big_row[big] = np.searchsorted(values, raw[big])
-    return log_stirling_rows(n_dense, t_cap, values)
+    return stirling_ratios(*log_stirling_rows(n_dense, t_cap, values))
 
 
 def _threads(n_jobs: int | None) -> int:

@@ -10,6 +10,11 @@ row for each distinct large leaf count (data counts, fixed, as large as the data
 ``t_max``: the sampler only needs ``t`` within a window of the current table count, so both
 dimensions start small and the driver grows them when a tree comes near an edge. One pair of
 tables is shared by all trees of a model.
+
+The table sweep does not read log S itself but ratios of neighbouring Stirling numbers
+(:func:`stirling_ratios`): the weights of consecutive candidate table counts differ by one ratio
+along ``t`` for the cell, one ratio along ``n`` for its parent, the concentration and one factor of
+the Gamma function, so a draw needs no ``exp``, ``log`` or ``lgamma`` per candidate.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ def _fill_dense_and_big(dense, big, big_values):
     prev = np.full(n_cols, -np.inf)
     cur = np.full(n_cols, -np.inf)
     prev[0] = 0.0
-    dense[0, :] = prev
+    for t in range(n_cols):  # element loops: slice assignment compiles broadcasting checks
+        dense[0, t] = prev[t]
     k = 0
     for n in range(1, n_last + 1):
         cur[0] = -np.inf
@@ -57,9 +63,11 @@ def _fill_dense_and_big(dense, big, big_values):
         for t in range(top + 1, n_cols):
             cur[t] = -np.inf
         if n <= n_dense:
-            dense[n, :] = cur
+            for t in range(n_cols):
+                dense[n, t] = cur[t]
         while k < big_values.shape[0] and big_values[k] == n:
-            big[k, :] = cur
+            for t in range(n_cols):
+                big[k, t] = cur[t]
             k += 1
         prev, cur = cur, prev
 
@@ -97,3 +105,47 @@ def log_stirling_table(n_max: int, t_max: int) -> np.ndarray:
     """
     n_max = max(int(n_max), 1)
     return log_stirling_rows(n_max, max(min(int(t_max), n_max), 1), np.zeros(0, np.int64))[0]
+
+
+@njit(**NJIT_OPTIONS)
+def _fill_ratios(log_dense, log_big, rt, rn_t):
+    n_rows, n_cols = log_dense.shape
+    for n in range(n_rows):
+        for t in range(n_cols):
+            a = log_dense[n, t]
+            if t + 1 < n_cols and t >= 1 and t < n:
+                rt[n, t] = math.exp(log_dense[n, t + 1] - a)
+            else:
+                rt[n, t] = 0.0
+            if n + 1 < n_rows and t >= 1 and t <= n:
+                rn_t[t, n] = math.exp(log_dense[n + 1, t] - a)
+            else:
+                rn_t[t, n] = 0.0
+    for r in range(log_big.shape[0]):
+        for t in range(n_cols):
+            if t >= 1 and t + 1 < n_cols and log_big[r, t + 1] > -np.inf:
+                rt[n_rows + r, t] = math.exp(log_big[r, t + 1] - log_big[r, t])
+            else:
+                rt[n_rows + r, t] = 0.0
+
+
+def stirling_ratios(log_dense: np.ndarray, log_big: np.ndarray):
+    """Ratios of neighbouring Stirling numbers, from the tables of :func:`log_stirling_rows`.
+
+    Returns
+    -------
+    rt : ndarray of shape (dense rows + large-leaf rows, columns)
+        ``rt[n, t] = S(n, t + 1) / S(n, t)`` for ``1 <= t < n`` (0 elsewhere), then the same ratio
+        for the large-leaf rows of ``log_big``, in their order.
+    big_base : int
+        the row of ``rt`` where the large-leaf rows start (the number of dense rows).
+    rn_t : ndarray of shape (columns, dense rows)
+        ``rn_t[t, n] = S(n + 1, t) / S(n, t)`` for ``1 <= t <= n`` (0 elsewhere), stored by ``t``
+        so that the ratios a parent's candidates need (one ``t``, consecutive ``n``) are adjacent.
+    """
+    log_dense = np.ascontiguousarray(log_dense, dtype=np.float64)
+    log_big = np.ascontiguousarray(log_big, dtype=np.float64).reshape(-1, log_dense.shape[1])
+    rt = np.empty((log_dense.shape[0] + log_big.shape[0], log_dense.shape[1]), dtype=np.float64)
+    rn_t = np.empty((log_dense.shape[1], log_dense.shape[0]), dtype=np.float64)
+    _fill_ratios(log_dense, log_big, rt, rn_t)
+    return rt, log_dense.shape[0], rn_t

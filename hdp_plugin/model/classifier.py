@@ -371,8 +371,8 @@ class BayesNetClassifier(_EstimatorBase):
                          random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,
                          progress=getattr(self, "_progress", None))
             probs = res.probabilities
-            info.update(sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
-                        concentrations=res.concentrations, node_group=res.node_group)
+            info.update(sampler_seconds=res.seconds, sampler_cpu_seconds=res.cpu_seconds, n_samples=res.n_samples,
+                        burn_in=res.burn_in, concentrations=res.concentrations, node_group=res.node_group)
         elif self.estimator == "laplace":
             probs = laplace(trees)
         else:  # m-estimate, or maximum likelihood (m = 0) with back-off

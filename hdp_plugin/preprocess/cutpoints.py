@@ -124,7 +124,7 @@ def _mdl_cut_points(values: np.ndarray, y: np.ndarray, n_classes: int, xlogx: np
     c = np.ascontiguousarray(c[order])
     if xlogx is None or xlogx.shape[0] <= v.shape[0]:
         xlogx = kernels.xlogx_table(v.shape[0])
-    return kernels.mdl_cut_points_sorted(v, c, n_classes, xlogx)
+    return np.sort(kernels.mdl_cut_points_sorted(v, c, n_classes, xlogx))
 
 
 def equal_width_cut_points(values, bins: int) -> np.ndarray:
