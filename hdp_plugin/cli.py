@@ -239,16 +239,15 @@ def _describe(params: dict, *, full: bool = False) -> str:
     return text
 
 
-def _classifier(params: dict, bar, task):
-    from .model import BayesNetClassifier
+def _progress_hook(params: dict, bar, task):
+    """The ``progress`` callback of ``fit`` that moves a progress bar (None without a bar)."""
+    if bar is None or task is None or params["estimator"] != "hdp":
+        return None
 
-    clf = BayesNetClassifier(**params)
-    if bar is not None and task is not None and params["estimator"] == "hdp":
-        def hook(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+    def hook(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
 
-        clf._progress = hook
-    return clf
+    return hook
 
 
 def _format(path: Path, fmt: str | None) -> str:
@@ -316,7 +315,9 @@ def train(
         started = time.perf_counter()
         with out.progress() as bar:
             task = bar.add_task(f"sampling {_describe(params)}", total=params["iterations"]) if bar else None
-            clf = _classifier(params, bar, task).fit(ds)
+            from .model import BayesNetClassifier
+
+            clf = BayesNetClassifier(**params).fit(ds, progress=_progress_hook(params, bar, task))
         seconds = time.perf_counter() - started
         info = clf.fit_info_
         log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
@@ -526,6 +527,7 @@ def evaluate(
     """
     out = _Out(quiet, verbose)
     with _errors():
+        from .model import BayesNetClassifier
         from .model.evaluation import cross_validate
 
         if as_json and as_csv:
@@ -558,9 +560,10 @@ def evaluate(
                         fits[0] += 1
                         bar.update(overall, description=f"{_describe(params)} fold {fits[0]}/{n_folds * n_repeats}")
                         bar.update(sampling, completed=0, visible=params["estimator"] == "hdp")
-                    return _classifier(params, bar, sampling)
+                    return BayesNetClassifier(**params)
 
-                res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed)
+                res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
+                                     progress=_progress_hook(params, bar, sampling))
                 if bar is not None:
                     bar.advance(overall)
                 results.append((params, res))

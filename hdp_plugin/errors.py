@@ -49,3 +49,9 @@ class JobError(HDPError):
     """A daemon job whose description is invalid."""
 
     code = "bad_job"
+
+
+class Cancelled(HDPError):
+    """Raised when a progress callback asks a fit (the sampler) to stop."""
+
+    code = "cancelled"

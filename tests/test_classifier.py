@@ -181,3 +181,16 @@ def test_dataframe_with_mixed_columns_matched_by_name():
     np.testing.assert_array_equal(p, clf.predict_proba(shuffled))
     with pytest.raises(DataError, match="missing attribute"):
         clf.predict(X.drop(columns=[X.columns[0]]))
+
+
+def test_progress_is_reported_and_can_cancel_a_fit():
+    from hdp_plugin.errors import Cancelled
+
+    vote = read_dataset(Path(__file__).parent / "data" / "vote.arff")
+    seen = []
+    BayesNetClassifier(k=1, iterations=200, random_state=0).fit(vote, progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1] == (200, 200) and all(t == 200 for _, t in seen)
+    with pytest.raises(Cancelled, match="cancelled after"):
+        BayesNetClassifier(k=1, iterations=200, random_state=0).fit(vote, progress=lambda d, t: False)
+    with pytest.raises(Cancelled):  # an ensemble's members sample in the same run
+        BayesNetClassifier(structure="eskdb", n_members=2, iterations=200).fit(vote, progress=lambda d, t: False)

@@ -316,20 +316,20 @@ def test_progress_bars_on_a_terminal(tmp_path, monkeypatch):
     """The progress paths run (as on a terminal) and leave stdout to the results."""
     monkeypatch.setattr(cli._Out, "bars", property(lambda self: not self.quiet))
     calls = []
-    real = cli._classifier
+    real = cli._progress_hook
 
     def spy(params, bar, task):
-        clf = real(params, bar, task)
-        calls.append(hasattr(clf, "_progress"))
-        return clf
+        hook = real(params, bar, task)
+        calls.append(hook is not None)
+        return hook
 
-    monkeypatch.setattr(cli, "_classifier", spy)
+    monkeypatch.setattr(cli, "_progress_hook", spy)
     result = run("train", WEATHER, "-o", tmp_path / "w.hdpbnc", "-k", "1", "-i", "20")
     assert result.exit_code == 0, result.output
     result = run("evaluate", WEATHER, "-s", "nb", "-e", "hdp,laplace", "-i", "20", "--csv")
     assert result.exit_code == 0, result.output
     assert len(_csv(result.stdout)[1]) == 2
-    assert calls == [True, True, True, False, False]  # the sampler reports to the bar; baselines do not sample
+    assert calls == [True, True, False]  # the sampler reports to the bar (one hook per configuration); baselines do not sample
 
 
 # ------------------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ class _Progress:
 
     def check(self) -> None:
         if os.path.exists(self.cancel):
-            from ..hdp.sampler import Cancelled
+            from ..errors import Cancelled
 
             raise Cancelled(f"cancelled by a client (cancel/{self.name}) during {self.phase}")
         if self.ctx.interrupted():
@@ -206,7 +206,7 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
     ``done``: ``model.arrow`` and ``result.json`` are in the folder. ``failed``: ``error.json`` is.
     ``requeue``: the daemon is stopping and the job should go back to ``new/`` untouched.
     """
-    from ..hdp.sampler import Cancelled
+    from ..errors import Cancelled
 
     folder = Path(folder)
     prog = _Progress(ctx, name)
@@ -305,9 +305,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     prog.set("training", 0, job["iterations"] if job["estimator"] == "hdp" else 0)
     params = P.classifier_params(job)
     clf = BayesNetClassifier(**params)
-    clf._progress = prog.hook
     t1 = time.perf_counter()
-    clf.fit(ds)
+    clf.fit(ds, progress=prog.hook)
     t_fit = time.perf_counter() - t1
     prog.check()
     # Step 4: the model file (written under a temporary name, then renamed)

@@ -17,19 +17,13 @@ import numba
 import numpy as np
 
 from .. import config
-from ..errors import HDPError, ParameterError
+from ..errors import Cancelled, HDPError, ParameterError
 from . import kernels
 from .rng import tree_states
 from .stirling import log_stirling_rows, stirling_ratios
 from .trees import ContextTrees
 
 log = logging.getLogger(__name__)
-
-
-class Cancelled(HDPError):
-    """Raised when a progress callback asks the sampler to stop."""
-
-    code = "cancelled"
 
 
 def default_burn_in(iterations: int) -> int:

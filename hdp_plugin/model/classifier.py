@@ -253,7 +253,7 @@ class BayesNetClassifier(_EstimatorBase):
             )
 
     # ------------------------------------------------------------------------------------------
-    def fit(self, X, y=None, *, class_attribute: str | None = None):
+    def fit(self, X, y=None, *, class_attribute: str | None = None, progress=None):
         """Learn the structure and the probability tables.
 
         Parameters
@@ -265,6 +265,9 @@ class BayesNetClassifier(_EstimatorBase):
             Class labels, when ``X`` holds only the attributes.
         class_attribute : str, optional
             Name of the class column of a Table or DataFrame given without ``y``.
+        progress : callable(iterations_done, iterations) -> bool or None, optional
+            Called by the HDP sampler between chunks of iterations; returning ``False`` stops the fit
+            with :class:`~hdp_plugin.errors.Cancelled`.
 
         Returns
         -------
@@ -317,7 +320,7 @@ class BayesNetClassifier(_EstimatorBase):
                 ds, n_members=int(self.n_members), k=int(self.k), estimator=self.estimator,
                 iterations=self.iterations, burn_in=self.burn_in, tying=self.tying, m=float(self.m),
                 discretization=disc_method, random_state=self.random_state, n_jobs=self.n_jobs,
-                progress=getattr(self, "_progress", None))  # fmt: skip
+                progress=progress)  # fmt: skip
             info["warnings"] += more.pop("warnings", [])
             for w in info["warnings"][len(warn):]:
                 log.warning("%s: %s", ds.source, w)
@@ -329,7 +332,7 @@ class BayesNetClassifier(_EstimatorBase):
         else:
             if hasattr(self, "members_"):
                 del self.members_
-            structure, attributes, cards = self._fit_single(ds, disc_method, info)
+            structure, attributes, cards = self._fit_single(ds, disc_method, info, progress)
         self.discretization_ = disc_method
         self.structure_ = structure
         self.attributes_ = list(attributes)
@@ -346,7 +349,7 @@ class BayesNetClassifier(_EstimatorBase):
         self.fit_info_ = info
         return self
 
-    def _fit_single(self, ds: Dataset, disc_method: str, info: dict):
+    def _fit_single(self, ds: Dataset, disc_method: str, info: dict, progress=None):
         """One network: discretise, learn the structure, estimate the tables (sets ``tables_``)."""
         seed = _seeds.as_seed_sequence(self.random_state) if disc_method == "stochastic-mdl" else None
         # Step 1: discretise numeric attributes (cut points learnt here, kept in attributes_)
@@ -369,7 +372,7 @@ class BayesNetClassifier(_EstimatorBase):
         if self.estimator == "hdp":
             res = sample(trees, iterations=self.iterations, burn_in=self.burn_in, tying=self.tying,
                          random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,
-                         progress=getattr(self, "_progress", None))
+                         progress=progress)
             probs = res.probabilities
             info.update(sampler_seconds=res.seconds, sampler_cpu_seconds=res.cpu_seconds, n_samples=res.n_samples,
                         burn_in=res.burn_in, concentrations=res.concentrations, node_group=res.node_group)

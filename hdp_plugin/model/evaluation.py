@@ -59,11 +59,12 @@ class CVResult:
 
 
 def cross_validate(make_classifier, data: Dataset, *, n_folds: int = 2, repeats: int = 1,
-                   seed: int = 0) -> CVResult:
+                   seed: int = 0, progress=None) -> CVResult:
     """Stratified k-fold cross-validation, repeated; ``repeats=5, n_folds=2`` is the paper's 5x2.
 
     Discretisation is learnt inside each training fold (the classifier does it in ``fit``).
-    Metrics are averaged over the folds of all repeats; times are summed.
+    Metrics are averaged over the folds of all repeats; times are summed. ``progress`` is passed
+    to every fold's ``fit``.
     """
     data, _ = data.drop_missing_class()
     per_fold = []
@@ -74,7 +75,7 @@ def cross_validate(make_classifier, data: Dataset, *, n_folds: int = 2, repeats:
             train, test = data.take(fold != f), data.take(fold == f)
             clf = make_classifier()
             t0 = time.perf_counter()
-            clf.fit(train)
+            clf.fit(train, progress=progress)
             t1 = time.perf_counter()
             proba = clf.predict_proba(test)
             t2 = time.perf_counter()
