@@ -135,6 +135,11 @@ MAX_ITERATIONS = 10_000_000
 BURN_IN_CAP = 1000
 BURN_IN_DIVISOR = 10
 WINDOW = 10
+#: iterations per kernel call: progress is reported, and a cancel seen, between chunks
+SAMPLER_CHUNK = 50
+#: the Stirling tables start at least this big (rows of counts, columns of table counts) and grow on demand
+STIRLING_MIN_ROWS = 1024
+STIRLING_MIN_COLUMNS = 64
 INITIAL_CONCENTRATION = 2.0
 ROOT_CONCENTRATION = 2.0
 CONCENTRATION_SHAPE = 2.0

@@ -175,9 +175,9 @@ def sample(
         margin = window * (int(max_children.max(initial=1)) + 1)
         big_row = np.full(n_cells, -1, np.int64)
         t_need = int(kernels.needed_sizes(0, n_cells, n, t, big_row, window)[0])
-        t_cap = min(n_max, max(2 * t_need, 64))
+        t_cap = min(n_max, max(2 * t_need, config.STIRLING_MIN_COLUMNS))
         n_int = int(n[~cell_is_leaf].max(initial=1))
-        n_dense = min(n_max + margin, max(2 * (n_int + margin), 1024))
+        n_dense = min(n_max + margin, max(2 * (n_int + margin), config.STIRLING_MIN_ROWS))
         if _initial_sizes is not None:  # tests: start small and grow
             n_dense, t_cap = _initial_sizes
         tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
@@ -189,7 +189,7 @@ def sample(
         cost = 35.0 * np.diff(tree_act_start) + 2.5 * cells + 12.0 * nodes
         order, bin_start = kernels.balance_trees(cost, threads)
         reached = np.zeros(trees.n_trees, np.int64)
-        chunk = 1 if debug else max(1, min(iterations, 50))
+        chunk = 1 if debug else max(1, min(iterations, config.SAMPLER_CHUNK))
         target = 0
         while target < iterations:
             target = min(iterations, target + chunk)
