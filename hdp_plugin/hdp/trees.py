@@ -423,3 +423,23 @@ def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarr
     dtypes = {"is_leaf": np.bool_}
     arrays = {k: np.ascontiguousarray(np.concatenate(v), dtype=dtypes.get(k, np.int64)) for k, v in out.items()}
     return ContextTrees(n_classes=int(n_classes), **arrays), np.asarray(cell_start, np.int64)
+
+
+def subset_trees(trees: ContextTrees, index) -> ContextTrees:
+    """Trees ``index`` (in that order) of ``trees`` as their own :class:`ContextTrees`, with the same
+    attributes and cardinalities: a unit of work that samples on its own (each tree has its own random
+    stream and concentration groups, so sampling a subset with those trees' generator states gives
+    exactly their part of sampling all the trees)."""
+    parts = []
+    for tr in np.asarray(index, dtype=np.int64):
+        lo, hi = int(trees.tree_node_start[tr]), int(trees.tree_node_start[tr + 1])
+        vlo, vhi = int(trees.tree_var_start[tr]), int(trees.tree_var_start[tr + 1])
+        card = int(trees.tree_card[tr])
+        cells = trees.leaf_counts[int(trees.node_cell_start[lo]):int(trees.node_cell_start[hi])]
+        parts.append(TreeNodes(
+            attr=int(trees.attrs[tr]), card=card,
+            branching=[int(v) for v in trees.branch_vars[vlo:vhi]],
+            parent=np.where(trees.node_parent[lo:hi] >= 0, trees.node_parent[lo:hi] - lo, -1),
+            depth=trees.node_depth[lo:hi].copy(), branch=trees.node_branch[lo:hi].copy(),
+            counts=cells.copy()))
+    return ContextTrees.from_nodes(parts, trees.n_classes, trees.cardinalities)
