@@ -587,17 +587,23 @@ def contextlib_nullcontext():
 
 
 class _CsvBatches:
-    def __init__(self, path, schema):
-        import pyarrow.csv as pa_csv
+    """CSV predictions batch by batch, written as the in-memory CSV output writes them."""
 
-        self._w = pa_csv.CSVWriter(sys.stdout.buffer if path is None else str(path), schema)
+    def __init__(self, path, schema):
+        self._f = sys.stdout if path is None else open(path, "w", encoding="utf-8", newline="")
+        self._w = csv.writer(self._f, lineterminator="\n")
+        self._w.writerow(schema.names)
 
     def write_table(self, table):
-        self._w.write_table(table)
+        cols = [c.to_pylist() for c in table.columns]
+        for r in zip(*cols):
+            self._w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
 
     def close(self):
-        self._w.close()
-        sys.stdout.flush()
+        if self._f is sys.stdout:
+            self._f.flush()
+        else:
+            self._f.close()
 
 
 def _batch_writer(path, suffix: str, schema):
@@ -811,6 +817,7 @@ def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
         f"seed           {doc['seed']}" + (f", discretization {doc['params']['discretization']}" if ensemble else ""),
         f"training       {doc['fit'].get('rows')} rows"
         + (f", {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
+        *_stream_info(doc, training),
         f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
         f"{sum(t.n_cells for t in nets)} cells",
         "",
@@ -858,6 +865,21 @@ def _network_lines(net: dict, tr, names: list[str], conc, group) -> list[str]:
     if dropped:
         lines.append(f"not used: {', '.join(dropped)}")
     return lines
+
+
+def _stream_info(doc: dict, training: dict) -> list[str]:
+    """The ``info`` line of a model trained from batches: engine, and the discretisation sample."""
+    if not training.get("streamed"):
+        return []
+    line = f"streamed       in batches, engine {training.get('engine', 'local')}"
+    sample = training.get("discretization_sample") or {}
+    if sample.get("numeric_attributes"):
+        if sample.get("all_rows"):
+            line += f"; cut points learnt on all {sample.get('rows')} rows"
+        else:
+            line += (f"; cut points learnt on a sample of {sample.get('rows')} of {doc['fit'].get('rows')} rows "
+                     f"(--discretization-sample {sample.get('limit')})")
+    return [line]
 
 
 def _dot_id(text: str) -> str:
