@@ -28,9 +28,9 @@ sys.path.insert(0, str(HERE))
 
 def generate(rows: int, directory: Path, partition: int) -> float:
     import pyarrow.parquet as pq
+    from synthetic import synthetic
 
     from hdp_plugin.data import to_arrow
-    from synthetic import synthetic
 
     t0 = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)

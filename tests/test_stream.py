@@ -3,16 +3,15 @@ the same model, bit for bit, as the in-memory fit on the same rows, whatever the
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
-import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
+from pyarrow import feather
 
 from hdp_plugin import BayesNetClassifier
 from hdp_plugin.data import from_arrow, open_batches, to_arrow
@@ -21,7 +20,7 @@ from hdp_plugin.errors import DataError, ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from synthetic import synthetic  # noqa: E402
+from synthetic import synthetic
 
 
 @pytest.fixture(scope="module")

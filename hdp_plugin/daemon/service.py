@@ -48,7 +48,7 @@ MAX_WARMUP_FAILURES = 3
 # ------------------------------------------------------------------------------------------
 # the worker process
 # ------------------------------------------------------------------------------------------
-def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort) -> None:
+def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort, scheduler: str | None = None) -> None:
     """Body of a worker process: warm up, then run the jobs the supervisor sends, one at a time."""
     # The supervisor alone handles signals; a worker learns to stop through `abort` or a closed pipe.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -62,6 +62,11 @@ def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort) -
         return abort.is_set() or (parent is not None and not parent.is_alive())
 
     spool = P.Spool(spool_root)
+    if scheduler is not None:  # --engine dask: every job of this worker samples its trees on the cluster
+        from ..distributed import _CURRENT
+        from ..distributed.dask_engine import DaskEngine
+
+        _CURRENT.set(DaskEngine(scheduler=scheduler))
     try:
         warm = jobs.warm_up()
         conn.send(("ready", warm))
@@ -109,6 +114,10 @@ class Settings:
     heartbeat: float = P.HEARTBEAT_SECONDS
     #: serve a spool that other users can write or own (they could run jobs as this user)
     allow_shared_spool: bool = False
+    #: where jobs sample their trees: "local" (the worker process) or "dask" (a Dask cluster)
+    engine: str = "local"
+    #: with engine "dask": the scheduler's address; None starts a LocalCluster next to the daemon
+    scheduler: str | None = None
 
 
 # ------------------------------------------------------------------------------------------
@@ -173,6 +182,18 @@ class Daemon:
         self.beat(force=True)
         log.info("daemon %s serving %s with %d worker(s)", self.id, self.spool.root, self.settings.workers)
         self.recover()
+        self._cluster = None
+        self._scheduler = self.settings.scheduler
+        if self.settings.engine == "dask" and self._scheduler is None:
+            from ..distributed.dask_engine import _import_distributed
+
+            _import_distributed()
+            from distributed import LocalCluster
+
+            self._cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            self._scheduler = self._cluster.scheduler_address
+        if self.settings.engine == "dask":
+            log.info("jobs sample their trees on the Dask cluster at %s", self._scheduler)
         threads = self.settings.threads or max(1, (os.cpu_count() or 1) // self.settings.workers)
         self._threads = threads
         for _ in range(self.settings.workers):
@@ -184,7 +205,8 @@ class Daemon:
         parent, child = self._ctx.Pipe()
         abort = self._ctx.Event()
         proc = self._ctx.Process(target=_worker_main, name="hdp-bnc-worker", daemon=True,
-                                 args=(child, str(self.spool.root), self.id, self.settings.limits, abort))
+                                 args=(child, str(self.spool.root), self.id, self.settings.limits, abort,
+                                       self._scheduler if self.settings.engine == "dask" else None))
         # NUMBA_NUM_THREADS is read when the worker imports numba: set it for the child only
         old = os.environ.get("NUMBA_NUM_THREADS")
         os.environ["NUMBA_NUM_THREADS"] = str(self._threads)
@@ -650,3 +672,5 @@ def run(spool: str | os.PathLike, settings: Settings | None = None, *, install_s
     finally:
         if d.lock is not None and d.lock.fd is not None:  # it got as far as owning its files
             d.shutdown()
+        if getattr(d, "_cluster", None) is not None:
+            d._cluster.close()

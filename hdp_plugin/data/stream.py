@@ -26,20 +26,32 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from .. import config
 from ..errors import DataError, ParameterError
-from ._columns import Column, check_unique_names, list_names, numeric_class_error, resolve_class_index
-from .arrow import _READ_ERRORS, _arrow_error, _decode, _limits, CSV_NULLS, table_columns
+from ._columns import (
+    check_unique_names,
+    list_names,
+    numeric_class_error,
+    resolve_class_index,
+)
+from .arrow import (
+    _READ_ERRORS,
+    CSV_NULLS,
+    _arrow_error,
+    _decode,
+    _limits,
+    table_columns,
+)
 from .dataset import Attribute, Dataset
 
-__all__ = ["BatchSource", "DEFAULT_SAMPLE_ROWS", "open_batches", "is_batch_path"]
+__all__ = ["DEFAULT_SAMPLE_ROWS", "BatchSource", "is_batch_path", "open_batches"]
 
 #: rows of the discretisation sample by default: data of up to this many rows is discretised exactly
 #: as in memory
@@ -149,7 +161,7 @@ class BatchSource:
                     t = t.append_column(k, pa.array([v] * t.num_rows, pa.string()))
             yield t
 
-    def partitions(self) -> list["BatchSource"]:
+    def partitions(self) -> list[BatchSource]:
         """One source per file (the unit of parallel work), in order."""
         return [BatchSource([f], self.format, self.class_attribute, self.batch_rows, self.sample_rows,
                             source=f, hive_base=self.hive_base) for f in self.files]
@@ -425,7 +437,7 @@ class SchemaScan:
             self.s_pri, self.s_idx, self.s_cls, self.s_num = (self.s_pri[keep], self.s_idx[keep],
                                                               self.s_cls[keep], self.s_num[keep])
 
-    def merge(self, other: "SchemaScan") -> "SchemaScan":
+    def merge(self, other: SchemaScan) -> SchemaScan:
         """This scan followed by ``other`` (a scan of the rows that come next, with global row indices)."""
         if other.names is None:
             return self

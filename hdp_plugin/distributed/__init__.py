@@ -24,6 +24,17 @@ def current_engine():
     return _CURRENT.get() or LocalEngine()
 
 
+def sampler():
+    """The tree sampler of the current engine: :func:`hdp_plugin.hdp.sampler.sample`, or the engine's
+    ``sample`` (same signature, same result) when a distributed engine is active."""
+    eng = _CURRENT.get()
+    if eng is None or eng.name == "local":
+        from ..hdp.sampler import sample
+
+        return sample
+    return eng.sample
+
+
 def make_engine(name: str = "local", *, scheduler: str | None = None, n_workers: int | None = None):
     """An engine by name: ``"local"``, or ``"dask"`` (on ``scheduler``, else a LocalCluster)."""
     if name == "local":

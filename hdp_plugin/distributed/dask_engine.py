@@ -32,7 +32,7 @@ MISSING = ("the dask engine needs dask and distributed: pip install hdp-plugin[d
 
 def _import_distributed():
     try:
-        import distributed  # noqa: F401
+        import distributed
     except ImportError:
         raise ParameterError(MISSING) from None
     return distributed
@@ -45,10 +45,12 @@ def _partition_rows(part) -> int:
 
         from ..data._files import check_path
 
+        from ..data.arrow import _READ_ERRORS
+
         try:
             return int(pq.ParquetFile(str(check_path(part.files[0]))).metadata.num_rows)
-        except Exception:  # a damaged file: the scan names the problem
-            pass
+        except _READ_ERRORS:
+            log.debug("%s: no row count in its footer; counting the rows", part.files[0])
     return sum(t.num_rows for t in part.batches())
 
 

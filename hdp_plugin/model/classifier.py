@@ -28,7 +28,6 @@ from ..data import (
     from_pandas,
 )
 from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
-from ..hdp.sampler import sample
 from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
 from ..hdp.trees import build_trees
 from ..preprocess import Discretizer, apply_cut_points
@@ -406,7 +405,9 @@ class BayesNetClassifier(_EstimatorBase):
             name = {"nb": "NB", "tan": "TAN"}.get(kind) or f"{'kDB' if kind == 'kdb' else 'SkDB'}-{k}"
             raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
         if self.estimator == "hdp":
-            res = sample(trees, iterations=self.iterations, burn_in=self.burn_in, tying=self.tying,
+            from ..distributed import sampler
+
+            res = sampler()(trees, iterations=self.iterations, burn_in=self.burn_in, tying=self.tying,
                          random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,
                          progress=getattr(self, "_progress", None))
             probs = res.probabilities
