@@ -94,16 +94,22 @@ def test_eskdb_members_sample_on_the_cluster_to_the_same_tables(dask_engine):
         assert np.array_equal(ma.tables.log_probs, mb.tables.log_probs)
 
 
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from hdp_plugin.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
 def test_hdp_bnc_train_on_a_scheduler(tmp_path, dask_engine, table):
     d = _write(table, tmp_path / "d", [3000, 2000])
-    cmd = [sys.executable, "-m", "hdp_plugin", "train", str(d), "-k", "2", "-i", "30", "--seed", "4", "-q"]
-    done = subprocess.run(cmd + ["-o", str(tmp_path / "dask.hdpbnc"), "--engine", "dask", "--scheduler",
-                                 dask_engine.client.scheduler.address], capture_output=True, text=True, env=ENV,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
-    done = subprocess.run(cmd + ["-o", str(tmp_path / "local.hdpbnc")], capture_output=True, text=True, env=ENV,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
+    args = ["train", d, "-k", "2", "-i", "30", "--seed", "4", "-q"]
+    done = _cli(*args, "-o", tmp_path / "dask.hdpbnc", "--engine", "dask", "--scheduler",
+                dask_engine.client.scheduler.address)
+    assert done.exit_code == 0, done.output
+    done = _cli(*args, "-o", tmp_path / "local.hdpbnc")
+    assert done.exit_code == 0, done.output
     _same(load_model(tmp_path / "dask.hdpbnc"), load_model(tmp_path / "local.hdpbnc"))
 
 
@@ -118,10 +124,27 @@ def test_without_dask_the_message_says_what_to_install(tmp_path):
 
 
 def test_bad_engine_options_are_one_line_errors(tmp_path):
-    base = [sys.executable, "-m", "hdp_plugin", "train", str(ROOT / "tests" / "data" / "vote.arff"), "-o",
-            str(tmp_path / "m.hdpbnc")]
+    base = ["train", ROOT / "tests" / "data" / "vote.arff", "-o", tmp_path / "m.hdpbnc"]
     for extra, msg in ((["--engine", "spark"], "--engine must be one of local, dask"),
                        (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler and --workers need --engine dask"),
                        (["--discretization-sample", "10"], "--discretization-sample applies to data read in batches")):
-        done = subprocess.run(base + extra, capture_output=True, text=True, env=ENV, timeout=120)
-        assert done.returncode == 2 and msg in done.stderr, (extra, done.stderr)
+        done = _cli(*base, *extra)
+        assert done.exit_code == 2 and msg in done.output, (extra, done.output)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="the daemon test helpers use POSIX process groups")
+def test_a_daemon_with_engine_dask_publishes_the_local_model(tmp_path, dask_engine):
+    from hdp_plugin.daemon import client
+    from hdp_plugin.daemon import protocol as P
+
+    spool = tmp_path / "spool"
+    vote = ROOT / "tests" / "data" / "vote.arff"
+    client.publish(spool, vote, dict(structure="kdb", k=2, iterations=40, seed=7), name="v")
+    done = subprocess.run([sys.executable, "-m", "hdp_plugin.daemon", "run", str(spool), "--idle-exit", "0.5",
+                           "--poll", "0.05", "--engine", "dask", "--scheduler", dask_engine.client.scheduler.address],
+                          capture_output=True, text=True, env=ENV, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Dask cluster at" in done.stderr
+    model = load_model(P.Spool(spool).job(P.DONE, "v") / P.MODEL_FILE)
+    _same(model, BayesNetClassifier(k=2, iterations=40, random_state=7).fit(read_dataset(vote)))
