@@ -157,3 +157,38 @@ def test_bad_sources_are_one_line_errors(tmp_path, table):
         BayesNetClassifier(structure="eskdb").fit(open_batches(d / "a.parquet"))
     assert is_batch_path(tmp_path) and is_batch_path(str(tmp_path / "*.parquet"))
     assert not is_batch_path(d / "a.parquet")
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from hdp_plugin.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
+    from hdp_plugin.model.modelfile import load_model
+
+    pq.write_table(table, tmp_path / "all.parquet")
+    _parts(table, tmp_path / "d", [2000, 4000], pq.write_table, ".parquet")
+    args = ["-k", "2", "-i", "20", "--seed", "3", "-q"]
+    assert _cli("train", tmp_path / "all.parquet", "-o", tmp_path / "one.hdpbnc", *args).exit_code == 0
+    done = _cli("train", tmp_path / "d", "-o", tmp_path / "dir.hdpbnc", *args)
+    assert done.exit_code == 0, done.output
+    one, streamed = load_model(tmp_path / "one.hdpbnc"), load_model(tmp_path / "dir.hdpbnc")
+    _same(one, streamed)
+    info = _cli("info", tmp_path / "dir.hdpbnc")
+    assert "streamed       in batches, engine local; cut points learnt on all" in info.output
+    # predictions of the directory, batch by batch, equal those of the whole file
+    assert _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet", "-o", tmp_path / "a.parquet").exit_code == 0
+    done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "d", "-o", tmp_path / "b.parquet")
+    assert done.exit_code == 0, done.output
+    assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "b.parquet"))
+    done = _cli("predict", tmp_path / "one.hdpbnc", str(tmp_path / "d" / "*.parquet"))
+    whole = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet")
+    assert done.output == whole.output
+    done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "d", "-o", tmp_path / "p.arff")
+    assert done.exit_code == 2 and "-o must end in .parquet, .arrow, .feather or .csv" in done.output
+    done = _cli("train", tmp_path / "d", "-o", tmp_path / "x.hdpbnc", "--class-values", "c0,c1,c2")
+    assert done.exit_code == 2 and "--class-values is not available" in done.output
