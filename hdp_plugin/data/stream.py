@@ -18,8 +18,10 @@ by a seeded hash of each row's position, so the sample does not depend on batch 
 Every file keeps the checks of the one-file readers (:mod:`hdp_plugin.data.arrow`): Parquet footers
 are checked before a row group is decoded and every batch is validated; an Arrow IPC file is checked
 whole by the same code as :func:`~hdp_plugin.data.arrow.ipc_table` (so one IPC file must fit in
-memory: partition large data into several files, or use Parquet); CSV is read block by block. ARFF
-files are read whole, then served in batches.
+memory: partition large data into several files, or use Parquet); CSV is read block by block, its
+column types set by the first block (a later value of another type is one error naming the file:
+convert such a file to Parquet). ARFF files are read whole, then served in batches (so one ARFF file
+must fit in memory).
 """
 
 from __future__ import annotations
