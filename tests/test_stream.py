@@ -178,6 +178,9 @@ def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
     assert done.exit_code == 0, done.output
     one, streamed = load_model(tmp_path / "one.hdpbnc"), load_model(tmp_path / "dir.hdpbnc")
     _same(one, streamed)
+    done = _cli("train", tmp_path / "all.parquet", "-o", tmp_path / "s.hdpbnc", "--stream", *args)
+    assert done.exit_code == 0, done.output
+    _same(one, load_model(tmp_path / "s.hdpbnc"))
     info = _cli("info", tmp_path / "dir.hdpbnc")
     assert "streamed       in batches, engine local; cut points learnt on all" in info.output
     # predictions of the directory, batch by batch, equal those of the whole file
