@@ -20,7 +20,7 @@ from hdp_plugin.errors import DataError, ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from synthetic import synthetic
+from synthetic import synthetic  # noqa: E402
 
 
 @pytest.fixture(scope="module")
