@@ -195,3 +195,11 @@ def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
     assert done.exit_code == 2 and "-o must end in .parquet, .arrow, .feather or .csv" in done.output
     done = _cli("train", tmp_path / "d", "-o", tmp_path / "x.hdpbnc", "--class-values", "c0,c1,c2")
     assert done.exit_code == 2 and "--class-values is not available" in done.output
+
+
+@pytest.mark.parametrize("discretization", ["stochastic-mdl", "equal-frequency", "equal-width"])
+def test_every_discretization_streams_to_the_same_cut_points(tmp_path, table, discretization):
+    _parts(table, tmp_path / "d", [3100, 2900], pq.write_table, ".parquet")
+    params = dict(k=1, iterations=20, random_state=8, discretization=discretization)
+    _same(BayesNetClassifier(**params).fit(from_arrow(table)),
+          BayesNetClassifier(**params).fit(open_batches(tmp_path / "d", batch_rows=1000)))
