@@ -343,7 +343,7 @@ SampleOpt = Annotated[Optional[int], typer.Option(
     help="Batches only: numeric attributes are discretised on a sample of this many rows (default 1,000,000; "
          "data with no more rows is discretised exactly as in memory).")]
 EngineOpt = Annotated[str, typer.Option("--engine", help="Where the passes over batches run: local (this process) "
-                                        "or dask (a Dask cluster; pip install hdp-plugin[distributed]).")]
+                                        "or dask (a Dask cluster; needs the distributed extra: pip install hdp-plugin\\[distributed]).")]
 SchedulerOpt = Annotated[Optional[str], typer.Option(
     "--scheduler", metavar="tcp://HOST:PORT",
     help="With --engine dask: the scheduler of an existing cluster; without it a LocalCluster starts here.")]

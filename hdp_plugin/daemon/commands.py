@@ -63,7 +63,7 @@ def run(
         bool, typer.Option("--allow-shared-spool", help="Serve a spool that other users own or can write (they can then run jobs as you); refused by default."),
     ] = False,
     engine: Annotated[str, typer.Option("--engine", help="Where jobs sample their context trees: local (the worker "
-                                        "process) or dask (a Dask cluster; pip install hdp-plugin[distributed]). "
+                                        "process) or dask (a Dask cluster; needs the distributed extra: pip install hdp-plugin\\[distributed]). "
                                         "Models do not depend on it.")] = "local",
     scheduler: Annotated[Optional[str], typer.Option(
         "--scheduler", metavar="tcp://HOST:PORT",
