@@ -280,7 +280,8 @@ def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class
 # ------------------------------------------------------------------------------------------
 @app.command()
 def train(
-    data: Annotated[Path, typer.Argument(help="Training data: an ARFF, Arrow IPC/Feather, Parquet or CSV file.")],
+    data: Annotated[Path, typer.Argument(help="Training data: an ARFF, Arrow IPC/Feather, Parquet or CSV file, or a "
+                                          "directory or glob of them (read in batches, in bounded memory).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the model file (suggested suffix .hdpbnc).")],
     class_attribute: ClassOpt = None,
     structure: StructureOpt = _default("structure"),
@@ -296,6 +297,11 @@ def train(
     discretization: DiscretizationOpt = _default("discretization"),
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
+    stream: StreamOpt = False,
+    discretization_sample: SampleOpt = None,
+    engine: EngineOpt = "local",
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
@@ -311,9 +317,11 @@ def train(
         from .model import save_model
 
         output = _output(output, data)
-        ds = _read(data, class_attribute, data_format, class_values)
+        streamed = _streamed(data, stream, discretization_sample, engine, scheduler, workers, class_values)
+        ds = (_open_source(data, class_attribute, data_format, discretization_sample) if streamed
+              else _read(data, class_attribute, data_format, class_values))
         started = time.perf_counter()
-        with out.progress() as bar:
+        with out.progress() as bar, _engine(engine, scheduler, workers):
             task = bar.add_task(f"sampling {_describe(params)}", total=params["iterations"]) if bar else None
             from .model import BayesNetClassifier
 
@@ -329,6 +337,61 @@ def train(
         out.note(f"{output}: {_describe(params, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
                  f"{sum(t.n_cells for t in nets)} cells, trained in {seconds:.2f} s")
+
+
+StreamOpt = Annotated[bool, typer.Option("--stream", help="Read DATA in batches even if it is one file (a "
+                                          "directory or glob always is): memory bounded by the model, not the rows.")]
+SampleOpt = Annotated[Optional[int], typer.Option(
+    "--discretization-sample", metavar="ROWS",
+    help="Batches only: numeric attributes are discretised on a sample of this many rows (default 1,000,000; "
+         "data with no more rows is discretised exactly as in memory).")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="Where the passes over batches run: local (this process) "
+                                        "or dask (a Dask cluster; needs the distributed extra: pip install hdp-plugin\\[distributed]).")]
+SchedulerOpt = Annotated[Optional[str], typer.Option(
+    "--scheduler", metavar="tcp://HOST:PORT",
+    help="With --engine dask: the scheduler of an existing cluster; without it a LocalCluster starts here.")]
+WorkersOpt = Annotated[Optional[int], typer.Option(
+    "--workers", help="With --engine dask and no --scheduler: worker processes of the LocalCluster.")]
+
+
+def _streamed(data: Path, stream: bool, sample, engine: str, scheduler, workers, class_values) -> bool:
+    """Whether train reads DATA as batches; checks the batch-only options."""
+    from .data.stream import is_batch_path
+    from .distributed import ENGINES
+
+    if engine not in ENGINES:
+        raise ParameterError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    if engine != "dask" and (scheduler is not None or workers is not None):
+        raise ParameterError("--scheduler and --workers need --engine dask")
+    if workers is not None and workers < 1:
+        raise ParameterError(f"--workers must be >= 1, got {workers!r}")
+    streamed = stream or engine == "dask" or is_batch_path(data)
+    if streamed and class_values is not None:
+        raise ParameterError("--class-values is not available when DATA is read in batches")
+    if not streamed and sample is not None:
+        raise ParameterError("--discretization-sample applies to data read in batches (a directory, a glob "
+                             "or --stream)")
+    if sample is not None and sample < 1:
+        raise ParameterError(f"--discretization-sample must be >= 1, got {sample!r}")
+    return streamed
+
+
+def _open_source(data: Path, class_attribute, fmt, sample=None):
+    from .data.stream import DEFAULT_SAMPLE_ROWS, open_batches
+
+    return open_batches(data, class_attribute=class_attribute, format=fmt,
+                        sample_rows=DEFAULT_SAMPLE_ROWS if sample is None else sample)
+
+
+@contextmanager
+def _engine(name: str, scheduler, workers):
+    if name == "local":
+        yield None
+        return
+    from .distributed import engine
+
+    with engine(name, scheduler=scheduler, n_workers=workers) as eng:
+        yield eng
 
 
 # ------------------------------------------------------------------------------------------
@@ -462,7 +525,11 @@ def predict(
         if output is not None:
             _output(output, model, data)  # before the work: a device, FIFO or an input is refused at once
         clf = load_model(model)
+        from .data.stream import is_batch_path
 
+        if is_batch_path(data):
+            _stream_predictions(clf, _open_source(data, None, data_format), output, (model, data), out)
+            return
         ds = read_conformed(data, clf.attributes_, clf.class_attribute_, format=_format(data, data_format))
         import numpy as np
 
@@ -476,6 +543,86 @@ def predict(
                 acc = float(np.mean(np.argmax(proba[known], axis=1) == ds.y[known]))
                 msg += f", accuracy {acc:.4f} on {int(known.sum())} rows with a known class"
             out.note(msg)
+
+
+def _stream_predictions(clf, source, output: Path | None, inputs, out) -> None:
+    """Predictions of every batch of ``source``, written batch by batch (Parquet, Arrow IPC or CSV)."""
+    import pyarrow as pa
+
+    suffix = output.suffix.lower() if output is not None else ".csv"
+    if suffix not in (".parquet", ".arrow", ".feather", ".ipc", ".csv"):
+        raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob, "
+                             f"got {output.name!r}")
+    labels = [str(c) for c in clf.classes_]
+    from ._fs import replacing
+
+    n = known = correct = 0
+    writer = None
+    with contextlib_nullcontext() if output is None else replacing(_output(output, *inputs)) as tmp:
+        try:
+            for table, y, proba in clf.predict_source(source):
+                has_class = clf.class_attribute_.name in table.column_names
+                pred = np.argmax(proba, axis=1)
+                cols = {}
+                if has_class:
+                    cols["actual"] = pa.array([labels[v] if v >= 0 else None for v in y], pa.string())
+                    k = y >= 0
+                    known += int(k.sum())
+                    correct += int((pred[k] == y[k]).sum())
+                cols["predicted"] = pa.array(np.asarray(labels, dtype=object)[pred], pa.string())
+                for j, c in enumerate(labels):
+                    cols[f"p_{c}"] = pa.array(proba[:, j], pa.float64())
+                batch = pa.table(cols)
+                n += batch.num_rows
+                if writer is None:
+                    writer = _batch_writer(tmp, suffix, batch.schema)
+                writer.write_table(batch)
+        finally:
+            if writer is not None:
+                writer.close()
+    if output is not None:
+        msg = f"{output}: {n} predictions"
+        if known:
+            msg += f", accuracy {correct / known:.4f} on {known} rows with a known class"
+        out.note(msg)
+
+
+def contextlib_nullcontext():
+    from contextlib import nullcontext
+
+    return nullcontext(None)
+
+
+class _CsvBatches:
+    """CSV predictions batch by batch, written as the in-memory CSV output writes them."""
+
+    def __init__(self, path, schema):
+        self._f = sys.stdout if path is None else open(path, "w", encoding="utf-8", newline="")
+        self._w = csv.writer(self._f, lineterminator="\n")
+        self._w.writerow(schema.names)
+
+    def write_table(self, table):
+        cols = [c.to_pylist() for c in table.columns]
+        for r in zip(*cols):
+            self._w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
+
+    def close(self):
+        if self._f is sys.stdout:
+            self._f.flush()
+        else:
+            self._f.close()
+
+
+def _batch_writer(path, suffix: str, schema):
+    import pyarrow as pa
+
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetWriter(str(path), schema)
+    if suffix == ".csv":
+        return _CsvBatches(path, schema)
+    return pa.ipc.new_file(str(path), schema)
 
 
 # ------------------------------------------------------------------------------------------
@@ -679,6 +826,7 @@ def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
         f"seed           {doc['seed']}" + (f", discretization {doc['params']['discretization']}" if ensemble else ""),
         f"training       {doc['fit'].get('rows')} rows"
         + (f", {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
+        *_stream_info(doc, training),
         f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
         f"{sum(t.n_cells for t in nets)} cells",
         "",
@@ -728,6 +876,21 @@ def _network_lines(net: dict, tr, names: list[str], conc, group) -> list[str]:
     if dropped:
         lines.append(f"not used: {', '.join(dropped)}")
     return lines
+
+
+def _stream_info(doc: dict, training: dict) -> list[str]:
+    """The ``info`` line of a model trained from batches: engine, and the discretisation sample."""
+    if not training.get("streamed"):
+        return []
+    line = f"streamed       in batches, engine {training.get('engine', 'local')}"
+    sample = training.get("discretization_sample") or {}
+    if sample.get("numeric_attributes"):
+        if sample.get("all_rows"):
+            line += f"; cut points learnt on all {sample.get('rows')} rows"
+        else:
+            line += (f"; cut points learnt on a sample of {sample.get('rows')} of {doc['fit'].get('rows')} rows "
+                     f"(--discretization-sample {sample.get('limit')})")
+    return [line]
 
 
 def _dot_id(text: str) -> str:

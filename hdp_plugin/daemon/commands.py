@@ -62,6 +62,13 @@ def run(
     allow_shared_spool: Annotated[
         bool, typer.Option("--allow-shared-spool", help="Serve a spool that other users own or can write (they can then run jobs as you); refused by default."),
     ] = False,
+    engine: Annotated[str, typer.Option("--engine", help="Where jobs sample their context trees: local (the worker "
+                                        "process) or dask (a Dask cluster; needs the distributed extra: pip install hdp-plugin\\[distributed]). "
+                                        "Models do not depend on it.")] = "local",
+    scheduler: Annotated[Optional[str], typer.Option(
+        "--scheduler", metavar="tcp://HOST:PORT",
+        help="With --engine dask: the scheduler of an existing cluster; without it a LocalCluster of 2 workers "
+             "starts with the daemon.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
 ) -> None:
     """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
@@ -82,10 +89,20 @@ def run(
             raise ParameterError(f"--threads must be >= 1, got {threads!r}")
         if max_input_mb <= 0 or max_cardinality < 2 or max_cells < 1:
             raise ParameterError("--max-input-mb must be > 0, --max-cardinality >= 2 and --max-cells >= 1")
+        from ..distributed import ENGINES
+
+        if engine not in ENGINES:
+            raise ParameterError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+        if scheduler is not None and engine != "dask":
+            raise ParameterError("--scheduler needs --engine dask")
+        if engine == "dask":
+            from ..distributed.dask_engine import _import_distributed
+
+            _import_distributed()
         settings = Settings(workers=workers, idle_exit=idle_exit, poll=poll, grace=grace, threads=threads,
                             limits=Limits(max_input_bytes=int(max_input_mb * 2**20), max_cardinality=max_cardinality,
                                           max_cells=max_cells),
-                            allow_shared_spool=allow_shared_spool)
+                            allow_shared_spool=allow_shared_spool, engine=engine, scheduler=scheduler)
         code = run_daemon(spool, settings)
     raise typer.Exit(code)
 

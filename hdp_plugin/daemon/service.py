@@ -56,6 +56,10 @@ class Settings:
     heartbeat: float = config.HEARTBEAT_SECONDS
     #: serve a spool that other users can write or own (they could run jobs as this user)
     allow_shared_spool: bool = False
+    #: where jobs sample their trees: "local" (the worker process) or "dask" (a Dask cluster)
+    engine: str = "local"
+    #: with engine "dask": the scheduler's address; None starts a LocalCluster next to the daemon
+    scheduler: str | None = None
 
 
 class Daemon:
@@ -137,6 +141,19 @@ class Daemon:
         self.beat(force=True)
         log.info("daemon %s serving %s with %d worker(s)", self.id, self.spool.root, self.settings.workers)
         self.recover()
+        self._cluster = None
+        self._scheduler = self.settings.scheduler
+        if self.settings.engine == "dask" and self._scheduler is None:
+            from ..distributed.dask_engine import _import_distributed
+
+            _import_distributed()
+            from distributed import LocalCluster
+
+            self._cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            self._scheduler = self._cluster.scheduler_address
+        if self.settings.engine == "dask":
+            log.info("jobs sample their trees on the Dask cluster at %s", self._scheduler)
+            self.pool.scheduler = self._scheduler
         threads = self.settings.threads or max(1, (os.cpu_count() or 1) // self.settings.workers)
         self.pool.start(self.settings.workers, threads)
         self.state = "running"
@@ -249,3 +266,5 @@ def run(spool: str | os.PathLike, settings: Settings | None = None, *, install_s
     finally:
         if d.lock is not None and d.lock.fd is not None:  # it got as far as owning its files
             d.shutdown()
+        if getattr(d, "_cluster", None) is not None:
+            d._cluster.close()

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------------------
 # the worker process
 # ------------------------------------------------------------------------------------------
-def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort) -> None:
+def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort, scheduler: str | None = None) -> None:
     """Body of a worker process: warm up, then run the jobs the supervisor sends, one at a time."""
     # The supervisor alone handles signals; a worker learns to stop through `abort` or a closed pipe.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -44,6 +44,11 @@ def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort) -
         return abort.is_set() or (parent is not None and not parent.is_alive())
 
     spool = P.Spool(spool_root)
+    if scheduler is not None:  # --engine dask: every job of this worker samples its trees on the cluster
+        from ..distributed import _CURRENT
+        from ..distributed.dask_engine import DaskEngine
+
+        _CURRENT.set(DaskEngine(scheduler=scheduler))
     try:
         warm = jobs.warm_up()
         conn.send(("ready", warm))
@@ -116,6 +121,8 @@ class WorkerPool:
         self.stopping, self.on_fatal = stopping, on_fatal
         self.workers: list[Worker] = []
         self.threads = 1
+        #: a Dask scheduler's address: every worker's jobs sample their trees there (None: locally)
+        self.scheduler: str | None = None
         self._warmup_failures = 0
         self._ctx = mp.get_context("spawn")
 
@@ -130,7 +137,8 @@ class WorkerPool:
         parent, child = self._ctx.Pipe()
         abort = self._ctx.Event()
         proc = self._ctx.Process(target=_worker_main, name="hdp-bnc-worker", daemon=True,
-                                 args=(child, str(self.spool.root), self.daemon_id, self.limits, abort))
+                                 args=(child, str(self.spool.root), self.daemon_id, self.limits, abort,
+                                       self.scheduler))
         # NUMBA_NUM_THREADS is read when the worker imports numba: set it for the child only
         old = os.environ.get("NUMBA_NUM_THREADS")
         os.environ["NUMBA_NUM_THREADS"] = str(self.threads)

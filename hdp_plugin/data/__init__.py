@@ -14,10 +14,12 @@ from .arrays import from_arrays
 from .arrow import from_arrow, from_pandas, to_arrow
 from .conform import check_trainable, conform
 from .dataset import Attribute, Dataset, encode_codes, smallest_code_dtype
+from .stream import BatchSource, open_batches
 from .readers import FORMATS, conform_table, features_from_table, read_conformed, read_dataset
 
 __all__ = [
     "Attribute",
+    "BatchSource",
     "Dataset",
     "FORMATS",
     "check_trainable",
@@ -28,6 +30,7 @@ __all__ = [
     "from_arrays",
     "from_arrow",
     "from_pandas",
+    "open_batches",
     "read_arff",
     "read_conformed",
     "read_dataset",

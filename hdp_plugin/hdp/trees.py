@@ -219,6 +219,55 @@ def count_leaf_cells(X, y, trees, cardinalities, n_classes, block=ROW_BLOCK):
     return [_merge(k, n) if k else empty for k, n in partial]
 
 
+class LeafCellCounter:
+    """:func:`count_leaf_cells` block by block, for rows streamed from disk or counted elsewhere.
+
+    :meth:`add` counts a block; partial (keys, counts) are merged whenever they hold more than
+    ``merge_above`` entries, so memory stays bounded by the trees' distinct cells, not the rows;
+    :meth:`merge` adds another counter's cells; :meth:`result` is what :func:`count_leaf_cells` returns.
+    The result does not depend on how the rows are cut into blocks (counts are integers, keys sorted).
+    """
+
+    def __init__(self, trees, cardinalities, n_classes, *, merge_above: int = 1 << 22):
+        self.trees = [(int(c), [int(p) for p in ps]) for c, ps in trees]
+        self.card = np.asarray(cardinalities, dtype=np.int64)
+        self.n_classes = int(n_classes)
+        for c, parents in self.trees:
+            _radices([self.n_classes] + [int(self.card[p]) for p in parents] + [int(self.card[c])])
+        self.partial = [([], []) for _ in self.trees]
+        self.pending = 0
+        self.merge_above = merge_above
+
+    def add(self, X, y) -> None:
+        for (c, parents), (keys_list, counts_list) in zip(self.trees, self.partial):
+            u, cnt = np.unique(_block_keys(X, y, c, parents, int(self.card[c]), self.card), return_counts=True)
+            keys_list.append(u)
+            counts_list.append(cnt.astype(np.int64))
+            self.pending += u.size
+        if self.pending > self.merge_above:
+            self._compact()
+
+    def _compact(self) -> None:
+        self.pending = 0
+        for t, (k, n) in enumerate(self.partial):
+            if len(k) > 1:
+                mk, mn = _merge(k, n)
+                self.partial[t] = ([mk], [mn])
+            self.pending += sum(a.size for a in self.partial[t][0])
+
+    def merge(self, other: "LeafCellCounter") -> "LeafCellCounter":
+        for (k, n), (ok, on) in zip(self.partial, other.partial):
+            k.extend(ok)
+            n.extend(on)
+        self.pending += other.pending
+        self._compact()
+        return self
+
+    def result(self) -> list:
+        empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        return [_merge(k, n) if k else empty for k, n in self.partial]
+
+
 #: bytes one table cell takes at the peak of a fit (the trees, the sampler's counts, probabilities and
 #: running sums, the tables, and the columns of the model file being written)
 FIT_BYTES_PER_CELL = 160
@@ -240,7 +289,7 @@ def model_size_error(cells: int, n_trees: int, depth: int, widest: int, limit: i
 
 
 def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, *,
-                max_cells: int | None = None) -> ContextTrees:
+                max_cells: int | None = None, leaf_cells=None) -> ContextTrees:
     """Build the context trees of the kept attributes.
 
     Parameters
@@ -258,6 +307,9 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     max_cells : int, optional
         Most table cells allowed (``config.MAX_MODEL_CELLS`` by default): counted exactly, from the
         distinct contexts of the data, before any tree is laid out.
+    leaf_cells : list, optional
+        The leaf cells already counted (:meth:`LeafCellCounter.result` over streamed rows, in
+        ``kept`` order); then ``X`` and ``y`` are not read (pass None).
 
     Returns
     -------
@@ -272,8 +324,10 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     cardinalities = np.asarray(cardinalities, dtype=np.int64)
     limit = config.MAX_MODEL_CELLS if max_cells is None else max_cells
     kept = list(kept)
-    leaf_cells_by_tree = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cardinalities,
-                                          n_classes, block)
+    if leaf_cells is None:
+        leaf_cells = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cardinalities,
+                                      n_classes, block)
+    leaf_cells_by_tree = leaf_cells
     # Step 0: the nodes of every level of every tree, and the size check before anything is laid out
     all_levels, total = [], 0
     for c, (keys, counts) in zip(kept, leaf_cells_by_tree):
@@ -369,3 +423,23 @@ def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarr
     dtypes = {"is_leaf": np.bool_}
     arrays = {k: np.ascontiguousarray(np.concatenate(v), dtype=dtypes.get(k, np.int64)) for k, v in out.items()}
     return ContextTrees(n_classes=int(n_classes), **arrays), np.asarray(cell_start, np.int64)
+
+
+def subset_trees(trees: ContextTrees, index) -> ContextTrees:
+    """Trees ``index`` (in that order) of ``trees`` as their own :class:`ContextTrees`, with the same
+    attributes and cardinalities: a unit of work that samples on its own (each tree has its own random
+    stream and concentration groups, so sampling a subset with those trees' generator states gives
+    exactly their part of sampling all the trees)."""
+    parts = []
+    for tr in np.asarray(index, dtype=np.int64):
+        lo, hi = int(trees.tree_node_start[tr]), int(trees.tree_node_start[tr + 1])
+        vlo, vhi = int(trees.tree_var_start[tr]), int(trees.tree_var_start[tr + 1])
+        card = int(trees.tree_card[tr])
+        cells = trees.leaf_counts[int(trees.node_cell_start[lo]):int(trees.node_cell_start[hi])]
+        parts.append(TreeNodes(
+            attr=int(trees.attrs[tr]), card=card,
+            branching=[int(v) for v in trees.branch_vars[vlo:vhi]],
+            parent=np.where(trees.node_parent[lo:hi] >= 0, trees.node_parent[lo:hi] - lo, -1),
+            depth=trees.node_depth[lo:hi].copy(), branch=trees.node_branch[lo:hi].copy(),
+            counts=cells.copy()))
+    return ContextTrees.from_nodes(parts, trees.n_classes, trees.cardinalities)

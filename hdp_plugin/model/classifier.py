@@ -29,7 +29,6 @@ from ..data import (
     from_pandas,
 )
 from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
-from ..hdp.sampler import sample
 from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
 from ..hdp.trees import build_trees
 from ..preprocess import Discretizer, apply_cut_points
@@ -258,8 +257,10 @@ class BayesNetClassifier(_EstimatorBase):
 
         Parameters
         ----------
-        X : Dataset, pyarrow.Table, pandas.DataFrame or array-like of shape (n_samples, n_features)
-            Training data. A Dataset, Table or DataFrame without ``y`` carries its class column
+        X : Dataset, pyarrow.Table, pandas.DataFrame, BatchSource or array-like of shape (n_samples, n_features)
+            Training data; a :class:`~hdp_plugin.data.stream.BatchSource` (:func:`hdp_plugin.data.open_batches`)
+            is read batch by batch, in memory bounded by the model (the result is the in-memory fit's
+            for data of up to its ``sample_rows`` rows; see :mod:`hdp_plugin.model.streaming`). A Dataset, Table or DataFrame without ``y`` carries its class column
             (``class_attribute``, default the last column). Numeric columns are discretised.
         y : array-like of shape (n_samples,), optional
             Class labels, when ``X`` holds only the attributes.
@@ -275,6 +276,10 @@ class BayesNetClassifier(_EstimatorBase):
         """
         started = time.perf_counter()
         self._validate_params()
+        from ..data.stream import BatchSource
+
+        if isinstance(X, BatchSource):
+            return self._fit_source(X, y, started, progress=progress)
         has_names = hasattr(X, "columns") or hasattr(X, "column_names")
         ds = self._to_dataset(X, y, class_attribute, fitting=True)
         if y is not None:
@@ -349,6 +354,45 @@ class BayesNetClassifier(_EstimatorBase):
         self.fit_info_ = info
         return self
 
+    def _fit_source(self, source, y, started: float, engine=None, progress=None):
+        """:meth:`fit` on a :class:`~hdp_plugin.data.stream.BatchSource`, pass after pass over its
+        batches (:mod:`hdp_plugin.model.streaming`)."""
+        from .streaming import fit_source
+
+        if y is not None:
+            raise ParameterError("y must be None when X is a batch source (the class is inside it)")
+        if engine is None:
+            from ..distributed import current_engine
+
+            engine = current_engine()
+        disc_method = config.AUTO_DISCRETIZATION.get(self.structure, config.DEFAULT_DISCRETIZATION) \
+            if self.discretization == "auto" else self.discretization
+        info = {"warnings": []}
+        structure, attributes, cards, class_attribute, names = fit_source(self, source, disc_method, info, engine, progress)
+        if hasattr(self, "members_"):
+            del self.members_
+        self.discretization_ = disc_method
+        self.structure_ = structure
+        self.attributes_ = list(attributes)
+        self.class_attribute_ = class_attribute
+        self.classes_ = np.asarray(class_attribute.values, dtype=object)
+        self.cardinalities_ = cards
+        self.n_features_in_ = len(attributes)
+        self.parents_ = structure.named_parents(names)
+        self._array_names_ = names
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        info["fit_seconds"] = time.perf_counter() - started
+        self.fit_info_ = info
+        return self
+
+    def predict_source(self, source):
+        """P(class | x) of every batch of a :class:`~hdp_plugin.data.stream.BatchSource`, batch by
+        batch: yields ``(table, y, proba)`` (the batch as read; its class codes, -1 where missing or
+        absent; the probabilities, columns in :attr:`classes_` order)."""
+        from .streaming import predict_source
+
+        return predict_source(self, source)
+
     def _fit_single(self, ds: Dataset, disc_method: str, info: dict, progress=None):
         """One network: discretise, learn the structure, estimate the tables (sets ``tables_``)."""
         seed = _seeds.as_seed_sequence(self.random_state) if disc_method == "stochastic-mdl" else None
@@ -370,7 +414,9 @@ class BayesNetClassifier(_EstimatorBase):
             name = {"nb": "NB", "tan": "TAN"}.get(kind) or f"{'kDB' if kind == 'kdb' else 'SkDB'}-{k}"
             raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
         if self.estimator == "hdp":
-            res = sample(trees, iterations=self.iterations, burn_in=self.burn_in, tying=self.tying,
+            from ..distributed import sampler
+
+            res = sampler()(trees, iterations=self.iterations, burn_in=self.burn_in, tying=self.tying,
                          random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,
                          progress=progress)
             probs = res.probabilities

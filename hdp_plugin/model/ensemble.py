@@ -38,7 +38,7 @@ from .. import _seeds, config
 from ..data import Attribute, Dataset
 from ..errors import TooLargeError
 from ..hdp.rng import tree_states
-from ..hdp.sampler import _threads, sample
+from ..hdp.sampler import _threads
 from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
 from ..hdp.trees import ContextTrees, build_trees, concatenate_trees
 from ..preprocess import Discretizer, apply_cut_points, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
@@ -150,7 +150,9 @@ def fit_members(
     if estimator == "hdp":
         combined, cell_start = concatenate_trees([d.trees for d in drafts])
         states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
-        res = sample(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=states,
+        from ..distributed import sampler
+
+        res = sampler()(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=states,
                      n_jobs=n_jobs, progress=progress)
         probs = [res.probabilities[cell_start[e]:cell_start[e + 1]] for e in range(n_members)]
         groups = []

@@ -69,7 +69,8 @@ _INIT_PARAMS = tuple(n for n in NAMES if n != "n_members")
 #: fit_info_ keys that are figures of the model (kept in the model document)
 _INFO_MODEL_KEYS = ("rows", "dropped_missing_class", "warnings", "n_samples", "burn_in")
 #: fit_info_ keys that change from run to run (kept in the training document)
-_INFO_TIMING_KEYS = ("structure_seconds", "sampler_seconds", "fit_seconds")
+_INFO_TIMING_KEYS = ("structure_seconds", "sampler_seconds", "fit_seconds", "streamed", "engine", "pass_seconds",
+                     "discretization_sample")
 
 
 # ------------------------------------------------------------------------------------------

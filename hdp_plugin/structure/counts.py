@@ -198,42 +198,68 @@ def count_statistics(
         A code outside its attribute's range or a class code outside ``0 .. n_classes - 1``.
     """
     X, y, card, n_classes = validate_inputs(X, y, cardinalities, n_classes)
-    n_rows, n_attr = X.shape
-    need = pair_table_bytes(card, n_classes)
-    if need > max_bytes:
-        raise ParameterError(
-            f"the pairwise count table needs {need / 1024**2:.0f} MB for {n_attr} attributes "
-            f"(max_bytes = {max_bytes!r}); reduce the attributes or their values"
+    acc = CountAccumulator(card, n_classes, max_bytes=max_bytes)
+    for start, stop in row_blocks(X.shape[0]):
+        acc.add(X[start:stop], y[start:stop], start)
+    return acc.result()
+
+
+class CountAccumulator:
+    """:func:`count_statistics` block by block: :meth:`add` blocks of codes (from anywhere, in any
+    order: the counts are integers), :meth:`merge` another accumulator's counts, :meth:`result`."""
+
+    def __init__(self, cardinalities, n_classes: int, *, max_bytes: int = DEFAULT_MAX_PAIR_BYTES):
+        card = np.ascontiguousarray(cardinalities, dtype=np.int64)
+        n_attr = card.shape[0]
+        need = pair_table_bytes(card, n_classes)
+        if need > max_bytes:
+            raise ParameterError(
+                f"the pairwise count table needs {need / 1024**2:.0f} MB for {n_attr} attributes "
+                f"(max_bytes = {max_bytes!r}); reduce the attributes or their values"
+            )
+        # Step 1: lay out the flat tables
+        xy_off = np.zeros(n_attr + 1, dtype=np.int64)
+        np.cumsum(card * n_classes, out=xy_off[1:])
+        pair_off = np.full((n_attr, n_attr), -1, dtype=np.int64)
+        pos = 0
+        for i in range(n_attr):
+            for j in range(i + 1, n_attr):
+                pair_off[i, j] = pos
+                pos += int(card[i] * card[j]) * n_classes
+        self.card, self.n_classes, self.xy_off, self.pair_off = card, int(n_classes), xy_off, pair_off
+        self.n_rows = 0
+        self.n_y = np.zeros(n_classes, dtype=np.int64)
+        self.n_xy = np.zeros(int(xy_off[-1]), dtype=np.int64)
+        self.n_xxy = np.zeros(pos, dtype=np.int64)
+        self._bad = np.zeros(3, dtype=np.int64)
+
+    def add(self, X: np.ndarray, y: np.ndarray, row0: int = 0) -> None:
+        """Count one block of rows (``row0``: the block's first row, for error messages)."""
+        y = np.ascontiguousarray(y, dtype=np.int32)
+        status = kernels.count_block(X, y, self.card, self.n_classes, self.xy_off, self.pair_off, self.n_y,
+                                     self.n_xy, self.n_xxy, self._bad)
+        raise_for_status(status, self._bad, row0, self.n_classes, self.card)
+        self.n_rows += int(X.shape[0])
+
+    def merge(self, other: "CountAccumulator") -> "CountAccumulator":
+        """Add another accumulator's counts (of the same layout) to these."""
+        self.n_rows += other.n_rows
+        self.n_y += other.n_y
+        self.n_xy += other.n_xy
+        self.n_xxy += other.n_xxy
+        return self
+
+    def result(self) -> CountStatistics:
+        return CountStatistics(
+            n_rows=int(self.n_rows),
+            n_classes=self.n_classes,
+            cardinalities=self.card,
+            n_y=self.n_y,
+            n_xy=self.n_xy,
+            xy_offsets=self.xy_off,
+            n_xxy=self.n_xxy,
+            pair_offsets=self.pair_off,
         )
-    # Step 1: lay out the flat tables
-    xy_off = np.zeros(n_attr + 1, dtype=np.int64)
-    np.cumsum(card * n_classes, out=xy_off[1:])
-    pair_off = np.full((n_attr, n_attr), -1, dtype=np.int64)
-    pos = 0
-    for i in range(n_attr):
-        for j in range(i + 1, n_attr):
-            pair_off[i, j] = pos
-            pos += int(card[i] * card[j]) * n_classes
-    n_y = np.zeros(n_classes, dtype=np.int64)
-    n_xy = np.zeros(int(xy_off[-1]), dtype=np.int64)
-    n_xxy = np.zeros(pos, dtype=np.int64)
-    # Step 2: one pass over the rows, block by block
-    bad = np.zeros(3, dtype=np.int64)
-    for start, stop in row_blocks(n_rows):
-        status = kernels.count_block(
-            X[start:stop], y[start:stop], card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad
-        )
-        raise_for_status(status, bad, start, n_classes, card)
-    return CountStatistics(
-        n_rows=int(n_rows),
-        n_classes=n_classes,
-        cardinalities=card,
-        n_y=n_y,
-        n_xy=n_xy,
-        xy_offsets=xy_off,
-        n_xxy=n_xxy,
-        pair_offsets=pair_off,
-    )
 
 
 def mutual_information(stats: CountStatistics) -> np.ndarray:

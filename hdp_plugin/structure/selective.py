@@ -56,6 +56,8 @@ def build_context_tries(
     y: np.ndarray,
     stats: CountStatistics,
     parents: tuple[tuple[int, ...], ...],
+    *,
+    blocks=None,
 ) -> ContextTries:
     """Count n(x_a, y, first d parents of a), d = 0..len(parents[a]), in one pass over the rows.
 
@@ -68,6 +70,9 @@ def build_context_tries(
         Of the same ``X`` and ``y``.
     parents : tuple of tuple of int
         Every attribute's parents in branching order.
+    blocks : callable, optional
+        Instead of ``X`` and ``y`` (then None): a function returning a fresh iterator of
+        ``(X_block, y_block)`` pairs, the rows in order (data streamed from disk).
 
     Returns
     -------
@@ -83,23 +88,20 @@ def build_context_tries(
     # Step 2: one root block per attribute (the class-only context), laid out first
     root = np.zeros(n_attr, dtype=np.int64)
     used = 0
-    blocks = []
+    heads = []
     for a in range(n_attr):
         root[a] = used
         head = C * int(card[a]) + C
         n_slots = int(card[parents[a][0]]) if parents[a] else 0
-        blocks.append(np.concatenate([np.zeros(head, np.int64), np.full(n_slots, -1, np.int64)]))
+        heads.append(np.concatenate([np.zeros(head, np.int64), np.full(n_slots, -1, np.int64)]))
         used += head + n_slots
     data = np.zeros(max(4 * used, 1024), dtype=np.int64)
-    if blocks:
-        data[:used] = np.concatenate(blocks)
+    if heads:
+        data[:used] = np.concatenate(heads)
     sizes = np.array([n_attr, used], dtype=np.int64)
     # Step 3: one pass over the rows, block by block
-    n_rows = X.shape[0]
-    for start, stop in row_blocks(n_rows):
-        data = trie_insert_block(
-            X[start:stop], y[start:stop], card, C, par_ptr, par_idx, root, data, sizes
-        )
+    for Xb, yb in (blocks or _in_memory(X, y))():
+        data = trie_insert_block(Xb, yb, card, C, par_ptr, par_idx, root, data, sizes)
     return ContextTries(
         par_ptr=par_ptr,
         par_idx=par_idx,
@@ -117,6 +119,8 @@ def loo_rmse_grid(
     order: np.ndarray,
     max_k: int,
     m: float = config.DEFAULT_M,
+    *,
+    blocks=None,
 ) -> np.ndarray:
     """Leave-one-out RMSE of every (n*, k*), in one pass over the rows.
 
@@ -132,6 +136,8 @@ def loo_rmse_grid(
         K: k* ranges over 0..K.
     m : float, default 1
         The m of the m-estimates p_x = (n_x + m/|X|)/(N + m).
+    blocks : callable, optional
+        As for :func:`build_context_tries`.
 
     Returns
     -------
@@ -139,16 +145,25 @@ def loo_rmse_grid(
         ``rmse[n*, k*] = sqrt(mean over rows of (1 - p(y_i | x_i))^2)``; row 0 is the class
         prior alone (the same in every column).
     """
-    n_rows = X.shape[0]
+    n_rows = stats.n_rows
     sq_err = np.zeros((len(order) + 1, max_k + 1))
     order = np.ascontiguousarray(order, dtype=np.int64)
-    for start, stop in row_blocks(n_rows):
+    for Xb, yb in (blocks or _in_memory(X, y))():
         loo_squared_errors_block(
-            X[start:stop], y[start:stop], stats.cardinalities, stats.n_classes, order,
+            Xb, yb, stats.cardinalities, stats.n_classes, order,
             tries.par_ptr, tries.par_idx, tries.root, tries.data, stats.n_y,
             float(stats.n_rows), float(m), max_k, sq_err,
         )  # fmt: skip
     return np.sqrt(sq_err / max(n_rows, 1))
+
+
+def _in_memory(X, y):
+    """The ``blocks`` function of in-memory codes: views of consecutive row blocks."""
+    def blocks():
+        for start, stop in row_blocks(X.shape[0]):
+            yield X[start:stop], y[start:stop]
+
+    return blocks
 
 
 def select_prefix_and_k(rmse: np.ndarray) -> tuple[int, int]:
@@ -175,6 +190,7 @@ def selective_kdb(
     *,
     m: float = config.DEFAULT_M,
     order=None,
+    blocks=None,
 ) -> Structure:
     """Selective kDB (Martinez, Webb, Chen and Zaidi 2016).
 
@@ -200,6 +216,8 @@ def selective_kdb(
     order : sequence of int, optional
         The attribute order whose prefixes are candidates (an ESKDB member's drawn order,
         possibly a subset of the attributes); default decreasing MI.
+    blocks : callable, optional
+        Rows streamed instead of ``X`` and ``y`` (see :func:`build_context_tries`).
 
     Returns
     -------
@@ -220,9 +238,9 @@ def selective_kdb(
     full = kdb(stats, max_k, order=order)
     order = np.asarray(full.order, dtype=np.int64)
     # Step 2: second pass, the counts of every context the selection can use
-    tries = build_context_tries(X, y, stats, full.parents)
+    tries = build_context_tries(X, y, stats, full.parents, blocks=blocks)
     # Step 3: third pass, leave-one-out RMSE of every (n*, k*)
-    rmse = loo_rmse_grid(X, y, stats, tries, order, max_k, m)
+    rmse = loo_rmse_grid(X, y, stats, tries, order, max_k, m, blocks=blocks)
     # Step 4: the smallest model with the lowest RMSE
     n_star, k_star = select_prefix_and_k(rmse)
     kept = tuple(sorted(int(a) for a in order[:n_star]))

@@ -1,0 +1,248 @@
+"""The Dask engine: the passes of a streamed fit on a Dask cluster.
+
+* the schema, counting and tree-cell passes are a map over the partitions (one task per file, each
+  reading its own file on the worker) and a tree reduce of the partial results, in partition order;
+  every partial is integers (or label sets and a sample chosen by row position), so the result is
+  the single process's whatever the number of workers or partitions;
+* SkDB's trie and leave-one-out passes run as one task on a worker (their floating-point sums are
+  added in row order, which a split would change);
+* the trees are sampled as independent tasks, largest first, each with its own generator state
+  (:func:`hdp_plugin.hdp.rng.tree_states` of the model's seed): the tables are bit for bit those of
+  sampling all the trees in one process;
+* :meth:`DaskEngine.predict_partitions` writes one Parquet file of predictions per partition.
+
+Workers need the hdp_plugin package (the same version) installed; they read the data files by the
+paths the client gives, so the files must be on storage every worker sees.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from ..errors import ParameterError
+
+log = logging.getLogger(__name__)
+
+MISSING = ("the dask engine needs dask and distributed: pip install hdp-plugin[distributed] "
+           "(or pip install 'dask[distributed]')")
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise ParameterError(MISSING) from None
+    return distributed
+
+
+# -- tasks (module level, so that workers import them) ---------------------------------------------
+def _partition_rows(part) -> int:
+    if part.format == "parquet":
+        import pyarrow.parquet as pq
+
+        from ..data._files import check_path
+
+        from ..data.arrow import _READ_ERRORS
+
+        try:
+            return int(pq.ParquetFile(str(check_path(part.files[0]))).metadata.num_rows)
+        except _READ_ERRORS:
+            log.debug("%s: no row count in its footer; counting the rows", part.files[0])
+    return sum(t.num_rows for t in part.batches())
+
+
+def _scan(part, row0):
+    from ..data.stream import scan_schema
+
+    return scan_schema(part, row0)
+
+
+def _merge(a, b):
+    return a.merge(b)
+
+
+def _count(part, attributes, class_attribute, cards, n_classes, row0):
+    from ..data.stream import source_codes
+    from ..structure.counts import CountAccumulator
+
+    acc = CountAccumulator(cards, n_classes)
+    row = row0
+    for ds in source_codes(part, attributes, class_attribute):
+        acc.add(ds.X, ds.y, row)
+        row += ds.n_rows
+    return acc
+
+
+def _cells(part, attributes, class_attribute, trees, cards, n_classes):
+    from ..data.stream import source_codes
+    from ..hdp.trees import LeafCellCounter
+
+    counter = LeafCellCounter(trees, cards, n_classes)
+    for ds in source_codes(part, attributes, class_attribute):
+        counter.add(ds.X, ds.y)
+    return counter
+
+
+def _selective(source, attributes, class_attribute, stats, k):
+    from ..model.streaming import LocalEngine
+
+    return LocalEngine().selective(source, attributes, class_attribute, stats, k)
+
+
+def _sample_trees(sub, states, kwargs):
+    from ..hdp.sampler import sample
+
+    res = sample(sub, random_state=states, n_jobs=1, **kwargs)
+    return (res.probabilities, res.concentrations, res.node_group, res.table_counts, res.customer_counts,
+            res.n_samples, res.burn_in)
+
+
+def _predict_part(clf, part, path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer, n = None, 0
+    for _, _, proba in clf.predict_source(part):
+        t = pa.table({f"p_{c}": proba[:, j] for j, c in enumerate(clf.classes_)}
+                     | {"predicted": pa.array(np.asarray([str(c) for c in clf.classes_], dtype=object)
+                                              [np.argmax(proba, axis=1)], pa.string())})
+        writer = writer or pq.ParquetWriter(path, t.schema)
+        writer.write_table(t)
+        n += t.num_rows
+    if writer is not None:
+        writer.close()
+    return n
+
+
+# -- the engine ------------------------------------------------------------------------------------
+class DaskEngine:
+    """Runs the passes of :func:`hdp_plugin.model.streaming.fit_source` on a Dask cluster.
+
+    ``scheduler``: the address of an existing cluster's scheduler (``tcp://host:8786``); None starts a
+    ``LocalCluster`` of ``n_workers`` processes (default 2) with one thread each, closed by :meth:`close`.
+    """
+
+    name = "dask"
+
+    def __init__(self, scheduler: str | None = None, n_workers: int | None = None):
+        _import_distributed()
+        from distributed import Client, LocalCluster
+
+        self._cluster = None
+        if scheduler is None:
+            self._cluster = LocalCluster(n_workers=n_workers or 2, threads_per_worker=1, processes=True,
+                                         dashboard_address=None)
+            self.client = Client(self._cluster)
+        else:
+            if n_workers is not None:
+                raise ParameterError("n_workers is for the LocalCluster; an existing cluster has its own workers")
+            try:
+                self.client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError, ValueError) as e:
+                raise ParameterError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from None
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- helpers -------------------------------------------------------------------------------------
+    def _reduce(self, futures):
+        """Pairwise merge of adjacent partials, level by level (partition order kept), on the workers."""
+        while len(futures) > 1:
+            nxt = [self.client.submit(_merge, futures[i], futures[i + 1], pure=False)
+                   for i in range(0, len(futures) - 1, 2)]
+            if len(futures) % 2:
+                nxt.append(futures[-1])
+            futures = nxt
+        return futures[0].result()
+
+    def _offsets(self, source):
+        parts = source.partitions()
+        key = (tuple(source.files), source.format)
+        if getattr(self, "_offsets_key", None) != key:
+            rows = self.client.gather(self.client.map(_partition_rows, parts, pure=False))
+            self._offsets_key = key
+            self._offsets_val = np.concatenate(([0], np.cumsum(rows)))[:-1].tolist()
+        return parts, self._offsets_val
+
+    # -- the passes ----------------------------------------------------------------------------------
+    def scan(self, source):
+        parts, offsets = self._offsets(source)
+        return self._reduce(self.client.map(_scan, parts, offsets, pure=False))
+
+    def count(self, source, attributes, class_attribute, cards, n_classes):
+        parts, offsets = self._offsets(source)
+        futs = [self.client.submit(_count, p, attributes, class_attribute, cards, n_classes, o, pure=False)
+                for p, o in zip(parts, offsets)]
+        return self._reduce(futs).result()
+
+    def selective(self, source, attributes, class_attribute, stats, k):
+        return self.client.submit(_selective, source, attributes, class_attribute, stats, k, pure=False).result()
+
+    def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
+        futs = [self.client.submit(_cells, p, attributes, class_attribute, trees, cards, n_classes, pure=False)
+                for p in source.partitions()]
+        return self._reduce(futs).result()
+
+    def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None):
+        """Every tree an independent task (largest first), with its own stream of ``random_state``."""
+        from ..hdp.rng import tree_states
+        from ..hdp.sampler import SamplerResult, default_burn_in
+        from ..hdp.trees import subset_trees
+
+        started = time.perf_counter()
+        if burn_in is None:
+            burn_in = default_burn_in(int(iterations))
+        states = tree_states(random_state, trees.n_trees)
+        sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
+        kwargs = {"iterations": iterations, "burn_in": burn_in, "tying": tying}
+        futs = {}
+        for tr in np.argsort(-sizes, kind="stable"):
+            futs[int(tr)] = self.client.submit(_sample_trees, subset_trees(trees, [tr]), states[[tr]], kwargs,
+                                               priority=int(sizes[tr]), pure=False)
+        done = 0
+        parts = {}
+        for tr, f in futs.items():
+            parts[tr] = f.result()
+            done += 1
+            if progress is not None and progress(iterations * done // trees.n_trees, iterations) is False:
+                from ..hdp.sampler import Cancelled
+
+                self.client.cancel(list(futs.values()))
+                raise Cancelled("sampling cancelled")
+        ordered = [parts[t] for t in range(trees.n_trees)]
+        groups, node_groups = 0, []
+        for p in ordered:
+            node_groups.append(p[2] + groups)
+            groups += p[1].shape[0]
+
+        def cat(i, dtype):
+            return np.concatenate([p[i] for p in ordered]).astype(dtype) if ordered else np.zeros(0, dtype)
+
+        return SamplerResult(probabilities=cat(0, np.float64), concentrations=cat(1, np.float64),
+                             node_group=np.concatenate(node_groups) if ordered else np.zeros(0, np.int64),
+                             n_samples=int(iterations) - int(burn_in), iterations=int(iterations),
+                             burn_in=int(burn_in), seconds=time.perf_counter() - started,
+                             table_counts=cat(3, np.int64), customer_counts=cat(4, np.int64))
+
+    def predict_partitions(self, clf, source, directory) -> int:
+        """Predictions of every partition of ``source`` as ``directory/part-NNNNN.parquet`` (a map over the
+        partitions); returns the number of rows."""
+        import os
+
+        os.makedirs(directory, exist_ok=True)
+        parts = source.partitions()
+        paths = [os.path.join(str(directory), f"part-{i:05d}.parquet") for i in range(len(parts))]
+        clf_f = self.client.scatter(clf, broadcast=True)
+        futs = [self.client.submit(_predict_part, clf_f, p, path, pure=False) for p, path in zip(parts, paths)]
+        return int(sum(self.client.gather(futs)))

@@ -1,0 +1,150 @@
+"""The Dask engine (hdp_plugin.distributed) on a real LocalCluster of 2 worker processes: the same
+model, bit for bit, as the single process, whatever the workers and partitions."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+pytest.importorskip("distributed")
+
+from hdp_plugin import BayesNetClassifier, read_dataset  # noqa: E402
+from hdp_plugin.data import from_arrow, open_batches, to_arrow  # noqa: E402
+from hdp_plugin.distributed import _CURRENT  # noqa: E402
+from hdp_plugin.distributed.dask_engine import DaskEngine  # noqa: E402
+from hdp_plugin.model.modelfile import load_model  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from synthetic import synthetic  # noqa: E402
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+@pytest.fixture(scope="module")
+def dask_engine():
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    eng = DaskEngine(scheduler=cluster.scheduler_address)
+    yield eng
+    eng.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def table():
+    return to_arrow(synthetic(5000, n_attributes=7, seed=3))
+
+
+def _write(table, d: Path, sizes) -> Path:
+    d.mkdir()
+    lo = 0
+    for i, n in enumerate(sizes):
+        pq.write_table(table.slice(lo, n), d / f"part-{i:03d}.parquet")
+        lo += n
+    return d
+
+
+def _fit_on(engine, X, **params):
+    token = _CURRENT.set(engine)
+    try:
+        return BayesNetClassifier(**params).fit(X)
+    finally:
+        _CURRENT.reset(token)
+
+
+def _same(a, b):
+    assert a.parents_ == b.parents_
+    assert np.array_equal(a.tables_.trees.leaf_counts, b.tables_.trees.leaf_counts)
+    assert np.array_equal(a.tables_.log_probs, b.tables_.log_probs)
+    assert np.array_equal(a.tables_.log_prior, b.tables_.log_prior)
+
+
+@pytest.mark.parametrize("structure", ["kdb", "skdb"])
+def test_the_cluster_learns_the_single_process_model(tmp_path, dask_engine, table, structure):
+    params = dict(structure=structure, k=2, iterations=60, random_state=11)
+    ref = BayesNetClassifier(**params).fit(from_arrow(table))
+    few = _fit_on(dask_engine, open_batches(_write(table, tmp_path / "a", [2500, 2500])), **params)
+    many = _fit_on(dask_engine, open_batches(_write(table, tmp_path / "b", [700, 1, 1299, 1000, 2000])), **params)
+    _same(ref, few)
+    _same(ref, many)
+    assert few.fit_info_["engine"] == "dask"
+    # prediction as a map over the partitions
+    n = dask_engine.predict_partitions(ref, open_batches(tmp_path / "b"), tmp_path / "pred")
+    got = pq.read_table(tmp_path / "pred").to_pandas()
+    assert n == table.num_rows == len(got)
+    files = sorted((tmp_path / "pred").iterdir())
+    got = np.concatenate([pq.read_table(f).select(["p_c0", "p_c1", "p_c2"]).to_pandas().to_numpy() for f in files])
+    assert np.array_equal(got, ref.predict_proba(table))
+
+
+def test_eskdb_members_sample_on_the_cluster_to_the_same_tables(dask_engine):
+    data = read_dataset(ROOT / "tests" / "data" / "vote.arff")
+    params = dict(structure="eskdb", n_members=3, k=2, iterations=40, random_state=5)
+    a = BayesNetClassifier(**params).fit(data)
+    b = _fit_on(dask_engine, data, **params)
+    for ma, mb in zip(a.members_, b.members_):
+        assert np.array_equal(ma.tables.log_probs, mb.tables.log_probs)
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from hdp_plugin.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_hdp_bnc_train_on_a_scheduler(tmp_path, dask_engine, table):
+    d = _write(table, tmp_path / "d", [3000, 2000])
+    args = ["train", d, "-k", "2", "-i", "30", "--seed", "4", "-q"]
+    done = _cli(*args, "-o", tmp_path / "dask.hdpbnc", "--engine", "dask", "--scheduler",
+                dask_engine.client.scheduler.address)
+    assert done.exit_code == 0, done.output
+    done = _cli(*args, "-o", tmp_path / "local.hdpbnc")
+    assert done.exit_code == 0, done.output
+    _same(load_model(tmp_path / "dask.hdpbnc"), load_model(tmp_path / "local.hdpbnc"))
+
+
+def test_without_dask_the_message_says_what_to_install(tmp_path):
+    code = ("import sys; sys.modules['distributed'] = None; from hdp_plugin.cli import main; "
+            f"sys.argv = ['hdp-bnc', 'train', {str(ROOT / 'tests' / 'data' / 'vote.arff')!r}, '-o', "
+            f"{str(tmp_path / 'm.hdpbnc')!r}, '--engine', 'dask']; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install hdp-plugin[distributed]" in lines[0], done.stderr
+
+
+def test_bad_engine_options_are_one_line_errors(tmp_path):
+    base = ["train", ROOT / "tests" / "data" / "vote.arff", "-o", tmp_path / "m.hdpbnc"]
+    for extra, msg in ((["--engine", "spark"], "--engine must be one of local, dask"),
+                       (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler and --workers need --engine dask"),
+                       (["--discretization-sample", "10"], "--discretization-sample applies to data read in batches")):
+        done = _cli(*base, *extra)
+        assert done.exit_code == 2 and msg in done.output, (extra, done.output)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="the daemon test helpers use POSIX process groups")
+def test_a_daemon_with_engine_dask_publishes_the_local_model(tmp_path, dask_engine):
+    from hdp_plugin.daemon import client
+    from hdp_plugin.daemon import protocol as P
+
+    spool = tmp_path / "spool"
+    vote = ROOT / "tests" / "data" / "vote.arff"
+    client.publish(spool, vote, dict(structure="kdb", k=2, iterations=40, seed=7), name="v")
+    done = subprocess.run([sys.executable, "-m", "hdp_plugin.daemon", "run", str(spool), "--idle-exit", "0.5",
+                           "--poll", "0.05", "--engine", "dask", "--scheduler", dask_engine.client.scheduler.address],
+                          capture_output=True, text=True, env=ENV, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Dask cluster at" in done.stderr
+    model = load_model(P.Spool(spool).job(P.DONE, "v") / P.MODEL_FILE)
+    _same(model, BayesNetClassifier(k=2, iterations=40, random_state=7).fit(read_dataset(vote)))

@@ -1,0 +1,205 @@
+"""Training and predicting from record batches (hdp_plugin.data.stream, hdp_plugin.model.streaming):
+the same model, bit for bit, as the in-memory fit on the same rows, whatever the files and batches."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+import pytest
+from pyarrow import feather
+
+from hdp_plugin import BayesNetClassifier
+from hdp_plugin.data import from_arrow, open_batches, to_arrow
+from hdp_plugin.data.stream import is_batch_path
+from hdp_plugin.errors import DataError, ParameterError
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from synthetic import synthetic  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def table() -> pa.Table:
+    ds = synthetic(6000, n_attributes=7, seed=4)
+    t = to_arrow(ds)
+    rng = np.random.default_rng(1)
+    num = rng.normal(size=t.num_rows) + np.asarray(ds.y)
+    num[::41] = np.nan
+    t = t.add_column(0, "num", pa.array(num, from_pandas=True))
+    # a text column (sorted labels) and a few missing classes
+    txt = np.array(["b", "a", "c"])[rng.integers(0, 3, t.num_rows)]
+    t = t.add_column(1, "txt", pa.array(txt))
+    cls = t.column("class").to_pylist()
+    for i in range(5, t.num_rows, 997):
+        cls[i] = None
+    return t.set_column(t.num_columns - 1, "class", pa.array(cls).dictionary_encode())
+
+
+def _same(a: BayesNetClassifier, b: BayesNetClassifier) -> None:
+    assert a.parents_ == b.parents_
+    assert [x.values for x in a.attributes_] == [x.values for x in b.attributes_]
+    assert [x.cut_points for x in a.attributes_] == [x.cut_points for x in b.attributes_]
+    assert np.array_equal(a.cardinalities_, b.cardinalities_)
+    ta, tb = a.tables_, b.tables_
+    assert np.array_equal(ta.trees.leaf_counts, tb.trees.leaf_counts)
+    assert np.array_equal(ta.trees.node_parent, tb.trees.node_parent)
+    assert np.array_equal(ta.log_probs, tb.log_probs)
+    assert np.array_equal(ta.log_prior, tb.log_prior)
+    assert list(a.classes_) == list(b.classes_)
+
+
+def _parts(t: pa.Table, d: Path, sizes, write, ext) -> None:
+    d.mkdir()
+    lo = 0
+    for i, n in enumerate(sizes):
+        write(t.slice(lo, n), d / f"part-{i:03d}{ext}")
+        lo += n
+    assert lo == t.num_rows
+
+
+@pytest.mark.parametrize("structure", ["kdb", "skdb", "tan", "nb"])
+def test_streamed_parquet_directory_gives_the_in_memory_model(tmp_path, table, structure):
+    _parts(table, tmp_path / "d", [2500, 1, 3499], pq.write_table, ".parquet")
+    params = dict(structure=structure, k=2, iterations=40, random_state=5)
+    a = BayesNetClassifier(**params).fit(from_arrow(table))
+    b = BayesNetClassifier(**params).fit(open_batches(tmp_path / "d", batch_rows=777))
+    _same(a, b)
+    assert b.fit_info_["streamed"] and b.fit_info_["discretization_sample"]["all_rows"]
+    assert b.fit_info_["rows"] == a.fit_info_["rows"]
+    assert b.fit_info_["dropped_missing_class"] == a.fit_info_["dropped_missing_class"] > 0
+    assert np.array_equal(a.predict_proba(table), b.predict_proba(table))
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "csv", "arff", "glob"])
+def test_every_format_streams_to_the_same_model(tmp_path, table, fmt):
+    params = dict(structure="skdb", k=2, iterations=30, random_state=2)
+    if fmt == "arrow":
+        _parts(table, tmp_path / "d", [3000, 3000], feather.write_feather, ".arrow")
+        src, ref = open_batches(tmp_path / "d", batch_rows=1000), from_arrow(table)
+    elif fmt == "csv":
+        plain = table.set_column(table.num_columns - 1, "class", table.column("class").cast(pa.string()))
+        plain = plain.set_column(plain.num_columns - 2, plain.column_names[-2],
+                                 plain.column(plain.num_columns - 2).cast(pa.string()))
+        pa_csv.write_csv(plain, tmp_path / "all.csv")
+        from hdp_plugin.data import read_dataset
+
+        src, ref = open_batches(tmp_path / "all.csv", batch_rows=500), read_dataset(tmp_path / "all.csv")
+    elif fmt == "arff":
+        from hdp_plugin.data import read_dataset
+
+        p = ROOT / "examples" / "vote.arff"
+        src, ref = open_batches(p, batch_rows=50), read_dataset(p)
+    else:
+        _parts(table, tmp_path / "d", [1000, 5000], pq.write_table, ".parquet")
+        src, ref = open_batches(str(tmp_path / "d" / "part-*.parquet")), from_arrow(table)
+    _same(BayesNetClassifier(**params).fit(ref), BayesNetClassifier(**params).fit(src))
+
+
+def test_hive_partitions_become_columns(tmp_path, table):
+    t = table.drop_columns(["num"])
+    sub = t.drop_columns(["a0"])
+    for v in ("v0", "v1"):
+        d = tmp_path / "d" / f"a0={v}"
+        d.mkdir(parents=True)
+        rows = t.column("a0").to_pylist()
+        mask = pa.array([r == v for r in rows])
+        pq.write_table(sub.filter(mask), d / "part.parquet")
+    src = open_batches(tmp_path / "d", class_attribute="class")
+    clf = BayesNetClassifier(k=1, iterations=20, random_state=0).fit(src)
+    assert "a0" in clf.parents_
+    assert clf.attributes_[[a.name for a in clf.attributes_].index("a0")].values == ("v0", "v1")
+
+
+def test_a_small_sample_is_used_and_reported(tmp_path, table):
+    _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
+    clf = BayesNetClassifier(k=1, iterations=20, random_state=0).fit(open_batches(tmp_path / "d", sample_rows=1000))
+    info = clf.fit_info_["discretization_sample"]
+    assert info == {"rows": 1000, "limit": 1000, "all_rows": False, "numeric_attributes": 1}
+    # the sample depends on row positions only, not on how the rows are cut into files or batches
+    other = tmp_path / "e"
+    _parts(table, other, [10, 5990], pq.write_table, ".parquet")
+    clf2 = BayesNetClassifier(k=1, iterations=20, random_state=0).fit(
+        open_batches(other, sample_rows=1000, batch_rows=333))
+    _same(clf, clf2)
+
+
+def test_predict_source_matches_predict_proba(tmp_path, table):
+    _parts(table, tmp_path / "d", [4000, 2000], pq.write_table, ".parquet")
+    clf = BayesNetClassifier(k=2, iterations=20, random_state=0).fit(from_arrow(table))
+    parts = list(clf.predict_source(open_batches(tmp_path / "d", batch_rows=1500)))
+    assert [p[0].num_rows for p in parts] == [1500, 1500, 1000, 1500, 500]
+    assert np.array_equal(np.concatenate([p[2] for p in parts]), clf.predict_proba(table))
+
+
+def test_bad_sources_are_one_line_errors(tmp_path, table):
+    with pytest.raises(DataError, match="no such file or directory"):
+        open_batches(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="holds no .parquet"):
+        open_batches(tmp_path / "empty")
+    with pytest.raises(ParameterError, match="sample_rows must be an integer >= 1"):
+        open_batches(tmp_path, sample_rows=0)
+    d = tmp_path / "mixed"
+    d.mkdir()
+    pq.write_table(table.slice(0, 10), d / "a.parquet")
+    pq.write_table(table.slice(10, 10).drop_columns(["txt"]), d / "b.parquet")
+    with pytest.raises(DataError, match="differ from the first file"):
+        BayesNetClassifier(iterations=10).fit(open_batches(d))
+    (d / "b.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(DataError, match=r"b\.parquet: cannot read as Parquet"):
+        BayesNetClassifier(iterations=10).fit(open_batches(d))
+    with pytest.raises(ParameterError, match="ESKDB cannot be trained from batches"):
+        BayesNetClassifier(structure="eskdb").fit(open_batches(d / "a.parquet"))
+    assert is_batch_path(tmp_path) and is_batch_path(str(tmp_path / "*.parquet"))
+    assert not is_batch_path(d / "a.parquet")
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from hdp_plugin.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
+    from hdp_plugin.model.modelfile import load_model
+
+    pq.write_table(table, tmp_path / "all.parquet")
+    _parts(table, tmp_path / "d", [2000, 4000], pq.write_table, ".parquet")
+    args = ["-k", "2", "-i", "20", "--seed", "3", "-q"]
+    assert _cli("train", tmp_path / "all.parquet", "-o", tmp_path / "one.hdpbnc", *args).exit_code == 0
+    done = _cli("train", tmp_path / "d", "-o", tmp_path / "dir.hdpbnc", *args)
+    assert done.exit_code == 0, done.output
+    one, streamed = load_model(tmp_path / "one.hdpbnc"), load_model(tmp_path / "dir.hdpbnc")
+    _same(one, streamed)
+    done = _cli("train", tmp_path / "all.parquet", "-o", tmp_path / "s.hdpbnc", "--stream", *args)
+    assert done.exit_code == 0, done.output
+    _same(one, load_model(tmp_path / "s.hdpbnc"))
+    info = _cli("info", tmp_path / "dir.hdpbnc")
+    assert "streamed       in batches, engine local; cut points learnt on all" in info.output
+    # predictions of the directory, batch by batch, equal those of the whole file
+    assert _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet", "-o", tmp_path / "a.parquet").exit_code == 0
+    done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "d", "-o", tmp_path / "b.parquet")
+    assert done.exit_code == 0, done.output
+    assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "b.parquet"))
+    done = _cli("predict", tmp_path / "one.hdpbnc", str(tmp_path / "d" / "*.parquet"))
+    whole = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet")
+    assert done.output == whole.output
+    done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "d", "-o", tmp_path / "p.arff")
+    assert done.exit_code == 2 and "-o must end in .parquet, .arrow, .feather or .csv" in done.output
+    done = _cli("train", tmp_path / "d", "-o", tmp_path / "x.hdpbnc", "--class-values", "c0,c1,c2")
+    assert done.exit_code == 2 and "--class-values is not available" in done.output
+
+
+@pytest.mark.parametrize("discretization", ["stochastic-mdl", "equal-frequency", "equal-width"])
+def test_every_discretization_streams_to_the_same_cut_points(tmp_path, table, discretization):
+    _parts(table, tmp_path / "d", [3100, 2900], pq.write_table, ".parquet")
+    params = dict(k=1, iterations=20, random_state=8, discretization=discretization)
+    _same(BayesNetClassifier(**params).fit(from_arrow(table)),
+          BayesNetClassifier(**params).fit(open_batches(tmp_path / "d", batch_rows=1000)))
