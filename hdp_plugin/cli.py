@@ -547,6 +547,7 @@ def predict(
 
 def _stream_predictions(clf, source, output: Path | None, inputs, out) -> None:
     """Predictions of every batch of ``source``, written batch by batch (Parquet, Arrow IPC or CSV)."""
+    import numpy as np
     import pyarrow as pa
 
     suffix = output.suffix.lower() if output is not None else ".csv"
