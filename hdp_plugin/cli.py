@@ -719,7 +719,7 @@ def evaluate(
         _print_results(results, ds, n_folds, n_repeats, as_json, as_csv)
 
 
-_RESULT_COLUMNS = ("structure", "k", "estimator", "iterations", "tying", "discretization",
+_RESULT_COLUMNS = ("structure", "k", "n_members", "estimator", "iterations", "tying", "discretization",
                    "rmse", "zero_one_loss", "log_loss", "train_seconds", "test_seconds")
 
 
@@ -729,7 +729,8 @@ def _result_rows(results) -> list[dict]:
         hdp = params["estimator"] == "hdp"
         rows.append({
             "structure": params["structure"],
-            "k": params["k"] if params["structure"] in ("kdb", "skdb") else None,
+            "k": params["k"] if params["structure"] in ("kdb", "skdb", "eskdb") else None,
+            "n_members": params["n_members"] if params["structure"] == "eskdb" else None,
             "estimator": params["estimator"],
             "iterations": params["iterations"] if hdp else None,
             "tying": params["tying"] if hdp else None,

@@ -287,3 +287,18 @@ def test_a_selection_that_keeps_nothing_is_not_called_uninformative():
     assert [w for w in clf.fit_info_["warnings"] if "class prior" in w] == [
         "no member's leave-one-out selection kept an attribute (none beat the class prior): the ensemble is the "
         "class prior"]
+
+
+def test_evaluate_reports_an_ensembles_k_and_members(tmp_path):
+    import csv
+    import io
+
+    from typer.testing import CliRunner
+
+    from hdp_plugin import cli
+
+    result = CliRunner().invoke(cli.app, ["evaluate", str(DIABETES), "-s", "eskdb", "--members", "3", "-k", "2",
+                                          "-i", "20", "-e", "m-estimate", "--csv"])
+    assert result.exit_code == 0, result.output
+    (row,) = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert row["structure"] == "eskdb" and row["k"] == "2" and row["n_members"] == "3"
