@@ -27,7 +27,7 @@ import typer
 
 from . import config
 from ._cli_common import cli_errors as _errors, typer_app
-from .params import BY_NAME as PARAM, check, default as _default
+from .params import BY_NAME as PARAM, check, default as _default, structure_name
 from ._version import __version__
 from .errors import HDPError, ParameterError
 
@@ -229,11 +229,7 @@ def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, s
 
 def _describe(params: dict, *, full: bool = False) -> str:
     """A short name of a configuration: ``kDB-3 hdp``, ``NB m-estimate``."""
-    st = params["structure"]
-    name = {"nb": "NB", "tan": "TAN"}.get(st) or f"{({'kdb': 'kDB', 'skdb': 'SkDB'}).get(st, 'ESKDB')}-{params['k']}"
-    if st == "eskdb":
-        name += f" x{params['n_members']}"
-    text = f"{name} {params['estimator']}"
+    text = f"{structure_name(params['structure'], params['k'], params.get('n_members'))} {params['estimator']}"
     if full and params["estimator"] == "hdp":
         text += f" {params['iterations']} it."
     return text

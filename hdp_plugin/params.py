@@ -162,6 +162,22 @@ def check(name: str, value, *, label: str | None = None):
     return value
 
 
+def structure_name(structure: str, k: int, n_members: int | None = None) -> str:
+    """The short name of a structure in messages and tables: ``NB``, ``TAN``, ``kDB-3``, ``SkDB-5``,
+    ``ESKDB-5 x20``."""
+    if structure in ("nb", "tan"):
+        return structure.upper()
+    name = {"kdb": "kDB", "skdb": "SkDB", "eskdb": "ESKDB"}[structure] + f"-{k}"
+    return name + (f" x{n_members}" if structure == "eskdb" and n_members is not None else "")
+
+
+def resolved_discretization(structure: str, discretization: str) -> str:
+    """The discretisation a fit uses: ``"auto"`` is stochastic-mdl for eskdb and mdl otherwise."""
+    if discretization != "auto":
+        return discretization
+    return config.AUTO_DISCRETIZATION.get(structure, config.DEFAULT_DISCRETIZATION)
+
+
 def check_all(params: dict) -> None:
     """Every parameter in its domain, and the rules that tie two together (burn-in < iterations)."""
     for name in NAMES:

@@ -341,10 +341,8 @@ def parquet_table(path: str | Path, *, max_bytes: int | None = None, max_cells: 
     return table
 
 
-def csv_table(path: str | Path, *, max_cells: int | None = None) -> pa.Table:
-    """Read a CSV file with a header row (gzip-compressed if named ``.gz``), types inferred by pyarrow."""
-    import pyarrow.csv as pa_csv
-
+def checked_csv_path(path: str | Path) -> Path:
+    """``path`` as a Path once it names a non-empty file whose start is text (or gzip data)."""
     p = check_path(path)
     if p.stat().st_size == 0:
         raise DataError(f"{p}: is empty")
@@ -352,6 +350,14 @@ def csv_table(path: str | Path, *, max_cells: int | None = None) -> pa.Table:
         head = f.read(65536)
     if not head.startswith(GZIP_MAGIC):
         check_text(head, str(p))
+    return p
+
+
+def csv_table(path: str | Path, *, max_cells: int | None = None) -> pa.Table:
+    """Read a CSV file with a header row (gzip-compressed if named ``.gz``), types inferred by pyarrow."""
+    import pyarrow.csv as pa_csv
+
+    p = checked_csv_path(path)
     try:
         table = pa_csv.read_csv(
             str(p),

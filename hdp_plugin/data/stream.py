@@ -237,15 +237,9 @@ def _ipc_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
 def _csv_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
     import pyarrow.csv as pa_csv
 
-    from ._files import GZIP_MAGIC, check_path, check_text
+    from .arrow import checked_csv_path
 
-    p = check_path(f)
-    if p.stat().st_size == 0:
-        raise DataError(f"{p}: is empty")
-    with open(p, "rb") as fh:
-        head = fh.read(65536)
-    if not head.startswith(GZIP_MAGIC):
-        check_text(head, str(p))
+    p = checked_csv_path(f)
     try:
         reader = pa_csv.open_csv(
             str(p), read_options=pa_csv.ReadOptions(block_size=1 << 24),

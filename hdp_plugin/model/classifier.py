@@ -15,8 +15,8 @@ import warnings
 
 import numpy as np
 
-from .. import _seeds, config
-from ..params import check_all, default
+from .. import _seeds
+from ..params import check_all, default, resolved_discretization, structure_name
 from ..data import (
     Attribute,
     Dataset,
@@ -312,8 +312,7 @@ class BayesNetClassifier(_EstimatorBase):
         if y is None:
             self.classes_ = np.asarray(ds.class_values, dtype=object)
 
-        disc_method = config.AUTO_DISCRETIZATION.get(self.structure, config.DEFAULT_DISCRETIZATION) \
-            if self.discretization == "auto" else self.discretization
+        disc_method = resolved_discretization(self.structure, self.discretization)
         info = {"rows": ds.n_rows, "dropped_missing_class": dropped, "warnings": list(warn)}
         if self.structure != "eskdb" and self.n_members != default("n_members"):
             msg = (f"n_members={self.n_members!r} is ignored: it is the number of members of an ESKDB ensemble "
@@ -365,8 +364,7 @@ class BayesNetClassifier(_EstimatorBase):
             from ..distributed import current_engine
 
             engine = current_engine()
-        disc_method = config.AUTO_DISCRETIZATION.get(self.structure, config.DEFAULT_DISCRETIZATION) \
-            if self.discretization == "auto" else self.discretization
+        disc_method = resolved_discretization(self.structure, self.discretization)
         info = {"warnings": []}
         structure, attributes, cards, class_attribute, names = fit_source(self, source, disc_method, info, engine, progress)
         if hasattr(self, "members_"):
@@ -411,7 +409,7 @@ class BayesNetClassifier(_EstimatorBase):
         try:
             trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
         except TooLargeError as exc:
-            name = {"nb": "NB", "tan": "TAN"}.get(kind) or f"{'kDB' if kind == 'kdb' else 'SkDB'}-{k}"
+            name = structure_name(kind, k)
             raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
         if self.estimator == "hdp":
             from ..distributed import sampler

@@ -25,6 +25,7 @@ from ..data.stream import BatchSource, batch_codes, scan_schema
 from ..errors import DataError, ParameterError, TooLargeError
 from ..hdp.tables import ProbabilityTables, laplace, m_estimate
 from ..hdp.trees import LeafCellCounter, build_trees
+from ..params import structure_name
 from ..preprocess import Discretizer
 from ..structure.counts import CountAccumulator
 from ..structure.learners import kdb, naive_bayes, tan
@@ -134,7 +135,7 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
         cells = engine.cells(source, attributes, ca, [(c, list(structure.parents[c])) for c in kept], cards, C)
         trees = build_trees(None, None, cards, C, structure.parents, kept, leaf_cells=cells)
     except TooLargeError as exc:
-        name = {"nb": "NB", "tan": "TAN"}.get(kind) or f"{'kDB' if kind == 'kdb' else 'SkDB'}-{k}"
+        name = structure_name(kind, k)
         raise TooLargeError(f"{name} on {src}: {exc}") from None
     passes["trees"] = time.perf_counter() - t0
     if clf.estimator == "hdp":
