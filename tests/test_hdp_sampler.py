@@ -136,12 +136,14 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
     act, act_start = kernels.active_cells(trees, trees.raw_counts(), group, no_big)
     for n_dense, t_cols in [(20000, 2), (10, 40)]:  # too few columns, then too few dense rows
         tables = stirling_ratios(*log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64)))
+        moving, mv_start, still, st_start = kernels.moving_nodes(trees, act)
         reached = kernels.sample_tree(7, 9, 0, 0, trees.n_nodes, 0, 2, 2, 2, act, act_start[0], act_start[1],
-                                      trees.node_parent, group, trees.node_cell_start, trees.is_leaf, fixed,
+                                      moving, mv_start[0], mv_start[1], still, st_start[0], st_start[1],
+                                      trees.node_parent, group, trees.node_cell_start, fixed,
                                       conc, *tables,
                                       no_big, n, t, N, T,
-                                      z, z.copy(), np.zeros(2), np.zeros(2), np.ones(4, np.uint64), 10, 5,
-                                      3, 2.0, 1.0, 4000.0)
+                                      z, z.copy(), z.copy(), np.zeros(1, np.int64), 0, np.zeros(2), np.zeros(2),
+                                      np.ones(4, np.uint64), 10, 5, 3, 2.0, 1.0, 4000.0)
         assert reached == 7
         assert np.array_equal(t, r.table_counts)
 

@@ -271,12 +271,88 @@ def accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_c
 
 
 @njit(**NJIT_OPTIONS)
+def accumulate_moving(moving, mv_lo, mv_hi, root, card, node_parent, node_group, node_cell_start, conc, n,
+                      node_N, prob, est_sum, wsum):
+    """:func:`accumulate_estimates` restricted to the tree's moving nodes ``moving[mv_lo:mv_hi]``
+    (top-down), whose counts can change; their estimates are also added to ``wsum``, the sums over
+    the current window of constant concentrations that :func:`flush_still` reads.
+
+    A node whose counts can change has a cell with a drawable child, so its parent's counts can
+    change too: the moving nodes are a top part of the tree, each parent's estimate is this
+    iteration's when its children read it, and every node below them (all leaves among them)
+    has counts fixed for ever.
+    """
+    uniform_p = 1.0 / card
+    for e in range(mv_lo, mv_hi):
+        j = moving[e]
+        base = node_cell_start[j]
+        c = conc[node_group[j]]
+        r = 1.0 / (node_N[j] + c)
+        cr = c * r
+        if j == root:
+            for x in range(card):
+                v = n[base + x] * r + cr * uniform_p
+                prob[base + x] = v
+                est_sum[base + x] += v
+                wsum[base + x] += v
+        else:
+            pbase = node_cell_start[node_parent[j]]
+            for x in range(card):
+                v = n[base + x] * r + cr * prob[pbase + x]
+                prob[base + x] = v
+                est_sum[base + x] += v
+                wsum[base + x] += v
+
+
+@njit(**NJIT_OPTIONS)
+def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_parent, node_group,
+                node_cell_start, conc, n, node_N, est_sum, wsum, k):
+    """Add the estimates of the ``k`` iterations since the last flush to the still nodes
+    ``still[st_lo:st_hi]`` (top-down), then start a new window.
+
+    Between two concentration sweeps a still node's n, N and c are constant, so its estimate is
+    linear in its parent's: summed over the window, W_x = k n_x r + c r W_parent,x with
+    r = 1 / (N + c), where W_parent is the parent's window sum (accumulated iteration by iteration
+    for a moving parent, computed here, parents first, for a still one). The same sum as adding
+    every iteration's estimate, in one pass per window instead of one per iteration.
+    """
+    if k > 0:
+        uniform_p = 1.0 / card
+        for e in range(st_lo, st_hi):
+            j = still[e]
+            base = node_cell_start[j]
+            c = conc[node_group[j]]
+            r = 1.0 / (node_N[j] + c)
+            kr = k * r
+            cr = c * r
+            if j == root:
+                for x in range(card):
+                    w = n[base + x] * kr + cr * (k * uniform_p)
+                    est_sum[base + x] += w
+                    wsum[base + x] = w
+            else:
+                pbase = node_cell_start[node_parent[j]]
+                for x in range(card):
+                    w = n[base + x] * kr + cr * wsum[pbase + x]
+                    est_sum[base + x] += w
+                    wsum[base + x] = w
+    for e in range(mv_lo, mv_hi):
+        base = node_cell_start[moving[e]]
+        for x in range(card):
+            wsum[base + x] = 0.0
+
+
+@njit(**NJIT_OPTIONS)
 def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, card, max_children,
-                act, act_lo, act_hi, node_parent, node_group, node_cell_start, is_leaf, group_fixed, conc,
-                rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum, sum_T, sum_q, rng,
-                window, conc_every, conc_offset, shape, rate, max_c):
+                act, act_lo, act_hi, moving, mv_lo, mv_hi, still, st_lo, st_hi, node_parent, node_group,
+                node_cell_start, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob,
+                est_sum, wsum, win_k, tr, sum_T, sum_q, rng, window, conc_every, conc_offset, shape, rate,
+                max_c):
     """Run iterations ``it_from .. it_to - 1`` on one tree.
 
+    ``moving[mv_lo:mv_hi]`` and ``still[st_lo:st_hi]`` split the tree's nodes (each top-down) into
+    those whose counts can change and the rest (:func:`moving_nodes`); ``wsum`` and ``win_k[tr]``
+    carry the current window of :func:`flush_still` from call to call (the driver flushes at the end).
     Returns the iteration reached: ``it_to`` when done, earlier when the next iteration could ask
     for a Stirling number beyond the tables (a column past the last, or a dense row past the last:
     within one iteration an internal count grows by at most ``window`` per child, and a candidate
@@ -295,22 +371,29 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
         # Step 1: table counts, bottom-up
         need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
                                     node_N, node_T, window, weights, rng)
-        # Step 2: concentrations every conc_every-th iteration
+        # Step 2: concentrations every conc_every-th iteration (the still nodes' estimates of the
+        # window that ends are added first, with the concentrations they were made with)
         if it % conc_every == conc_offset:
+            flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
+                        node_cell_start, conc, n, node_N, est_sum, wsum, win_k[tr])
+            win_k[tr] = 0
             concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
                                 node_N, node_T, sum_T, sum_q, shape, rate, max_c, rng)
-        # Step 3: after burn-in, accumulate the estimates
+        # Step 3: after burn-in, accumulate the estimates (the moving nodes' now, the still nodes'
+        # at the end of the window)
         if it >= burn_in:
-            accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start,
-                                 is_leaf, conc, n, node_N, prob, est_sum)
+            accumulate_moving(moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group, node_cell_start,
+                              conc, n, node_N, prob, est_sum, wsum)
+            win_k[tr] += 1
     return it_to
 
 
 @njit(**_PAR_OPTIONS)
 def sample_trees(order, bin_start, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
-                 tree_max_children, act, tree_act_start, node_parent, node_group, node_cell_start,
-                 is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum,
-                 sum_T, sum_q, rng_states, window, conc_every, conc_offset, shape, rate, max_c):
+                 tree_max_children, act, tree_act_start, moving, tree_mv_start, still, tree_st_start,
+                 node_parent, node_group, node_cell_start, group_fixed, conc, rt, big_base, rn_t, big_row, n,
+                 t, node_N, node_T, prob, est_sum, wsum, win_k, sum_T, sum_q, rng_states, window, conc_every,
+                 conc_offset, shape, rate, max_c):
     """Advance every tree to iteration ``it_to``: bin ``b`` (one per thread) runs the trees
     ``order[bin_start[b]:bin_start[b + 1]]`` one after the other, the bins in parallel.
 
@@ -321,9 +404,21 @@ def sample_trees(order, bin_start, it_reached, it_to, burn_in, tree_node_start, 
             it_reached[tr] = sample_tree(
                 it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
                 tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], tree_max_children[tr],
-                act, tree_act_start[tr], tree_act_start[tr + 1], node_parent, node_group, node_cell_start,
-                is_leaf, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob,
-                est_sum, sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+                act, tree_act_start[tr], tree_act_start[tr + 1], moving, tree_mv_start[tr], tree_mv_start[tr + 1],
+                still, tree_st_start[tr], tree_st_start[tr + 1], node_parent, node_group, node_cell_start,
+                group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum, wsum,
+                win_k, tr, sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+
+
+@njit(**_PAR_OPTIONS)
+def flush_trees(tree_node_start, tree_card, moving, tree_mv_start, still, tree_st_start, node_parent,
+                node_group, node_cell_start, conc, n, node_N, est_sum, wsum, win_k):
+    """Add every tree's open window of still-node estimates (:func:`flush_still`); the end of a run."""
+    for tr in prange(tree_card.shape[0]):
+        flush_still(still, tree_st_start[tr], tree_st_start[tr + 1], moving, tree_mv_start[tr],
+                    tree_mv_start[tr + 1], tree_node_start[tr], tree_card[tr], node_parent, node_group,
+                    node_cell_start, conc, n, node_N, est_sum, wsum, win_k[tr])
+        win_k[tr] = 0
 
 def balance_trees(cost, n_bins):
     """Trees into ``n_bins`` bins of about equal ``cost`` (longest first, each to the lightest bin).
@@ -415,3 +510,20 @@ def active_cells(trees, raw, node_group, big_row):
                                          node_group[parents]], axis=1), dtype=np.int64)
     starts = np.searchsorted(trees.node_tree[nodes], np.arange(trees.n_trees + 1)).astype(np.int64)
     return act, starts
+
+
+def moving_nodes(trees, act):
+    """Split every tree's nodes into moving ones (a child cell can be drawn, so the node's counts
+    can change: the root and a top part of the tree) and still ones (the rest, all leaves among
+    them), each listed per tree in node order (parents before children).
+
+    Returns ``(moving, tree_moving_start, still, tree_still_start)``.
+    """
+    is_moving = np.zeros(trees.n_nodes, np.bool_)
+    is_moving[act[:, 3]] = True
+    idx = np.arange(trees.n_nodes, dtype=np.int64)
+    moving, still = idx[is_moving], idx[~is_moving]
+    bounds = np.arange(trees.n_trees + 1)
+    tree_mv = np.searchsorted(trees.node_tree[moving], bounds).astype(np.int64)
+    tree_st = np.searchsorted(trees.node_tree[still], bounds).astype(np.int64)
+    return moving, tree_mv, still, tree_st

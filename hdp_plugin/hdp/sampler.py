@@ -182,6 +182,11 @@ def sample(
             n_dense, t_cap = _initial_sizes
         tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
         act, tree_act_start = kernels.active_cells(trees, raw, node_group, big_row)
+        # nodes whose counts can change get their estimates every iteration, the others (all
+        # leaves among them) once per window of constant concentrations
+        moving, tree_mv_start, still, tree_st_start = kernels.moving_nodes(trees, act)
+        wsum = np.zeros(n_cells)
+        win_k = np.zeros(trees.n_trees, np.int64)
         # One bin of trees per thread, balanced by the cost of an iteration (per draw-able cell,
         # per cell for the estimates, per node for the concentrations: measured weights)
         cells = np.diff(trees.node_cell_start[trees.tree_node_start])
@@ -196,9 +201,9 @@ def sample(
             while True:
                 kernels.sample_trees(order, bin_start, reached, target, burn_in, trees.tree_node_start,
                                      tree_group_start, trees.tree_card, max_children, act, tree_act_start,
-                                     trees.node_parent, node_group, trees.node_cell_start, trees.is_leaf,
-                                     group_fixed,
-                                     conc, *tables, big_row, n, t, node_N, node_T, prob, est_sum, sum_T,
+                                     moving, tree_mv_start, still, tree_st_start, trees.node_parent,
+                                     node_group, trees.node_cell_start, group_fixed, conc, *tables, big_row,
+                                     n, t, node_N, node_T, prob, est_sum, wsum, win_k, sum_T,
                                      sum_q, rng, window, config.CONCENTRATION_EVERY,
                                      config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
                                      config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
@@ -220,6 +225,9 @@ def sample(
                     raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
             if progress is not None and progress(target, iterations) is False:
                 raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
+        kernels.flush_trees(trees.tree_node_start, trees.tree_card, moving, tree_mv_start, still, tree_st_start,
+                            trees.node_parent, node_group, trees.node_cell_start, conc, n, node_N, est_sum,
+                            wsum, win_k)
     finally:
         numba.set_num_threads(old_threads)
 
