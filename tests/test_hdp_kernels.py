@@ -276,19 +276,42 @@ def test_draw_table_count_follows_the_log_weights(c):
             assert got == cands[k], (nx, tc, npx, tpx, cp_Np, c)
 
 
-@pytest.mark.parametrize("a,count", [(0.3, 1), (2.0, 1), (1.5, 3), (0.05, 6), (4.0, 7), (0.8, 40)])
-def test_neg_log_beta_count_has_the_beta_moments(a, count):
-    """-log q for q ~ Beta(a, n): mean digamma(a + n) - digamma(a), variance
-    trigamma(a) - trigamma(a + n), by exponential sums (n <= 6) or two gammas (larger n)."""
+@pytest.mark.parametrize("a,count", [(0.3, 1.0), (2.0, 1.0), (0.05, 6.0), (4.0, 7.0), (0.8, 40.0)])
+def test_neg_log_beta_has_the_beta_moments(a, count):
+    """-log q for q ~ Beta(a, n): mean digamma(a + n) - digamma(a), variance trigamma(a) - trigamma(a + n)."""
     from scipy.special import digamma, polygamma
 
     s = hrng.tree_states(7, 1)[0]
-    v = np.array([hrng.neg_log_beta_count(s, a, count) for _ in range(20000)])
+    v = np.array([hrng.neg_log_beta(s, a, count) for _ in range(20000)])
     mean = digamma(a + count) - digamma(a)
     var = polygamma(1, a) - polygamma(1, a + count)
     assert v.mean() == pytest.approx(mean, abs=5 * math.sqrt(var / v.size))
     assert v.var() == pytest.approx(var, rel=0.1)
 
+
+@pytest.mark.parametrize("c", [0.05, 0.7, 3.0, 400.0])
+def test_grouped_beta_sum_has_the_moments_and_distribution_of_the_node_draws_sum(c):
+    """The concentration draw's sum over a group's small nodes, from one gamma per count level,
+    against the sum of one Beta draw per node: the moments of the sum, and a two-sample KS test."""
+    from scipy.special import digamma, polygamma
+    from scipy.stats import ks_2samp
+
+    counts = [1] * 40 + [2] * 9 + [3] * 4 + [7] * 3 + [kernels.GROUPED_BETA_MAX] * 2
+    s = hrng.tree_states(11, 1)[0]
+    hist = np.zeros((2, kernels.GROUPED_BETA_MAX + 1), np.int64)
+    grouped = np.empty(6000)
+    for r in range(grouped.size):
+        for nj in counts:
+            hist[1, nj] += 1
+        grouped[r] = kernels.grouped_neg_log_beta(s, c, hist, 1)
+        assert not hist.any()  # the row is left zeroed
+    by_node = np.array([sum(hrng.neg_log_beta(s, c, float(nj)) for nj in counts) for _ in range(grouped.size)])
+    n = np.array(counts, float)
+    mean = float(np.sum(digamma(c + n) - digamma(c)))
+    var = float(np.sum(polygamma(1, c) - polygamma(1, c + n)))
+    assert grouped.mean() == pytest.approx(mean, abs=5 * math.sqrt(var / grouped.size))
+    assert grouped.var() == pytest.approx(var, rel=0.1)
+    assert ks_2samp(grouped, by_node).pvalue > 1e-3
 
 
 def test_balance_trees_gives_every_thread_its_share():

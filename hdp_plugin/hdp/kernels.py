@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..config import NJIT_OPTIONS
-from .rng import gamma, neg_log_beta_count, uniform
+from .rng import gamma, neg_log_beta, uniform
 
 _PAR_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
 
@@ -216,10 +216,38 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
     return need, n_dense
 
 
+#: nodes with at most this many customers enter a concentration draw through per-group sums
+#: (:func:`concentration_sweep`); larger ones draw their own Beta variate
+GROUPED_BETA_MAX = 16
+
+
+@njit(**NJIT_OPTIONS)
+def grouped_neg_log_beta(rng, c, hist, h):
+    """sum_j -log q_j over independent q_j ~ Beta(c, N_j), for nodes counted by N_j in ``hist[h]``
+    (whole numbers 1 .. ``GROUPED_BETA_MAX``); zeroes the row. See :func:`concentration_sweep`."""
+    m = 0
+    acc = 0.0
+    for i in range(hist.shape[1] - 1, 0, -1):
+        m += hist[h, i]  # nodes with N_j >= i: each has an exponential of weight 1 / (c + i - 1)
+        hist[h, i] = 0
+        if m > 0:
+            acc += gamma(rng, float(m)) / (c + (i - 1))
+    return acc
+
+
 @njit(**NJIT_OPTIONS)
 def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
-                        node_N, node_T, sum_T, sum_q, shape, rate, max_c, rng):
-    """Auxiliary-variable draw of every free concentration of one tree (Gamma(shape, rate) prior)."""
+                        node_N, node_T, sum_T, sum_q, hist, shape, rate, max_c, rng):
+    """Auxiliary-variable draw of every free concentration of one tree (Gamma(shape, rate) prior).
+
+    Every node j of a group with N_j > 0 contributes -log q_j, q_j ~ Beta(c, N_j). For a whole
+    number N, -log q ~ sum_{i < N} E_i / (c + i) with independent standard exponentials E_i (Beta(c, N)
+    is the product of the independent Beta(c + i, 1) = U^(1 / (c + i))). Summed over the group's
+    nodes with N_j <= ``GROUPED_BETA_MAX`` that is sum_i G_i / (c + i), G_i ~ Gamma(m_i) the sum of the
+    m_i exponentials of the nodes with N_j > i: the same distribution from at most
+    ``GROUPED_BETA_MAX`` gamma variates per group instead of one Beta variate per node. ``hist``
+    (groups x GROUPED_BETA_MAX + 1 zeros, left zeroed) counts those nodes by N_j.
+    """
     for g in range(group_lo, group_hi):
         sum_T[g] = 0.0
         sum_q[g] = 0.0
@@ -227,11 +255,17 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
         Nj = node_N[j]
         if Nj > 0:
             g = node_group[j]
-            sum_q[g] += neg_log_beta_count(rng, conc[g], Nj)
             sum_T[g] += node_T[j]
+            if group_fixed[g]:
+                continue
+            if Nj <= GROUPED_BETA_MAX:
+                hist[g - group_lo, Nj] += 1
+            else:
+                sum_q[g] += neg_log_beta(rng, conc[g], float(Nj))
     for g in range(group_lo, group_hi):
         if group_fixed[g]:
             continue
+        sum_q[g] += grouped_neg_log_beta(rng, conc[g], hist, g - group_lo)
         c = gamma(rng, shape + sum_T[g]) / (rate + sum_q[g])
         if c > max_c:
             c = max_c
@@ -360,6 +394,7 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
     random number is drawn by the check, so results do not depend on it.
     """
     weights = np.empty(2 * window + 1, dtype=np.float64)
+    hist = np.zeros((group_hi - group_lo, GROUPED_BETA_MAX + 1), dtype=np.int64)
     cell_lo = node_cell_start[node_lo]
     cell_hi = node_cell_start[node_hi - 1] + card
     t_cap = rt.shape[1] - 1
@@ -378,7 +413,7 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
                         node_cell_start, conc, n, node_N, est_sum, wsum, win_k[tr])
             win_k[tr] = 0
             concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
-                                node_N, node_T, sum_T, sum_q, shape, rate, max_c, rng)
+                                node_N, node_T, sum_T, sum_q, hist, shape, rate, max_c, rng)
         # Step 3: after burn-in, accumulate the estimates (the moving nodes' now, the still nodes'
         # at the end of the window)
         if it >= burn_in:

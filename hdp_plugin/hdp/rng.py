@@ -134,24 +134,3 @@ def neg_log_beta(s, a, b):
         # underflow of a tiny-shape gamma: q is 0 to double precision; use the limit of -log q
         return 745.0
     return math.log(ga + gb) - math.log(ga)
-
-
-#: up to this count, :func:`neg_log_beta_count` sums exponentials instead of drawing two gammas
-BETA_PRODUCT_MAX = 6
-
-
-@njit(**NJIT_OPTIONS)
-def neg_log_beta_count(s, a, n):
-    """``-log q`` for ``q ~ Beta(a, n)`` with a whole number ``n >= 1``.
-
-    For small ``n``, by Beta(a, n) = Beta(a, 1) Beta(a + 1, 1) ... Beta(a + n - 1, 1) (the product
-    of independent Beta(a + i, 1) variates, each ``U ** (1 / (a + i))``), so
-    ``-log q = sum_i E_i / (a + i)`` with standard exponentials ``E_i = -log U_i``: ``n`` uniforms
-    and logs instead of two gamma variates. Larger ``n`` use :func:`neg_log_beta`.
-    """
-    if n > BETA_PRODUCT_MAX:
-        return neg_log_beta(s, a, float(n))
-    acc = 0.0
-    for i in range(n):
-        acc -= math.log(uniform_open(s)) / (a + i)
-    return acc
