@@ -247,8 +247,23 @@ def test_stirling_ratios_are_ratios_of_exact_stirling_numbers():
             assert rt[big_base + r, t] == pytest.approx(want, rel=1e-10)
 
 
+def _one_draw(tc, nx, npx, tpx, c, cp_Np, rt, big_base, rn_t, weights, state):
+    """A table sweep over one cell (count nx, tables tc) whose parent cell has counts npx, tpx and
+    c_p + N_p = cp_Np: the cell's new table count."""
+    extra = int(cp_Np) - npx  # the parent's other values' customers
+    conc = np.array([c, cp_Np - int(cp_Np)])
+    n = np.array([nx, npx], np.int32)
+    t = np.array([tc, tpx], np.int32)
+    node_N = np.array([nx, npx + extra], np.int64)
+    node_T = np.array([tc, tpx], np.int64)
+    act = np.array([[0, 1, 0, 1, -1, 0, 1]], np.int64)
+    kernels.table_sweep(act, 0, 1, 1, 1, conc, rt, big_base, rn_t, n, t, node_N, node_T, 10, weights, state)
+    assert n[1] - npx == t[0] - tc and node_N[1] - npx - extra == t[0] - tc  # the parent follows
+    return int(t[0])
+
+
 @pytest.mark.parametrize("c", [1e-12, 0.7, 4000.0, 1e-200, 1e200])
-def test_draw_table_count_follows_the_log_weights(c):
+def test_a_draw_follows_the_log_weights(c):
     """Each draw picks the candidate the log-space formula picks with the same uniform; extreme
     concentrations (products that over- or underflow) take the log-space path."""
     log_s = log_stirling_table(120, 60)
@@ -266,7 +281,7 @@ def test_draw_table_count_follows_the_log_weights(c):
             continue
         state = hrng.tree_states(int(rng.integers(1 << 30)), 1)[0]
         u = hrng.uniform(state.copy())
-        got = kernels.draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, nx, rn_t, tpx, weights, state)
+        got = _one_draw(tc, nx, npx, tpx, c, cp_Np, rt, big_base, rn_t, weights, state)
         cands = np.arange(lo, hi + 1)
         lw = np.array([log_stirling(nx, int(tt)) + tt * math.log(c) + log_stirling(npx + int(tt) - tc, tpx)
                        - math.lgamma(cp_Np + tt - tc) for tt in cands])

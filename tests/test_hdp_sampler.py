@@ -179,11 +179,24 @@ def test_huge_concentration_reproduces_the_parent():
                        trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t, N, T)
     conc[1:] = 1e12
     prob, est = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
-    kernels.accumulate_estimates(0, trees.n_nodes, 3, trees.node_parent, group, trees.node_cell_start,
-                                 trees.is_leaf, conc, n, N, prob, est)
+    all_nodes = np.arange(trees.n_nodes, dtype=np.int64)
+    kernels.accumulate_moving(all_nodes, 0, trees.n_nodes, 0, 3, trees.node_parent, group, trees.node_cell_start,
+                              conc, n, N, prob, est, np.zeros(trees.n_cells))
     p = est.reshape(-1, 3)  # one iteration's estimates
     for j in range(1, trees.n_nodes):
         np.testing.assert_allclose(p[j], p[trees.node_parent[j]], rtol=1e-9)
+    # the still nodes' window sums give the same: every node but the root still, a window of 3
+    est_w, wsum = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
+    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
+                              conc, n, N, prob, est_w, wsum)
+    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
+                              conc, n, N, prob, est_w, wsum)
+    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
+                              conc, n, N, prob, est_w, wsum)
+    kernels.flush_still(all_nodes, 1, trees.n_nodes, all_nodes, 0, 1, 0, 3, trees.node_parent, group,
+                        trees.node_cell_start, conc, n, N, est_w, wsum, 3)
+    np.testing.assert_allclose(est_w, 3 * est, rtol=1e-12)
+    assert not wsum[:3].any()  # the moving root's window starts again
 
 
 def test_progress_callback_and_cancel():

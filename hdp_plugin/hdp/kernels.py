@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..config import NJIT_OPTIONS
-from .rng import gamma, neg_log_beta, uniform
+from .rng import gamma, neg_log_beta, unit_double, xoshiro_step
 
 _PAR_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
 
@@ -98,70 +98,6 @@ def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
 
 
 @njit(**NJIT_OPTIONS)
-def _cumulate(weights, k):
-    """Replace ``weights[:k]`` by their running sums; return the total."""
-    acc = weights[0]
-    for i in range(1, k):
-        acc += weights[i]
-        weights[i] = acc
-    return acc
-
-
-@njit(**NJIT_OPTIONS)
-def draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, row, rn_t, tpx, weights, rng):
-    """Draw a cell's table count among the candidates ``lo .. hi`` (current value ``tc``).
-
-    The log weight of candidate t' is log S(n, t') + t' log c + log S(n_p + t' - tc, t_p)
-    - log Gamma(c_p + N_p + t' - tc) (constants dropped). Consecutive candidates differ by the
-    factor S(n, t'+1)/S(n, t') c S(m+1, t_p)/S(m, t_p) / (c_p + N_p + d), m = n_p + d, d = t' - tc:
-    ``rt[row, t'] c rn_t[t_p, m] / (cp_Np + d)``. (Tables are indexed in place, never sliced: a
-    slice would cost a reference count update per draw.) The weights are built outwards from the current
-    value (weight 1) by these factors; if that over- or underflows (an extreme state), they are
-    rebuilt in log space from the same factors. Then one uniform picks the candidate.
-    """
-    k0 = tc - lo
-    weights[k0] = 1.0
-    w = 1.0
-    for tt in range(tc, hi):
-        d = tt - tc
-        w *= rt[row, tt] * c * rn_t[tpx, npx + d] / (cp_Np + d)
-        weights[tt + 1 - lo] = w
-    w = 1.0
-    for tt in range(tc, lo, -1):
-        d = tt - tc - 1
-        w *= (cp_Np + d) / (rt[row, tt - 1] * c * rn_t[tpx, npx + d])
-        weights[tt - 1 - lo] = w
-    total = _cumulate(weights, hi - lo + 1)
-    if not (total > 0.0 and total < np.inf):
-        # log space: the same factors, summed as logs, normalised by the largest
-        log_c = math.log(c)
-        weights[k0] = 0.0
-        lw = 0.0
-        for tt in range(tc, hi):
-            d = tt - tc
-            lw += math.log(rt[row, tt]) + log_c + math.log(rn_t[tpx, npx + d]) - math.log(cp_Np + d)
-            weights[tt + 1 - lo] = lw
-        lw = 0.0
-        for tt in range(tc, lo, -1):
-            d = tt - tc - 1
-            lw += math.log(cp_Np + d) - math.log(rt[row, tt - 1]) - log_c - math.log(rn_t[tpx, npx + d])
-            weights[tt - 1 - lo] = lw
-        wmax = -np.inf
-        for k in range(hi - lo + 1):
-            if weights[k] > wmax:
-                wmax = weights[k]
-        for k in range(hi - lo + 1):
-            weights[k] = math.exp(weights[k] - wmax)
-        total = _cumulate(weights, hi - lo + 1)
-    # the first candidate whose cumulative weight exceeds u: count those that do not (branch-free)
-    u = uniform(rng) * total
-    k = 0
-    for i in range(hi - lo):
-        k += weights[i] <= u
-    return lo + k
-
-
-@njit(**NJIT_OPTIONS)
 def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, n, t, node_N, node_T,
                 window, weights, rng):
     """One bottom-up sweep of windowed Gibbs draws of every non-root table count.
@@ -175,9 +111,23 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
     :func:`hdp_plugin.hdp.stirling.stirling_ratios`. Returns
     ``(columns, dense_n)`` as :func:`needed_sizes` would after the sweep: every cell's n is final
     once the cell is visited (its children come first), and the root's n is read at the end.
+
+    A cell's draw, among the candidates ``lo .. hi`` around its current value ``tc``: the log
+    weight of candidate t' is log S(n, t') + t' log c + log S(n_p + t' - tc, t_p)
+    - log Gamma(c_p + N_p + t' - tc) (constants dropped). Consecutive candidates differ by the
+    factor S(n, t'+1)/S(n, t') c S(m+1, t_p)/S(m, t_p) / (c_p + N_p + d), m = n_p + d, d = t' - tc:
+    ``rt[row, t'] c rn_t[t_p, m] / (cp_Np + d)``. The weights are built outwards from the current
+    value (weight 1) by these factors; if that over- or underflows (an extreme state), they are
+    rebuilt in log space from the same factors. Then one uniform picks the candidate from the
+    running sums (a branch-free count).
+
+    Written as one loop with no calls that take arrays, and the random state held in locals: every
+    such call costs two atomic reference-count updates per array, which cost more than the draw
+    itself (tables are indexed in place, never sliced, for the same reason).
     """
     need = 1
     n_dense = 1
+    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
     for e in range(act_lo, act_hi):
         cell = act[e, 0]
         nx = n[cell]
@@ -203,13 +153,61 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         c = conc[act[e, 5]]
         cp_Np = conc[act[e, 6]] + node_N[p]
         row = nx if br < 0 else big_base + br
-        tt = draw_table_count(tc, lo, hi, npx, c, cp_Np, rt, row, rn_t, tpx, weights, rng)
+        k0 = tc - lo
+        size = hi - lo + 1
+        w = 1.0
+        for tt in range(tc, lo, -1):
+            d = tt - tc - 1
+            w *= (cp_Np + d) / (rt[row, tt - 1] * c * rn_t[tpx, npx + d])
+            weights[tt - 1 - lo] = w
+        weights[k0] = 1.0
+        w = 1.0
+        for tt in range(tc, hi):
+            d = tt - tc
+            w *= rt[row, tt] * c * rn_t[tpx, npx + d] / (cp_Np + d)
+            weights[tt + 1 - lo] = w
+        total = weights[0]
+        for i in range(1, size):
+            total += weights[i]
+            weights[i] = total
+        if not (total > 0.0 and total < np.inf):
+            # log space: the same factors, summed as logs, normalised by the largest
+            log_c = math.log(c)
+            weights[k0] = 0.0
+            lw = 0.0
+            for tt in range(tc, hi):
+                d = tt - tc
+                lw += math.log(rt[row, tt]) + log_c + math.log(rn_t[tpx, npx + d]) - math.log(cp_Np + d)
+                weights[tt + 1 - lo] = lw
+            lw = 0.0
+            for tt in range(tc, lo, -1):
+                d = tt - tc - 1
+                lw += math.log(cp_Np + d) - math.log(rt[row, tt - 1]) - log_c - math.log(rn_t[tpx, npx + d])
+                weights[tt - 1 - lo] = lw
+            wmax = -np.inf
+            for i in range(size):
+                if weights[i] > wmax:
+                    wmax = weights[i]
+            for i in range(size):
+                weights[i] = math.exp(weights[i] - wmax)
+            total = weights[0]
+            for i in range(1, size):
+                total += weights[i]
+                weights[i] = total
+        # the first candidate whose running sum exceeds u: count those that do not
+        bits, s0, s1, s2, s3 = xoshiro_step(s0, s1, s2, s3)
+        u = unit_double(bits) * total
+        k = 0
+        for i in range(size - 1):
+            k += weights[i] <= u
+        tt = lo + k
         d = tt - tc
         if d != 0:
             t[cell] = tt
             node_T[j] += d
             n[pcell] += d
             node_N[p] += d
+    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
     for x in range(card):
         if n[root_cell + x] > n_dense:
             n_dense = n[root_cell + x]
@@ -275,41 +273,13 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
 
 
 @njit(**NJIT_OPTIONS)
-def accumulate_estimates(node_lo, node_hi, card, node_parent, node_group, node_cell_start, is_leaf, conc,
-                         n, node_N, prob, est_sum):
-    """Top-down estimates p_x = (n_x + c p_parent,x) / (N + c), added to the running sums.
-
-    Computed as n_x r + (c r) p_parent,x with r = 1 / (N + c) once per node; ``prob`` keeps this
-    iteration's estimates of internal nodes (the leaves' are only added to the sums)."""
-    uniform_p = 1.0 / card
-    for j in range(node_lo, node_hi):
-        base = node_cell_start[j]
-        c = conc[node_group[j]]
-        r = 1.0 / (node_N[j] + c)
-        cr = c * r
-        if j == node_lo:
-            for x in range(card):
-                v = n[base + x] * r + cr * uniform_p
-                prob[base + x] = v
-                est_sum[base + x] += v
-        elif is_leaf[j]:
-            pbase = node_cell_start[node_parent[j]]
-            for x in range(card):
-                est_sum[base + x] += n[base + x] * r + cr * prob[pbase + x]
-        else:
-            pbase = node_cell_start[node_parent[j]]
-            for x in range(card):
-                v = n[base + x] * r + cr * prob[pbase + x]
-                prob[base + x] = v
-                est_sum[base + x] += v
-
-
-@njit(**NJIT_OPTIONS)
 def accumulate_moving(moving, mv_lo, mv_hi, root, card, node_parent, node_group, node_cell_start, conc, n,
                       node_N, prob, est_sum, wsum):
-    """:func:`accumulate_estimates` restricted to the tree's moving nodes ``moving[mv_lo:mv_hi]``
-    (top-down), whose counts can change; their estimates are also added to ``wsum``, the sums over
-    the current window of constant concentrations that :func:`flush_still` reads.
+    """Top-down estimates p_x = (n_x + c p_parent,x) / (N + c) of the tree's moving nodes
+    ``moving[mv_lo:mv_hi]`` (top-down), whose counts can change, added to the running sums
+    ``est_sum`` and to ``wsum``, the sums over the current window of constant concentrations that
+    :func:`flush_still` reads. Computed as n_x r + (c r) p_parent,x with r = 1 / (N + c) once per
+    node; ``prob`` keeps this iteration's estimates.
 
     A node whose counts can change has a cell with a drawable child, so its parent's counts can
     change too: the moving nodes are a top part of the tree, each parent's estimate is this

@@ -65,23 +65,39 @@ def _rotl(x, k):
 
 
 @njit(**NJIT_OPTIONS)
+def xoshiro_step(s0, s1, s2, s3):
+    """One xoshiro256** step on a state held in four scalars: ``(output, s0, s1, s2, s3)``.
+
+    Hot kernels keep a tree's state in locals for a whole sweep and call this: a call that passes
+    the state array costs two atomic reference-count updates, more than the step itself."""
+    result = _rotl(s1 * uint64(5), 7) * uint64(9)
+    t = s1 << uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return result, s0, s1, s2, s3
+
+
+@njit(**NJIT_OPTIONS)
+def unit_double(x):
+    """The top 53 bits of a 64-bit output as a double uniform on [0, 1)."""
+    return float(x >> uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(**NJIT_OPTIONS)
 def next_u64(s):
     """Advance state ``s`` (4 uint64) and return the next 64-bit output (xoshiro256**)."""
-    result = _rotl(s[1] * uint64(5), 7) * uint64(9)
-    t = s[1] << uint64(17)
-    s[2] ^= s[0]
-    s[3] ^= s[1]
-    s[1] ^= s[2]
-    s[0] ^= s[3]
-    s[2] ^= t
-    s[3] = _rotl(s[3], 45)
+    result, s[0], s[1], s[2], s[3] = xoshiro_step(s[0], s[1], s[2], s[3])
     return result
 
 
 @njit(**NJIT_OPTIONS)
 def uniform(s):
     """A double uniform on [0, 1) with 53 random bits."""
-    return float(next_u64(s) >> uint64(11)) * (1.0 / 9007199254740992.0)
+    return unit_double(next_u64(s))
 
 
 @njit(**NJIT_OPTIONS)
