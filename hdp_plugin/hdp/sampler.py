@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -160,8 +161,7 @@ def sample(
     rng = tree_states(random_state, trees.n_trees)
 
     threads = _threads(n_jobs)
-    old_threads = numba.get_num_threads()
-    numba.set_num_threads(threads)
+    pool = None
     try:
         kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, node_group,
                            trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t,
@@ -193,20 +193,28 @@ def sample(
         nodes = np.diff(trees.tree_node_start)
         cost = 35.0 * np.diff(tree_act_start) + 2.5 * cells + 12.0 * nodes
         order, bin_start = kernels.balance_trees(cost, threads)
+        if len(bin_start) > 2:
+            pool = ThreadPoolExecutor(max_workers=len(bin_start) - 1, thread_name_prefix="hdp-sampler")
         reached = np.zeros(trees.n_trees, np.int64)
         chunk = 1 if debug else max(1, min(iterations, config.SAMPLER_CHUNK))
         target = 0
         while target < iterations:
             target = min(iterations, target + chunk)
             while True:
-                kernels.sample_trees(order, bin_start, reached, target, burn_in, trees.tree_node_start,
-                                     tree_group_start, trees.tree_card, max_children, act, tree_act_start,
-                                     moving, tree_mv_start, still, tree_st_start, trees.node_parent,
-                                     node_group, trees.node_cell_start, group_fixed, conc, *tables, big_row,
-                                     n, t, node_N, node_T, prob, est_sum, wsum, win_k, sum_T,
-                                     sum_q, rng, window, config.CONCENTRATION_EVERY,
-                                     config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
-                                     config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
+                def run_bin(b, target=target, tables=tables):
+                    kernels.sample_trees(order, bin_start[b], bin_start[b + 1], reached, target, burn_in,
+                                         trees.tree_node_start, tree_group_start, trees.tree_card, max_children,
+                                         act, tree_act_start, moving, tree_mv_start, still, tree_st_start,
+                                         trees.node_parent, node_group, trees.node_cell_start, group_fixed, conc,
+                                         *tables, big_row, n, t, node_N, node_T, prob, est_sum, wsum, win_k,
+                                         sum_T, sum_q, rng, window, config.CONCENTRATION_EVERY,
+                                         config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
+                                         config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
+
+                if pool is None:
+                    run_bin(0)
+                else:  # the kernels release the GIL; list() waits for every bin and re-raises
+                    list(pool.map(run_bin, range(len(bin_start) - 1)))
                 if (reached >= target).all():
                     break
                 # a tree needs more of the Stirling tables: grow them and carry on
@@ -229,7 +237,8 @@ def sample(
                             trees.node_parent, node_group, trees.node_cell_start, conc, n, node_N, est_sum,
                             wsum, win_k)
     finally:
-        numba.set_num_threads(old_threads)
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     n_samples = iterations - burn_in
     return SamplerResult(
