@@ -372,7 +372,12 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
     need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
     for it in range(it_from, it_to):
         if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
-            return it
+            # the sweep's figures are bounds taken before its draws: check the exact state
+            # before giving up (else every return would cost the driver a rebuild of the tables
+            # for one more iteration)
+            need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
+            if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
+                return it
         # Step 1: table counts, bottom-up
         need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
                                     node_N, node_T, window, weights, rng)

@@ -219,13 +219,17 @@ def sample(
                     break
                 # a tree needs more of the Stirling tables: grow them and carry on
                 t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, n_cells, n, t, big_row, window))
+                grown = False
                 if t_need > t_cap:
                     t_cap = min(n_max, max(2 * t_cap, t_need))
+                    grown = True
                 if dense_need + margin > n_dense:
                     n_dense = min(n_max + margin, max(2 * n_dense, dense_need + margin))
-                log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
-                tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
-                act[:, 4] = big_row[act[:, 0]]
+                    grown = True
+                if grown:  # (a tree stops only when its exact need is past an edge, so this holds)
+                    log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
+                    tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+                    act[:, 4] = big_row[act[:, 0]]
             if debug:
                 bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
                                                trees.node_cell_start, trees.is_leaf, n, t, node_N, node_T)
