@@ -184,7 +184,7 @@ def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     # dense rows cover every internal count these sweeps can reach, and no large leaf
     n_dense = int(state[0][~leaf].max()) + (sweeps + 1) * window * 3
     big_row = np.full(trees.n_cells, -1, np.int64)
-    split = _stirling(raw, leaf, n_dense, 40, big_row)
+    split = _stirling(raw, leaf, n_dense, 40, big_row, {})
     assert split[1] == n_dense + 1  # the large-leaf rows follow the dense ones
     assert (big_row >= 0).sum() == 12 and split[0].shape[0] - split[1] == np.unique(raw[big_row >= 0]).size
     full = stirling_ratios(*log_stirling_rows(int(raw.max()), 40, np.zeros(0, np.int64)))
@@ -338,3 +338,18 @@ def test_balance_trees_gives_every_thread_its_share():
     assert kernels.balance_trees(cost, 20)[1].shape == (11,)  # never more bins than trees
     order, bin_start = kernels.balance_trees(np.zeros(0), 2)
     assert order.size == 0 and bin_start.tolist() == [0, 0]
+
+
+def test_growing_the_dense_rows_continues_them_and_keeps_the_large_rows():
+    """The sampler's tables grown from an earlier pair equal the tables computed afresh, bit for bit;
+    a change of columns recomputes."""
+    from hdp_plugin.hdp.stirling import grow_stirling_rows
+
+    first = grow_stirling_rows(None, 100, 20, np.array([150, 300, 500]))
+    grown = grow_stirling_rows(first, 400, 20, np.array([500]))
+    fresh = log_stirling_rows(400, 20, np.array([500]))
+    assert np.array_equal(grown[0], fresh[0]) and np.array_equal(grown[1], fresh[1])
+    wider = grow_stirling_rows(grown, 400, 30, np.array([500]))
+    fresh = log_stirling_rows(400, 30, np.array([500]))
+    assert np.array_equal(wider[0], fresh[0]) and np.array_equal(wider[1], fresh[1])
+    assert np.array_equal(grow_stirling_rows(first, 100, 20, np.array([150, 300, 500]))[1], first[1])

@@ -21,7 +21,7 @@ from .. import config
 from ..errors import Cancelled, HDPError, ParameterError
 from . import kernels
 from .rng import tree_states
-from .stirling import log_stirling_rows, stirling_ratios
+from .stirling import grow_stirling_rows, stirling_ratios
 from .trees import ContextTrees
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,8 @@ def sample(
         n_dense = min(n_max + margin, max(2 * (n_int + margin), config.STIRLING_MIN_ROWS))
         if _initial_sizes is not None:  # tests: start small and grow
             n_dense, t_cap = _initial_sizes
-        tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+        stirling_cache: dict = {}
+        tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, stirling_cache)
         act, tree_act_start = kernels.active_cells(trees, raw, node_group, big_row)
         # nodes whose counts can change get their estimates every iteration, the others (all
         # leaves among them) once per window of constant concentrations
@@ -228,7 +229,7 @@ def sample(
                     grown = True
                 if grown:  # (a tree stops only when its exact need is past an edge, so this holds)
                     log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
-                    tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row)
+                    tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, stirling_cache)
                     act[:, 4] = big_row[act[:, 0]]
             if debug:
                 bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
@@ -270,15 +271,18 @@ def _max_children(trees: ContextTrees) -> np.ndarray:
     return out
 
 
-def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row):
+def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, cache):
     """Build the tables for the current sizes and point the large leaves at their own rows.
 
+    ``cache`` (a dict, empty at first) keeps the log tables between calls, so that growing only
+    the dense rows continues them instead of recomputing (:func:`grow_stirling_rows`).
     Returns the Stirling ratio tables ``(rt, big_base, rn_t)`` the table sweep reads."""
     big = cell_is_leaf & (raw > n_dense)
     values = np.unique(raw[big])
     big_row[:] = -1
     big_row[big] = np.searchsorted(values, raw[big])
-    return stirling_ratios(*log_stirling_rows(n_dense, t_cap, values))
+    cache["log"] = grow_stirling_rows(cache.get("log"), n_dense, t_cap, values)
+    return stirling_ratios(*cache["log"][:2])
 
 
 def _threads(n_jobs: int | None) -> int:

@@ -94,6 +94,53 @@ def log_stirling_rows(n_dense: int, t_max: int, big_values: np.ndarray):
     return dense, big
 
 
+@njit(**NJIT_OPTIONS)
+def _continue_dense(dense, n_from):
+    """Rows ``n_from + 1 ..`` of ``dense`` by the recurrence, from row ``n_from`` (already there)."""
+    n_cols = dense.shape[1]
+    for n in range(n_from + 1, dense.shape[0]):
+        log_nm1 = math.log(n - 1) if n > 1 else -np.inf
+        dense[n, 0] = -np.inf
+        top = min(n, n_cols - 1)
+        for t in range(1, top + 1):
+            a = dense[n - 1, t - 1]
+            b = log_nm1 + dense[n - 1, t] if t <= n - 1 else -np.inf
+            if a == -np.inf:
+                dense[n, t] = b
+            elif b == -np.inf:
+                dense[n, t] = a
+            elif a > b:
+                dense[n, t] = a + math.log1p(math.exp(b - a))
+            else:
+                dense[n, t] = b + math.log1p(math.exp(a - b))
+        for t in range(top + 1, n_cols):
+            dense[n, t] = -np.inf
+
+
+def grow_stirling_rows(previous, n_dense: int, t_max: int, big_values: np.ndarray):
+    """:func:`log_stirling_rows`, reusing ``previous`` (an earlier result ``(dense, big, big_values)``)
+    when only the dense part grows: its rows are kept and continued by the recurrence, and the large
+    leaves still beyond the dense rows keep their rows. Streaming the recurrence up to the largest
+    leaf count (the expensive part on large data) then happens only when the columns change.
+
+    Returns ``(dense, big, big_values)``, the same numbers as a fresh :func:`log_stirling_rows`.
+    """
+    n_dense = max(int(n_dense), 1)
+    t_max = max(int(t_max), 1)
+    big_values = np.ascontiguousarray(big_values, dtype=np.int64)
+    if previous is not None:
+        old_dense, old_big, old_values = previous
+        if old_dense.shape[1] == t_max + 1 and old_dense.shape[0] <= n_dense + 1:
+            idx = np.searchsorted(old_values, big_values)
+            if idx.size == 0 or (idx.max() < old_values.size and np.array_equal(old_values[idx], big_values)):
+                dense = np.empty((n_dense + 1, t_max + 1), dtype=np.float64)
+                dense[: old_dense.shape[0]] = old_dense
+                _continue_dense(dense, old_dense.shape[0] - 1)
+                return dense, old_big[idx], big_values
+    dense, big = log_stirling_rows(n_dense, t_max, big_values)
+    return dense, big, big_values
+
+
 def log_stirling_table(n_max: int, t_max: int) -> np.ndarray:
     """Table of ``log S(n, t)`` for ``0 <= n <= n_max`` and ``0 <= t <= min(t_max, n_max)``.
 
