@@ -84,7 +84,8 @@ def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
     """What the next iteration can ask of the Stirling tables, from the current state.
 
     Returns ``(columns, dense_n)``: the largest t any draw can need (max of min(n, t + window))
-    and the largest count among the cells that use the dense rows (all but the big leaves).
+    and the largest internal count (``big_row`` -1; leaves, -2 or a row of their own, have fixed
+    counts that the dense rows already cover or do not need to).
     """
     need = 1
     n_dense = 1
@@ -92,7 +93,7 @@ def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
         m = min(n[cell], t[cell] + window)
         if m > need:
             need = m
-        if big_row[cell] < 0 and n[cell] > n_dense:
+        if big_row[cell] == -1 and n[cell] > n_dense:
             n_dense = n[cell]
     return need, n_dense
 
@@ -104,7 +105,8 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
 
     ``act[act_lo:act_hi]`` lists the tree's cells that can need a draw (data count >= 2, not at the
     root) in sweep order (deepest nodes first, values in order), as rows (cell, parent cell, node,
-    parent node, large-leaf row or -1, node's group, parent's group) (see :func:`active_cells`);
+    parent node, large-leaf row (-1 for an internal cell, -2 for a leaf in the dense rows), node's
+    group, parent's group) (see :func:`active_cells`);
     every other cell has n <= 1 for ever, and t = n is forced. ``rt[n]`` (dense rows
     ``0 .. big_base - 1``), ``rt[big_base + act[e, 4]]`` (a leaf whose data count is beyond the
     dense rows) and ``rn_t`` hold the Stirling ratios of
@@ -139,7 +141,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         if m > need:
             need = m
         br = act[e, 4]
-        if br < 0 and nx > n_dense:
+        if br == -1 and nx > n_dense:  # an internal count (a leaf's is fixed: -2 or a row of its own)
             n_dense = nx
         pcell = act[e, 1]
         npx = n[pcell]

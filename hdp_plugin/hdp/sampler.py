@@ -279,7 +279,8 @@ def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, cache):
     Returns the Stirling ratio tables ``(rt, big_base, rn_t)`` the table sweep reads."""
     big = cell_is_leaf & (raw > n_dense)
     values = np.unique(raw[big])
-    big_row[:] = -1
+    big_row[:] = -1  # internal cells: their counts move, the dense rows must cover them plus a margin
+    big_row[cell_is_leaf] = -2  # leaves within the dense rows: fixed counts, no margin
     big_row[big] = np.searchsorted(values, raw[big])
     cache["log"] = grow_stirling_rows(cache.get("log"), n_dense, t_cap, values)
     return stirling_ratios(*cache["log"][:2])
