@@ -194,3 +194,25 @@ def test_progress_is_reported_and_can_cancel_a_fit():
         BayesNetClassifier(k=1, iterations=200, random_state=0).fit(vote, progress=lambda d, t: False)
     with pytest.raises(Cancelled):  # an ensemble's members sample in the same run
         BayesNetClassifier(structure="eskdb", n_members=2, iterations=200).fit(vote, progress=lambda d, t: False)
+
+
+def test_auto_iterations_are_recorded_as_the_number_the_sampler_ran(tmp_path):
+    """iterations=None: 1000 for an ESKDB ensemble, 5000 for a single network, recorded in fit_info_
+    and in the model file (whose loaded classifier then has the number); explicit values unchanged."""
+    from hdp_plugin import load_model, save_model
+
+    weather = read_dataset(DATA / "weather.nominal.arff")
+    cases = [(dict(structure="eskdb", n_members=2, k=1), 1000), (dict(structure="kdb", k=1), 5000),
+             (dict(structure="eskdb", n_members=2, k=1, iterations=40), 40), (dict(structure="kdb", iterations=40), 40)]
+    for params, expected in cases:
+        clf = BayesNetClassifier(random_state=0, **params).fit(weather)
+        assert clf.get_params()["iterations"] == params.get("iterations")  # as given: None stays None
+        assert clf.fit_info_["iterations"] == expected, params
+        assert clf.fit_info_["n_samples"] == expected - min(1000, expected // 10), params
+        path = save_model(clf, tmp_path / "m.hdpbnc")
+        again = load_model(path)
+        assert again.iterations == expected, params
+        from hdp_plugin.model.modelfile import read_model_file
+
+        doc = read_model_file(path)[0]
+        assert doc["params"]["iterations"] == doc["estimator"]["iterations"] == expected, params

@@ -160,6 +160,18 @@ def test_evaluate_table_json_and_csv():
     assert [r["rmse"] for r in again["results"]] == [r["rmse"] for r in doc["results"]]
 
 
+def test_evaluate_iterations_auto_is_the_structures_default():
+    result = run("evaluate", WEATHER, "-s", "kdb,eskdb", "-k", "1", "--members", "2", "-i", "auto,40", "--json")
+    assert result.exit_code == 0, result.output
+    got = {(r["structure"], r["iterations"]) for r in json.loads(result.stdout)["results"]}
+    assert got == {("kdb", 5000), ("eskdb", 1000), ("kdb", 40), ("eskdb", 40)}
+    # the burn-in is checked against the resolved number, the message naming the option
+    result = run("evaluate", WEATHER, "-s", "eskdb", "--burn-in", "1000")
+    assert result.exit_code != 0 and result.stderr.count("\n") == 1
+    assert result.stderr == ("error: --burn-in must be below --iterations, got 1000 with 1000 iterations "
+                             "(the default for eskdb)\n")
+
+
 def test_evaluate_5x2_matches_cross_validate():
     from hdp_plugin.model.evaluation import cross_validate
 
@@ -409,8 +421,10 @@ def test_help_types_and_long_names():
     text = result.stdout
     assert "--max-parents" in text and "--prior-weight" in text and "--format" in text and "--class-values" in text
     for line in text.splitlines():
-        if "--max-parents" in line or "--iterations" in line:
+        if "--max-parents" in line:
             assert "<int>" in line, line
+        if "--iterations" in line:  # an integer, or auto: the structure's default, which the help states
+            assert "<int|auto>" in line and "1000 for eskdb and 5000 otherwise" in line, line
     assert "--k " not in text and "--m " not in text
     result = runner.invoke(cli.app, ["daemon", "status", "--help"], env={"COLUMNS": "200"})
     assert "it must exist" in result.stdout and "created" not in result.stdout

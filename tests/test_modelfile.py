@@ -43,9 +43,10 @@ def _round_trip(clf, tmp_path, X):
     assert loaded.parents_ == clf.parents_
     assert loaded.classes_.dtype == clf.classes_.dtype
     np.testing.assert_array_equal(loaded.classes_, clf.classes_)
-    # the file keeps the discretisation used ("auto" resolved)
+    # the file keeps the discretisation and the iterations used ("auto" and None resolved)
+    iterations = clf.fit_info_.get("iterations", clf.iterations if clf.iterations is not None else 5000)
     assert loaded.get_params() == {**clf.get_params(), "random_state": loaded.random_state,
-                                   "discretization": clf.discretization_}
+                                   "discretization": clf.discretization_, "iterations": iterations}
     return loaded
 
 

@@ -126,8 +126,8 @@ class HDPBayesNetTest {
     "-seed abc|-seed must be an integer, got 'abc'",
     "-M x|-M must be a number, got 'x'",
     "-K -1|k (-K) must be an integer >= 0, got -1",
-    "-I 0|iterations (-I) must be an integer from 1 to 10000000, got 0",
-    "-I 10000001|iterations (-I) must be an integer from 1 to 10000000, got 10000001",
+    "-I -1|iterations (-I) must be an integer from 1 to 10000000, or 0 for the structure's default, got -1",
+    "-I 10000001|iterations (-I) must be an integer from 1 to 10000000, or 0 for the structure's default, got 10000001",
     "-M -1|m (-M) must be a finite number >= 0, got -1.0",
     "-M NaN|m (-M) must be a finite number >= 0, got NaN",
     "-B -5|burnIn (-B) must be an integer >= -1, got -5",
@@ -147,7 +147,7 @@ class HDPBayesNetTest {
     c.setSpoolDirectory(spool.toFile());
     c.setPythonExecutable("/nonexistent/python");
     assertThrows(IllegalArgumentException.class, () -> c.setK(-1));
-    assertThrows(IllegalArgumentException.class, () -> c.setIterations(0));
+    assertThrows(IllegalArgumentException.class, () -> c.setIterations(-1));
     assertThrows(IllegalArgumentException.class, () -> c.setM(-1));
     assertThrows(IllegalArgumentException.class, () -> c.setBurnIn(-2));
     assertThrows(IllegalArgumentException.class, () -> c.setTimeout(-1));
@@ -182,7 +182,7 @@ class HDPBayesNetTest {
       help.append(o.synopsis()).append('\n').append(o.description()).append('\n');
     }
     String h = help.toString();
-    for (String d : new String[] {"(default: kdb)", "(default: 5)", "(default: hdp)", "(default: 5000)",
+    for (String d : new String[] {"(default: kdb)", "(default: 5)", "(default: hdp)", "5000 otherwise; the paper uses 50000 (default: 0)",
       "(default: -1)", "(default: level)", "(default: 0)", "(default: python3)", "(default: ~/.hdp-bnc/spool",
       "(default: arrow)", "(default: 1.0)", "(default: auto)"}) {
       assertTrue(h.contains(d), d + " missing from:\n" + h);
