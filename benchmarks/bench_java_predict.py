@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     data = synthetic(50_000 + args.rows, seed=0)  # one network: train on the first rows, predict the rest
     train = data.take(np.arange(50_000))
     test = data.take(np.arange(50_000, 50_000 + args.rows))
-    clf = BayesNetClassifier(k=args.k, iterations=200, random_state=0).fit(train)
+    clf = BayesNetClassifier(structure="kdb", k=args.k, iterations=200, random_state=0).fit(train)
     clf.predict_proba(test.take(np.arange(100)))  # compile / load the kernels
     t0 = time.perf_counter()
     proba = clf.predict_proba(test)

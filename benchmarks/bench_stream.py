@@ -62,7 +62,7 @@ def run(directory: Path, k: int, iterations: int, engine: str, workers: int | No
     out = {}
     t0 = time.perf_counter()
     with use_engine(engine, n_workers=workers):
-        clf = BayesNetClassifier(k=k, iterations=iterations, random_state=0).fit(src)
+        clf = BayesNetClassifier(structure="kdb", k=k, iterations=iterations, random_state=0).fit(src)
     out["fit_seconds"] = time.perf_counter() - t0
     info = clf.fit_info_
     out.update(rows=info["rows"], passes=info["pass_seconds"], rows_per_second=info["rows_per_second"],

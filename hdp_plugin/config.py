@@ -106,7 +106,7 @@ DEFAULT_BINS = 10
 #: single networks (what structure learning returns), then ensembles of them
 NETWORK_STRUCTURES = ("nb", "tan", "kdb", "skdb")
 STRUCTURES = NETWORK_STRUCTURES + ("eskdb",)
-DEFAULT_STRUCTURE = "kdb"
+DEFAULT_STRUCTURE = "eskdb"
 DEFAULT_K = 5
 #: the most attribute parents a kDB may have (every face refuses more)
 MAX_K = 64

@@ -168,7 +168,7 @@ class BayesNetClassifier(_EstimatorBase):
     --------
     >>> from hdp_plugin import BayesNetClassifier, read_dataset
     >>> data = read_dataset("examples/vote.arff")
-    >>> clf = BayesNetClassifier(k=2, iterations=500, random_state=0).fit(data)
+    >>> clf = BayesNetClassifier(structure="kdb", k=2, iterations=500, random_state=0).fit(data)
     >>> clf.predict_proba(data)[:2].round(3)  # doctest: +SKIP
     """
 

@@ -128,7 +128,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
 
   // ---- defaults and domains (the same as hdp_plugin's config.py and the job schema of docs/spool-protocol.md)
   /** The default structure. */
-  public static final String DEFAULT_STRUCTURE = "kdb";
+  public static final String DEFAULT_STRUCTURE = "eskdb";
   /** The default largest number of attribute parents. */
   public static final int DEFAULT_K = 5;
   /** The largest k the daemon accepts. */
