@@ -27,8 +27,8 @@ step evaluate vote.arff -s kdb -k 1,2 -e hdp,m-estimate -i "$ITERATIONS"
 "${BNC[@]}" evaluate "$DATA" -s kdb -k 1,2 -e hdp,m-estimate -i "$ITERATIONS" --seed 1
 
 # 2. Train kDB-2 with HDP estimates on all the data and write the model file.
-step train vote.arff -o vote.hdpbnc -k 2 -i "$ITERATIONS"
-"${BNC[@]}" train "$DATA" -o "$WORK/vote.hdpbnc" -k 2 -i "$ITERATIONS" --seed 1
+step train vote.arff -o vote.hdpbnc -s kdb -k 2 -i "$ITERATIONS"
+"${BNC[@]}" train "$DATA" -o "$WORK/vote.hdpbnc" -s kdb -k 2 -i "$ITERATIONS" --seed 1
 
 # 3. What is in the model file: structure, tree sizes, concentrations, settings.
 step info vote.hdpbnc

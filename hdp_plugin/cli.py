@@ -97,7 +97,8 @@ StructureOpt, StructureList = _listable(_flags("structure"), _spec_help("structu
 KOpt, KList = _listable(_flags("k"), _spec_help("k"), "int")
 MembersOpt, MembersList = _listable(_flags("n_members"), _spec_help("n_members"), "int")
 EstimatorOpt, EstimatorList = _listable(_flags("estimator"), _spec_help("estimator"))
-IterationsOpt, IterationsList = _listable(_flags("iterations"), _spec_help("iterations"), "int")
+IterationsOpt, IterationsList = _listable(_flags("iterations"), _spec_help("iterations") + " auto is that default.",
+                                          "int|auto")
 TyingOpt, TyingList = _listable(_flags("tying"), _spec_help("tying"))
 DiscretizationOpt, DiscretizationList = _listable(_flags("discretization"), _spec_help("discretization"))
 BurnInOpt = Annotated[Optional[int], typer.Option(*_flags("burn_in"), help=_spec_help("burn_in"))]
@@ -203,7 +204,8 @@ def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, s
     if "eskdb" not in structures and n_members != [_default("n_members")]:
         raise ParameterError("--members is the number of members of an ESKDB ensemble: use it with --structure eskdb")
     estimators = _choices("--estimator", estimator, PARAM["estimator"].choices)
-    its = [check("iterations", v, label="--iterations") for v in _ints("--iterations", iterations, 1)]
+    its = [None if s.lower() == "auto" else check("iterations", _ints("--iterations", s, 1)[0], label="--iterations")
+           for s in _split("--iterations", iterations)]
     tyings = _choices("--tying", tying, PARAM["tying"].choices)
     discs = _choices("--discretization", discretization, PARAM["discretization"].choices)
     check("burn_in", burn_in, label="--burn-in")
@@ -218,8 +220,9 @@ def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, s
             structure=st, k=kk, n_members=mem, estimator=est, iterations=it, burn_in=burn_in, tying=ty, m=float(m),
             discretization=disc, random_state=seed, n_jobs=threads,
         ))
-        if hdp and burn_in is not None and burn_in >= it:
-            raise ParameterError(f"--burn-in must be below --iterations, got {burn_in!r} with {it!r} iterations")
+        if hdp and burn_in is not None and burn_in >= params["iterations"]:
+            raise ParameterError(f"--burn-in must be below --iterations, got {burn_in!r} with {params['iterations']!r} "
+                                 f"iterations" + (f" (the default for {st})" if it is None else ""))
         key = tuple(sorted(params.items()))
         if key not in seen:
             seen.add(key)
@@ -284,7 +287,7 @@ def train(
     k: KOpt = str(_default("k")),
     members: MembersOpt = str(_default("n_members")),
     estimator: EstimatorOpt = _default("estimator"),
-    iterations: IterationsOpt = str(_default("iterations")),
+    iterations: IterationsOpt = "auto",
     burn_in: BurnInOpt = None,
     tying: TyingOpt = _default("tying"),
     m: MOpt = _default("m"),
@@ -644,7 +647,7 @@ def evaluate(
     k: KList = str(_default("k")),
     members: MembersList = str(_default("n_members")),
     estimator: EstimatorList = _default("estimator"),
-    iterations: IterationsList = str(_default("iterations")),
+    iterations: IterationsList = "auto",
     burn_in: BurnInOpt = None,
     tying: TyingList = _default("tying"),
     m: MOpt = _default("m"),

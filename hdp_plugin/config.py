@@ -106,7 +106,7 @@ DEFAULT_BINS = 10
 #: single networks (what structure learning returns), then ensembles of them
 NETWORK_STRUCTURES = ("nb", "tan", "kdb", "skdb")
 STRUCTURES = NETWORK_STRUCTURES + ("eskdb",)
-DEFAULT_STRUCTURE = "kdb"
+DEFAULT_STRUCTURE = "eskdb"
 DEFAULT_K = 5
 #: the most attribute parents a kDB may have (every face refuses more)
 MAX_K = 64
@@ -129,7 +129,12 @@ DEFAULT_M = 1.0
 MAX_MODEL_CELLS = 1 << 24
 
 # --- HDP sampler (docs/method.md section 4) ----------------------------------------
+#: Gibbs iterations of a single network (the classifier's default, ``iterations=None``, is
+#: structure-dependent: AUTO_ITERATIONS for the structures it names, DEFAULT_ITERATIONS otherwise)
 DEFAULT_ITERATIONS = 5000
+#: an ESKDB ensemble samples every member's tables: 1000 iterations each keep it as accurate as the
+#: benchmarks measured (docs/benchmarks.md, "Defaults, and why") at about 4 single models' sampling
+AUTO_ITERATIONS = {"eskdb": 1000}
 MAX_ITERATIONS = 10_000_000
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given
 BURN_IN_CAP = 1000
@@ -205,8 +210,8 @@ CLIENT_POLL_SECONDS = 0.2
 def canonical_params(params: dict) -> dict:
     """Classifier parameters with the ones that do not matter set to their defaults (``k`` for NB
     and TAN; ``n_members`` for every structure but ESKDB; iterations, burn-in and tying for the
-    baseline estimators), so that ``hdp-bnc train``, the daemon and the API write the same model
-    document for the same model."""
+    baseline estimators) and ``iterations=None`` ("auto") resolved to the structure's number, so
+    that ``hdp-bnc train``, the daemon and the API write the same model document for the same model."""
     out = dict(params)
     if out.get("structure") in ("nb", "tan"):
         out["k"] = DEFAULT_K
@@ -214,4 +219,6 @@ def canonical_params(params: dict) -> dict:
         out["n_members"] = DEFAULT_MEMBERS
     if out.get("estimator") != "hdp":
         out.update(iterations=DEFAULT_ITERATIONS, burn_in=None, tying=DEFAULT_TYING)
+    elif out.get("iterations", ...) is None:  # "auto": the number the structure's sampler runs
+        out["iterations"] = AUTO_ITERATIONS.get(out.get("structure"), DEFAULT_ITERATIONS)
     return out

@@ -37,14 +37,14 @@ def test_every_structure_and_estimator_fits_and_predicts(vote, structure, estima
 
 def test_numeric_data_is_discretised_and_cut_points_kept():
     data = read_dataset(DATA / "diabetes.arff")
-    clf = BayesNetClassifier(k=2, iterations=100, random_state=0).fit(data)
+    clf = BayesNetClassifier(structure="kdb", k=2, iterations=100, random_state=0).fit(data)
     assert all(a.numeric and a.cut_points is not None for a in clf.attributes_)
     assert clf.score(data) > 0.7
 
 
 def test_same_seed_same_model_whatever_the_threads(vote):
-    a = BayesNetClassifier(k=3, iterations=200, random_state=7, n_jobs=1).fit(vote)
-    b = BayesNetClassifier(k=3, iterations=200, random_state=7, n_jobs=2).fit(vote)
+    a = BayesNetClassifier(structure="kdb", k=3, iterations=200, random_state=7, n_jobs=1).fit(vote)
+    b = BayesNetClassifier(structure="kdb", k=3, iterations=200, random_state=7, n_jobs=2).fit(vote)
     assert np.array_equal(a.tables_.log_probs, b.tables_.log_probs)
     assert np.array_equal(a.predict_proba(vote), b.predict_proba(vote))
 
@@ -53,7 +53,7 @@ def test_numpy_input_with_labels_and_column_count_check():
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(300, 4)).astype(object).astype(str)
     y = np.where(X[:, 0] == X[:, 1], "same", "diff")
-    clf = BayesNetClassifier(k=2, iterations=100, random_state=0).fit(X, y)
+    clf = BayesNetClassifier(structure="kdb", k=2, iterations=100, random_state=0).fit(X, y)
     assert set(clf.classes_) == {"diff", "same"}
     assert clf.score(X, y) > 0.9
     with pytest.raises(DataError, match="X has 3 features, but BayesNetClassifier is expecting 4"):
@@ -61,7 +61,7 @@ def test_numpy_input_with_labels_and_column_count_check():
 
 
 def test_unseen_and_missing_values_back_off(vote):
-    clf = BayesNetClassifier(k=2, iterations=100, random_state=0).fit(vote.take(np.arange(200)))
+    clf = BayesNetClassifier(structure="kdb", k=2, iterations=100, random_state=0).fit(vote.take(np.arange(200)))
     X = vote.take(np.arange(200, 230))
     # every attribute missing: only the class prior is left
     Xm = X.take(np.arange(30))
@@ -77,7 +77,7 @@ def test_not_fitted_and_bad_parameters(vote):
     with pytest.raises(ParameterError, match="structure"):
         BayesNetClassifier(structure="bn").fit(vote)
     with pytest.raises(ParameterError, match="k must be"):
-        BayesNetClassifier(k=-1).fit(vote)
+        BayesNetClassifier(structure="kdb", k=-1).fit(vote)
     with pytest.raises(ParameterError, match="burn_in"):
         BayesNetClassifier(iterations=10, burn_in=20).fit(vote)
 
@@ -98,7 +98,7 @@ def test_pipeline_and_cross_val_score():
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
-    pipe = make_pipeline(FunctionTransformer(), BayesNetClassifier(k=1, iterations=100, random_state=0))
+    pipe = make_pipeline(FunctionTransformer(), BayesNetClassifier(structure="kdb", k=1, iterations=100, random_state=0))
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.mean() > 0.85
 
@@ -109,8 +109,8 @@ def test_pipeline_and_cross_val_score():
 )
 def test_hdp_beats_m_estimate_on_real_data(name, k, iterations):
     data = read_dataset(DATA / name)
-    hdp = cross_validate(lambda: BayesNetClassifier(k=k, iterations=iterations, random_state=1), data, seed=3)
-    mest = cross_validate(lambda: BayesNetClassifier(k=k, estimator="m-estimate"), data, seed=3)
+    hdp = cross_validate(lambda: BayesNetClassifier(structure="kdb", k=k, iterations=iterations, random_state=1), data, seed=3)
+    mest = cross_validate(lambda: BayesNetClassifier(structure="kdb", k=k, estimator="m-estimate"), data, seed=3)
     assert hdp.rmse < mest.rmse, (hdp.rmse, mest.rmse)
 
 
@@ -121,12 +121,17 @@ def test_hdp_beats_m_estimate_on_real_data_full(name, k):
     # vote is left out on purpose: there the published implementation's HDP also loses to the
     # m-estimate (docs/method.md section 8: 0.2255 against 0.2246 for kDB-5), and so does ours.
     data = read_dataset(DATA / name)
-    hdp = cross_validate(lambda: BayesNetClassifier(k=k, iterations=5000, random_state=1), data, seed=3)
-    mest = cross_validate(lambda: BayesNetClassifier(k=k, estimator="m-estimate"), data, seed=3)
+    hdp = cross_validate(lambda: BayesNetClassifier(structure="kdb", k=k, iterations=5000, random_state=1), data, seed=3)
+    mest = cross_validate(lambda: BayesNetClassifier(structure="kdb", k=k, estimator="m-estimate"), data, seed=3)
     assert hdp.rmse < mest.rmse, (hdp.rmse, mest.rmse)
 
 
-def test_scikit_learn_check_estimator():
+@pytest.mark.parametrize("params", [dict(structure="kdb", iterations=100), dict(structure="eskdb", n_members=3, iterations=50)],
+                         ids=["kdb", "eskdb-3"])
+def test_scikit_learn_check_estimator(params):
+    """Every check of scikit-learn's check_estimator, on cheap explicit configurations: a single kDB-5 and
+    a 3-member ESKDB-5 (the ensemble's code paths). The default estimator (20 members at 1000 iterations)
+    gets the checks below, which cost a fraction of the full set."""
     pytest.importorskip("sklearn")
     import warnings
 
@@ -134,10 +139,33 @@ def test_scikit_learn_check_estimator():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(BayesNetClassifier(iterations=100, random_state=0), on_fail=None)
+        results = check_estimator(BayesNetClassifier(random_state=0, **params), on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"]
     assert len(results) > 40
     assert failed == []
+
+
+def test_scikit_learn_checks_on_the_default_estimator():
+    """The default BayesNetClassifier() (ESKDB-5 x20, 1000 iterations) through the scikit-learn checks that
+    fit it: parameters kept as given (iterations stays None), clone, training and prediction, repeated fits,
+    pickling, feature counts. Not the full check_estimator (the cheap configurations above get it)."""
+    pytest.importorskip("sklearn")
+    import warnings
+
+    from sklearn.utils import estimator_checks as ec
+
+    names = ["check_get_params_invariance", "check_set_params", "check_parameters_default_constructible",
+             "check_no_attributes_set_in_init", "check_do_not_raise_errors_in_init_or_set_params",
+             "check_classifiers_train", "check_fit_idempotent", "check_estimators_pickle",
+             "check_n_features_in", "check_classifiers_classes",
+             "check_fit_check_is_fitted"]
+    clf = BayesNetClassifier(random_state=0)
+    assert clf.get_params()["iterations"] is None and clf.get_params()["structure"] == "eskdb"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in names:
+            check = getattr(ec, name)
+            check(type(clf).__name__, clf)
 
 
 def test_import_is_light():
@@ -155,14 +183,14 @@ def test_pandas_and_arrow_inputs_give_the_same_model(vote):
 
     table = to_arrow(vote)
     df = table.to_pandas()
-    a = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(vote)
-    b = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(table)
-    c = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(df)
+    a = BayesNetClassifier(structure="kdb", k=2, iterations=80, random_state=3).fit(vote)
+    b = BayesNetClassifier(structure="kdb", k=2, iterations=80, random_state=3).fit(table)
+    c = BayesNetClassifier(structure="kdb", k=2, iterations=80, random_state=3).fit(df)
     np.testing.assert_array_equal(a.predict_proba(vote), b.predict_proba(table))
     np.testing.assert_array_equal(a.predict_proba(vote), c.predict_proba(df.drop(columns=["Class"])))
     assert list(b.feature_names_in_) == vote.names
     X = df.drop(columns=["Class"])
-    d = BayesNetClassifier(k=2, iterations=80, random_state=3).fit(X, df["Class"])
+    d = BayesNetClassifier(structure="kdb", k=2, iterations=80, random_state=3).fit(X, df["Class"])
     assert d.score(X, df["Class"]) == pytest.approx(a.score(vote))
 
 
@@ -173,7 +201,7 @@ def test_dataframe_with_mixed_columns_matched_by_name():
 
     df = to_arrow(data).to_pandas()
     X, y = df.drop(columns=[data.class_attribute.name]), df[data.class_attribute.name]
-    clf = BayesNetClassifier(k=1, iterations=60, random_state=0).fit(X, y)
+    clf = BayesNetClassifier(structure="kdb", k=1, iterations=60, random_state=0).fit(X, y)
     assert list(clf.feature_names_in_) == list(X.columns)
     assert [a.numeric for a in clf.attributes_] == [a.numeric for a in data.attributes]
     p = clf.predict_proba(X)
@@ -188,9 +216,43 @@ def test_progress_is_reported_and_can_cancel_a_fit():
 
     vote = read_dataset(Path(__file__).parent / "data" / "vote.arff")
     seen = []
-    BayesNetClassifier(k=1, iterations=200, random_state=0).fit(vote, progress=lambda d, t: seen.append((d, t)))
+    BayesNetClassifier(structure="kdb", k=1, iterations=200, random_state=0).fit(vote, progress=lambda d, t: seen.append((d, t)))
     assert seen and seen[-1] == (200, 200) and all(t == 200 for _, t in seen)
     with pytest.raises(Cancelled, match="cancelled after"):
-        BayesNetClassifier(k=1, iterations=200, random_state=0).fit(vote, progress=lambda d, t: False)
+        BayesNetClassifier(structure="kdb", k=1, iterations=200, random_state=0).fit(vote, progress=lambda d, t: False)
     with pytest.raises(Cancelled):  # an ensemble's members sample in the same run
         BayesNetClassifier(structure="eskdb", n_members=2, iterations=200).fit(vote, progress=lambda d, t: False)
+
+
+def test_auto_iterations_are_recorded_as_the_number_the_sampler_ran(tmp_path):
+    """iterations=None: 1000 for an ESKDB ensemble, 5000 for a single network, recorded in fit_info_
+    and in the model file (whose loaded classifier then has the number); explicit values unchanged."""
+    from hdp_plugin import load_model, save_model
+
+    weather = read_dataset(DATA / "weather.nominal.arff")
+    cases = [(dict(structure="eskdb", n_members=2, k=1), 1000), (dict(structure="kdb", k=1), 5000),
+             (dict(structure="eskdb", n_members=2, k=1, iterations=40), 40), (dict(structure="kdb", iterations=40), 40)]
+    for params, expected in cases:
+        clf = BayesNetClassifier(random_state=0, **params).fit(weather)
+        assert clf.get_params()["iterations"] == params.get("iterations")  # as given: None stays None
+        assert clf.fit_info_["iterations"] == expected, params
+        assert clf.fit_info_["n_samples"] == expected - min(1000, expected // 10), params
+        path = save_model(clf, tmp_path / "m.hdpbnc")
+        again = load_model(path)
+        assert again.iterations == expected, params
+        from hdp_plugin.model.modelfile import read_model_file
+
+        doc = read_model_file(path)[0]
+        assert doc["params"]["iterations"] == doc["estimator"]["iterations"] == expected, params
+
+
+def test_the_defaults_are_eskdb_of_twenty_members_at_a_thousand_iterations():
+    """BayesNetClassifier() end to end: ESKDB-5 x20, 1000 iterations, stochastic MDL cut points."""
+    data = read_dataset(DATA / "diabetes.arff")
+    clf = BayesNetClassifier(random_state=0).fit(data)
+    assert (clf.structure, clf.k, clf.n_members, clf.estimator) == ("eskdb", 5, 20, "hdp")
+    assert len(clf.members_) == 20 and clf.fit_info_["iterations"] == 1000 and clf.fit_info_["burn_in"] == 100
+    assert clf.discretization_ == "stochastic-mdl"
+    cuts = {tuple(tuple(a.cut_points or ()) for a in m.attributes) for m in clf.members_}
+    assert len(cuts) > 1  # each member draws its own cut points
+    np.testing.assert_allclose(clf.predict_proba(data).sum(axis=1), 1.0)

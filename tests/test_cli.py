@@ -44,7 +44,7 @@ def _csv(text: str):
 def vote_model(tmp_path_factory):
     """A model written by `train`, and the same classifier trained in memory."""
     path = tmp_path_factory.mktemp("cli") / "vote.hdpbnc"
-    result = run("train", VOTE, "-o", path, "-k", "2", "-i", "60", "--seed", "5", "--threads", "1")
+    result = run("train", VOTE, "-o", path, "-s", "kdb", "-k", "2", "-i", "60", "--seed", "5", "--threads", "1")
     assert result.exit_code == 0, result.output
     clf = BayesNetClassifier(structure="kdb", k=2, iterations=60, random_state=5, n_jobs=1).fit(read_dataset(VOTE))
     return path, clf
@@ -160,6 +160,30 @@ def test_evaluate_table_json_and_csv():
     assert [r["rmse"] for r in again["results"]] == [r["rmse"] for r in doc["results"]]
 
 
+def test_train_with_no_options_trains_the_default_eskdb(tmp_path):
+    """hdp-bnc train DATA -o MODEL, nothing else: ESKDB-5 x20 at 1000 iterations, stochastic MDL."""
+    model = tmp_path / "d.hdpbnc"
+    result = run("train", DATA / "weather.numeric.arff", "-o", model)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(f"{model}: ESKDB-5 x20 hdp 1000 it. on 14 rows"), result.stderr
+    clf = load_model(model)
+    assert len(clf.members_) == 20 and clf.iterations == 1000 and clf.discretization_ == "stochastic-mdl"
+    info = json.loads(run("info", model, "--json").stdout)
+    assert info["model"]["estimator"]["iterations"] == 1000
+
+
+def test_evaluate_iterations_auto_is_the_structures_default():
+    result = run("evaluate", WEATHER, "-s", "kdb,eskdb", "-k", "1", "--members", "2", "-i", "auto,40", "--json")
+    assert result.exit_code == 0, result.output
+    got = {(r["structure"], r["iterations"]) for r in json.loads(result.stdout)["results"]}
+    assert got == {("kdb", 5000), ("eskdb", 1000), ("kdb", 40), ("eskdb", 40)}
+    # the burn-in is checked against the resolved number, the message naming the option
+    result = run("evaluate", WEATHER, "-s", "eskdb", "--burn-in", "1000")
+    assert result.exit_code != 0 and result.stderr.count("\n") == 1
+    assert result.stderr == ("error: --burn-in must be below --iterations, got 1000 with 1000 iterations "
+                             "(the default for eskdb)\n")
+
+
 def test_evaluate_5x2_matches_cross_validate():
     from hdp_plugin.model.evaluation import cross_validate
 
@@ -254,7 +278,7 @@ def _run_all(commands):
 
 def test_every_command_as_a_subprocess(tmp_path):
     model = tmp_path / "w.hdpbnc"
-    (p,) = _run_all([("train", WEATHER, "-o", model, "-k", "1", "-i", "40", "--seed", "2")])
+    (p,) = _run_all([("train", WEATHER, "-o", model, "-s", "kdb", "-k", "1", "-i", "40", "--seed", "2")])
     assert p.returncode == 0, p.stderr
     assert p.stderr.startswith(f"{model}: kDB-1 hdp 40 it.")  # no progress bar when not a terminal
     predict, info, show, evaluate, bad, version = _run_all([
@@ -265,7 +289,7 @@ def test_every_command_as_a_subprocess(tmp_path):
         ("predict", WEATHER, WEATHER),
         ("--version",),
     ])
-    clf = BayesNetClassifier(k=1, iterations=40, random_state=2).fit(read_dataset(WEATHER))
+    clf = BayesNetClassifier(structure="kdb", k=1, iterations=40, random_state=2).fit(read_dataset(WEATHER))
     assert predict.returncode == 0, predict.stderr
     header, rows = _csv(predict.stdout)
     np.testing.assert_array_equal(np.array([[float(v) for v in r[2:]] for r in rows]),
@@ -324,7 +348,7 @@ def test_progress_bars_on_a_terminal(tmp_path, monkeypatch):
         return hook
 
     monkeypatch.setattr(cli, "_progress_hook", spy)
-    result = run("train", WEATHER, "-o", tmp_path / "w.hdpbnc", "-k", "1", "-i", "20")
+    result = run("train", WEATHER, "-o", tmp_path / "w.hdpbnc", "-s", "kdb", "-k", "1", "-i", "20")
     assert result.exit_code == 0, result.output
     result = run("evaluate", WEATHER, "-s", "nb", "-e", "hdp,laplace", "-i", "20", "--csv")
     assert result.exit_code == 0, result.output
@@ -378,7 +402,7 @@ def test_class_values_give_the_class_order_of_typeless_formats(tmp_path):
     path = _weather_plain_class(tmp_path)
     assert read_dataset(path).class_values == ("no", "yes")
     arff_model, plain_model, ordered = tmp_path / "a.hdpbnc", tmp_path / "c.hdpbnc", tmp_path / "o.hdpbnc"
-    common = ("-k", "1", "-i", "50", "--seed", "3", "--threads", "1")
+    common = ("-s", "kdb", "-k", "1", "-i", "50", "--seed", "3", "--threads", "1")
     assert run("train", WEATHER, "-o", arff_model, *common).exit_code == 0
     assert run("train", path, "-o", plain_model, *common).exit_code == 0
     result = run("train", path, "-o", ordered, "--class-values", "yes,no", *common)
@@ -409,8 +433,10 @@ def test_help_types_and_long_names():
     text = result.stdout
     assert "--max-parents" in text and "--prior-weight" in text and "--format" in text and "--class-values" in text
     for line in text.splitlines():
-        if "--max-parents" in line or "--iterations" in line:
+        if "--max-parents" in line:
             assert "<int>" in line, line
+        if "--iterations" in line:  # an integer, or auto: the structure's default, which the help states
+            assert "<int|auto>" in line and "1000 for eskdb and 5000 otherwise" in line, line
     assert "--k " not in text and "--m " not in text
     result = runner.invoke(cli.app, ["daemon", "status", "--help"], env={"COLUMNS": "200"})
     assert "it must exist" in result.stdout and "created" not in result.stdout

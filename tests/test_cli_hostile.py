@@ -41,7 +41,7 @@ def test_train_refuses_a_device(tmp_path):
         device = str(tmp_path / "null")
         os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
     before = os.stat(device)
-    _one_line_error(run("train", WEATHER, "-o", device, "-i", "10"), device, "a device")
+    _one_line_error(run("train", WEATHER, "-o", device, "-s", "kdb", "-i", "10"), device, "a device")
     after = os.stat(device)
     assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
 
@@ -50,7 +50,7 @@ def test_train_refuses_a_device(tmp_path):
 def test_train_and_predict_refuse_a_fifo(tmp_path):
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
-    _one_line_error(run("train", WEATHER, "-o", fifo, "-i", "10"), "a FIFO")
+    _one_line_error(run("train", WEATHER, "-o", fifo, "-s", "kdb", "-i", "10"), "a FIFO")
     _one_line_error(run("predict", DATA.parent / "golden" / "models" / "weather-kdb1-hdp.hdpbnc", WEATHER,
                         "-o", fifo), "a FIFO")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
@@ -59,13 +59,13 @@ def test_train_and_predict_refuse_a_fifo(tmp_path):
 def test_train_refuses_to_overwrite_its_input(tmp_path):
     data = tmp_path / "w.arff"
     data.write_bytes(WEATHER.read_bytes())
-    _one_line_error(run("train", data, "-o", data, "-i", "10"), "is the input file")
+    _one_line_error(run("train", data, "-o", data, "-s", "kdb", "-i", "10"), "is the input file")
     link = tmp_path / "alias.arff"
     os.symlink(data, link)
-    _one_line_error(run("train", data, "-o", link, "-i", "10"), "is the input file")
+    _one_line_error(run("train", data, "-o", link, "-s", "kdb", "-i", "10"), "is the input file")
     assert data.read_bytes() == WEATHER.read_bytes()
     model = tmp_path / "m.hdpbnc"
-    assert run("train", data, "-o", model, "-i", "10").exit_code == 0
+    assert run("train", data, "-o", model, "-s", "kdb", "-i", "10").exit_code == 0
     before = model.read_bytes()
     _one_line_error(run("predict", model, data, "-o", model), "is the input file")
     _one_line_error(run("predict", model, data, "-o", data.with_suffix(".csv").with_name("w.arff")), "input")
@@ -78,7 +78,7 @@ def test_train_writes_through_a_link(tmp_path):
     real.write_bytes(b"old")
     link = tmp_path / "current.hdpbnc"
     os.symlink(real, link)
-    assert run("train", WEATHER, "-o", link, "-i", "10", "-k", "1").exit_code == 0
+    assert run("train", WEATHER, "-o", link, "-s", "kdb", "-i", "10", "-k", "1").exit_code == 0
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert sorted(load_model(real).classes_.tolist()) == ["no", "yes"]
 
@@ -89,7 +89,7 @@ def test_predictions_are_written_atomically(tmp_path):
     import resource
 
     model = tmp_path / "m.hdpbnc"
-    assert run("train", DATA / "vote.arff", "-o", model, "-i", "10", "-k", "1").exit_code == 0
+    assert run("train", DATA / "vote.arff", "-o", model, "-s", "kdb", "-i", "10", "-k", "1").exit_code == 0
     out = tmp_path / "pred.csv"
     out.write_text("old predictions\n")
 
@@ -131,7 +131,7 @@ def test_seed_and_infinite_values_are_one_line_errors(tmp_path):
         BayesNetClassifier(random_state=-1).fit(read_dataset(WEATHER))
     data = tmp_path / "inf.csv"
     data.write_text("x,class\n1,a\n2,b\ninf,a\n3,b\n")
-    _one_line_error(run("train", data, "-o", tmp_path / "m.hdpbnc", "-i", "10"), "inf.csv", "infinite value", "row 3")
+    _one_line_error(run("train", data, "-o", tmp_path / "m.hdpbnc", "-s", "kdb", "-i", "10"), "inf.csv", "infinite value", "row 3")
 
 
 @pytest.mark.slow

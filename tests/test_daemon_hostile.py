@@ -25,7 +25,7 @@ from test_daemon_service import (
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX signals, modes and resource limits")
 
-OK = {"protocol": 1, "k": 1, "iterations": 20}
+OK = {"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20}
 
 
 def _error(sp: P.Spool, name: str) -> dict:
@@ -116,7 +116,7 @@ def test_a_spool_others_can_write_is_refused_unless_allowed(tmp_path, where):
     r = subprocess.run(_cmd("run", spool, "--idle-exit", "0"), capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "writable by other users" in r.stderr and "--allow-shared-spool" in r.stderr
     assert "Traceback" not in r.stderr
-    client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="shared")
+    client.publish(spool, WEATHER, {"structure": "kdb", "k": 1, "iterations": 20}, name="shared")
     r = subprocess.run(_cmd("run", spool, "--idle-exit", "0.5", "--allow-shared-spool"), capture_output=True,
                        text=True, timeout=180)
     assert r.returncode == 0, r.stderr
@@ -129,7 +129,7 @@ def test_job_names_are_unique(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log"):
-        client.publish(spool, VOTE, {"k": 2, "iterations": 20000, "seed": 1}, name="same")
+        client.publish(spool, VOTE, {"structure": "kdb", "k": 2, "iterations": 20000, "seed": 1}, name="same")
         wait_until(lambda: "same" in sum(sp.claimed().values(), []), 30, "the first job to run")
         with pytest.raises(JobError, match="a job named same is already in claimed/"):
             client.publish(spool, WEATHER, OK, name="same")
@@ -174,8 +174,8 @@ def test_a_full_disk_fails_the_job_with_no_space_and_the_daemon_carries_on(tmp_p
     d = _LimitedDaemon(spool, 32 * 1024, log=tmp_path / "daemon.log")
     try:
         d.wait_ready()
-        client.publish(spool, VOTE, {"k": 2, "iterations": 20}, name="big-model")  # a 76 KB model
-        client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="small-model")  # an 11 KB model
+        client.publish(spool, VOTE, {"structure": "kdb", "k": 2, "iterations": 20}, name="big-model")  # a 76 KB model
+        client.publish(spool, WEATHER, {"structure": "kdb", "k": 1, "iterations": 20}, name="small-model")  # an 11 KB model
         wait_until(lambda: sp.job(P.FAILED, "big-model").exists() and sp.job(P.DONE, "small-model").exists(), 60,
                    "both jobs")
         assert d.proc.poll() is None and d.wait_ready()["ready_workers"] == 1
@@ -192,7 +192,7 @@ def test_a_worker_death_always_brings_a_new_worker(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log") as d:
-        client.publish(spool, VOTE, {"k": 3, "iterations": 20000, "seed": 2}, name="victim")
+        client.publish(spool, VOTE, {"structure": "kdb", "k": 3, "iterations": 20000, "seed": 2}, name="victim")
         prog = wait_until(lambda: (P.read_json(sp.progress("victim")) or {}).get("iteration", 0) > 0
                           and P.read_json(sp.progress("victim")), 60, "sampling")
         folder = sp.job(P.CLAIMED, "victim", prog["daemon"])
@@ -263,7 +263,7 @@ def test_a_claim_sent_to_a_dead_worker_is_put_back_without_an_attempt(tmp_path):
 
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
-    client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="j")
+    client.publish(spool, WEATHER, {"structure": "kdb", "k": 1, "iterations": 20}, name="j")
     d = Supervisor(spool, Settings(workers=1))
     d.start()
     try:

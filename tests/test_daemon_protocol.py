@@ -28,7 +28,7 @@ BAD.pop("_comment")
 def test_minimal_job_gets_every_default():
     job = P.validate_job(P.parse_json((GOLDEN / "job-minimal.json").read_bytes()))
     assert job == json.loads((GOLDEN / "job-defaults.json").read_text())
-    assert job["iterations"] == config.DEFAULT_ITERATIONS and job["k"] == config.DEFAULT_K
+    assert job["iterations"] is None and job["k"] == config.DEFAULT_K  # null: the structure's default
 
 
 def test_full_job_is_kept_as_given():
@@ -141,7 +141,7 @@ def test_lock_tells_live_from_dead(tmp_path):
 # ------------------------------------------------------------------------------------------
 def test_publish_builds_a_complete_job(tmp_path):
     spool = tmp_path / "s"
-    name = client.publish(spool, DATA / "weather.nominal.arff", {"k": 2, "iterations": 20}, name="w")
+    name = client.publish(spool, DATA / "weather.nominal.arff", {"structure": "kdb", "k": 2, "iterations": 20}, name="w")
     sp = P.Spool(spool)
     folder = sp.job(P.NEW, name)
     assert sorted(os.listdir(folder)) == ["data.arff", "job.json"]
@@ -157,7 +157,7 @@ def test_publish_builds_a_complete_job(tmp_path):
     with pytest.raises(ParameterError, match="cannot tell the format"):
         client.publish(spool, tmp_path / "notes.txt", {})
     with pytest.raises(JobError, match="k must be"):
-        client.publish(spool, DATA / "vote.arff", {"k": "two"})
+        client.publish(spool, DATA / "vote.arff", {"structure": "kdb", "k": "two"})
     assert sp.names(P.TMP) == [] and sp.names(P.NEW) == ["w"]
 
 
@@ -203,7 +203,7 @@ def test_job_json_link_out_is_refused(tmp_path):
 
 def test_execute_in_process_writes_result_or_error(tmp_path):
     sp = P.Spool(tmp_path / "s").create()
-    folder = _job_folder(tmp_path, {"protocol": 1, "k": 1, "iterations": 20},
+    folder = _job_folder(tmp_path, {"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20},
                          {"data.arff": (DATA / "weather.nominal.arff").read_bytes()})
     ctx = Context(spool=sp, daemon_id="test")
     assert execute(folder, "job", ctx) == "done"
@@ -230,7 +230,7 @@ def _shape(doc):
 
 def test_golden_result_and_progress_have_the_shape_the_daemon_writes(tmp_path):
     sp = P.Spool(tmp_path / "s").create()
-    folder = _job_folder(tmp_path, {"protocol": 1, "k": 1, "iterations": 20},
+    folder = _job_folder(tmp_path, {"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20},
                          {"data.arff": (DATA / "weather.nominal.arff").read_bytes()})
     assert execute(folder, "job", Context(spool=sp, daemon_id="test")) == "done"
     made = json.loads((folder / "result.json").read_text())
@@ -289,7 +289,7 @@ def test_execute_turns_crashes_into_error_codes(tmp_path, monkeypatch, raised, c
 
 def test_execute_puts_back_when_the_daemon_stops(tmp_path):
     sp = P.Spool(tmp_path / "s").create()
-    folder = _job_folder(tmp_path, {"protocol": 1, "k": 2, "iterations": 100_000},
+    folder = _job_folder(tmp_path, {"protocol": 1, "structure": "kdb", "k": 2, "iterations": 100_000},
                          {"data.arff": (DATA / "vote.arff").read_bytes()})
     calls = []
 
@@ -313,12 +313,12 @@ def test_csv_is_handed_over_as_arrow_and_trains_the_same_model(tmp_path):
     text = (DATA / "weather.numeric.arff").read_text().split("@data")[1].strip().splitlines()
     csv.write_text("\n".join(lines + [t for t in text if t.strip()]) + "\n")
     spool = tmp_path / "s"
-    name = client.publish(spool, csv, {"k": 1, "iterations": 20, "seed": 3})
+    name = client.publish(spool, csv, {"structure": "kdb", "k": 1, "iterations": 20, "seed": 3})
     sp = P.Spool(spool)
     folder = sp.job(P.NEW, name)
     assert sorted(os.listdir(folder)) == ["data.arrow", "job.json"]
     assert execute(folder, name, Context(spool=sp, daemon_id="test")) == "done"
-    direct = BayesNetClassifier(k=1, iterations=20, random_state=3).fit(read_dataset(csv))
+    direct = BayesNetClassifier(structure="kdb", k=1, iterations=20, random_state=3).fit(read_dataset(csv))
     assert np.array_equal(load_model(folder / "model.arrow").tables_.log_probs, direct.tables_.log_probs)
 
 

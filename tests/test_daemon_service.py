@@ -242,6 +242,25 @@ def test_fifty_jobs_from_concurrent_producers_each_done_once_and_equal_to_a_dire
     assert final_names(spool, P.PROGRESS) == [] and final_names(spool, P.DAEMONS) == []
 
 
+def test_a_job_with_no_settings_trains_the_default_eskdb(tmp_path):
+    """The defaults end to end through a real daemon: ESKDB-5 x20 at 1000 iterations, stochastic MDL."""
+    spool = tmp_path / "spool"
+    data = DATA / "weather.numeric.arff"
+    with daemon(spool, log=tmp_path / "daemon.log"):
+        client.publish(spool, data, {}, name="defaults")
+        folder = P.Spool(spool).job(P.DONE, "defaults")
+        wait_until(lambda: (folder / P.RESULT_FILE).exists() or P.Spool(spool).names(P.FAILED), 120, "the job")
+    result = json.loads((folder / P.RESULT_FILE).read_text())
+    assert result["job_settings"]["structure"] == "eskdb" and result["job_settings"]["iterations"] is None
+    assert result["sampler"]["iterations"] == 1000 and result["sampler"]["burn_in"] == 100
+    model = load_model(folder / P.MODEL_FILE)
+    assert len(model.members_) == 20 and model.k == 5 and model.iterations == 1000
+    assert model.discretization_ == "stochastic-mdl"
+    direct = direct_model(data, {})
+    for got, expected in zip(model.members_, direct.members_, strict=True):
+        assert np.array_equal(got.tables.log_probs, expected.tables.log_probs)
+
+
 def test_a_daemon_model_equals_hdp_bnc_train(tmp_path):
     """The daemon's model and `hdp-bnc train`'s are the same tables (same data, settings and seed)."""
     spool = tmp_path / "spool"
@@ -250,7 +269,7 @@ def test_a_daemon_model_equals_hdp_bnc_train(tmp_path):
     d = Daemon(spool, "--idle-exit", "0.5", log=tmp_path / "daemon.log")
     assert d.wait(90) == 0
     trained = tmp_path / "cli.arrow"
-    done = subprocess.run([sys.executable, "-m", "hdp_plugin", "train", VOTE, "-o", trained, "-k", "2",
+    done = subprocess.run([sys.executable, "-m", "hdp_plugin", "train", VOTE, "-o", trained, "-s", "kdb", "-k", "2",
                            "-i", "40", "--seed", "7", "-q"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert_same_model(P.Spool(spool).job(P.DONE, "v") / P.MODEL_FILE, load_model(trained))
@@ -348,7 +367,7 @@ def test_a_job_whose_daemon_always_dies_fails_after_three_attempts(tmp_path):
         folder = ghost / name
         folder.mkdir()
         shutil.copyfile(WEATHER, folder / "data.arff")
-        (folder / "job.json").write_text(json.dumps({"protocol": 1, "k": 1, "iterations": 20}))
+        (folder / "job.json").write_text(json.dumps({"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20}))
         (folder / ".model.arrow.123.tmp").write_bytes(b"half a model")
         if lost:
             (folder / "attempts.json").write_text(json.dumps({"protocol": 1, "lost": lost, "history": []}))
@@ -369,7 +388,7 @@ def test_a_job_whose_daemon_always_dies_fails_after_three_attempts(tmp_path):
 def test_a_catalogue_of_bad_jobs_fails_each_with_its_code_and_the_daemon_keeps_serving(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
-    ok = {"protocol": 1, "k": 1, "iterations": 20}
+    ok = {"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20}
     wide = "@relation wide\n@attribute a {" + ",".join(f"v{i}" for i in range(30)) + "}\n@attribute c {x,y}\n@data\n"
     wide += "".join(f"v{i},{'xy'[i % 2]}\n" for i in range(30))
     big = (WEATHER.read_text() + "%" + "x" * (1200 * 1024) + "\n").encode()
@@ -403,7 +422,7 @@ def test_a_catalogue_of_bad_jobs_fails_each_with_its_code_and_the_daemon_keeps_s
             publish_raw(spool, name, files)
         (sp.dir(P.NEW) / "plain-file").write_text("not a folder")
         wait_until(lambda: len(final_names(spool, P.FAILED)) == len(catalogue) + 1, 60, "every bad job to fail")
-        client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="good-after")
+        client.publish(spool, WEATHER, {"structure": "kdb", "k": 1, "iterations": 20}, name="good-after")
         wait_until(lambda: final_names(spool, P.DONE) == ["good-after"], 30, "a good job after the bad ones")
         assert watcher.stop() == []
         assert sorted(os.listdir(partial)) == ["data.arff", "job.json"]  # untouched
@@ -462,7 +481,7 @@ def test_progress_cancel_and_status_tell_the_truth(tmp_path):
             assert err["code"] == "cancelled", err
         assert final_names(spool, P.CANCEL) == [] and final_names(spool, P.PROGRESS) == []
         # the daemon keeps serving, and submit --wait prints where the model landed
-        done = subprocess.run(_cmd("submit", spool, WEATHER, "-k", "1", "-i", "20", "--name", "waited", "--wait",
+        done = subprocess.run(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "-i", "20", "--name", "waited", "--wait",
                                    "--timeout", "60"), capture_output=True, text=True, timeout=90)
         assert done.returncode == 0, done.stderr
         model = Path(done.stdout.strip())
@@ -476,7 +495,7 @@ def test_progress_cancel_and_status_tell_the_truth(tmp_path):
         text = subprocess.run(_cmd("status", spool), capture_output=True, text=True, timeout=60).stdout
         assert "dead" in text and "no live daemon" in text
         # a job left in claimed/ by the dead daemon is reported as such
-        client.publish(spool, WEATHER, {"k": 1, "iterations": 20}, name="orphan")
+        client.publish(spool, WEATHER, {"structure": "kdb", "k": 1, "iterations": 20}, name="orphan")
         P.move(sp.job(P.NEW, "orphan"), sp.job(P.CLAIMED, "orphan", doc["daemons"][0]["daemon"]))
         code, doc = _status(spool)
         assert doc["running"] == [{"job": "orphan", "daemon": doc["daemons"][0]["daemon"], "daemon_alive": False,

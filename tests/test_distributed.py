@@ -104,7 +104,7 @@ def _cli(*args):
 
 def test_hdp_bnc_train_on_a_scheduler(tmp_path, dask_engine, table):
     d = _write(table, tmp_path / "d", [3000, 2000])
-    args = ["train", d, "-k", "2", "-i", "30", "--seed", "4", "-q"]
+    args = ["train", d, "-s", "kdb", "-k", "2", "-i", "30", "--seed", "4", "-q"]
     done = _cli(*args, "-o", tmp_path / "dask.hdpbnc", "--engine", "dask", "--scheduler",
                 dask_engine.client.scheduler.address)
     assert done.exit_code == 0, done.output
@@ -147,4 +147,4 @@ def test_a_daemon_with_engine_dask_publishes_the_local_model(tmp_path, dask_engi
     assert done.returncode == 0, done.stderr
     assert "Dask cluster at" in done.stderr
     model = load_model(P.Spool(spool).job(P.DONE, "v") / P.MODEL_FILE)
-    _same(model, BayesNetClassifier(k=2, iterations=40, random_state=7).fit(read_dataset(vote)))
+    _same(model, BayesNetClassifier(structure="kdb", k=2, iterations=40, random_state=7).fit(read_dataset(vote)))

@@ -18,13 +18,13 @@ def _wide(rows=2000, attributes=120, values=40, seed=0):
 def test_an_oversized_kdb_is_refused_before_sampling():
     X, y = _wide()
     with pytest.raises(TooLargeError) as info:
-        BayesNetClassifier(k=5, iterations=100_000).fit(X, y)  # would run for hours if it were not refused
+        BayesNetClassifier(structure="kdb", k=5, iterations=100_000).fit(X, y)  # would run for hours if it were not refused
     msg = str(info.value)
     for words in ("kDB-5 on", "table cells", "GiB of memory", "model file", f"{config.MAX_MODEL_CELLS:,}",
                   "lower k", "fewer attributes (120 get a tree)", "the widest has 40"):
         assert words in msg, (words, msg)
     assert "\n" not in msg
-    BayesNetClassifier(k=1, estimator="laplace").fit(X[:, :10], y)  # a small one is fine
+    BayesNetClassifier(structure="kdb", k=1, estimator="laplace").fit(X[:, :10], y)  # a small one is fine
 
 
 def test_the_count_is_exact():

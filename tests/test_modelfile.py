@@ -43,9 +43,10 @@ def _round_trip(clf, tmp_path, X):
     assert loaded.parents_ == clf.parents_
     assert loaded.classes_.dtype == clf.classes_.dtype
     np.testing.assert_array_equal(loaded.classes_, clf.classes_)
-    # the file keeps the discretisation used ("auto" resolved)
+    # the file keeps the discretisation and the iterations used ("auto" and None resolved)
+    iterations = clf.fit_info_.get("iterations", clf.iterations if clf.iterations is not None else 5000)
     assert loaded.get_params() == {**clf.get_params(), "random_state": loaded.random_state,
-                                   "discretization": clf.discretization_}
+                                   "discretization": clf.discretization_, "iterations": iterations}
     return loaded
 
 
@@ -77,7 +78,7 @@ def test_round_trip_of_arrays_with_integer_labels_and_unseen_values(tmp_path):
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(80, 4))
     y = (X[:, 0] + rng.integers(0, 2, 80)) % 3 + 10
-    clf = BayesNetClassifier(k=1, iterations=30, random_state=0).fit(X, y)
+    clf = BayesNetClassifier(structure="kdb", k=1, iterations=30, random_state=0).fit(X, y)
     loaded = _round_trip(clf, tmp_path, X)
     assert loaded.classes_.dtype.kind == "i"
     X_new = X.copy()

@@ -63,6 +63,9 @@ def test_command_line_options_are_the_specification(command):
         o = by_flags.get(tuple(sorted(p.cli)))
         assert o is not None, f"{command} has no option {p.cli} for {p.name}"
         expected = p.default_in_job if command == "daemon submit" else (0 if p.name == "random_state" else p.default)
+        if p.name == "iterations":  # None on the command line: "auto", which the help explains
+            expected = "auto"
+            assert "1000 for eskdb and 5000 otherwise" in o.help, command
         got = o.default
         assert str(got) == str(expected), (command, p.name, got, expected)
         assert o.help.startswith(p.help), (command, p.name)
@@ -102,3 +105,41 @@ def test_the_domains_read_well():
     assert params.BY_NAME["random_state"].domain() == "an integer from 0 to 2^63 - 1"
     assert params.BY_NAME["m"].domain() == "a finite number >= 0"
     assert params.BY_NAME["tying"].domain() == "none, same-parent, level, single"
+
+
+# ------------------------------------------------------------------------------------------
+# iterations: None ("auto") is the structure's default
+# ------------------------------------------------------------------------------------------
+def test_auto_iterations_depend_on_the_structure():
+    assert params.default("iterations") is None
+    assert params.resolved_iterations("eskdb", None) == 1000
+    for structure in ("nb", "tan", "kdb", "skdb"):
+        assert params.resolved_iterations(structure, None) == 5000
+    assert params.resolved_iterations("eskdb", 300) == 300 and params.resolved_iterations("kdb", 300) == 300
+    assert BayesNetClassifier().get_params()["iterations"] is None  # as given; the fit resolves it
+
+
+def test_burn_in_is_checked_against_the_resolved_iterations():
+    with pytest.raises(ParameterError, match=r"^burn_in must .* got 1000 with iterations=1000 "
+                                             r"\(iterations=None: the default for eskdb\)$"):
+        BayesNetClassifier(structure="eskdb", burn_in=1000)._validate_params()
+    BayesNetClassifier(structure="kdb", burn_in=1000)._validate_params()
+    BayesNetClassifier(structure="eskdb", iterations=2000, burn_in=1000)._validate_params()
+    with pytest.raises(Exception, match=r"^job.json: burn_in must be below the iterations \(1000, the default "
+                                        r"for eskdb\), got 1000$") as info:
+        P.validate_job({"protocol": 1, "structure": "eskdb", "burn_in": 1000})
+    assert info.value.field == "burn_in"
+    P.validate_job({"protocol": 1, "structure": "kdb", "burn_in": 1000})
+
+
+@pytest.mark.parametrize("iterations", ["absent", None])
+def test_a_job_without_iterations_gets_the_structures_default(iterations):
+    for structure, expected in (("eskdb", 1000), ("kdb", 5000), ("nb", 5000)):
+        doc = {"protocol": 1, "structure": structure}
+        if iterations != "absent":
+            doc["iterations"] = iterations
+        job = P.validate_job(doc)
+        assert job["iterations"] is None  # the job as given: null is "auto"
+        assert P.classifier_params(job)["iterations"] == expected
+    job = P.validate_job({"protocol": 1, "structure": "eskdb", "iterations": 70})
+    assert P.classifier_params(job)["iterations"] == 70

@@ -110,27 +110,27 @@ def test_hive_partitions_become_columns(tmp_path, table):
         mask = pa.array([r == v for r in rows])
         pq.write_table(sub.filter(mask), d / "part.parquet")
     src = open_batches(tmp_path / "d", class_attribute="class")
-    clf = BayesNetClassifier(k=1, iterations=20, random_state=0).fit(src)
+    clf = BayesNetClassifier(structure="kdb", k=1, iterations=20, random_state=0).fit(src)
     assert "a0" in clf.parents_
     assert clf.attributes_[[a.name for a in clf.attributes_].index("a0")].values == ("v0", "v1")
 
 
 def test_a_small_sample_is_used_and_reported(tmp_path, table):
     _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
-    clf = BayesNetClassifier(k=1, iterations=20, random_state=0).fit(open_batches(tmp_path / "d", sample_rows=1000))
+    clf = BayesNetClassifier(structure="kdb", k=1, iterations=20, random_state=0).fit(open_batches(tmp_path / "d", sample_rows=1000))
     info = clf.fit_info_["discretization_sample"]
     assert info == {"rows": 1000, "limit": 1000, "all_rows": False, "numeric_attributes": 1}
     # the sample depends on row positions only, not on how the rows are cut into files or batches
     other = tmp_path / "e"
     _parts(table, other, [10, 5990], pq.write_table, ".parquet")
-    clf2 = BayesNetClassifier(k=1, iterations=20, random_state=0).fit(
+    clf2 = BayesNetClassifier(structure="kdb", k=1, iterations=20, random_state=0).fit(
         open_batches(other, sample_rows=1000, batch_rows=333))
     _same(clf, clf2)
 
 
 def test_predict_source_matches_predict_proba(tmp_path, table):
     _parts(table, tmp_path / "d", [4000, 2000], pq.write_table, ".parquet")
-    clf = BayesNetClassifier(k=2, iterations=20, random_state=0).fit(from_arrow(table))
+    clf = BayesNetClassifier(structure="kdb", k=2, iterations=20, random_state=0).fit(from_arrow(table))
     parts = list(clf.predict_source(open_batches(tmp_path / "d", batch_rows=1500)))
     assert [p[0].num_rows for p in parts] == [1500, 1500, 1000, 1500, 500]
     assert np.array_equal(np.concatenate([p[2] for p in parts]), clf.predict_proba(table))
@@ -149,10 +149,10 @@ def test_bad_sources_are_one_line_errors(tmp_path, table):
     pq.write_table(table.slice(0, 10), d / "a.parquet")
     pq.write_table(table.slice(10, 10).drop_columns(["txt"]), d / "b.parquet")
     with pytest.raises(DataError, match="differ from the first file"):
-        BayesNetClassifier(iterations=10).fit(open_batches(d))
+        BayesNetClassifier(structure="kdb", iterations=10).fit(open_batches(d))
     (d / "b.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(DataError, match=r"b\.parquet: cannot read as Parquet"):
-        BayesNetClassifier(iterations=10).fit(open_batches(d))
+        BayesNetClassifier(structure="kdb", iterations=10).fit(open_batches(d))
     with pytest.raises(ParameterError, match="ESKDB cannot be trained from batches"):
         BayesNetClassifier(structure="eskdb").fit(open_batches(d / "a.parquet"))
     assert is_batch_path(tmp_path) and is_batch_path(str(tmp_path / "*.parquet"))
@@ -172,7 +172,7 @@ def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
 
     pq.write_table(table, tmp_path / "all.parquet")
     _parts(table, tmp_path / "d", [2000, 4000], pq.write_table, ".parquet")
-    args = ["-k", "2", "-i", "20", "--seed", "3", "-q"]
+    args = ["-s", "kdb", "-k", "2", "-i", "20", "--seed", "3", "-q"]
     assert _cli("train", tmp_path / "all.parquet", "-o", tmp_path / "one.hdpbnc", *args).exit_code == 0
     done = _cli("train", tmp_path / "d", "-o", tmp_path / "dir.hdpbnc", *args)
     assert done.exit_code == 0, done.output
@@ -200,6 +200,6 @@ def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
 @pytest.mark.parametrize("discretization", ["stochastic-mdl", "equal-frequency", "equal-width"])
 def test_every_discretization_streams_to_the_same_cut_points(tmp_path, table, discretization):
     _parts(table, tmp_path / "d", [3100, 2900], pq.write_table, ".parquet")
-    params = dict(k=1, iterations=20, random_state=8, discretization=discretization)
+    params = dict(structure="kdb", k=1, iterations=20, random_state=8, discretization=discretization)
     _same(BayesNetClassifier(**params).fit(from_arrow(table)),
           BayesNetClassifier(**params).fit(open_batches(tmp_path / "d", batch_rows=1000)))

@@ -110,6 +110,16 @@ def run(
 # ------------------------------------------------------------------------------------------
 # submit
 # ------------------------------------------------------------------------------------------
+def _iterations_option(text: str) -> int | None:
+    """``--iterations``: an integer, or auto (None: the structure's default, filled in by the daemon)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ParameterError(f"--iterations must be an integer or auto, got {text!r}") from None
+
+
 @app.command()
 def submit(
     spool: SpoolArg,
@@ -119,7 +129,7 @@ def submit(
     k: Annotated[int, typer.Option(*PARAM["k"].cli, help=PARAM["k"].cli_help)] = _default("k"),
     members: Annotated[int, typer.Option(*PARAM["n_members"].cli, help=PARAM["n_members"].cli_help)] = _default("n_members"),
     estimator: Annotated[str, typer.Option(*PARAM["estimator"].cli, help=PARAM["estimator"].cli_help)] = _default("estimator"),
-    iterations: Annotated[int, typer.Option(*PARAM["iterations"].cli, help=PARAM["iterations"].cli_help)] = _default("iterations"),
+    iterations: Annotated[str, typer.Option(*PARAM["iterations"].cli, metavar="<int|auto>", help=PARAM["iterations"].cli_help + " auto is that default.")] = "auto",
     burn_in: Annotated[Optional[int], typer.Option(*PARAM["burn_in"].cli, help=PARAM["burn_in"].cli_help)] = None,
     tying: Annotated[str, typer.Option(*PARAM["tying"].cli, help=PARAM["tying"].cli_help)] = _default("tying"),
     m: Annotated[float, typer.Option(*PARAM["m"].cli, help=PARAM["m"].cli_help)] = _default("m"),
@@ -133,6 +143,7 @@ def submit(
 ) -> None:
     """Publish a training job for DATA in SPOOL and print where its model lands (done/JOB/model.arrow)."""
     with _errors():
+        iterations = _iterations_option(iterations)
         job = {"structure": structure.lower(), "k": k, "n_members": members, "estimator": estimator.lower(), "iterations": iterations,
                "burn_in": burn_in, "tying": tying.lower(), "m": float(m), "discretization": discretization.lower(),
                "seed": seed, "class_attribute": class_attribute, "client": client_name}

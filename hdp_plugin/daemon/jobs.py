@@ -302,8 +302,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     t_read = time.perf_counter() - t0
     prog.check()
     # Step 3: train, exactly as BayesNetClassifier(**params).fit(read_dataset(...)) would
-    prog.set("training", 0, job["iterations"] if job["estimator"] == "hdp" else 0)
-    params = P.classifier_params(job)
+    params = P.classifier_params(job)  # iterations resolved: null is the structure's default
+    prog.set("training", 0, params["iterations"] if job["estimator"] == "hdp" else 0)
     clf = BayesNetClassifier(**params)
     t1 = time.perf_counter()
     clf.fit(ds, progress=prog.hook)
@@ -332,7 +332,7 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
         "structure": {"kind": st.kind, "k": int(st.k), "kept": len(st.kept),
                       "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
                       "trees": int(tr.n_trees), "nodes": int(tr.n_nodes), "cells": int(tr.n_cells)},
-        "sampler": ({"iterations": int(job["iterations"]), "burn_in": int(info["burn_in"]),
+        "sampler": ({"iterations": int(info["iterations"]), "burn_in": int(info["burn_in"]),
                      "n_samples": int(info["n_samples"])} if job["estimator"] == "hdp" else None),
         "timings": {"read_seconds": t_read, "structure_seconds": info.get("structure_seconds"),
                     "sampler_seconds": info.get("sampler_seconds"), "fit_seconds": t_fit,

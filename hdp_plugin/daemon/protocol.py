@@ -33,7 +33,7 @@ import math
 
 from .. import config
 from ..errors import JobError
-from ..params import PARAMETERS, Param
+from ..params import PARAMETERS, Param, resolved_iterations
 from .fileops import (  # noqa: F401 - re-exported: the protocol's atomic operations
     clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json, remove_quietly,
     write_atomic, write_json,
@@ -193,8 +193,11 @@ def validate_job(doc) -> dict:
                                    f"{PROTOCOL_VERSION}; upgrade hdp_plugin")
                 raise _bad(f.name, f"job.json: {f.name} must be <= {f.maximum}, got {v!r}")
         out[f.name] = v
-    if out["burn_in"] is not None and out["burn_in"] >= out["iterations"]:
-        raise _bad("burn_in", f"job.json: burn_in must be below iterations ({out['iterations']}), got {out['burn_in']!r}")
+    iterations = resolved_iterations(out["structure"], out["iterations"])  # null: the structure's default
+    if out["burn_in"] is not None and out["burn_in"] >= iterations:
+        what = f"iterations ({iterations})" if out["iterations"] is not None else \
+            f"the iterations ({iterations}, the default for {out['structure']})"
+        raise _bad("burn_in", f"job.json: burn_in must be below {what}, got {out['burn_in']!r}")
     if out["client"] is not None and len(out["client"]) > 200:
         raise _bad("client", f"job.json: client must be at most 200 characters, got {len(out['client'])}")
     if out["data"] is not None and out["data"] not in DATA_FILES:

@@ -163,7 +163,7 @@ def fit_members(
             g_hi = int(g.max(initial=-1)) + 1
             groups.append((g - g_lo, res.concentrations[g_lo:max(g_hi, g_lo)].copy()))
             node_lo += d.trees.n_nodes
-        info.update(sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
+        info.update(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
                     n_trees=combined.n_trees, n_cells=combined.n_cells)
     elif estimator == "laplace":
         probs = [laplace(d.trees) for d in drafts]

@@ -36,7 +36,7 @@ from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables
-from ..params import NAMES
+from ..params import NAMES, resolved_iterations
 from ..hdp.trees import ContextTrees, TreeNodes
 from ..structure import Structure
 
@@ -193,10 +193,12 @@ def model_document(clf) -> tuple[dict, dict]:
     if hasattr(clf, "members_"):
         params["n_members"] = int(clf.n_members)
     hdp = clf.estimator == "hdp"
+    # "auto" resolved: the number the sampler ran (without a sampler, the single networks' default)
+    params["iterations"] = resolved_iterations(clf.structure if hdp else "", clf.iterations)
     estimator = {"name": clf.estimator}
     if hdp:
         groups = [m.concentrations for m in clf.members_] if hasattr(clf, "members_") else [info["concentrations"]]
-        estimator.update(iterations=int(clf.iterations), burn_in=int(info["burn_in"]),
+        estimator.update(iterations=params["iterations"], burn_in=int(info["burn_in"]),
                          n_samples=int(info["n_samples"]), tying=clf.tying, window=config.WINDOW,
                          n_groups=int(sum(np.asarray(g).shape[0] for g in groups)))
     elif clf.estimator == "m-estimate":

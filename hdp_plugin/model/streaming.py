@@ -25,7 +25,7 @@ from ..data.stream import BatchSource, batch_codes, scan_schema
 from ..errors import DataError, ParameterError, TooLargeError
 from ..hdp.tables import ProbabilityTables, laplace, m_estimate
 from ..hdp.trees import LeafCellCounter, build_trees
-from ..params import structure_name
+from ..params import resolved_iterations, structure_name
 from ..preprocess import Discretizer
 from ..structure.counts import CountAccumulator
 from ..structure.learners import kdb, naive_bayes, tan
@@ -139,11 +139,11 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
         raise TooLargeError(f"{name} on {src}: {exc}") from None
     passes["trees"] = time.perf_counter() - t0
     if clf.estimator == "hdp":
-        res = engine.sample(trees, iterations=clf.iterations, burn_in=clf.burn_in, tying=clf.tying,
+        res = engine.sample(trees, iterations=resolved_iterations(kind, clf.iterations), burn_in=clf.burn_in, tying=clf.tying,
                             random_state=clf.random_state if seed is None else seed, n_jobs=clf.n_jobs,
                             progress=progress)
         probs = res.probabilities
-        info.update(sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
+        info.update(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
                     concentrations=res.concentrations, node_group=res.node_group)
     elif clf.estimator == "laplace":
         probs = laplace(trees)

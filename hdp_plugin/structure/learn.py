@@ -18,7 +18,7 @@ def learn_structure(
     cardinalities: np.ndarray,
     n_classes: int,
     *,
-    kind: str = config.DEFAULT_STRUCTURE,
+    kind: str = "kdb",
     k: int = config.DEFAULT_K,
 ) -> Structure:
     """Learn a Bayesian network classifier structure from integer codes.

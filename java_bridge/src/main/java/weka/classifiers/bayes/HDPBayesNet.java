@@ -128,7 +128,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
 
   // ---- defaults and domains (the same as hdp_plugin's config.py and the job schema of docs/spool-protocol.md)
   /** The default structure. */
-  public static final String DEFAULT_STRUCTURE = "kdb";
+  public static final String DEFAULT_STRUCTURE = "eskdb";
   /** The default largest number of attribute parents. */
   public static final int DEFAULT_K = 5;
   /** The largest k the daemon accepts. */
@@ -139,8 +139,12 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   public static final int MAX_MEMBERS = 1000;
   /** The default estimator. */
   public static final String DEFAULT_ESTIMATOR = "hdp";
-  /** The default number of Gibbs iterations. */
-  public static final int DEFAULT_ITERATIONS = 5000;
+  /** The default number of Gibbs iterations: 0, the structure's default (as RandomForest's 0). */
+  public static final int DEFAULT_ITERATIONS = 0;
+  /** The iterations of the default 0 for an eskdb ensemble (hdp_plugin's config.AUTO_ITERATIONS). */
+  public static final int ESKDB_ITERATIONS = 1000;
+  /** The iterations of the default 0 for a single network (hdp_plugin's config.DEFAULT_ITERATIONS). */
+  public static final int NETWORK_ITERATIONS = 5000;
   /** The most Gibbs iterations the daemon accepts. */
   public static final int MAX_ITERATIONS = 10_000_000;
   /** The default burn-in: -1 means min(1000, iterations/10). */
@@ -165,7 +169,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   static final String ESTIMATOR_TIP = "How the probability tables are estimated: hdp, m-estimate, laplace or mle "
     + "(default: " + DEFAULT_ESTIMATOR + ").";
   static final String ITERATIONS_TIP = "Gibbs iterations of the HDP sampler, 1 to " + MAX_ITERATIONS
-    + "; the paper uses 50000 (default: " + DEFAULT_ITERATIONS + ").";
+    + ", or 0 for the structure's default: " + ESKDB_ITERATIONS + " for eskdb, " + NETWORK_ITERATIONS
+    + " otherwise; the paper uses 50000 (default: " + DEFAULT_ITERATIONS + ").";
   static final String BURN_IN_TIP = "Iterations discarded before averaging, below the iterations; -1 means "
     + "min(1000, iterations/10) (default: " + DEFAULT_BURN_IN + ").";
   static final String TYING_TIP = "How HDP concentrations are shared: none, same-parent, level (the paper's) or "
@@ -369,9 +374,9 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   }
 
   public void setIterations(int value) {
-    if (value < 1 || value > MAX_ITERATIONS) {
+    if (value < 0 || value > MAX_ITERATIONS) {
       throw new IllegalArgumentException("HDPBayesNet: iterations (-I) must be an integer from 1 to "
-        + MAX_ITERATIONS + ", got " + value);
+        + MAX_ITERATIONS + ", or 0 for the structure's default, got " + value);
     }
     m_Iterations = value;
   }
@@ -646,10 +651,20 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     if ((structure.equals("kdb") || structure.equals("skdb") || structure.equals("eskdb")) && m_K > MAX_K) {
       throw new Exception("HDPBayesNet: k (-K) must be from 0 to " + MAX_K + " for " + structure + ", got " + m_K);
     }
-    if (TAGS_ESTIMATOR[m_Estimator].getIDStr().equals("hdp") && m_BurnIn >= m_Iterations) {
-      throw new Exception("HDPBayesNet: burnIn (-B) must be below the iterations (-I " + m_Iterations + "), got "
-        + m_BurnIn + "; -1 chooses min(1000, iterations/10)");
+    int iterations = resolvedIterations();
+    if (TAGS_ESTIMATOR[m_Estimator].getIDStr().equals("hdp") && m_BurnIn >= iterations) {
+      throw new Exception("HDPBayesNet: burnIn (-B) must be below the iterations (-I " + iterations
+        + (m_Iterations == 0 ? ", the default for " + structure : "") + "), got " + m_BurnIn
+        + "; -1 chooses min(1000, iterations/10)");
     }
+  }
+
+  /** @return the Gibbs iterations training runs: -I, or for 0 the structure's default */
+  public int resolvedIterations() {
+    if (m_Iterations != 0) {
+      return m_Iterations;
+    }
+    return TAGS_STRUCTURE[m_Structure].getIDStr().equals("eskdb") ? ESKDB_ITERATIONS : NETWORK_ITERATIONS;
   }
 
   /**
@@ -792,7 +807,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     job.put("k", structure.equals("nb") || structure.equals("tan") ? DEFAULT_K : m_K);
     job.put("n_members", structure.equals("eskdb") ? m_Members : DEFAULT_MEMBERS);
     job.put("estimator", TAGS_ESTIMATOR[m_Estimator].getIDStr());
-    job.put("iterations", m_Iterations);
+    job.put("iterations", m_Iterations == 0 ? null : m_Iterations); // null: the structure's default
     job.put("burn_in", m_BurnIn < 0 || !hdp ? null : m_BurnIn);
     job.put("tying", TAGS_TYING[m_Tying].getIDStr());
     job.put("m", m_M);

@@ -132,7 +132,7 @@ class DaemonIT {
   @Test
   void crossValidationAndASavedModel() throws Exception {
     Instances d = data("vote.arff", "Class");
-    HDPBayesNet c = classifier(s_Spool, "-K", "2", "-I", "100");
+    HDPBayesNet c = classifier(s_Spool, "-S", "kdb", "-K", "2", "-I", "100");
     Evaluation ev = new Evaluation(d);
     ev.crossValidateModel(c, d, 5, new Random(1));
     assertTrue(ev.pctCorrect() > 88, "accuracy " + ev.pctCorrect());
@@ -147,6 +147,20 @@ class DaemonIT {
     }
     assertTrue(back.toString().contains("Structure: kdb (k=2)"), back.toString());
     assertTrue(back.graph().contains("<BIF VERSION=\"0.3\">"));
+  }
+
+  @Test
+  void theDefaultsTrainAnEskdbEnsembleAtATousandIterations() throws Exception {
+    // no options: ESKDB-5 x20, 1000 iterations, stochastic MDL cut points (each member its own)
+    Instances d = data("weather.numeric.arff", "play");
+    HDPBayesNet c = classifier(s_Spool);
+    assertEquals("", weka.core.Utils.joinOptions(new HDPBayesNet().getOptions()));
+    c.buildClassifier(d);
+    String text = c.toString();
+    assertTrue(text.contains("ESKDB ensemble of 20 members"), text);
+    assertTrue(text.contains("(1000 iterations, burn-in 100"), text);
+    double[] p = c.distributionForInstance(d.instance(0));
+    assertEquals(1.0, p[0] + p[1], 1e-12);
   }
 
   @Test
@@ -171,7 +185,7 @@ class DaemonIT {
     weka.experiment.RandomSplitResultProducer rp = new weka.experiment.RandomSplitResultProducer();
     rp.setTrainPercent(66);
     weka.experiment.ClassifierSplitEvaluator se = new weka.experiment.ClassifierSplitEvaluator();
-    se.setClassifier(classifier(s_Spool, "-K", "1", "-I", "50"));
+    se.setClassifier(classifier(s_Spool, "-S", "kdb", "-K", "1", "-I", "50"));
     rp.setSplitEvaluator(se);
     exp.setResultProducer(rp);
     weka.experiment.InstancesResultListener listener = new weka.experiment.InstancesResultListener();
@@ -197,7 +211,7 @@ class DaemonIT {
   @Test
   void wekaCheckClassifier() throws Exception {
     weka.classifiers.CheckClassifier check = new weka.classifiers.CheckClassifier();
-    check.setClassifier(classifier(s_Spool, "-I", "20"));
+    check.setClassifier(classifier(s_Spool, "-S", "kdb", "-I", "20"));
     java.io.PrintStream out = System.out;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     System.setOut(new java.io.PrintStream(captured, true, "UTF-8"));
@@ -273,7 +287,7 @@ class DaemonIT {
   @Test
   void aFailedJobGivesTheDaemonsMessage() throws Exception {
     // a failure only the daemon can find (bad option values are refused in Java, before any job)
-    HDPBayesNet c = classifier(s_Spool, "-discretization", "none", "-I", "10");
+    HDPBayesNet c = classifier(s_Spool, "-S", "kdb", "-discretization", "none", "-I", "10");
     Exception e = assertThrows(Exception.class, () -> c.buildClassifier(data("weather.numeric.arff", "play")));
     assertTrue(e.getMessage().contains("is numeric; discretization 'none' needs nominal data"), e.getMessage());
     assertTrue(e.getMessage().startsWith("HDPBayesNet: training failed: "), e.getMessage());
@@ -341,7 +355,7 @@ class DaemonIT {
   }
 
   static Future<?> trainInBackground(ExecutorService ex, Path spool) throws Exception {
-    HDPBayesNet c = classifier(spool, "-I", "10000000");
+    HDPBayesNet c = classifier(spool, "-S", "kdb", "-I", "10000000");
     return ex.submit(() -> {
       c.buildClassifier(slowData());
       return null;
@@ -371,7 +385,7 @@ class DaemonIT {
     // job must be cancelled and its folders removed every time, whatever the thread was doing
     Path spool = freshSpool("stop");
     for (int i = 0; i < 5; i++) {
-      HDPBayesNet c = classifier(spool, "-I", "10000000");
+      HDPBayesNet c = classifier(spool, "-S", "kdb", "-I", "10000000");
       Thread t = new Thread(() -> {
         try {
           c.buildClassifier(slowData());
@@ -401,7 +415,7 @@ class DaemonIT {
       List<Future<double[]>> results = new ArrayList<>();
       for (String k : new String[] {"1", "2"}) {
         results.add(ex.submit(() -> {
-          HDPBayesNet c = classifier(spool, "-K", k, "-I", "50");
+          HDPBayesNet c = classifier(spool, "-S", "kdb", "-K", k, "-I", "50");
           Instances d = data("vote.arff", "Class");
           c.buildClassifier(d);
           return c.distributionForInstance(d.instance(0));
@@ -422,7 +436,7 @@ class DaemonIT {
   @Test
   void timeoutCancelsTheJobWithAClearMessage() throws Exception {
     Path spool = freshSpool("timeout");
-    HDPBayesNet c = classifier(spool, "-I", "10000000", "-timeout", "3");
+    HDPBayesNet c = classifier(spool, "-S", "kdb", "-I", "10000000", "-timeout", "3");
     Exception e = assertThrows(Exception.class, () -> c.buildClassifier(slowData()));
     assertTrue(e.getMessage().contains("did not finish within the timeout of 3 s"), e.getMessage());
     assertTrue(e.getMessage().contains("daemon status"), e.getMessage());

@@ -126,13 +126,14 @@ class HDPBayesNetTest {
     "-seed abc|-seed must be an integer, got 'abc'",
     "-M x|-M must be a number, got 'x'",
     "-K -1|k (-K) must be an integer >= 0, got -1",
-    "-I 0|iterations (-I) must be an integer from 1 to 10000000, got 0",
-    "-I 10000001|iterations (-I) must be an integer from 1 to 10000000, got 10000001",
+    "-I -1|iterations (-I) must be an integer from 1 to 10000000, or 0 for the structure's default, got -1",
+    "-I 10000001|iterations (-I) must be an integer from 1 to 10000000, or 0 for the structure's default, got 10000001",
     "-M -1|m (-M) must be a finite number >= 0, got -1.0",
     "-M NaN|m (-M) must be a finite number >= 0, got NaN",
     "-B -5|burnIn (-B) must be an integer >= -1, got -5",
     "-timeout -1|timeout (-timeout) must be an integer >= 0, got -1",
-    "-K 65|k (-K) must be from 0 to 64 for kdb, got 65",
+    "-K 65|k (-K) must be from 0 to 64 for eskdb, got 65",
+    "-S kdb -K 65|k (-K) must be from 0 to 64 for kdb, got 65",
     "-S skdb -K 99|k (-K) must be from 0 to 64 for skdb, got 99",
     "-I 100 -B 100|burnIn (-B) must be below the iterations (-I 100), got 100; -1 chooses min(1000, iterations/10)"})
   void badOptionValuesAreRefusedNamingTheOption(String options, String message) {
@@ -147,7 +148,7 @@ class HDPBayesNetTest {
     c.setSpoolDirectory(spool.toFile());
     c.setPythonExecutable("/nonexistent/python");
     assertThrows(IllegalArgumentException.class, () -> c.setK(-1));
-    assertThrows(IllegalArgumentException.class, () -> c.setIterations(0));
+    assertThrows(IllegalArgumentException.class, () -> c.setIterations(-1));
     assertThrows(IllegalArgumentException.class, () -> c.setM(-1));
     assertThrows(IllegalArgumentException.class, () -> c.setBurnIn(-2));
     assertThrows(IllegalArgumentException.class, () -> c.setTimeout(-1));
@@ -182,7 +183,7 @@ class HDPBayesNetTest {
       help.append(o.synopsis()).append('\n').append(o.description()).append('\n');
     }
     String h = help.toString();
-    for (String d : new String[] {"(default: kdb)", "(default: 5)", "(default: hdp)", "(default: 5000)",
+    for (String d : new String[] {"(default: eskdb)", "(default: 5)", "(default: hdp)", "5000 otherwise; the paper uses 50000 (default: 0)",
       "(default: -1)", "(default: level)", "(default: 0)", "(default: python3)", "(default: ~/.hdp-bnc/spool",
       "(default: arrow)", "(default: 1.0)", "(default: auto)"}) {
       assertTrue(h.contains(d), d + " missing from:\n" + h);
@@ -334,7 +335,9 @@ class HDPBayesNetTest {
   void emptyDefaultsAreSensible() {
     HDPBayesNet c = new HDPBayesNet();
     assertTrue(c.getSpoolDirectory().toPath().isAbsolute());
-    assertEquals("kdb", c.getStructure().getSelectedTag().getIDStr());
+    assertEquals("eskdb", c.getStructure().getSelectedTag().getIDStr());
+    assertEquals(0, c.getIterations());
+    assertEquals(HDPBayesNet.ESKDB_ITERATIONS, c.resolvedIterations());
     assertEquals(5, c.getK());
     HDPModel none = c.getModel();
     assertEquals(null, none);

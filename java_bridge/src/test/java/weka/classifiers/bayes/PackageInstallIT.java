@@ -88,7 +88,7 @@ class PackageInstallIT {
     env.put(HDPBayesNet.PYTHON_ENV, PythonSide.python());
     try {
       PythonSide.Result r = PythonSide.java(PythonSide.wekaClassPath(), env, 600, "weka.Run",
-        "weka.classifiers.bayes.HDPBayesNet", "-t", TestFiles.data().resolve("vote.arff").toString(), "-K", "2",
+        "weka.classifiers.bayes.HDPBayesNet", "-t", TestFiles.data().resolve("vote.arff").toString(), "-S", "kdb", "-K", "2",
         "-I", "100", "-spool", s_Spool.toString());
       assertEquals(0, r.code, r.output);
       assertTrue(r.output.contains("=== Stratified cross-validation ==="), r.output);
@@ -97,7 +97,7 @@ class PackageInstallIT {
       // -d saves the model; -l loads it and predicts with no Python at all
       Path model = s_Home.resolve("vote.model");
       r = PythonSide.java(PythonSide.wekaClassPath(), env, 600, "weka.Run", "weka.classifiers.bayes.HDPBayesNet",
-        "-t", TestFiles.data().resolve("vote.arff").toString(), "-no-cv", "-K", "2", "-I", "100", "-spool",
+        "-t", TestFiles.data().resolve("vote.arff").toString(), "-no-cv", "-S", "kdb", "-K", "2", "-I", "100", "-spool",
         s_Spool.toString(), "-d", model.toString());
       assertEquals(0, r.code, r.output);
       assertTrue(Files.size(model) > 1000);
@@ -142,7 +142,7 @@ class PackageInstallIT {
     Path spool = s_Home.resolve("one-zip-spool");
     try {
       String[] run = {"weka.Run", "weka.classifiers.bayes.HDPBayesNet", "-t",
-        TestFiles.data().resolve("vote.arff").toString(), "-x", "2", "-K", "2", "-I", "100", "-spool", spool.toString()};
+        TestFiles.data().resolve("vote.arff").toString(), "-x", "2", "-S", "kdb", "-K", "2", "-I", "100", "-spool", spool.toString()};
       PythonSide.Result r = PythonSide.java(PythonSide.wekaClassPath(), env, 1500, run);
       assertEquals(0, r.code, r.output);
       assertTrue(r.output.contains("making HDPBayesNet's own Python environment (once)"), r.output);

@@ -104,9 +104,42 @@ class ParametersSpecTest {
       new HDPBayesNet().setOptions(new String[] {"-" + weka, Long.toString(min), "-S", "eskdb"});
       assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-" + weka,
         Long.toString(max + 1), "-S", "eskdb"}), weka);
-      assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-" + weka,
-        Long.toString(min - 1), "-S", "eskdb"}), weka);
+      if (((Number) p.get("weka_default")).longValue() == min - 1) { // -I 0: Weka's "the structure's default"
+        new HDPBayesNet().setOptions(new String[] {"-" + weka, Long.toString(min - 1), "-S", "eskdb"});
+        assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-" + weka,
+          Long.toString(min - 2), "-S", "eskdb"}), weka);
+      } else {
+        assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-" + weka,
+          Long.toString(min - 1), "-S", "eskdb"}), weka);
+      }
     }
+  }
+
+  @Test
+  void iterationsZeroIsTheStructuresDefaultAndTravelsAsNull() throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    assertEquals(0, c.getIterations());
+    assertTrue(c.jobParameters().containsKey("iterations"));
+    assertEquals(null, c.jobParameters().get("iterations"));
+    c.setOptions(new String[] {"-S", "eskdb", "-I", "0"});
+    assertEquals(HDPBayesNet.ESKDB_ITERATIONS, c.resolvedIterations());
+    assertTrue(!java.util.Arrays.asList(c.getOptions()).contains("-I"));
+    c.setOptions(new String[] {"-S", "kdb"});
+    assertEquals(HDPBayesNet.NETWORK_ITERATIONS, c.resolvedIterations());
+    c.setOptions(new String[] {"-S", "kdb", "-I", "300"});
+    assertEquals(300, c.jobParameters().get("iterations"));
+    List<String> opts = new ArrayList<>();
+    Collections.addAll(opts, c.getOptions());
+    assertEquals("300", opts.get(opts.indexOf("-I") + 1));
+    HDPBayesNet again = new HDPBayesNet();
+    again.setOptions(c.getOptions());
+    assertEquals(300, again.getIterations());
+    // burn-in is checked against the resolved number: 1000 for eskdb at -I 0
+    Exception e = assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-S", "eskdb",
+      "-B", "1000"}));
+    assertTrue(e.getMessage().contains("burnIn (-B)") && e.getMessage().contains("1000, the default for eskdb"),
+      e.getMessage());
+    new HDPBayesNet().setOptions(new String[] {"-S", "kdb", "-B", "1000"});
   }
 
   @Test
@@ -117,7 +150,7 @@ class ParametersSpecTest {
     assertEquals("auto", c.jobParameters().get("discretization"));
     c.setOptions(new String[] {"-S", "kdb", "-members", "7"});
     assertEquals(HDPBayesNet.DEFAULT_MEMBERS, c.jobParameters().get("n_members"));
-    assertArrayEquals(new String[] {"-S", "eskdb", "-members", "7"}, subset(eskdb7()));
+    assertArrayEquals(new String[] {"-members", "7"}, subset(eskdb7())); // eskdb is the default: no -S
   }
 
   private static String[] eskdb7() throws Exception {

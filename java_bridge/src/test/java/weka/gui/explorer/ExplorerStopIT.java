@@ -72,6 +72,7 @@ class ExplorerStopIT {
     PythonSideAccess.assumeHdpPlugin();
     Instances data = PythonSideAccess.data("vote.arff", "Class");
     HDPBayesNet c = new HDPBayesNet();
+    c.setStructure(new weka.core.SelectedTag("kdb", HDPBayesNet.TAGS_STRUCTURE));
     c.setIterations(10_000_000);
     c.setK(2);
     c.setSpoolDirectory(s_Spool.toFile());
