@@ -142,7 +142,7 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
                                       trees.node_parent, group, trees.node_cell_start, fixed,
                                       conc, *tables,
                                       no_big, n, t, N, T,
-                                      z, z.copy(), z.copy(), np.zeros(1, np.int64), 0, np.zeros(2), np.zeros(2),
+                                      z, z.copy(), z.copy(), np.zeros(1, np.int64), 0,
                                       np.ones(4, np.uint64), 10, 5, 3, 2.0, 1.0, 4000.0)
         assert reached == 7
         assert np.array_equal(t, r.table_counts)

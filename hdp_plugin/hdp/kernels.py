@@ -246,27 +246,30 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
     nodes with N_j <= ``GROUPED_BETA_MAX`` that is sum_i G_i / (c + i), G_i ~ Gamma(m_i) the sum of the
     m_i exponentials of the nodes with N_j > i: the same distribution from at most
     ``GROUPED_BETA_MAX`` gamma variates per group instead of one Beta variate per node. ``hist``
-    (groups x GROUPED_BETA_MAX + 1 zeros, left zeroed) counts those nodes by N_j.
+    (groups x GROUPED_BETA_MAX + 1 zeros, left zeroed) counts those nodes by N_j. ``sum_T`` and
+    ``sum_q`` are scratch indexed from ``group_lo`` (the calling tree's own: a thread writing sums
+    into a line another thread's tree uses would make the two threads take turns with the line).
     """
-    for g in range(group_lo, group_hi):
-        sum_T[g] = 0.0
-        sum_q[g] = 0.0
+    for h in range(group_hi - group_lo):
+        sum_T[h] = 0.0
+        sum_q[h] = 0.0
     for j in range(node_lo + 1, node_hi):
         Nj = node_N[j]
         if Nj > 0:
             g = node_group[j]
-            sum_T[g] += node_T[j]
+            sum_T[g - group_lo] += node_T[j]
             if group_fixed[g]:
                 continue
             if Nj <= GROUPED_BETA_MAX:
                 hist[g - group_lo, Nj] += 1
             else:
-                sum_q[g] += neg_log_beta(rng, conc[g], float(Nj))
+                sum_q[g - group_lo] += neg_log_beta(rng, conc[g], float(Nj))
     for g in range(group_lo, group_hi):
         if group_fixed[g]:
             continue
-        sum_q[g] += grouped_neg_log_beta(rng, conc[g], hist, g - group_lo)
-        c = gamma(rng, shape + sum_T[g]) / (rate + sum_q[g])
+        h = g - group_lo
+        sum_q[h] += grouped_neg_log_beta(rng, conc[g], hist, h)
+        c = gamma(rng, shape + sum_T[h]) / (rate + sum_q[h])
         if c > max_c:
             c = max_c
         if c < 1e-12:
@@ -352,8 +355,7 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
 def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, card, max_children,
                 act, act_lo, act_hi, moving, mv_lo, mv_hi, still, st_lo, st_hi, node_parent, node_group,
                 node_cell_start, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob,
-                est_sum, wsum, win_k, tr, sum_T, sum_q, rng, window, conc_every, conc_offset, shape, rate,
-                max_c):
+                est_sum, wsum, win_k, tr, rng, window, conc_every, conc_offset, shape, rate, max_c):
     """Run iterations ``it_from .. it_to - 1`` on one tree.
 
     ``moving[mv_lo:mv_hi]`` and ``still[st_lo:st_hi]`` split the tree's nodes (each top-down) into
@@ -365,8 +367,14 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
     looks ``window`` further). The driver then grows the tables and calls again from there; no
     random number is drawn by the check, so results do not depend on it.
     """
+    # scratch and state of this tree only, written back at the end: trees of other threads sit next
+    # to this one in the shared arrays, and writes to a shared cache line make threads take turns
     weights = np.empty(2 * window + 1, dtype=np.float64)
     hist = np.zeros((group_hi - group_lo, GROUPED_BETA_MAX + 1), dtype=np.int64)
+    sums_T = np.zeros(group_hi - group_lo)
+    sums_q = np.zeros(group_hi - group_lo)
+    state = rng.copy()
+    k_win = win_k[tr]
     cell_lo = node_cell_start[node_lo]
     cell_hi = node_cell_start[node_hi - 1] + card
     t_cap = rt.shape[1] - 1
@@ -379,24 +387,28 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
             # for one more iteration)
             need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
             if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
+                rng[:] = state
+                win_k[tr] = k_win
                 return it
         # Step 1: table counts, bottom-up
         need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
-                                    node_N, node_T, window, weights, rng)
+                                    node_N, node_T, window, weights, state)
         # Step 2: concentrations every conc_every-th iteration (the still nodes' estimates of the
         # window that ends are added first, with the concentrations they were made with)
         if it % conc_every == conc_offset:
             flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
-                        node_cell_start, conc, n, node_N, est_sum, wsum, win_k[tr])
-            win_k[tr] = 0
+                        node_cell_start, conc, n, node_N, est_sum, wsum, k_win)
+            k_win = 0
             concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
-                                node_N, node_T, sum_T, sum_q, hist, shape, rate, max_c, rng)
+                                node_N, node_T, sums_T, sums_q, hist, shape, rate, max_c, state)
         # Step 3: after burn-in, accumulate the estimates (the moving nodes' now, the still nodes'
         # at the end of the window)
         if it >= burn_in:
             accumulate_moving(moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group, node_cell_start,
                               conc, n, node_N, prob, est_sum, wsum)
-            win_k[tr] += 1
+            k_win += 1
+    rng[:] = state
+    win_k[tr] = k_win
     return it_to
 
 
@@ -404,7 +416,7 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
 def sample_trees(order, lo, hi, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
                  tree_max_children, act, tree_act_start, moving, tree_mv_start, still, tree_st_start,
                  node_parent, node_group, node_cell_start, group_fixed, conc, rt, big_base, rn_t, big_row, n,
-                 t, node_N, node_T, prob, est_sum, wsum, win_k, sum_T, sum_q, rng_states, window, conc_every,
+                 t, node_N, node_T, prob, est_sum, wsum, win_k, rng_states, window, conc_every,
                  conc_offset, shape, rate, max_c):
     """Advance the trees ``order[lo:hi]`` (one thread's bin), one after the other, to iteration
     ``it_to``. The driver runs the bins on threads of its own (the kernels release the GIL); every
@@ -420,7 +432,7 @@ def sample_trees(order, lo, hi, it_reached, it_to, burn_in, tree_node_start, tre
             act, tree_act_start[tr], tree_act_start[tr + 1], moving, tree_mv_start[tr], tree_mv_start[tr + 1],
             still, tree_st_start[tr], tree_st_start[tr + 1], node_parent, node_group, node_cell_start,
             group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum, wsum,
-            win_k, tr, sum_T, sum_q, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+            win_k, tr, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
 
 
 @njit(**NJIT_OPTIONS)

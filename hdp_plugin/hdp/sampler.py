@@ -156,8 +156,6 @@ def sample(
     node_T = np.zeros(trees.n_nodes, np.int64)
     prob = np.zeros(n_cells)
     est_sum = np.zeros(n_cells)
-    sum_T = np.zeros(n_groups)
-    sum_q = np.zeros(n_groups)
     rng = tree_states(random_state, trees.n_trees)
 
     threads = _threads(n_jobs)
@@ -208,7 +206,7 @@ def sample(
                                          act, tree_act_start, moving, tree_mv_start, still, tree_st_start,
                                          trees.node_parent, node_group, trees.node_cell_start, group_fixed, conc,
                                          *tables, big_row, n, t, node_N, node_T, prob, est_sum, wsum, win_k,
-                                         sum_T, sum_q, rng, window, config.CONCENTRATION_EVERY,
+                                         rng, window, config.CONCENTRATION_EVERY,
                                          config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
                                          config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
 
