@@ -225,10 +225,12 @@ def sample(
                 if dense_need + margin > n_dense:
                     n_dense = min(n_max + margin, max(2 * n_dense, dense_need + margin))
                     grown = True
-                if grown:  # (a tree stops only when its exact need is past an edge, so this holds)
-                    log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
-                    tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, stirling_cache)
-                    act[:, 4] = big_row[act[:, 0]]
+                if not grown:  # a tree stops only when its exact need is past an edge
+                    raise HDPError(f"sampler stopped at iteration {int(reached.min())} with tables of "
+                                   f"{n_dense + 1} x {t_cap + 1} that cover its needs (an internal error)")
+                log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
+                tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, stirling_cache)
+                act[:, 4] = big_row[act[:, 0]]
             if debug:
                 bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
                                                trees.node_cell_start, trees.is_leaf, n, t, node_N, node_T)

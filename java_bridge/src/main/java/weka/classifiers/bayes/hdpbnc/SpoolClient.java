@@ -424,7 +424,8 @@ public final class SpoolClient {
     }
     boolean finished = false;
     try {
-      if (liveDaemons(m_Root).isEmpty()) {
+      // a job already claimed (or finished) had a daemon: if that one has died since, await() says so
+      if (liveDaemons(m_Root).isEmpty() && claimedBy(name) == null && !finished(name)) {
         if (!m_AutoStart) {
           throw new Exception("HDPBayesNet: no hdp-bnc daemon is running on " + m_Root
             + ", and starting one is switched off (-do-not-start-daemon). Start one with: "
