@@ -9,7 +9,8 @@ Writes ``rows`` rows x 20 attributes (2-5 values, 3 classes) drawn from one know
 Parquet files of ``partition`` rows (kept and reused if already there), then, in a fresh process,
 trains kDB-k at ``iterations`` iterations from the directory (hdp_plugin.data.open_batches) and
 predicts every row batch by batch into a Parquet file, and reports the seconds and rows per second of
-every pass, the sampler's seconds, prediction seconds and the process's peak RSS (getrusage).
+every pass, the sampler's seconds, prediction seconds and the process's peak RSS (getrusage), and
+with ``--engine dask`` every worker's peak RSS after training.
 """
 
 from __future__ import annotations
@@ -61,9 +62,12 @@ def run(directory: Path, k: int, iterations: int, engine: str, workers: int | No
     src = open_batches(directory)
     out = {}
     t0 = time.perf_counter()
-    with use_engine(engine, n_workers=workers):
+    with use_engine(engine, n_workers=workers) as eng:
         clf = BayesNetClassifier(structure="kdb", k=k, iterations=iterations, random_state=0).fit(src)
-    out["fit_seconds"] = time.perf_counter() - t0
+        out["fit_seconds"] = time.perf_counter() - t0
+        client = getattr(eng, "client", None)
+        if client is not None:  # the Dask workers' own peak RSS (the training runs there)
+            out["worker_peak_rss_mb"] = sorted(client.run(peak_rss_mb).values())
     info = clf.fit_info_
     out.update(rows=info["rows"], passes=info["pass_seconds"], rows_per_second=info["rows_per_second"],
                sampler_seconds=info.get("sampler_seconds"), cells=int(clf.tables_.trees.n_cells))
