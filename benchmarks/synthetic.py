@@ -23,22 +23,7 @@ def synthetic(n_rows: int, n_attributes: int = 20, n_classes: int = 3, seed: int
     rng = np.random.default_rng(seed)
     cards = rng.integers(2, 6, n_attributes)
     y = rng.choice(n_classes, size=n_rows, p=rng.dirichlet(np.full(n_classes, 2.0)))
-    X = np.zeros((n_rows, n_attributes), np.uint8)
-    for i in range(n_attributes):
-        p1 = X[:, i - 1].astype(np.int64) if i >= 1 else np.zeros(n_rows, np.int64)
-        p2 = X[:, i - 2].astype(np.int64) if i >= 2 else np.zeros(n_rows, np.int64)
-        r1 = cards[i - 1] if i >= 1 else 1
-        r2 = cards[i - 2] if i >= 2 else 1
-        n_ctx = n_classes * r1 * r2
-        tables = rng.dirichlet(np.full(cards[i], 0.5), size=n_ctx)
-        ctx = (y * r1 + p1) * r2 + p2
-        cum = np.cumsum(tables, axis=1)[ctx]
-        u = rng.random(n_rows)[:, None]
-        X[:, i] = np.minimum((u > cum).sum(axis=1), cards[i] - 1)
-    attributes = [Attribute(f"a{i}", tuple(f"v{v}" for v in range(cards[i]))) for i in range(n_attributes)]
-    cls = Attribute("class", tuple(f"c{c}" for c in range(n_classes)))
-    return Dataset(attributes, cls, X, y.astype(np.int32), relation=f"synthetic-{n_rows}",
-                   source=f"<synthetic {n_rows} rows>")
+    return _sample(rng, rng, cards, y, n_classes, f"<synthetic {n_rows} rows>")
 
 
 def _synthetic_rows(n_rows, n_attributes, n_classes, seed, rows_seed) -> Dataset:
@@ -47,8 +32,15 @@ def _synthetic_rows(n_rows, n_attributes, n_classes, seed, rows_seed) -> Dataset
     cards = net.integers(2, 6, n_attributes)
     prior = net.dirichlet(np.full(n_classes, 2.0))
     y = rng.choice(n_classes, size=n_rows, p=prior)
-    X = np.zeros((n_rows, n_attributes), np.uint8)
-    for i in range(n_attributes):
+    return _sample(net, rng, cards, y, n_classes, f"<synthetic {n_rows} rows, part {rows_seed}>")
+
+
+def _sample(net, rng, cards, y, n_classes, source) -> Dataset:
+    """The attributes' columns given the classes ``y``: tables drawn from ``net``, values from ``rng``
+    (one generator for both draws them interleaved, attribute by attribute)."""
+    n_rows = y.shape[0]
+    X = np.zeros((n_rows, cards.shape[0]), np.uint8)
+    for i in range(cards.shape[0]):
         p1 = X[:, i - 1].astype(np.int64) if i >= 1 else np.zeros(n_rows, np.int64)
         p2 = X[:, i - 2].astype(np.int64) if i >= 2 else np.zeros(n_rows, np.int64)
         r1 = cards[i - 1] if i >= 1 else 1
@@ -58,7 +50,6 @@ def _synthetic_rows(n_rows, n_attributes, n_classes, seed, rows_seed) -> Dataset
         cum = np.cumsum(tables, axis=1)[ctx]
         u = rng.random(n_rows)[:, None]
         X[:, i] = np.minimum((u > cum).sum(axis=1), cards[i] - 1)
-    attributes = [Attribute(f"a{i}", tuple(f"v{v}" for v in range(cards[i]))) for i in range(n_attributes)]
+    attributes = [Attribute(f"a{i}", tuple(f"v{v}" for v in range(cards[i]))) for i in range(cards.shape[0])]
     cls = Attribute("class", tuple(f"c{c}" for c in range(n_classes)))
-    return Dataset(attributes, cls, X, y.astype(np.int32), relation=f"synthetic-{n_rows}",
-                   source=f"<synthetic {n_rows} rows, part {rows_seed}>")
+    return Dataset(attributes, cls, X, y.astype(np.int32), relation=f"synthetic-{n_rows}", source=source)
