@@ -28,6 +28,28 @@ from ..config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)
+def _next_row(prev, cur, n):
+    """Row ``n`` of log S into ``cur`` from row ``n - 1`` in ``prev`` (the recurrence above)."""
+    n_cols = cur.shape[0]
+    cur[0] = -np.inf
+    log_nm1 = math.log(n - 1) if n > 1 else -np.inf
+    top = min(n, n_cols - 1)
+    for t in range(1, top + 1):
+        a = prev[t - 1]
+        b = log_nm1 + prev[t] if t <= n - 1 else -np.inf
+        if a == -np.inf:
+            cur[t] = b
+        elif b == -np.inf:
+            cur[t] = a
+        elif a > b:
+            cur[t] = a + math.log1p(math.exp(b - a))
+        else:
+            cur[t] = b + math.log1p(math.exp(a - b))
+    for t in range(top + 1, n_cols):
+        cur[t] = -np.inf
+
+
+@njit(**NJIT_OPTIONS)
 def _fill_dense_and_big(dense, big, big_values):
     """Rows 0..len(dense)-1 into ``dense`` and rows ``big_values`` (ascending) into ``big``.
 
@@ -46,22 +68,7 @@ def _fill_dense_and_big(dense, big, big_values):
         dense[0, t] = prev[t]
     k = 0
     for n in range(1, n_last + 1):
-        cur[0] = -np.inf
-        log_nm1 = math.log(n - 1) if n > 1 else -np.inf
-        top = min(n, n_cols - 1)
-        for t in range(1, top + 1):
-            a = prev[t - 1]
-            b = log_nm1 + prev[t] if t <= n - 1 else -np.inf
-            if a == -np.inf:
-                cur[t] = b
-            elif b == -np.inf:
-                cur[t] = a
-            elif a > b:
-                cur[t] = a + math.log1p(math.exp(b - a))
-            else:
-                cur[t] = b + math.log1p(math.exp(a - b))
-        for t in range(top + 1, n_cols):
-            cur[t] = -np.inf
+        _next_row(prev, cur, n)
         if n <= n_dense:
             for t in range(n_cols):
                 dense[n, t] = cur[t]
@@ -97,24 +104,8 @@ def log_stirling_rows(n_dense: int, t_max: int, big_values: np.ndarray):
 @njit(**NJIT_OPTIONS)
 def _continue_dense(dense, n_from):
     """Rows ``n_from + 1 ..`` of ``dense`` by the recurrence, from row ``n_from`` (already there)."""
-    n_cols = dense.shape[1]
     for n in range(n_from + 1, dense.shape[0]):
-        log_nm1 = math.log(n - 1) if n > 1 else -np.inf
-        dense[n, 0] = -np.inf
-        top = min(n, n_cols - 1)
-        for t in range(1, top + 1):
-            a = dense[n - 1, t - 1]
-            b = log_nm1 + dense[n - 1, t] if t <= n - 1 else -np.inf
-            if a == -np.inf:
-                dense[n, t] = b
-            elif b == -np.inf:
-                dense[n, t] = a
-            elif a > b:
-                dense[n, t] = a + math.log1p(math.exp(b - a))
-            else:
-                dense[n, t] = b + math.log1p(math.exp(a - b))
-        for t in range(top + 1, n_cols):
-            dense[n, t] = -np.inf
+        _next_row(dense[n - 1], dense[n], n)
 
 
 def grow_stirling_rows(previous, n_dense: int, t_max: int, big_values: np.ndarray):
