@@ -422,8 +422,8 @@ def sample_trees(order, lo, hi, it_reached, it_to, burn_in, tree_node_start, tre
     ``it_to``. The driver runs the bins on threads of its own (the kernels release the GIL); every
     tree has its own random stream, so the result does not depend on the bins or the threads.
 
-    (Not a ``prange``: a ``parallel=True`` caller took 11.6 s of CPU to compile against 7 s, for
-    no gain at run time now that the sweep passes no arrays to calls.)"""
+    (Not a ``prange``: a ``parallel=True`` caller took 11.6 s of CPU to compile against 6.8 s;
+    interleaved runs of the two were within the machine's noise of each other.)"""
     for i in range(lo, hi):
         tr = order[i]
         it_reached[tr] = sample_tree(
