@@ -13,7 +13,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -52,9 +54,22 @@ class SpoolClientTest {
     m_Ex = Executors.newCachedThreadPool();
   }
 
+  /** Every client a test made: their monitor threads must be done before the spool is deleted. */
+  final List<SpoolClient> m_Clients = new ArrayList<>();
+
   @AfterEach
   void release() throws Exception {
     m_Ex.shutdownNow();
+    // a failed job's monitor writes the cancel marker and cleans up from its own thread: let it finish
+    // (or stop it) before JUnit deletes the temporary spool under it
+    for (SpoolClient c : m_Clients) {
+      SpoolClient.Monitor m = c.monitor();
+      if (m != null) {
+        m.join(2000);
+        m.interrupt();
+        m.join(2000);
+      }
+    }
     if (m_Lock.isValid()) {
       m_Lock.release();
     }
@@ -68,7 +83,9 @@ class SpoolClientTest {
   }
 
   SpoolClient client(int timeout) {
-    return new SpoolClient(m_Spool, "/nonexistent/python3", false, timeout, false);
+    SpoolClient c = new SpoolClient(m_Spool, "/nonexistent/python3", false, timeout, false);
+    m_Clients.add(c);
+    return c;
   }
 
   /** Waits for a published job, claims it as the fake daemon; returns claimed/fake/J. */
