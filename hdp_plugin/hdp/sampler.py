@@ -94,6 +94,8 @@ def sample(
     n_jobs: int | None = None,
     window: int = config.WINDOW,
     progress: Callable[[int, int], bool | None] | None = None,
+    checkpoints=(),
+    on_checkpoint: Callable[[int, np.ndarray], bool | None] | None = None,
     debug: bool = False,
     _initial_sizes: tuple[int, int] | None = None,
 ) -> SamplerResult:
@@ -117,6 +119,15 @@ def sample(
         Half-width of the window of candidate table counts.
     progress : callable(iteration_done, iterations) -> bool, optional
         Called between chunks; returning ``False`` cancels the run (:class:`Cancelled`).
+    checkpoints : sequence of int
+        Iterations after which ``on_checkpoint`` is called (those past burn-in and at most
+        ``iterations``).
+    on_checkpoint : callable(iteration, sums) -> bool, optional
+        Called with the number of iterations done and ``sums``, a fresh array of every cell's
+        estimates summed over the iterations from ``burn_in`` to there (divide by
+        ``iteration - burn_in`` for the averaged tables). Returning ``True`` stops the run there:
+        the result is then that of a run of ``iteration`` iterations. Reading the sums does not
+        touch the chain, so a run gives the same tables with or without checkpoints.
     debug : bool
         Check the sampler invariants after every iteration (slow).
 
@@ -196,9 +207,10 @@ def sample(
             pool = ThreadPoolExecutor(max_workers=len(bin_start) - 1, thread_name_prefix="hdp-sampler")
         reached = np.zeros(trees.n_trees, np.int64)
         chunk = 1 if debug else max(1, min(iterations, config.SAMPLER_CHUNK))
+        stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations}) if on_checkpoint else []
         target = 0
         while target < iterations:
-            target = min(iterations, target + chunk)
+            target = min(iterations, target + chunk, *[c for c in stops if c > target][:1])
             while True:
                 def run_bin(b, target=target, tables=tables):
                     kernels.sample_trees(order, bin_start[b], bin_start[b + 1], reached, target, burn_in,
@@ -238,6 +250,14 @@ def sample(
                     raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
             if progress is not None and progress(target, iterations) is False:
                 raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
+            if target in stops:
+                sums = est_sum.copy()  # the open windows of the still nodes added to a copy
+                kernels.flush_trees(trees.tree_node_start, trees.tree_card, moving, tree_mv_start, still,
+                                    tree_st_start, trees.node_parent, node_group, trees.node_cell_start, conc, n,
+                                    node_N, sums, wsum.copy(), win_k.copy())
+                if on_checkpoint(target, sums) is True:
+                    iterations = target
+                    break
         kernels.flush_trees(trees.tree_node_start, trees.tree_card, moving, tree_mv_start, still, tree_st_start,
                             trees.node_parent, node_group, trees.node_cell_start, conc, n, node_N, est_sum,
                             wsum, win_k)

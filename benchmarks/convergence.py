@@ -1,0 +1,282 @@
+"""How many Gibbs iterations the HDP estimates need: accuracy against iterations (issue 12).
+
+Run (resumable; one JSON file per data set, method and fold under --cache-dir):
+
+    python benchmarks/convergence.py --jobs 2 -o docs/benchmarks.md
+
+Protocol: the 5x2 cross-validation folds of benchmarks/accuracy.py (same seeds), on the 16
+classification ARFF files of Debian's ``weka`` package. Every (method, fold) runs the sampler once,
+for the largest number of iterations of the grid, and reads the running sums of the estimates at
+checkpoints (:func:`hdp_plugin.hdp.sampler.sample`'s ``on_checkpoint``). The chain does not depend
+on the burn-in (it only decides which iterations are averaged), so the tables of a run of ``i``
+iterations with the default burn-in ``b = min(1000, i // 10)`` are, exactly up to rounding,
+``(S(i) - S(b)) / (i - b)`` where ``S(j)`` is the sum of the first ``j`` iterations' estimates.
+One run therefore gives the test RMSE, log-loss and 0-1 loss of every point of the grid as if each
+had been run on its own with the same seed.
+
+It also records, at every point ``i`` whose half is on the grid, the change of the averaged tables
+from ``i / 2`` to ``i``: the mean over the training rows' leaf cells of ``|log p_i - log p_{i/2}|``
+(cells weighted by their data counts), which is what a stopping rule can read while sampling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import accuracy  # noqa: E402
+from report_sections import wrap, write_section  # noqa: E402
+
+GRID = [50, 100, 125, 150, 200, 250, 300, 400, 500, 600, 750, 1000, 1250, 1500, 2000, 2500, 3000, 4000, 5000]
+# the stopping rules tried: check at RULE_CHECKS (each against its half), stop when the change is
+# below the tolerance, per tree ("tree") or for the whole model at once ("model")
+RULE_CHECKS = [250, 500, 1000, 2000, 4000, 5000]
+RULE_TOLS = [0.02, 0.01, 0.005, 0.0025, 0.001]
+METHODS = {f"kDB-{k}": ("kdb", k) for k in range(1, 6)} | {"SkDB": ("skdb", 5), "ESKDB": ("eskdb", 5)}
+ESKDB_MEMBERS = 20
+
+
+def burn(i: int) -> int:
+    from hdp_plugin.hdp.sampler import default_burn_in
+
+    return default_burn_in(i)
+
+
+class _Recorder:
+    """An engine whose sampler runs ``max(grid)`` iterations from burn-in 0 and keeps the running sums."""
+
+    name = "convergence-study"
+
+    def __init__(self, grid):
+        self.grid = list(grid)
+        self.sums: dict[int, np.ndarray] = {}
+        self.trees = None
+
+    def sample(self, trees, **kw):
+        from hdp_plugin.hdp.sampler import sample
+
+        checks = sorted(set(self.grid) | {burn(i) for i in self.grid} - {0})
+        self.trees = trees
+
+        def keep(it, sums):
+            self.sums[it] = sums
+
+        kw.update(iterations=max(self.grid), burn_in=0, checkpoints=checks, on_checkpoint=keep)
+        return sample(trees, **kw)
+
+    def tables(self, i: int) -> np.ndarray:
+        """The averaged tables of a run of ``i`` iterations with the default burn-in."""
+        b = burn(i)
+        s = self.sums[i] - (self.sums[b] if b else 0.0)
+        return s / (i - b)
+
+
+def _set_tables(clf, p: np.ndarray) -> None:
+    with np.errstate(divide="ignore"):
+        logp = np.log(p)
+    if hasattr(clf, "members_"):
+        lo = 0
+        for mb in clf.members_:
+            n = mb.tables.trees.n_cells
+            mb.tables.log_probs = logp[lo:lo + n]
+            lo += n
+    else:
+        clf.tables_.log_probs = logp
+
+
+def change(trees, p_new: np.ndarray, p_old: np.ndarray) -> float:
+    """Mean |log p_new - log p_old| over the leaf cells, weighted by their data counts."""
+    w = trees.leaf_counts.astype(np.float64)
+    m = w > 0
+    if not m.any():
+        return 0.0
+    return float(np.sum(w[m] * np.abs(np.log(p_new[m]) - np.log(p_old[m]))) / w[m].sum())
+
+
+def tree_changes(trees, p_new: np.ndarray, p_old: np.ndarray) -> np.ndarray:
+    """:func:`change` of every tree on its own."""
+    cs = trees.node_cell_start[trees.tree_node_start]
+    w = trees.leaf_counts.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(w > 0, w * np.abs(np.log(p_new) - np.log(p_old)), 0.0)
+    num = np.add.reduceat(d, cs[:-1]) if trees.n_trees else np.zeros(0)
+    den = np.add.reduceat(w, cs[:-1]) if trees.n_trees else np.zeros(0)
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def rule_tables(rec, mode: str, tol: float):
+    """The tables a stopping rule would give, and its cost: (tables, stop iteration per tree,
+    cost as a fraction of running every tree to the last check)."""
+    trees = rec.trees
+    cs = trees.node_cell_start[trees.tree_node_start]
+    cells = np.diff(cs).astype(np.float64)
+    stop = np.full(trees.n_trees, RULE_CHECKS[-1], np.int64)
+    done = np.zeros(trees.n_trees, bool)
+    for i in RULE_CHECKS[:-1]:
+        ch = tree_changes(trees, rec.tables(i), rec.tables(i // 2))
+        if mode == "model":
+            w = np.add.reduceat(trees.leaf_counts.astype(np.float64), cs[:-1]) if trees.n_trees else cells
+            tot = float(np.sum(ch * w) / w.sum()) if w.sum() > 0 else 0.0
+            now = np.full(trees.n_trees, tot < tol) & ~done
+        else:
+            now = (ch < tol) & ~done
+        stop[now] = i
+        done |= now
+    p = np.empty(trees.n_cells)
+    for tr in range(trees.n_trees):
+        p[cs[tr]:cs[tr + 1]] = rec.tables(int(stop[tr]))[cs[tr]:cs[tr + 1]]
+    cost = float(np.sum(stop * cells) / (RULE_CHECKS[-1] * cells.sum())) if cells.sum() else 0.0
+    return p, stop, cost
+
+
+def run_one(name: str, path: str, method: str, r: int, f: int, out: str) -> str:
+    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin.distributed import _CURRENT
+    from hdp_plugin.model.evaluation import stratified_folds
+
+    data = read_dataset(path)
+    data = data.take(np.nonzero(data.y >= 0)[0])
+    fold = stratified_folds(data.y, 2, r)
+    train, test = data.take(np.nonzero(fold != f)[0]), data.take(np.nonzero(fold == f)[0])
+    structure, k = METHODS[method]
+    extra = {"n_members": ESKDB_MEMBERS} if structure == "eskdb" else {}
+    clf = BayesNetClassifier(structure=structure, k=k, iterations=max(GRID), random_state=accuracy.seed_of(r, f),
+                             n_jobs=1, **extra)
+    rec = _Recorder(GRID)
+    token = _CURRENT.set(rec)
+    t0 = time.perf_counter()
+    try:
+        clf.fit(train)
+    finally:
+        _CURRENT.reset(token)
+    fit_s = time.perf_counter() - t0
+    points = {}
+    for i in GRID:
+        p = rec.tables(i)
+        _set_tables(clf, p)
+        m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
+        pt = {key: m[key] for key in ("rmse", "log_loss", "zero_one")}
+        if i // 2 in rec.sums and i % 2 == 0 and i // 2 in GRID:
+            pt["change"] = change(rec.trees, p, rec.tables(i // 2))
+        points[str(i)] = pt
+    rules = {}
+    for mode in ("tree", "model"):
+        for tol in RULE_TOLS:
+            p, stop, cost = rule_tables(rec, mode, tol)
+            _set_tables(clf, p)
+            m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
+            rules[f"{mode}:{tol}"] = {"rmse": m["rmse"], "log_loss": m["log_loss"], "zero_one": m["zero_one"],
+                                      "cost": cost, "max_stop": int(stop.max(initial=0)),
+                                      "mean_stop": float(stop.mean()) if stop.size else 0.0}
+    accuracy.save(Path(out), {"method": method, "seed": accuracy.seed_of(r, f), "fit_s": fit_s,
+                              "cells": int(rec.trees.n_cells), "points": points, "rules": rules})
+    return f"{name} {method} r{r}f{f} {fit_s:.1f}s"
+
+
+def collect(cache: Path, datasets, methods, repeats=5):
+    res = {}
+    for d in datasets:
+        for m in methods:
+            recs = [json.loads(p.read_text()) for r in range(repeats) for f in range(2)
+                    if (p := cache / d / m / f"r{r}f{f}.json").exists()]
+            if len(recs) == 2 * repeats:
+                res[(d, m)] = recs
+    return res
+
+
+def render(res, datasets, methods) -> str:
+    """The report: per method, mean test RMSE/log-loss relative to 5000 iterations at each grid point,
+    the fewest iterations within a tolerance on every data set, and the change statistic."""
+    top = str(max(GRID))
+    lines = ["Mean over the 16 data sets of (measure at i iterations) - (measure at 5000 iterations), "
+             "each data set's measure the mean of its 10 test folds. Positive: worse than 5000.", ""]
+    lines.append("| method | measure | " + " | ".join(str(i) for i in GRID) + " |")
+    lines.append("|---|---|" + "---:|" * len(GRID))
+    for m in methods:
+        sets = [d for d in datasets if (d, m) in res]
+        if not sets:
+            continue
+        for meas in ("rmse", "log_loss"):
+            row = []
+            for i in GRID:
+                diffs = [np.mean([r["points"][str(i)][meas] - r["points"][top][meas] for r in res[(d, m)]])
+                         for d in sets]
+                row.append(f"{np.mean(diffs):+.4f}")
+            lines.append(f"| {m} ({len(sets)} sets) | {meas} | " + " | ".join(row) + " |")
+    lines += ["", "Fewest iterations whose mean test RMSE is within 0.001 (and log-loss within 0.005) of the "
+              "5000-iteration figure on every data set, and the largest change of the averaged tables "
+              "(from i/2 to i, see the module docstring) among the folds at that point:", ""]
+    lines.append("| method | RMSE within 0.001 | log-loss within 0.005 | both | change at 'both' (max over folds) |")
+    lines.append("|---|---:|---:|---:|---:|")
+    for m in methods:
+        sets = [d for d in datasets if (d, m) in res]
+        if not sets:
+            continue
+
+        def first(meas, tol):
+            for i in GRID:
+                if all(np.mean([r["points"][str(i)][meas] for r in res[(d, m)]])
+                       <= np.mean([r["points"][top][meas] for r in res[(d, m)]]) + tol for d in sets):
+                    return i
+            return None
+
+        a, b = first("rmse", 0.001), first("log_loss", 0.005)
+        both = max(a, b) if a and b else None
+        ch = [r["points"][str(both)].get("change") for d in sets for r in res[(d, m)]] if both else []
+        ch = [c for c in ch if c is not None]
+        lines.append(f"| {m} | {a} | {b} | {both} | {max(ch):.4f} |" if ch else f"| {m} | {a} | {b} | {both} | - |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", default=",".join(accuracy.DATASETS[:16]))
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--data-dir", type=Path, action="append", default=[])
+    ap.add_argument("--cache-dir", type=Path, default=HERE / ".cache" / "convergence")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("-o", "--output", type=Path)
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args(argv)
+    datasets = args.datasets.split(",")
+    methods = args.methods.split(",")
+    dirs = args.data_dir + [ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]
+    if not args.report_only:
+        todo = []
+        for d in datasets:
+            path, why = accuracy.find_dataset(d, dirs)
+            if path is None:
+                print(f"{d}: skipped ({why})", file=sys.stderr)
+                continue
+            for m in methods:
+                for r in range(args.repeats):
+                    for f in range(2):
+                        out = args.cache_dir / d / m / f"r{r}f{f}.json"
+                        if not out.exists():
+                            todo.append((d, str(path), m, r, f, str(out)))
+        # the dearest first, so that the pool's two processes finish together
+        todo.sort(key=lambda j: (j[2] == "ESKDB", j[2] == "SkDB"), reverse=True)
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            futs = [pool.submit(run_one, *j) for j in todo]
+            for fut in as_completed(futs):
+                print(fut.result(), file=sys.stderr, flush=True)
+    text = render(collect(args.cache_dir, datasets, methods, args.repeats), datasets, methods)
+    print(text)
+    if args.output:
+        write_section(args.output, wrap("convergence", text, "benchmarks/convergence.py"), "convergence")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
