@@ -99,6 +99,31 @@ def test_many_trees_are_reproducible_across_threads():
     assert np.array_equal(a.probabilities, b.probabilities)
 
 
+def test_checkpoints_read_the_running_sums_without_touching_the_chain():
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(1500, 5)).astype(np.uint8)
+    y = rng.integers(0, 2, 1500).astype(np.int32)
+    trees = build_trees(X, y, np.full(5, 3), 2, [(), (0,), (1, 0), (2, 1), (3, 0)], range(5))
+    full = sample(trees, iterations=400, random_state=9, n_jobs=1)
+    seen = {}
+    with_checks = sample(trees, iterations=400, random_state=9, n_jobs=2, checkpoints=[30, 150, 399, 400, 401],
+                         on_checkpoint=lambda i, s: seen.__setitem__(i, s))
+    # the same chain and tables with or without checkpoints, whatever the threads
+    assert np.array_equal(full.probabilities, with_checks.probabilities)
+    # checkpoints within burn-in (40) or past the end are not called
+    assert sorted(seen) == [150, 399, 400]
+    assert np.array_equal(seen[400] / (400 - full.burn_in), full.probabilities)
+    # the sums at 150 are those of a run of 150 iterations with the same burn-in, bit for bit
+    short = sample(trees, iterations=150, burn_in=full.burn_in, random_state=9, n_jobs=1)
+    assert np.array_equal(seen[150] / (150 - full.burn_in), short.probabilities)
+    # returning True stops there, with that run's result
+    stopped = sample(trees, iterations=400, random_state=9, n_jobs=1, checkpoints=[150],
+                     on_checkpoint=lambda i, s: True)
+    assert (stopped.iterations, stopped.n_samples) == (150, 150 - full.burn_in)
+    assert np.array_equal(stopped.probabilities, short.probabilities)
+    assert np.array_equal(stopped.table_counts, short.table_counts)
+
+
 @pytest.mark.parametrize("tying", ["level", "none", "same-parent", "single"])
 def test_invariants_hold_after_every_sweep(tying):
     rng = np.random.default_rng(1)
