@@ -136,6 +136,10 @@ DEFAULT_ITERATIONS = 5000
 #: benchmarks measured (docs/benchmarks.md, "Defaults, and why") at about 4 single models' sampling
 AUTO_ITERATIONS = {"eskdb": 1000}
 MAX_ITERATIONS = 10_000_000
+#: the sampler's stopping rule (``tolerance``): the first iteration a tree may stop at (then every
+#: doubling), and the default tolerance on the change of its averaged tables (docs/method.md section 4)
+CONVERGENCE_FIRST_CHECK = 250
+CONVERGENCE_TOLERANCE = 0.005
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given
 BURN_IN_CAP = 1000
 BURN_IN_DIVISOR = 10

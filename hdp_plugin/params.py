@@ -188,6 +188,13 @@ def resolved_iterations(structure: str, iterations: int | None) -> int:
     return config.AUTO_ITERATIONS.get(structure, config.DEFAULT_ITERATIONS)
 
 
+def sampler_tolerance(iterations: int | None) -> float | None:
+    """The sampler's stopping tolerance: ``config.CONVERGENCE_TOLERANCE`` when iterations is None
+    ("auto": every tree stops once its averaged tables have converged, at most the structure's
+    default number of iterations), None (run them all) when a number is given."""
+    return config.CONVERGENCE_TOLERANCE if iterations is None else None
+
+
 def check_all(params: dict) -> None:
     """Every parameter in its domain, and the rules that tie two together (burn-in < iterations)."""
     for name in NAMES:

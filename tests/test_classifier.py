@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hdp_plugin import config
 from hdp_plugin import BayesNetClassifier, read_dataset
 from hdp_plugin.errors import DataError, NotFittedError, ParameterError
 from hdp_plugin.model.evaluation import cross_validate, log_loss, rmse, zero_one_loss
@@ -225,25 +226,39 @@ def test_progress_is_reported_and_can_cancel_a_fit():
 
 
 def test_auto_iterations_are_recorded_as_the_number_the_sampler_ran(tmp_path):
-    """iterations=None: 1000 for an ESKDB ensemble, 5000 for a single network, recorded in fit_info_
-    and in the model file (whose loaded classifier then has the number); explicit values unchanged."""
+    """iterations=None: every tree stops once its tables have converged, at most 1000 iterations for an
+    ESKDB ensemble and 5000 for a single network; the most any tree ran is recorded in fit_info_ and in
+    the model file (whose loaded classifier then has the number), with every tree's count; explicit
+    values run every tree that long."""
     from hdp_plugin import load_model, save_model
+    from hdp_plugin.model.modelfile import read_model_file
 
-    weather = read_dataset(DATA / "weather.nominal.arff")
-    cases = [(dict(structure="eskdb", n_members=2, k=1), 1000), (dict(structure="kdb", k=1), 5000),
+    data = read_dataset(DATA / "vote.arff")
+    cases = [(dict(structure="eskdb", n_members=2, k=2), 1000), (dict(structure="kdb", k=2), 5000),
              (dict(structure="eskdb", n_members=2, k=1, iterations=40), 40), (dict(structure="kdb", iterations=40), 40)]
-    for params, expected in cases:
-        clf = BayesNetClassifier(random_state=0, **params).fit(weather)
+    for params, cap in cases:
+        clf = BayesNetClassifier(random_state=0, **params).fit(data)
+        info = clf.fit_info_
         assert clf.get_params()["iterations"] == params.get("iterations")  # as given: None stays None
-        assert clf.fit_info_["iterations"] == expected, params
-        assert clf.fit_info_["n_samples"] == expected - min(1000, expected // 10), params
+        ran = info["iterations"]
+        if "iterations" in params:
+            assert ran == cap and "tree_iterations" not in info, params
+        else:
+            its = info["tree_iterations"]
+            assert its.shape == (sum(m.tables.trees.n_trees for m in clf.members_) if hasattr(clf, "members_")
+                                 else clf.tables_.trees.n_trees,)
+            assert set(its) <= {250, 500, 1000, 2000, 4000, cap} and ran == its.max() <= cap, (params, its)
+            assert ran < cap, "vote's trees converge before the cap"
+            assert info["tolerance"] == config.CONVERGENCE_TOLERANCE
+        assert info["n_samples"] == ran - min(1000, ran // 10), params
         path = save_model(clf, tmp_path / "m.hdpbnc")
         again = load_model(path)
-        assert again.iterations == expected, params
-        from hdp_plugin.model.modelfile import read_model_file
-
+        assert again.iterations == ran, params
         doc = read_model_file(path)[0]
-        assert doc["params"]["iterations"] == doc["estimator"]["iterations"] == expected, params
+        assert doc["params"]["iterations"] == doc["estimator"]["iterations"] == ran, params
+        if "iterations" not in params:
+            assert doc["estimator"]["tree_iterations"] == [int(v) for v in info["tree_iterations"]]
+            np.testing.assert_array_equal(again.predict_proba(data), clf.predict_proba(data))
 
 
 def test_the_defaults_are_eskdb_of_twenty_members_at_a_thousand_iterations():

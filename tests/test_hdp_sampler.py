@@ -124,6 +124,34 @@ def test_checkpoints_read_the_running_sums_without_touching_the_chain():
     assert np.array_equal(stopped.table_counts, short.table_counts)
 
 
+def test_a_tolerance_stops_every_tree_on_its_own_with_the_tables_of_a_run_that_long():
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(3000, 6)).astype(np.uint8)
+    y = rng.integers(0, 2, 3000).astype(np.int32)
+    trees = build_trees(X, y, np.full(6, 3), 2, [(), (0,), (1, 0), (2, 1), (3, 0), (4, 2)], range(6))
+    one = sample(trees, iterations=4000, random_state=9, n_jobs=1, tolerance=0.001)
+    two = sample(trees, iterations=4000, random_state=9, n_jobs=2, tolerance=0.001)
+    assert np.array_equal(one.probabilities, two.probabilities)  # each tree decides on its own chain
+    its = one.tree_iterations
+    assert len(set(its)) > 1 and set(its) <= {250, 500, 1000, 2000, 4000}, its  # trees stop at different checks
+    assert one.iterations == its.max() and one.burn_in == default_burn_in(one.iterations)
+    for tr in range(trees.n_trees):  # a stopped tree has the tables of a run of its iterations
+        lo, hi = trees.node_cell_start[trees.tree_node_start[tr]], trees.node_cell_start[trees.tree_node_start[tr + 1]]
+        fixed = sample(trees, iterations=int(its[tr]), random_state=9, n_jobs=1).probabilities
+        np.testing.assert_allclose(one.probabilities[lo:hi], fixed[lo:hi], rtol=1e-12, atol=0)
+    # a given burn-in applies to every run, and checks start once their half is past it
+    late = sample(trees, iterations=4000, burn_in=300, random_state=9, n_jobs=1, tolerance=0.001)
+    assert set(late.tree_iterations) <= {1000, 2000, 4000} and late.burn_in == 300
+    tr = int(np.argmin(late.tree_iterations))
+    lo, hi = trees.node_cell_start[trees.tree_node_start[tr]], trees.node_cell_start[trees.tree_node_start[tr + 1]]
+    fixed = sample(trees, iterations=int(late.tree_iterations[tr]), burn_in=300, random_state=9, n_jobs=1)
+    np.testing.assert_allclose(late.probabilities[lo:hi], fixed.probabilities[lo:hi], rtol=1e-12, atol=0)
+    # without a tolerance every tree runs all iterations
+    assert set(sample(trees, iterations=300, random_state=9).tree_iterations) == {300}
+    with pytest.raises(ParameterError, match="tolerance must be a number > 0"):
+        sample(trees, iterations=300, tolerance=0)
+
+
 @pytest.mark.parametrize("tying", ["level", "none", "same-parent", "single"])
 def test_invariants_hold_after_every_sweep(tying):
     rng = np.random.default_rng(1)

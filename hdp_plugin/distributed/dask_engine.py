@@ -97,7 +97,7 @@ def _sample_trees(sub, states, kwargs):
 
     res = sample(sub, random_state=states, n_jobs=1, **kwargs)
     return (res.probabilities, res.concentrations, res.node_group, res.table_counts, res.customer_counts,
-            res.n_samples, res.burn_in)
+            res.n_samples, res.burn_in, res.tree_iterations)
 
 
 def _predict_part(clf, part, path):
@@ -194,18 +194,18 @@ class DaskEngine:
                 for p in source.partitions()]
         return self._reduce(futs).result()
 
-    def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None):
+    def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None, tolerance=None):
         """Every tree an independent task (largest first), with its own stream of ``random_state``."""
         from ..hdp.rng import tree_states
         from ..hdp.sampler import SamplerResult, default_burn_in
         from ..hdp.trees import subset_trees
 
         started = time.perf_counter()
-        if burn_in is None:
-            burn_in = default_burn_in(int(iterations))
+        given = burn_in
         states = tree_states(random_state, trees.n_trees)
         sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
-        kwargs = {"iterations": iterations, "burn_in": burn_in, "tying": tying}
+        # every tree a task of its own: its stopping rule (tolerance) reads its own chain only
+        kwargs = {"iterations": iterations, "burn_in": burn_in, "tying": tying, "tolerance": tolerance}
         futs = {}
         for tr in np.argsort(-sizes, kind="stable"):
             futs[int(tr)] = self.client.submit(_sample_trees, subset_trees(trees, [tr]), states[[tr]], kwargs,
@@ -229,11 +229,14 @@ class DaskEngine:
         def cat(i, dtype):
             return np.concatenate([p[i] for p in ordered]).astype(dtype) if ordered else np.zeros(0, dtype)
 
+        tree_its = cat(7, np.int64)
+        ran = int(tree_its.max(initial=0)) or int(iterations)
+        burn_in = default_burn_in(ran) if given is None else int(given)
         return SamplerResult(probabilities=cat(0, np.float64), concentrations=cat(1, np.float64),
                              node_group=np.concatenate(node_groups) if ordered else np.zeros(0, np.int64),
-                             n_samples=int(iterations) - int(burn_in), iterations=int(iterations),
-                             burn_in=int(burn_in), seconds=time.perf_counter() - started,
-                             table_counts=cat(3, np.int64), customer_counts=cat(4, np.int64))
+                             n_samples=ran - burn_in, iterations=ran,
+                             burn_in=burn_in, seconds=time.perf_counter() - started,
+                             table_counts=cat(3, np.int64), customer_counts=cat(4, np.int64), tree_iterations=tree_its)
 
     def predict_partitions(self, clf, source, directory) -> int:
         """Predictions of every partition of ``source`` as ``directory/part-NNNNN.parquet`` (a map over the

@@ -82,6 +82,8 @@ class SamplerResult:
     customer_counts: np.ndarray  # (n_cells,) final n
     stirling_shape: tuple = ()  # ((dense rows, columns), (large-leaf rows, columns)) at the end
     cpu_seconds: float = 0.0  # CPU time of the process (all threads) while sampling
+    #: (n_trees,) iterations each tree ran: all ``iterations`` unless a tolerance stopped trees early
+    tree_iterations: np.ndarray | None = None
 
 
 def sample(
@@ -94,6 +96,7 @@ def sample(
     n_jobs: int | None = None,
     window: int = config.WINDOW,
     progress: Callable[[int, int], bool | None] | None = None,
+    tolerance: float | None = None,
     checkpoints=(),
     on_checkpoint: Callable[[int, np.ndarray], bool | None] | None = None,
     debug: bool = False,
@@ -119,6 +122,14 @@ def sample(
         Half-width of the window of candidate table counts.
     progress : callable(iteration_done, iterations) -> bool, optional
         Called between chunks; returning ``False`` cancels the run (:class:`Cancelled`).
+    tolerance : float or None
+        Stop every tree on its own once its averaged tables have converged, ``iterations`` being
+        then the most a tree runs (:func:`convergence_checks`, docs/method.md section 4): at
+        iterations 250, 500, 1000, ... a tree whose averaged tables changed by less than
+        ``tolerance`` since half as many iterations (the mean of |log p_i - log p_{i/2}| over its
+        leaf cells, weighted by their data counts) stops, with the tables of a run of that many
+        iterations (its burn-in ``burn_in``, or by default that of the shorter run). Each tree's
+        decision reads only its own chain, so the result still does not depend on the threads.
     checkpoints : sequence of int
         Iterations after which ``on_checkpoint`` is called (those past burn-in and at most
         ``iterations``).
@@ -143,6 +154,11 @@ def sample(
     iterations = int(iterations)
     if iterations < 1:
         raise ParameterError(f"iterations must be >= 1, got {iterations!r}")
+    if tolerance is not None and not (float(tolerance) > 0):
+        raise ParameterError(f"tolerance must be a number > 0, got {tolerance!r}")
+    if tolerance is not None and on_checkpoint is not None:
+        raise ParameterError("a tolerance and on_checkpoint cannot be combined")
+    given_burn_in = burn_in
     if burn_in is None:
         burn_in = default_burn_in(iterations)
     burn_in = int(burn_in)
@@ -152,6 +168,13 @@ def sample(
         raise ParameterError(f"window must be >= 1, got {window!r}")
     started = time.perf_counter()
     cpu_started = time.process_time()
+    rule = None
+    if tolerance is not None:
+        rule = _Convergence(trees, iterations, given_burn_in, float(tolerance))
+        # the running sums start where the earliest averaged run starts: each run's tables are
+        # then a difference of two snapshots of them
+        burn_in = rule.accumulate_from
+        checkpoints = sorted(set(checkpoints) | set(rule.points))
 
     node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
     n_groups = group_fixed.shape[0]
@@ -207,7 +230,9 @@ def sample(
             pool = ThreadPoolExecutor(max_workers=len(bin_start) - 1, thread_name_prefix="hdp-sampler")
         reached = np.zeros(trees.n_trees, np.int64)
         chunk = 1 if debug else max(1, min(iterations, config.SAMPLER_CHUNK))
-        stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations}) if on_checkpoint else []
+        stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations}) \
+            if (on_checkpoint or rule) else []
+        running = np.arange(trees.n_trees)
         target = 0
         while target < iterations:
             target = min(iterations, target + chunk, *[c for c in stops if c > target][:1])
@@ -226,7 +251,7 @@ def sample(
                     run_bin(0)
                 else:  # the kernels release the GIL; list() waits for every bin and re-raises
                     list(pool.map(run_bin, range(len(bin_start) - 1)))
-                if (reached >= target).all():
+                if (reached[running] >= target).all():
                     break
                 # a tree needs more of the Stirling tables: grow them and carry on
                 t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, n_cells, n, t, big_row, window))
@@ -255,7 +280,15 @@ def sample(
                 kernels.flush_trees(trees.tree_node_start, trees.tree_card, moving, tree_mv_start, still,
                                     tree_st_start, trees.node_parent, node_group, trees.node_cell_start, conc, n,
                                     node_N, sums, wsum.copy(), win_k.copy())
-                if on_checkpoint(target, sums) is True:
+                if rule is not None:
+                    stopped = rule.check(target, sums, running)
+                    if stopped.size:
+                        running = np.setdiff1d(running, stopped)
+                        if not running.size:
+                            break
+                        order, bin_start = kernels.balance_trees(cost[running], threads)
+                        order = running[order]
+                if on_checkpoint is not None and on_checkpoint(target, sums) is True:
                     iterations = target
                     break
         kernels.flush_trees(trees.tree_node_start, trees.tree_card, moving, tree_mv_start, still, tree_st_start,
@@ -265,9 +298,16 @@ def sample(
         if pool is not None:
             pool.shutdown(wait=True)
 
+    if rule is not None:
+        probabilities, tree_its = rule.finish(est_sum, target)
+        iterations = int(tree_its.max(initial=target))
+        burn_in = rule.burn_in_of(iterations)
+    else:
+        n_samples = iterations - burn_in
+        probabilities, tree_its = est_sum / n_samples, np.full(trees.n_trees, iterations, np.int64)
     n_samples = iterations - burn_in
     return SamplerResult(
-        probabilities=est_sum / n_samples,
+        probabilities=probabilities,
         concentrations=conc,
         node_group=node_group,
         n_samples=n_samples,
@@ -278,7 +318,95 @@ def sample(
         customer_counts=n.astype(np.int64),
         stirling_shape=((tables[1], tables[0].shape[1]), (tables[0].shape[0] - tables[1], tables[0].shape[1])),
         cpu_seconds=time.process_time() - cpu_started,
+        tree_iterations=tree_its,
     )
+
+
+def stopping_info(res: SamplerResult, tolerance: float | None) -> dict:
+    """What a fit records about the stopping rule: nothing when every tree ran all iterations,
+    else ``tolerance`` and ``tree_iterations`` (the iterations every tree ran)."""
+    if tolerance is None:
+        return {}
+    return {"tolerance": float(tolerance), "tree_iterations": np.asarray(res.tree_iterations, np.int64)}
+
+
+def convergence_checks(iterations: int, burn_in: int | None = None) -> list[int]:
+    """The iterations at which a tree may stop under a tolerance: ``config.CONVERGENCE_FIRST_CHECK``
+    doubled while below ``iterations`` (each compared with its half, so only those whose half is
+    past a given ``burn_in``)."""
+    out, i = [], config.CONVERGENCE_FIRST_CHECK
+    while i < iterations:
+        if burn_in is None or i // 2 > burn_in:
+            out.append(i)
+        i *= 2
+    return out
+
+
+class _Convergence:
+    """The per-tree stopping rule of :func:`sample` (``tolerance``): which running sums to keep, which
+    trees stop at a check, and their tables."""
+
+    def __init__(self, trees: ContextTrees, iterations: int, burn_in: int | None, tolerance: float):
+        self.iterations, self.given, self.tol = iterations, burn_in, tolerance
+        self.checks = convergence_checks(iterations, burn_in)
+        self.accumulate_from = burn_in if burn_in is not None else min(
+            [self.burn_in_of(i // 2) for i in self.checks] + [self.burn_in_of(iterations)])
+        need = set()
+        for i in self.checks:
+            need |= {i, i // 2, self.burn_in_of(i), self.burn_in_of(i // 2)}
+        need |= {iterations, self.burn_in_of(iterations)}
+        self.points = sorted(p for p in need if p > self.accumulate_from)
+        self.snap: dict[int, np.ndarray] = {}
+        self.cell_start = trees.node_cell_start[trees.tree_node_start]
+        w = trees.leaf_counts.astype(np.float64)
+        self.weight = w
+        self.tree_weight = np.add.reduceat(w, self.cell_start[:-1]) if trees.n_trees else np.zeros(0)
+        self.stop = np.full(trees.n_trees, iterations, np.int64)
+        self.final = np.zeros(trees.n_cells)
+
+    def burn_in_of(self, i: int) -> int:
+        return self.given if self.given is not None else default_burn_in(i)
+
+    def tables(self, i: int, lo: int, hi: int) -> np.ndarray:
+        """Cells ``lo:hi`` of the averaged tables of a run of ``i`` iterations."""
+        b = self.burn_in_of(i)
+        s = self.snap[i][lo:hi]
+        if b > self.accumulate_from:
+            s = s - self.snap[b][lo:hi]
+        return s / (i - b)
+
+    def check(self, it: int, sums: np.ndarray, running: np.ndarray) -> np.ndarray:
+        """Keep the sums at ``it``; at a check, the running trees that stop there (their tables kept)."""
+        self.snap[it] = sums
+        if it not in self.checks:
+            return np.zeros(0, np.int64)
+        out = []
+        for tr in running:
+            lo, hi = int(self.cell_start[tr]), int(self.cell_start[tr + 1])
+            new, old = self.tables(it, lo, hi), self.tables(it // 2, lo, hi)
+            w = self.weight[lo:hi]
+            m = w > 0
+            d = float(np.sum(w[m] * np.abs(np.log(new[m]) - np.log(old[m])))) / self.tree_weight[tr] \
+                if self.tree_weight[tr] > 0 else 0.0
+            if d < self.tol:
+                self.stop[tr] = it
+                self.final[lo:hi] = new
+                out.append(tr)
+        # sums no later check reads
+        later = [i for i in self.checks if i > it] + [self.iterations]
+        keep = {p for i in later for p in (i, i // 2, self.burn_in_of(i), self.burn_in_of(i // 2))}
+        for p in [p for p in self.snap if p not in keep]:
+            del self.snap[p]
+        return np.asarray(out, np.int64)
+
+    def finish(self, est_sum: np.ndarray, reached: int):
+        """Every tree's tables (those that ran to the end from the final sums) and iterations."""
+        if reached == self.iterations:
+            self.snap[self.iterations] = est_sum
+            for tr in np.nonzero(self.stop == self.iterations)[0]:
+                lo, hi = int(self.cell_start[tr]), int(self.cell_start[tr + 1])
+                self.final[lo:hi] = self.tables(self.iterations, lo, hi)
+        return self.final, self.stop
 
 
 def _max_children(trees: ContextTrees) -> np.ndarray:

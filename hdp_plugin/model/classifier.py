@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .. import _seeds
-from ..params import check_all, default, resolved_discretization, resolved_iterations, structure_name
+from ..params import check_all, default, resolved_discretization, resolved_iterations, sampler_tolerance, structure_name
 from ..data import (
     Attribute,
     Dataset,
@@ -328,7 +328,7 @@ class BayesNetClassifier(_EstimatorBase):
             members, more = fit_members(
                 ds, n_members=int(self.n_members), k=int(self.k), estimator=self.estimator,
                 iterations=resolved_iterations(self.structure, self.iterations), burn_in=self.burn_in, tying=self.tying,
-                m=float(self.m),
+                tolerance=sampler_tolerance(self.iterations), m=float(self.m),
                 discretization=disc_method, random_state=self.random_state, n_jobs=self.n_jobs,
                 progress=progress)  # fmt: skip
             info["warnings"] += more.pop("warnings", [])
@@ -419,15 +419,17 @@ class BayesNetClassifier(_EstimatorBase):
             raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
         if self.estimator == "hdp":
             from ..distributed import sampler
+            from ..hdp.sampler import stopping_info
 
             res = sampler()(trees, iterations=resolved_iterations(kind, self.iterations), burn_in=self.burn_in,
-                         tying=self.tying,
+                         tying=self.tying, tolerance=sampler_tolerance(self.iterations),
                          random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,
                          progress=progress)
             probs = res.probabilities
             info.update(iterations=res.iterations, sampler_seconds=res.seconds, sampler_cpu_seconds=res.cpu_seconds,
                         n_samples=res.n_samples,
-                        burn_in=res.burn_in, concentrations=res.concentrations, node_group=res.node_group)
+                        burn_in=res.burn_in, concentrations=res.concentrations, node_group=res.node_group,
+                        **stopping_info(res, sampler_tolerance(self.iterations)))
         elif self.estimator == "laplace":
             probs = laplace(trees)
         else:  # m-estimate, or maximum likelihood (m = 0) with back-off

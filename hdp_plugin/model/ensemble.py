@@ -94,6 +94,7 @@ def fit_members(
     tying: str,
     m: float,
     discretization: str,
+    tolerance: float | None = None,
     random_state,
     n_jobs: int | None,
     progress=None,
@@ -151,9 +152,10 @@ def fit_members(
         combined, cell_start = concatenate_trees([d.trees for d in drafts])
         states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
         from ..distributed import sampler
+        from ..hdp.sampler import stopping_info
 
         res = sampler()(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=states,
-                     n_jobs=n_jobs, progress=progress)
+                     n_jobs=n_jobs, progress=progress, tolerance=tolerance)
         probs = [res.probabilities[cell_start[e]:cell_start[e + 1]] for e in range(n_members)]
         groups = []
         node_lo = 0
@@ -164,7 +166,7 @@ def fit_members(
             groups.append((g - g_lo, res.concentrations[g_lo:max(g_hi, g_lo)].copy()))
             node_lo += d.trees.n_nodes
         info.update(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
-                    n_trees=combined.n_trees, n_cells=combined.n_cells)
+                    n_trees=combined.n_trees, n_cells=combined.n_cells, **stopping_info(res, tolerance))
     elif estimator == "laplace":
         probs = [laplace(d.trees) for d in drafts]
     else:

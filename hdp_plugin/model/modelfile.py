@@ -194,13 +194,17 @@ def model_document(clf) -> tuple[dict, dict]:
         params["n_members"] = int(clf.n_members)
     hdp = clf.estimator == "hdp"
     # "auto" resolved: the number the sampler ran (without a sampler, the single networks' default)
-    params["iterations"] = resolved_iterations(clf.structure if hdp else "", clf.iterations)
+    params["iterations"] = int(info["iterations"]) if hdp and "iterations" in info else \
+        resolved_iterations(clf.structure if hdp else "", clf.iterations)
     estimator = {"name": clf.estimator}
     if hdp:
         groups = [m.concentrations for m in clf.members_] if hasattr(clf, "members_") else [info["concentrations"]]
         estimator.update(iterations=params["iterations"], burn_in=int(info["burn_in"]),
                          n_samples=int(info["n_samples"]), tying=clf.tying, window=config.WINDOW,
                          n_groups=int(sum(np.asarray(g).shape[0] for g in groups)))
+        if "tolerance" in info:  # iterations="auto": the stopping rule, and what each tree ran
+            estimator.update(tolerance=float(info["tolerance"]),
+                             tree_iterations=[int(v) for v in info["tree_iterations"]])
     elif clf.estimator == "m-estimate":
         estimator["m"] = float(clf.m)
     elif clf.estimator == "mle":

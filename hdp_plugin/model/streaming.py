@@ -25,7 +25,7 @@ from ..data.stream import BatchSource, batch_codes, scan_schema
 from ..errors import DataError, ParameterError, TooLargeError
 from ..hdp.tables import ProbabilityTables, laplace, m_estimate
 from ..hdp.trees import LeafCellCounter, build_trees
-from ..params import resolved_iterations, structure_name
+from ..params import resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer
 from ..structure.counts import CountAccumulator
 from ..structure.learners import kdb, naive_bayes, tan
@@ -141,10 +141,13 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
     if clf.estimator == "hdp":
         res = engine.sample(trees, iterations=resolved_iterations(kind, clf.iterations), burn_in=clf.burn_in, tying=clf.tying,
                             random_state=clf.random_state if seed is None else seed, n_jobs=clf.n_jobs,
-                            progress=progress)
+                            progress=progress, tolerance=sampler_tolerance(clf.iterations))
         probs = res.probabilities
+        from ..hdp.sampler import stopping_info
+
         info.update(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
-                    concentrations=res.concentrations, node_group=res.node_group)
+                    concentrations=res.concentrations, node_group=res.node_group,
+                    **stopping_info(res, sampler_tolerance(clf.iterations)))
     elif clf.estimator == "laplace":
         probs = laplace(trees)
     else:
