@@ -27,7 +27,7 @@ import typer
 
 from . import config
 from ._cli_common import cli_errors as _errors, typer_app
-from .params import BY_NAME as PARAM, check, default as _default, structure_name
+from .params import BY_NAME as PARAM, check, default as _default, resolved_iterations, structure_name
 from ._version import __version__
 from .errors import HDPError, ParameterError
 
@@ -220,8 +220,9 @@ def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, s
             structure=st, k=kk, n_members=mem, estimator=est, iterations=it, burn_in=burn_in, tying=ty, m=float(m),
             discretization=disc, random_state=seed, n_jobs=threads,
         ))
-        if hdp and burn_in is not None and burn_in >= params["iterations"]:
-            raise ParameterError(f"--burn-in must be below --iterations, got {burn_in!r} with {params['iterations']!r} "
+        cap = resolved_iterations(st, params["iterations"])
+        if hdp and burn_in is not None and burn_in >= cap:
+            raise ParameterError(f"--burn-in must be below --iterations, got {burn_in!r} with {cap!r} "
                                  f"iterations" + (f" (the default for {st})" if it is None else ""))
         key = tuple(sorted(params.items()))
         if key not in seen:
@@ -234,7 +235,9 @@ def _describe(params: dict, *, full: bool = False) -> str:
     """A short name of a configuration: ``kDB-3 hdp``, ``NB m-estimate``."""
     text = f"{structure_name(params['structure'], params['k'], params.get('n_members'))} {params['estimator']}"
     if full and params["estimator"] == "hdp":
-        text += f" {params['iterations']} it."
+        its = params["iterations"]
+        text += f" {its} it." if its is not None else \
+            f" auto it. (at most {resolved_iterations(params['structure'], None)})"
     return text
 
 
@@ -321,7 +324,8 @@ def train(
               else _read(data, class_attribute, data_format, class_values))
         started = time.perf_counter()
         with out.progress() as bar, _engine(engine, scheduler, workers):
-            task = bar.add_task(f"sampling {_describe(params)}", total=params["iterations"]) if bar else None
+            task = bar.add_task(f"sampling {_describe(params)}",
+                                total=resolved_iterations(params["structure"], params["iterations"])) if bar else None
             from .model import BayesNetClassifier
 
             clf = BayesNetClassifier(**params).fit(ds, progress=_progress_hook(params, bar, task))
@@ -333,7 +337,8 @@ def train(
         nets = [mb.tables.trees for mb in clf.members_] if hasattr(clf, "members_") else [clf.tables_.trees]
         for w in clf.fit_info_.get("warnings", []):
             out.note(f"warning: {w}")
-        out.note(f"{output}: {_describe(params, full=True)} on {clf.fit_info_['rows']} rows, "
+        ran = dict(params, iterations=info["iterations"]) if "iterations" in info else params
+        out.note(f"{output}: {_describe(ran, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
                  f"{sum(t.n_cells for t in nets)} cells, trained in {seconds:.2f} s")
 
@@ -731,7 +736,7 @@ def _result_rows(results) -> list[dict]:
             "k": params["k"] if params["structure"] in ("kdb", "skdb", "eskdb") else None,
             "n_members": params["n_members"] if params["structure"] == "eskdb" else None,
             "estimator": params["estimator"],
-            "iterations": params["iterations"] if hdp else None,
+            "iterations": (params["iterations"] or "auto") if hdp else None,
             "tying": params["tying"] if hdp else None,
             "discretization": params["discretization"],
             "rmse": res.rmse, "zero_one_loss": res.zero_one, "log_loss": res.log_loss,

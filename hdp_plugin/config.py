@@ -214,8 +214,9 @@ CLIENT_POLL_SECONDS = 0.2
 def canonical_params(params: dict) -> dict:
     """Classifier parameters with the ones that do not matter set to their defaults (``k`` for NB
     and TAN; ``n_members`` for every structure but ESKDB; iterations, burn-in and tying for the
-    baseline estimators) and ``iterations=None`` ("auto") resolved to the structure's number, so
-    that ``hdp-bnc train``, the daemon and the API write the same model document for the same model."""
+    baseline estimators), so that ``hdp-bnc train``, the daemon and the API write the same model
+    document for the same model. ``iterations=None`` ("auto") stays None: the sampler stops each tree
+    once it has converged, and the model records the number it ran."""
     out = dict(params)
     if out.get("structure") in ("nb", "tan"):
         out["k"] = DEFAULT_K
@@ -223,6 +224,4 @@ def canonical_params(params: dict) -> dict:
         out["n_members"] = DEFAULT_MEMBERS
     if out.get("estimator") != "hdp":
         out.update(iterations=DEFAULT_ITERATIONS, burn_in=None, tying=DEFAULT_TYING)
-    elif out.get("iterations", ...) is None:  # "auto": the number the structure's sampler runs
-        out["iterations"] = AUTO_ITERATIONS.get(out.get("structure"), DEFAULT_ITERATIONS)
     return out

@@ -22,6 +22,7 @@ from typing import Callable
 from .. import config
 from .._version import __version__
 from ..errors import HDPError, JobError
+from ..params import resolved_iterations
 from . import protocol as P
 
 log = logging.getLogger(__name__)
@@ -303,7 +304,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     prog.check()
     # Step 3: train, exactly as BayesNetClassifier(**params).fit(read_dataset(...)) would
     params = P.classifier_params(job)  # iterations resolved: null is the structure's default
-    prog.set("training", 0, params["iterations"] if job["estimator"] == "hdp" else 0)
+    prog.set("training", 0, resolved_iterations(params["structure"], params["iterations"])
+             if job["estimator"] == "hdp" else 0)
     clf = BayesNetClassifier(**params)
     t1 = time.perf_counter()
     clf.fit(ds, progress=prog.hook)
