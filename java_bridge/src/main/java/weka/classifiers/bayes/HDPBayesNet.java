@@ -139,7 +139,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   public static final int MAX_MEMBERS = 1000;
   /** The default estimator. */
   public static final String DEFAULT_ESTIMATOR = "hdp";
-  /** The default number of Gibbs iterations: 0, the structure's default (as RandomForest's 0). */
+  /** The default number of Gibbs iterations: 0, auto (each tree stops once converged, at most the structure's default). */
   public static final int DEFAULT_ITERATIONS = 0;
   /** The iterations of the default 0 for an eskdb ensemble (hdp_plugin's config.AUTO_ITERATIONS). */
   public static final int ESKDB_ITERATIONS = 1000;
@@ -169,8 +169,9 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   static final String ESTIMATOR_TIP = "How the probability tables are estimated: hdp, m-estimate, laplace or mle "
     + "(default: " + DEFAULT_ESTIMATOR + ").";
   static final String ITERATIONS_TIP = "Gibbs iterations of the HDP sampler, 1 to " + MAX_ITERATIONS
-    + ", or 0 for the structure's default: " + ESKDB_ITERATIONS + " for eskdb, " + NETWORK_ITERATIONS
-    + " otherwise; the paper uses 50000 (default: " + DEFAULT_ITERATIONS + ").";
+    + ", or 0 for auto: each context tree stops once its averaged tables have converged, after at most "
+    + ESKDB_ITERATIONS + " for eskdb, " + NETWORK_ITERATIONS + " otherwise; the paper uses 50000 (default: "
+    + DEFAULT_ITERATIONS + ").";
   static final String BURN_IN_TIP = "Iterations discarded before averaging, below the iterations; -1 means "
     + "min(1000, iterations/10) (default: " + DEFAULT_BURN_IN + ").";
   static final String TYING_TIP = "How HDP concentrations are shared: none, same-parent, level (the paper's) or "
@@ -659,7 +660,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     }
   }
 
-  /** @return the Gibbs iterations training runs: -I, or for 0 the structure's default */
+  /** @return the most Gibbs iterations training runs: -I, or for 0 (auto) the structure's default */
   public int resolvedIterations() {
     if (m_Iterations != 0) {
       return m_Iterations;
