@@ -85,6 +85,34 @@ def test_the_cluster_learns_the_single_process_model(tmp_path, dask_engine, tabl
     assert np.array_equal(got, ref.predict_proba(table))
 
 
+def test_skdb_passes_split_over_partitions_select_the_single_process_model(tmp_path, dask_engine):
+    """SkDB's tries and leave-one-out passes as maps over 4 Parquet files of unequal sizes (one of a single
+    row) and tree reduces: the same grid, selection and tables as the local streamed and in-memory fits."""
+    data = read_dataset(ROOT / "tests" / "data" / "segment-challenge.arff")
+    table = to_arrow(data)
+    d = _write(table, tmp_path / "seg", [600, 1, 399, 500])
+    params = dict(structure="skdb", k=3, iterations=20, random_state=2)
+    ref = BayesNetClassifier(**params).fit(data)
+    streamed = BayesNetClassifier(**params).fit(open_batches(d))
+    from distributed import get_task_stream
+
+    with get_task_stream(dask_engine.client) as ts:
+        dask = _fit_on(dask_engine, open_batches(d), **params)
+    assert dask.fit_info_["engine"] == "dask" and streamed.fit_info_["engine"] == "local"
+    names = [t["key"].split("-")[0] for t in ts.data]
+    assert names.count("_tries") == names.count("_loo") == 4  # one task of each pass per partition
+    assert names.count("_merge") >= 2 * 3  # two tree reduces of 4 partials (and the counting pass's)
+    s = ref.structure_
+    assert 0 < s.info["n_star"] < len(s.order) and s.k > 0  # a selection that the grid decides
+    for other in (streamed, dask):
+        t = other.structure_
+        assert (t.kept, t.k, t.parents, t.order) == (s.kept, s.k, s.parents, s.order)
+        assert (t.info["n_star"], t.info["k_star"], t.info["n_trie_nodes"]) == (
+            s.info["n_star"], s.info["k_star"], s.info["n_trie_nodes"])
+        assert np.array_equal(np.array(t.info["rmse"]), np.array(s.info["rmse"]))  # bit for bit
+        _same(ref, other)
+
+
 def test_eskdb_members_sample_on_the_cluster_to_the_same_tables(dask_engine):
     data = read_dataset(ROOT / "tests" / "data" / "vote.arff")
     params = dict(structure="eskdb", n_members=3, k=2, iterations=40, random_state=5)

@@ -269,3 +269,149 @@ def test_kept_attributes_keep_their_first_k_star_parents():
 )
 def test_selection_scans_strict_improvements(grid, expected):
     assert select_prefix_and_k(np.array(grid)) == expected
+
+
+# -- the passes split over partitions: merged tries, exact sums --------------------------------
+def _splits(n_rows, sizes_seed):
+    """Unequal consecutive partitions of the rows (one of them a single row, one empty)."""
+    rng = np.random.default_rng(sizes_seed)
+    cuts = np.sort(rng.choice(np.arange(2, n_rows - 1), 3, replace=False))
+    bounds = [0, 1, 1, *cuts.tolist(), n_rows]
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _blocks(X, y):
+    return lambda: iter([(X, y)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_merged_tries_are_the_tries_of_all_rows(seed):
+    """Per-partition tries merged (in any order) are the tries built from all rows at once: the same
+    counts, and, laid out canonically, the same array; the layout does not depend on the row order."""
+    from hdp_plugin.structure.selective import TrieAccumulator
+
+    X, y, card = random_data(20 + seed, 500, [4, 6, 3, 5, 7, 2], 3)
+    stats = count_statistics(X, y, card, 3)
+    parents = learn_structure(X, y, card, 3, kind="kdb", k=3).parents
+    whole = build_context_tries(X, y, stats, parents)
+    parts = []
+    for a, b in _splits(len(y), seed):
+        acc = TrieAccumulator(card, 3, parents)
+        acc.add(X[a:b], y[a:b])
+        parts.append(acc)
+    for perm in (range(len(parts)), np.random.default_rng(seed).permutation(len(parts))):
+        merged = TrieAccumulator(card, 3, parents)
+        for i in perm:
+            merged.merge(parts[i])
+        got = merged.result()
+        assert got.n_nodes == whole.n_nodes
+        assert np.array_equal(got.data, whole.data)
+        assert np.array_equal(got.root, whole.root) and np.array_equal(got.par_idx, whole.par_idx)
+    # a tree-shaped merge of pickled partials (as between worker processes)
+    import pickle
+
+    left = pickle.loads(pickle.dumps(parts[0].merge(parts[1]).merge(parts[2])))
+    right = pickle.loads(pickle.dumps(parts[3].merge(parts[4])))
+    assert np.array_equal(left.merge(right).merge(parts[5]).result().data, whole.data)
+    perm = np.random.default_rng(seed + 7).permutation(len(y))
+    assert np.array_equal(build_context_tries(X[perm], y[perm], stats, parents).data, whole.data)
+    # the leave-one-out grid read from them is the same
+    order = np.array(learn_structure(X, y, card, 3, kind="kdb", k=3).order)
+    assert np.array_equal(loo_rmse_grid(X, y, stats, got, order, 3), loo_rmse_grid(X, y, stats, whole, order, 3))
+
+
+def test_tries_of_different_parents_do_not_merge():
+    from hdp_plugin.structure.selective import TrieAccumulator
+
+    with pytest.raises(ValueError, match="different attributes, classes or parents"):
+        TrieAccumulator([3, 3], 2, ((), (0,))).merge(TrieAccumulator([3, 3], 2, ((1,), ())))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_leave_one_out_sums_split_and_merged_in_any_order_are_bit_identical(seed):
+    from hdp_plugin.structure.selective import loo_sums
+
+    X, y, card = random_data(30 + seed, 700, [3, 4, 3, 2, 5, 4], 3)
+    stats = count_statistics(X, y, card, 3)
+    full = learn_structure(X, y, card, 3, kind="kdb", k=3)
+    tries = build_context_tries(X, y, stats, full.parents)
+    order = np.array(full.order)
+
+    def sums(a, b):
+        return loo_sums(_blocks(X[a:b], y[a:b]), tries, card, 3, stats.n_y, stats.n_rows, order, 3)
+
+    whole = sums(0, len(y))
+    parts = [sums(a, b) for a, b in _splits(len(y), seed)]
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        perm = rng.permutation(len(parts))
+        merged = sums(0, 0)
+        for i in perm:
+            merged.merge(parts[i])
+        assert np.array_equal(merged.acc, whole.acc)
+    assert np.array_equal(whole.rmse(stats.n_rows), loo_rmse_grid(X, y, stats, tries, order, 3))
+
+
+def _exact(acc, u=0, k=0):
+    """The fixed-point sum ``acc[:, u, k]`` as a Fraction."""
+    from fractions import Fraction
+
+    return sum(Fraction(int(acc[j, u, k]), 2 ** (62 * j)) for j in range(4))
+
+
+def test_fixed_point_sum_is_exact_where_the_float_sum_depends_on_the_order():
+    from fractions import Fraction
+
+    from hdp_plugin.structure.kernels import fixed_add
+    from hdp_plugin.structure.selective import LooSums
+
+    # 1 + 2**-53 + 2**-53: a float sum gives 1 in this order and 1 + 2**-52 in the other
+    vals = [1.0, 2.0**-53, 2.0**-53]
+    assert sum(vals) != sum(reversed(vals))
+    for seq in (vals, vals[::-1]):
+        s = LooSums(0, 0)
+        for v in seq:
+            fixed_add(s.acc, 0, 0, v)
+        assert _exact(s.acc) == 1 + Fraction(1, 2**52)
+        assert s.acc[0, 0, 0] == 1 and s.acc[1, 0, 0] == 2**10 and s.totals()[0, 0] == 1 + 2.0**-52
+    # squared errors as the kernel makes them, e = 1 - p, down to the smallest (2**-53)**2, split over
+    # accumulators merged in two orders: exactly the rational sum
+    rng = np.random.default_rng(0)
+    p = np.concatenate([rng.random(3000), 1.0 - rng.integers(1, 50, 500) * 2.0**-53, [0.0, 1.0, 0.5]])
+    e2 = (1.0 - p) ** 2
+    truth = sum(Fraction(float(v)) for v in e2)
+    chunks = np.array_split(rng.permutation(e2), 7)
+    partial = []
+    for c in chunks:
+        s = LooSums(0, 0)
+        for v in c:
+            fixed_add(s.acc, 0, 0, float(v))
+        partial.append(s)
+    for perm in (range(7), rng.permutation(7)):
+        merged = LooSums(0, 0)
+        for i in perm:
+            merged.merge(partial[i])
+        assert _exact(merged.acc) == truth
+        assert all(0 <= merged.acc[j, 0, 0] < 2**62 for j in (1, 2, 3))
+    assert merged.totals()[0, 0] == pytest.approx(float(truth), rel=1e-15)
+    # a row whose error is not a number makes its cell NaN, as a float sum would
+    fixed_add(merged.acc, 0, 0, float("nan"))
+    assert merged.acc[4, 0, 0] == 1 and np.isnan(merged.rmse(10)[0, 0])
+
+
+def test_fixed_point_digits_carry_at_their_limits():
+    from fractions import Fraction
+
+    from hdp_plugin.structure.kernels import fixed_add
+    from hdp_plugin.structure.selective import LooSums
+
+    v = 1.0 - 2.0**-53  # every digit below the point as full as a double can make it
+    s = LooSums(0, 0)
+    for _ in range(1000):
+        fixed_add(s.acc, 0, 0, v)
+        fixed_add(s.acc, 0, 0, 2.0**-158)
+    assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**158))
+    t = LooSums(0, 0)
+    t.acc[1:4] = 2**62 - 1  # the largest digits there can be, merged: the carries ripple up
+    s.merge(t)
+    assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**158)) + 1 - Fraction(1, 2**186)

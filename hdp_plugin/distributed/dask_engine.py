@@ -4,8 +4,10 @@
   reading its own file on the worker) and a tree reduce of the partial results, in partition order;
   every partial is integers (or label sets and a sample chosen by row position), so the result is
   the single process's whatever the number of workers or partitions;
-* SkDB's trie and leave-one-out passes run as one task on a worker (their floating-point sums are
-  added in row order, which a split would change);
+* SkDB's two passes are maps and tree reduces too: each partition's context tries, merged into one
+  canonical trie (integer counts), sent to every worker, then each partition's leave-one-out sums
+  against it, merged (exact fixed-point sums: :mod:`hdp_plugin.structure.kernels`), so the selection
+  is the single process's, bit for bit;
 * the trees are sampled as independent tasks, largest first, each with its own generator state
   (:func:`hdp_plugin.hdp.rng.tree_states` of the model's seed): the tables are bit for bit those of
   sampling all the trees in one process;
@@ -86,10 +88,54 @@ def _cells(part, attributes, class_attribute, trees, cards, n_classes):
     return counter
 
 
-def _selective(source, attributes, class_attribute, stats, k):
-    from ..model.streaming import LocalEngine
+def _part_blocks(part, attributes, class_attribute):
+    from ..data.stream import source_codes
 
-    return LocalEngine().selective(source, attributes, class_attribute, stats, k)
+    def blocks():
+        for ds in source_codes(part, attributes, class_attribute):
+            if ds.n_rows:
+                yield ds.X, ds.y
+    return blocks
+
+
+def _tries(part, attributes, class_attribute, cards, n_classes, parents):
+    from ..structure.selective import TrieAccumulator
+
+    acc = TrieAccumulator(cards, n_classes, parents)
+    for X, y in _part_blocks(part, attributes, class_attribute)():
+        acc.add(X, y)
+    return acc
+
+
+def _loo(part, attributes, class_attribute, tries, cards, n_classes, n_y, n_rows, order, max_k, m):
+    from ..structure.selective import loo_sums
+
+    return loo_sums(_part_blocks(part, attributes, class_attribute), tries, cards, n_classes, n_y, n_rows, order,
+                    max_k, m)
+
+
+class _SkdbPasses:
+    """SkDB's tries and leave-one-out passes (the ``passes`` of
+    :func:`~hdp_plugin.structure.selective.selective_kdb`) as maps over the partitions and tree reduces.
+    Tasks get the cardinalities and class counts, not the pairwise counts."""
+
+    def __init__(self, engine, source, attributes, class_attribute):
+        self.engine, self.source = engine, source
+        self.attributes, self.class_attribute = attributes, class_attribute
+
+    def tries(self, stats, parents):
+        submit = self.engine.client.submit
+        futs = [submit(_tries, p, self.attributes, self.class_attribute, stats.cardinalities, stats.n_classes,
+                       parents, pure=False) for p in self.source.partitions()]
+        return self.engine._reduce(futs).result()
+
+    def loo(self, stats, tries, order, max_k, m):
+        client = self.engine.client
+        shared = client.scatter(tries, broadcast=True, hash=False)
+        futs = [client.submit(_loo, p, self.attributes, self.class_attribute, shared, stats.cardinalities,
+                              stats.n_classes, stats.n_y, stats.n_rows, order, max_k, m, pure=False)
+                for p in self.source.partitions()]
+        return self.engine._reduce(futs)
 
 
 def _sample_trees(sub, states, kwargs):
@@ -187,7 +233,10 @@ class DaskEngine:
         return self._reduce(futs).result()
 
     def selective(self, source, attributes, class_attribute, stats, k):
-        return self.client.submit(_selective, source, attributes, class_attribute, stats, k, pure=False).result()
+        """SkDB: the tries per partition, merged; then the leave-one-out sums per partition, merged."""
+        from ..structure.selective import selective_kdb
+
+        return selective_kdb(None, None, stats, k, passes=_SkdbPasses(self, source, attributes, class_attribute))
 
     def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
         futs = [self.client.submit(_cells, p, attributes, class_attribute, trees, cards, n_classes, pure=False)

@@ -4,13 +4,13 @@ record batches, holding one batch, the counts and the model at a time.
 The passes (docs/scaling.md): 1. the schema pass (attributes, class, missing values, the
 discretisation sample); 2. counting n(y), n(x_i, y), n(x_i, x_j, y); for SkDB 3. the context tries
 and 4. the leave-one-out pass; 5. the context trees' leaf cells. Then the sampler, whose cost depends
-on the trees, not the rows. Every pass gives the same integers (or, for the leave-one-out pass, the
-same floating-point sums in row order) as the in-memory fit, so the model is bit for bit the one
+on the trees, not the rows. Every pass gives the same integers (for the leave-one-out pass, the same
+exact fixed-point sums) as the in-memory fit, so the model is bit for bit the one
 :meth:`~hdp_plugin.model.BayesNetClassifier.fit` learns from the same rows in memory (when the data
 has at most ``sample_rows`` rows with a known class; beyond, the cut points come from the sample).
 
 An engine (:mod:`hdp_plugin.distributed`) may run the passes elsewhere: it provides ``scan``,
-``count``, ``tries``, ``loo``, ``cells`` and ``sample`` with the same results.
+``count``, ``selective``, ``cells`` and ``sample`` with the same results.
 """
 
 from __future__ import annotations

@@ -24,7 +24,21 @@ nodes are the observed values of its first ``d`` parents (in branching order). E
                                       parent takes value v (-1: none)        not at the deepest level
 
 A child slot holds the child's block offset itself, so descending one level is one load.
-``sizes`` holds ``[n_nodes, cells used]``.
+``sizes`` holds ``[n_nodes, cells used]``. The layout depends on the order in which contexts are
+first seen; :func:`trie_canonical` re-lays a trie out in a canonical order (the roots first, then
+every attribute's nodes depth first, children by ascending value), so tries with the same counts
+are the same array however their rows were split and merged (:func:`trie_merge`).
+
+Leave-one-out sums (:func:`loo_squared_errors_block`) are fixed point and exact, so that they
+are associative: ``acc[0, u, k]`` counts whole units and ``acc[1..3, u, k]`` are three digits of
+62 bits below the point (units of ``2**-62``, ``2**-124``, ``2**-186``), each below ``2**62``;
+``acc[4, u, k]`` counts rows whose error is not a number (an empty context with m = 0: 0/0).
+Every squared error the kernel makes is held exactly: ``e = 1 - p`` with ``p`` a double in [0, 1]
+is 0, or at least ``2**-53`` and a multiple of ``2**-53`` (for ``p >= 1/2``, ``1 - p`` is exact and
+``p`` a multiple of ``2**-53``), so ``e2 = e * e`` is 0 or at least ``2**-106`` and so a multiple of
+``2**-158``. Adding a digit below ``2**62``, an addend of at most ``2**62`` and a carry of 1 stays
+below ``2**63``; ``acc[0]`` is at most the number of rows. The sum is therefore the exact sum of
+the rows' squared errors, whatever their order or split.
 """
 
 from __future__ import annotations
@@ -36,6 +50,13 @@ from ..config import NJIT_OPTIONS
 
 #: the leave-one-out kernel rescales a row's per-class products when their sum drops below this
 RESCALE_BELOW = 1e-200
+
+#: leave-one-out squared errors are summed in FIXED_DIGITS digits of FIXED_BITS bits below the
+#: point, units of 2**-186 (see the module docstring)
+FIXED_BITS = 62
+FIXED_DIGITS = 3
+FIXED_ONE = 1 << FIXED_BITS
+FIXED_SCALE = float(FIXED_ONE)
 
 # Status codes returned by the counting kernels (the driver turns them into errors).
 OK = 0
@@ -200,18 +221,134 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
     return data
 
 
+@njit(**NJIT_OPTIONS)
+def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
+    """Add the tries ``other`` (the same parents and roots, built from other rows) into ``data``.
+
+    Walks every attribute's trie of ``other`` depth first, adding each node's counts to the node of
+    the same context in ``data``, created (zeroed, empty child slots) where ``data`` lacks it.
+    Returns the (possibly grown) ``data``; ``sizes`` is updated in place.
+    """
+    n_attr = root.shape[0]
+    C = n_classes
+    n_nodes = sizes[0]
+    used = sizes[1]
+    stack_size = 1
+    for a in range(n_attr):
+        s = 1
+        for i in range(par_ptr[a], par_ptr[a + 1]):
+            s += card[par_idx[i]]
+        stack_size = max(stack_size, s)
+    st_a = np.empty(stack_size, dtype=np.int64)  # block in data
+    st_b = np.empty(stack_size, dtype=np.int64)  # block in other
+    st_d = np.empty(stack_size, dtype=np.int64)  # depth
+    for a in range(n_attr):
+        slots = C * card[a] + C
+        first = par_ptr[a]
+        depth = par_ptr[a + 1] - first
+        st_a[0] = root[a]
+        st_b[0] = root[a]
+        st_d[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            ba = st_a[top]
+            bb = st_b[top]
+            d = st_d[top]
+            for i in range(slots):
+                data[ba + i] += other[bb + i]
+            if d == depth:
+                continue
+            for v in range(card[par_idx[first + d]]):
+                cb = other[bb + slots + v]
+                if cb < 0:
+                    continue
+                ca_ = data[ba + slots + v]
+                if ca_ < 0:
+                    ca_ = used
+                    n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
+                    used += slots + n_slots
+                    data = _grow(data, used, 0)
+                    for i in range(slots):
+                        data[ca_ + i] = 0
+                    for i in range(n_slots):
+                        data[ca_ + slots + i] = -1
+                    data[ba + slots + v] = ca_
+                    n_nodes += 1
+                st_a[top] = ca_
+                st_b[top] = cb
+                st_d[top] = d + 1
+                top += 1
+    sizes[0] = n_nodes
+    sizes[1] = used
+    return data
+
+
+@njit(**NJIT_OPTIONS)
+def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
+    """The tries of ``data`` (``used`` cells) laid out canonically: the roots where they are, then
+    each attribute's other nodes in depth-first preorder, children by ascending parent value."""
+    n_attr = root.shape[0]
+    C = n_classes
+    out = np.empty(used, dtype=np.int64)
+    pos = 0
+    stack_size = 1
+    for a in range(n_attr):
+        first = par_ptr[a]
+        n_slots = card[par_idx[first]] if par_ptr[a + 1] > first else 0
+        pos = max(pos, root[a] + C * card[a] + C + n_slots)
+        s = 1
+        for i in range(first, par_ptr[a + 1]):
+            s += card[par_idx[i]]
+        stack_size = max(stack_size, s)
+    st_old = np.empty(stack_size, dtype=np.int64)  # the node's block in data
+    st_ref = np.empty(stack_size, dtype=np.int64)  # the cell of out that points to it (-1: a root)
+    st_d = np.empty(stack_size, dtype=np.int64)
+    for a in range(n_attr):
+        slots = C * card[a] + C
+        first = par_ptr[a]
+        depth = par_ptr[a + 1] - first
+        st_old[0] = root[a]
+        st_ref[0] = -1
+        st_d[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            ob = st_old[top]
+            d = st_d[top]
+            n_slots = card[par_idx[first + d]] if d < depth else 0
+            if st_ref[top] < 0:
+                nb = root[a]
+            else:
+                nb = pos
+                pos += slots + n_slots
+                out[st_ref[top]] = nb
+            for i in range(slots):
+                out[nb + i] = data[ob + i]
+            for v in range(n_slots - 1, -1, -1):  # pushed last to first: popped by ascending value
+                out[nb + slots + v] = -1
+                child = data[ob + slots + v]
+                if child >= 0:
+                    st_old[top] = child
+                    st_ref[top] = nb + slots + v
+                    st_d[top] = d + 1
+                    top += 1
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Pass 3 (SkDB): leave-one-out squared errors of every (n*, k*) in one pass over the rows
 # --------------------------------------------------------------------------------------------
 @njit(**NJIT_OPTIONS)
 def loo_squared_errors_block(
-    X, y, card, n_classes, order, par_ptr, par_idx, root, data, n_y, n_rows_total, m, max_k, sq_err,
+    X, y, card, n_classes, order, par_ptr, par_idx, root, data, n_y, n_rows_total, m, max_k, acc,
 ):
-    """Add one block's leave-one-out squared errors ``(1 - p(y_i | x_i))^2`` to ``sq_err``.
+    """Add one block's leave-one-out squared errors ``(1 - p(y_i | x_i))^2`` to ``acc``.
 
-    ``sq_err[u, k]`` accumulates the error of the model made of the class and the first ``u``
-    attributes of ``order`` with at most ``k`` parents each; row ``u = 0`` is the class prior
-    alone. Estimates are m-estimates from the counts with the row itself removed, and each k's
+    ``acc[:, u, k]`` accumulates, in fixed point (:func:`fixed_add`, the module docstring), the
+    error of the model made of the class and the first ``u`` attributes of ``order`` with at most
+    ``k`` parents each; ``u = 0`` is the class prior alone. The sum is exact, so it is the same
+    whatever order or split of the rows it is taken over. Estimates are m-estimates from the counts with the row itself removed, and each k's
     posterior is formed as the published SkDB forms it (docs/method.md, "SkDB"): walking
     attribute ``a``'s context from the class-only node down its parents,
 
@@ -248,7 +385,7 @@ def loo_squared_errors_block(
         for k in range(max_k + 1):
             for c in range(C):
                 post[k, c] = prior[c]
-            sq_err[0, k] += e * e
+            fixed_add(acc, 0, k, e * e)
         # Step 2: add attributes in MI order
         for u in range(n_attr):
             a = order[u]
@@ -286,7 +423,7 @@ def loo_squared_errors_block(
                 for c in range(C):
                     s += post[k, c]
                 e = 1.0 - post[k, yi] / s  # exactly 0 when C = 1
-                sq_err[u + 1, k] += e * e
+                fixed_add(acc, u + 1, k, e * e)
                 if s < RESCALE_BELOW:  # keep the unnormalised products away from underflow
                     for c in range(C):
                         post[k, c] /= s
@@ -302,3 +439,62 @@ def _multiply_estimates(post, k, data, block, ca, xa, tot, yi, C, m):
             post[k, c] *= (data[block + c * ca + xa] - own + m / ca) / den
         else:  # an empty context with m = 0: uniform
             post[k, c] /= ca
+
+
+@njit(**NJIT_OPTIONS)
+def fixed_add(acc, u, k, e2):
+    """Add ``e2`` (a squared error, in [0, 1]) exactly to the fixed-point sum ``acc[:, u, k]``
+    (the module docstring); anything else (NaN) is counted in ``acc[4, u, k]``."""
+    if not (e2 >= 0.0 and e2 <= 1.0):
+        acc[4, u, k] += 1
+        return
+    if e2 == 1.0:
+        acc[0, u, k] += 1
+        return
+    # Step 1: the three 62-bit digits of e2 below the point (each step is exact: a scaling by a
+    # power of two, or a double minus its floor)
+    x = e2 * FIXED_SCALE
+    d1 = np.floor(x)
+    x = (x - d1) * FIXED_SCALE
+    d2 = np.floor(x)
+    x = (x - d2) * FIXED_SCALE
+    d3 = np.rint(x)  # x is already an integer when e2 >= 2**-134 or e2 is a multiple of 2**-186
+    # Step 2: add them, carrying (a digit < 2**62, an addend <= 2**62, a carry <= 1: below 2**63)
+    lo = acc[3, u, k] + np.int64(d3)
+    c = 0
+    if lo >= FIXED_ONE:
+        lo -= FIXED_ONE
+        c = 1
+    acc[3, u, k] = lo
+    lo = acc[2, u, k] + np.int64(d2) + c
+    c = 0
+    if lo >= FIXED_ONE:
+        lo -= FIXED_ONE
+        c = 1
+    acc[2, u, k] = lo
+    lo = acc[1, u, k] + np.int64(d1) + c
+    c = 0
+    if lo >= FIXED_ONE:
+        lo -= FIXED_ONE
+        c = 1
+    acc[1, u, k] = lo
+    acc[0, u, k] += c
+
+
+@njit(**NJIT_OPTIONS)
+def fixed_merge(acc, other):
+    """Add the fixed-point sums ``other`` into ``acc`` (the same shape), exactly."""
+    U = acc.shape[1]
+    K = acc.shape[2]
+    for u in range(U):
+        for k in range(K):
+            c = 0
+            for j in range(FIXED_DIGITS, 0, -1):
+                lo = acc[j, u, k] + other[j, u, k] + c  # both digits < 2**62
+                c = 0
+                if lo >= FIXED_ONE:
+                    lo -= FIXED_ONE
+                    c = 1
+                acc[j, u, k] = lo
+            acc[0, u, k] += other[0, u, k] + c
+            acc[FIXED_DIGITS + 1, u, k] += other[FIXED_DIGITS + 1, u, k]

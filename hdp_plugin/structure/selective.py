@@ -13,7 +13,12 @@ makes two more passes over the rows, as in Martinez et al. (2016):
    shallower context where the row's value is rare, and its copy of that k's posterior into the
    larger k: :func:`hdp_plugin.structure.kernels.loo_squared_errors_block`), adding attributes
    one at a time (O(rows x n x K x C)). With m-estimates it selects exactly what the published
-   code selects on that code's own fold files (tests/test_skdb_published.py).
+   code selects on that code's own fold files (tests/test_skdb_published.py). The rows' squared
+   errors are summed exactly, in fixed point (:class:`LooSums`).
+
+Both passes can be split over any partition of the rows and merged (:class:`TrieAccumulator`,
+:meth:`LooSums.merge`): the tries are integer counts laid out canonically, and the fixed-point sum
+is exact, so the grid, and the selection, are the same bit for bit whatever the split.
 
 Memory: a trie has at most one node per distinct prefix of parent values seen in the data, so at
 most ``min(rows, product of the parents' cardinalities)`` nodes per level; each node is a block
@@ -30,7 +35,15 @@ import numpy as np
 from .. import config
 from .base import Structure
 from .counts import CountStatistics, row_blocks
-from .kernels import loo_squared_errors_block, trie_insert_block
+from .kernels import (
+    FIXED_BITS,
+    FIXED_DIGITS,
+    fixed_merge,
+    loo_squared_errors_block,
+    trie_canonical,
+    trie_insert_block,
+    trie_merge,
+)
 from .learners import check_k, kdb
 
 log = logging.getLogger(__name__)
@@ -41,7 +54,9 @@ class ContextTries:
     """n(x_a, y, first d parents) for every attribute a and depth d, in one flat int64 array.
 
     See :mod:`hdp_plugin.structure.kernels` for the block layout of ``data``; ``root[a]`` is the
-    block of attribute a's class-only context, ``par_ptr``/``par_idx`` the parents (CSR).
+    block of attribute a's class-only context, ``par_ptr``/``par_idx`` the parents (CSR). The
+    layout is canonical (:func:`~hdp_plugin.structure.kernels.trie_canonical`): tries of the same
+    counts are the same arrays, whatever the order or split of the rows they were counted from.
     """
 
     par_ptr: np.ndarray
@@ -49,6 +64,66 @@ class ContextTries:
     root: np.ndarray
     data: np.ndarray
     n_nodes: int
+
+
+class TrieAccumulator:
+    """The context tries block by block: :meth:`add` blocks of codes, :meth:`merge` the tries of
+    other rows (integers, so any split and order of the rows gives the same counts), :meth:`result`.
+
+    Memory is one block per distinct context seen (see the module docstring), not per row.
+    """
+
+    def __init__(self, cardinalities, n_classes: int, parents: tuple[tuple[int, ...], ...]):
+        card = np.ascontiguousarray(cardinalities, dtype=np.int64)
+        C = int(n_classes)
+        n_attr = card.shape[0]
+        # Step 1: parent lists as CSR arrays
+        par_ptr = np.zeros(n_attr + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parents], out=par_ptr[1:])
+        par_idx = np.array([q for p in parents for q in p], dtype=np.int64)
+        # Step 2: one root block per attribute (the class-only context), laid out first
+        root = np.zeros(n_attr, dtype=np.int64)
+        used = 0
+        heads = []
+        for a in range(n_attr):
+            root[a] = used
+            head = C * int(card[a]) + C
+            n_slots = int(card[parents[a][0]]) if parents[a] else 0
+            heads.append(np.concatenate([np.zeros(head, np.int64), np.full(n_slots, -1, np.int64)]))
+            used += head + n_slots
+        data = np.zeros(max(4 * used, 1024), dtype=np.int64)
+        if heads:
+            data[:used] = np.concatenate(heads)
+        self.card, self.n_classes = card, C
+        self.par_ptr, self.par_idx, self.root = par_ptr, par_idx, root
+        self.data = data
+        self.sizes = np.array([n_attr, used], dtype=np.int64)  # [nodes, cells used]
+
+    def add(self, X: np.ndarray, y: np.ndarray) -> None:
+        """Count one block of codes (already checked by the counting pass)."""
+        self.data = trie_insert_block(X, y, self.card, self.n_classes, self.par_ptr, self.par_idx, self.root,
+                                      self.data, self.sizes)
+
+    def merge(self, other: "TrieAccumulator") -> "TrieAccumulator":
+        """Add the tries of ``other`` (the same attributes, classes and parents) to these."""
+        if not (np.array_equal(self.card, other.card) and self.n_classes == other.n_classes
+                and np.array_equal(self.par_ptr, other.par_ptr) and np.array_equal(self.par_idx, other.par_idx)):
+            raise ValueError("cannot merge context tries of different attributes, classes or parents")
+        self.data = trie_merge(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root, self.data,
+                               self.sizes, other.data)
+        return self
+
+    def result(self) -> ContextTries:
+        """The tries, laid out canonically."""
+        data = trie_canonical(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root, self.data,
+                              int(self.sizes[1]))
+        return ContextTries(par_ptr=self.par_ptr, par_idx=self.par_idx, root=self.root, data=data,
+                            n_nodes=int(self.sizes[0]))
+
+    def __getstate__(self):  # sent between processes without the unused capacity
+        state = self.__dict__.copy()
+        state["data"] = self.data[: int(self.sizes[1])]
+        return state
 
 
 def build_context_tries(
@@ -72,43 +147,64 @@ def build_context_tries(
         Every attribute's parents in branching order.
     blocks : callable, optional
         Instead of ``X`` and ``y`` (then None): a function returning a fresh iterator of
-        ``(X_block, y_block)`` pairs, the rows in order (data streamed from disk).
+        ``(X_block, y_block)`` pairs (data streamed from disk).
 
     Returns
     -------
     ContextTries
+        Laid out canonically, so the same whatever the order of the rows.
     """
-    card = stats.cardinalities
-    C = stats.n_classes
-    n_attr = stats.n_attributes
-    # Step 1: parent lists as CSR arrays
-    par_ptr = np.zeros(n_attr + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in parents], out=par_ptr[1:])
-    par_idx = np.array([q for p in parents for q in p], dtype=np.int64)
-    # Step 2: one root block per attribute (the class-only context), laid out first
-    root = np.zeros(n_attr, dtype=np.int64)
-    used = 0
-    heads = []
-    for a in range(n_attr):
-        root[a] = used
-        head = C * int(card[a]) + C
-        n_slots = int(card[parents[a][0]]) if parents[a] else 0
-        heads.append(np.concatenate([np.zeros(head, np.int64), np.full(n_slots, -1, np.int64)]))
-        used += head + n_slots
-    data = np.zeros(max(4 * used, 1024), dtype=np.int64)
-    if heads:
-        data[:used] = np.concatenate(heads)
-    sizes = np.array([n_attr, used], dtype=np.int64)
-    # Step 3: one pass over the rows, block by block
+    acc = TrieAccumulator(stats.cardinalities, stats.n_classes, parents)
     for Xb, yb in (blocks or _in_memory(X, y))():
-        data = trie_insert_block(Xb, yb, card, C, par_ptr, par_idx, root, data, sizes)
-    return ContextTries(
-        par_ptr=par_ptr,
-        par_idx=par_idx,
-        root=root,
-        data=data[: int(sizes[1])].copy(),
-        n_nodes=int(sizes[0]),
-    )
+        acc.add(Xb, yb)
+    return acc.result()
+
+
+class LooSums:
+    """The leave-one-out squared errors of every (n*, k*), summed exactly in fixed point, so the
+    same whatever the order or split of the rows (:mod:`hdp_plugin.structure.kernels`).
+
+    ``acc[0]`` whole units, ``acc[1..3]`` three 62-bit digits below the point, ``acc[4]`` the rows
+    whose error is not a number; each of shape ``(n_order + 1, max_k + 1)``.
+    """
+
+    def __init__(self, n_order: int, max_k: int):
+        self.acc = np.zeros((FIXED_DIGITS + 2, int(n_order) + 1, int(max_k) + 1), dtype=np.int64)
+
+    def merge(self, other: "LooSums") -> "LooSums":
+        if self.acc.shape != other.acc.shape:
+            raise ValueError(f"cannot merge leave-one-out sums of shapes {self.acc.shape} and {other.acc.shape}")
+        fixed_merge(self.acc, other.acc)
+        return self
+
+    def totals(self) -> np.ndarray:
+        """The sums as doubles, the smallest digit first (NaN where a row's error was not a number)."""
+        tot = np.zeros(self.acc.shape[1:])
+        for j in range(FIXED_DIGITS, 0, -1):
+            tot += self.acc[j].astype(np.float64) * 2.0 ** (-FIXED_BITS * j)
+        tot += self.acc[0].astype(np.float64)
+        tot[self.acc[FIXED_DIGITS + 1] > 0] = np.nan
+        return tot
+
+    def rmse(self, n_rows: int) -> np.ndarray:
+        """``sqrt(sum / n_rows)``, the leave-one-out RMSE grid."""
+        return np.sqrt(self.totals() / max(int(n_rows), 1))
+
+
+def loo_sums(blocks, tries: ContextTries, cardinalities, n_classes: int, n_y: np.ndarray, n_rows: int,
+             order: np.ndarray, max_k: int, m: float = config.DEFAULT_M) -> LooSums:
+    """The leave-one-out sums of the rows of ``blocks`` (a function returning an iterator of
+    ``(X, y)`` code blocks), against the tries, class counts ``n_y`` and ``n_rows`` of all the rows."""
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    card = np.ascontiguousarray(cardinalities, dtype=np.int64)
+    n_y = np.ascontiguousarray(n_y, dtype=np.int64)
+    sums = LooSums(len(order), max_k)
+    for Xb, yb in blocks():
+        loo_squared_errors_block(
+            Xb, yb, card, int(n_classes), order, tries.par_ptr, tries.par_idx, tries.root, tries.data, n_y,
+            float(n_rows), float(m), int(max_k), sums.acc,
+        )  # fmt: skip
+    return sums
 
 
 def loo_rmse_grid(
@@ -142,19 +238,13 @@ def loo_rmse_grid(
     Returns
     -------
     ndarray of shape (n_order + 1, max_k + 1)
-        ``rmse[n*, k*] = sqrt(mean over rows of (1 - p(y_i | x_i))^2)``; row 0 is the class
-        prior alone (the same in every column).
+        ``rmse[n*, k*] = sqrt(mean over rows of (1 - p(y_i | x_i))^2)``, the squared errors summed
+        exactly in fixed point (:class:`LooSums`); row 0 is the class prior alone (the same in
+        every column).
     """
-    n_rows = stats.n_rows
-    sq_err = np.zeros((len(order) + 1, max_k + 1))
-    order = np.ascontiguousarray(order, dtype=np.int64)
-    for Xb, yb in (blocks or _in_memory(X, y))():
-        loo_squared_errors_block(
-            Xb, yb, stats.cardinalities, stats.n_classes, order,
-            tries.par_ptr, tries.par_idx, tries.root, tries.data, stats.n_y,
-            float(stats.n_rows), float(m), max_k, sq_err,
-        )  # fmt: skip
-    return np.sqrt(sq_err / max(n_rows, 1))
+    sums = loo_sums(blocks or _in_memory(X, y), tries, stats.cardinalities, stats.n_classes, stats.n_y,
+                    stats.n_rows, order, max_k, m)
+    return sums.rmse(stats.n_rows)
 
 
 def _in_memory(X, y):
@@ -164,6 +254,23 @@ def _in_memory(X, y):
             yield X[start:stop], y[start:stop]
 
     return blocks
+
+
+class RowPasses:
+    """SkDB's two passes (tries, then leave-one-out) over rows in this process: in memory (``X``,
+    ``y``) or streamed (``blocks``). An engine may give :func:`selective_kdb` another object with the
+    same two methods (:class:`hdp_plugin.distributed.dask_engine.DaskEngine` maps them over
+    partitions and merges the results)."""
+
+    def __init__(self, X=None, y=None, blocks=None):
+        self.blocks = blocks or _in_memory(X, y)
+
+    def tries(self, stats: CountStatistics, parents) -> ContextTries:
+        return build_context_tries(None, None, stats, parents, blocks=self.blocks)
+
+    def loo(self, stats: CountStatistics, tries: ContextTries, order, max_k: int, m: float) -> LooSums:
+        return loo_sums(self.blocks, tries, stats.cardinalities, stats.n_classes, stats.n_y, stats.n_rows,
+                        order, max_k, m)
 
 
 def select_prefix_and_k(rmse: np.ndarray) -> tuple[int, int]:
@@ -191,6 +298,7 @@ def selective_kdb(
     m: float = config.DEFAULT_M,
     order=None,
     blocks=None,
+    passes=None,
 ) -> Structure:
     """Selective kDB (Martinez, Webb, Chen and Zaidi 2016).
 
@@ -218,6 +326,10 @@ def selective_kdb(
         possibly a subset of the attributes); default decreasing MI.
     blocks : callable, optional
         Rows streamed instead of ``X`` and ``y`` (see :func:`build_context_tries`).
+    passes : optional
+        Instead of ``X``, ``y`` and ``blocks``: an object whose ``tries(stats, parents)`` and
+        ``loo(stats, tries, order, max_k, m)`` run the two passes (as :class:`RowPasses` does),
+        e.g. on a cluster.
 
     Returns
     -------
@@ -237,10 +349,11 @@ def selective_kdb(
     # Step 1: kDB-K, the largest model considered
     full = kdb(stats, max_k, order=order)
     order = np.asarray(full.order, dtype=np.int64)
+    passes = passes or RowPasses(X, y, blocks)
     # Step 2: second pass, the counts of every context the selection can use
-    tries = build_context_tries(X, y, stats, full.parents, blocks=blocks)
-    # Step 3: third pass, leave-one-out RMSE of every (n*, k*)
-    rmse = loo_rmse_grid(X, y, stats, tries, order, max_k, m, blocks=blocks)
+    tries = passes.tries(stats, full.parents)
+    # Step 3: third pass, leave-one-out RMSE of every (n*, k*), summed exactly
+    rmse = passes.loo(stats, tries, order, max_k, m).rmse(stats.n_rows)
     # Step 4: the smallest model with the lowest RMSE
     n_star, k_star = select_prefix_and_k(rmse)
     kept = tuple(sorted(int(a) for a in order[:n_star]))
