@@ -113,13 +113,20 @@ def test_skdb_passes_split_over_partitions_select_the_single_process_model(tmp_p
         _same(ref, other)
 
 
-def test_eskdb_members_sample_on_the_cluster_to_the_same_tables(dask_engine):
+@pytest.mark.parametrize("iterations", [40, None], ids=["40", "auto"])
+def test_eskdb_members_sample_on_the_cluster_to_the_same_tables(dask_engine, iterations):
+    """Every tree a task of its own: the same tables, and with auto iterations (each tree stopping once
+    converged) the same stops, as sampling them all in this process."""
     data = read_dataset(ROOT / "tests" / "data" / "vote.arff")
-    params = dict(structure="eskdb", n_members=3, k=2, iterations=40, random_state=5)
+    params = dict(structure="eskdb", n_members=3, k=2, iterations=iterations, random_state=5)
     a = BayesNetClassifier(**params).fit(data)
     b = _fit_on(dask_engine, data, **params)
     for ma, mb in zip(a.members_, b.members_):
         assert np.array_equal(ma.tables.log_probs, mb.tables.log_probs)
+    assert (a.fit_info_["iterations"], a.fit_info_["burn_in"]) == (b.fit_info_["iterations"], b.fit_info_["burn_in"])
+    if iterations is None:
+        assert np.array_equal(a.fit_info_["tree_iterations"], b.fit_info_["tree_iterations"])
+        assert len(set(a.fit_info_["tree_iterations"])) > 1  # trees stopped at different checks
 
 
 def _cli(*args):
