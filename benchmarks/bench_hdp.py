@@ -113,8 +113,9 @@ def _parse_workload(spec: str) -> tuple[str, str, int]:
     return parts[0], parts[1], int(parts[2])
 
 
-def run_folds(folds_dir: Path, spec: str, threads: int, iterations: int, repeat: int) -> dict:
-    """Train on ``folds_dir/<data set>/fold{0,1}_train.arff``, test on the matching test files."""
+def run_folds(folds_dir: Path, spec: str, threads: int, iterations: int | None, repeat: int) -> dict:
+    """Train on ``folds_dir/<data set>/fold{0,1}_train.arff``, test on the matching test files
+    (``iterations=None``: auto, every tree stopping once converged)."""
     from hdp_plugin import BayesNetClassifier, read_dataset
 
     ds_name, structure, k = _parse_workload(spec)
@@ -138,6 +139,7 @@ def run_folds(folds_dir: Path, spec: str, threads: int, iterations: int, repeat:
         sse = {"hdp": 0.0, "m-estimate": 0.0}
         n_test = 0
         cells = nodes = 0
+        ran, cell_its = [], 0.0
         for fold, (train, test) in enumerate(data):
             for est in ("hdp", "m-estimate"):
                 clf = make(est, iterations, fold).fit(train)
@@ -148,14 +150,19 @@ def run_folds(folds_dir: Path, spec: str, threads: int, iterations: int, repeat:
                 if est == "hdp":
                     cpu += clf.fit_info_["sampler_cpu_seconds"]
                     wall += clf.fit_info_["sampler_seconds"]
-                    cells += clf.tables_.trees.n_cells
-                    nodes += clf.tables_.trees.n_nodes
+                    trees = clf.tables_.trees
+                    cells += trees.n_cells
+                    nodes += trees.n_nodes
+                    ran.append(clf.fit_info_["iterations"])
+                    per_tree = clf.fit_info_.get("tree_iterations", np.full(trees.n_trees, ran[-1]))
+                    cell_its += float(np.sum(per_tree * np.diff(trees.node_cell_start[trees.tree_node_start])))
             n_test += len(test.y)
         best_cpu, best_wall = min(best_cpu, cpu), min(best_wall, wall)
-    out = {"workload": spec, "threads": threads, "iterations": iterations, "cpu_s": best_cpu,
+    out = {"workload": spec, "threads": threads, "iterations": iterations or "auto", "cpu_s": best_cpu,
            "wall_s": best_wall, "rmse": float(np.sqrt(sse["hdp"] / n_test)),
            "m_rmse": float(np.sqrt(sse["m-estimate"] / n_test)), "cells": cells, "nodes": nodes,
-           "ns_per_cell_iteration": best_cpu / (iterations * cells) * 1e9, "peak_mb": _peak_mb()}
+           "ran": ran, "mean_iterations": cell_its / cells,  # per cell: what the trees ran, weighted by cells
+           "ns_per_cell_iteration": best_cpu / cell_its * 1e9, "peak_mb": _peak_mb()}
     ref = folds_dir / "reference_results.json"
     if ref.is_file():
         recs = [r for r in json.loads(ref.read_text()) if r.get("ds") == ds_name and r.get("est") == "hdp"
@@ -169,39 +176,44 @@ def main_folds(args, threads: list[int]) -> int:
     folds_dir = Path(args.reference_folds)
     if not folds_dir.is_dir():
         raise SystemExit(f"--reference-folds: {folds_dir} is not a directory")
-    its = args.iterations or 5000
+    its_list = (args.iterations or "5000").split(",")
     print(f"# HDP sampling on fold files of {folds_dir.name}/ ({platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}, {its} iterations, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}, {', '.join(its_list)} iterations, "
           f"minimum of {args.repeat} run(s))\n")
-    print("| workload | threads | sampling CPU s | sampling wall s | speed-up of wall (same rounds) | "
+    print("| workload | iterations | iterations run (per fold; mean per cell) | threads | sampling CPU s | "
+          "sampling wall s | speed-up of wall (same rounds) | "
           "ns per cell and iteration (CPU) | HDP pooled RMSE | other's HDP pooled RMSE | m-est. pooled RMSE | "
           "nodes | cells | peak MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for spec in args.workloads.split(","):
         _parse_workload(spec)
         # the thread counts interleaved, one run each per round, the minimum kept: a shared or
         # virtual machine's speed drifts over minutes, and a ratio of runs minutes apart drifts with it
-        best: dict[int, dict] = {}
+        best: dict[tuple, dict] = {}
+        runs = [(its, th) for its in its_list for th in threads]
         for _ in range(args.repeat):
-            for th in threads:
+            for key in runs:
+                its, th = key
                 cmd = [sys.executable, __file__, "--reference-folds", str(folds_dir), "--one-folds", spec,
-                       "--threads", str(th), "--iterations", str(its), "--repeat", "1"]
+                       "--threads", str(th), "--iterations", its, "--repeat", "1"]
                 proc = subprocess.run(cmd, capture_output=True, text=True)
                 if proc.returncode != 0:
                     sys.stderr.write(proc.stderr[-3000:])
                     return proc.returncode
                 r = json.loads(proc.stdout.strip().splitlines()[-1])
-                if th not in best:
-                    best[th] = r
+                if key not in best:
+                    best[key] = r
                 else:
-                    for key in ("cpu_s", "wall_s", "ns_per_cell_iteration"):
-                        best[th][key] = min(best[th][key], r[key])
-                    best[th]["peak_mb"] = max(best[th]["peak_mb"], r["peak_mb"])
-        for th in threads:
-            r = best[th]
+                    for m in ("cpu_s", "wall_s", "ns_per_cell_iteration"):
+                        best[key][m] = min(best[key][m], r[m])
+                    best[key]["peak_mb"] = max(best[key]["peak_mb"], r["peak_mb"])
+        for its, th in runs:
+            r = best[(its, th)]
             ref = f"{r['ref_rmse']:.4f}" if "ref_rmse" in r else ""
-            speedup = f"{best[threads[0]]['wall_s'] / r['wall_s']:.2f}x" if th != threads[0] else ""
-            print(f"| {spec} | {th} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | {speedup} | "
+            first = best[(its, threads[0])]
+            speedup = f"{first['wall_s'] / r['wall_s']:.2f}x" if th != threads[0] else ""
+            ran = f"{', '.join(map(str, r['ran']))}; {r['mean_iterations']:.0f}"
+            print(f"| {spec} | {its} | {ran} | {th} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | {speedup} | "
                   f"{r['ns_per_cell_iteration']:.1f} | "
                   f"{r['rmse']:.4f} | {ref} | {r['m_rmse']:.4f} | {r['nodes']} | {r['cells']} | "
                   f"{r['peak_mb']:.0f} |", flush=True)
@@ -220,20 +232,22 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=1,
                     help="With --reference-folds: rounds per workload (each runs every thread count once, "
                          "interleaved); the minimum time is reported.")
-    ap.add_argument("--iterations", type=int,
-                    help="Iterations (default: each workload's own; 5000 with --reference-folds).")
+    ap.add_argument("--iterations",
+                    help="Iterations (default: each workload's own; 5000 with --reference-folds, where a "
+                         "comma-separated list, 'auto' included, is run interleaved).")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--one-folds", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     threads = [int(x) for x in args.threads.split(",")]
     if args.one_folds:
+        its = args.iterations or "5000"
         print(json.dumps(run_folds(Path(args.reference_folds), args.one_folds, threads[0],
-                                   args.iterations or 5000, max(1, args.repeat))))
+                                   None if its == "auto" else int(its), max(1, args.repeat))))
         return 0
     if args.reference_folds:
         return main_folds(args, threads)
     if args.one:
-        print(json.dumps(run_one(args.one, threads[0], args.iterations)))
+        print(json.dumps(run_one(args.one, threads[0], None if args.iterations is None else int(args.iterations))))
         return 0
 
     names = ["segment-kdb5", "synthetic5k-kdb5", "synthetic50k-kdb5"] if args.quick else list(WORKLOADS)

@@ -42,6 +42,9 @@ GRID = [50, 100, 125, 150, 200, 250, 300, 400, 500, 600, 750, 1000, 1250, 1500, 
 # below the tolerance, per tree ("tree") or for the whole model at once ("model")
 RULE_CHECKS = [250, 500, 1000, 2000, 4000, 5000]
 RULE_TOLS = [0.02, 0.01, 0.005, 0.0025, 0.001]
+# name: (per tree or the whole model, first check, cells weighted by their data counts)
+RULE_MODES = {"tree": ("tree", 250, True), "model": ("model", 250, True), "tree-from-500": ("tree", 500, True),
+              "tree-unweighted": ("tree", 250, False), "tree-unweighted-from-500": ("tree", 500, False)}
 METHODS = {f"kDB-{k}": ("kdb", k) for k in range(1, 6)} | {"SkDB": ("skdb", 5), "ESKDB": ("eskdb", 5)}
 ESKDB_MEMBERS = 20
 
@@ -103,10 +106,12 @@ def change(trees, p_new: np.ndarray, p_old: np.ndarray) -> float:
     return float(np.sum(w[m] * np.abs(np.log(p_new[m]) - np.log(p_old[m]))) / w[m].sum())
 
 
-def tree_changes(trees, p_new: np.ndarray, p_old: np.ndarray) -> np.ndarray:
-    """:func:`change` of every tree on its own."""
+def tree_changes(trees, p_new: np.ndarray, p_old: np.ndarray, weighted: bool = True) -> np.ndarray:
+    """:func:`change` of every tree on its own (``weighted=False``: every leaf cell with data counts once)."""
     cs = trees.node_cell_start[trees.tree_node_start]
     w = trees.leaf_counts.astype(np.float64)
+    if not weighted:
+        w = (w > 0).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.where(w > 0, w * np.abs(np.log(p_new) - np.log(p_old)), 0.0)
     num = np.add.reduceat(d, cs[:-1]) if trees.n_trees else np.zeros(0)
@@ -114,7 +119,7 @@ def tree_changes(trees, p_new: np.ndarray, p_old: np.ndarray) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
-def rule_tables(rec, mode: str, tol: float):
+def rule_tables(rec, mode: str, tol: float, first: int = RULE_CHECKS[0], weighted: bool = True):
     """The tables a stopping rule would give, and its cost: (tables, stop iteration per tree,
     cost as a fraction of running every tree to the last check)."""
     trees = rec.trees
@@ -123,7 +128,9 @@ def rule_tables(rec, mode: str, tol: float):
     stop = np.full(trees.n_trees, RULE_CHECKS[-1], np.int64)
     done = np.zeros(trees.n_trees, bool)
     for i in RULE_CHECKS[:-1]:
-        ch = tree_changes(trees, rec.tables(i), rec.tables(i // 2))
+        if i < first:
+            continue
+        ch = tree_changes(trees, rec.tables(i), rec.tables(i // 2), weighted)
         if mode == "model":
             w = np.add.reduceat(trees.leaf_counts.astype(np.float64), cs[:-1]) if trees.n_trees else cells
             tot = float(np.sum(ch * w) / w.sum()) if w.sum() > 0 else 0.0
@@ -170,9 +177,10 @@ def run_one(name: str, path: str, method: str, r: int, f: int, out: str) -> str:
             pt["change"] = change(rec.trees, p, rec.tables(i // 2))
         points[str(i)] = pt
     rules = {}
-    for mode in ("tree", "model"):
+    for mode in RULE_MODES:
+        kind, first, weighted = RULE_MODES[mode]
         for tol in RULE_TOLS:
-            p, stop, cost = rule_tables(rec, mode, tol)
+            p, stop, cost = rule_tables(rec, kind, tol, first, weighted)
             _set_tables(clf, p)
             m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
             rules[f"{mode}:{tol}"] = {"rmse": m["rmse"], "log_loss": m["log_loss"], "zero_one": m["zero_one"],
