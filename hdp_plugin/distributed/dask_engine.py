@@ -6,6 +6,10 @@
   the single process's whatever the number of workers or partitions;
 * SkDB's trie and leave-one-out passes run as one task on a worker (their floating-point sums are
   added in row order, which a split would change);
+* an ESKDB's members share those passes: one task per partition counts (and, later, counts the
+  tree cells of) every member, the members' partials merged member by member in the same tree
+  reduce; their tries and leave-one-out sums run in one task, every member on its own thread,
+  each pass read once for all of them (:func:`hdp_plugin.model.streaming.select_members`);
 * the trees are sampled as independent tasks, largest first, each with its own generator state
   (:func:`hdp_plugin.hdp.rng.tree_states` of the model's seed): the tables are bit for bit those of
   sampling all the trees in one process;
@@ -90,6 +94,24 @@ def _selective(source, attributes, class_attribute, stats, k):
     from ..model.streaming import LocalEngine
 
     return LocalEngine().selective(source, attributes, class_attribute, stats, k)
+
+
+def _count_members(part, attribute_sets, class_attribute, cards, n_classes, row0):
+    from ..model.streaming import count_members
+
+    return count_members(part, attribute_sets, class_attribute, cards, n_classes, row0)
+
+
+def _cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes):
+    from ..model.streaming import cells_members
+
+    return cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes)
+
+
+def _select_members(source, attribute_sets, class_attribute, stats, k, m, orders):
+    from ..model.streaming import select_members
+
+    return select_members(source, attribute_sets, class_attribute, stats, k, m, orders)
 
 
 def _sample_trees(sub, states, kwargs):
@@ -192,6 +214,22 @@ class DaskEngine:
     def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
         futs = [self.client.submit(_cells, p, attributes, class_attribute, trees, cards, n_classes, pure=False)
                 for p in source.partitions()]
+        return self._reduce(futs).result()
+
+    # -- ensembles: every member's work on a partition in one task ----------------------------------
+    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
+        parts, offsets = self._offsets(source)
+        futs = [self.client.submit(_count_members, p, attribute_sets, class_attribute, cards, n_classes, o,
+                                   pure=False) for p, o in zip(parts, offsets)]
+        return self._reduce(futs).result()
+
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders):
+        return self.client.submit(_select_members, source, attribute_sets, class_attribute, stats, k, m, orders,
+                                  pure=False).result()
+
+    def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
+        futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,
+                                   pure=False) for p in source.partitions()]
         return self._reduce(futs).result()
 
     def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None):
