@@ -241,7 +241,8 @@ def test_streamed_eskdb_is_the_in_memory_ensemble(tmp_path, table, data):
     _parts(t, tmp_path / "d", sizes, pq.write_table, ".parquet")
     params = dict(structure="eskdb", n_members=4, k=2, iterations=30, random_state=9)
     a = BayesNetClassifier(**params).fit(from_arrow(t))
-    b = BayesNetClassifier(**params).fit(open_batches(tmp_path / "d", batch_rows=211))
+    threads = {"n_jobs": 1} if data == "fixture" else {}  # the same ensemble whatever the threads
+    b = BayesNetClassifier(**params, **threads).fit(open_batches(tmp_path / "d", batch_rows=211))
     _same_members(a, b)
     assert len({tuple(mb.attributes[0].cut_points) for mb in b.members_}) > 1  # the members cut differently
     assert b.fit_info_["rows"] == a.fit_info_["rows"] and b.fit_info_["seed"] == a.fit_info_["seed"]
@@ -343,6 +344,7 @@ def test_shared_passes_read_once_per_pass_and_stop_on_errors():
     got = shared_passes(read, 5, run, queue_size=1)
     assert got == [(3 * (40 * i + 6), 40 * i + 6) for i in range(5)]
     assert reads == [[0, 1, 2, 3, 4]] * 2
+    assert shared_passes(read, 5, run, queue_size=1, workers=1) == got  # one member working at a time
 
     def failing(i, blocks):  # member 2 fails in its first pass; the others go on, then its error is raised
         for x in blocks():
@@ -350,15 +352,17 @@ def test_shared_passes_read_once_per_pass_and_stop_on_errors():
                 raise ValueError("member 2 failed")
         return list(blocks())
 
-    with pytest.raises(ValueError, match="member 2 failed"):
-        shared_passes(read, 4, failing, queue_size=1)
+    for workers in (None, 1):
+        with pytest.raises(ValueError, match="member 2 failed"):
+            shared_passes(read, 4, failing, queue_size=1, workers=workers)
 
     def bad_read(wanted):
         yield [np.zeros(1)] * len(wanted)
         raise DataError("part-001.parquet: cannot read as Parquet")
 
-    with pytest.raises(DataError, match="cannot read as Parquet"):
-        shared_passes(bad_read, 3, run, queue_size=1)
+    for workers in (None, 1):
+        with pytest.raises(DataError, match="cannot read as Parquet"):
+            shared_passes(bad_read, 3, run, queue_size=1, workers=workers)
     assert shared_passes(read, 0, run) == []
 
 
@@ -384,3 +388,16 @@ def test_hdp_bnc_train_a_directory_with_the_default_eskdb(tmp_path):
     done = _cli("train", tmp_path / "d", "-o", tmp_path / "s.hdpbnc", *args, "--discretization-sample", "200")
     assert done.exit_code == 0, done.output
     assert "cut points learnt on a sample of 200 of 768 rows" in _cli("info", tmp_path / "s.hdpbnc").output
+
+
+def test_a_streamed_ensemble_too_large_is_refused_naming_the_member_and_the_data(tmp_path, table, monkeypatch):
+    from hdp_plugin import config
+    from hdp_plugin.errors import TooLargeError
+
+    _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
+    monkeypatch.setattr(config, "MAX_MODEL_CELLS", 60)  # 20 cells per member of 3
+    with pytest.raises(TooLargeError) as info:
+        BayesNetClassifier(structure="eskdb", n_members=3, k=2, iterations=10).fit(open_batches(tmp_path / "d"))
+    msg = str(info.value)
+    assert msg.startswith(f"ESKDB member 0 of 3 (SkDB-2) on {tmp_path / 'd'}: the model would have") and "\n" not in msg
+    assert "each may have 20 cells" in msg

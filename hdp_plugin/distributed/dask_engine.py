@@ -108,10 +108,10 @@ def _cells_members(part, attribute_sets, class_attribute, trees, cards, n_classe
     return cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes)
 
 
-def _select_members(source, attribute_sets, class_attribute, stats, k, m, orders):
+def _select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs):
     from ..model.streaming import select_members
 
-    return select_members(source, attribute_sets, class_attribute, stats, k, m, orders)
+    return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs)
 
 
 def _sample_trees(sub, states, kwargs):
@@ -223,9 +223,9 @@ class DaskEngine:
                                    pure=False) for p, o in zip(parts, offsets)]
         return self._reduce(futs).result()
 
-    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders):
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
         return self.client.submit(_select_members, source, attribute_sets, class_attribute, stats, k, m, orders,
-                                  pure=False).result()
+                                  n_jobs, pure=False).result()
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
         futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,

@@ -88,9 +88,9 @@ class LocalEngine:
         """Every member's counts (``count`` on its own attributes), in one pass over ``source``."""
         return count_members(source, attribute_sets, class_attribute, cards, n_classes).result()
 
-    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders):
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
         """Every member's SkDB selection on its own order, the tries and leave-one-out passes shared."""
-        return select_members(source, attribute_sets, class_attribute, stats, k, m, orders)
+        return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs)
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
         """Every member's leaf cells (``cells`` of its own trees), in one pass over ``source``."""
@@ -169,12 +169,16 @@ def cells_members(source, attribute_sets, class_attribute, trees, cards, n_class
 SHARED_PASS_MEMBERS = 64
 
 
-def select_members(source, attribute_sets, class_attribute, stats, k, m, orders) -> list:
+def select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None) -> list:
     """SkDB's selection (:func:`~hdp_plugin.structure.selective.selective_kdb`) of every member, on
     its counts ``stats[e]`` and order ``orders[e]``, with the tries and leave-one-out passes shared:
     each member runs in its own thread on its own blocks, and every pass the members ask for reads
-    the source once for all of them (:func:`shared_passes`). Each member's sums are added in row
-    order, as in memory, so its selection is the same bit for bit."""
+    the source once for all of them (:func:`shared_passes`), at most ``n_jobs`` members working at a
+    time. Each member's sums are added in row order, as in memory, so its selection is the same bit
+    for bit whatever the threads."""
+    from ..hdp.sampler import _threads
+
+    workers = _threads(n_jobs)
     out = []
     for lo in range(0, len(attribute_sets), SHARED_PASS_MEMBERS):
         group = list(range(lo, min(lo + SHARED_PASS_MEMBERS, len(attribute_sets))))
@@ -185,7 +189,7 @@ def select_members(source, attribute_sets, class_attribute, stats, k, m, orders)
 
         out += shared_passes(lambda wanted, g=group: member_batches(source, attribute_sets, class_attribute,
                                                                     [g[i] for i in wanted]),
-                             len(group), run)
+                             len(group), run, workers=workers)
     return out
 
 
@@ -196,31 +200,43 @@ class _Stopped(Exception):
 _END = object()
 
 
-def shared_passes(read, n: int, run, *, queue_size: int = 2) -> list:
+def shared_passes(read, n: int, run, *, queue_size: int = 2, workers: int | None = None) -> list:
     """``[run(i, blocks_i) for i < n]``, each run in its own thread, where ``blocks_i()`` returns a
     fresh iterator of consumer ``i``'s blocks, rows in order; the passes are shared: when every
     running consumer has asked for a pass (or finished), ``read(wanted)`` (an iterator of one list of
     blocks per batch, one block per consumer in ``wanted``) is read once and each block handed to its
-    consumer through a bounded queue. Memory: ``queue_size`` blocks per consumer in flight. An error
-    of a consumer, or of the reader, is raised once every thread has stopped."""
+    consumer through a bounded queue. At most ``workers`` consumers (default all) work on a block at
+    a time. Memory: ``queue_size`` blocks per consumer in flight. An error of a consumer, or of the
+    reader, is raised once every thread has stopped."""
     cond = threading.Condition()
     live, waiting, stopped = set(range(n)), set(), [False]
     queues = [queue.Queue(queue_size) for _ in range(n)]
     results, errors = [None] * n, [None] * n
+    busy = threading.Semaphore(max(1, workers or n))
+    holding = [False] * n  # consumer i works on a block (between the block's yield and its next request)
+
+    def done_with_block(i):
+        if holding[i]:
+            holding[i] = False
+            busy.release()
 
     def blocks_of(i):
         def blocks():
+            done_with_block(i)
             with cond:
                 if stopped[0]:
                     raise _Stopped()
                 waiting.add(i)
                 cond.notify_all()
             while True:
+                done_with_block(i)
                 item = queues[i].get()
                 if item is _END:
                     return
                 if item is _Stopped:
                     raise _Stopped()
+                busy.acquire()
+                holding[i] = True
                 yield item
         return blocks
 
@@ -230,6 +246,7 @@ def shared_passes(read, n: int, run, *, queue_size: int = 2) -> list:
         except BaseException as exc:  # noqa: BLE001 - re-raised by the caller's thread
             errors[i] = exc
         finally:
+            done_with_block(i)
             with cond:
                 live.discard(i)
                 waiting.discard(i)
@@ -423,7 +440,8 @@ def fit_ensemble_source(clf, source: BatchSource, schema, disc_method: str, info
     # Passes 3 and 4: every member's tries and leave-one-out sums
     if selected:
         found = engine.select_members(source, [attribute_sets[e] for e, _ in selected], ca,
-                                      [stats[e] for e, _ in selected], k, m, [o for _, o in selected])
+                                      [stats[e] for e, _ in selected], k, m, [o for _, o in selected],
+                                      n_jobs=clf.n_jobs)
         for (e, _), s in zip(selected, found):
             structures[e] = s
     for e, s in enumerate(structures):
