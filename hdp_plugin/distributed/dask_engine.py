@@ -216,22 +216,6 @@ class DaskEngine:
                 for p in source.partitions()]
         return self._reduce(futs).result()
 
-    # -- ensembles: every member's work on a partition in one task ----------------------------------
-    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
-        parts, offsets = self._offsets(source)
-        futs = [self.client.submit(_count_members, p, attribute_sets, class_attribute, cards, n_classes, o,
-                                   pure=False) for p, o in zip(parts, offsets)]
-        return self._reduce(futs).result()
-
-    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
-        return self.client.submit(_select_members, source, attribute_sets, class_attribute, stats, k, m, orders,
-                                  n_jobs, pure=False).result()
-
-    def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
-        futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,
-                                   pure=False) for p in source.partitions()]
-        return self._reduce(futs).result()
-
     def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None):
         """Every tree an independent task (largest first), with its own stream of ``random_state``."""
         from ..hdp.rng import tree_states
@@ -284,3 +268,19 @@ class DaskEngine:
         clf_f = self.client.scatter(clf, broadcast=True)
         futs = [self.client.submit(_predict_part, clf_f, p, path, pure=False) for p, path in zip(parts, paths)]
         return int(sum(self.client.gather(futs)))
+
+    # -- ensembles: every member's work on a partition in one task ----------------------------------
+    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
+        parts, offsets = self._offsets(source)
+        futs = [self.client.submit(_count_members, p, attribute_sets, class_attribute, cards, n_classes, o,
+                                   pure=False) for p, o in zip(parts, offsets)]
+        return self._reduce(futs).result()
+
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
+        return self.client.submit(_select_members, source, attribute_sets, class_attribute, stats, k, m, orders,
+                                  n_jobs, pure=False).result()
+
+    def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
+        futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,
+                                   pure=False) for p in source.partitions()]
+        return self._reduce(futs).result()
