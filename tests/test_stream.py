@@ -401,3 +401,20 @@ def test_a_streamed_ensemble_too_large_is_refused_naming_the_member_and_the_data
     msg = str(info.value)
     assert msg.startswith(f"ESKDB member 0 of 3 (SkDB-2) on {tmp_path / 'd'}: the model would have") and "\n" not in msg
     assert "each may have 20 cells" in msg
+
+
+def test_streamed_eskdb_with_auto_iterations_is_the_in_memory_ensemble(tmp_path):
+    """iterations=None ("auto"): the sampler runs as the in-memory ensemble's does (same iterations,
+    same stopping), so the tables are the same."""
+    from hdp_plugin.data import read_dataset
+
+    t = to_arrow(read_dataset(ROOT / "tests" / "data" / "diabetes.arff"))
+    _parts(t, tmp_path / "d", [400, 368], pq.write_table, ".parquet")
+    params = dict(structure="eskdb", n_members=2, k=1, random_state=3)
+    a = BayesNetClassifier(**params).fit(from_arrow(t))
+    b = BayesNetClassifier(**params).fit(open_batches(tmp_path / "d"))
+    _same_members(a, b)
+    for key in ("iterations", "n_samples", "burn_in"):
+        assert a.fit_info_[key] == b.fit_info_[key], key
+    for key in ("tolerance", "tree_iterations"):  # recorded when the sampler may stop early
+        assert np.array_equal(a.fit_info_.get(key, -1), b.fit_info_.get(key, -1)), key
