@@ -891,10 +891,11 @@ def _stream_info(doc: dict, training: dict) -> list[str]:
     line = f"streamed       in batches, engine {training.get('engine', 'local')}"
     sample = training.get("discretization_sample") or {}
     if sample.get("numeric_attributes"):
+        cuts = "every member's cut points" if "members" in doc else "cut points"
         if sample.get("all_rows"):
-            line += f"; cut points learnt on all {sample.get('rows')} rows"
+            line += f"; {cuts} learnt on all {sample.get('rows')} rows"
         else:
-            line += (f"; cut points learnt on a sample of {sample.get('rows')} of {doc['fit'].get('rows')} rows "
+            line += (f"; {cuts} learnt on a sample of {sample.get('rows')} of {doc['fit'].get('rows')} rows "
                      f"(--discretization-sample {sample.get('limit')})")
     return [line]
 

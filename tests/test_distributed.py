@@ -129,6 +129,25 @@ def test_eskdb_members_sample_on_the_cluster_to_the_same_tables(dask_engine, ite
         assert len(set(a.fit_info_["tree_iterations"])) > 1  # trees stopped at different checks
 
 
+def test_a_streamed_eskdb_on_the_cluster_is_the_in_memory_ensemble(tmp_path, dask_engine):
+    """Every member's counts and tree cells per partition and reduced, the members' selection in one
+    task, their trees sampled as tasks: the ensemble of the single process, member by member."""
+    t = to_arrow(read_dataset(ROOT / "tests" / "data" / "diabetes.arff"))
+    d = _write(t, tmp_path / "d", [200, 1, 300, 267])
+    params = dict(structure="eskdb", n_members=3, k=2, iterations=30, random_state=6)
+    ref = BayesNetClassifier(**params).fit(from_arrow(t))
+    got = _fit_on(dask_engine, open_batches(d, batch_rows=128), **params)
+    assert got.fit_info_["engine"] == "dask" and len(got.members_) == 3
+    for ma, mb in zip(ref.members_, got.members_):
+        assert [x.cut_points for x in ma.attributes] == [x.cut_points for x in mb.attributes]
+        assert list(ma.structure.order) == list(mb.structure.order) and ma.structure.parents == mb.structure.parents
+        assert ma.structure.info == mb.structure.info
+        assert np.array_equal(ma.tables.trees.leaf_counts, mb.tables.trees.leaf_counts)
+        assert np.array_equal(ma.tables.log_probs, mb.tables.log_probs)
+        assert np.array_equal(ma.concentrations, mb.concentrations)
+    assert np.array_equal(ref.predict_proba(t), got.predict_proba(t))
+
+
 def _cli(*args):
     from typer.testing import CliRunner
 
@@ -146,6 +165,17 @@ def test_hdp_bnc_train_on_a_scheduler(tmp_path, dask_engine, table):
     done = _cli(*args, "-o", tmp_path / "local.hdpbnc")
     assert done.exit_code == 0, done.output
     _same(load_model(tmp_path / "dask.hdpbnc"), load_model(tmp_path / "local.hdpbnc"))
+    # the default structure, ESKDB, trains from the partitions on the cluster too
+    args = ["train", d, "--members", "2", "-k", "1", "-i", "20", "--seed", "4", "-q"]
+    done = _cli(*args, "-o", tmp_path / "e-dask.hdpbnc", "--engine", "dask", "--scheduler",
+                dask_engine.client.scheduler.address)
+    assert done.exit_code == 0, done.output
+    assert _cli(*args, "-o", tmp_path / "e-local.hdpbnc").exit_code == 0
+    a, b = load_model(tmp_path / "e-dask.hdpbnc"), load_model(tmp_path / "e-local.hdpbnc")
+    assert len(a.members_) == len(b.members_) == 2
+    for ma, mb in zip(a.members_, b.members_):
+        assert np.array_equal(ma.tables.log_probs, mb.tables.log_probs)
+    assert "streamed       in batches, engine dask" in _cli("info", tmp_path / "e-dask.hdpbnc").output
 
 
 def test_without_dask_the_message_says_what_to_install(tmp_path):

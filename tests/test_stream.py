@@ -153,8 +153,6 @@ def test_bad_sources_are_one_line_errors(tmp_path, table):
     (d / "b.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(DataError, match=r"b\.parquet: cannot read as Parquet"):
         BayesNetClassifier(structure="kdb", iterations=10).fit(open_batches(d))
-    with pytest.raises(ParameterError, match="ESKDB cannot be trained from batches"):
-        BayesNetClassifier(structure="eskdb").fit(open_batches(d / "a.parquet"))
     assert is_batch_path(tmp_path) and is_batch_path(str(tmp_path / "*.parquet"))
     assert not is_batch_path(d / "a.parquet")
 
@@ -203,3 +201,220 @@ def test_every_discretization_streams_to_the_same_cut_points(tmp_path, table, di
     params = dict(structure="kdb", k=1, iterations=20, random_state=8, discretization=discretization)
     _same(BayesNetClassifier(**params).fit(from_arrow(table)),
           BayesNetClassifier(**params).fit(open_batches(tmp_path / "d", batch_rows=1000)))
+
+
+# -- ESKDB from batches --------------------------------------------------------------------------------
+def _same_members(a: BayesNetClassifier, b: BayesNetClassifier) -> None:
+    """Every member of two ensembles equal, array by array."""
+    assert len(a.members_) == len(b.members_)
+    for ma, mb in zip(a.members_, b.members_):
+        assert ma.seed == mb.seed and ma.weight == mb.weight
+        assert [x.values for x in ma.attributes] == [x.values for x in mb.attributes]
+        assert [x.cut_points for x in ma.attributes] == [x.cut_points for x in mb.attributes]
+        assert np.array_equal(ma.cardinalities, mb.cardinalities)
+        sa, sb = ma.structure, mb.structure
+        assert list(sa.order) == list(sb.order) and sa.parents == sb.parents and sa.kept == sb.kept
+        assert sa.k == sb.k and np.array_equal(sa.mi, sb.mi)
+        assert {k: v for k, v in sa.info.items()} == {k: v for k, v in sb.info.items()}  # n*, k*, the RMSE grid
+        ta, tb = ma.tables, mb.tables
+        for name in ("leaf_counts", "node_parent", "node_depth", "tree_node_start"):
+            assert np.array_equal(getattr(ta.trees, name), getattr(tb.trees, name)), name
+        assert np.array_equal(ta.log_probs, tb.log_probs)
+        assert np.array_equal(ta.log_prior, tb.log_prior)
+        for name in ("node_group", "concentrations"):
+            va, vb = getattr(ma, name), getattr(mb, name)
+            assert (va is None and vb is None) or np.array_equal(va, vb, equal_nan=True), name
+    assert a.parents_ == b.parents_ and list(a.classes_) == list(b.classes_)
+
+
+@pytest.mark.parametrize("data", ["diabetes", "fixture"])
+def test_streamed_eskdb_is_the_in_memory_ensemble(tmp_path, table, data):
+    """Every member's cut points (its own stochastic MDL on the sample, here every row), order, n*,
+    k*, parents, trees and sampled tables, and the predictions, bit for bit."""
+    if data == "diabetes":  # a real data set, all numeric
+        from hdp_plugin.data import read_dataset
+
+        t = to_arrow(read_dataset(ROOT / "tests" / "data" / "diabetes.arff"))
+        sizes = [300, 1, 467]
+    else:  # numeric with missing values, text, missing classes
+        t, sizes = table, [2500, 1, 3499]
+    _parts(t, tmp_path / "d", sizes, pq.write_table, ".parquet")
+    params = dict(structure="eskdb", n_members=4, k=2, iterations=30, random_state=9)
+    a = BayesNetClassifier(**params).fit(from_arrow(t))
+    threads = {"n_jobs": 1} if data == "fixture" else {}  # the same ensemble whatever the threads
+    b = BayesNetClassifier(**params, **threads).fit(open_batches(tmp_path / "d", batch_rows=211))
+    _same_members(a, b)
+    assert len({tuple(mb.attributes[0].cut_points) for mb in b.members_}) > 1  # the members cut differently
+    assert b.fit_info_["rows"] == a.fit_info_["rows"] and b.fit_info_["seed"] == a.fit_info_["seed"]
+    assert b.fit_info_["n_cells"] == a.fit_info_["n_cells"] and b.fit_info_["discretization_sample"]["all_rows"]
+    assert np.array_equal(a.predict_proba(t), b.predict_proba(t))
+    parts = list(b.predict_source(open_batches(tmp_path / "d", batch_rows=500)))
+    assert np.array_equal(np.concatenate([p[2] for p in parts]), a.predict_proba(t))
+
+
+def test_streamed_eskdb_with_a_deterministic_discretization_and_baseline_tables(tmp_path, table):
+    _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
+    params = dict(structure="eskdb", n_members=3, k=1, estimator="m-estimate", discretization="mdl", random_state=2)
+    a = BayesNetClassifier(**params).fit(from_arrow(table))
+    b = BayesNetClassifier(**params).fit(open_batches(tmp_path / "d", batch_rows=1000))
+    _same_members(a, b)
+    assert np.array_equal(a.predict_proba(table), b.predict_proba(table))
+
+
+class _CountingSource:
+    """Counts the passes over a real BatchSource (every read of its batches)."""
+
+    def __init__(self, source):
+        self.source, self.reads = source, 0
+
+    def wrap(self):
+        from hdp_plugin.data.stream import BatchSource
+
+        outer = self
+
+        class Counted(BatchSource):
+            def batches(self):
+                outer.reads += 1
+                return super().batches()
+
+        s = self.source
+        return Counted(s.files, s.format, s.class_attribute, s.batch_rows, s.sample_rows, source=s.source,
+                       hive_base=s.hive_base)
+
+
+@pytest.mark.parametrize("n_members", [1, 5])
+def test_eskdb_reads_the_data_five_times_whatever_its_members(tmp_path, table, n_members):
+    """Schema, count, tries, leave-one-out and tree cells: one pass each, shared by every member."""
+    _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
+    counting = _CountingSource(open_batches(tmp_path / "d", batch_rows=1000))
+    clf = BayesNetClassifier(structure="eskdb", n_members=n_members, k=2, iterations=10, random_state=1)
+    clf.fit(counting.wrap())
+    assert counting.reads == 5
+    assert len(clf.members_) == n_members and all(mb.structure.kept for mb in clf.members_)
+
+
+def test_eskdb_beyond_the_sample_cuts_on_the_sample_and_counts_every_row(tmp_path, table):
+    from hdp_plugin.data.stream import scan_schema
+
+    _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
+    src = open_batches(tmp_path / "d", batch_rows=700, sample_rows=1000)
+    params = dict(structure="eskdb", n_members=3, k=2, iterations=30, random_state=4)
+    clf = BayesNetClassifier(**params).fit(src)
+    info = clf.fit_info_
+    assert info["discretization_sample"] == {"rows": 1000, "limit": 1000, "all_rows": False, "numeric_attributes": 1}
+    known = sum(v is not None for v in table.column("class").to_pylist())
+    assert info["rows"] == known > 1000
+    # the cut points are those the in-memory ensemble draws on the sample's rows, member by member
+    rows = np.sort(scan_schema(src).s_idx)
+    on_sample = BayesNetClassifier(**params).fit(from_arrow(table.take(rows)))
+    for ma, mb in zip(on_sample.members_, clf.members_):
+        assert [x.cut_points for x in ma.attributes] == [x.cut_points for x in mb.attributes]
+    assert len({mb.attributes[0].cut_points for mb in clf.members_}) > 1
+    # ... while every row is counted: each tree's leaves hold every row, and the prior is all rows'
+    for mb in clf.members_:
+        trees = mb.tables.trees
+        for t in range(trees.n_trees):
+            lo, hi = (trees.node_cell_start[trees.tree_node_start[t]],
+                      trees.node_cell_start[trees.tree_node_start[t + 1]])
+            assert trees.leaf_counts[lo:hi].sum() == known
+        assert np.array_equal(mb.tables.log_prior, clf.members_[0].tables.log_prior)
+    y = np.array(table.column("class").to_pylist(), dtype=object)
+    counts = np.array([(y == c).sum() for c in clf.classes_], float)
+    assert np.allclose(np.exp(clf.members_[0].tables.log_prior), (counts + 1 / 3) / (counts.sum() + 1))
+    # and it predicts sensibly: far better than the majority class on its training rows
+    keep = y != None  # noqa: E711
+    acc = np.mean(clf.predict(table)[keep] == y[keep])
+    assert acc > counts.max() / counts.sum() + 0.1, acc
+
+
+def test_shared_passes_read_once_per_pass_and_stop_on_errors():
+    from hdp_plugin.model.streaming import shared_passes
+
+    reads = []
+
+    def read(wanted):
+        reads.append(list(wanted))
+        for b in range(4):
+            yield [np.full(3, 10 * i + b) for i in wanted]
+
+    def run(i, blocks):  # two passes, each member its own work
+        first = sum(int(x.sum()) for x in blocks())
+        return first, sum(int(x[0]) for x in blocks())
+
+    got = shared_passes(read, 5, run, queue_size=1)
+    assert got == [(3 * (40 * i + 6), 40 * i + 6) for i in range(5)]
+    assert reads == [[0, 1, 2, 3, 4]] * 2
+    assert shared_passes(read, 5, run, queue_size=1, workers=1) == got  # one member working at a time
+
+    def failing(i, blocks):  # member 2 fails in its first pass; the others go on, then its error is raised
+        for x in blocks():
+            if i == 2:
+                raise ValueError("member 2 failed")
+        return list(blocks())
+
+    for workers in (None, 1):
+        with pytest.raises(ValueError, match="member 2 failed"):
+            shared_passes(read, 4, failing, queue_size=1, workers=workers)
+
+    def bad_read(wanted):
+        yield [np.zeros(1)] * len(wanted)
+        raise DataError("part-001.parquet: cannot read as Parquet")
+
+    for workers in (None, 1):
+        with pytest.raises(DataError, match="cannot read as Parquet"):
+            shared_passes(bad_read, 3, run, queue_size=1, workers=workers)
+    assert shared_passes(read, 0, run) == []
+
+
+def test_hdp_bnc_train_a_directory_with_the_default_eskdb(tmp_path):
+    """The default structure, ESKDB, from a directory: the model of the whole file read into memory;
+    ``info`` says how it was trained and lists every member."""
+    from hdp_plugin.data import read_dataset
+    from hdp_plugin.model.modelfile import load_model
+
+    t = to_arrow(read_dataset(ROOT / "tests" / "data" / "diabetes.arff"))
+    pq.write_table(t, tmp_path / "all.parquet")
+    _parts(t, tmp_path / "d", [500, 268], pq.write_table, ".parquet")
+    args = ["--members", "3", "-k", "2", "-i", "20", "--seed", "5", "-q"]
+    assert _cli("train", tmp_path / "all.parquet", "-o", tmp_path / "one.hdpbnc", *args).exit_code == 0
+    done = _cli("train", tmp_path / "d", "-o", tmp_path / "dir.hdpbnc", *args)
+    assert done.exit_code == 0, done.output
+    one, streamed = load_model(tmp_path / "one.hdpbnc"), load_model(tmp_path / "dir.hdpbnc")
+    _same_members(one, streamed)
+    out = _cli("info", tmp_path / "dir.hdpbnc").output
+    assert "structure      ESKDB, 3 members" in out
+    assert "streamed       in batches, engine local; every member's cut points learnt on all 768 rows" in out
+    assert out.count("  5/1073741826.") == 3  # the member table: one line per member's seed
+    done = _cli("train", tmp_path / "d", "-o", tmp_path / "s.hdpbnc", *args, "--discretization-sample", "200")
+    assert done.exit_code == 0, done.output
+    assert "cut points learnt on a sample of 200 of 768 rows" in _cli("info", tmp_path / "s.hdpbnc").output
+
+
+def test_a_streamed_ensemble_too_large_is_refused_naming_the_member_and_the_data(tmp_path, table, monkeypatch):
+    from hdp_plugin import config
+    from hdp_plugin.errors import TooLargeError
+
+    _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
+    monkeypatch.setattr(config, "MAX_MODEL_CELLS", 60)  # 20 cells per member of 3
+    with pytest.raises(TooLargeError) as info:
+        BayesNetClassifier(structure="eskdb", n_members=3, k=2, iterations=10).fit(open_batches(tmp_path / "d"))
+    msg = str(info.value)
+    assert msg.startswith(f"ESKDB member 0 of 3 (SkDB-2) on {tmp_path / 'd'}: the model would have") and "\n" not in msg
+    assert "each may have 20 cells" in msg
+
+
+def test_streamed_eskdb_with_auto_iterations_is_the_in_memory_ensemble(tmp_path):
+    """iterations=None ("auto"): the sampler runs as the in-memory ensemble's does (same iterations,
+    same stopping), so the tables are the same."""
+    from hdp_plugin.data import read_dataset
+
+    t = to_arrow(read_dataset(ROOT / "tests" / "data" / "diabetes.arff"))
+    _parts(t, tmp_path / "d", [400, 368], pq.write_table, ".parquet")
+    params = dict(structure="eskdb", n_members=2, k=1, random_state=3)
+    a = BayesNetClassifier(**params).fit(from_arrow(t))
+    b = BayesNetClassifier(**params).fit(open_batches(tmp_path / "d"))
+    _same_members(a, b)
+    for key in ("iterations", "n_samples", "burn_in"):
+        assert a.fit_info_[key] == b.fit_info_[key], key
+    for key in ("tolerance", "tree_iterations"):  # recorded when the sampler may stop early
+        assert np.array_equal(a.fit_info_.get(key, -1), b.fit_info_.get(key, -1)), key

@@ -8,6 +8,10 @@
   canonical trie (integer counts), sent to every worker, then each partition's leave-one-out sums
   against it, merged (exact fixed-point sums: :mod:`hdp_plugin.structure.kernels`), so the selection
   is the single process's, bit for bit;
+* an ESKDB's members share the passes: one task per partition counts (and, later, counts the
+  tree cells of) every member, the members' partials merged member by member in the same tree
+  reduce; their tries and leave-one-out sums run in one task, every member on its own thread,
+  each pass read once for all of them (:func:`hdp_plugin.model.streaming.select_members`);
 * the trees are sampled as independent tasks, largest first, each with its own generator state
   (:func:`hdp_plugin.hdp.rng.tree_states` of the model's seed): the tables are bit for bit those of
   sampling all the trees in one process;
@@ -136,6 +140,24 @@ class _SkdbPasses:
                               stats.n_classes, stats.n_y, stats.n_rows, order, max_k, m, pure=False)
                 for p in self.source.partitions()]
         return self.engine._reduce(futs)
+
+
+def _count_members(part, attribute_sets, class_attribute, cards, n_classes, row0):
+    from ..model.streaming import count_members
+
+    return count_members(part, attribute_sets, class_attribute, cards, n_classes, row0)
+
+
+def _cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes):
+    from ..model.streaming import cells_members
+
+    return cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes)
+
+
+def _select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs):
+    from ..model.streaming import select_members
+
+    return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs)
 
 
 def _sample_trees(sub, states, kwargs):
@@ -298,3 +320,19 @@ class DaskEngine:
         clf_f = self.client.scatter(clf, broadcast=True)
         futs = [self.client.submit(_predict_part, clf_f, p, path, pure=False) for p, path in zip(parts, paths)]
         return int(sum(self.client.gather(futs)))
+
+    # -- ensembles: every member's work on a partition in one task ----------------------------------
+    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
+        parts, offsets = self._offsets(source)
+        futs = [self.client.submit(_count_members, p, attribute_sets, class_attribute, cards, n_classes, o,
+                                   pure=False) for p, o in zip(parts, offsets)]
+        return self._reduce(futs).result()
+
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
+        return self.client.submit(_select_members, source, attribute_sets, class_attribute, stats, k, m, orders,
+                                  n_jobs, pure=False).result()
+
+    def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
+        futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,
+                                   pure=False) for p in source.partitions()]
+        return self._reduce(futs).result()

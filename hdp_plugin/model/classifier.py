@@ -372,8 +372,11 @@ class BayesNetClassifier(_EstimatorBase):
             engine = current_engine()
         disc_method = resolved_discretization(self.structure, self.discretization)
         info = {"warnings": []}
-        structure, attributes, cards, class_attribute, names = fit_source(self, source, disc_method, info, engine, progress)
-        if hasattr(self, "members_"):
+        structure, attributes, cards, class_attribute, names, members = fit_source(self, source, disc_method, info,
+                                                                                    engine, progress)
+        if members is not None:
+            self.members_ = members
+        elif hasattr(self, "members_"):
             del self.members_
         self.discretization_ = disc_method
         self.structure_ = structure

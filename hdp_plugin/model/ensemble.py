@@ -106,37 +106,24 @@ def fit_members(
     (members, info)
         ``info`` holds timings, the master seed and (HDP) the sampler's figures.
     """
-    master = _seeds.as_seed_sequence(random_state)
-    seeds = [_seeds.child(master, _seeds.MEMBER, e) for e in range(n_members)]
+    master, seeds = member_seeds(random_state, n_members)
     threads = _threads(n_jobs)
     t0 = time.perf_counter()
     # Step 1: what every member shares: sorted numeric columns, or one deterministic discretiser
-    if discretization == "stochastic-mdl":
-        columns = sorted_numeric_columns(ds)
-        shared = None
-    else:
-        columns = None
-        shared = Discretizer(method=discretization).fit(ds).attributes_
+    cut = member_discretizer(ds, discretization)
 
     def draft(e: int) -> _Draft:
         seed = seeds[e]
-        if columns is not None:
-            cuts = stochastic_cut_points(columns, seed)
-            attributes = [discretized_attribute(a, cuts[j]) if j in cuts else a for j, a in enumerate(ds.attributes)]
-        else:
-            attributes = shared
+        attributes = cut(seed)
         coded = apply_cut_points(ds, attributes)
         cards = model_cardinalities(coded)
         order_rng = None if e == 0 else _seeds.generator(seed, _seeds.ORDER)
         structure = eskdb_member(coded.X, coded.y, cards, coded.n_classes, k=k, m=m, order_rng=order_rng)
         try:  # the ensemble's cells share one budget: each member may use its share of it
             trees = build_trees(coded.X, coded.y, cards, coded.n_classes, structure.parents, structure.kept,
-                                max_cells=max(1, config.MAX_MODEL_CELLS // n_members))
+                                max_cells=member_cell_limit(n_members))
         except TooLargeError as exc:
-            raise TooLargeError(
-                f"ESKDB member {e} of {n_members} (SkDB-{k}) on {ds.source}: {exc}; an ensemble shares the limit "
-                f"among its members (each may have {config.MAX_MODEL_CELLS // n_members:,} cells): fewer members "
-                f"also help") from None
+            raise member_too_large(exc, e, n_members, k, ds.source) from None
         return _Draft(seed, coded.attributes, cards, structure, trees)
 
     # Step 2: the members' structures, in parallel (same result in any order)
@@ -146,15 +133,63 @@ def fit_members(
     else:
         drafts = [draft(e) for e in range(n_members)]
     t_structure = time.perf_counter() - t0
-    info = {"structure_seconds": t_structure, "seed": _seeds.describe(master)}
-    # Step 3: every member's trees in one sampler run (one Stirling table, one thread pool)
+    from ..distributed import sampler
+
+    members, info = estimate_members(drafts, estimator=estimator, iterations=iterations, burn_in=burn_in,
+                                     tying=tying, m=m, n_jobs=n_jobs, progress=progress,
+                                     log_prior=np.log(class_prior(ds.y, ds.n_classes)), sample=sampler(),
+                                     tolerance=tolerance)
+    return members, {"structure_seconds": t_structure, "seed": _seeds.describe(master), **info}
+
+
+def member_seeds(random_state, n_members: int) -> tuple[np.random.SeedSequence, list[np.random.SeedSequence]]:
+    """The ensemble's master seed and every member's, the stream ``(MEMBER, e)`` of ``random_state``."""
+    master = _seeds.as_seed_sequence(random_state)
+    return master, [_seeds.child(master, _seeds.MEMBER, e) for e in range(n_members)]
+
+
+def member_discretizer(ds: Dataset, discretization: str):
+    """A function of a member's seed returning the member's attributes, cut on ``ds``: stochastic MDL
+    draws each member's cut points from its own seed (the columns sorted once); the other methods
+    give every member the same attributes (one list, learnt once)."""
+    if discretization == "stochastic-mdl":
+        columns = sorted_numeric_columns(ds)
+
+        def cut(seed):
+            cuts = stochastic_cut_points(columns, seed)
+            return [discretized_attribute(a, cuts[j]) if j in cuts else a for j, a in enumerate(ds.attributes)]
+
+        return cut
+    shared = Discretizer(method=discretization).fit(ds).attributes_
+    return lambda seed: shared
+
+
+def member_cell_limit(n_members: int) -> int:
+    """The table cells each member may have: its share of ``config.MAX_MODEL_CELLS``."""
+    return max(1, config.MAX_MODEL_CELLS // n_members)
+
+
+def member_too_large(exc: TooLargeError, e: int, n_members: int, k: int, source: str) -> TooLargeError:
+    """The refusal of member ``e``'s trees, saying that the members share the limit."""
+    return TooLargeError(
+        f"ESKDB member {e} of {n_members} (SkDB-{k}) on {source}: {exc}; an ensemble shares the limit "
+        f"among its members (each may have {config.MAX_MODEL_CELLS // n_members:,} cells): fewer members "
+        f"also help")
+
+
+def estimate_members(drafts: list[_Draft], *, estimator: str, iterations: int, burn_in: int | None, tying: str,
+                     m: float, n_jobs: int | None, progress, log_prior: np.ndarray, sample,
+                     tolerance: float | None = None) -> tuple[list[Member], dict]:
+    """The members' tables: with HDP, every member's trees in one run of ``sample`` (one Stirling table,
+    one thread pool; each member's trees on the streams of its own seed); returns ``(members, info)``."""
+    n_members = len(drafts)
+    info = {}
     if estimator == "hdp":
         combined, cell_start = concatenate_trees([d.trees for d in drafts])
         states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
-        from ..distributed import sampler
         from ..hdp.sampler import stopping_info
 
-        res = sampler()(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=states,
+        res = sample(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=states,
                      n_jobs=n_jobs, progress=progress, tolerance=tolerance)
         probs = [res.probabilities[cell_start[e]:cell_start[e + 1]] for e in range(n_members)]
         groups = []
@@ -173,7 +208,6 @@ def fit_members(
         probs = [m_estimate(d.trees, float(m) if estimator == "m-estimate" else 0.0) for d in drafts]
     if estimator != "hdp":
         groups = [(None, None)] * n_members
-    log_prior = np.log(class_prior(ds.y, ds.n_classes))
     members = []
     for d, p, (node_group, conc) in zip(drafts, probs, groups):
         with np.errstate(divide="ignore"):

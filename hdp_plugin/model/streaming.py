@@ -9,25 +9,35 @@ exact fixed-point sums) as the in-memory fit, so the model is bit for bit the on
 :meth:`~hdp_plugin.model.BayesNetClassifier.fit` learns from the same rows in memory (when the data
 has at most ``sample_rows`` rows with a known class; beyond, the cut points come from the sample).
 
+ESKDB (:func:`fit_ensemble_source`) makes the same passes once for all its members: every batch is
+decoded once and coded as each member codes it (its own cut points, drawn on the discretisation
+sample from the member's seed); each member counts into its own accumulator, runs its own tries
+and leave-one-out sums, and counts its own trees' cells; then all members' trees are sampled in
+one run, as in memory (:mod:`hdp_plugin.model.ensemble`).
+
 An engine (:mod:`hdp_plugin.distributed`) may run the passes elsewhere: it provides ``scan``,
-``count``, ``selective``, ``cells`` and ``sample`` with the same results.
+``count``, ``selective``, ``cells`` and ``sample``, and for ensembles ``count_members``,
+``select_members`` and ``cells_members``, with the same results.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 import time
 
 import numpy as np
 
 from .. import _seeds
 from ..data.stream import BatchSource, batch_codes, scan_schema
-from ..errors import DataError, ParameterError, TooLargeError
+from ..errors import DataError, TooLargeError
 from ..hdp.tables import ProbabilityTables, laplace, m_estimate
 from ..hdp.trees import LeafCellCounter, build_trees
 from ..params import resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer
 from ..structure.counts import CountAccumulator
+from ..structure.eskdb import member_order, prior_structure
 from ..structure.learners import kdb, naive_bayes, tan
 from ..structure.selective import selective_kdb
 
@@ -73,44 +83,242 @@ class LocalEngine:
 
         return sample(trees, **kwargs)
 
+    # -- ensembles: one pass for all members -----------------------------------------------------
+    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
+        """Every member's counts (``count`` on its own attributes), in one pass over ``source``."""
+        return count_members(source, attribute_sets, class_attribute, cards, n_classes).result()
+
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
+        """Every member's SkDB selection on its own order, the tries and leave-one-out passes shared."""
+        return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs)
+
+    def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
+        """Every member's leaf cells (``cells`` of its own trees), in one pass over ``source``."""
+        return cells_members(source, attribute_sets, class_attribute, trees, cards, n_classes).result()
+
+
+# -- the members' passes ----------------------------------------------------------------------------
+def member_batches(source: BatchSource, attribute_sets, class_attribute, wanted=None):
+    """Every batch of ``source`` (rows with a known class) decoded once and coded as each member in
+    ``wanted`` (default all) codes it: yields one list of ``(X, y)`` per batch, in ``wanted`` order.
+    Members whose attributes are equal (no numeric attribute, or a deterministic discretisation) share
+    one code matrix."""
+    from ..data.arrow import table_columns
+    from ..data.conform import conform_columns
+    from ..preprocess import apply_cut_points
+
+    wanted = list(range(len(attribute_sets))) if wanted is None else list(wanted)
+    keys = [tuple(a.cut_points if a.numeric else None for a in attribute_sets[e]) for e in wanted]
+    for t in source.batches():
+        ds = conform_columns(table_columns(t, source.source), attribute_sets[0], class_attribute,
+                             source=source.source)
+        keep = ds.y >= 0
+        if not keep.all():
+            ds = ds.take(keep)
+        if not ds.n_rows:
+            continue
+        coded = {}
+        out = []
+        for e, key in zip(wanted, keys):
+            if key not in coded:
+                coded[key] = apply_cut_points(ds, attribute_sets[e]).X
+            out.append((coded[key], ds.y))
+        yield out
+
+
+class MemberPartials:
+    """One partial result per member (accumulators of part of the rows); :meth:`merge` adds another
+    part's, member by member (so an engine's tree reduce merges them as it merges one)."""
+
+    def __init__(self, parts: list):
+        self.parts = parts
+
+    def merge(self, other: "MemberPartials") -> "MemberPartials":
+        for a, b in zip(self.parts, other.parts):
+            a.merge(b)
+        return self
+
+    def result(self) -> list:
+        return [p.result() for p in self.parts]
+
+
+def count_members(source, attribute_sets, class_attribute, cards, n_classes, row0: int = 0) -> MemberPartials:
+    """Every member's CountAccumulator over ``source`` (whose first row is global row ``row0``)."""
+    accs = [CountAccumulator(c, n_classes) for c in cards]
+    row = row0
+    for coded in member_batches(source, attribute_sets, class_attribute):
+        for acc, (X, y) in zip(accs, coded):
+            acc.add(X, y, row)
+        row += coded[0][0].shape[0]
+    return MemberPartials(accs)
+
+
+def cells_members(source, attribute_sets, class_attribute, trees, cards, n_classes) -> MemberPartials:
+    """Every member's LeafCellCounter of its trees (``trees[e]``: ``(attribute, parents)`` pairs) over
+    ``source``; members without a tree are not coded."""
+    counters = [LeafCellCounter(t, c, n_classes) for t, c in zip(trees, cards)]
+    wanted = [e for e, t in enumerate(trees) if t]
+    for coded in member_batches(source, attribute_sets, class_attribute, wanted):
+        for e, (X, y) in zip(wanted, coded):
+            counters[e].add(X, y)
+    return MemberPartials(counters)
+
+
+#: most members whose tries and leave-one-out sums are computed together (one thread each, their
+#: tries in memory at once); more members take more passes, in groups of this size
+SHARED_PASS_MEMBERS = 64
+
+
+def select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None) -> list:
+    """SkDB's selection (:func:`~hdp_plugin.structure.selective.selective_kdb`) of every member, on
+    its counts ``stats[e]`` and order ``orders[e]``, with the tries and leave-one-out passes shared:
+    each member runs in its own thread on its own blocks, and every pass the members ask for reads
+    the source once for all of them (:func:`shared_passes`), at most ``n_jobs`` members working at a
+    time. Each member's sums are added in row order, as in memory, so its selection is the same bit
+    for bit whatever the threads."""
+    from ..hdp.sampler import _threads
+
+    workers = _threads(n_jobs)
+    out = []
+    for lo in range(0, len(attribute_sets), SHARED_PASS_MEMBERS):
+        group = list(range(lo, min(lo + SHARED_PASS_MEMBERS, len(attribute_sets))))
+
+        def run(i, blocks, e0=lo):
+            e = e0 + i
+            return selective_kdb(None, None, stats[e], k, m=m, order=orders[e], blocks=blocks)
+
+        out += shared_passes(lambda wanted, g=group: member_batches(source, attribute_sets, class_attribute,
+                                                                    [g[i] for i in wanted]),
+                             len(group), run, workers=workers)
+    return out
+
+
+class _Stopped(Exception):
+    """A shared pass ended early (the reader failed or another consumer's error stopped it)."""
+
+
+_END = object()
+
+
+def shared_passes(read, n: int, run, *, queue_size: int = 2, workers: int | None = None) -> list:
+    """``[run(i, blocks_i) for i < n]``, each run in its own thread, where ``blocks_i()`` returns a
+    fresh iterator of consumer ``i``'s blocks, rows in order; the passes are shared: when every
+    running consumer has asked for a pass (or finished), ``read(wanted)`` (an iterator of one list of
+    blocks per batch, one block per consumer in ``wanted``) is read once and each block handed to its
+    consumer through a bounded queue. At most ``workers`` consumers (default all) work on a block at
+    a time. Memory: ``queue_size`` blocks per consumer in flight. An error of a consumer, or of the
+    reader, is raised once every thread has stopped."""
+    cond = threading.Condition()
+    live, waiting, stopped = set(range(n)), set(), [False]
+    queues = [queue.Queue(queue_size) for _ in range(n)]
+    results, errors = [None] * n, [None] * n
+    busy = threading.Semaphore(max(1, workers or n))
+    holding = [False] * n  # consumer i works on a block (between the block's yield and its next request)
+
+    def done_with_block(i):
+        if holding[i]:
+            holding[i] = False
+            busy.release()
+
+    def blocks_of(i):
+        def blocks():
+            done_with_block(i)
+            with cond:
+                if stopped[0]:
+                    raise _Stopped()
+                waiting.add(i)
+                cond.notify_all()
+            while True:
+                done_with_block(i)
+                item = queues[i].get()
+                if item is _END:
+                    return
+                if item is _Stopped:
+                    raise _Stopped()
+                busy.acquire()
+                holding[i] = True
+                yield item
+        return blocks
+
+    def body(i):
+        try:
+            results[i] = run(i, blocks_of(i))
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the caller's thread
+            errors[i] = exc
+        finally:
+            done_with_block(i)
+            with cond:
+                live.discard(i)
+                waiting.discard(i)
+                cond.notify_all()
+
+    def put(i, item):
+        while True:
+            try:
+                queues[i].put(item, timeout=0.05)
+                return
+            except queue.Full:
+                with cond:
+                    if i not in live:
+                        return  # the consumer is gone (its error is kept)
+
+    threads = [threading.Thread(target=body, args=(i,), name=f"hdp-shared-pass-{i}", daemon=True)
+               for i in range(n)]
+    for t in threads:
+        t.start()
+    try:
+        while True:
+            with cond:
+                cond.wait_for(lambda: live <= waiting)
+                if not live:
+                    break
+                wanted = sorted(live)
+                waiting.difference_update(wanted)
+            for blocks in read(wanted):
+                for i, b in zip(wanted, blocks):
+                    put(i, b)
+            for i in wanted:
+                put(i, _END)
+    except BaseException:
+        with cond:
+            stopped[0] = True
+        for q in queues:  # wake every consumer waiting for a block
+            while True:
+                try:
+                    q.get_nowait()
+                except queue.Empty:
+                    break
+            q.put_nowait(_Stopped)
+        for t in threads:
+            t.join()
+        raise
+    for t in threads:
+        t.join()
+    for exc in errors:
+        if exc is not None and not isinstance(exc, _Stopped):
+            raise exc
+    return results
+
 
 def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=None, progress=None):
     """Fit ``clf`` (a BayesNetClassifier, parameters validated) on ``source``; returns
-    ``(structure, attributes, cards, class_attribute, names)`` and sets ``clf.tables_``."""
+    ``(structure, attributes, cards, class_attribute, names, members)`` and sets ``clf.tables_``
+    (``members`` is None but for ESKDB, whose ``structure``, ``attributes``, ``cards`` and tables are
+    member 0's)."""
     engine = engine or LocalEngine()
-    if clf.structure == "eskdb":
-        raise ParameterError("ESKDB cannot be trained from batches yet (its members discretise and count "
-                             "separately); read the data into memory, or use structure skdb")
     passes = {}
-    # Pass 1: attributes, class, missing values, the discretisation sample
-    t0 = time.perf_counter()
-    schema = engine.scan(source).finish(source.source)
-    passes["schema"] = time.perf_counter() - t0
+    schema = _scan(engine, source, passes)
+    if clf.structure == "eskdb":
+        return fit_ensemble_source(clf, source, schema, disc_method, info, engine, passes, progress)
     src = source.source
-    cname = schema.class_attribute.name
-    observed = np.nonzero(schema.class_counts)[0]
-    if schema.n_known == 0:
-        raise DataError(f"class {cname!r} has no observed values in {src} (every row's class is missing)")
-    if observed.size == 1:
-        raise DataError(f"class {cname!r} has only one observed value "
-                        f"{schema.class_attribute.values[int(observed[0])]!r} in {src}")
-    if schema.n_known == 1:
-        raise DataError(f"{src}: n_samples=1; training needs rows of at least two classes")
     # discretisation on the sample
     seed = _seeds.as_seed_sequence(clf.random_state) if disc_method == "stochastic-mdl" else None
     disc = Discretizer(method=disc_method, random_state=seed).fit(schema.sample)
     attributes = disc.attributes_
-    cards = np.maximum(np.array([len(a.values) for a in attributes], np.int64) + schema.has_missing, 1)
+    cards = _cardinalities(attributes, schema)
     C = len(schema.class_attribute.values)
     ca = schema.class_attribute
-    n_numeric = sum(1 for a in attributes if a.numeric)
-    info.update(rows=schema.n_known, dropped_missing_class=schema.n_rows - schema.n_known, streamed=True,
-                engine=engine.name, batches=len(schema.batch_rows), files=len(source.files),
-                discretization_sample={"rows": int(schema.sample.n_rows), "limit": source.sample_rows,
-                                       "all_rows": bool(schema.sampled_all), "numeric_attributes": n_numeric})
-    if not schema.sampled_all and n_numeric:
-        log.info("%s: numeric attributes discretised on a sample of %d of %d rows", src, schema.sample.n_rows,
-                 schema.n_known)
+    _source_info(info, schema, source, engine)
     # Pass 2: counting; SkDB: passes 3 (tries) and 4 (leave-one-out)
     t0 = time.perf_counter()
     kind = clf.structure
@@ -157,9 +365,121 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
     counts = stats.n_y.astype(np.float64)
     prior = (counts + 1.0 / C) / (counts.sum() + 1.0)
     clf.tables_ = ProbabilityTables(trees, log_probs, np.log(prior))
+    _pass_info(info, passes, schema)
+    return structure, attributes, cards, ca, schema.names, None
+
+
+def _scan(engine, source: BatchSource, passes: dict):
+    """Pass 1 (attributes, class, missing values, the discretisation sample), and the checks that
+    the data can be trained on."""
+    t0 = time.perf_counter()
+    schema = engine.scan(source).finish(source.source)
+    passes["schema"] = time.perf_counter() - t0
+    src = source.source
+    cname = schema.class_attribute.name
+    observed = np.nonzero(schema.class_counts)[0]
+    if schema.n_known == 0:
+        raise DataError(f"class {cname!r} has no observed values in {src} (every row's class is missing)")
+    if observed.size == 1:
+        raise DataError(f"class {cname!r} has only one observed value "
+                        f"{schema.class_attribute.values[int(observed[0])]!r} in {src}")
+    if schema.n_known == 1:
+        raise DataError(f"{src}: n_samples=1; training needs rows of at least two classes")
+    return schema
+
+
+def _cardinalities(attributes, schema) -> np.ndarray:
+    """Codes per attribute as the model sees them (as :func:`~hdp_plugin.model.ensemble.model_cardinalities`
+    of the whole data: a missing slot where any row with a known class misses the value)."""
+    return np.maximum(np.array([len(a.values) for a in attributes], np.int64) + schema.has_missing, 1)
+
+
+def _source_info(info: dict, schema, source: BatchSource, engine) -> None:
+    n_numeric = sum(1 for a in schema.attributes if a.numeric)
+    info.update(rows=schema.n_known, dropped_missing_class=schema.n_rows - schema.n_known, streamed=True,
+                engine=engine.name, batches=len(schema.batch_rows), files=len(source.files),
+                discretization_sample={"rows": int(schema.sample.n_rows), "limit": source.sample_rows,
+                                       "all_rows": bool(schema.sampled_all), "numeric_attributes": n_numeric})
+    if not schema.sampled_all and n_numeric:
+        log.info("%s: numeric attributes discretised on a sample of %d of %d rows", source.source,
+                 schema.sample.n_rows, schema.n_known)
+
+
+def _pass_info(info: dict, passes: dict, schema) -> None:
     info["pass_seconds"] = passes
     info["rows_per_second"] = {p: (schema.n_rows / s if s > 0 else None) for p, s in passes.items()}
-    return structure, attributes, cards, ca, schema.names
+
+
+def fit_ensemble_source(clf, source: BatchSource, schema, disc_method: str, info: dict, engine, passes: dict,
+                        progress=None):
+    """ESKDB on ``source`` after the schema pass: the in-memory ensemble
+    (:func:`~hdp_plugin.model.ensemble.fit_members`) made from shared passes (see the module docstring)."""
+    from .ensemble import (_Draft, estimate_members, member_cell_limit, member_discretizer, member_seeds,
+                           member_too_large)
+
+    src = source.source
+    n, k, m = int(clf.n_members), int(clf.k), float(clf.m)
+    # every member's cut points, on the discretisation sample, from its own seed
+    master, seeds = member_seeds(clf.random_state, n)
+    cut = member_discretizer(schema.sample, disc_method)
+    attribute_sets = [cut(seed) for seed in seeds]
+    cards = [_cardinalities(attrs, schema) for attrs in attribute_sets]
+    C = len(schema.class_attribute.values)
+    ca = schema.class_attribute
+    _source_info(info, schema, source, engine)
+    # Pass 2: every member's counts, then its order
+    t0 = time.perf_counter()
+    stats = engine.count_members(source, attribute_sets, ca, cards, C)
+    passes["count"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    structures, selected = [None] * n, []
+    for e in range(n):
+        order_rng = None if e == 0 else _seeds.generator(seeds[e], _seeds.ORDER)
+        mi, order = member_order(stats[e], order_rng)
+        if order.size == 0:  # nothing is informative: the class prior
+            structures[e] = prior_structure(stats[e], mi, k, m)
+        else:
+            selected.append((e, order))
+    # Passes 3 and 4: every member's tries and leave-one-out sums
+    if selected:
+        found = engine.select_members(source, [attribute_sets[e] for e, _ in selected], ca,
+                                      [stats[e] for e, _ in selected], k, m, [o for _, o in selected],
+                                      n_jobs=clf.n_jobs)
+        for (e, _), s in zip(selected, found):
+            structures[e] = s
+    for e, s in enumerate(structures):
+        s.info["order_kind"] = "mi" if e == 0 else "sampled"
+    passes["tries_and_loo"] = time.perf_counter() - t0
+    info["structure_seconds"] = passes["count"] + passes["tries_and_loo"]
+    # Pass 5: every member's trees' leaf cells
+    t0 = time.perf_counter()
+    specs = [[(c, list(s.parents[c])) for c in s.kept] for s in structures]
+    cells = engine.cells_members(source, attribute_sets, ca, specs, cards, C)
+    drafts = []
+    for e, (s, cl) in enumerate(zip(structures, cells)):
+        try:
+            trees = build_trees(None, None, cards[e], C, s.parents, s.kept, leaf_cells=cl,
+                                max_cells=member_cell_limit(n))
+        except TooLargeError as exc:
+            raise member_too_large(exc, e, n, k, src) from None
+        drafts.append(_Draft(seeds[e], attribute_sets[e], cards[e], s, trees))
+    passes["trees"] = time.perf_counter() - t0
+    counts = stats[0].n_y.astype(np.float64)
+    prior = (counts + 1.0 / C) / (counts.sum() + 1.0)
+    members, more = estimate_members(drafts, estimator=clf.estimator,
+                                     iterations=resolved_iterations("eskdb", clf.iterations), burn_in=clf.burn_in,
+                                     tying=clf.tying, m=m, n_jobs=clf.n_jobs, progress=progress,
+                                     log_prior=np.log(prior), sample=engine.sample,
+                                     tolerance=sampler_tolerance(clf.iterations))
+    info["seed"] = _seeds.describe(master)
+    info["warnings"] += more.pop("warnings", [])
+    for w in info["warnings"]:
+        log.warning("%s: %s", src, w)
+    info.update(more)
+    _pass_info(info, passes, schema)
+    first = members[0]
+    clf.tables_ = first.tables
+    return first.structure, first.attributes, first.cardinalities, ca, schema.names, members
 
 
 def predict_source(clf, source: BatchSource):

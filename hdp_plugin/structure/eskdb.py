@@ -79,12 +79,23 @@ def eskdb_member(
         holds the selection's figures plus ``"order_kind"`` (``"mi"`` or ``"sampled"``).
     """
     stats = count_statistics(X, y, cardinalities, n_classes)
-    mi = mutual_information(stats)
-    order = sampled_order(mi, order_rng)
+    mi, order = member_order(stats, order_rng)
     if order.size == 0:  # nothing is informative: the class prior
-        s = Structure(kind="skdb", k=0, parents=((),) * stats.n_attributes, kept=(), order=(), mi=mi,
-                      info={"n_star": 0, "k_star": 0, "max_k": int(k), "m": float(m)})
+        s = prior_structure(stats, mi, k, m)
     else:
         s = selective_kdb(X, y, stats, k, m=m, order=order)
     s.info["order_kind"] = "mi" if order_rng is None else "sampled"
     return s
+
+
+def member_order(stats, order_rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(mi, order)``: the MI of every attribute with the class, from the member's counts, and the
+    member's attribute order (:func:`sampled_order`; empty when no attribute is informative)."""
+    mi = mutual_information(stats)
+    return mi, sampled_order(mi, order_rng)
+
+
+def prior_structure(stats, mi: np.ndarray, k: int, m: float) -> Structure:
+    """The structure of a member whose order is empty: no attribute kept, the class prior alone."""
+    return Structure(kind="skdb", k=0, parents=((),) * stats.n_attributes, kept=(), order=(), mi=mi,
+                     info={"n_star": 0, "k_star": 0, "max_k": int(k), "m": float(m)})
