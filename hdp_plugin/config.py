@@ -138,7 +138,7 @@ AUTO_ITERATIONS = {"eskdb": 1000}
 MAX_ITERATIONS = 10_000_000
 #: the sampler's stopping rule (``tolerance``): the first iteration a tree may stop at (then every
 #: doubling), and the default tolerance on the change of its averaged tables (docs/method.md section 4)
-CONVERGENCE_FIRST_CHECK = 250
+CONVERGENCE_FIRST_CHECK = 500
 CONVERGENCE_TOLERANCE = 0.005
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given
 BURN_IN_CAP = 1000

@@ -247,8 +247,8 @@ def test_auto_iterations_are_recorded_as_the_number_the_sampler_ran(tmp_path):
             its = info["tree_iterations"]
             assert its.shape == (sum(m.tables.trees.n_trees for m in clf.members_) if hasattr(clf, "members_")
                                  else clf.tables_.trees.n_trees,)
-            assert set(its) <= {250, 500, 1000, 2000, 4000, cap} and ran == its.max() <= cap, (params, its)
-            assert ran < cap, "vote's trees converge before the cap"
+            assert set(its) <= {500, 1000, 2000, 4000, cap} and ran == its.max() <= cap, (params, its)
+            assert its.min() < cap, "some of vote's trees converge before the cap"
             assert info["tolerance"] == config.CONVERGENCE_TOLERANCE
         assert info["n_samples"] == ran - min(1000, ran // 10), params
         path = save_model(clf, tmp_path / "m.hdpbnc")
