@@ -264,6 +264,36 @@ def render(res, datasets, methods) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot(res, datasets, methods, path: Path) -> None:
+    """The curves: per method, the mean over the data sets of the test RMSE and log-loss at i iterations
+    minus those at 5000, against i (log scale), as an SVG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.hashsalt"] = "hdp-bnc"  # the same file for the same figures
+    top = str(max(GRID))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for m in methods:
+        sets = [d for d in datasets if (d, m) in res]
+        if not sets:
+            continue
+        for ax, meas in zip(axes, ("rmse", "log_loss")):
+            y = [np.mean([np.mean([r["points"][str(i)][meas] - r["points"][top][meas] for r in res[(d, m)]])
+                          for d in sets]) for i in GRID]
+            ax.plot(GRID, y, marker=".", label=f"{m} ({len(sets)} sets)")
+    for ax, title in zip(axes, ("test RMSE", "test log-loss")):
+        ax.set_xscale("log")
+        ax.axhline(0.0, color="grey", lw=0.5)
+        ax.set_xlabel("Gibbs iterations (default burn-in)")
+        ax.set_title(f"mean {title} minus at {top} iterations")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=",".join(accuracy.DATASETS[:16]))
@@ -274,6 +304,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("-o", "--output", type=Path)
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--plot", type=Path, help="Also draw the curves into this SVG file (needs matplotlib).")
     args = ap.parse_args(argv)
     datasets = args.datasets.split(",")
     methods = args.methods.split(",")
@@ -297,7 +328,10 @@ def main(argv=None) -> int:
             futs = [pool.submit(run_one, *j) for j in todo]
             for fut in as_completed(futs):
                 print(fut.result(), file=sys.stderr, flush=True)
-    text = render(collect(args.cache_dir, datasets, methods, args.repeats), datasets, methods)
+    res = collect(args.cache_dir, datasets, methods, args.repeats)
+    text = render(res, datasets, methods)
+    if args.plot:
+        plot(res, datasets, methods, args.plot)
     print(text)
     if args.output:
         write_section(args.output, wrap("convergence", text, "benchmarks/convergence.py"), "convergence")
