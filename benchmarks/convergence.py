@@ -202,10 +202,12 @@ def collect(cache: Path, datasets, methods, repeats=5):
     return res
 
 
-def render(res, datasets, methods) -> str:
-    """The report: per method, mean test RMSE/log-loss relative to 5000 iterations at each grid point,
-    the fewest iterations within a tolerance on every data set, and the change statistic."""
+def render(res, datasets, methods, parts=("curves", "fewest", "rules")) -> str:
+    """The report: per method, mean test RMSE/log-loss relative to 5000 iterations at each grid point
+    (``curves``), the fewest iterations within a tolerance on every data set and the change statistic
+    (``fewest``), and the stopping rules (``rules``)."""
     top = str(max(GRID))
+    out = []
     lines = ["Mean over the 16 data sets of (measure at i iterations) - (measure at 5000 iterations), "
              "each data set's measure the mean of its 10 test folds. Positive: worse than 5000.", ""]
     lines.append("| method | measure | " + " | ".join(str(i) for i in GRID) + " |")
@@ -221,7 +223,9 @@ def render(res, datasets, methods) -> str:
                          for d in sets]
                 row.append(f"{np.mean(diffs):+.4f}")
             lines.append(f"| {m} ({len(sets)} sets) | {meas} | " + " | ".join(row) + " |")
-    lines += ["", "Fewest iterations whose mean test RMSE is within 0.001 (and log-loss within 0.005) of the "
+    if "curves" in parts:
+        out += lines
+    lines = ["", "Fewest iterations whose mean test RMSE is within 0.001 (and log-loss within 0.005) of the "
               "5000-iteration figure on every data set, and the largest change of the averaged tables "
               "(from i/2 to i, see the module docstring) among the folds at that point:", ""]
     lines.append("| method | RMSE within 0.001 | log-loss within 0.005 | both | change at 'both' (max over folds) |")
@@ -243,10 +247,16 @@ def render(res, datasets, methods) -> str:
         ch = [r["points"][str(both)].get("change") for d in sets for r in res[(d, m)]] if both else []
         ch = [c for c in ch if c is not None]
         lines.append(f"| {m} | {a} | {b} | {both} | {max(ch):.4f} |" if ch else f"| {m} | {a} | {b} | {both} | - |")
-    lines += ["", "The stopping rules (RULE_CHECKS, each against its half), per tree or for the whole model: mean over "
-              "the data sets of the test RMSE and log-loss minus those at 5000 iterations, the worst data set's "
-              "RMSE difference, and the sampling cost as a fraction of 5000 iterations (tree cells x iterations):",
-              ""]
+    if "fewest" in parts:
+        out += lines
+    lines = ["", "Stopping rules, evaluated on the same runs (checks at 250, 500, 1000, 2000 and 4000 iterations, "
+             "each against half as many): `tree` stops each tree on its own once the change of its averaged tables "
+             "is below the tolerance, `model` stops all trees at once on the mean change over the model; "
+             "`-from-500` checks from 500 iterations on; `unweighted` counts every leaf cell with data once instead "
+             "of weighting it by its data count. hdp_plugin's `iterations=None` is `tree-from-500` at 0.005. "
+             "Columns: the mean over the data sets of the test RMSE and log-loss minus those at 5000 iterations, "
+             "the worst data set's RMSE difference, and the sampling done as a fraction of 5000 iterations of every "
+             "tree (tree cells x iterations).", ""]
     lines.append("| method | rule | tolerance | RMSE | log-loss | worst RMSE | cost | most iterations |")
     lines.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for m in methods:
@@ -261,7 +271,9 @@ def render(res, datasets, methods) -> str:
             most = max(r["rules"][key]["max_stop"] for d in sets for r in res[(d, m)])
             lines.append(f"| {m} | {mode} | {tol} | {np.mean(per['rmse']):+.4f} | {np.mean(per['log_loss']):+.4f} | "
                          f"{max(per['rmse']):+.4f} | {cost:.2f} | {most} |")
-    return "\n".join(lines) + "\n"
+    if "rules" in parts:
+        out += lines
+    return "\n".join(out).strip("\n") + "\n"
 
 
 def plot(res, datasets, methods, path: Path) -> None:
@@ -304,6 +316,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("-o", "--output", type=Path)
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--parts", default="curves,fewest,rules",
+                    help="What the report shows: curves, fewest, rules (comma-separated).")
+    ap.add_argument("--section", default="convergence", help="The section of --output to write.")
     ap.add_argument("--plot", type=Path, help="Also draw the curves into this SVG file (needs matplotlib).")
     args = ap.parse_args(argv)
     datasets = args.datasets.split(",")
@@ -329,12 +344,12 @@ def main(argv=None) -> int:
             for fut in as_completed(futs):
                 print(fut.result(), file=sys.stderr, flush=True)
     res = collect(args.cache_dir, datasets, methods, args.repeats)
-    text = render(res, datasets, methods)
+    text = render(res, datasets, methods, args.parts.split(","))
     if args.plot:
         plot(res, datasets, methods, args.plot)
     print(text)
     if args.output:
-        write_section(args.output, wrap("convergence", text, "benchmarks/convergence.py"), "convergence")
+        write_section(args.output, wrap(args.section, text, "benchmarks/convergence.py"), args.section)
     return 0
 
 
