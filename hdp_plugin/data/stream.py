@@ -227,11 +227,12 @@ def _parquet_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
 
 
 def _ipc_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
-    from .arrow import ipc_table
+    from .arrow import ipc_batches
 
-    table = ipc_table(f)
-    for batch in table.to_batches(max_chunksize=batch_rows):
-        yield pa.Table.from_batches([batch], schema=table.schema)
+    for batch in ipc_batches(f):  # larger batches are cut: the same batches as the whole file's table would give
+        table = pa.Table.from_batches([batch])
+        for b in table.to_batches(max_chunksize=batch_rows) if batch.num_rows else [batch]:
+            yield pa.Table.from_batches([b], schema=batch.schema)
 
 
 def _csv_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
