@@ -29,7 +29,7 @@ from ..errors import DataError, TooLargeError
 from ._columns import (
     Column, assemble, check_unique_names, is_missing, numeric_class_error, resolve_class_index, short,
 )
-from ._files import GZIP_MAGIC, check_path, check_text
+from ._files import GZIP_MAGIC, check_path, check_text, open_binary
 from ._ipc_check import CheckedStream, check_ipc
 from .dataset import Attribute, Dataset
 
@@ -282,6 +282,11 @@ def _read_all(path: Path) -> pa.Buffer:
         raise DataError(f"{path}: cannot read ({e.strerror or e})") from None
 
 
+def _feather_v1(p: Path) -> DataError:
+    return DataError(f"{p}: is a Feather v1 file (the legacy format, whose reader is not safe on corrupt "
+                     "input); re-save it as Feather v2, e.g. pyarrow.feather.write_feather(table, path)")
+
+
 def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int | None = None) -> pa.Table:
     """Read an Arrow IPC file (Feather v2) or IPC stream, telling them apart by their magic bytes.
 
@@ -295,8 +300,7 @@ def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int 
     max_bytes, max_cells, bytes_hint, cells_hint = _limits(buf.size, max_bytes, max_cells)
     view = memoryview(buf)
     if bytes(view[:4]) == _FEATHER_V1_MAGIC:
-        raise DataError(f"{p}: is a Feather v1 file (the legacy format, whose reader is not safe on corrupt "
-                        "input); re-save it as Feather v2, e.g. pyarrow.feather.write_feather(table, path)")
+        raise _feather_v1(p)
     try:
         start, end = check_ipc(view, str(p), max_bytes=max_bytes, max_cells=max_cells, bytes_hint=bytes_hint,
                                cells_hint=cells_hint)
@@ -327,11 +331,7 @@ def ipc_batches(path: str | Path, *, max_bytes: int | None = None,
     process); one that shrinks while it is read is an error. Any fault is one :class:`DataError`
     naming the file, raised when the reading reaches it.
     """
-    p = check_path(path)
-    try:
-        fh = open(p, "rb")
-    except OSError as e:
-        raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
+    p, fh = open_binary(path)
     with fh:
         try:
             size = os.fstat(fh.fileno()).st_size
@@ -339,8 +339,7 @@ def ipc_batches(path: str | Path, *, max_bytes: int | None = None,
         except OSError as e:
             raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
         if magic == _FEATHER_V1_MAGIC:
-            raise DataError(f"{p}: is a Feather v1 file (the legacy format, whose reader is not safe on corrupt "
-                            "input); re-save it as Feather v2, e.g. pyarrow.feather.write_feather(table, path)")
+            raise _feather_v1(p)
         max_bytes, max_cells, bytes_hint, cells_hint = _limits(size, max_bytes, max_cells)
         stream = CheckedStream(fh, size, str(p), max_bytes=max_bytes, max_cells=max_cells, bytes_hint=bytes_hint,
                                cells_hint=cells_hint)
