@@ -899,11 +899,10 @@ def _dot_id(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def network_dot(clf) -> str:
-    """The network of a fitted classifier in Graphviz's DOT language."""
-    names = [a.name for a in clf.attributes_]
-    st = clf.structure_
-    cls = clf.class_attribute_.name
+def network_dot(attributes, st, cls: str) -> str:
+    """A network (its attributes, :class:`~hdp_plugin.structure.Structure` and class name) in Graphviz's
+    DOT language."""
+    names = [a.name for a in attributes]
     lines = [
         "digraph network {",
         "  rankdir=TB;",
@@ -933,9 +932,11 @@ def show(
 ) -> None:
     """Print the network as Graphviz DOT, or draw it to a picture with -o net.png or net.svg."""
     with _errors():
-        from .model import load_model
+        from .model.modelfile import read_model  # the file read and checked, without numba
 
-        dot_text = network_dot(load_model(model))
+        contents = read_model(model)
+        first = contents.networks[0]
+        dot_text = network_dot(first.attributes, first.structure, contents.class_attribute.name)
         if output is None:
             sys.stdout.write(dot_text)
             return

@@ -71,7 +71,7 @@ GOLDEN = ROOT / "tests" / "golden" / "models"
 
 
 @pytest.mark.parametrize("model", ["diabetes-eskdb-hdp", "vote-kdb2-hdp", "diabetes-tan-mestimate"])
-def test_info_reads_a_model_without_numba(model, tmp_path):
+def test_info_and_show_read_a_model_without_numba(model, tmp_path):
     """``hdp-bnc info`` reads and checks the whole file with numpy and pyarrow only (issue 12), and
     prints what ``load_model`` sees: the same trees, cells and concentrations."""
     from hdp_plugin.model import load_model
@@ -89,6 +89,11 @@ def test_info_reads_a_model_without_numba(model, tmp_path):
         conc = (clf.members_[0].concentrations if hasattr(clf, "members_") else clf.fit_info_["concentrations"])
         assert "concentrations by depth" in proc.stdout
         assert f"{conc[0]:.3g}" in proc.stdout or f"{conc[0]:.3g}.." in proc.stdout
+    proc, heavy = _probe(["show", path], tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("digraph network {"), proc.stderr
+    assert not {"numba", "pandas", "scipy"} & heavy, heavy
+    for j in clf.structure_.kept:
+        assert f'"{clf.class_attribute_.name}" -> "{clf.attributes_[j].name}";' in proc.stdout
 
 
 def test_info_on_a_freshly_trained_model_without_numba(tmp_path):

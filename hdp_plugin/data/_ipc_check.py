@@ -13,6 +13,11 @@ type that needs no bytes) or read out of bounds. This module walks the file's ow
 
 Only what passes is handed to pyarrow, which then validates each batch fully (offsets,
 dictionary indices, UTF-8) before anything else touches it.
+
+:func:`check_ipc` walks a whole file in memory (:func:`~hdp_plugin.data.arrow.ipc_table`);
+:class:`CheckedStream` walks a file on disk message by message as the decoder asks for it
+(:func:`~hdp_plugin.data.arrow.ipc_batches`, for files larger than memory), the limits then bounding
+each record batch, and the dictionaries together.
 """
 
 from __future__ import annotations
@@ -344,6 +349,8 @@ class CheckedStream:
             start, total = _extent(src, source)
         except _Bad as exc:
             raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
+        except OSError as exc:
+            raise DataError(f"{source}: cannot read ({exc.strerror or exc})") from None
         dictionaries = _Budget(source, max_bytes, max_cells, bytes_hint, cells_hint)
 
         def budget(dictionary: bool) -> _Budget:
