@@ -321,55 +321,54 @@ from hdp_plugin.data.arff import read_arff_columns
 from hdp_plugin.data.arrow import ipc_table
 from hdp_plugin.data.stream import open_batches
 
-path, how = sys.argv[1], sys.argv[2]
-small = sys.argv[3]
+path, small = sys.argv[1], sys.argv[2]
+whole = (lambda p: read_arff_columns(p)[0][0].n_rows) if path.endswith(".arff") else (lambda p: ipc_table(p).num_rows)
 for _ in open_batches(small, batch_rows=3).batches():  # imports and one-time set-up, before measuring
     pass
-read_arff_columns(small) if small.endswith(".arff") else ipc_table(small)
+whole(small)
 pool = pa.default_memory_pool()
 base = pool.max_memory()
 tracemalloc.start()
-if how == "batches":
-    rows = 0
-    for t in open_batches(path, batch_rows=10_000).batches():
-        rows += t.num_rows
-else:
-    rows = read_arff_columns(path)[0][0].n_rows if path.endswith(".arff") else ipc_table(path).num_rows
-print(rows, tracemalloc.get_traced_memory()[1] + max(0, pool.max_memory() - base))
+rows = sum(t.num_rows for t in open_batches(path, batch_rows=10_000).batches())
+batches = tracemalloc.get_traced_memory()[1] + max(0, pool.max_memory() - base)
+tracemalloc.reset_peak()
+assert whole(path) == rows
+# the pool's high-water mark is that of both reads; the whole read's is the higher one if it is higher
+print(rows, batches, tracemalloc.get_traced_memory()[1] + max(0, pool.max_memory() - base))
 """
 
 
 def test_reading_one_large_file_in_batches_holds_a_few_batches(tmp_path):
     """200,000 rows (ARFF, and the same as an Arrow IPC file) read 10,000 at a time: the peak of the
     memory the reading allocates (Python and NumPy objects by tracemalloc, Arrow buffers by the
-    pool's high-water mark, each in a fresh process) stays a small part of what the whole read takes."""
+    pool's high-water mark, in a fresh process) stays a small part of what the whole read takes."""
     import subprocess
 
     rng = np.random.default_rng(0)
     n = 200_000
-    labels = np.array(["u", "v", "w", "'x y'", "?"])
-    cols = ([np.round(rng.normal(size=n), 4).astype(str), rng.integers(0, 1000, n).astype(str)]
-            + [labels[rng.integers(0, 5, n)] for _ in range(6)] + [np.array(["p", "q"])[rng.integers(0, 2, n)]])
+    labels = np.array(["u", "v", "w", "x y", None], dtype=object)
+    x, y = np.round(rng.normal(size=n), 4), rng.integers(0, 1000, n).astype(float)
+    nominal = [labels[rng.integers(0, 5, n)] for _ in range(6)] + [np.array(["p", "q"], dtype=object)[rng.integers(0, 2, n)]]
+    names = ["x", "y"] + [f"a{j}" for j in range(6)] + ["class"]
+    quoted = [np.array(["?" if v is None else f"'{v}'" if " " in v else v for v in c], dtype=object) for c in nominal]
     head = (["@relation big", "@attribute x numeric", "@attribute y numeric"]
             + [f"@attribute a{j} {{u,v,w,'x y'}}" for j in range(6)] + ["@attribute class {p,q}", "@data"])
     arff = tmp_path / "big.arff"
-    arff.write_text("\n".join(head) + "\n" + "\n".join(",".join(r) for r in zip(*cols)) + "\n")
-    from hdp_plugin.data import read_dataset
-
+    arff.write_text("\n".join(head) + "\n" + "\n".join(",".join(r) for r in zip(x.astype(str), y.astype(str), *quoted))
+                    + "\n")
     small = tmp_path / "small.arff"
     small.write_text("\n".join(head) + "\n1,2,u,v,w,u,v,w,p\n")
-    ipc = _write_ipc(to_arrow(read_dataset(arff)), tmp_path / "big.arrow", False, 10_000)
-    small_ipc = _write_ipc(to_arrow(read_dataset(small)), tmp_path / "small.arrow", False, 10)
+    table = pa.table([pa.array(x), pa.array(y)] + [pa.array(c, pa.string()).dictionary_encode() for c in nominal],
+                     names=names)
+    ipc = _write_ipc(table, tmp_path / "big.arrow", False, 10_000)
+    small_ipc = _write_ipc(table.slice(0, 10), tmp_path / "small.arrow", False, 10)
     env = dict(__import__("os").environ, PYTHONPATH=str(ROOT))
-
-    def peak(path, how, small_path):
-        out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(path), how, str(small_path)], capture_output=True,
-                             text=True, env=env, timeout=120, check=True).stdout.split()
-        assert int(out[0]) == n
-        return int(out[1])
-
     for path, small_path in ((arff, small), (ipc, small_ipc)):
-        batches, whole = peak(path, "batches", small_path), peak(path, "whole", small_path)
+        out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(path), str(small_path)], capture_output=True,
+                             text=True, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        rows, batches, whole = map(int, out.stdout.split())
+        assert rows == n
+        # a batch is about a twentieth of the file; the whole read holds the file and its columns
         size = path.stat().st_size
-        # a batch is about size / 20 of the file; the whole read holds the file and its columns
         assert batches < size and batches * 5 < whole, (path.name, batches, whole, size)
