@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from .. import config
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ._columns import Column, assemble, numeric_class_error, resolve_class_index, short
 from ._files import check_text, decode, read_blocks, read_bytes
 from .dataset import Attribute, Dataset
@@ -798,6 +798,8 @@ def read_arff_chunks(path: str | Path, rows: int, *, engine: str = "auto"):
     and one chunk of rows are in memory at a time. Gzip files are decompressed as they are read.
     """
     _check_engine(engine)
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise ParameterError(f"rows must be an integer >= 1, got {rows!r}")
     source = str(path)
     blocks = read_blocks(path, 1 << 18)
     buf, searched, done = b"", 0, False
