@@ -8,6 +8,7 @@ They are imported on first use (PEP 562), so that ``hdp-bnc --help`` and the com
 train or read data do not load numba and pyarrow.
 """
 
+from ._lazy import lazy_names
 from ._version import __version__
 
 __all__ = ["BayesNetClassifier", "Dataset", "load_model", "read_dataset", "save_model", "__version__"]
@@ -15,16 +16,4 @@ __all__ = ["BayesNetClassifier", "Dataset", "load_model", "read_dataset", "save_
 _LAZY = {"Dataset": ".data", "read_dataset": ".data", "BayesNetClassifier": ".model", "load_model": ".model",
          "save_model": ".model"}
 
-
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)

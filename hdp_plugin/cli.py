@@ -254,7 +254,7 @@ def _progress_hook(params: dict, bar, task):
 
 def _format(path: Path, fmt: str | None) -> str:
     """The data format of ``path``: ``--format``, else its name's; one line when neither tells it."""
-    from .data.readers import FORMATS, format_of
+    from .data.formats import FORMATS, format_of
 
     try:
         return format_of(path, fmt)
@@ -799,24 +799,26 @@ def info(
 ) -> None:
     """Describe a model file: structure, tree sizes, concentrations, settings and versions."""
     with _errors():
-        from .model.modelfile import load_model_and_documents
+        from .model.modelfile import read_model  # reads and checks it all, without numba
 
-        clf, doc, training = load_model_and_documents(model)
+        contents = read_model(model)
         if as_json:
-            typer.echo(json.dumps({"model": doc, "training": training}, indent=2))
+            typer.echo(json.dumps({"model": contents.doc, "training": contents.training}, indent=2))
             return
-        typer.echo(_info_text(model, doc, training, clf))
+        typer.echo(_info_text(model, contents))
 
 
-def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
+def _info_text(path: Path, contents) -> str:
+    doc, training = contents.doc, contents.training
     est = doc["estimator"]
-    ensemble = hasattr(clf, "members_")
+    ensemble = contents.ensemble
     parts = doc["members"] if ensemble else [doc]
     names = [a["name"] for a in parts[0]["attributes"]]
-    nets = [mb.tables.trees for mb in clf.members_] if ensemble else [clf.tables_.trees]
+    nets = [n.trees for n in contents.networks]
     st = parts[0]["structure"]
     if ensemble:
-        structure = f"ESKDB, {len(parts)} members (SkDB with K = {clf.k} each, on its own order and cut points)"
+        structure = (f"ESKDB, {len(parts)} members (SkDB with K = {contents.params['k']} each, on its own order "
+                     f"and cut points)")
         used = len(set().union(*(p["structure"]["kept"] for p in parts)))
     else:
         structure = _describe({"structure": st["kind"], "k": st["k"], "estimator": ""}).strip()
@@ -839,18 +841,17 @@ def _info_text(path: Path, doc: dict, training: dict, clf) -> str:
     ]
     if ensemble:
         lines.append("member  seed (entropy/spawn key)  n*  k*  cells  order (first 8)  cut points per numeric attribute")
-        for e, (p, mb) in enumerate(zip(parts, clf.members_)):
+        for e, (p, tr) in enumerate(zip(parts, nets)):
             seed = p["seed"]
             order = " ".join(names[j] for j in p["structure"]["order"][:8])
             cuts = " ".join(str(len(a["cut_points"])) for a in p["attributes"] if a["numeric"]) or "-"
             lines.append(f"{e:>6}  {seed['entropy']}/{'.'.join(map(str, seed['spawn_key']))}  "
-                         f"{len(p['structure']['kept']):>2}  {p['structure']['k']:>2}  {mb.tables.trees.n_cells:>5}  "
+                         f"{len(p['structure']['kept']):>2}  {p['structure']['k']:>2}  {tr.n_cells:>5}  "
                          f"{order}  {cuts}")
         lines += ["", "member 0:"]
-        conc, group = clf.members_[0].concentrations, clf.members_[0].node_group
-    else:
-        conc, group = clf.fit_info_.get("concentrations"), clf.fit_info_.get("node_group")
-    lines += _network_lines(parts[0], nets[0], names, conc if est["name"] == "hdp" else None, group)
+    first = contents.networks[0]
+    lines += _network_lines(parts[0], nets[0], names, first.concentrations if est["name"] == "hdp" else None,
+                            first.node_group)
     return "\n".join(lines)
 
 
@@ -904,11 +905,10 @@ def _dot_id(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def network_dot(clf) -> str:
-    """The network of a fitted classifier in Graphviz's DOT language."""
-    names = [a.name for a in clf.attributes_]
-    st = clf.structure_
-    cls = clf.class_attribute_.name
+def network_dot(attributes, st, cls: str) -> str:
+    """A network (its attributes, :class:`~hdp_plugin.structure.Structure` and class name) in Graphviz's
+    DOT language."""
+    names = [a.name for a in attributes]
     lines = [
         "digraph network {",
         "  rankdir=TB;",
@@ -938,9 +938,11 @@ def show(
 ) -> None:
     """Print the network as Graphviz DOT, or draw it to a picture with -o net.png or net.svg."""
     with _errors():
-        from .model import load_model
+        from .model.modelfile import read_model  # the file read and checked, without numba
 
-        dot_text = network_dot(load_model(model))
+        contents = read_model(model)
+        first = contents.networks[0]
+        dot_text = network_dot(first.attributes, first.structure, contents.class_attribute.name)
         if output is None:
             sys.stdout.write(dot_text)
             return

@@ -1,7 +1,8 @@
 """Child process of the fuzz tests: mutate Arrow IPC / Feather / Parquet files and read each one.
 
 Run as ``python tests/_fuzz_child.py SEED SECONDS MAX_CASES WORKDIR``. Every mutated file must either
-read or raise DataError; anything else (another exception, a crash, a hang, memory exhaustion, which
+read or raise DataError (an Arrow file read whole and read batch by batch, which must agree: the same
+table, or a DataError both ways); anything else (another exception, a crash, a hang, memory exhaustion, which
 the parent turns into a failure through its resource limits) is a bug. Before each case the child
 prints ``case N <format> <mutation>`` (flushed), so a crash names the case that caused it; a
 different exception prints ``BUG ...`` and the child exits 1.
@@ -20,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hdp_plugin import read_dataset
-from hdp_plugin.data.arrow import to_arrow
+from hdp_plugin.data.arrow import ipc_batches, ipc_table, to_arrow
 from hdp_plugin.errors import DataError
 
 DATA = Path(__file__).parent / "data"
@@ -84,6 +85,34 @@ def mutate(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     return bytes(b[:i] + b[i:j] + b[i:]), f"dup{i}:{j}"
 
 
+class _Disagree(Exception):
+    pass
+
+
+def _streamed_agrees(path: Path) -> None:
+    """``ipc_batches`` gives the batches of ``ipc_table``, or both raise DataError."""
+    whole = streamed = None
+    try:
+        whole = ipc_table(path)
+    except DataError:
+        pass
+    try:
+        streamed = list(ipc_batches(path))
+    except DataError as exc:
+        if "\n" in str(exc) or str(path) not in str(exc):
+            raise _Disagree(f"in batches, a message not one line naming the file: {str(exc)!r}") from None
+    if (whole is None) != (streamed is None):
+        raise _Disagree(f"read whole: {'ok' if whole is not None else 'DataError'}, "
+                        f"in batches: {'ok' if streamed is not None else 'DataError'}")
+    if whole is not None and _rows(pa.Table.from_batches(streamed, schema=whole.schema)) != _rows(whole):
+        raise _Disagree("the batches differ from the whole file's table")
+
+
+def _rows(table: pa.Table) -> list:
+    """The table's values, NaN (which ``Table.equals`` finds unequal to itself) as a string."""
+    return [["NaN" if isinstance(v, float) and v != v else v for v in c.to_pylist()] for c in table.columns]
+
+
 def main() -> int:
     seed, seconds, max_cases, work = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
     rng = random.Random(seed)
@@ -97,6 +126,8 @@ def main() -> int:
         path.write_bytes(mutated)
         print(f"case {n} {name} {how}", flush=True)
         try:
+            if path.suffix == ".arrow":
+                _streamed_agrees(path)
             read_dataset(path)
         except DataError as exc:
             msg = str(exc)

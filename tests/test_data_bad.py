@@ -111,3 +111,18 @@ def test_fast_path_locates_a_bad_value_in_a_large_file(tmp_path):
     for engine in ("fast", "auto"):
         with pytest.raises(DataError, match=rf"line {expected_line}: value 'r' of attribute 'c' is not declared"):
             read_arff(p, engine=engine)
+
+
+@pytest.mark.parametrize("batch_rows", [1, 2])
+@pytest.mark.parametrize("name,pattern", [c for c in CASES if c[0].endswith((".arff", ".arrow"))])
+def test_reading_in_batches_gives_the_same_message(name, pattern, batch_rows):
+    """A file read in batches (the ARFF and Arrow readers of hdp_plugin.data.stream) fails as the whole
+    read does: the same line, naming the file and the line."""
+    from hdp_plugin.data import open_batches
+    from hdp_plugin.data.stream import scan_schema
+
+    with pytest.raises(DataError) as whole:
+        read_dataset(BAD / name)
+    with pytest.raises(DataError, match=pattern) as batches:
+        scan_schema(open_batches(BAD / name, batch_rows=batch_rows))
+    assert _one_line(batches.value, name) == str(whole.value)

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from hdp_plugin import read_dataset
-from hdp_plugin.data.arrow import ipc_table, parquet_table, to_arrow
+from hdp_plugin.data import open_batches
+from hdp_plugin.data.arrow import ipc_batches, ipc_table, parquet_table, to_arrow
 from hdp_plugin.errors import DataError, TooLargeError
 
 HERE = Path(__file__).parent
@@ -36,14 +37,18 @@ def _capped():
         resource.setrlimit(resource.RLIMIT_AS, (CAP_BYTES, CAP_BYTES))
 
 
-def read_in_child(path: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``read_dataset(path)`` in a child process under a memory cap; prints ``DataError: ...`` or ``ok``."""
+def read_in_child(path: Path, timeout: float = 120, *, batches: bool = False) -> subprocess.CompletedProcess:
+    """``read_dataset(path)`` (or, with ``batches``, every batch of ``open_batches(path)``) in a child
+    process under a memory cap; prints ``DataError: ...`` or ``ok``."""
+    read = (f"for _ in open_batches({str(path)!r}, batch_rows=100).batches(): pass" if batches
+            else f"read_dataset({str(path)!r})")
     code = textwrap.dedent(f"""
         import sys
         from hdp_plugin import read_dataset
+        from hdp_plugin.data import open_batches
         from hdp_plugin.errors import DataError
         try:
-            read_dataset({str(path)!r})
+            {read}
         except DataError as e:
             print("DataError:", e)
         else:
@@ -54,9 +59,10 @@ def read_in_child(path: Path, timeout: float = 120) -> subprocess.CompletedProce
                           preexec_fn=_capped if sys.platform != "win32" else None)
 
 
+@pytest.mark.parametrize("batches", [False, True], ids=["whole", "batches"])
 @pytest.mark.parametrize("name", sorted(p.name for p in HOSTILE.glob("*.arrow")))
-def test_corrupt_arrow_files_that_crashed_the_reader(name):
-    r = read_in_child(HOSTILE / name)
+def test_corrupt_arrow_files_that_crashed_the_reader(name, batches):
+    r = read_in_child(HOSTILE / name, batches=batches)
     assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
     out = r.stdout.strip()
     assert out.startswith("DataError:") and name in out and "\n" not in out, out
@@ -79,6 +85,27 @@ def test_declared_rows_are_bounded_before_decoding(tmp_path):
     assert "DataError:" in r.stdout and "exceed the limit" in r.stdout, r.stdout
     with pytest.raises(TooLargeError, match=r"rows\.arrow: its declared values"):
         ipc_table(path)
+
+
+def test_declared_rows_are_bounded_batch_by_batch(tmp_path):
+    """Read in batches, the limits bound each record batch: the same refusal, before decoding."""
+    table = pa.table({"a": pa.nulls(500_000_000)})
+    path = _stream(table, tmp_path / "rows.arrow")
+    r = read_in_child(path, batches=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "DataError:" in r.stdout and "rows.arrow: its declared values" in r.stdout, r.stdout
+    small = _stream(pa.table({"a": np.arange(10_000), "class": ["x", "y"] * 5000}), tmp_path / "small.arrow")
+    with pytest.raises(TooLargeError, match=r"small\.arrow: its declared values \(rows x columns\) \(20000\) "
+                                            r"exceed the limit of 19999"):
+        next(ipc_batches(small, max_cells=19_999))
+    # each batch on its own: a file of several batches, each under the limit, streams
+    with pa.OSFile(str(tmp_path / "many.arrow"), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("a", pa.int64())])) as w:
+        for i in range(5):
+            w.write_batch(pa.record_batch([pa.array(np.arange(1000) + i * 1000)], names=["a"]))
+    got = list(ipc_batches(tmp_path / "many.arrow", max_cells=1000))
+    assert [b.num_rows for b in got] == [1000] * 5
+    with pytest.raises(TooLargeError, match=r"many\.arrow: its declared values"):
+        ipc_table(tmp_path / "many.arrow", max_cells=1000)
 
 
 def test_compressed_buffers_are_bounded_before_decompression(tmp_path):
@@ -116,6 +143,10 @@ def test_forged_decompressed_length_is_refused(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(TooLargeError, match=r"forged\.arrow: its decoded buffers"):
         read_dataset(path)
+    with pytest.raises(TooLargeError, match=r"forged\.arrow: its decoded buffers"):
+        list(ipc_batches(path))
+    with pytest.raises(TooLargeError, match=r"forged\.arrow: its decoded buffers"):
+        list(open_batches(path).batches())
 
 
 @pytest.mark.filterwarnings("ignore:Feather V1 files are deprecated")
@@ -126,6 +157,8 @@ def test_feather_v1_is_refused(tmp_path):
     feather.write_feather(pa.table({"a": ["x", "y"], "class": ["p", "q"]}), str(path), version=1)
     with pytest.raises(DataError, match=r"old\.feather: is a Feather v1 file"):
         read_dataset(path)
+    with pytest.raises(DataError, match=r"old\.feather: is a Feather v1 file"):
+        list(open_batches(path).batches())
 
 
 def test_parquet_rows_are_bounded_from_the_footer(tmp_path):
@@ -146,6 +179,8 @@ def test_invalid_utf8_column_name_is_one_data_error(tmp_path):
     path.write_bytes(data)
     with pytest.raises(DataError, match=r"names\.arrow: cannot read"):
         read_dataset(path)
+    with pytest.raises(DataError, match=r"names\.arrow: cannot read"):
+        list(ipc_batches(path))
 
 
 def test_undamaged_files_still_read(tmp_path):
@@ -177,6 +212,40 @@ def test_ipc_file_without_end_of_stream_marker_reads(tmp_path):
     assert pa.ipc.open_file(str(path)).read_all().num_rows == 435  # still a valid file for pyarrow
     back = read_dataset(path)
     assert np.array_equal(back.X, ds.X) and np.array_equal(back.y, ds.y)
+    assert pa.Table.from_batches(list(ipc_batches(path))).equals(ipc_table(path))
+
+
+def test_a_file_that_shrinks_while_read_in_batches_is_one_error(tmp_path):
+    """The batch reader reads the file as it goes (never memory-mapped): a file cut short under it is an
+    error naming it, not a crash."""
+    table = to_arrow(read_dataset(HERE / "data" / "vote.arff"))
+    path = tmp_path / "shrinks.arrow"
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        for b in table.to_batches(max_chunksize=50):
+            w.write_batch(b)
+    batches = ipc_batches(path)
+    first = next(batches)
+    assert first.num_rows == 50
+    with open(path, "r+b") as fh:
+        fh.truncate(path.stat().st_size // 2)
+    with pytest.raises(DataError, match=r"shrinks\.arrow: cannot read as an Arrow IPC file or stream \(corrupt: "
+                                        r"the file ends at offset \d+, inside a message"):
+        list(batches)
+
+
+def test_a_later_corrupt_message_is_found_when_the_reading_reaches_it(tmp_path):
+    table = to_arrow(read_dataset(HERE / "data" / "vote.arff"))
+    path = tmp_path / "late.arrow"
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
+        for b in table.to_batches(max_chunksize=100):
+            w.write_batch(b)
+    data = bytearray(path.read_bytes())
+    data[-20:] = b"\xff" * 20  # the last batch's body and the end-of-stream marker
+    path.write_bytes(bytes(data))
+    with pytest.raises(DataError, match=r"late\.arrow: cannot read"):
+        ipc_table(path)
+    with pytest.raises(DataError, match=r"late\.arrow: cannot read"):
+        list(ipc_batches(path))
 
 
 def _fuzz(seed: int, seconds: float, cases: int, tmp_path: Path) -> None:
@@ -191,7 +260,8 @@ def _fuzz(seed: int, seconds: float, cases: int, tmp_path: Path) -> None:
 
 def test_fuzz_arrow_and_parquet_readers_briefly(tmp_path):
     """Seeded byte flips, overwrites, truncations and duplications of Arrow IPC (plain, zstd, lz4,
-    dictionary and string columns) and Parquet files: each reads or raises one DataError line."""
+    dictionary and string columns) and Parquet files: each reads or raises one DataError line; an
+    Arrow file read in batches gives the whole read's table, or a DataError too."""
     _fuzz(seed=13, seconds=4, cases=400, tmp_path=tmp_path)
 
 

@@ -418,3 +418,172 @@ def test_streamed_eskdb_with_auto_iterations_is_the_in_memory_ensemble(tmp_path)
         assert a.fit_info_[key] == b.fit_info_[key], key
     for key in ("tolerance", "tree_iterations"):  # recorded when the sampler may stop early
         assert np.array_equal(a.fit_info_.get(key, -1), b.fit_info_.get(key, -1)), key
+
+
+# -- one large file read in batches (issue 15) ---------------------------------------------------------
+def _write_ipc(t: pa.Table, path: Path, stream: bool, batch: int) -> Path:
+    with pa.OSFile(str(path), "wb") as sink, (pa.ipc.new_stream if stream else pa.ipc.new_file)(sink, t.schema) as w:
+        for b in t.to_batches(max_chunksize=batch):
+            w.write_batch(b)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["file", "stream"])
+def test_one_ipc_file_is_read_batch_by_batch(tmp_path, table, kind):
+    """The file's record batches (2500 rows) are cut to batch_rows (700); the batches are the whole
+    file's table, and the streamed fit is the in-memory fit."""
+    from hdp_plugin.data.arrow import ipc_table
+
+    path = _write_ipc(table, tmp_path / ("one.arrow" if kind == "file" else "one.arrows"), kind == "stream", 2500)
+    src = open_batches(path, batch_rows=700)
+    got = list(src.batches())
+    assert [t.num_rows for t in got] == [700, 700, 700, 400] * 2 + [700, 300]
+    whole = ipc_table(path)
+    assert pa.Table.from_batches([b for t in got for b in t.to_batches()], schema=whole.schema).equals(whole)
+    params = dict(structure="kdb", k=2, iterations=30, random_state=2)
+    _same(BayesNetClassifier(**params).fit(from_arrow(table)), BayesNetClassifier(**params).fit(src))
+
+
+def _arff_text(t: pa.Table, sparse_every: int = 0) -> str:
+    """``t`` as ARFF: a ``string`` attribute for txt, nominal ones with quoted labels, comments, blank
+    lines and (every ``sparse_every`` rows) sparse rows, so that both ARFF paths serve some chunks."""
+    lines = ["% generated", "@relation t"]
+    for name, col in zip(t.column_names, t.columns):
+        if name == "num":
+            lines.append("@attribute num numeric")
+        elif name == "txt":
+            lines.append("@attribute txt string")
+        else:
+            labels = ",".join(f"'{v} x'" for v in col.chunk(0).dictionary.to_pylist())
+            lines.append(f"@attribute {name} {{{labels}}}")
+    lines.append("@data")
+    cols = [c.to_pylist() for c in t.columns]
+    for r, row in enumerate(zip(*cols)):
+        vals = []
+        for name, v in zip(t.column_names, row):
+            if v is None:
+                vals.append("?")
+            elif name == "num":
+                vals.append(repr(v))
+            elif name == "txt":
+                vals.append(v)
+            else:
+                vals.append(f"'{v} x'")
+        if sparse_every and r % sparse_every == 7:
+            lines.append("{" + ", ".join(f"{j} {v}" for j, v in enumerate(vals)) + "}")
+        else:
+            lines.append(",".join(vals))
+        if r % 997 == 3:
+            lines += ["", "  % a comment between rows"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["arff", "arff.gz"])
+def test_one_arff_file_is_read_batch_by_batch(tmp_path, table, gz):
+    """An ARFF file read 500 rows at a time (the header once; chunks of dense rows on the fast path,
+    chunks with sparse rows on the exact one): the same columns and the same model as the whole read."""
+    import gzip
+    import warnings
+
+    from hdp_plugin.data import read_dataset
+
+    text = _arff_text(table, sparse_every=1500)
+    path = tmp_path / ("t.arff.gz" if gz else "t.arff")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "string attribute 'txt' is read as nominal"
+        src = open_batches(path, batch_rows=500)
+        got = list(src.batches())
+        assert [t.num_rows for t in got] == [500] * 12
+        assert all(t.schema == got[0].schema for t in got)
+        assert got[0].schema.field("a0").type == pa.dictionary(pa.int32(), pa.string())
+        assert got[0].schema.field("num").type == pa.float64()
+        assert got[0].column("a0").chunk(0).dictionary.to_pylist() == [f"{v} x" for v in
+                                                                         table.column("a0").chunk(0).dictionary.to_pylist()]
+        ref = read_dataset(path)
+        both = from_arrow(pa.concat_tables(got))
+        assert [a.values for a in both.attributes] == [a.values for a in ref.attributes]
+        assert np.array_equal(both.X, ref.X) and np.array_equal(both.y, ref.y)
+        assert np.array_equal(both.numeric, ref.numeric, equal_nan=True)
+        params = dict(structure="tan", iterations=30, random_state=4)
+        _same(BayesNetClassifier(**params).fit(ref), BayesNetClassifier(**params).fit(src))
+
+
+@pytest.mark.filterwarnings("ignore:.*string attribute 'txt' is read as nominal")
+def test_arff_read_in_batches_names_the_line_of_an_error(tmp_path, table):
+    text = _arff_text(table.slice(0, 3000)).splitlines()
+    first = text.index("@data") + 1
+    bad = first + 2600
+    text[bad] = text[bad].replace("'v", "'w", 1)  # an undeclared label far into the file
+    path = tmp_path / "bad.arff"
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(DataError) as whole:
+        from hdp_plugin.data import read_dataset
+
+        read_dataset(path)
+    batches = open_batches(path, batch_rows=100).batches()
+    assert next(batches).num_rows == 100  # the start reads; the error comes when the reading reaches it
+    with pytest.raises(DataError) as streamed:
+        list(batches)
+    assert str(streamed.value) == str(whole.value)
+    assert f"line {bad + 1}: value " in str(streamed.value) and "is not declared in the header" in str(streamed.value)
+
+
+MEMORY_PROBE = """
+import sys, tracemalloc
+import pyarrow as pa
+from hdp_plugin.data.arff import read_arff_columns
+from hdp_plugin.data.arrow import ipc_table
+from hdp_plugin.data.stream import open_batches
+
+path, small = sys.argv[1], sys.argv[2]
+whole = (lambda p: read_arff_columns(p)[0][0].n_rows) if path.endswith(".arff") else (lambda p: ipc_table(p).num_rows)
+for _ in open_batches(small, batch_rows=3).batches():  # imports and one-time set-up, before measuring
+    pass
+whole(small)
+pool = pa.default_memory_pool()
+base = pool.max_memory()
+tracemalloc.start()
+rows = sum(t.num_rows for t in open_batches(path, batch_rows=10_000).batches())
+batches = tracemalloc.get_traced_memory()[1] + max(0, pool.max_memory() - base)
+tracemalloc.reset_peak()
+assert whole(path) == rows
+# the pool's high-water mark is that of both reads; the whole read's is the higher one if it is higher
+print(rows, batches, tracemalloc.get_traced_memory()[1] + max(0, pool.max_memory() - base))
+"""
+
+
+def test_reading_one_large_file_in_batches_holds_a_few_batches(tmp_path):
+    """200,000 rows (ARFF, and the same as an Arrow IPC file) read 10,000 at a time: the peak of the
+    memory the reading allocates (Python and NumPy objects by tracemalloc, Arrow buffers by the
+    pool's high-water mark, in a fresh process) stays a small part of what the whole read takes."""
+    import subprocess
+
+    rng = np.random.default_rng(0)
+    n = 200_000
+    labels = np.array(["u", "v", "w", "x y", None], dtype=object)
+    x, y = np.round(rng.normal(size=n), 4), rng.integers(0, 1000, n).astype(float)
+    nominal = [labels[rng.integers(0, 5, n)] for _ in range(6)] + [np.array(["p", "q"], dtype=object)[rng.integers(0, 2, n)]]
+    names = ["x", "y"] + [f"a{j}" for j in range(6)] + ["class"]
+    quoted = [np.array(["?" if v is None else f"'{v}'" if " " in v else v for v in c], dtype=object) for c in nominal]
+    head = (["@relation big", "@attribute x numeric", "@attribute y numeric"]
+            + [f"@attribute a{j} {{u,v,w,'x y'}}" for j in range(6)] + ["@attribute class {p,q}", "@data"])
+    arff = tmp_path / "big.arff"
+    arff.write_text("\n".join(head) + "\n" + "\n".join(",".join(r) for r in zip(x.astype(str), y.astype(str), *quoted))
+                    + "\n")
+    small = tmp_path / "small.arff"
+    small.write_text("\n".join(head) + "\n1,2,u,v,w,u,v,w,p\n")
+    table = pa.table([pa.array(x), pa.array(y)] + [pa.array(c, pa.string()).dictionary_encode() for c in nominal],
+                     names=names)
+    ipc = _write_ipc(table, tmp_path / "big.arrow", False, 10_000)
+    small_ipc = _write_ipc(table.slice(0, 10), tmp_path / "small.arrow", False, 10)
+    env = dict(__import__("os").environ, PYTHONPATH=str(ROOT))
+    for path, small_path in ((arff, small), (ipc, small_ipc)):
+        out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(path), str(small_path)], capture_output=True,
+                             text=True, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        rows, batches, whole = map(int, out.stdout.split())
+        assert rows == n
+        # a batch is about a twentieth of the file; the whole read holds the file and its columns
+        size = path.stat().st_size
+        assert batches < size and batches * 5 < whole, (path.name, batches, whole, size)

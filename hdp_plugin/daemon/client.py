@@ -30,7 +30,7 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
         The spool directory (created, mode 0700, if it does not exist).
     data : path
         Any file :func:`~hdp_plugin.read_dataset` reads, its format told by its extension
-        (:func:`~hdp_plugin.data.readers.format_of`): an ARFF (``.arff``, ``.arff.gz``) or Arrow IPC
+        (:func:`~hdp_plugin.data.formats.format_of`): an ARFF (``.arff``, ``.arff.gz``) or Arrow IPC
         file or stream (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``), copied into the job folder as
         ``data.arff`` or ``data.arrow``; or a CSV or Parquet file, converted to ``data.arrow`` (the
         table :func:`~hdp_plugin.read_dataset` would read).
@@ -46,7 +46,7 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     """
     sp = P.Spool(spool).create()
     name = P.check_name(name or new_job_name())
-    from ..data.readers import format_of
+    from ..data.formats import format_of
 
     src = Path(data)
     if not src.is_file():

@@ -9,13 +9,26 @@ Checks before training
     :func:`check_trainable`.
 """
 
-from .arff import read_arff
+from .._lazy import lazy_names
 from .arrays import from_arrays
-from .arrow import from_arrow, from_pandas, to_arrow
 from .conform import check_trainable, conform
 from .dataset import Attribute, Dataset, encode_codes, smallest_code_dtype
-from .stream import BatchSource, open_batches
-from .readers import FORMATS, conform_table, features_from_table, read_conformed, read_dataset
+
+#: the readers are loaded on first use (PEP 562): they import pyarrow, which the dataset types and
+#: the numpy-only modules above do not need
+_LAZY = {
+    "read_arff": ".arff",
+    "from_arrow": ".arrow",
+    "from_pandas": ".arrow",
+    "to_arrow": ".arrow",
+    "BatchSource": ".stream",
+    "open_batches": ".stream",
+    "FORMATS": ".formats",
+    "conform_table": ".readers",
+    "features_from_table": ".readers",
+    "read_conformed": ".readers",
+    "read_dataset": ".readers",
+}
 
 __all__ = [
     "Attribute",
@@ -37,3 +50,5 @@ __all__ = [
     "smallest_code_dtype",
     "to_arrow",
 ]
+
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)

@@ -37,6 +37,38 @@ def read_bytes(path: str | Path) -> bytes:
     return data
 
 
+def open_binary(path: str | Path):
+    """``(path, file)``: the path checked (:func:`check_path`) and opened for binary reading."""
+    p = check_path(path)
+    try:
+        return p, open(p, "rb")
+    except OSError as e:
+        raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
+
+
+def read_blocks(path: str | Path, size: int = 1 << 20):
+    """The file's bytes in blocks of ``size`` (the last one shorter), decompressed if it is gzip, as
+    :func:`read_bytes` gives them whole; every failure is one :class:`DataError` naming the file."""
+    p, fh = open_binary(path)
+    with fh:
+        try:
+            gz = fh.read(2) == GZIP_MAGIC
+            fh.seek(0)
+        except OSError as e:
+            raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
+        stream = gzip.GzipFile(fileobj=fh, mode="rb") if gz else fh
+        while True:
+            try:
+                block = stream.read(size)
+            except (OSError, EOFError, zlib.error) as e:
+                if gz:
+                    raise DataError(f"{p}: corrupt or truncated gzip file ({e})") from None
+                raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
+            if not block:
+                return
+            yield block
+
+
 def check_text(data: bytes, source: str) -> int:
     """Check that ``data`` looks like text; return the offset past a UTF-8 byte-order mark.
 

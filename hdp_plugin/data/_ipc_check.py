@@ -13,6 +13,11 @@ type that needs no bytes) or read out of bounds. This module walks the file's ow
 
 Only what passes is handed to pyarrow, which then validates each batch fully (offsets,
 dictionary indices, UTF-8) before anything else touches it.
+
+:func:`check_ipc` walks a whole file in memory (:func:`~hdp_plugin.data.arrow.ipc_table`);
+:class:`CheckedStream` walks a file on disk message by message as the decoder asks for it
+(:func:`~hdp_plugin.data.arrow.ipc_batches`, for files larger than memory), the limits then bounding
+each record batch, and the dictionaries together.
 """
 
 from __future__ import annotations
@@ -179,53 +184,109 @@ def _check_batch(rb: _Table, body: _Buf, body_len: int, n_columns: int | None, b
             budget.add_bytes(size)
 
 
-def check_ipc(data, source: str, *, max_bytes: int, max_cells: int, bytes_hint: str,
-              cells_hint: str) -> tuple[int, int]:
-    """Walk an IPC stream, or the messages of an IPC file (from its 8-byte magic to its footer):
-    raise :class:`DataError` at the first fault; return ``(start, end)``, the bytes the decoder must
-    read as a stream. A file's footer is never used: the messages are read in order, as checked, so
-    writers that put no end-of-stream marker before the footer (Arrow Java's, for one) read too."""
-    budget = _Budget(source, max_bytes, max_cells, bytes_hint, cells_hint)
-    total = len(data)
-    start = 0
-    if bytes(data[:6]) == b"ARROW1":
-        if total < 18 or bytes(data[-6:]) != b"ARROW1":
-            raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: an Arrow file "
-                            "without its closing magic: truncated?)")
-        footer_len = struct.unpack_from("<i", data, total - 10)[0]
-        if footer_len <= 0 or footer_len > total - 18:
-            raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: footer of "
-                            f"{footer_len} bytes)")
-        start, total = 8, total - 10 - footer_len
-    pos = start
-    buf = _Buf(data)
-    n_columns = None
-    seen_schema = False
-    try:
+class _Memory:
+    """The bytes of a whole file in memory (reads are zero-copy slices)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.size = len(data)
+
+    def read(self, pos: int, n: int):
+        return self.data[pos: pos + n]
+
+
+class _File:
+    """An open binary file read piece by piece: a short read (the file shrank) is a fault."""
+
+    def __init__(self, fh, size: int):
+        self.fh = fh
+        self.size = size
+
+    def read(self, pos: int, n: int) -> bytes:
+        self.fh.seek(pos)
+        out = self.fh.read(n)
+        if len(out) != n:
+            raise _Bad(f"the file ends at offset {pos + len(out)}, inside a message (was it truncated while read?)")
+        return out
+
+
+def _extent(src, source: str) -> tuple[int, int]:
+    """``(start, end)`` of the messages: a whole stream, or a file's from its 8-byte magic to its footer."""
+    total = src.size
+    if bytes(src.read(0, 6)) != b"ARROW1":
+        return 0, total
+    if total < 18 or bytes(src.read(total - 6, 6)) != b"ARROW1":
+        raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: an Arrow file "
+                        "without its closing magic: truncated?)")
+    footer_len = struct.unpack_from("<i", bytes(src.read(total - 10, 4)))[0]
+    if footer_len <= 0 or footer_len > total - 18:
+        raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: footer of "
+                        f"{footer_len} bytes)")
+    return 8, total - 10 - footer_len
+
+
+class _Walk:
+    """Every message of an IPC stream (or of a file's message region), checked before it is handed on.
+
+    Iterating yields each message as its pieces (header, metadata, body: bytes-like), in order, once
+    it has passed every check; the end-of-stream marker, if any, is yielded too, and ``end`` is then
+    the offset after the last byte read. ``budget(dictionary)`` gives the :class:`_Budget` a record
+    batch (``False``) or dictionary batch (``True``) is counted against. Any fault is one
+    :class:`DataError` naming ``source``.
+    """
+
+    def __init__(self, src, start: int, total: int, source: str, budget):
+        self.src, self.start, self.total, self.source, self.budget = src, start, total, source, budget
+        self.end = start
+
+    def __iter__(self):
+        try:
+            yield from self._messages()
+        except DataError:
+            raise
+        except _Bad as exc:
+            raise DataError(f"{self.source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
+        except (struct.error, IndexError, ValueError) as exc:
+            raise DataError(f"{self.source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
+        except OSError as exc:
+            raise DataError(f"{self.source}: cannot read ({exc.strerror or exc})") from None
+
+    def _messages(self):
+        src, total = self.src, self.total
+        pos = self.start
+        n_columns = None
+        seen_schema = False
         while True:
             if pos == total and seen_schema:
                 break  # a stream, or a file's messages, may end without an end-of-stream marker
             if pos + 4 > total:
                 raise _Bad("the file ends inside a message header")
-            size = buf.u32(pos)
+            head_at = pos
+            size = struct.unpack_from("<I", bytes(src.read(pos, 4)))[0]
             pos += 4
             if size == _CONTINUATION:
                 if pos + 4 > total:
                     raise _Bad("the file ends inside a message header")
-                size = buf.u32(pos)
+                size = struct.unpack_from("<I", bytes(src.read(pos, 4)))[0]
                 pos += 4
+            head = src.read(head_at, pos - head_at)
             if size == 0:
-                break  # end of stream (the decoder stops there too)
+                self.end = pos
+                if not seen_schema:
+                    break
+                yield (head,)
+                return  # end of stream (the decoder stops there too)
             if size > total - pos:
                 raise _Bad(f"a message of {size} bytes at offset {pos} runs past the end of the file")
-            meta = data[pos: pos + size]
+            meta = src.read(pos, size)
             pos += size
             msg = _root(meta)
             header_type = msg.scalar(1, "u8")
             body_len = msg.scalar(3, "i64")
             if body_len < 0 or body_len > total - pos:
                 raise _Bad(f"a message body of {body_len} bytes at offset {pos} runs past the end of the file")
-            body = _Buf(data[pos: pos + body_len])
+            body_bytes = src.read(pos, body_len)
+            body = _Buf(body_bytes)
             header = msg.table(2)
             if header_type == _SCHEMA:
                 if seen_schema:
@@ -237,23 +298,95 @@ def check_ipc(data, source: str, *, max_bytes: int, max_cells: int, bytes_hint: 
             elif header_type == _RECORD_BATCH:
                 if not seen_schema or header is None:
                     raise _Bad("a record batch before the schema")
-                _check_batch(header, body, body_len, n_columns, budget, dictionary=False)
+                _check_batch(header, body, body_len, n_columns, self.budget(False), dictionary=False)
             elif header_type == _DICTIONARY_BATCH:
                 if not seen_schema or header is None:
                     raise _Bad("a dictionary before the schema")
                 rb = header.table(1)
                 if rb is None:
                     raise _Bad("a dictionary batch without data")
-                _check_batch(rb, body, body_len, None, budget, dictionary=True)
+                _check_batch(rb, body, body_len, None, self.budget(True), dictionary=True)
             else:
                 raise _Bad(f"unexpected message type {header_type}")
             pos += body_len
-    except DataError:
-        raise
-    except _Bad as exc:
-        raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
-    except (struct.error, IndexError, ValueError) as exc:
-        raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
-    if not seen_schema:
-        raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: no schema)")
-    return start, pos
+            self.end = pos
+            yield head, meta, body_bytes
+        self.end = pos
+        if not seen_schema:
+            raise DataError(f"{self.source}: cannot read as an Arrow IPC file or stream (corrupt: no schema)")
+
+
+def check_ipc(data, source: str, *, max_bytes: int, max_cells: int, bytes_hint: str,
+              cells_hint: str) -> tuple[int, int]:
+    """Walk an IPC stream, or the messages of an IPC file (from its 8-byte magic to its footer):
+    raise :class:`DataError` at the first fault; return ``(start, end)``, the bytes the decoder must
+    read as a stream. A file's footer is never used: the messages are read in order, as checked, so
+    writers that put no end-of-stream marker before the footer (Arrow Java's, for one) read too.
+
+    The limits bound the whole file: every buffer and every declared value counts."""
+    budget = _Budget(source, max_bytes, max_cells, bytes_hint, cells_hint)
+    src = _Memory(data)
+    start, total = _extent(src, source)
+    walk = _Walk(src, start, total, source, lambda dictionary: budget)
+    for _ in walk:
+        pass
+    return start, walk.end
+
+
+class CheckedStream:
+    """An Arrow IPC file or stream on disk as a binary stream for ``pyarrow.ipc.open_stream``, each
+    message read once from the file, checked, and only then handed to the decoder (no window between
+    the check and the read: what is decoded is the very bytes checked), one message in memory at a time.
+
+    The limits bound each record batch on its own (so a file of any size streams), and the
+    dictionaries together (the decoder keeps them all). ``fh`` is an open binary file of ``size`` bytes.
+    """
+
+    def __init__(self, fh, size: int, source: str, *, max_bytes: int, max_cells: int, bytes_hint: str,
+                 cells_hint: str):
+        src = _File(fh, size)
+        try:
+            start, total = _extent(src, source)
+        except _Bad as exc:
+            raise DataError(f"{source}: cannot read as an Arrow IPC file or stream (corrupt: {exc})") from None
+        except OSError as exc:
+            raise DataError(f"{source}: cannot read ({exc.strerror or exc})") from None
+        dictionaries = _Budget(source, max_bytes, max_cells, bytes_hint, cells_hint)
+
+        def budget(dictionary: bool) -> _Budget:
+            return dictionaries if dictionary else _Budget(source, max_bytes, max_cells, bytes_hint, cells_hint)
+
+        self._messages = iter(_Walk(src, start, total, source, budget))
+        self._pending: list = []  # pieces of the current message not yet read
+        self.closed = False
+
+    def read(self, n: int = -1) -> bytes:
+        out = []
+        want = n if n is not None and n >= 0 else None
+        while want is None or want > 0:
+            if not self._pending:
+                piece = next(self._messages, None)
+                if piece is None:
+                    break
+                self._pending = [bytes(p) for p in piece if len(p)]
+                continue
+            first = self._pending[0]
+            if want is None or len(first) <= want:
+                out.append(first)
+                self._pending.pop(0)
+                if want is not None:
+                    want -= len(first)
+            else:
+                out.append(first[:want])
+                self._pending[0] = first[want:]
+                want = 0
+        return b"".join(out)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True

@@ -41,14 +41,15 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from .. import config
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ._columns import Column, assemble, numeric_class_error, resolve_class_index, short
-from ._files import check_text, decode, read_bytes
+from ._files import check_text, decode, read_blocks, read_bytes
 from .dataset import Attribute, Dataset
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_arff", "read_arff_columns", "parse_header", "java_date_format", "ArffHeader", "ArffAttribute"]
+__all__ = ["read_arff", "read_arff_columns", "read_arff_chunks", "parse_header", "java_date_format", "ArffHeader",
+           "ArffAttribute"]
 
 ENGINES = ("auto", "fast", "exact")
 
@@ -565,9 +566,6 @@ class _ExactReader:
                 self.flush(rows, lines)
                 rows, lines = [], []
         self.flush(rows, lines)
-        if self.weights_seen:
-            warnings.warn(f"{self.source}: {self.weights_seen} instance weight(s) ignored; "
-                          "every row counts once", stacklevel=4)
         return [conv.finish(parts) for conv, parts in zip(self.convs, self.parts)]
 
 
@@ -744,24 +742,128 @@ def _open(path: str | Path) -> tuple[bytes, ArffHeader, int, str]:
     return data, header, min(head_end + 1, len(data)), source
 
 
-def _read_data(data: bytes, header: ArffHeader, start: int, source: str, engine: str) -> list[Column]:
+def _check_engine(engine: str) -> None:
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+
+
+def _warn_strings(header: ArffHeader, source: str, stacklevel: int) -> None:
     for a in header.attributes:
         if a.kind == "string":
             warnings.warn(f"{source}: string attribute {a.name!r} is read as nominal, with its distinct "
-                          "values as labels", stacklevel=4)
+                          "values as labels", stacklevel=stacklevel + 1)
+
+
+def _warn_weights(count: int, source: str, stacklevel: int) -> None:
+    if count:
+        warnings.warn(f"{source}: {count} instance weight(s) ignored; every row counts once",
+                      stacklevel=stacklevel + 1)
+
+
+def _read_section(data: bytes, header: ArffHeader, start: int, source: str, engine: str) -> tuple[list[Column], int]:
+    """The columns of the data rows in ``data[start:]`` (which start on line ``header.data_line + 1``),
+    and the number of instance weights ignored."""
     if engine != "exact":
         try:
             columns = _FastReader(header, source, data, start).read()
             log.debug("%s: read with the fast path", source)
-            return columns
+            return columns, 0
         except _NotFast as e:
             if engine == "fast":
                 raise DataError(f"{source}: the fast ARFF path cannot read this file ({e})") from None
             log.debug("%s: fast path not used (%s); reading with the exact path", source, e)
     text = decode(memoryview(data)[start:], source, first_line=header.data_line + 1)
-    return _ExactReader(header, source).read(text, header.data_line + 1)
+    exact = _ExactReader(header, source)
+    return exact.read(text, header.data_line + 1), exact.weights_seen
+
+
+def _read_data(data: bytes, header: ArffHeader, start: int, source: str, engine: str) -> list[Column]:
+    _check_engine(engine)
+    _warn_strings(header, source, stacklevel=4)
+    columns, weights = _read_section(data, header, start, source, engine)
+    _warn_weights(weights, source, stacklevel=4)
+    return columns
+
+
+def read_arff_chunks(path: str | Path, rows: int, *, engine: str = "auto"):
+    """Read an ARFF file incrementally: the header once, then the data section ``rows`` data rows at
+    a time, for files larger than memory.
+
+    Yields ``(header, columns)`` per chunk: every attribute decoded, as :func:`read_arff_columns`
+    decodes it, for the chunk's rows (nominal codes index the labels the header declares, so every
+    chunk has the same ones; a string attribute's labels are the chunk's own). Concatenated, the
+    chunks are the whole file's rows. Each chunk is parsed by the whole-file reader's code (the fast
+    path, else the exact one), with the same checks and the same errors, naming the file's line; an
+    error is raised when the reading reaches it. The header is read whole; then one block of the file
+    and one chunk of rows are in memory at a time. Gzip files are decompressed as they are read.
+    """
+    _check_engine(engine)
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise ParameterError(f"rows must be an integer >= 1, got {rows!r}")
+    source = str(path)
+    blocks = read_blocks(path, 1 << 18)
+    buf, searched, done = b"", 0, False
+    while True:  # the header: through the line of @data (and the first 64 KB, which check_text reads)
+        block = next(blocks, b"")
+        done = not block
+        buf += block
+        m = _DATA_LINE.search(buf, searched)
+        if m is not None and (buf.find(b"\n", m.end()) >= 0 or done) and (len(buf) >= 65536 or done):
+            break
+        if done:
+            break
+        if m is None:
+            searched = buf.rfind(b"\n") + 1
+    bom = check_text(buf, source)
+    m = _DATA_LINE.search(buf, bom)
+    head_end = len(buf) if m is None else buf.find(b"\n", m.end())
+    head_end = len(buf) if head_end < 0 else head_end
+    header = parse_header(decode(buf[bom:head_end], source), source)
+    _warn_strings(header, source, stacklevel=3)
+    weights = 0
+    chunks = _row_chunks(buf[head_end + 1:], blocks, rows, header.data_line + 1)
+    buf = None  # the header's block is not kept
+    for chunk, first_line in chunks:
+        part = ArffHeader(header.relation, header.attributes, first_line - 1)
+        columns, w = _read_section(chunk, part, 0, source, engine)
+        weights += w
+        if columns and columns[0].n_rows:
+            yield header, columns
+    _warn_weights(weights, source, stacklevel=3)
+
+
+#: a data row: a line whose first character that is not white space is not ``%`` (a comment)
+_DATA_ROW = re.compile(rb"^[\x00-\x09\x0b-\x20]*[^\x00-\x20%][^\n]*", re.M)
+
+
+def _row_chunks(carry: bytes, blocks, rows: int, first_line: int):
+    """``(bytes, number of its first line)`` of consecutive pieces of the data section, cut at the end
+    of a line, each holding ``rows`` data rows (the last one fewer, or only blank and comment lines).
+    Only the pieces of the current chunk and one block are held."""
+    pending: list[bytes] = []
+    n_rows = 0
+    line = first_line
+    while True:
+        block = next(blocks, None)
+        data = carry + block if block is not None else carry
+        end = data.rfind(b"\n") + 1 if block is not None else len(data)  # complete lines only, until the end
+        pos = 0
+        for m in _DATA_ROW.finditer(data, 0, end):
+            n_rows += 1
+            if n_rows == rows:
+                pending.append(data[pos:m.end()])
+                chunk = b"".join(pending)
+                yield chunk, line
+                line += chunk.count(b"\n") + 1
+                pos = m.end() + 1  # past the row's line break
+                pending, n_rows = [], 0
+        if pos < end:
+            pending.append(data[pos:end])
+        carry = data[end:]
+        if block is None:
+            break
+    if pending:
+        yield b"".join(pending), line
 
 
 def read_arff_columns(path: str | Path, *, engine: str = "auto") -> tuple[list[Column], str, str]:

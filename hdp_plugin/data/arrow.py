@@ -16,6 +16,8 @@ CSV file, say) is read as nominal with its distinct values, sorted numerically, 
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -27,14 +29,14 @@ from ..errors import DataError, TooLargeError
 from ._columns import (
     Column, assemble, check_unique_names, is_missing, numeric_class_error, resolve_class_index, short,
 )
-from ._files import GZIP_MAGIC, check_path, check_text
-from ._ipc_check import check_ipc
+from ._files import GZIP_MAGIC, check_path, check_text, open_binary
+from ._ipc_check import CheckedStream, check_ipc
 from .dataset import Attribute, Dataset
 
 log = logging.getLogger(__name__)
 
 __all__ = ["from_arrow", "from_pandas", "read_ipc", "read_parquet", "read_csv", "to_arrow", "ipc_table",
-           "parquet_table", "csv_table", "table_columns"]
+           "ipc_batches", "parquet_table", "csv_table", "table_columns"]
 
 _IPC_FILE_MAGIC = b"ARROW1"
 _FEATHER_V1_MAGIC = b"FEA1"
@@ -280,6 +282,11 @@ def _read_all(path: Path) -> pa.Buffer:
         raise DataError(f"{path}: cannot read ({e.strerror or e})") from None
 
 
+def _feather_v1(p: Path) -> DataError:
+    return DataError(f"{p}: is a Feather v1 file (the legacy format, whose reader is not safe on corrupt "
+                     "input); re-save it as Feather v2, e.g. pyarrow.feather.write_feather(table, path)")
+
+
 def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int | None = None) -> pa.Table:
     """Read an Arrow IPC file (Feather v2) or IPC stream, telling them apart by their magic bytes.
 
@@ -293,8 +300,7 @@ def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int 
     max_bytes, max_cells, bytes_hint, cells_hint = _limits(buf.size, max_bytes, max_cells)
     view = memoryview(buf)
     if bytes(view[:4]) == _FEATHER_V1_MAGIC:
-        raise DataError(f"{p}: is a Feather v1 file (the legacy format, whose reader is not safe on corrupt "
-                        "input); re-save it as Feather v2, e.g. pyarrow.feather.write_feather(table, path)")
+        raise _feather_v1(p)
     try:
         start, end = check_ipc(view, str(p), max_bytes=max_bytes, max_cells=max_cells, bytes_hint=bytes_hint,
                                cells_hint=cells_hint)
@@ -311,6 +317,46 @@ def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int 
         raise _arrow_error(p, "an Arrow IPC file or stream", e) from None
     check_cells(table, str(p), max_cells)
     return table
+
+
+def ipc_batches(path: str | Path, *, max_bytes: int | None = None,
+                max_cells: int | None = None) -> Iterator[pa.RecordBatch]:
+    """The record batches of an Arrow IPC file (Feather v2) or IPC stream, one at a time, for files
+    larger than memory: the batches :func:`ipc_table`'s table is made of, in order.
+
+    The same checks as :func:`ipc_table`, message by message as the file is read (every offset and
+    size inside the file, every batch validated fully), with the limits applied to each record batch
+    on its own and to the dictionaries together; one message, and one decoded batch, are in memory
+    at a time. The file is read, not memory-mapped (a file truncated while mapped would kill the
+    process); one that shrinks while it is read is an error. Any fault is one :class:`DataError`
+    naming the file, raised when the reading reaches it.
+    """
+    p, fh = open_binary(path)
+    with fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            magic = fh.read(4)
+        except OSError as e:
+            raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
+        if magic == _FEATHER_V1_MAGIC:
+            raise _feather_v1(p)
+        max_bytes, max_cells, bytes_hint, cells_hint = _limits(size, max_bytes, max_cells)
+        stream = CheckedStream(fh, size, str(p), max_bytes=max_bytes, max_cells=max_cells, bytes_hint=bytes_hint,
+                               cells_hint=cells_hint)
+        try:
+            reader = pa.ipc.open_stream(pa.PythonFile(stream, mode="r"))
+            [str(f.name) for f in reader.schema]  # names that are not UTF-8 raise here, not later
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                batch.validate(full=True)
+                yield batch
+        except DataError:
+            raise
+        except _READ_ERRORS as e:
+            raise _arrow_error(p, "an Arrow IPC file or stream", e) from None
 
 
 def parquet_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int | None = None) -> pa.Table:

@@ -15,13 +15,16 @@ memory, bit for bit, as long as the data has at most ``sample_rows`` rows with a
 attributes are discretised on a sample of that many rows (all of them when there are fewer), drawn
 by a seeded hash of each row's position, so the sample does not depend on batch or partition sizes.
 
-Every file keeps the checks of the one-file readers (:mod:`hdp_plugin.data.arrow`): Parquet footers
-are checked before a row group is decoded and every batch is validated; an Arrow IPC file is checked
-whole by the same code as :func:`~hdp_plugin.data.arrow.ipc_table` (so one IPC file must fit in
-memory: partition large data into several files, or use Parquet); CSV is read block by block, its
-column types set by the first block (a later value of another type is one error naming the file:
-convert such a file to Parquet). ARFF files are read whole, then served in batches (so one ARFF file
-must fit in memory).
+Every file keeps the checks of the one-file readers (:mod:`hdp_plugin.data.arrow`), and none is held
+whole: Parquet footers are checked before a row group is decoded and every batch is validated; an
+Arrow IPC file or stream is read message by message (:func:`~hdp_plugin.data.arrow.ipc_batches`), each
+one checked by the code that checks :func:`~hdp_plugin.data.arrow.ipc_table`'s before it is decoded,
+the limits applying to each record batch; CSV is read block by block, its column types set by the
+first block (a later value of another type is one error naming the file: convert such a file to
+Parquet); ARFF is read incrementally (:func:`~hdp_plugin.data.arff.read_arff_chunks`): the header
+once, then the data rows in chunks parsed by the whole-file parser, with its errors and line numbers.
+Record batches larger than ``batch_rows`` are cut; the batches of one file, concatenated, are what
+reading it whole gives.
 """
 
 from __future__ import annotations
@@ -227,11 +230,12 @@ def _parquet_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
 
 
 def _ipc_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
-    from .arrow import ipc_table
+    from .arrow import ipc_batches
 
-    table = ipc_table(f)
-    for batch in table.to_batches(max_chunksize=batch_rows):
-        yield pa.Table.from_batches([batch], schema=table.schema)
+    for batch in ipc_batches(f):  # larger batches are cut: the same batches as the whole file's table would give
+        table = pa.Table.from_batches([batch])
+        for b in table.to_batches(max_chunksize=batch_rows) if batch.num_rows else [batch]:
+            yield pa.Table.from_batches([b], schema=batch.schema)
 
 
 def _csv_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
@@ -263,22 +267,25 @@ def _csv_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
 
 
 def _arff_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
-    from .arff import read_arff_columns
+    """The file's rows ``batch_rows`` at a time (:func:`~hdp_plugin.data.arff.read_arff_chunks`): nominal
+    columns as dictionaries of the labels the header declares, numeric and date columns as float64, and
+    string attributes as text (their labels, the distinct values sorted, are those of the whole file
+    once the schema pass has seen every batch)."""
+    from .arff import read_arff_chunks
 
-    columns, _, _ = read_arff_columns(f)
-    arrays, names = [], []
-    for c in columns:
-        a = c.attribute
-        names.append(a.name)
-        if c.raw is not None:
-            arrays.append(pa.array(c.raw, type=pa.float64(), from_pandas=True))
-        else:
+    for header, columns in read_arff_chunks(f, batch_rows):
+        arrays, names = [], []
+        for decl, c in zip(header.attributes, columns):
+            a = c.attribute
+            names.append(a.name)
+            if c.raw is not None:
+                arrays.append(pa.array(c.raw, type=pa.float64(), from_pandas=True))
+                continue
             codes = np.asarray(c.codes, dtype=np.int32)
             idx = pa.array(codes, mask=codes == a.missing_code, type=pa.int32())
-            arrays.append(pa.DictionaryArray.from_arrays(idx, pa.array(list(a.values), type=pa.string())))
-    table = pa.Table.from_arrays(arrays, names=names)
-    for b in table.to_batches(max_chunksize=batch_rows):
-        yield pa.Table.from_batches([b], schema=table.schema)
+            arr = pa.DictionaryArray.from_arrays(idx, pa.array(list(a.values), type=pa.string()))
+            arrays.append(arr.cast(pa.string()) if decl.kind == "string" else arr)
+        yield pa.Table.from_arrays(arrays, names=names)
 
 
 # -- the schema pass: attributes, class, missing values and the discretisation sample ----------------

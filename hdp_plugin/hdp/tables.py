@@ -1,26 +1,24 @@
-"""Probability tables of fitted context trees, the baseline estimators, and prediction.
+"""Probability tables of fitted context trees, and the baseline estimators.
 
 A :class:`ProbabilityTables` holds, for every cell of every tree, the log of its estimated
-probability, plus the class prior. Prediction descends each tree along (y, parent values) and
-stops at the deepest node that exists (back-off, docs/method.md section 4); an attribute value that
-the model has no slot for (a value or a missing value never seen in training) drops that
-attribute's factor, which is exact marginalisation.
+probability, plus the class prior. This module is plain numpy; prediction (a numba kernel) is
+:mod:`hdp_plugin.hdp.predict`, whose names are importable from here too.
 """
 
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import numba
 import numpy as np
-from numba import njit
 
-from ..config import NJIT_OPTIONS
+from .._lazy import lazy_names
 from ..errors import ParameterError
 from .trees import ContextTrees
 
+#: prediction lives in :mod:`.predict` (numba kernels); its names are importable from here too, and
+#: loaded on first use (PEP 562), so that reading a model file (``hdp-bnc info``) does not load numba
+_PREDICT = ("PREDICT_BLOCK", "log_posterior_rows", "predict_log_proba")
 
 
 @dataclass
@@ -73,87 +71,4 @@ def _smoothed(trees: ContextTrees, m_of_card) -> np.ndarray:
     return p
 
 
-@njit(**NJIT_OPTIONS)
-def log_posterior_rows(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_start, branch_vars, child_start,
-                       child_table, node_cell_start, cardinalities, log_probs, log_prior, out):
-    """Rows ``lo .. hi - 1``: ``out[i, y] = log P(y) + sum over trees of log P(x_c | deepest context of
-    (y, parents))``, then normalised by log-sum-exp (a row with no finite entry gets uniform).
-
-    One thread's share of the rows: :func:`predict_log_proba` runs blocks of rows on threads of its
-    own (the kernel releases the GIL), which compiles in a fraction of the time a ``prange`` takes."""
-    n_classes = log_prior.shape[0]
-    n_trees = attrs.shape[0]
-    node = np.empty(n_classes, dtype=np.int64)
-    alive = np.empty(n_classes, dtype=np.bool_)
-    for i in range(lo, hi):
-        # The class is every tree's first branching variable; below it the path follows the
-        # row's parent values, the same for every class. The classes' descents are independent,
-        # so they advance side by side, one depth at a time (the loads overlap).
-        for yv in range(n_classes):
-            out[i, yv] = log_prior[yv]
-        for tr in range(n_trees):
-            xc = X[i, attrs[tr]]
-            if xc >= tree_card[tr]:
-                continue  # a value the model has no slot for: marginalised out
-            root = tree_node_start[tr]
-            cs = child_start[root]
-            for yv in range(n_classes):
-                nxt = child_table[cs + yv] if cs >= 0 else -1
-                alive[yv] = nxt >= 0
-                node[yv] = nxt if nxt >= 0 else root
-            for d in range(tree_var_start[tr] + 1, tree_var_start[tr + 1]):
-                v = branch_vars[d]
-                val = X[i, v]
-                if val >= cardinalities[v]:
-                    break  # an unknown parent value: every class backs off here
-                for yv in range(n_classes):
-                    if alive[yv]:
-                        cs = child_start[node[yv]]
-                        nxt = child_table[cs + val] if cs >= 0 else -1
-                        if nxt >= 0:
-                            node[yv] = nxt
-                        else:
-                            alive[yv] = False
-            for yv in range(n_classes):
-                out[i, yv] += log_probs[node_cell_start[node[yv]] + xc]
-        mx = -np.inf
-        for j in range(n_classes):
-            if out[i, j] > mx:
-                mx = out[i, j]
-        if mx == -np.inf:
-            for j in range(n_classes):
-                out[i, j] = -math.log(n_classes)
-            continue
-        acc = 0.0
-        for j in range(n_classes):
-            acc += math.exp(out[i, j] - mx)
-        lse = mx + math.log(acc)
-        for j in range(n_classes):
-            out[i, j] -= lse
-
-
-#: rows per block of prediction work; smaller inputs run on the calling thread
-PREDICT_BLOCK = 1 << 15
-
-
-def predict_log_proba(tables: ProbabilityTables, X: np.ndarray) -> np.ndarray:
-    """Normalised log P(y | x) for every row of the code matrix ``X`` (blocks of rows on all cores)."""
-    tr = tables.trees
-    X = np.ascontiguousarray(X)
-    n_rows = X.shape[0]
-    out = np.empty((n_rows, tables.log_prior.shape[0]), dtype=np.float64)
-
-    def block(lo):
-        log_posterior_rows(X, lo, min(lo + PREDICT_BLOCK, n_rows), tr.attrs, tr.tree_card, tr.tree_node_start,
-                           tr.tree_var_start, tr.branch_vars, tr.child_start, tr.child_table, tr.node_cell_start,
-                           tr.cardinalities, tables.log_probs, tables.log_prior, out)
-
-    starts = range(0, n_rows, PREDICT_BLOCK)
-    threads = min(len(starts), numba.get_num_threads())  # NUMBA_NUM_THREADS, or numba.set_num_threads
-    if threads <= 1:
-        for lo in starts:
-            block(lo)
-    else:
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hdp-predict") as pool:
-            list(pool.map(block, starts))
-    return out
+__getattr__ = lazy_names(globals(), dict.fromkeys(_PREDICT, ".predict"))[0]

@@ -29,7 +29,8 @@ from ..data import (
     from_pandas,
 )
 from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
-from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
+from ..hdp.predict import predict_log_proba
+from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate
 from ..hdp.trees import build_trees
 from ..preprocess import Discretizer, apply_cut_points
 from ..structure import learn_structure

@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables
-from ..params import NAMES, resolved_iterations
+from ..params import NAMES, check_all, default, resolved_iterations
 from ..hdp.trees import ContextTrees, TreeNodes
 from ..structure import Structure
 
@@ -314,6 +315,20 @@ def _need(cond, what: str) -> None:
         raise _Corrupt(what)
 
 
+def _values(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
+    """The values of a fixed-width Arrow array without nulls, as a numpy view of its data buffer.
+
+    (``Array.to_numpy`` would import pandas, which reading a model file does not otherwise need; a
+    buffer shorter than the array is a ValueError.)"""
+    native = np.dtype(dtype.str[1:])  # pyarrow hands out native byte order
+    buf = arr.buffers()[1]
+    if buf is None:
+        if len(arr):
+            raise ValueError("a column without a data buffer")
+        return np.zeros(0, native)
+    return np.frombuffer(buf, dtype=native, count=len(arr), offset=arr.offset * native.itemsize)
+
+
 def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     """Read and verify a model file: the model document, the training document, the cell batches.
 
@@ -370,7 +385,7 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
                 arr = b.column(j)
                 if arr.null_count:
                     raise ModelFileError(f"{path}: corrupted model file (nulls in column {f.name!r})")
-                cols[f.name] = np.array(arr.to_numpy(zero_copy_only=False), dtype=_NUMPY_TYPES[f.type])
+                cols[f.name] = np.array(_values(arr, _NUMPY_TYPES[f.type]), dtype=_NUMPY_TYPES[f.type])
             batches.append(cols)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (unreadable record batch: {exc})") from exc
@@ -522,10 +537,54 @@ def load_model(path):
     return load_model_and_documents(path)[0]
 
 
-def load_model_and_documents(path):
-    """:func:`load_model`, plus the file's model and training documents (for ``hdp-bnc info``)."""
-    from .classifier import BayesNetClassifier
+@dataclass
+class Network:
+    """One network of a model file, read and checked: the whole model, or one ensemble member."""
 
+    attributes: list[Attribute]
+    cardinalities: np.ndarray
+    structure: Structure
+    trees: ContextTrees
+    log_probs: np.ndarray
+    #: HDP only: every node's concentration group, and every group's concentration
+    node_group: np.ndarray | None
+    concentrations: np.ndarray | None
+    #: ensemble members only: the member's seed (plain data) and weight
+    seed: dict | None = None
+    weight: float = 1.0
+
+
+@dataclass
+class ModelContents:
+    """A model file read and checked, before any classifier is made of it (what ``hdp-bnc info`` shows).
+
+    Needs numpy and pyarrow only: no numba kernel is imported until a classifier is built from it
+    (:func:`load_model`).
+    """
+
+    doc: dict
+    training: dict
+    #: every classifier parameter (the file's, defaults for the ones it does not store), checked
+    params: dict
+    class_attribute: Attribute
+    classes: np.ndarray
+    log_prior: np.ndarray
+    networks: list[Network]
+    #: the classifier's ``fit_info_``
+    info: dict
+    feature_names: bool
+
+    @property
+    def ensemble(self) -> bool:
+        return self.doc["format_version"][0] >= 2
+
+
+def read_model(path) -> ModelContents:
+    """Read and verify a model file completely, without building the classifier.
+
+    Everything :func:`load_model` checks is checked here (it is the first half of it), and the
+    same :class:`ModelFileError` naming the file is raised for anything wrong.
+    """
     path = Path(path)
     doc, training, batches = read_model_file(path)
     try:
@@ -550,10 +609,10 @@ def load_model_and_documents(path):
         for attrs, *_ in networks[1:]:
             _need([(a.name, a.numeric) for a in attrs] == [(a.name, a.numeric) for a in networks[0][0]],
                   "members disagree on the attributes")
-        params = {k: v for k, v in doc["params"].items() if k in NAMES}
-        clf = BayesNetClassifier(**params)
-        clf._validate_params()
-        hdp = clf.estimator == "hdp"
+        params = {n: default(n) for n in NAMES}
+        params.update((k, v) for k, v in doc["params"].items() if k in NAMES)
+        check_all(params)
+        hdp = params["estimator"] == "hdp"
         for attrs, _, _, trees, log_probs, group, conc in networks:
             _check_numbers(attrs, trees, log_probs, log_prior, group, conc, hdp)
         info = dict(doc.get("fit") or {})
@@ -563,18 +622,16 @@ def load_model_and_documents(path):
             n_groups = int(doc["estimator"].get("n_groups", int(group.max(initial=-1)) + 1))
             _need(0 <= n_groups <= group.size and (group < n_groups).all(), "bad concentration groups")
             info.update(concentrations=_concentrations(group, conc, n_groups), node_group=group)
-        members = None
-        if ensemble:
-            from .ensemble import Member
-
-            members = []
-            for part, w, (m_attrs, m_cards, m_structure, m_trees, m_log_probs, m_group, m_conc) in zip(
-                    parts, weights, networks):
-                members.append(Member(
-                    seed=part.get("seed"), attributes=m_attrs, cardinalities=m_cards, structure=m_structure,
-                    tables=ProbabilityTables(m_trees, m_log_probs, log_prior), weight=w,
-                    node_group=m_group if hdp else None,
-                    concentrations=_concentrations(m_group, m_conc) if hdp else None))
+        nets = []
+        for part, w, (attrs, cards, structure, trees, log_probs, group, conc) in zip(parts, weights, networks):
+            if not hdp:
+                group = concentrations = None
+            elif ensemble:
+                concentrations = _concentrations(group, conc)
+            else:
+                concentrations = info["concentrations"]
+            nets.append(Network(attrs, cards, structure, trees, log_probs, group, concentrations,
+                                part.get("seed") if ensemble else None, w))
         info["format_version"] = tuple(doc["format_version"])
         info["package_version"] = doc.get("package_version")
         feature_names = bool(doc.get("feature_names_in"))
@@ -582,24 +639,39 @@ def load_model_and_documents(path):
         raise ModelFileError(f"{path}: corrupted model file ({exc})") from exc
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (bad model metadata: {type(exc).__name__}: {exc})") from exc
-
-    attributes, cards, structure, trees, log_probs, group, conc = networks[0]
-    names = [a.name for a in attributes]
-    clf.classes_ = classes
-    clf.discretization_ = clf.discretization
-    clf.tables_ = ProbabilityTables(trees, log_probs, log_prior)
-    clf.structure_ = structure
-    clf.attributes_ = attributes
-    clf.class_attribute_ = class_attribute
-    clf.cardinalities_ = cards
-    clf.n_features_in_ = len(attributes)
-    clf.parents_ = structure.named_parents(names)
-    clf._array_names_ = names
-    if feature_names:
-        clf.feature_names_in_ = np.asarray(names, dtype=object)
-    if members is not None:
-        clf.members_ = members
-        clf.tables_ = members[0].tables
     info["model_file"] = str(path)
-    clf.fit_info_ = info
-    return clf, doc, training
+    return ModelContents(doc, training, params, class_attribute, classes, log_prior, nets, info, feature_names)
+
+
+def load_model_and_documents(path):
+    """:func:`load_model`, plus the file's model and training documents."""
+    from .classifier import BayesNetClassifier
+
+    m = read_model(path)
+    clf = BayesNetClassifier(**m.params)
+    net = m.networks[0]
+    names = [a.name for a in net.attributes]
+    clf.classes_ = m.classes
+    clf.discretization_ = clf.discretization
+    clf.tables_ = ProbabilityTables(net.trees, net.log_probs, m.log_prior)
+    clf.structure_ = net.structure
+    clf.attributes_ = net.attributes
+    clf.class_attribute_ = m.class_attribute
+    clf.cardinalities_ = net.cardinalities
+    clf.n_features_in_ = len(net.attributes)
+    clf.parents_ = net.structure.named_parents(names)
+    clf._array_names_ = names
+    if m.feature_names:
+        clf.feature_names_in_ = np.asarray(names, dtype=object)
+    if m.ensemble:
+        from .ensemble import Member
+
+        clf.members_ = [
+            Member(seed=n.seed, attributes=n.attributes, cardinalities=n.cardinalities, structure=n.structure,
+                   tables=ProbabilityTables(n.trees, n.log_probs, m.log_prior), weight=n.weight,
+                   node_group=n.node_group, concentrations=n.concentrations)
+            for n in m.networks
+        ]
+        clf.tables_ = clf.members_[0].tables
+    clf.fit_info_ = m.info
+    return clf, m.doc, m.training

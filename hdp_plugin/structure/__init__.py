@@ -10,16 +10,22 @@ Modules: :mod:`.counts` (the one counting pass, MI, CMI), :mod:`.learners` (NB, 
 :mod:`.learn` (the entry point).
 """
 
+from .._lazy import lazy_names
 from .base import Structure
-from .counts import (
-    CountStatistics,
-    conditional_mutual_information,
-    count_statistics,
-    mutual_information,
-)
-from .learn import learn_structure
-from .learners import kdb, naive_bayes, tan
-from .selective import selective_kdb
+
+#: everything but :class:`Structure` is loaded on first use (PEP 562): the learners compile numba
+#: kernels, which reading a model file (``hdp-bnc info``) does not need
+_LAZY = {
+    "CountStatistics": ".counts",
+    "conditional_mutual_information": ".counts",
+    "count_statistics": ".counts",
+    "mutual_information": ".counts",
+    "learn_structure": ".learn",
+    "kdb": ".learners",
+    "naive_bayes": ".learners",
+    "tan": ".learners",
+    "selective_kdb": ".selective",
+}
 
 __all__ = [
     "CountStatistics",
@@ -33,3 +39,5 @@ __all__ = [
     "selective_kdb",
     "tan",
 ]
+
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)

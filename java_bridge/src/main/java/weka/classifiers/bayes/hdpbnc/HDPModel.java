@@ -245,7 +245,7 @@ public final class HDPModel implements Serializable {
 
   /**
    * log P(y) + sum over trees of log P(x_c | deepest context of (y, parents)), for every class, as
-   * {@code log_joint} in {@code hdp_plugin/hdp/tables.py}: a value the model has no slot for (unseen
+   * {@code log_posterior_rows} in {@code hdp_plugin/hdp/predict.py}: a value the model has no slot for (unseen
    * in training, or missing where training had none) drops its attribute's factor.
    *
    * @param codes the row's attribute codes (missing = number of labels)
