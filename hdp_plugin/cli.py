@@ -808,6 +808,18 @@ def info(
         typer.echo(_info_text(model, contents))
 
 
+def _stopping_info(est: dict) -> list[str]:
+    """The auto iterations' line of ``info``: the tolerance and how many trees stopped where."""
+    its = est.get("tree_iterations")
+    if its is None:
+        return []
+    counts = {}
+    for v in its:
+        counts[v] = counts.get(v, 0) + 1
+    where = ", ".join(f"{n} at {v}" for v, n in sorted(counts.items()))
+    return [f"stopping       auto, tolerance {est.get('tolerance')}: trees stopped {where} iterations"]
+
+
 def _info_text(path: Path, contents) -> str:
     doc, training = contents.doc, contents.training
     est = doc["estimator"]
@@ -830,7 +842,9 @@ def _info_text(path: Path, contents) -> str:
         f"attributes     {len(names)}, {used} used{' by some member' if ensemble else ''}, "
         f"{sum(a['numeric'] for a in parts[0]['attributes'])} numeric (cut into intervals)",
         f"structure      {structure}",
-        f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items() if k != "name"),
+        f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items()
+                                                   if k not in ("name", "tree_iterations", "tolerance")),
+        *_stopping_info(est),
         f"seed           {doc['seed']}" + (f", discretization {doc['params']['discretization']}" if ensemble else ""),
         f"training       {doc['fit'].get('rows')} rows"
         + (f", {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),

@@ -172,6 +172,10 @@ def test_train_with_no_options_trains_the_default_eskdb(tmp_path):
     info = json.loads(run("info", model, "--json").stdout)
     est = info["model"]["estimator"]
     assert est["iterations"] == ran == max(est["tree_iterations"]) and est["tolerance"] > 0
+    text = run("info", model).stdout  # every tree's stop, summed up
+    n = len(est["tree_iterations"])
+    assert f"stopping       auto, tolerance {est['tolerance']}: trees stopped " in text
+    assert sum(int(w.split(" at ")[0]) for w in text.split("trees stopped ")[1].split(" iterations")[0].split(", ")) == n
 
 
 def test_evaluate_iterations_auto_is_a_configuration_of_its_own():
