@@ -1,7 +1,7 @@
-"""ESKDB's training time: E members at 1000 iterations, 5x2 cross-validation, one and two threads.
+"""ESKDB's training time: E members at 1000 (or auto) iterations, 5x2 cross-validation, one and two threads.
 
 Run:  python benchmarks/bench_eskdb.py [--dataset segment-challenge] [--members 20] [--k 5]
-                                       [--iterations 1000] [--repeats 5] [--threads 1,2]
+                                       [--iterations 1000,auto] [--repeats 5] [--threads 1,2]
 
 For every fold of the accuracy benchmark's 5x2 cross-validation (``stratified_folds(y, 2, r)``,
 ``random_state = 10*repeat + fold``) it trains ``BayesNetClassifier(structure="eskdb")`` on the
@@ -48,7 +48,9 @@ def main(argv=None) -> int:
                     help="ARFF file stem (tests/data or Debian's examples) or a path.")
     ap.add_argument("--members", type=int, default=20)
     ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--iterations", type=int, default=1000)
+    ap.add_argument("--iterations", default="1000",
+                    help="Comma-separated iterations, 'auto' (each tree stops once converged) included; "
+                         "every setting and thread count runs on every fold, interleaved.")
     ap.add_argument("--repeats", type=int, default=5, help="Repetitions of 2-fold cross-validation.")
     ap.add_argument("--threads", default="1,2", help="Comma-separated n_jobs values to time.")
     args = ap.parse_args(argv)
@@ -62,9 +64,12 @@ def main(argv=None) -> int:
         if path is None:
             ap.error(f"{args.dataset}.arff not found in {', '.join(map(str, DATA_DIRS))}")
     threads = [int(t) for t in args.threads.split(",") if t]
+    settings = [None if i == "auto" else int(i) for i in args.iterations.split(",")]
+    label = {i: "auto" if i is None else str(i) for i in settings}
+    runs = [(i, t) for i in settings for t in threads]
     data, _ = read_dataset(path).drop_missing_class()
 
-    def make(n_jobs, iterations=args.iterations, members=args.members, seed=0):
+    def make(n_jobs, iterations, members=args.members, seed=0):
         return BayesNetClassifier(structure="eskdb", n_members=members, k=args.k, estimator="hdp",
                                   iterations=iterations, random_state=seed, n_jobs=n_jobs)
 
@@ -74,41 +79,53 @@ def main(argv=None) -> int:
         warm.predict_proba(data.take(np.arange(5)))
     warm_s = time.perf_counter() - t0
 
-    fit_s = {t: [] for t in threads}
-    pred_s = {t: [] for t in threads}
-    losses = []
+    fit_s = {key: [] for key in runs}
+    pred_s = {key: [] for key in runs}
+    losses = {i: [] for i in settings}
+    ran = {i: [] for i in settings}
     mismatches = []
     for r in range(args.repeats):
         fold = stratified_folds(data.y, 2, r)
         for f in range(2):
             train, test = data.take(np.nonzero(fold != f)[0]), data.take(np.nonzero(fold == f)[0])
-            digests = {}
-            for t in threads:
-                clf = make(t, seed=10 * r + f)
-                a = time.perf_counter()
-                clf.fit(train)
-                b = time.perf_counter()
-                proba = clf.predict_proba(test)
-                c = time.perf_counter()
-                fit_s[t].append(b - a)
-                pred_s[t].append(c - b)
-                digests[t] = ensemble_digest(clf, proba)
-            losses.append(rmse(proba, test.y))
-            if len(set(digests.values())) != 1:
+            bad = False
+            for i in settings:
+                digests = set()
+                for t in threads:
+                    clf = make(t, i, seed=10 * r + f)
+                    a = time.perf_counter()
+                    clf.fit(train)
+                    b = time.perf_counter()
+                    proba = clf.predict_proba(test)
+                    c = time.perf_counter()
+                    fit_s[(i, t)].append(b - a)
+                    pred_s[(i, t)].append(c - b)
+                    digests.add(ensemble_digest(clf, proba))
+                losses[i].append(rmse(proba, test.y))
+                # iterations run, per cell (auto: every tree its own)
+                cells = np.concatenate([np.diff(mb.tables.trees.node_cell_start[mb.tables.trees.tree_node_start])
+                                        for mb in clf.members_])
+                its = clf.fit_info_.get("tree_iterations", np.full(cells.shape, clf.fit_info_["iterations"]))
+                ran[i].append(float(np.sum(its * cells) / max(cells.sum(), 1)))
+                bad |= len(digests) != 1
+            if bad:
                 mismatches.append(f"r{r}f{f}")
 
     n_folds = 2 * args.repeats
     print(f"# ESKDB training time ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()})")
     print(f"# {path.stem}: {data.n_rows} rows, {data.n_attributes} attributes, {data.n_classes} classes; "
           f"{args.repeats}x2 cross-validation ({n_folds} folds of about {data.n_rows // 2} training rows)")
-    print(f"# E = {args.members} members, K = {args.k}, HDP, {args.iterations} iterations (default burn-in), "
-          f"stochastic MDL per member; kernel compile/cache load {warm_s:.1f}s, not counted")
-    print(f"{'threads':>7} {'fit total s':>12} {'fit per fold s':>15} {'predict total s':>16} {'speed-up':>9}")
-    base = sum(fit_s[threads[0]])
-    for t in threads:
-        tot = sum(fit_s[t])
-        print(f"{t:>7} {tot:>12.1f} {tot / n_folds:>15.2f} {sum(pred_s[t]):>16.2f} {base / tot:>8.2f}x")
-    print(f"mean test RMSE {np.mean(losses):.4f} over {n_folds} folds")
+    print(f"# E = {args.members} members, K = {args.k}, HDP, {', '.join(label.values())} iterations (default "
+          f"burn-in; auto: each tree stops once converged), stochastic MDL per member, the settings and threads "
+          f"interleaved fold by fold; kernel compile/cache load {warm_s:.1f}s, not counted")
+    print(f"{'iterations':>10} {'threads':>7} {'fit total s':>12} {'fit per fold s':>15} {'predict total s':>16} "
+          f"{'speed-up':>9} {'iterations run (mean per cell)':>31} {'mean test RMSE':>15}")
+    for i in settings:
+        base = sum(fit_s[(i, threads[0])])
+        for t in threads:
+            tot = sum(fit_s[(i, t)])
+            print(f"{label[i]:>10} {t:>7} {tot:>12.1f} {tot / n_folds:>15.2f} {sum(pred_s[(i, t)]):>16.2f} "
+                  f"{base / tot:>8.2f}x {np.mean(ran[i]):>31.0f} {np.mean(losses[i]):>15.4f}")
     if len(threads) > 1:
         print("same ensemble whatever the threads (seeds, cut points, structures, tables, test probabilities): "
               + ("yes, bit for bit on every fold" if not mismatches else f"NO on {', '.join(mismatches)}"))
