@@ -25,15 +25,22 @@ mlbench=()
 if [[ "${1:-all}" != speed ]]; then
   python benchmarks/accuracy.py --iterations 5000 -o "$doc" --section accuracy-i5000
   python benchmarks/accuracy.py --iterations 1000 --datasets "$small" "${mlbench[@]}" -o "$doc" --section accuracy-i1000
+  # how many iterations: accuracy against iterations on Weka's 16 sets (one 5000-iteration run per fold
+  # and method read at checkpoints), and the stopping rules on kDB-2, kDB-5 and SkDB
+  python benchmarks/convergence.py --jobs 2 -o "$doc" --section convergence --parts curves,fewest \
+    --plot docs/convergence.svg
+  python benchmarks/convergence.py --jobs 2 --methods kDB-2,kDB-5,SkDB -o "$doc" --section convergence-rules \
+    --parts rules
 fi
 section --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
 if [[ -n "${REFERENCE_FOLDS:-}" ]]; then
   section --section speed-reference-folds -- python benchmarks/bench_hdp.py --reference-folds "$REFERENCE_FOLDS" \
-    --workloads segment-challenge:kdb:5,segment-challenge:kdb:1,vote:kdb:5 --threads 1,2 --repeat 3
+    --workloads segment-challenge:kdb:5,segment-challenge:kdb:1,vote:kdb:5 --iterations 5000,auto --threads 1,2 \
+    --repeat 3
 fi
 section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
-section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --threads 1,2
+section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --iterations 1000,auto --threads 1,2
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
 section --section speed-ingest --code -- python benchmarks/bench_ingest.py
 section --section speed-structure --code -- python benchmarks/bench_structure.py
