@@ -8,10 +8,14 @@
   canonical trie (integer counts), sent to every worker, then each partition's leave-one-out sums
   against it, merged (exact fixed-point sums: :mod:`hdp_plugin.structure.kernels`), so the selection
   is the single process's, bit for bit;
-* an ESKDB's members share the passes: one task per partition counts (and, later, counts the
-  tree cells of) every member, the members' partials merged member by member in the same tree
-  reduce; their tries and leave-one-out sums run in one task, every member on its own thread,
-  each pass read once for all of them (:func:`hdp_plugin.model.streaming.select_members`);
+* an ESKDB's members share the passes: per partition one task reads the file once and codes it as
+  every member codes it, then counts, builds the tries of, sums the leave-one-out errors of, or
+  counts the tree cells of every member; the members' partials are merged member by member in one
+  tree reduce, and the members' merged tries are sent to every worker for the leave-one-out pass
+  (:func:`hdp_plugin.structure.selective.selective_kdbs`: each member's selection is the single
+  process's, bit for bit). Members are taken in groups of
+  :data:`hdp_plugin.model.streaming.SHARED_PASS_MEMBERS` for the tries and leave-one-out passes, so
+  a worker holds at most that many members' tries;
 * the trees are sampled as independent tasks, largest first, each with its own generator state
   (:func:`hdp_plugin.hdp.rng.tree_states` of the model's seed): the tables are bit for bit those of
   sampling all the trees in one process;

@@ -18,7 +18,8 @@ makes two more passes over the rows, as in Martinez et al. (2016):
 
 Both passes can be split over any partition of the rows and merged (:class:`TrieAccumulator`,
 :meth:`LooSums.merge`): the tries are integer counts laid out canonically, and the fixed-point sum
-is exact, so the grid, and the selection, are the same bit for bit whatever the split.
+is exact, so the grid, and the selection, are the same bit for bit whatever the split. Several
+models (an ESKDB's members) can share the two passes (:func:`selective_kdbs`).
 
 Memory: a trie has at most one node per distinct prefix of parent values seen in the data, so at
 most ``min(rows, product of the parents' cardinalities)`` nodes per level; each node is a block
