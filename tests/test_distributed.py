@@ -129,23 +129,47 @@ def test_eskdb_members_sample_on_the_cluster_to_the_same_tables(dask_engine, ite
         assert len(set(a.fit_info_["tree_iterations"])) > 1  # trees stopped at different checks
 
 
-def test_a_streamed_eskdb_on_the_cluster_is_the_in_memory_ensemble(tmp_path, dask_engine):
-    """Every member's counts and tree cells per partition and reduced, the members' selection in one
-    task, their trees sampled as tasks: the ensemble of the single process, member by member."""
+@pytest.mark.parametrize("group", [64, 2], ids=["one-group", "groups-of-2"])
+def test_a_streamed_eskdb_on_the_cluster_is_the_in_memory_ensemble(tmp_path, dask_engine, monkeypatch, group):
+    """Every member's counts, tries, leave-one-out sums and tree cells per partition (4 Parquet files
+    of unequal sizes, one of a single row: one task for all the members), reduced member by member;
+    their trees sampled as tasks: the ensemble of the single process, streamed or in memory, member
+    by member, selections included. Beyond ``SHARED_PASS_MEMBERS`` members the two selection passes
+    run per group of members."""
+    from distributed import get_task_stream
+
+    from hdp_plugin.model import streaming
+
+    monkeypatch.setattr(streaming, "SHARED_PASS_MEMBERS", group)
     t = to_arrow(read_dataset(ROOT / "tests" / "data" / "diabetes.arff"))
     d = _write(t, tmp_path / "d", [200, 1, 300, 267])
     params = dict(structure="eskdb", n_members=3, k=2, iterations=30, random_state=6)
     ref = BayesNetClassifier(**params).fit(from_arrow(t))
-    got = _fit_on(dask_engine, open_batches(d, batch_rows=128), **params)
+    streamed = BayesNetClassifier(**params).fit(open_batches(d, batch_rows=128))
+    with get_task_stream(dask_engine.client) as ts:
+        got = _fit_on(dask_engine, open_batches(d, batch_rows=128), **params)
     assert got.fit_info_["engine"] == "dask" and len(got.members_) == 3
-    for ma, mb in zip(ref.members_, got.members_):
-        assert [x.cut_points for x in ma.attributes] == [x.cut_points for x in mb.attributes]
-        assert list(ma.structure.order) == list(mb.structure.order) and ma.structure.parents == mb.structure.parents
-        assert ma.structure.info == mb.structure.info
-        assert np.array_equal(ma.tables.trees.leaf_counts, mb.tables.trees.leaf_counts)
-        assert np.array_equal(ma.tables.log_probs, mb.tables.log_probs)
-        assert np.array_equal(ma.concentrations, mb.concentrations)
-    assert np.array_equal(ref.predict_proba(t), got.predict_proba(t))
+    names = [x["key"].split("-")[0] for x in ts.data]
+    groups = -(-3 // group)
+    # one task per partition (per group of members) for every pass, not one per member
+    assert names.count("_tries_members") == names.count("_loo_members") == 4 * groups
+    assert names.count("_count_members") == names.count("_cells_members") == 4
+    assert not {"_select_members", "_tries", "_loo"} & set(names)
+    # the tries and sums of every member are merged in the tree reduces: 3 merges of 4 partials per pass
+    assert names.count("_merge") >= 3 * (2 + 2 * groups)
+    assert any(0 < m.structure.info["n_star"] for m in ref.members_)  # selections the grids decide
+    assert len({m.structure.order for m in ref.members_}) == 3  # three different orders
+    for other in (streamed, got):
+        for ma, mb in zip(ref.members_, other.members_):
+            assert [x.cut_points for x in ma.attributes] == [x.cut_points for x in mb.attributes]
+            assert list(ma.structure.order) == list(mb.structure.order)
+            assert (ma.structure.kept, ma.structure.k, ma.structure.parents) == (
+                mb.structure.kept, mb.structure.k, mb.structure.parents)
+            assert ma.structure.info == mb.structure.info  # n*, k*, trie nodes and the RMSE grid, bit for bit
+            assert np.array_equal(ma.tables.trees.leaf_counts, mb.tables.trees.leaf_counts)
+            assert np.array_equal(ma.tables.log_probs, mb.tables.log_probs)
+            assert np.array_equal(ma.concentrations, mb.concentrations)
+        assert np.array_equal(ref.predict_proba(t), other.predict_proba(t))
 
 
 def _cli(*args):

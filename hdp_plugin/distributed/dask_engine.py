@@ -8,10 +8,14 @@
   canonical trie (integer counts), sent to every worker, then each partition's leave-one-out sums
   against it, merged (exact fixed-point sums: :mod:`hdp_plugin.structure.kernels`), so the selection
   is the single process's, bit for bit;
-* an ESKDB's members share the passes: one task per partition counts (and, later, counts the
-  tree cells of) every member, the members' partials merged member by member in the same tree
-  reduce; their tries and leave-one-out sums run in one task, every member on its own thread,
-  each pass read once for all of them (:func:`hdp_plugin.model.streaming.select_members`);
+* an ESKDB's members share the passes: per partition one task reads the file once and codes it as
+  every member codes it, then counts, builds the tries of, sums the leave-one-out errors of, or
+  counts the tree cells of every member; the members' partials are merged member by member in one
+  tree reduce, and the members' merged tries are sent to every worker for the leave-one-out pass
+  (:func:`hdp_plugin.structure.selective.selective_kdbs`: each member's selection is the single
+  process's, bit for bit). Members are taken in groups of
+  :data:`hdp_plugin.model.streaming.SHARED_PASS_MEMBERS` for the tries and leave-one-out passes, so
+  a worker holds at most that many members' tries;
 * the trees are sampled as independent tasks, largest first, each with its own generator state
   (:func:`hdp_plugin.hdp.rng.tree_states` of the model's seed): the tables are bit for bit those of
   sampling all the trees in one process;
@@ -154,10 +158,43 @@ def _cells_members(part, attribute_sets, class_attribute, trees, cards, n_classe
     return cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes)
 
 
-def _select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs):
-    from ..model.streaming import select_members
+def _tries_members(part, attribute_sets, class_attribute, cards, n_classes, parents):
+    from ..model.streaming import tries_members
 
-    return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs)
+    return tries_members(part, attribute_sets, class_attribute, cards, n_classes, parents)
+
+
+def _loo_members(part, attribute_sets, class_attribute, tries, cards, n_classes, n_y, n_rows, orders, max_k, m):
+    from ..model.streaming import loo_members
+
+    return loo_members(part, attribute_sets, class_attribute, tries, cards, n_classes, n_y, n_rows, orders, max_k, m)
+
+
+class _MemberPasses:
+    """The members' tries and leave-one-out passes (the ``passes`` of
+    :func:`~hdp_plugin.structure.selective.selective_kdbs`): per partition one task for every member,
+    the members' partials merged member by member in one tree reduce. Tasks get the cardinalities and
+    class counts, not the pairwise counts."""
+
+    def __init__(self, engine, source, attribute_sets, class_attribute):
+        self.engine, self.source = engine, source
+        self.attribute_sets, self.class_attribute = attribute_sets, class_attribute
+
+    def tries(self, stats, parents):
+        submit = self.engine.client.submit
+        cards = [s.cardinalities for s in stats]
+        futs = [submit(_tries_members, p, self.attribute_sets, self.class_attribute, cards, stats[0].n_classes,
+                       parents, pure=False) for p in self.source.partitions()]
+        return self.engine._reduce(futs).result()
+
+    def loo(self, stats, tries, orders, max_k, m):
+        client = self.engine.client
+        shared = client.scatter(list(tries), broadcast=True, hash=False)  # one future per member's tries
+        s0 = stats[0]  # every member counts the same rows: the same class counts
+        futs = [client.submit(_loo_members, p, self.attribute_sets, self.class_attribute, shared,
+                              [s.cardinalities for s in stats], s0.n_classes, s0.n_y, s0.n_rows, orders, max_k, m,
+                              pure=False) for p in self.source.partitions()]
+        return self.engine._reduce(futs).parts
 
 
 def _sample_trees(sub, states, kwargs):
@@ -329,8 +366,17 @@ class DaskEngine:
         return self._reduce(futs).result()
 
     def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
-        return self.client.submit(_select_members, source, attribute_sets, class_attribute, stats, k, m, orders,
-                                  n_jobs, pure=False).result()
+        """Every member's SkDB selection: the tries of all members per partition, merged; then their
+        leave-one-out sums per partition, merged (in groups of ``SHARED_PASS_MEMBERS`` members)."""
+        from ..model.streaming import SHARED_PASS_MEMBERS
+        from ..structure.selective import selective_kdbs
+
+        out = []
+        for lo in range(0, len(attribute_sets), SHARED_PASS_MEMBERS):
+            g = slice(lo, lo + SHARED_PASS_MEMBERS)
+            out += selective_kdbs(stats[g], k, m=m, orders=orders[g],
+                                  passes=_MemberPasses(self, source, attribute_sets[g], class_attribute))
+        return out
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
         futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,

@@ -39,7 +39,7 @@ from ..preprocess import Discretizer
 from ..structure.counts import CountAccumulator
 from ..structure.eskdb import member_order, prior_structure
 from ..structure.learners import kdb, naive_bayes, tan
-from ..structure.selective import selective_kdb
+from ..structure.selective import LooAccumulator, TrieAccumulator, selective_kdb
 
 log = logging.getLogger(__name__)
 
@@ -153,15 +153,37 @@ def count_members(source, attribute_sets, class_attribute, cards, n_classes, row
     return MemberPartials(accs)
 
 
+def members_pass(source, attribute_sets, class_attribute, accs: list, wanted=None) -> MemberPartials:
+    """One pass over ``source`` adding every batch, coded as member ``e`` codes it, to ``accs[e]``
+    (anything with ``add(X, y)``), for the members in ``wanted`` (default all)."""
+    wanted = list(range(len(accs))) if wanted is None else list(wanted)
+    for coded in member_batches(source, attribute_sets, class_attribute, wanted):
+        for e, (X, y) in zip(wanted, coded):
+            accs[e].add(X, y)
+    return MemberPartials(accs)
+
+
 def cells_members(source, attribute_sets, class_attribute, trees, cards, n_classes) -> MemberPartials:
     """Every member's LeafCellCounter of its trees (``trees[e]``: ``(attribute, parents)`` pairs) over
     ``source``; members without a tree are not coded."""
     counters = [LeafCellCounter(t, c, n_classes) for t, c in zip(trees, cards)]
-    wanted = [e for e, t in enumerate(trees) if t]
-    for coded in member_batches(source, attribute_sets, class_attribute, wanted):
-        for e, (X, y) in zip(wanted, coded):
-            counters[e].add(X, y)
-    return MemberPartials(counters)
+    return members_pass(source, attribute_sets, class_attribute, counters, [e for e, t in enumerate(trees) if t])
+
+
+def tries_members(source, attribute_sets, class_attribute, cards, n_classes, parents) -> MemberPartials:
+    """Every member's context tries (:class:`~hdp_plugin.structure.selective.TrieAccumulator` of its
+    kDB-K ``parents[e]``) over ``source``, in one pass."""
+    accs = [TrieAccumulator(c, n_classes, p) for c, p in zip(cards, parents)]
+    return members_pass(source, attribute_sets, class_attribute, accs)
+
+
+def loo_members(source, attribute_sets, class_attribute, tries, cards, n_classes, n_y, n_rows, orders, max_k,
+                m) -> MemberPartials:
+    """Every member's leave-one-out sums (:class:`~hdp_plugin.structure.selective.LooSums`) of the rows
+    of ``source`` against its tries ``tries[e]`` of all the rows, in one pass."""
+    accs = [LooAccumulator(t, c, n_classes, n_y, n_rows, o, max_k, m) for t, c, o in zip(tries, cards, orders)]
+    members_pass(source, attribute_sets, class_attribute, accs)
+    return MemberPartials([a.sums for a in accs])
 
 
 #: most members whose tries and leave-one-out sums are computed together (one thread each, their

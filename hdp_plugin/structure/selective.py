@@ -18,7 +18,8 @@ makes two more passes over the rows, as in Martinez et al. (2016):
 
 Both passes can be split over any partition of the rows and merged (:class:`TrieAccumulator`,
 :meth:`LooSums.merge`): the tries are integer counts laid out canonically, and the fixed-point sum
-is exact, so the grid, and the selection, are the same bit for bit whatever the split.
+is exact, so the grid, and the selection, are the same bit for bit whatever the split. Several
+models (an ESKDB's members) can share the two passes (:func:`selective_kdbs`).
 
 Memory: a trie has at most one node per distinct prefix of parent values seen in the data, so at
 most ``min(rows, product of the parents' cardinalities)`` nodes per level; each node is a block
@@ -191,20 +192,36 @@ class LooSums:
         return np.sqrt(self.totals() / max(int(n_rows), 1))
 
 
+class LooAccumulator:
+    """Leave-one-out sums block by block: :meth:`add` blocks of codes to :attr:`sums` (a
+    :class:`LooSums`, which is all that needs to travel: the tries stay where they are)."""
+
+    def __init__(self, tries: ContextTries, cardinalities, n_classes: int, n_y: np.ndarray, n_rows: int,
+                 order: np.ndarray, max_k: int, m: float = config.DEFAULT_M):
+        self.tries = tries
+        self.order = np.ascontiguousarray(order, dtype=np.int64)
+        self.card = np.ascontiguousarray(cardinalities, dtype=np.int64)
+        self.n_y = np.ascontiguousarray(n_y, dtype=np.int64)
+        self.n_classes, self.n_rows, self.max_k, self.m = int(n_classes), float(n_rows), int(max_k), float(m)
+        self.sums = LooSums(len(self.order), max_k)
+
+    def add(self, X: np.ndarray, y: np.ndarray) -> None:
+        """Add the squared errors of one block of rows (codes already checked)."""
+        t = self.tries
+        loo_squared_errors_block(
+            X, y, self.card, self.n_classes, self.order, t.par_ptr, t.par_idx, t.root, t.data, self.n_y,
+            self.n_rows, self.m, self.max_k, self.sums.acc,
+        )  # fmt: skip
+
+
 def loo_sums(blocks, tries: ContextTries, cardinalities, n_classes: int, n_y: np.ndarray, n_rows: int,
              order: np.ndarray, max_k: int, m: float = config.DEFAULT_M) -> LooSums:
     """The leave-one-out sums of the rows of ``blocks`` (a function returning an iterator of
     ``(X, y)`` code blocks), against the tries, class counts ``n_y`` and ``n_rows`` of all the rows."""
-    order = np.ascontiguousarray(order, dtype=np.int64)
-    card = np.ascontiguousarray(cardinalities, dtype=np.int64)
-    n_y = np.ascontiguousarray(n_y, dtype=np.int64)
-    sums = LooSums(len(order), max_k)
+    acc = LooAccumulator(tries, cardinalities, n_classes, n_y, n_rows, order, max_k, m)
     for Xb, yb in blocks():
-        loo_squared_errors_block(
-            Xb, yb, card, int(n_classes), order, tries.par_ptr, tries.par_idx, tries.root, tries.data, n_y,
-            float(n_rows), float(m), int(max_k), sums.acc,
-        )  # fmt: skip
-    return sums
+        acc.add(Xb, yb)
+    return acc.sums
 
 
 def loo_rmse_grid(
@@ -348,14 +365,34 @@ def selective_kdb(
     max_k = check_k(max_k)
     # Step 1: kDB-K, the largest model considered
     full = kdb(stats, max_k, order=order)
-    order = np.asarray(full.order, dtype=np.int64)
     passes = passes or RowPasses(X, y, blocks)
     # Step 2: second pass, the counts of every context the selection can use
     tries = passes.tries(stats, full.parents)
     # Step 3: third pass, leave-one-out RMSE of every (n*, k*), summed exactly
-    rmse = passes.loo(stats, tries, order, max_k, m).rmse(stats.n_rows)
+    sums = passes.loo(stats, tries, np.asarray(full.order, dtype=np.int64), max_k, m)
     # Step 4: the smallest model with the lowest RMSE
+    return _selected(stats, full, tries, sums, max_k, m)
+
+
+def selective_kdbs(stats: list, max_k: int, *, m: float, orders: list, passes) -> list[Structure]:
+    """:func:`selective_kdb` of several models at once (an ESKDB's members), each on its own counts
+    ``stats[e]`` and order ``orders[e]``, with the two passes shared: ``passes.tries(stats, parents)``
+    returns every model's tries (``parents[e]`` the model's kDB-K parents) and
+    ``passes.loo(stats, tries, orders, max_k, m)`` every model's :class:`LooSums`, so an engine reads
+    the rows twice for all of them. Each model's structure is :func:`selective_kdb`'s, bit for bit."""
+    max_k = check_k(max_k)
+    fulls = [kdb(s, max_k, order=o) for s, o in zip(stats, orders)]
+    tries = passes.tries(stats, [f.parents for f in fulls])
+    sums = passes.loo(stats, tries, [np.asarray(f.order, dtype=np.int64) for f in fulls], max_k, m)
+    return [_selected(*args, max_k, m) for args in zip(stats, fulls, tries, sums)]
+
+
+def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums: LooSums, max_k: int,
+              m: float) -> Structure:
+    """The SkDB of the lowest leave-one-out RMSE (:func:`select_prefix_and_k`) within kDB-K ``full``."""
+    rmse = sums.rmse(stats.n_rows)
     n_star, k_star = select_prefix_and_k(rmse)
+    order = full.order
     kept = tuple(sorted(int(a) for a in order[:n_star]))
     kept_set = set(kept)
     parents = tuple(full.parents[a][:k_star] if a in kept_set else () for a in range(stats.n_attributes))
