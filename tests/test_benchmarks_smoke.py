@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -192,14 +193,59 @@ def test_bench_hdp_trains_on_reference_style_fold_files(tmp_path):
         (folder / f"fold{f}_test.arff").write_text("\n".join(header + test) + "\n")
     proc = subprocess.run(
         [sys.executable, str(BENCH / "bench_hdp.py"), "--reference-folds", str(tmp_path), "--workloads",
-         "vote:kdb:2", "--threads", "1", "--iterations", "60"],
+         "vote:kdb:2", "--threads", "1", "--iterations", "60,auto"],
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    row = next(line for line in proc.stdout.splitlines() if line.startswith("| vote:kdb:2 | 1 |"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    assert float(cells[2]) > 0 and float(cells[5]) > 0  # CPU seconds, ns per cell and iteration (after the speed-up)
-    assert 0.05 < float(cells[6]) < 0.5 and cells[7] == ""  # pooled RMSE; no other program's results here
+    for its in ("60", "auto"):
+        row = next(line for line in proc.stdout.splitlines() if line.startswith(f"| vote:kdb:2 | {its} |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        ran = cells[2].split("; ")  # per fold; mean per cell
+        assert ran[0] == "60, 60" if its == "60" else all(int(v) >= 500 for v in ran[0].split(", ")), row
+        assert cells[3] == "1" and float(cells[4]) > 0 and float(cells[7]) > 0  # CPU s; ns per cell and iteration
+        assert 0.05 < float(cells[8]) < 0.5 and cells[9] == ""  # pooled RMSE; no other program's results here
     bad = subprocess.run([sys.executable, str(BENCH / "bench_hdp.py"), "--reference-folds", str(tmp_path),
                           "--workloads", "nowhere:kdb:2", "--threads", "1"], capture_output=True, text=True,
                          timeout=600)
     assert bad.returncode != 0 and "fold0_train.arff not found" in bad.stderr
+
+
+def test_convergence_study_reads_every_point_from_one_run(tmp_path):
+    """benchmarks/convergence.py on one tiny data set: every grid point and rule recorded, the report
+    and the plot written; the 5000-iteration point is the model a plain fit of 5000 iterations gives."""
+    import numpy as np
+
+    out = tmp_path / "doc.md"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "convergence.py"), "--datasets", "contact-lenses", "--methods", "kDB-1",
+         "--repeats", "1", "--cache-dir", str(tmp_path / "cache"), "-o", str(out), "--plot", str(tmp_path / "c.svg")],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rec = json.loads((tmp_path / "cache" / "contact-lenses" / "kDB-1" / "r0f0.json").read_text())
+    sys.path.insert(0, str(BENCH))
+    try:
+        conv = importlib.import_module("convergence")
+    finally:
+        sys.path.remove(str(BENCH))
+    assert set(rec["points"]) == {str(i) for i in conv.GRID}
+    assert set(rec["rules"]) == {f"{m}:{t}" for m in conv.RULE_MODES for t in conv.RULE_TOLS}
+    assert "<!-- convergence:begin" in out.read_text() and (tmp_path / "c.svg").stat().st_size > 1000
+    # the last point equals an ordinary fit of 5000 iterations on the same fold, up to rounding
+    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin.model.evaluation import rmse, stratified_folds
+
+    data = read_dataset(Path(__file__).resolve().parent / "data" / "contact-lenses.arff")
+    fold = stratified_folds(data.y, 2, 0)
+    train, test = data.take(np.nonzero(fold != 0)[0]), data.take(np.nonzero(fold == 0)[0])
+    clf = BayesNetClassifier(structure="kdb", k=1, iterations=5000, random_state=0, n_jobs=1).fit(train)
+    assert abs(rmse(clf.predict_proba(test), test.y) - rec["points"]["5000"]["rmse"]) < 1e-9
+
+
+def test_bench_eskdb_runs_auto_beside_a_fixed_number(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_eskdb.py"), "--dataset", "vote", "--members", "2", "--repeats", "1",
+         "--iterations", "40,auto", "--threads", "1,2"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] in (["40"], ["auto"])]
+    assert [(r[0], r[1]) for r in rows] == [("40", "1"), ("40", "2"), ("auto", "1"), ("auto", "2")]
+    assert float(rows[0][6]) == 40 and float(rows[2][6]) >= 500  # iterations run, mean per cell
+    assert "yes, bit for bit on every fold" in proc.stdout
