@@ -269,7 +269,7 @@ def render(res, datasets, methods, parts=("curves", "fewest", "rules")) -> str:
                           for d in sets] for meas in ("rmse", "log_loss")}
             cost = np.mean([r["rules"][key]["cost"] for d in sets for r in res[(d, m)]])
             most = max(r["rules"][key]["max_stop"] for d in sets for r in res[(d, m)])
-            lines.append(f"| {m} | {mode} | {tol} | {np.mean(per['rmse']):+.4f} | {np.mean(per['log_loss']):+.4f} | "
+            lines.append(f"| {m} ({len(sets)} sets) | {mode} | {tol} | {np.mean(per['rmse']):+.4f} | {np.mean(per['log_loss']):+.4f} | "
                          f"{max(per['rmse']):+.4f} | {cost:.2f} | {most} |")
     if "rules" in parts:
         out += lines
