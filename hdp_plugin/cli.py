@@ -516,6 +516,10 @@ def predict(
     ] = None,
     threads: ThreadsOpt = None,
     data_format: FormatOpt = None,
+    stream: Annotated[bool, typer.Option("--stream", help="Read DATA in batches even if it is one file (a directory "
+                                         "or glob always is) and write the predictions batch by batch: memory "
+                                         "bounded by the model and a batch, not the rows; -o must then be .parquet, "
+                                         ".arrow, .feather or .csv.")] = False,
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
@@ -531,7 +535,7 @@ def predict(
         clf = load_model(model)
         from .data.stream import is_batch_path
 
-        if is_batch_path(data):
+        if stream or is_batch_path(data):
             _stream_predictions(clf, _open_source(data, None, data_format), output, (model, data), out)
             return
         ds = read_conformed(data, clf.attributes_, clf.class_attribute_, format=_format(data, data_format))
@@ -556,7 +560,8 @@ def _stream_predictions(clf, source, output: Path | None, inputs, out) -> None:
 
     suffix = output.suffix.lower() if output is not None else ".csv"
     if suffix not in (".parquet", ".arrow", ".feather", ".ipc", ".csv"):
-        raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob, "
+        raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob "
+                             f"or --stream is given, "
                              f"got {output.name!r}")
     labels = [str(c) for c in clf.classes_]
     from ._fs import replacing

@@ -191,6 +191,13 @@ def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
     assert done.output == whole.output
     done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "d", "-o", tmp_path / "p.arff")
     assert done.exit_code == 2 and "-o must end in .parquet, .arrow, .feather or .csv" in done.output
+    # one file read in batches (--stream): the same predictions as the whole file, as Parquet and as CSV
+    done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet", "--stream", "-o", tmp_path / "c.parquet")
+    assert done.exit_code == 0, done.output
+    assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "c.parquet"))
+    assert _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet", "--stream").output == whole.output
+    done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet", "--stream", "-o", tmp_path / "p.arff")
+    assert done.exit_code == 2 and "or --stream is given" in done.output
     done = _cli("train", tmp_path / "d", "-o", tmp_path / "x.hdpbnc", "--class-values", "c0,c1,c2")
     assert done.exit_code == 2 and "--class-values is not available" in done.output
 
