@@ -129,8 +129,9 @@ DEFAULT_M = 1.0
 MAX_MODEL_CELLS = 1 << 24
 
 # --- HDP sampler (docs/method.md section 4) ----------------------------------------
-#: Gibbs iterations of a single network (the classifier's default, ``iterations=None``, is
-#: structure-dependent: AUTO_ITERATIONS for the structures it names, DEFAULT_ITERATIONS otherwise)
+#: the most Gibbs iterations of a single network (the classifier's default, ``iterations=None``,
+#: stops every tree once converged, after at most AUTO_ITERATIONS for the structures it names and
+#: DEFAULT_ITERATIONS otherwise)
 DEFAULT_ITERATIONS = 5000
 #: an ESKDB ensemble samples every member's tables: 1000 iterations each keep it as accurate as the
 #: benchmarks measured (docs/benchmarks.md, "Defaults, and why") at about 4 single models' sampling

@@ -111,7 +111,8 @@ def run(
 # submit
 # ------------------------------------------------------------------------------------------
 def _iterations_option(text: str) -> int | None:
-    """``--iterations``: an integer, or auto (None: the structure's default, filled in by the daemon)."""
+    """``--iterations``: an integer, or auto (None: every tree stops once converged, at most the
+    structure's default)."""
     if text.strip().lower() == "auto":
         return None
     try:

@@ -303,7 +303,7 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     t_read = time.perf_counter() - t0
     prog.check()
     # Step 3: train, exactly as BayesNetClassifier(**params).fit(read_dataset(...)) would
-    params = P.classifier_params(job)  # iterations resolved: null is the structure's default
+    params = P.classifier_params(job)  # iterations null: auto (the progress total is its most)
     prog.set("training", 0, resolved_iterations(params["structure"], params["iterations"])
              if job["estimator"] == "hdp" else 0)
     clf = BayesNetClassifier(**params)

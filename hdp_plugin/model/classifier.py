@@ -111,11 +111,13 @@ class BayesNetClassifier(_EstimatorBase):
     estimator : {"hdp", "m-estimate", "laplace", "mle"}, default="hdp"
         How the conditional probability tables are estimated.
     iterations : int or None, default=None
-        Gibbs iterations of the HDP sampler. None ("auto") is 1000 for ESKDB (every member's tables
-        are sampled; the benchmarks found ESKDB at 1000 iterations the most accurate default at an
-        affordable cost) and 5000 for the single networks (the paper's experiments use 50,000).
-        ``get_params`` returns the argument as given (None); the number used is in
-        ``fit_info_["iterations"]`` and in the model file.
+        Gibbs iterations of the HDP sampler. None ("auto") stops every context tree once its
+        averaged tables have converged (checked at 500, 1000, 2000, 4000 iterations against half as
+        many, docs/method.md section 4), at most 1000 iterations for ESKDB (the published setting,
+        which the benchmarks measured) and 5000 for the single networks; a number runs every tree
+        that long (the paper's experiments use 50,000). ``get_params`` returns the argument as given
+        (None); the most any tree ran is ``fit_info_["iterations"]`` (every tree's count in
+        ``fit_info_["tree_iterations"]``) and is written to the model file.
     burn_in : int or None, default=None
         Iterations discarded before averaging, below the iterations used; None means
         min(1000, iterations // 10).
