@@ -455,6 +455,13 @@ def fixed_add(acc, u, k, e2):
     # power of two, or a double minus its floor)
     x = e2 * FIXED_SCALE
     d1 = np.floor(x)
+    if x == d1:  # all of e2 in the first digit (every e2 >= 2**-9): one add and a carry
+        lo = acc[1, u, k] + np.int64(d1)
+        if lo >= FIXED_ONE:
+            lo -= FIXED_ONE
+            acc[0, u, k] += 1
+        acc[1, u, k] = lo
+        return
     x = (x - d1) * FIXED_SCALE
     d2 = np.floor(x)
     x = (x - d2) * FIXED_SCALE
