@@ -466,25 +466,17 @@ def fixed_add(acc, u, k, e2):
     d2 = np.floor(x)
     x = (x - d2) * FIXED_SCALE
     d3 = np.rint(x)  # x is already an integer when e2 >= 2**-134 or e2 is a multiple of 2**-186
-    # Step 2: add them, carrying (a digit < 2**62, an addend <= 2**62, a carry <= 1: below 2**63)
-    lo = acc[3, u, k] + np.int64(d3)
+    # Step 2: add them, last digit first, carrying (a digit < 2**62, an addend <= 2**62, a carry
+    # <= 1: below 2**63)
     c = 0
-    if lo >= FIXED_ONE:
-        lo -= FIXED_ONE
-        c = 1
-    acc[3, u, k] = lo
-    lo = acc[2, u, k] + np.int64(d2) + c
-    c = 0
-    if lo >= FIXED_ONE:
-        lo -= FIXED_ONE
-        c = 1
-    acc[2, u, k] = lo
-    lo = acc[1, u, k] + np.int64(d1) + c
-    c = 0
-    if lo >= FIXED_ONE:
-        lo -= FIXED_ONE
-        c = 1
-    acc[1, u, k] = lo
+    for j in range(FIXED_DIGITS, 0, -1):
+        add = d3 if j == 3 else (d2 if j == 2 else d1)
+        lo = acc[j, u, k] + np.int64(add) + c
+        c = 0
+        if lo >= FIXED_ONE:
+            lo -= FIXED_ONE
+            c = 1
+        acc[j, u, k] = lo
     acc[0, u, k] += c
 
 
