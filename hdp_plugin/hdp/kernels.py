@@ -387,7 +387,8 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
             # for one more iteration)
             need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
             if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
-                rng[:] = state
+                for i in range(state.shape[0]):
+                    rng[i] = state[i]
                 win_k[tr] = k_win
                 return it
         # Step 1: table counts, bottom-up
@@ -407,7 +408,10 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
             accumulate_moving(moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group, node_cell_start,
                               conc, n, node_N, prob, est_sum, wsum)
             k_win += 1
-    rng[:] = state
+    # element by element: a slice assignment would compile numba's shape-mismatch error path and its
+    # string formatting (about 3 s of the first use's compilation)
+    for i in range(state.shape[0]):
+        rng[i] = state[i]
     win_k[tr] = k_win
     return it_to
 

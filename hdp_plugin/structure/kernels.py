@@ -169,8 +169,12 @@ def _grow(arr, needed, fill):
         return arr
     cap = max(needed, 2 * old, 16)
     out = np.empty(cap, dtype=arr.dtype)
-    out[:old] = arr
-    out[old:] = fill
+    # element loops, not slice assignments: those compile numba's shape-mismatch error path with its
+    # string formatting, about 3 s of the first use's compilation for this helper alone
+    for i in range(old):
+        out[i] = arr[i]
+    for i in range(old, cap):
+        out[i] = fill
     return out
 
 
