@@ -389,7 +389,7 @@ def loo_squared_errors_block(
         for k in range(max_k + 1):
             for c in range(C):
                 post[k, c] = prior[c]
-            fixed_add(acc, 0, k, e * e)
+            fixed_add(acc, np.int64(0), k, e * e)  # one specialisation (not one for a literal 0)
         # Step 2: add attributes in MI order
         for u in range(n_attr):
             a = order[u]
@@ -404,7 +404,7 @@ def loo_squared_errors_block(
             d = 0
             stop = 0
             while True:
-                _multiply_estimates(post, d, data, block, ca, xa, tot, yi, C, m)
+                _multiply_estimates(post, np.int64(d), data, block, ca, xa, tot, yi, C, m)
                 if d == depth:
                     stop = d
                     break
