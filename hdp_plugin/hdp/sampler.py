@@ -125,7 +125,7 @@ def sample(
     tolerance : float or None
         Stop every tree on its own once its averaged tables have converged, ``iterations`` being
         then the most a tree runs (:func:`convergence_checks`, docs/method.md section 4): at
-        iterations 250, 500, 1000, ... a tree whose averaged tables changed by less than
+        iterations 500, 1000, 2000, ... a tree whose averaged tables changed by less than
         ``tolerance`` since half as many iterations (the mean of |log p_i - log p_{i/2}| over its
         leaf cells, weighted by their data counts) stops, with the tables of a run of that many
         iterations (its burn-in ``burn_in``, or by default that of the shorter run). Each tree's
@@ -303,8 +303,7 @@ def sample(
         iterations = int(tree_its.max(initial=target))
         burn_in = rule.burn_in_of(iterations)
     else:
-        n_samples = iterations - burn_in
-        probabilities, tree_its = est_sum / n_samples, np.full(trees.n_trees, iterations, np.int64)
+        probabilities, tree_its = est_sum / (iterations - burn_in), np.full(trees.n_trees, iterations, np.int64)
     n_samples = iterations - burn_in
     return SamplerResult(
         probabilities=probabilities,
