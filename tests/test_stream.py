@@ -334,45 +334,6 @@ def test_eskdb_beyond_the_sample_cuts_on_the_sample_and_counts_every_row(tmp_pat
     assert acc > counts.max() / counts.sum() + 0.1, acc
 
 
-def test_shared_passes_read_once_per_pass_and_stop_on_errors():
-    from hdp_plugin.model.streaming import shared_passes
-
-    reads = []
-
-    def read(wanted):
-        reads.append(list(wanted))
-        for b in range(4):
-            yield [np.full(3, 10 * i + b) for i in wanted]
-
-    def run(i, blocks):  # two passes, each member its own work
-        first = sum(int(x.sum()) for x in blocks())
-        return first, sum(int(x[0]) for x in blocks())
-
-    got = shared_passes(read, 5, run, queue_size=1)
-    assert got == [(3 * (40 * i + 6), 40 * i + 6) for i in range(5)]
-    assert reads == [[0, 1, 2, 3, 4]] * 2
-    assert shared_passes(read, 5, run, queue_size=1, workers=1) == got  # one member working at a time
-
-    def failing(i, blocks):  # member 2 fails in its first pass; the others go on, then its error is raised
-        for x in blocks():
-            if i == 2:
-                raise ValueError("member 2 failed")
-        return list(blocks())
-
-    for workers in (None, 1):
-        with pytest.raises(ValueError, match="member 2 failed"):
-            shared_passes(read, 4, failing, queue_size=1, workers=workers)
-
-    def bad_read(wanted):
-        yield [np.zeros(1)] * len(wanted)
-        raise DataError("part-001.parquet: cannot read as Parquet")
-
-    for workers in (None, 1):
-        with pytest.raises(DataError, match="cannot read as Parquet"):
-            shared_passes(bad_read, 3, run, queue_size=1, workers=workers)
-    assert shared_passes(read, 0, run) == []
-
-
 def test_hdp_bnc_train_a_directory_with_the_default_eskdb(tmp_path):
     """The default structure, ESKDB, from a directory: the model of the whole file read into memory;
     ``info`` says how it was trained and lists every member."""

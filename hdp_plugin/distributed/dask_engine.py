@@ -368,15 +368,10 @@ class DaskEngine:
     def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
         """Every member's SkDB selection: the tries of all members per partition, merged; then their
         leave-one-out sums per partition, merged (in groups of ``SHARED_PASS_MEMBERS`` members)."""
-        from ..model.streaming import SHARED_PASS_MEMBERS
-        from ..structure.selective import selective_kdbs
+        from ..model.streaming import select_in_groups
 
-        out = []
-        for lo in range(0, len(attribute_sets), SHARED_PASS_MEMBERS):
-            g = slice(lo, lo + SHARED_PASS_MEMBERS)
-            out += selective_kdbs(stats[g], k, m=m, orders=orders[g],
-                                  passes=_MemberPasses(self, source, attribute_sets[g], class_attribute))
-        return out
+        return select_in_groups(attribute_sets, stats, k, m, orders,
+                                lambda g: _MemberPasses(self, source, attribute_sets[g], class_attribute))
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
         futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,

@@ -23,9 +23,8 @@ An engine (:mod:`hdp_plugin.distributed`) may run the passes elsewhere: it provi
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -153,13 +152,24 @@ def count_members(source, attribute_sets, class_attribute, cards, n_classes, row
     return MemberPartials(accs)
 
 
-def members_pass(source, attribute_sets, class_attribute, accs: list, wanted=None) -> MemberPartials:
+def members_pass(source, attribute_sets, class_attribute, accs: list, wanted=None, workers: int = 1) -> MemberPartials:
     """One pass over ``source`` adding every batch, coded as member ``e`` codes it, to ``accs[e]``
-    (anything with ``add(X, y)``), for the members in ``wanted`` (default all)."""
+    (anything with ``add(X, y)``), for the members in ``wanted`` (default all). With ``workers > 1``
+    the members add a batch on that many threads (the kernels release the GIL); each member still
+    adds its batches in row order, so the result does not depend on it."""
     wanted = list(range(len(accs))) if wanted is None else list(wanted)
-    for coded in member_batches(source, attribute_sets, class_attribute, wanted):
-        for e, (X, y) in zip(wanted, coded):
-            accs[e].add(X, y)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hdp-members") \
+        if workers > 1 and len(wanted) > 1 else None
+    try:
+        for coded in member_batches(source, attribute_sets, class_attribute, wanted):
+            if pool is None:
+                for e, (X, y) in zip(wanted, coded):
+                    accs[e].add(X, y)
+            else:  # list() waits for every member and re-raises the first error
+                list(pool.map(lambda item: accs[item[0]].add(*item[1]), zip(wanted, coded)))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     return MemberPartials(accs)
 
 
@@ -170,156 +180,69 @@ def cells_members(source, attribute_sets, class_attribute, trees, cards, n_class
     return members_pass(source, attribute_sets, class_attribute, counters, [e for e, t in enumerate(trees) if t])
 
 
-def tries_members(source, attribute_sets, class_attribute, cards, n_classes, parents) -> MemberPartials:
+def tries_members(source, attribute_sets, class_attribute, cards, n_classes, parents, workers: int = 1) -> MemberPartials:
     """Every member's context tries (:class:`~hdp_plugin.structure.selective.TrieAccumulator` of its
     kDB-K ``parents[e]``) over ``source``, in one pass."""
     accs = [TrieAccumulator(c, n_classes, p) for c, p in zip(cards, parents)]
-    return members_pass(source, attribute_sets, class_attribute, accs)
+    return members_pass(source, attribute_sets, class_attribute, accs, workers=workers)
 
 
 def loo_members(source, attribute_sets, class_attribute, tries, cards, n_classes, n_y, n_rows, orders, max_k,
-                m) -> MemberPartials:
+                m, workers: int = 1) -> MemberPartials:
     """Every member's leave-one-out sums (:class:`~hdp_plugin.structure.selective.LooSums`) of the rows
     of ``source`` against its tries ``tries[e]`` of all the rows, in one pass."""
     accs = [LooAccumulator(t, c, n_classes, n_y, n_rows, o, max_k, m) for t, c, o in zip(tries, cards, orders)]
-    members_pass(source, attribute_sets, class_attribute, accs)
+    members_pass(source, attribute_sets, class_attribute, accs, workers=workers)
     return MemberPartials([a.sums for a in accs])
 
 
-#: most members whose tries and leave-one-out sums are computed together (one thread each, their
-#: tries in memory at once); more members take more passes, in groups of this size
+#: most members whose tries and leave-one-out sums are computed together (their tries in memory at
+#: once); more members take more passes, in groups of this size
 SHARED_PASS_MEMBERS = 64
 
 
-def select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None) -> list:
-    """SkDB's selection (:func:`~hdp_plugin.structure.selective.selective_kdb`) of every member, on
-    its counts ``stats[e]`` and order ``orders[e]``, with the tries and leave-one-out passes shared:
-    each member runs in its own thread on its own blocks, and every pass the members ask for reads
-    the source once for all of them (:func:`shared_passes`), at most ``n_jobs`` members working at a
-    time. Each member's sums are added in row order, as in memory, so its selection is the same bit
-    for bit whatever the threads."""
-    from ..hdp.sampler import _threads
+class _MemberPasses:
+    """The members' tries and leave-one-out passes in this process (the ``passes`` of
+    :func:`~hdp_plugin.structure.selective.selective_kdbs`): one read of ``source`` each for all
+    members, the members adding every batch on ``workers`` threads."""
 
-    workers = _threads(n_jobs)
+    def __init__(self, source, attribute_sets, class_attribute, workers: int):
+        self.source, self.attribute_sets, self.class_attribute = source, attribute_sets, class_attribute
+        self.workers = workers
+
+    def tries(self, stats, parents):
+        return tries_members(self.source, self.attribute_sets, self.class_attribute, [s.cardinalities for s in stats],
+                             stats[0].n_classes, parents, workers=self.workers).result()
+
+    def loo(self, stats, tries, orders, max_k, m):
+        s0 = stats[0]  # every member counts the same rows: the same class counts
+        return loo_members(self.source, self.attribute_sets, self.class_attribute, tries,
+                           [s.cardinalities for s in stats], s0.n_classes, s0.n_y, s0.n_rows, orders, max_k, m,
+                           workers=self.workers).parts
+
+
+def select_in_groups(attribute_sets, stats, k, m, orders, make_passes) -> list:
+    """Every member's SkDB selection (:func:`~hdp_plugin.structure.selective.selective_kdbs` on its
+    counts ``stats[e]`` and order ``orders[e]``), ``SHARED_PASS_MEMBERS`` members at a time, each group's
+    two passes from ``make_passes(group)`` (a slice of the members)."""
+    from ..structure.selective import selective_kdbs
+
     out = []
     for lo in range(0, len(attribute_sets), SHARED_PASS_MEMBERS):
-        group = list(range(lo, min(lo + SHARED_PASS_MEMBERS, len(attribute_sets))))
-
-        def run(i, blocks, e0=lo):
-            e = e0 + i
-            return selective_kdb(None, None, stats[e], k, m=m, order=orders[e], blocks=blocks)
-
-        out += shared_passes(lambda wanted, g=group: member_batches(source, attribute_sets, class_attribute,
-                                                                    [g[i] for i in wanted]),
-                             len(group), run, workers=workers)
+        g = slice(lo, lo + SHARED_PASS_MEMBERS)
+        out += selective_kdbs(stats[g], k, m=m, orders=orders[g], passes=make_passes(g))
     return out
 
 
-class _Stopped(Exception):
-    """A shared pass ended early (the reader failed or another consumer's error stopped it)."""
+def select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None) -> list:
+    """SkDB's selection of every member with the tries and leave-one-out passes shared: each reads
+    ``source`` once for all members of a group, the members adding a batch on ``n_jobs`` threads.
+    The sums are exact, so each member's selection is the in-memory one bit for bit."""
+    from ..hdp.sampler import _threads
 
-
-_END = object()
-
-
-def shared_passes(read, n: int, run, *, queue_size: int = 2, workers: int | None = None) -> list:
-    """``[run(i, blocks_i) for i < n]``, each run in its own thread, where ``blocks_i()`` returns a
-    fresh iterator of consumer ``i``'s blocks, rows in order; the passes are shared: when every
-    running consumer has asked for a pass (or finished), ``read(wanted)`` (an iterator of one list of
-    blocks per batch, one block per consumer in ``wanted``) is read once and each block handed to its
-    consumer through a bounded queue. At most ``workers`` consumers (default all) work on a block at
-    a time. Memory: ``queue_size`` blocks per consumer in flight. An error of a consumer, or of the
-    reader, is raised once every thread has stopped."""
-    cond = threading.Condition()
-    live, waiting, stopped = set(range(n)), set(), [False]
-    queues = [queue.Queue(queue_size) for _ in range(n)]
-    results, errors = [None] * n, [None] * n
-    busy = threading.Semaphore(max(1, workers or n))
-    holding = [False] * n  # consumer i works on a block (between the block's yield and its next request)
-
-    def done_with_block(i):
-        if holding[i]:
-            holding[i] = False
-            busy.release()
-
-    def blocks_of(i):
-        def blocks():
-            done_with_block(i)
-            with cond:
-                if stopped[0]:
-                    raise _Stopped()
-                waiting.add(i)
-                cond.notify_all()
-            while True:
-                done_with_block(i)
-                item = queues[i].get()
-                if item is _END:
-                    return
-                if item is _Stopped:
-                    raise _Stopped()
-                busy.acquire()
-                holding[i] = True
-                yield item
-        return blocks
-
-    def body(i):
-        try:
-            results[i] = run(i, blocks_of(i))
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the caller's thread
-            errors[i] = exc
-        finally:
-            done_with_block(i)
-            with cond:
-                live.discard(i)
-                waiting.discard(i)
-                cond.notify_all()
-
-    def put(i, item):
-        while True:
-            try:
-                queues[i].put(item, timeout=0.05)
-                return
-            except queue.Full:
-                with cond:
-                    if i not in live:
-                        return  # the consumer is gone (its error is kept)
-
-    threads = [threading.Thread(target=body, args=(i,), name=f"hdp-shared-pass-{i}", daemon=True)
-               for i in range(n)]
-    for t in threads:
-        t.start()
-    try:
-        while True:
-            with cond:
-                cond.wait_for(lambda: live <= waiting)
-                if not live:
-                    break
-                wanted = sorted(live)
-                waiting.difference_update(wanted)
-            for blocks in read(wanted):
-                for i, b in zip(wanted, blocks):
-                    put(i, b)
-            for i in wanted:
-                put(i, _END)
-    except BaseException:
-        with cond:
-            stopped[0] = True
-        for q in queues:  # wake every consumer waiting for a block
-            while True:
-                try:
-                    q.get_nowait()
-                except queue.Empty:
-                    break
-            q.put_nowait(_Stopped)
-        for t in threads:
-            t.join()
-        raise
-    for t in threads:
-        t.join()
-    for exc in errors:
-        if exc is not None and not isinstance(exc, _Stopped):
-            raise exc
-    return results
+    workers = _threads(n_jobs)
+    return select_in_groups(attribute_sets, stats, k, m, orders,
+                            lambda g: _MemberPasses(source, attribute_sets[g], class_attribute, workers))
 
 
 def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=None, progress=None):
