@@ -32,8 +32,13 @@ class ProbabilityTables:
 
 def class_prior(y: np.ndarray, n_classes: int) -> np.ndarray:
     """The m-estimate (n_y + 1/C) / (N + 1) of the class prior."""
-    counts = np.bincount(y, minlength=n_classes).astype(np.float64)
-    return (counts + 1.0 / n_classes) / (counts.sum() + 1.0)
+    return class_prior_of_counts(np.bincount(y, minlength=n_classes))
+
+
+def class_prior_of_counts(n_y: np.ndarray) -> np.ndarray:
+    """:func:`class_prior` from the class counts ``n_y`` (a counting pass's)."""
+    counts = np.asarray(n_y).astype(np.float64)
+    return (counts + 1.0 / counts.shape[0]) / (counts.sum() + 1.0)
 
 
 def m_estimate(trees: ContextTrees, m: float) -> np.ndarray:

@@ -31,7 +31,7 @@ import numpy as np
 from .. import _seeds
 from ..data.stream import BatchSource, batch_codes, scan_schema
 from ..errors import DataError, TooLargeError
-from ..hdp.tables import ProbabilityTables, laplace, m_estimate
+from ..hdp.tables import ProbabilityTables, class_prior_of_counts, laplace, m_estimate
 from ..hdp.trees import LeafCellCounter, build_trees
 from ..params import resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer
@@ -307,9 +307,7 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
         probs = m_estimate(trees, float(clf.m) if clf.estimator == "m-estimate" else 0.0)
     with np.errstate(divide="ignore"):
         log_probs = np.log(probs)
-    counts = stats.n_y.astype(np.float64)
-    prior = (counts + 1.0 / C) / (counts.sum() + 1.0)
-    clf.tables_ = ProbabilityTables(trees, log_probs, np.log(prior))
+    clf.tables_ = ProbabilityTables(trees, log_probs, np.log(class_prior_of_counts(stats.n_y)))
     _pass_info(info, passes, schema)
     return structure, attributes, cards, ca, schema.names, None
 
@@ -409,8 +407,7 @@ def fit_ensemble_source(clf, source: BatchSource, schema, disc_method: str, info
             raise member_too_large(exc, e, n, k, src) from None
         drafts.append(_Draft(seeds[e], attribute_sets[e], cards[e], s, trees))
     passes["trees"] = time.perf_counter() - t0
-    counts = stats[0].n_y.astype(np.float64)
-    prior = (counts + 1.0 / C) / (counts.sum() + 1.0)
+    prior = class_prior_of_counts(stats[0].n_y)
     members, more = estimate_members(drafts, estimator=clf.estimator,
                                      iterations=resolved_iterations("eskdb", clf.iterations), burn_in=clf.burn_in,
                                      tying=clf.tying, m=m, n_jobs=clf.n_jobs, progress=progress,
