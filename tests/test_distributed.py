@@ -100,7 +100,7 @@ def test_skdb_passes_split_over_partitions_select_the_single_process_model(tmp_p
         dask = _fit_on(dask_engine, open_batches(d), **params)
     assert dask.fit_info_["engine"] == "dask" and streamed.fit_info_["engine"] == "local"
     names = [t["key"].split("-")[0] for t in ts.data]
-    assert names.count("_tries") == names.count("_loo") == 4  # one task of each pass per partition
+    assert names.count("_tries_members") == names.count("_loo_members") == 4  # one task of each pass per partition
     assert names.count("_merge") >= 2 * 3  # two tree reduces of 4 partials (and the counting pass's)
     s = ref.structure_
     assert 0 < s.info["n_star"] < len(s.order) and s.k > 0  # a selection that the grid decides

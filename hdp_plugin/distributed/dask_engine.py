@@ -96,56 +96,6 @@ def _cells(part, attributes, class_attribute, trees, cards, n_classes):
     return counter
 
 
-def _part_blocks(part, attributes, class_attribute):
-    from ..data.stream import source_codes
-
-    def blocks():
-        for ds in source_codes(part, attributes, class_attribute):
-            if ds.n_rows:
-                yield ds.X, ds.y
-    return blocks
-
-
-def _tries(part, attributes, class_attribute, cards, n_classes, parents):
-    from ..structure.selective import TrieAccumulator
-
-    acc = TrieAccumulator(cards, n_classes, parents)
-    for X, y in _part_blocks(part, attributes, class_attribute)():
-        acc.add(X, y)
-    return acc
-
-
-def _loo(part, attributes, class_attribute, tries, cards, n_classes, n_y, n_rows, order, max_k, m):
-    from ..structure.selective import loo_sums
-
-    return loo_sums(_part_blocks(part, attributes, class_attribute), tries, cards, n_classes, n_y, n_rows, order,
-                    max_k, m)
-
-
-class _SkdbPasses:
-    """SkDB's tries and leave-one-out passes (the ``passes`` of
-    :func:`~hdp_plugin.structure.selective.selective_kdb`) as maps over the partitions and tree reduces.
-    Tasks get the cardinalities and class counts, not the pairwise counts."""
-
-    def __init__(self, engine, source, attributes, class_attribute):
-        self.engine, self.source = engine, source
-        self.attributes, self.class_attribute = attributes, class_attribute
-
-    def tries(self, stats, parents):
-        submit = self.engine.client.submit
-        futs = [submit(_tries, p, self.attributes, self.class_attribute, stats.cardinalities, stats.n_classes,
-                       parents, pure=False) for p in self.source.partitions()]
-        return self.engine._reduce(futs).result()
-
-    def loo(self, stats, tries, order, max_k, m):
-        client = self.engine.client
-        shared = client.scatter(tries, broadcast=True, hash=False)
-        futs = [client.submit(_loo, p, self.attributes, self.class_attribute, shared, stats.cardinalities,
-                              stats.n_classes, stats.n_y, stats.n_rows, order, max_k, m, pure=False)
-                for p in self.source.partitions()]
-        return self.engine._reduce(futs)
-
-
 def _count_members(part, attribute_sets, class_attribute, cards, n_classes, row0):
     from ..model.streaming import count_members
 
@@ -292,10 +242,13 @@ class DaskEngine:
         return self._reduce(futs).result()
 
     def selective(self, source, attributes, class_attribute, stats, k):
-        """SkDB: the tries per partition, merged; then the leave-one-out sums per partition, merged."""
-        from ..structure.selective import selective_kdb
+        """SkDB: the tries per partition, merged; then the leave-one-out sums per partition, merged (the
+        passes of a one-member ensemble, :class:`_MemberPasses`)."""
+        from .. import config
+        from ..structure.selective import selective_kdbs
 
-        return selective_kdb(None, None, stats, k, passes=_SkdbPasses(self, source, attributes, class_attribute))
+        passes = _MemberPasses(self, source, [attributes], class_attribute)
+        return selective_kdbs([stats], k, m=config.DEFAULT_M, orders=[None], passes=passes)[0]
 
     def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
         futs = [self.client.submit(_cells, p, attributes, class_attribute, trees, cards, n_classes, pure=False)
