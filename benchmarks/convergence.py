@@ -321,6 +321,11 @@ def main(argv=None) -> int:
     ap.add_argument("--section", default="convergence", help="The section of --output to write.")
     ap.add_argument("--plot", type=Path, help="Also draw the curves into this SVG file (needs matplotlib).")
     args = ap.parse_args(argv)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            ap.error("--plot needs matplotlib (pip install -e '.[bench]')")
     datasets = args.datasets.split(",")
     methods = args.methods.split(",")
     dirs = args.data_dir + [ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]

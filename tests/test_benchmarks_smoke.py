@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -209,17 +210,27 @@ def test_bench_hdp_trains_on_reference_style_fold_files(tmp_path):
     assert bad.returncode != 0 and "fold0_train.arff not found" in bad.stderr
 
 
-def test_convergence_study_reads_every_point_from_one_run(tmp_path):
-    """benchmarks/convergence.py on one tiny data set: every grid point and rule recorded, the report
-    and the plot written; the 5000-iteration point is the model a plain fit of 5000 iterations gives."""
-    import numpy as np
-
-    out = tmp_path / "doc.md"
+@pytest.fixture(scope="module")
+def convergence_run(tmp_path_factory):
+    """benchmarks/convergence.py on one tiny data set, once for the tests below (no plot: matplotlib
+    is in the bench extra, not in .[test])."""
+    tmp = tmp_path_factory.mktemp("convergence")
+    out = tmp / "doc.md"
     proc = subprocess.run(
         [sys.executable, str(BENCH / "convergence.py"), "--datasets", "contact-lenses", "--methods", "kDB-1",
-         "--repeats", "1", "--cache-dir", str(tmp_path / "cache"), "-o", str(out), "--plot", str(tmp_path / "c.svg")],
+         "--repeats", "1", "--cache-dir", str(tmp / "cache"), "-o", str(out)],
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    return tmp
+
+
+def test_convergence_study_reads_every_point_from_one_run(convergence_run):
+    """Every grid point and rule recorded and the report written; the 5000-iteration point is the
+    model a plain fit of 5000 iterations gives."""
+    import numpy as np
+
+    tmp_path = convergence_run
+    out = tmp_path / "doc.md"
     rec = json.loads((tmp_path / "cache" / "contact-lenses" / "kDB-1" / "r0f0.json").read_text())
     sys.path.insert(0, str(BENCH))
     try:
@@ -228,7 +239,7 @@ def test_convergence_study_reads_every_point_from_one_run(tmp_path):
         sys.path.remove(str(BENCH))
     assert set(rec["points"]) == {str(i) for i in conv.GRID}
     assert set(rec["rules"]) == {f"{m}:{t}" for m in conv.RULE_MODES for t in conv.RULE_TOLS}
-    assert "<!-- convergence:begin" in out.read_text() and (tmp_path / "c.svg").stat().st_size > 1000
+    assert "<!-- convergence:begin" in out.read_text()
     # the last point equals an ordinary fit of 5000 iterations on the same fold, up to rounding
     from hdp_plugin import BayesNetClassifier, read_dataset
     from hdp_plugin.model.evaluation import rmse, stratified_folds
@@ -249,3 +260,30 @@ def test_bench_eskdb_runs_auto_beside_a_fixed_number(tmp_path):
     assert [(r[0], r[1]) for r in rows] == [("40", "1"), ("40", "2"), ("auto", "1"), ("auto", "2")]
     assert float(rows[0][6]) == 40 and float(rows[2][6]) >= 500  # iterations run, mean per cell
     assert "yes, bit for bit on every fold" in proc.stdout
+
+
+def test_convergence_plot_from_the_cached_run(convergence_run):
+    """--report-only --plot draws the curves from the cache the run left (needs matplotlib, from the
+    bench extra)."""
+    pytest.importorskip("matplotlib", reason="matplotlib (the bench extra) draws the convergence curves")
+    svg = convergence_run / "c.svg"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "convergence.py"), "--datasets", "contact-lenses", "--methods", "kDB-1",
+         "--repeats", "1", "--cache-dir", str(convergence_run / "cache"), "--report-only", "--plot", str(svg)],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert svg.read_text().startswith("<?xml") and svg.stat().st_size > 1000
+
+
+def test_convergence_plot_without_matplotlib_is_refused_before_any_work(tmp_path):
+    """--plot where matplotlib cannot be imported: one line naming the option, before the study runs."""
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "matplotlib.py").write_text("raise ImportError('blocked for this test')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "convergence.py"), "--datasets", "contact-lenses", "--methods", "kDB-1",
+         "--repeats", "1", "--cache-dir", str(tmp_path / "cache"), "--plot", str(tmp_path / "c.svg")],
+        capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 2 and "--plot needs matplotlib" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "cache").exists()

@@ -10,9 +10,12 @@ Maven runs offline when the CI's `mvn dependency:go-offline` has filled the loca
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -26,7 +29,7 @@ def _maven_command() -> list[str]:
     mvn = shutil.which("mvn")
     if mvn is None or shutil.which("java") is None:
         pytest.skip("skipped: the Java suite needs `mvn` (Maven 3.8+) and `java` (JDK 11+) on the PATH")
-    cmd = [mvn, "-q", "-B", "verify"]
+    cmd = [mvn, "-B", "--no-transfer-progress", "verify"]  # not -q: the test prints each test class as Maven starts it
     if os.environ.get("HDP_BNC_MAVEN_OFFLINE", "") == "1":
         cmd.insert(1, "-o")
     return cmd
@@ -41,18 +44,44 @@ def _display_wrapper() -> list[str]:
     return [xvfb, "-a", "-s", "-screen 0 1280x1024x24"] if xvfb else []
 
 
-def test_java_bridge_maven_verify(tmp_path):
+def _announce(request, line: str) -> None:
+    """A line on pytest's terminal while the test runs (the Java suite takes minutes, silently
+    otherwise); nothing when pytest runs without a terminal reporter."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
+
+
+def test_java_bridge_maven_verify(tmp_path, request):
     build = tmp_path / "target"  # not java_bridge/target: concurrent runs must not share a build directory
     # the package's hdp_plugin wheel is built with the Python running this test suite
     cmd = _display_wrapper() + _maven_command() + [f"-Dhdp.build.dir={build}", f"-Dhdp.python={sys.executable}"]
     env = dict(os.environ)
     # the daemon tests train with the Python running this test suite (where hdp_plugin is importable)
     env.setdefault("HDP_BNC_PYTHON", sys.executable)
-    proc = subprocess.run(cmd, cwd=JAVA_BRIDGE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=900)
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stdout.splitlines()[-80:])
-        pytest.fail(f"`{' '.join(cmd)}` in java_bridge failed with exit code {proc.returncode}:\n{tail}")
+    start = time.monotonic()
+    _announce(request, "")
+    _announce(request, "java_bridge: mvn verify is running (the JUnit and Weka checks, then the integration tests "
+                       "with the real daemon and Weka's Explorer; several minutes); each test class as it starts:")
+    output: list[str] = []
+    with subprocess.Popen(cmd, cwd=JAVA_BRIDGE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, encoding="utf-8", errors="replace") as proc:
+        timer = threading.Timer(900, proc.kill)  # a hung build fails the test instead of the whole CI run
+        timer.start()
+        try:
+            for line in proc.stdout:
+                output.append(line.rstrip("\n"))
+                running = re.match(r"\[INFO\] Running (\S+)", line)
+                if running:
+                    _announce(request, f"  {time.monotonic() - start:6.0f} s  {running.group(1)}")
+        finally:
+            timer.cancel()
+        returncode = proc.wait()
+    _announce(request, f"java_bridge: mvn verify ended with exit code {returncode} after "
+                       f"{time.monotonic() - start:.0f} s")
+    if returncode != 0:
+        tail = "\n".join(output[-80:])
+        pytest.fail(f"`{' '.join(cmd)}` in java_bridge failed with exit code {returncode}:\n{tail}")
     reports = list(build.glob("*-reports/*.txt"))
     assert reports, "Maven ran no tests"
     text = "\n".join(r.read_text(encoding="utf-8", errors="replace") for r in reports)
