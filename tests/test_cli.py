@@ -389,8 +389,10 @@ def test_format_option_and_a_directory_get_one_clear_line(tmp_path):
     assert result.exit_code == 2 and result.stderr == "error: --format must be one of arff, arrow, parquet, csv, got 'xlsx'\n"
     folder = tmp_path / "folder"
     folder.mkdir()
-    result = run("evaluate", folder, "-e", "laplace")
-    assert result.exit_code == 2 and result.stderr.startswith(f"error: {folder} is a directory, not a data file;")
+    for extra in ((), ("--format", "arff")):  # a directory: --format is not hinted, and does not help
+        result = run("evaluate", folder, "-e", "laplace", *extra)
+        assert result.exit_code == 2 and result.stderr.startswith(f"error: {folder} is a directory, not a data file;")
+        assert "--format" not in result.stderr and "train and predict also read a directory" in result.stderr
 
 
 def _weather_plain_class(tmp_path) -> Path:
