@@ -22,10 +22,13 @@ EXIT_INTERRUPTED = 130
 
 
 def _plain_params(params):
-    """A flag (``--quiet``, ``--help``) takes no value: its help shows none (typer 0.29 writes ``<bool>``)."""
+    """A flag (``--quiet``, ``--help``) takes no value: its help shows none (typer 0.29 writes ``<bool>``);
+    a default of None ("not given") is no value to show (typer 0.16 writes ``[default: None]``)."""
     for p in params:
         if getattr(p, "is_flag", False) and getattr(p, "metavar", None) is None:
             p.metavar = ""
+        if p.default is None and not isinstance(getattr(p, "show_default", None), str):
+            p.show_default = False
     return params
 
 

@@ -137,9 +137,9 @@ def submit(
     seed: Annotated[int, typer.Option(*PARAM["random_state"].cli, help=PARAM["random_state"].cli_help + " The same seed gives the same model as 'hdp-bnc train'.")] = PARAM["random_state"].default_in_job,
     discretization: Annotated[str, typer.Option(*PARAM["discretization"].cli, help=PARAM["discretization"].cli_help)] = _default("discretization"),
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
-    client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json.")] = None,
+    client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json; none by default.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1); by default never.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no progress bar and no notes, only the result.")] = False,
 ) -> None:
     """Publish a training job for DATA in SPOOL and print where its model lands (done/JOB/model.arrow)."""
