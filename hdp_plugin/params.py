@@ -86,7 +86,7 @@ PARAMETERS: tuple[Param, ...] = (
     Param("structure", "choice", config.DEFAULT_STRUCTURE, choices=config.STRUCTURES,
           help="The network structure: naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, selective "
                "kDB, or an ESKDB ensemble of selective kDBs (the default, the most accurate in the benchmarks; "
-               "kdb is the fastest).",
+               "nb is the fastest).",
           cli=("--structure", "-s"), job="structure", weka="S"),
     Param("k", "int", config.DEFAULT_K, minimum=0, maximum=config.MAX_K,
           help="The largest number of attribute parents of kDB, SkDB and ESKDB members (ignored by nb and tan).",
