@@ -9,6 +9,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from .errors import DataError, HDPError, JobError, ModelFileError, ParameterError
 
@@ -20,11 +21,59 @@ EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
 
 
+def _plain_params(params):
+    """A flag (``--quiet``, ``--help``) takes no value: its help shows none (typer 0.29 writes ``<bool>``);
+    a default of None ("not given") is no value to show (typer 0.16 writes ``[default: None]``)."""
+    for p in params:
+        if getattr(p, "is_flag", False) and getattr(p, "metavar", None) is None:
+            p.metavar = ""
+        if p.default is None and not isinstance(getattr(p, "show_default", None), str):
+            p.show_default = False
+    return params
+
+
+def _usage_pieces(command, ctx) -> list[str]:
+    """``[OPTIONS] MODEL DATA``: arguments by their upper-case names, optional ones in brackets
+    (typer 0.27 writes a required argument as ``{data}``)."""
+    pieces = [command.options_metavar] if command.options_metavar else []
+    for p in command.get_params(ctx):
+        if p.param_type_name == "argument":
+            name = (p.metavar or p.name or "").upper() + ("..." if p.nargs != 1 else "")
+            pieces.append(name if p.required else f"[{name}]")
+    return pieces
+
+
+class HelpCommand(TyperCommand):
+    """A command whose help reads the same on every typer of the range pyproject.toml allows."""
+
+    def get_params(self, ctx):
+        return _plain_params(super().get_params(ctx))
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return _usage_pieces(self, ctx)
+
+
+class HelpGroup(TyperGroup):
+    """A group of commands (``hdp-bnc``, ``hdp-bnc daemon``) with :class:`HelpCommand`'s help."""
+
+    def get_params(self, ctx):
+        return _plain_params(super().get_params(ctx))
+
+
+class _App(typer.Typer):
+    """A typer app whose commands are :class:`HelpCommand` unless they say otherwise."""
+
+    def command(self, *args, cls=None, **kwargs):
+        return super().command(*args, cls=cls or HelpCommand, **kwargs)
+
+
 def typer_app(name: str, help: str) -> typer.Typer:
-    """A typer app with the project's conventions: ``-h``, help when called bare, no tracebacks."""
-    return typer.Typer(
+    """A typer app with the project's conventions: ``-h``, help when called bare, no tracebacks, and
+    help that shows no value after a flag and names arguments in capitals (:class:`HelpCommand`)."""
+    return _App(
         name=name,
         help=help,
+        cls=HelpGroup,
         context_settings={"help_option_names": ["-h", "--help"]},
         no_args_is_help=True,
         add_completion=False,

@@ -68,7 +68,8 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print no progress ba
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log what each stage of the pipeline does, on stderr.")]
 ClassOpt = Annotated[
     Optional[str],
-    typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute, as in Weka."),
+    typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute, as in Weka.",
+                 show_default="the last attribute"),
 ]
 
 
@@ -101,20 +102,25 @@ IterationsOpt, IterationsList = _listable(_flags("iterations"), _spec_help("iter
                                           "int|auto")
 TyingOpt, TyingList = _listable(_flags("tying"), _spec_help("tying"))
 DiscretizationOpt, DiscretizationList = _listable(_flags("discretization"), _spec_help("discretization"))
-BurnInOpt = Annotated[Optional[int], typer.Option(*_flags("burn_in"), help=_spec_help("burn_in"))]
+BurnInOpt = Annotated[Optional[int], typer.Option(*_flags("burn_in"), help=_spec_help("burn_in"),
+                                                   show_default="min(1000, iterations / 10)")]
 MOpt = Annotated[float, typer.Option(*_flags("m"), help=_spec_help("m") + " Used by --estimator m-estimate.")]
 FormatOpt = Annotated[
     Optional[str],
-    typer.Option("--format", help="Format of the data file when its name does not tell it: arff, arrow, parquet or csv."),
+    typer.Option("--format", help="Format of the data file when its name does not tell it: arff, arrow, parquet or csv.",
+                 show_default="from the file name"),
 ]
 ClassValuesOpt = Annotated[
     Optional[str],
     typer.Option("--class-values", metavar="<label,...>",
                  help="The class labels in this order, comma-separated (for CSV, Parquet and Feather files, whose "
-                      "class labels are otherwise sorted); may add labels no row has."),
+                      "class labels are otherwise sorted); may add labels no row has.",
+                 show_default="the labels as read"),
 ]
-SeedOpt = Annotated[int, typer.Option(*_flags("random_state"), help=_spec_help("random_state") + " Also seeds the folds.")]
-ThreadsOpt = Annotated[Optional[int], typer.Option(*_flags("n_jobs"), help=_spec_help("n_jobs"))]
+SeedOpt = Annotated[int, typer.Option(*_flags("random_state"), help=_spec_help("random_state"))]
+FoldSeedOpt = Annotated[int, typer.Option(*_flags("random_state"),
+                                          help=_spec_help("random_state") + " It also draws the folds.")]
+ThreadsOpt = Annotated[Optional[int], typer.Option(*_flags("n_jobs"), help=_spec_help("n_jobs"), show_default="all cores")]
 
 
 # ------------------------------------------------------------------------------------------
@@ -150,9 +156,14 @@ class _Out:
             yield None
             return
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+        from rich.text import Text
 
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        class Counts(ProgressColumn):  # i/N, and nothing for a phase of unknown length
+            def render(self, task):
+                return Text("" if task.total is None else f"{int(task.completed)}/{int(task.total)}")
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), Counts(), TimeElapsedColumn(),
                       console=Console(stderr=True), transient=True) as bar:
             yield bar
 
@@ -241,30 +252,63 @@ def _describe(params: dict, *, full: bool = False) -> str:
     return text
 
 
-def _progress_hook(params: dict, bar, task):
-    """The ``progress`` callback of ``fit`` that moves a progress bar (None without a bar)."""
-    if bar is None or task is None or params["estimator"] != "hdp":
-        return None
+class _Phases:
+    """The progress line of a command on a terminal: the phase it is in (``reading DATA``,
+    ``discretising, learning the structure``, ``sampling kDB-5 hdp`` with its iterations i/N,
+    ``writing MODEL``). Does nothing without a bar (piped stderr, ``--quiet``)."""
 
-    def hook(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
+    def __init__(self, bar):
+        self.bar, self.task, self.text = bar, None, None
 
-    return hook
+    def phase(self, text: str, total: int | None = None) -> None:
+        """Show ``text`` from now on: with a count of ``total`` steps, or as work of unknown length."""
+        if self.bar is None:
+            return
+        if self.task is not None:
+            self.bar.update(self.task, visible=False)
+        self.task, self.text = self.bar.add_task(text, total=total), text
+
+    def sampling(self, params: dict):
+        """The ``progress`` callback of ``fit``: the sampling phase and its iterations (None without a
+        bar or without HDP)."""
+        if self.bar is None or params["estimator"] != "hdp":
+            return None
+        label = f"sampling {_describe(params)}"
+
+        def hook(done: int, total: int) -> None:
+            if self.text != label:
+                self.phase(label, total)
+            self.bar.update(self.task, completed=done, total=total)
+
+        return hook
+
+
+def _fit_phase(params: dict, streamed: bool = False) -> str:
+    """What ``fit`` does before the sampler reports (the phase until then)."""
+    what = ("learning the structures of the members" if params["structure"] == "eskdb"
+            else "learning the structure")
+    if params["estimator"] != "hdp":
+        what += " and the tables"
+    return ("passes over the batches: " if streamed else "") + f"discretising, {what}"
 
 
 def _format(path: Path, fmt: str | None) -> str:
     """The data format of ``path``: ``--format``, else its name's; one line when neither tells it."""
     from .data.formats import FORMATS, format_of
 
+    if path.is_dir():  # only train and predict read a directory (in batches); --format does not help
+        raise ParameterError(
+            f"{path} is a directory, not a data file; give an .arff, .arrow/.feather/.ipc, .parquet or .csv file "
+            f"(train and predict also read a directory or glob of them, in batches)"
+        )
     try:
         return format_of(path, fmt)
     except ParameterError:
         if fmt is not None:
             raise ParameterError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}") from None
-        what = "a directory, not a data file" if path.is_dir() else "named with no known extension"
         raise ParameterError(
-            f"{path} is {what}; give an .arff, .arrow/.feather/.ipc, .parquet or .csv file, or name the format "
-            f"with --format ({', '.join(FORMATS)})"
+            f"{path} is named with no known extension; give an .arff, .arrow/.feather/.ipc, .parquet or .csv "
+            f"file, or name the format with --format ({', '.join(FORMATS)})"
         ) from None
 
 
@@ -308,6 +352,7 @@ def train(
     verbose: Verbose = False,
 ) -> None:
     """Learn a classifier from DATA and write it to a model file."""
+    started = time.perf_counter()  # the wall time of the command: reading, fitting, writing
     out = _Out(quiet, verbose)
     with _errors():
         configs = _configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
@@ -320,42 +365,51 @@ def train(
 
         output = _output(output, data)
         streamed = _streamed(data, stream, discretization_sample, engine, scheduler, workers, class_values)
-        ds = (_open_source(data, class_attribute, data_format, discretization_sample) if streamed
-              else _read(data, class_attribute, data_format, class_values))
-        started = time.perf_counter()
-        with out.progress() as bar, _engine(engine, scheduler, workers):
-            task = bar.add_task(f"sampling {_describe(params)}",
-                                total=resolved_iterations(params["structure"], params["iterations"])) if bar else None
-            from .model import BayesNetClassifier
+        with out.progress() as bar:
+            line = _Phases(bar)
+            line.phase(f"reading {data}")
+            ds = (_open_source(data, class_attribute, data_format, discretization_sample) if streamed
+                  else _read(data, class_attribute, data_format, class_values))
+            with _engine(engine, scheduler, workers):
+                from .model import BayesNetClassifier
 
-            clf = BayesNetClassifier(**params).fit(ds, progress=_progress_hook(params, bar, task))
-        seconds = time.perf_counter() - started
-        info = clf.fit_info_
-        log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
-                 info.get("sampler_seconds", info.get("fit_seconds", 0.0)))
-        save_model(clf, output)
+                line.phase(_fit_phase(params, streamed))
+                clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
+            info = clf.fit_info_
+            log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
+                     info.get("sampler_seconds", info.get("fit_seconds", 0.0)))
+            line.phase(f"writing {output}")
+            save_model(clf, output)
+        wall = time.perf_counter() - started
         nets = [mb.tables.trees for mb in clf.members_] if hasattr(clf, "members_") else [clf.tables_.trees]
         for w in clf.fit_info_.get("warnings", []):
             out.note(f"warning: {w}")
         ran = dict(params, iterations=info["iterations"]) if "iterations" in info else params
         out.note(f"{output}: {_describe(ran, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
-                 f"{sum(t.n_cells for t in nets)} cells, trained in {seconds:.2f} s")
+                 f"{sum(t.n_cells for t in nets)} cells; {_durations(info['fit_seconds'], wall)}")
+
+
+def _durations(fit_seconds: float, wall_seconds: float) -> str:
+    """train's two durations, named as ``info`` and docs/cli.md name them."""
+    return f"fit time {fit_seconds:.2f} s, wall time {wall_seconds:.2f} s"
 
 
 StreamOpt = Annotated[bool, typer.Option("--stream", help="Read DATA in batches even if it is one file (a "
                                           "directory or glob always is): memory bounded by the model, not the rows.")]
 SampleOpt = Annotated[Optional[int], typer.Option(
     "--discretization-sample", metavar="ROWS",
-    help="Batches only: numeric attributes are discretised on a sample of this many rows (default 1,000,000; "
-         "data with no more rows is discretised exactly as in memory).")]
+    help="Batches only: numeric attributes are discretised on a sample of this many rows; data with no more "
+         "rows is discretised exactly as in memory.", show_default="1,000,000")]
 EngineOpt = Annotated[str, typer.Option("--engine", help="Where the passes over batches run: local (this process) "
-                                        "or dask (a Dask cluster; needs the distributed extra: pip install hdp-plugin\\[distributed]).")]
+                                        "or dask (a Dask cluster; needs Dask, the distributed extra of hdp-plugin).")]
 SchedulerOpt = Annotated[Optional[str], typer.Option(
     "--scheduler", metavar="tcp://HOST:PORT",
-    help="With --engine dask: the scheduler of an existing cluster; without it a LocalCluster starts here.")]
+    help="With --engine dask: the scheduler of an existing cluster; without it a LocalCluster starts here.",
+    show_default="a LocalCluster")]
 WorkersOpt = Annotated[Optional[int], typer.Option(
-    "--workers", help="With --engine dask and no --scheduler: worker processes of the LocalCluster.")]
+    "--workers", help="With --engine dask and no --scheduler: worker processes of the LocalCluster.",
+    show_default=str(config.DASK_LOCAL_WORKERS))]
 
 
 def _streamed(data: Path, stream: bool, sample, engine: str, scheduler, workers, class_values) -> bool:
@@ -512,9 +566,12 @@ def predict(
     data: Annotated[Path, typer.Argument(help="Data with the training attributes; its class column, if any, is reported as 'actual'.")],
     output: Annotated[
         Optional[Path],
-        typer.Option("--output", "-o", help="Output file; its suffix picks the format (.csv, .arrow, .feather, .parquet, .arff). CSV on stdout by default."),
+        typer.Option("--output", "-o", help="Output file; its suffix picks the format (.csv, .arrow, .feather, .parquet, .arff). CSV on stdout by default.",
+                     show_default="CSV on stdout"),
     ] = None,
-    threads: ThreadsOpt = None,
+    threads: Annotated[Optional[int], typer.Option(
+        *_flags("n_jobs"), help="Threads that compute the predictions, at least 1; by default all cores.",
+        show_default="all cores")] = None,
     data_format: FormatOpt = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read DATA in batches even if it is one file (a directory "
                                          "or glob always is) and write the predictions batch by batch: memory "
@@ -661,14 +718,15 @@ def evaluate(
     burn_in: BurnInOpt = None,
     tying: TyingList = _default("tying"),
     m: MOpt = _default("m"),
-    seed: SeedOpt = 0,
+    seed: FoldSeedOpt = 0,
     threads: ThreadsOpt = None,
     discretization: DiscretizationList = _default("discretization"),
     folds: Annotated[int, typer.Option("--folds", "-f", help="Number of stratified folds.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", "-r", help="How many times the folds are redrawn (seed, seed + 1, ...).")] = 1,
     cv: Annotated[
         Optional[str],
-        typer.Option("--cv", help="Repeats x folds in one go, e.g. 5x2 for the paper's protocol; overrides --folds and --repeats."),
+        typer.Option("--cv", help="Repeats x folds in one go, e.g. 5x2 for the paper's protocol; overrides --folds and --repeats.",
+                     show_default="--repeats x --folds"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON instead of a table.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the results as CSV instead of a table.")] = False,
@@ -697,16 +755,17 @@ def evaluate(
         configs = _configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
                                   burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                   discretization=discretization)
-        ds = _read(data, class_attribute, data_format, class_values)
-        known = int((ds.y >= 0).sum())
-        if n_folds > known:
-            raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "
-                                 f"give at most {known} folds")
         results = []
         with out.progress() as bar:
+            line = _Phases(bar)
+            line.phase(f"reading {data}")
+            ds = _read(data, class_attribute, data_format, class_values)
+            known = int((ds.y >= 0).sum())
+            if n_folds > known:
+                raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "
+                                     f"give at most {known} folds")
             total = len(configs) * n_folds * n_repeats
             overall = bar.add_task("cross-validation", total=total) if bar else None
-            sampling = bar.add_task("sampling", total=1, visible=False) if bar else None
             for params in configs:
                 fits = [0]
 
@@ -716,11 +775,11 @@ def evaluate(
                             bar.advance(overall)
                         fits[0] += 1
                         bar.update(overall, description=f"{_describe(params)} fold {fits[0]}/{n_folds * n_repeats}")
-                        bar.update(sampling, completed=0, visible=params["estimator"] == "hdp")
+                        line.phase(_fit_phase(params))
                     return BayesNetClassifier(**params)
 
                 res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
-                                     progress=_progress_hook(params, bar, sampling))
+                                     progress=line.sampling(params))
                 if bar is not None:
                     bar.advance(overall)
                 results.append((params, res))
@@ -852,7 +911,7 @@ def _info_text(path: Path, contents) -> str:
         *_stopping_info(est),
         f"seed           {doc['seed']}" + (f", discretization {doc['params']['discretization']}" if ensemble else ""),
         f"training       {doc['fit'].get('rows')} rows"
-        + (f", {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
+        + (f", fit time {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
         *_stream_info(doc, training),
         f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
         f"{sum(t.n_cells for t in nets)} cells",
@@ -952,7 +1011,8 @@ def show(
     model: Annotated[Path, typer.Argument(help="A model file written by hdp-bnc train.")],
     output: Annotated[
         Optional[Path],
-        typer.Option("--output", "-o", help="Write to this file instead of stdout: .dot as text, .png, .svg or .pdf through Graphviz's dot."),
+        typer.Option("--output", "-o", help="Write to this file instead of stdout: .dot as text, .png, .svg or .pdf through Graphviz's dot.",
+                     show_default="DOT on stdout"),
     ] = None,
 ) -> None:
     """Print the network as Graphviz DOT, or draw it to a picture with -o net.png or net.svg."""

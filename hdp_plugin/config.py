@@ -174,6 +174,8 @@ MODEL_FORMAT_READS = (1, 2)
 #: ``daemon run`` defaults: worker processes, seconds between looks at new/, seconds running jobs get
 #: to finish when the daemon is asked to stop
 DAEMON_WORKERS = 1
+#: worker processes of the LocalCluster that ``--engine dask`` starts when no scheduler is given
+DASK_LOCAL_WORKERS = 2
 DAEMON_POLL_SECONDS = 0.5
 DAEMON_GRACE_SECONDS = 10.0
 #: default resource limits of a daemon (``run --max-input-mb/--max-cardinality``; ``--max-cells`` is MAX_CELLS)

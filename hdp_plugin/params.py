@@ -37,7 +37,8 @@ class Param:
     ``minimum``/``maximum`` bound numbers (inclusive). ``cli``, ``job`` and ``weka`` name the
     parameter on the command line, in job.json and in Weka (without the dash); None where the
     face does not have it. ``job_default``/``weka_default`` are where that face's default differs
-    (a seed of 0 rather than None, Weka's -1 for "default burn-in").
+    (a seed of 0 rather than None, Weka's -1 for "default burn-in"); ``cli_text`` is the command
+    line's help where ``help`` speaks of Python values (None) that cannot be typed there.
     """
 
     name: str
@@ -53,6 +54,7 @@ class Param:
     weka: str | None = None
     job_default: object = ...
     weka_default: object = ...
+    cli_text: str | None = None
 
     @property
     def default_in_job(self):
@@ -65,7 +67,7 @@ class Param:
     @property
     def cli_help(self) -> str:
         """The help text of the parameter's command-line option (the choices spelt out)."""
-        return self.help + (f" One of: {self.domain()}." if self.kind == "choice" else "")
+        return (self.cli_text or self.help) + (f" One of: {self.domain()}." if self.kind == "choice" else "")
 
     def domain(self) -> str:
         """The allowed values in words, as error messages and help texts give them."""
@@ -84,7 +86,7 @@ PARAMETERS: tuple[Param, ...] = (
     Param("structure", "choice", config.DEFAULT_STRUCTURE, choices=config.STRUCTURES,
           help="The network structure: naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, selective "
                "kDB, or an ESKDB ensemble of selective kDBs (the default, the most accurate in the benchmarks; "
-               "kdb is the fastest).",
+               "nb is the fastest).",
           cli=("--structure", "-s"), job="structure", weka="S"),
     Param("k", "int", config.DEFAULT_K, minimum=0, maximum=config.MAX_K,
           help="The largest number of attribute parents of kDB, SkDB and ESKDB members (ignored by nb and tan).",
@@ -117,6 +119,8 @@ PARAMETERS: tuple[Param, ...] = (
           cli=("--seed",), job="seed", weka="seed", job_default=0, weka_default=0),
     Param("n_jobs", "int", None, minimum=-1, nullable=True,
           help="Threads that sample trees in parallel; None or -1 uses all cores. The result does not depend on it.",
+          cli_text="Threads that sample trees in parallel, at least 1; by default all cores. The result does not "
+                   "depend on it.",
           cli=("--threads", "-t")),
 )
 

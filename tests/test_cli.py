@@ -346,14 +346,14 @@ def test_progress_bars_on_a_terminal(tmp_path, monkeypatch):
     """The progress paths run (as on a terminal) and leave stdout to the results."""
     monkeypatch.setattr(cli._Out, "bars", property(lambda self: not self.quiet))
     calls = []
-    real = cli._progress_hook
+    real = cli._Phases.sampling  # the real rich Progress, its phases of unknown length and i/N
 
-    def spy(params, bar, task):
-        hook = real(params, bar, task)
+    def spy(self, params):
+        hook = real(self, params)
         calls.append(hook is not None)
         return hook
 
-    monkeypatch.setattr(cli, "_progress_hook", spy)
+    monkeypatch.setattr(cli._Phases, "sampling", spy)
     result = run("train", WEATHER, "-o", tmp_path / "w.hdpbnc", "-s", "kdb", "-k", "1", "-i", "20")
     assert result.exit_code == 0, result.output
     result = run("evaluate", WEATHER, "-s", "nb", "-e", "hdp,laplace", "-i", "20", "--csv")
@@ -389,8 +389,10 @@ def test_format_option_and_a_directory_get_one_clear_line(tmp_path):
     assert result.exit_code == 2 and result.stderr == "error: --format must be one of arff, arrow, parquet, csv, got 'xlsx'\n"
     folder = tmp_path / "folder"
     folder.mkdir()
-    result = run("evaluate", folder, "-e", "laplace")
-    assert result.exit_code == 2 and result.stderr.startswith(f"error: {folder} is a directory, not a data file;")
+    for extra in ((), ("--format", "arff")):  # a directory: --format is not hinted, and does not help
+        result = run("evaluate", folder, "-e", "laplace", *extra)
+        assert result.exit_code == 2 and result.stderr.startswith(f"error: {folder} is a directory, not a data file;")
+        assert "--format" not in result.stderr and "train and predict also read a directory" in result.stderr
 
 
 def _weather_plain_class(tmp_path) -> Path:

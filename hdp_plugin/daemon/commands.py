@@ -63,12 +63,12 @@ def run(
         bool, typer.Option("--allow-shared-spool", help="Serve a spool that other users own or can write (they can then run jobs as you); refused by default."),
     ] = False,
     engine: Annotated[str, typer.Option("--engine", help="Where jobs sample their context trees: local (the worker "
-                                        "process) or dask (a Dask cluster; needs the distributed extra: pip install hdp-plugin\\[distributed]). "
+                                        "process) or dask (a Dask cluster; needs Dask, the distributed extra of hdp-plugin). "
                                         "Models do not depend on it.")] = "local",
     scheduler: Annotated[Optional[str], typer.Option(
         "--scheduler", metavar="tcp://HOST:PORT",
-        help="With --engine dask: the scheduler of an existing cluster; without it a LocalCluster of 2 workers "
-             "starts with the daemon.")] = None,
+        help=f"With --engine dask: the scheduler of an existing cluster; without it a LocalCluster of "
+             f"{config.DASK_LOCAL_WORKERS} workers starts with the daemon.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
 ) -> None:
     """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
@@ -137,9 +137,9 @@ def submit(
     seed: Annotated[int, typer.Option(*PARAM["random_state"].cli, help=PARAM["random_state"].cli_help + " The same seed gives the same model as 'hdp-bnc train'.")] = PARAM["random_state"].default_in_job,
     discretization: Annotated[str, typer.Option(*PARAM["discretization"].cli, help=PARAM["discretization"].cli_help)] = _default("discretization"),
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
-    client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json.")] = None,
+    client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json; none by default.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1); by default never.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no progress bar and no notes, only the result.")] = False,
 ) -> None:
     """Publish a training job for DATA in SPOOL and print where its model lands (done/JOB/model.arrow)."""
@@ -257,6 +257,22 @@ def cancel(
     """Cancel a job by writing SPOOL/cancel/JOB; the daemon stops it within one progress step."""
     with _errors():
         client.cancel(spool, job)
+        typer.echo(_cancel_text(job, client.job_state(spool, job)), err=True)
+
+
+def _cancel_text(job: str, st: dict) -> str:
+    """What ``daemon cancel`` did, by the job's state once the request is written."""
+    state = st.get("state")
+    if state == P.NEW:
+        return f"cancel requested for {job} (queued): it will end in failed/ with code cancelled"
+    if state == P.CLAIMED:
+        return (f"cancel requested for {job} (running): its daemon stops it within one progress step, and it ends "
+                f"in failed/ with code cancelled")
+    if state in (P.DONE, P.FAILED):
+        return f"{job} has already finished (in {state}/): nothing to cancel"
+    if state == P.TMP:
+        return f"cancel requested for {job} (still being submitted): it will end in failed/ with code cancelled"
+    return f"{job} is not in the spool: nothing to cancel (a daemon removes the marker)"
 
 
 @app.command()

@@ -149,7 +149,7 @@ class Daemon:
             _import_distributed()
             from distributed import LocalCluster
 
-            self._cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            self._cluster = LocalCluster(n_workers=config.DASK_LOCAL_WORKERS, threads_per_worker=1, processes=True, dashboard_address=None)
             self._scheduler = self._cluster.scheduler_address
         if self.settings.engine == "dask":
             log.info("jobs sample their trees on the Dask cluster at %s", self._scheduler)

@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from .. import config
 from ..errors import ParameterError
 
 log = logging.getLogger(__name__)
@@ -177,7 +178,8 @@ class DaskEngine:
     """Runs the passes of :func:`hdp_plugin.model.streaming.fit_source` on a Dask cluster.
 
     ``scheduler``: the address of an existing cluster's scheduler (``tcp://host:8786``); None starts a
-    ``LocalCluster`` of ``n_workers`` processes (default 2) with one thread each, closed by :meth:`close`.
+    ``LocalCluster`` of ``n_workers`` processes (default ``config.DASK_LOCAL_WORKERS``) with one thread each,
+    closed by :meth:`close`.
     """
 
     name = "dask"
@@ -188,7 +190,8 @@ class DaskEngine:
 
         self._cluster = None
         if scheduler is None:
-            self._cluster = LocalCluster(n_workers=n_workers or 2, threads_per_worker=1, processes=True,
+            self._cluster = LocalCluster(n_workers=n_workers or config.DASK_LOCAL_WORKERS, threads_per_worker=1,
+                                         processes=True,
                                          dashboard_address=None)
             self.client = Client(self._cluster)
         else:
@@ -244,7 +247,6 @@ class DaskEngine:
     def selective(self, source, attributes, class_attribute, stats, k):
         """SkDB: the tries per partition, merged; then the leave-one-out sums per partition, merged (the
         passes of a one-member ensemble, :class:`_MemberPasses`)."""
-        from .. import config
         from ..structure.selective import selective_kdbs
 
         passes = _MemberPasses(self, source, [attributes], class_attribute)

@@ -57,7 +57,7 @@ import weka.core.Utils;
  * hdp_plugin wheel: on first use it makes its own Python environment with the Python 3.10 or later on the
  * PATH and installs the wheel and its dependencies with pip (once, one to a few minutes), unless the
  * pythonExecutable option or HDP_BNC_PYTHON names a Python that has hdp_plugin. The first training then
- * compiles the sampler's kernels (once, one to two minutes). The learnt tables are held in Java, so a
+ * compiles the sampler's kernels (once; the daemon's log says how long). The learnt tables are held in Java, so a
  * saved model predicts without Python.<br>
  * <br>
  * For more information see:<br>
@@ -260,8 +260,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       + "the hdp_plugin wheel: on first use it makes its own Python environment with the Python 3.10 or later on "
       + "the PATH and installs the wheel and its dependencies with pip (once, one to a few minutes), unless the "
       + "pythonExecutable option or " + PYTHON_ENV + " names a Python that has hdp_plugin. The first training "
-      + "then compiles the sampler's kernels (once, one to two minutes). The learnt tables are held in Java, so "
-      + "a saved model predicts without Python.\n\nFor more information see:\n\n"
+      + "then compiles the sampler's kernels (once; the daemon's log says how long). The learnt tables are held "
+      + "in Java, so a saved model predicts without Python.\n\nFor more information see:\n\n"
       + getTechnicalInformation().toString();
   }
 

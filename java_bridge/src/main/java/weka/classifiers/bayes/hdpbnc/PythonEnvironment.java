@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  * ({@code python-env/}) with the user's Python 3.10 or later and installs the wheel and its
  * dependencies (numpy, numba, pyarrow, liac-arff, typer) into it with pip, from the index pip is set up to
  * use. That takes one to a few minutes, once; the first training after it also compiles the sampler's
- * kernels (one to two minutes, once).
+ * kernels (once; the daemon's log says how long).
  *
  * <p>Used only when the classifier's pythonExecutable option is at its default and the environment
  * variable HDP_BNC_PYTHON is not set. Run {@code java -cp weka.jar:<package>/HDPBayesNet.jar

@@ -821,8 +821,8 @@ public final class SpoolClient {
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(m_DaemonLog.toFile()));
     log("starting the hdp-bnc daemon: " + String.join(" ", cmd) + " (log: " + m_DaemonLog + "). The first start "
-      + "after installing compiles the sampler's kernels once, which takes one to two minutes; later starts take "
-      + "seconds.");
+      + "after installing compiles the sampler's kernels once (the daemon's log says how long); later starts "
+      + "take seconds.");
     try {
       m_Started = pb.start();
       m_Started.getOutputStream().close(); // the daemon reads no input

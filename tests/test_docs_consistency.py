@@ -1,0 +1,193 @@
+"""The documents agree with the code and with the generated sections they quote.
+
+Catches the contradictions of issue 21 item 20 and the next ones of their kinds: an option the
+docs name that the command line does not have, or with another default; a first-use compile time
+stated anywhere but docs/hdp.md (whose figure is the one the command line prints); a figure quoted
+from a generated training-time table that the table does not hold; a "fastest" structure that the
+table does not make fastest; ESKDB said to be refused for batched data; a default structure in the
+prose that is not the default.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import typer
+
+from hdp_plugin import config
+from hdp_plugin._compile_notice import ESTIMATE_SECONDS
+from hdp_plugin.cli import app
+from hdp_plugin.params import PARAMETERS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", ROOT / "java_bridge" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+GENERATED = re.compile(r"<!-- ([\w-]+):begin.*?-->(.*?)<!-- \1:end -->", re.S)
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _prose(path: Path) -> str:
+    """The hand-written text: generated sections left out."""
+    return GENERATED.sub("", _text(path))
+
+
+def _clauses(text: str) -> list[str]:
+    """Sentences and the parts of them between semicolons, each on one line."""
+    flat = " ".join(text.split())
+    return [c for c in re.split(r"(?<=[.;!?])\s+(?=[A-Z`*(\-])|;\s*", flat) if c]
+
+
+def _commands():
+    root = typer.main.get_command(app)
+    out = {}
+
+    def walk(group, path):
+        for name, cmd in getattr(group, "commands", {}).items():
+            out[" ".join(path + (name,))] = cmd
+            walk(cmd, path + (name,))
+
+    walk(root, ())
+    return out
+
+
+COMMANDS = _commands()
+
+
+def _options(command: str) -> dict[str, object]:
+    return {o: p for p in COMMANDS[command].params if p.param_type_name == "option" for o in p.opts + p.secondary_opts}
+
+
+def _cli_table_rows(section: str):
+    """(options, default) of each row of the option table under ``section`` of docs/cli.md."""
+    text = _text(ROOT / "docs" / "cli.md").split(section, 1)[1]
+    table = text.split("\n\n", 2)[1] if not text.lstrip().startswith("|") else text
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].startswith("`-"):
+            yield re.findall(r"`(-[\w-]+)", cells[0]), cells[1].strip("`")
+
+
+def _shown_default(p) -> str | None:
+    if isinstance(p.show_default, str):
+        return p.show_default
+    return None if p.default is None else str(p.default)
+
+
+@pytest.mark.parametrize("section,commands", [("## Training options", ("train", "evaluate")),
+                                              ("`train` only", ("train",))])
+def test_options_in_docs_cli_exist_with_the_stated_default(section, commands):
+    rows = list(_cli_table_rows(section))
+    assert len(rows) >= 5
+    for names, default in rows:
+        for command in commands:
+            opts = _options(command)
+            for name in names:
+                assert name in opts, f"docs/cli.md names {name}, which `hdp-bnc {command}` does not have"
+            p = opts[names[0]]
+            if p.is_flag or not default:
+                continue
+            shown = _shown_default(p)
+            norm = "".join(default.split()).lower()
+            assert shown is not None and "".join(shown.split()).lower() == norm, \
+                f"docs/cli.md: {names[0]} defaults to {default!r}, `hdp-bnc {command} -h` says {shown!r}"
+
+
+def test_every_long_option_the_docs_give_to_hdp_bnc_exists():
+    every = set().union(*(_options(c) for c in COMMANDS))
+    for path in DOCS:
+        for cmd in re.findall(r"hdp-bnc (?:[a-z]+ )+[^`\n]*", _prose(path)):
+            for name in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", cmd):
+                assert name in every, f"{path.name}: `{cmd.strip()}` uses {name}, which no hdp-bnc command has"
+
+
+def test_weka_options_table_states_the_spec_defaults():
+    rows = {}
+    for line in _text(ROOT / "java_bridge" / "README.md").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`-[\w]+`", cells[0]):
+            rows[cells[0].strip("`-")] = cells[2].strip("`")
+    checked = 0
+    for p in PARAMETERS:
+        if p.weka and p.weka in rows:
+            want = p.default_in_weka
+            want = {None: "", True: "true", False: "false"}.get(want, want) if not isinstance(want, (int, float)) \
+                or isinstance(want, bool) else want
+            got = rows[p.weka]
+            assert got.replace(" ", "") == str(want).replace(" ", "") or (isinstance(want, float) and float(got) == want), \
+                f"java_bridge/README.md: -{p.weka} defaults to {got!r}, the spec says {want!r}"
+            checked += 1
+    assert checked >= 5
+
+
+def test_the_first_use_compile_time_is_stated_in_one_place():
+    hdp = " ".join(_text(ROOT / "docs" / "hdp.md").split())
+    assert f"compiles for about {ESTIMATE_SECONDS} s" in hdp and "ESTIMATE_SECONDS" in hdp
+    duration = re.compile(r"\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)? ?(?:s|seconds?|minutes?)\b|a minute|minutes")
+    java = ROOT / "java_bridge" / "src" / "main" / "java"
+    for path in (ROOT / "README.md", ROOT / "java_bridge" / "README.md", ROOT / "docs" / "cli.md",
+                 *sorted(java.rglob("*.java"))):
+        for clause in _clauses(_prose(path)):
+            if re.search(r"compil", clause, re.I):
+                assert not duration.search(clause), \
+                    f"{path.name} states a compile time ({clause!r}); refer to docs/hdp.md, \"First use\""
+
+
+def _training_times() -> dict[str, set[float]]:
+    """Method -> its figures in the generated "Training time" tables of docs/benchmarks.md."""
+    out: dict[str, set[float]] = {}
+    for _, body in GENERATED.findall(_text(ROOT / "docs" / "benchmarks.md")):
+        if "### Training time" not in body:
+            continue
+        lines = [ln for ln in body.split("### Training time", 1)[1].splitlines() if ln.startswith("|")]
+        heads = [c.strip() for c in lines[0].strip("|").split("|")]
+        values = [float(c) for c in lines[2].strip("|").split("|")]
+        for h, v in zip(heads, values):
+            out.setdefault(h, set()).add(v)
+    assert "HDP NB" in out and "HDP ESKDB" in out
+    return out
+
+
+def test_training_times_quoted_in_prose_are_the_tables():
+    times = _training_times()
+    quoted = 0
+    for path in DOCS:
+        for method, value in re.findall(r"(HDP (?:NB|TAN|kDB-\d|SkDB|ESKDB)) (?:trained in )?(\d+\.\d) s\b",
+                                        " ".join(_prose(path).split())):
+            assert float(value) in times[method], \
+                f"{path.name} quotes {method} {value} s; the training-time tables say {sorted(times[method])}"
+            quoted += 1
+    assert quoted >= 5
+
+
+def test_the_fastest_structure_is_the_one_the_tables_measured_fastest():
+    times = _training_times()
+    single = {s: min(times[f"HDP {n}"]) for s, n in (("nb", "NB"), ("tan", "TAN"), ("kdb", "kDB-5"),
+                                                      ("skdb", "SkDB"), ("eskdb", "ESKDB"))}
+    fastest = min(single, key=single.get)
+    said = 0
+    for path in DOCS + [ROOT / "hdp_plugin" / "params.py"]:
+        for clause in _clauses(_prose(path)):
+            m = re.search(r"(?:-[sS] |`|\b)(nb|tan|kdb|skdb|eskdb)`?\)?(?: \([^)]*\))*,? (?:is|was) the fastest", clause)
+            if m:
+                assert m.group(1) == fastest, f"{path.name} says {m.group(1)} is the fastest: {clause!r}"
+                said += 1
+    assert said >= 3
+
+
+def test_no_document_says_eskdb_is_refused():
+    # every structure trains in memory, from batches and on Dask (tests/test_stream.py, test_distributed.py)
+    for path in DOCS:
+        for clause in _clauses(_prose(path)):
+            assert not re.search(r"eskdb\W[^.;]*\b(?:is|are) (?:refused|not available)", clause, re.I), \
+                f"{path.name}: {clause!r} (streamed and distributed training train ESKDB)"
+
+
+def test_prose_naming_the_default_structure_names_the_default():
+    for path in DOCS:
+        for m in re.finditer(r"[Tt]he defaults? \(`(\w+)`", " ".join(_prose(path).split())):
+            if m.group(1) in config.STRUCTURES:
+                assert m.group(1) == config.DEFAULT_STRUCTURE, f"{path.name}: {m.group(0)!r}"
