@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from . import config
-from ._cli_common import cli_errors as _errors, typer_app
+from ._cli_common import categorical_option, cli_errors as _errors, typer_app
 from .params import BY_NAME as PARAM, check, default as _default, resolved_iterations, structure_name
 from ._version import __version__
 from .errors import HDPError, ParameterError
@@ -112,6 +112,11 @@ ClassValuesOpt = Annotated[
     typer.Option("--class-values", metavar="<label,...>",
                  help="The class labels in this order, comma-separated (for CSV, Parquet and Feather files, whose "
                       "class labels are otherwise sorted); may add labels no row has."),
+]
+CategoricalOpt = Annotated[
+    Optional[str],
+    typer.Option(*_flags("categorical_features"), metavar="<name,...>",
+                 help=_spec_help("categorical_features") + " A comma-separated list of attribute names."),
 ]
 SeedOpt = Annotated[int, typer.Option(*_flags("random_state"), help=_spec_help("random_state") + " Also seeds the folds.")]
 ThreadsOpt = Annotated[Optional[int], typer.Option(*_flags("n_jobs"), help=_spec_help("n_jobs"))]
@@ -268,12 +273,17 @@ def _format(path: Path, fmt: str | None) -> str:
         ) from None
 
 
-def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None):
+def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
+          categorical: list[str] | None = None):
     from .data import read_dataset
 
     ds = read_dataset(path, class_attribute=class_attribute, format=_format(path, fmt))
     if class_values is not None:
         ds = ds.with_class_values(_split("--class-values", class_values) if class_values.strip() else [])
+    if categorical is not None:  # the declared columns' values in the whole file, as a text column's
+        from .data.categorical import declare_categorical
+
+        ds = declare_categorical(ds, categorical, label="--categorical")
     return ds
 
 
@@ -297,6 +307,7 @@ def train(
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
     discretization: DiscretizationOpt = _default("discretization"),
+    categorical: CategoricalOpt = None,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
     stream: StreamOpt = False,
@@ -316,19 +327,27 @@ def train(
         if len(configs) != 1:
             raise ParameterError("train takes one value per option (comma lists are for evaluate)")
         params = configs[0]
+        categorical = categorical_option(categorical)
+        if categorical is not None:
+            params["categorical_features"] = categorical
         from .model import save_model
 
         output = _output(output, data)
         streamed = _streamed(data, stream, discretization_sample, engine, scheduler, workers, class_values)
         ds = (_open_source(data, class_attribute, data_format, discretization_sample) if streamed
-              else _read(data, class_attribute, data_format, class_values))
+              else _read(data, class_attribute, data_format, class_values, categorical))
         started = time.perf_counter()
         with out.progress() as bar, _engine(engine, scheduler, workers):
             task = bar.add_task(f"sampling {_describe(params)}",
                                 total=resolved_iterations(params["structure"], params["iterations"])) if bar else None
             from .model import BayesNetClassifier
 
-            clf = BayesNetClassifier(**params).fit(ds, progress=_progress_hook(params, bar, task))
+            try:
+                clf = BayesNetClassifier(**params).fit(ds, progress=_progress_hook(params, bar, task))
+            except ParameterError as exc:  # batches: the declared names are checked against the first batch
+                if str(exc).startswith("categorical_features "):
+                    raise ParameterError("--categorical" + str(exc)[len("categorical_features"):]) from None
+                raise
         seconds = time.perf_counter() - started
         info = clf.fit_info_
         log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
@@ -664,6 +683,7 @@ def evaluate(
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
     discretization: DiscretizationList = _default("discretization"),
+    categorical: CategoricalOpt = None,
     folds: Annotated[int, typer.Option("--folds", "-f", help="Number of stratified folds.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", "-r", help="How many times the folds are redrawn (seed, seed + 1, ...).")] = 1,
     cv: Annotated[
@@ -697,7 +717,7 @@ def evaluate(
         configs = _configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
                                   burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                   discretization=discretization)
-        ds = _read(data, class_attribute, data_format, class_values)
+        ds = _read(data, class_attribute, data_format, class_values, categorical_option(categorical))
         known = int((ds.y >= 0).sum())
         if n_folds > known:
             raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "
