@@ -58,7 +58,7 @@ def check_categorical(spec, label: str = LABEL):
     ``("indices", (...))`` or ``("mask", (...))``; one-line :class:`ParameterError` for anything else."""
     if spec is None or (isinstance(spec, str) and spec == FROM_DTYPE):
         return None
-    if isinstance(spec, (str, bytes)) or isinstance(spec, (numbers.Number, np.generic)):
+    if isinstance(spec, (str, bytes, dict)) or isinstance(spec, (numbers.Number, np.generic)):
         raise ParameterError(f"{_forms(label)}; got {short(spec)}")
     try:
         items = list(np.asarray(spec, dtype=object).ravel()) if isinstance(spec, np.ndarray) else list(spec)
