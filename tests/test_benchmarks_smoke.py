@@ -249,3 +249,17 @@ def test_bench_eskdb_runs_auto_beside_a_fixed_number(tmp_path):
     assert [(r[0], r[1]) for r in rows] == [("40", "1"), ("40", "2"), ("auto", "1"), ("auto", "2")]
     assert float(rows[0][6]) == 40 and float(rows[2][6]) >= 500  # iterations run, mean per cell
     assert "yes, bit for bit on every fold" in proc.stdout
+
+
+def test_bench_categorical_compares_arff_csv_declared_and_the_rule(tmp_path):
+    """bench_categorical.py on one small nominal set: the CSV declared is the ARFF (every label is used)."""
+    out = tmp_path / "cat.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_categorical.py"), "--datasets", "contact-lenses", "--repeats", "1",
+         "--estimator", "m-estimate", "--thresholds", "3", "--json", str(out)], capture_output=True, text=True,
+        timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {r["condition"]: r for r in json.loads(out.read_text())["results"]}
+    assert list(rows) == ["arff", "csv-numeric", "csv-declared", "csv-auto-3"]
+    assert rows["csv-declared"]["rmse"] == rows["arff"]["rmse"]
+    assert rows["csv-numeric"]["rmse"] != rows["arff"]["rmse"]
