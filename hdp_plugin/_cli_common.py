@@ -87,6 +87,16 @@ def fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
+def categorical_option(text: str | None, option: str = "--categorical") -> list[str] | None:
+    """``--categorical NAME[,NAME...]``: the attribute names, in order, each once (None when not given)."""
+    if text is None:
+        return None
+    names = [s.strip() for s in str(text).split(",")]
+    if not any(names) or any(not s for s in names):
+        raise ParameterError(f"{option} must be a comma-separated list of attribute names, got {text!r}")
+    return list(dict.fromkeys(names))
+
+
 @contextmanager
 def cli_errors():
     """Turn the library's errors into one line on stderr and an exit code (no traceback)."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from . import config
-from ._cli_common import cli_errors as _errors, typer_app
+from ._cli_common import categorical_option, cli_errors as _errors, typer_app
 from .params import BY_NAME as PARAM, check, default as _default, resolved_iterations, structure_name
 from ._version import __version__
 from .errors import HDPError, ParameterError
@@ -116,6 +116,11 @@ ClassValuesOpt = Annotated[
                  help="The class labels in this order, comma-separated (for CSV, Parquet and Feather files, whose "
                       "class labels are otherwise sorted); may add labels no row has.",
                  show_default="the labels as read"),
+]
+CategoricalOpt = Annotated[
+    Optional[str],
+    typer.Option(*_flags("categorical_features"), metavar="<name,...>",
+                 help=_spec_help("categorical_features") + " A comma-separated list of attribute names."),
 ]
 SeedOpt = Annotated[int, typer.Option(*_flags("random_state"), help=_spec_help("random_state"))]
 FoldSeedOpt = Annotated[int, typer.Option(*_flags("random_state"),
@@ -312,12 +317,17 @@ def _format(path: Path, fmt: str | None) -> str:
         ) from None
 
 
-def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None):
+def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
+          categorical: list[str] | None = None):
     from .data import read_dataset
 
     ds = read_dataset(path, class_attribute=class_attribute, format=_format(path, fmt))
     if class_values is not None:
         ds = ds.with_class_values(_split("--class-values", class_values) if class_values.strip() else [])
+    if categorical is not None:  # the declared columns' values in the whole file, as a text column's
+        from .data.categorical import declare_categorical
+
+        ds = declare_categorical(ds, categorical, label="--categorical")
     return ds
 
 
@@ -341,6 +351,7 @@ def train(
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
     discretization: DiscretizationOpt = _default("discretization"),
+    categorical: CategoricalOpt = None,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
     stream: StreamOpt = False,
@@ -361,6 +372,9 @@ def train(
         if len(configs) != 1:
             raise ParameterError("train takes one value per option (comma lists are for evaluate)")
         params = configs[0]
+        categorical = categorical_option(categorical)
+        if categorical is not None:
+            params["categorical_features"] = categorical
         from .model import save_model
 
         output = _output(output, data)
@@ -369,12 +383,17 @@ def train(
             line = _Phases(bar)
             line.phase(f"reading {data}")
             ds = (_open_source(data, class_attribute, data_format, discretization_sample) if streamed
-                  else _read(data, class_attribute, data_format, class_values))
+                  else _read(data, class_attribute, data_format, class_values, categorical))
             with _engine(engine, scheduler, workers):
                 from .model import BayesNetClassifier
 
                 line.phase(_fit_phase(params, streamed))
-                clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
+                try:
+                    clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
+                except ParameterError as exc:  # batches: the declared names are checked against the first batch
+                    if str(exc).startswith("categorical_features "):
+                        raise ParameterError("--categorical" + str(exc)[len("categorical_features"):]) from None
+                    raise
             info = clf.fit_info_
             log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
                      info.get("sampler_seconds", info.get("fit_seconds", 0.0)))
@@ -721,6 +740,7 @@ def evaluate(
     seed: FoldSeedOpt = 0,
     threads: ThreadsOpt = None,
     discretization: DiscretizationList = _default("discretization"),
+    categorical: CategoricalOpt = None,
     folds: Annotated[int, typer.Option("--folds", "-f", help="Number of stratified folds.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", "-r", help="How many times the folds are redrawn (seed, seed + 1, ...).")] = 1,
     cv: Annotated[
@@ -759,7 +779,7 @@ def evaluate(
         with out.progress() as bar:
             line = _Phases(bar)
             line.phase(f"reading {data}")
-            ds = _read(data, class_attribute, data_format, class_values)
+            ds = _read(data, class_attribute, data_format, class_values, categorical_option(categorical))
             known = int((ds.y >= 0).sum())
             if n_folds > known:
                 raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "

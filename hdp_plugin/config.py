@@ -101,6 +101,8 @@ DEFAULT_DISCRETIZATION = "mdl"
 AUTO_DISCRETIZATION = {"eskdb": "stochastic-mdl"}
 #: number of bins for the unsupervised binning methods (Weka's default is 10)
 DEFAULT_BINS = 10
+#: the most distinct values a column declared categorical (``categorical_features``) may have
+MAX_CATEGORIES = 10_000
 
 # --- structures ---------------------------------------------------------------------------
 #: single networks (what structure learning returns), then ensembles of them

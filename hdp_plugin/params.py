@@ -32,8 +32,9 @@ from .errors import ParameterError
 class Param:
     """One parameter.
 
-    ``kind`` is ``"choice"`` (a string among ``choices``), ``"int"``, ``"float"`` or ``"seed"``
-    (an integer seed, or a numpy Generator/SeedSequence in Python); ``nullable`` allows None.
+    ``kind`` is ``"choice"`` (a string among ``choices``), ``"int"``, ``"float"``, ``"seed"``
+    (an integer seed, or a numpy Generator/SeedSequence in Python) or ``"columns"`` (a choice of
+    attributes, :mod:`hdp_plugin.data.categorical`); ``nullable`` allows None.
     ``minimum``/``maximum`` bound numbers (inclusive). ``cli``, ``job`` and ``weka`` name the
     parameter on the command line, in job.json and in Weka (without the dash); None where the
     face does not have it. ``job_default``/``weka_default`` are where that face's default differs
@@ -73,6 +74,8 @@ class Param:
         """The allowed values in words, as error messages and help texts give them."""
         if self.kind == "choice":
             return ", ".join(self.choices)
+        if self.kind == "columns":
+            return "None, 'from_dtype', a list of attribute names, a list of attribute indices or a boolean mask"
         lo = "" if self.minimum is None else f"{self.minimum:g}"
         hi = ("" if self.maximum is None else "2^63 - 1" if self.maximum == 2**63 - 1
               else f"{self.maximum:,}" if self.maximum >= 10**6 else f"{self.maximum:g}")
@@ -114,6 +117,11 @@ PARAMETERS: tuple[Param, ...] = (
     Param("discretization", "choice", "auto", choices=("auto",) + config.DISCRETIZATIONS,
           help="How numeric attributes become nominal; auto is stochastic-mdl for eskdb and mdl otherwise.",
           cli=("--discretization", "-d"), job="discretization", weka="discretization"),
+    Param("categorical_features", "columns", None, nullable=True,
+          help="Attributes to read as nominal although their values are numbers (integer codes such as "
+               "1 = red, 2 = green): their distinct values, sorted numerically, are their values, instead of "
+               "being discretised. Text, boolean, dictionary and ARFF nominal columns are nominal anyway.",
+          cli=("--categorical",), job="categorical_features"),
     Param("random_state", "seed", None, minimum=0, maximum=2**63 - 1, nullable=True,
           help="The seed of everything random: the same seed gives the same model, whatever the threads.",
           cli=("--seed",), job="seed", weka="seed", job_default=0, weka_default=0),
@@ -146,6 +154,11 @@ def check(name: str, value, *, label: str | None = None):
     if p.kind == "choice":
         if value not in p.choices:
             raise ParameterError(f"{label} must be one of {p.domain()}; got {value!r}")
+        return value
+    if p.kind == "columns":
+        from .data.categorical import check_categorical
+
+        check_categorical(value, label)
         return value
     if p.kind == "seed":
         import numpy as np

@@ -287,3 +287,17 @@ def test_convergence_plot_without_matplotlib_is_refused_before_any_work(tmp_path
         capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 2 and "--plot needs matplotlib" in proc.stderr, proc.stderr[-2000:]
     assert not (tmp_path / "cache").exists()
+
+
+def test_bench_categorical_compares_arff_csv_declared_and_the_rule(tmp_path):
+    """bench_categorical.py on one small nominal set: the CSV declared is the ARFF (every label is used)."""
+    out = tmp_path / "cat.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_categorical.py"), "--datasets", "contact-lenses", "--repeats", "1",
+         "--estimator", "m-estimate", "--thresholds", "3", "--json", str(out)], capture_output=True, text=True,
+        timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {r["condition"]: r for r in json.loads(out.read_text())["results"]}
+    assert list(rows) == ["arff", "csv-numeric", "csv-declared", "csv-auto-3"]
+    assert rows["csv-declared"]["rmse"] == rows["arff"]["rmse"]
+    assert rows["csv-numeric"]["rmse"] != rows["arff"]["rmse"]

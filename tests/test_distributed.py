@@ -237,3 +237,24 @@ def test_a_daemon_with_engine_dask_publishes_the_local_model(tmp_path, dask_engi
     assert "Dask cluster at" in done.stderr
     model = load_model(P.Spool(spool).job(P.DONE, "v") / P.MODEL_FILE)
     _same(model, BayesNetClassifier(structure="kdb", k=2, iterations=40, random_state=7).fit(read_dataset(vote)))
+
+
+def test_declared_categorical_columns_get_the_in_memory_domain_from_any_partitioning(tmp_path, dask_engine):
+    """categorical_features on the cluster: each partition's scan finds its codes, the tree reduce unites
+    them, sorted numerically, so the domain (and the model) is the in-memory one whatever the partitions."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(5)
+    n = 1200
+    colour = rng.integers(1, 12, n)
+    colour[-2:] = [30, 20]  # codes only the last partition has
+    y = np.where((colour % 3 == 0) ^ (rng.random(n) < 0.15), "a", "b")
+    t = pa.table({"colour": colour, "count": rng.poisson(2.0, n), "class": list(y)})
+    params = dict(structure="kdb", k=1, iterations=30, random_state=4, categorical_features=["colour"])
+    ref = BayesNetClassifier(**params).fit(t)
+    assert ref.attributes_[0].values[-3:] == ("11", "20", "30") and ref.attributes_[1].numeric
+    for name, sizes in (("a", [600, 600]), ("b", [1, 700, 498, 1])):
+        got = _fit_on(dask_engine, open_batches(_write(t, tmp_path / name, sizes)), **params)
+        assert got.fit_info_["engine"] == "dask"
+        assert got.attributes_ == ref.attributes_
+        _same(ref, got)

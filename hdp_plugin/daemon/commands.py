@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import config
-from .._cli_common import EXIT_FAILURE, cli_errors as _errors, typer_app
+from .._cli_common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
 from ..errors import ParameterError
 from ..params import BY_NAME as PARAM, default as _default
 from . import client
@@ -136,6 +136,7 @@ def submit(
     m: Annotated[float, typer.Option(*PARAM["m"].cli, help=PARAM["m"].cli_help)] = _default("m"),
     seed: Annotated[int, typer.Option(*PARAM["random_state"].cli, help=PARAM["random_state"].cli_help + " The same seed gives the same model as 'hdp-bnc train'.")] = PARAM["random_state"].default_in_job,
     discretization: Annotated[str, typer.Option(*PARAM["discretization"].cli, help=PARAM["discretization"].cli_help)] = _default("discretization"),
+    categorical: Annotated[Optional[str], typer.Option(*PARAM["categorical_features"].cli, metavar="<name,...>", help=PARAM["categorical_features"].cli_help + " A comma-separated list of attribute names.")] = None,
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
     client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json; none by default.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
@@ -148,6 +149,8 @@ def submit(
         job = {"structure": structure.lower(), "k": k, "n_members": members, "estimator": estimator.lower(), "iterations": iterations,
                "burn_in": burn_in, "tying": tying.lower(), "m": float(m), "discretization": discretization.lower(),
                "seed": seed, "class_attribute": class_attribute, "client": client_name}
+        if categorical is not None:
+            job["categorical_features"] = categorical_option(categorical)
         job_name = client.publish(spool, data, job, name=name)
         model = P.Spool(spool).job(P.DONE, job_name) / P.MODEL_FILE
         if not wait:

@@ -270,6 +270,23 @@ def _write_failure(folder: Path, name: str, ctx: Context, prog: _Progress, exc: 
                     traceback="".join(traceback.format_exception(exc, limit=20)))
 
 
+def _declare(ds, spec, max_cardinality: int):
+    """The job's ``categorical_features`` applied to its data (as the classifier applies them, which then
+    has nothing left to do); a name, index or mask that does not fit the data is ``bad_job`` naming the
+    field, a domain above this daemon's limit ``too_large``."""
+    from ..data.categorical import declare_categorical
+    from ..errors import ParameterError, TooLargeError
+
+    try:
+        return declare_categorical(ds, spec, max_values=max_cardinality)
+    except ParameterError as exc:
+        err = JobError(f"job.json: {exc}")
+        err.field = "categorical_features"
+        raise err from None
+    except TooLargeError as exc:
+        raise LimitError(f"{exc} (run --max-cardinality)") from None
+
+
 def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     from ..data import read_dataset
     from ..data.arrow import from_arrow, ipc_table
@@ -294,6 +311,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
         ds = from_arrow(table, class_attribute=job["class_attribute"], source=str(path))
     else:
         ds = read_dataset(path, class_attribute=job["class_attribute"], format="arff")
+    if job["categorical_features"] is not None:  # declared columns count against the cardinality limit
+        ds = _declare(ds, job["categorical_features"], ctx.limits.max_cardinality)
     widest = max([len(a.values) for a in ds.attributes if not a.numeric] + [len(ds.class_values)])
     if widest > ctx.limits.max_cardinality:
         which = next((a.name for a in [*ds.attributes, ds.class_attribute]

@@ -84,7 +84,8 @@ class _Field:
 
 def _param_field(p: Param) -> _Field:
     """The job.json field of a classifier parameter: its JSON type, default and domain from the spec."""
-    kind = {"choice": "string", "int": "integer", "seed": "integer", "float": "number"}[p.kind]
+    kind = {"choice": "string", "int": "integer", "seed": "integer", "float": "number",
+            "columns": "array|string"}[p.kind]
     nullable = p.nullable and p.default_in_job is None
     return _Field(p.job, kind + ("|null" if nullable else ""), p.default_in_job,
                   choices=p.choices or None, minimum=p.minimum, maximum=p.maximum, help=p.help)
@@ -121,6 +122,8 @@ def _type_ok(value, kind: str) -> bool:
         if k == "integer" and isinstance(value, int) and not isinstance(value, bool):
             return True
         if k == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True
+        if k == "array" and isinstance(value, list):
             return True
     return False
 
@@ -180,7 +183,15 @@ def validate_job(doc) -> dict:
         v = doc[f.name]
         if not _type_ok(v, f.kind):
             raise _bad(f.name, f"job.json: {f.name} must be a JSON {_json_name(f.kind)}, got {v!r}")
-        if v is not None:
+        if v is not None and f.kind.startswith("array"):  # categorical_features: names, indices or a mask
+            from ..data.categorical import check_categorical
+            from ..errors import ParameterError
+
+            try:
+                check_categorical(v, f.name)
+            except ParameterError as exc:
+                raise _bad(f.name, f"job.json: {exc}") from None
+        elif v is not None:
             if f.choices is not None and v not in f.choices:
                 raise _bad(f.name, f"job.json: {f.name} must be one of {', '.join(f.choices)}; got {v!r}")
             if isinstance(v, float) and not math.isfinite(v):

@@ -33,6 +33,16 @@ def _warn(msg: str) -> None:
     log.warning("%s", msg)
 
 
+def _labels_by_number(labels) -> dict[float, int]:
+    """The first code of each number that a label reads as (labels that are not numbers left out)."""
+    by_number: dict[float, int] = {}
+    for i, v in enumerate(labels):
+        f = _float_or_nan(v)
+        if f == f and f not in by_number:
+            by_number[f] = i
+    return by_number
+
+
 def _nominal_codes(col: Column, target: Attribute, what: str, source: str, missing: int) -> np.ndarray:
     """Codes of ``col`` on ``target``'s labels; values never seen in training become ``missing``."""
     index = {v: i for i, v in enumerate(target.values)}
@@ -45,6 +55,13 @@ def _nominal_codes(col: Column, target: Attribute, what: str, source: str, missi
             for v in src:
                 if v not in index and len(lower.get(v, ())) == 1:
                     index[v] = lower[v][0]
+        absent = [v for v in src if v not in index]
+        if absent:  # a label that is not a training label but the same number ("3.0" on "3") matches it
+            by_number = _labels_by_number(target.values)
+            for v in absent:
+                f = _float_or_nan(v)
+                if f == f and f in by_number:
+                    index[v] = by_number[f]
         lut = np.array([index.get(v, _UNKNOWN) for v in src] + [missing], dtype=np.int64)
         codes = lut[np.asarray(col.codes, dtype=np.int64)]
         unknown = codes == _UNKNOWN
@@ -55,11 +72,7 @@ def _nominal_codes(col: Column, target: Attribute, what: str, source: str, missi
             codes[unknown] = missing
         return codes
     # numbers on the nominal training attribute: match labels that read as the same number
-    by_number: dict[float, int] = {}
-    for i, v in enumerate(target.values):
-        f = _float_or_nan(v)
-        if f == f and f not in by_number:
-            by_number[f] = i
+    by_number = _labels_by_number(target.values)
     raw = np.asarray(col.raw, dtype=np.float64)
     nan = np.isnan(raw)
     uniq, inv = np.unique(raw[~nan], return_inverse=True)
@@ -156,8 +169,9 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
           are ignored. Data from :func:`~hdp_plugin.data.from_arrays` with generic names is matched by
           position instead, and must have exactly as many columns;
         * nominal codes are remapped by label (a boolean column's "false"/"true" also match training
-          labels that differ only in case, such as ``FALSE``/``TRUE``; numbers match labels that read
-          as the same number); a label never seen in training becomes the missing value, and a
+          labels that differ only in case, such as ``FALSE``/``TRUE``; numbers, and labels that are not
+          training labels but read as numbers, match labels that read as the same number: 3, 3.0 and
+          "3.0" all match "3"); a label never seen in training becomes the missing value, and a
           warning naming the attribute and the count is logged;
         * attributes numeric in training come back as raw numeric (pending) columns, even when
           ``attributes`` holds their cut points: the discretiser's ``apply`` cuts them;

@@ -54,6 +54,7 @@ from .arrow import (
     _limits,
     table_columns,
 )
+from .categorical import integer_domain, integer_labels, resolve_categorical
 from .dataset import Attribute, Dataset
 
 __all__ = ["DEFAULT_SAMPLE_ROWS", "BatchSource", "is_batch_path", "open_batches"]
@@ -311,6 +312,8 @@ class _ColumnState:
     kind: str  # "dict", "text", "bool", "intclass", "numeric", "null"
     labels: dict = field(default_factory=dict)  # label -> None, in order of first appearance
     missing: bool = False
+    declared: bool = False  # declared categorical (categorical_features)
+    domain: np.ndarray | None = None  # a declared numeric column's distinct values so far, ascending
 
 
 @dataclass
@@ -346,10 +349,16 @@ def _kind(t: pa.DataType, is_class: bool) -> str:
 
 
 class SchemaScan:
-    """The first pass, batch by batch; partial scans of consecutive parts merge with :meth:`merge`."""
+    """The first pass, batch by batch; partial scans of consecutive parts merge with :meth:`merge`.
 
-    def __init__(self, sample_rows: int):
+    ``categorical`` is the classifier's ``categorical_features``: a declared numeric column becomes
+    nominal, its domain the union of every batch's distinct values, sorted numerically (so it does
+    not depend on the batches' order or sizes, and is the in-memory one).
+    """
+
+    def __init__(self, sample_rows: int, categorical=None):
         self.sample_rows = sample_rows
+        self.categorical = categorical
         self.names: list[str] | None = None
         self.ci = -1
         self.states: list[_ColumnState] = []
@@ -372,7 +381,11 @@ class SchemaScan:
         self.states = [_ColumnState(n, _kind(table.schema.field(i).type, i == self.ci)) for i, n in enumerate(names)]
         if self.states[self.ci].kind == "numeric":
             raise numeric_class_error(names[self.ci], source)
-        n_num = sum(s.kind == "numeric" for s in self.states)
+        features = [i for i in range(len(names)) if i != self.ci]
+        for j in resolve_categorical(self.categorical, [names[i] for i in features], source,
+                                     class_name=names[self.ci]):
+            self.states[features[j]].declared = True
+        n_num = sum(s.kind == "numeric" and not s.declared for s in self.states)
         self.s_num = np.zeros((0, n_num))
 
     def add(self, table: pa.Table, source: str, class_attribute: str | None, row0: int) -> None:
@@ -409,7 +422,10 @@ class SchemaScan:
                     raise DataError(f"{source}: numeric attribute {s.name!r} has an infinite value (row {row0 + r + 1}"
                                     "); use a missing value (?) or a finite number")
                 if i != self.ci:
-                    numeric_cols.append(raw)
+                    if s.declared:
+                        s.domain = integer_domain(raw, s.name, source, known=s.domain)
+                    else:
+                        numeric_cols.append(raw)
                     if not s.missing and np.isnan(raw[known]).any():
                         s.missing = True
                 continue
@@ -453,6 +469,8 @@ class SchemaScan:
             for v in o.labels:
                 s.labels.setdefault(v, None)
             s.missing = s.missing or o.missing
+            if o.domain is not None:
+                s.domain = integer_domain(o.domain, s.name, "the data set", known=s.domain)
         remap = np.array([self.class_labels.setdefault(v, len(self.class_labels)) for v in other.class_labels]
                          + [-1], np.int64)
         for c, cnt in other.class_counts.items():
@@ -470,7 +488,9 @@ class SchemaScan:
             raise DataError(f"{source}: no data rows")
         attrs = []
         for i, s in enumerate(self.states):
-            if s.kind == "numeric":
+            if s.declared and s.kind in ("numeric", "null"):
+                a = Attribute(s.name, integer_labels(s.domain if s.domain is not None else np.zeros(0)))
+            elif s.kind == "numeric":
                 a = Attribute(s.name, (), numeric=True)
             elif s.kind == "bool":
                 a = Attribute(s.name, ("false", "true"))
@@ -499,9 +519,10 @@ class SchemaScan:
                       sampled_all=n_s == self.n_known, names=[a.name for a in attrs], batch_rows=self.batch_rows)
 
 
-def scan_schema(source: BatchSource, row0: int = 0) -> SchemaScan:
-    """The first pass over ``source`` (its first row being global row ``row0``)."""
-    scan = SchemaScan(source.sample_rows)
+def scan_schema(source: BatchSource, row0: int = 0, categorical=None) -> SchemaScan:
+    """The first pass over ``source`` (its first row being global row ``row0``), with the columns
+    ``categorical`` declares (the classifier's ``categorical_features``) nominal."""
+    scan = SchemaScan(source.sample_rows, categorical)
     row = row0
     for t in source.batches():
         scan.add(t, source.source, source.class_attribute, row)

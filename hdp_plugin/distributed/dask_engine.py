@@ -65,10 +65,10 @@ def _partition_rows(part) -> int:
     return sum(t.num_rows for t in part.batches())
 
 
-def _scan(part, row0):
+def _scan(part, row0, categorical=None):
     from ..data.stream import scan_schema
 
-    return scan_schema(part, row0)
+    return scan_schema(part, row0, categorical)
 
 
 def _merge(a, b):
@@ -234,9 +234,9 @@ class DaskEngine:
         return parts, self._offsets_val
 
     # -- the passes ----------------------------------------------------------------------------------
-    def scan(self, source):
+    def scan(self, source, categorical=None):
         parts, offsets = self._offsets(source)
-        return self._reduce(self.client.map(_scan, parts, offsets, pure=False))
+        return self._reduce(self.client.map(_scan, parts, offsets, [categorical] * len(parts), pure=False))
 
     def count(self, source, attributes, class_attribute, cards, n_classes):
         parts, offsets = self._offsets(source)

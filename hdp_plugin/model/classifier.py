@@ -28,6 +28,7 @@ from ..data import (
     from_arrow,
     from_pandas,
 )
+from ..data.categorical import declare_categorical
 from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
 from ..hdp.predict import predict_log_proba
 from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate
@@ -129,6 +130,18 @@ class BayesNetClassifier(_EstimatorBase):
         How numeric attributes become nominal; cut points are learnt on the training data.
         ``"auto"`` is ``"stochastic-mdl"`` for ESKDB (each member draws its own cut points) and
         ``"mdl"`` otherwise.
+    categorical_features : None, "from_dtype", list of str, list of int or array-like of bool, default=None
+        Attributes to read as nominal although their values are numbers (integer codes: 1 = red,
+        2 = green, ...), in scikit-learn's forms: attribute names, attribute indices (positions among the
+        attributes, the class not counted: the columns of ``X``), or a boolean mask with one entry per
+        attribute. A declared column's distinct values in the training data, sorted numerically, are its
+        values (labelled ``"1"``, ``"2"``, ...), as an ARFF attribute ``{1,2,...}`` would declare them, so
+        the model is the one trained from such an ARFF file; at prediction 3, 3.0 and ``"3"`` all match
+        ``"3"``, and a code never seen in training is treated as missing, as an unseen nominal value is.
+        Text, boolean, ARFF nominal and dictionary columns (pandas categoricals, Arrow dictionaries) are
+        nominal whatever this says; None and ``"from_dtype"`` (the column types decide) declare nothing
+        more. A declared column with a non-integer value, or more than 10,000 distinct values, is an
+        error naming it (:mod:`hdp_plugin.data.categorical`).
     random_state : int, numpy Generator, SeedSequence or None, default=None
         Seed of everything random (sampler, stochastic cut points, ESKDB's orders): the same
         seed gives a bit-identical model whatever ``n_jobs`` is.
@@ -187,6 +200,7 @@ class BayesNetClassifier(_EstimatorBase):
         tying: str = default("tying"),
         m: float = default("m"),
         discretization: str = default("discretization"),
+        categorical_features=default("categorical_features"),
         random_state=default("random_state"),
         n_jobs: int | None = default("n_jobs"),
     ):
@@ -199,6 +213,7 @@ class BayesNetClassifier(_EstimatorBase):
         self.tying = tying
         self.m = m
         self.discretization = discretization
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -313,6 +328,7 @@ class BayesNetClassifier(_EstimatorBase):
                 source=ds.source,
             )
             self.classes_ = classes
+        ds = declare_categorical(ds, self.categorical_features)
         ds, dropped = ds.drop_missing_class()
         if ds.n_rows == 1:
             raise DataError(f"{ds.source}: n_samples=1; training needs rows of at least two classes")

@@ -48,8 +48,8 @@ class LocalEngine:
 
     name = "local"
 
-    def scan(self, source: BatchSource):
-        return scan_schema(source)
+    def scan(self, source: BatchSource, categorical=None):
+        return scan_schema(source, categorical=categorical)
 
     def blocks(self, source: BatchSource, attributes, class_attribute):
         """A function returning a fresh iterator of (X, y) code blocks, rows in order."""
@@ -252,7 +252,7 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
     member 0's)."""
     engine = engine or LocalEngine()
     passes = {}
-    schema = _scan(engine, source, passes)
+    schema = _scan(engine, source, passes, getattr(clf, "categorical_features", None))
     if clf.structure == "eskdb":
         return fit_ensemble_source(clf, source, schema, disc_method, info, engine, passes, progress)
     src = source.source
@@ -312,11 +312,11 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
     return structure, attributes, cards, ca, schema.names, None
 
 
-def _scan(engine, source: BatchSource, passes: dict):
-    """Pass 1 (attributes, class, missing values, the discretisation sample), and the checks that
-    the data can be trained on."""
+def _scan(engine, source: BatchSource, passes: dict, categorical=None):
+    """Pass 1 (attributes, class, missing values, the discretisation sample; the columns
+    ``categorical`` declares made nominal), and the checks that the data can be trained on."""
     t0 = time.perf_counter()
-    schema = engine.scan(source).finish(source.source)
+    schema = engine.scan(source, categorical).finish(source.source)
     passes["schema"] = time.perf_counter() - t0
     src = source.source
     cname = schema.class_attribute.name

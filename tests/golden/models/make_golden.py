@@ -30,7 +30,12 @@ sys.path.insert(0, str(ROOT))
 from hdp_plugin import BayesNetClassifier, read_dataset  # noqa: E402
 from hdp_plugin.model import save_model  # noqa: E402
 
-#: name -> (data file in tests/data, classifier parameters)
+#: breast-cancer's nominal attributes as the integer codes of a CSV export (categorical_features)
+BREAST_CODED = ["age", "menopause", "tumor-size", "inv-nodes", "node-caps", "deg-malig", "breast", "breast-quad",
+                "irradiat"]
+CODED_CSV = "tests/golden/models/breast-coded.csv"
+
+#: name -> (data file in tests/data, or a path from the repository root; classifier parameters)
 MODELS = {
     "weather-kdb1-hdp": ("weather.nominal.arff",
                          dict(structure="kdb", k=1, estimator="hdp", iterations=50, random_state=1)),
@@ -44,12 +49,39 @@ MODELS = {
                                 random_state=3)),
     "vote-eskdb-mestimate": ("vote.arff",
                              dict(structure="eskdb", n_members=4, k=3, estimator="m-estimate", random_state=5)),
+    # integer codes declared categorical: nominal attributes whose labels are the codes; Weka reads the
+    # CSV's codes as numbers (the edge rows too), which must match the labels by number
+    "breast-coded-kdb2-hdp": (CODED_CSV,
+                              dict(structure="kdb", k=2, estimator="hdp", iterations=200, random_state=2,
+                                   categorical_features=BREAST_CODED)),
 }
+
+
+def _data_path(data_file: str) -> Path:
+    return ROOT / data_file if data_file.startswith("tests/") else ROOT / "tests" / "data" / data_file
+
+
+def write_coded_csv(path: Path) -> None:
+    """breast-cancer.arff as a CSV export holds it: each nominal attribute's observed labels, in
+    declared order, as the codes 1, 2, ...; the class as its labels; ``?`` for missing (Weka's CSV
+    loader and ours both read it so)."""
+    ds = read_dataset(ROOT / "tests" / "data" / "breast-cancer.arff")
+    cols = []
+    for j, a in enumerate(ds.attributes):
+        seen = np.unique(ds.X[:, j][ds.X[:, j] < a.missing_code])
+        lut = np.full(a.n_codes, "?", dtype=object)
+        lut[seen] = [str(i + 1) for i in range(seen.size)]
+        cols.append(lut[ds.X[:, j]])
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(ds.names + [ds.class_attribute.name])
+        for i in range(ds.n_rows):
+            w.writerow([c[i] for c in cols] + [ds.class_values[ds.y[i]] if ds.y[i] >= 0 else "?"])
 
 
 def fit(name: str):
     data_file, params = MODELS[name]
-    data = read_dataset(ROOT / "tests" / "data" / data_file)
+    data = read_dataset(_data_path(data_file))
     return data, BayesNetClassifier(n_jobs=1, **params).fit(data)
 
 
@@ -87,11 +119,13 @@ def _arff_value(v) -> str:
     return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def write_edge_rows(path: Path, clf, relation: str) -> None:
+def write_edge_rows(path: Path, clf, relation: str, numeric_codes=()) -> None:
     """Rows that probe the corners a reader must get right, as an ARFF file.
 
     Every nominal attribute declares one extra label, ``unseen``, that training never saw (it must
-    be treated as missing); numeric attributes take their cut points exactly (a value equal to a
+    be treated as missing), except the attributes of ``numeric_codes`` (declared categorical), which are
+    numeric here: their labels as numbers, ``unseen`` the code 99, which training never saw; numeric
+    attributes take their cut points exactly (a value equal to a
     cut point belongs to the lower bin), the next double above them, values far outside the
     training range, and missing values. The class is missing in every row.
     """
@@ -117,9 +151,13 @@ def write_edge_rows(path: Path, clf, relation: str) -> None:
                      for a, m in zip(attrs, member.attributes)])
     for i in range(len(attrs)):  # one attribute known, the others missing (back-off everywhere)
         rows.append(per_attribute(lambda j, a: None if j != i else (cut(j, a, 0) if a.numeric else a.values[0])))
+    if numeric_codes:
+        codes = [j for j, a in enumerate(attrs) if a.name in numeric_codes]
+        rows = [[(99.0 if v == "unseen" else float(v)) if j in codes and v is not None else v
+                 for j, v in enumerate(row)] for row in rows]
     lines = [f"@relation '{relation}-edge-rows'", ""]
     for a in attrs:
-        if a.numeric:
+        if a.numeric or a.name in numeric_codes:
             lines.append(f"@attribute {_arff_value(a.name)} numeric")
         else:
             labels = ", ".join(_arff_value(v) for v in (*a.values, "unseen"))
@@ -133,14 +171,15 @@ def write_edge_rows(path: Path, clf, relation: str) -> None:
 
 def main() -> int:
     manifest = {}
+    write_coded_csv(ROOT / CODED_CSV)
     for name, (data_file, params) in MODELS.items():
         data, clf = fit(name)
         _save_if_changed(clf, HERE / f"{name}.hdpbnc")
         write_probabilities(HERE / f"{name}.proba.csv", clf, data)
-        write_edge_rows(HERE / f"{name}.edge.arff", clf, data.relation)
+        write_edge_rows(HERE / f"{name}.edge.arff", clf, data.relation, params.get("categorical_features", ()))
         edge = read_dataset(HERE / f"{name}.edge.arff")
         write_probabilities(HERE / f"{name}.edge.proba.csv", clf, edge)
-        manifest[name] = {"model": f"{name}.hdpbnc", "data": f"tests/data/{data_file}",
+        manifest[name] = {"model": f"{name}.hdpbnc", "data": str(_data_path(data_file).relative_to(ROOT)),
                           "class": data.class_attribute.name, "params": params,
                           "probabilities": f"{name}.proba.csv",
                           "edge_data": f"tests/golden/models/{name}.edge.arff",

@@ -22,8 +22,10 @@ import weka.core.Instances;
  * {@code apply_cut_points} do in Python: attributes are matched by name; nominal labels map by name
  * and a label never seen in training becomes the missing code; numeric values are cut with the
  * stored cut points (Weka's rule, the first bin {@code j} with {@code v <= cut[j]}); a number on a
- * nominal training attribute matches the label that reads as the same number, and a nominal label on
- * a numeric training attribute is read as a number.
+ * nominal training attribute matches the label that reads as the same number (so a numeric Weka
+ * attribute classifies on a model trained with the column declared categorical, whose labels are the
+ * integer codes), as does a nominal label that is not a training label ({@code 3.0} matches {@code 3});
+ * a nominal label on a numeric training attribute is read as a number.
  */
 public final class InstanceCoder implements Serializable {
 
@@ -77,25 +79,25 @@ public final class InstanceCoder implements Serializable {
         for (int i = 0; i < labels.length; i++) {
           index.putIfAbsent(labels[i], i);
         }
+        HashMap<Double, Integer> byNumber = null;
         for (int v = 0; v < lut.length; v++) {
           if (modelNumeric) {
             lut[v] = -1; // read the label as a number, then cut it
           } else {
             Integer code = index.get(att.value(v));
+            if (code == null) { // not a training label: the label of the same number, if any
+              if (byNumber == null) {
+                byNumber = byNumber(labels);
+              }
+              Double x = number(att.value(v));
+              code = x == null ? null : byNumber.get(x == 0.0 ? 0.0 : x);
+            }
             lut[v] = code == null ? labels.length : code;
           }
         }
         m_Lookup[a] = lut;
       } else if (att.isNumeric() && !modelNumeric) {
-        HashMap<Double, Integer> byNumber = new HashMap<>();
-        for (int i = 0; i < labels.length; i++) {
-          try {
-            byNumber.putIfAbsent(Double.parseDouble(labels[i].trim()), i);
-          } catch (NumberFormatException e) {
-            // a label that is not a number cannot match a numeric value
-          }
-        }
-        m_ByNumber.set(a, byNumber);
+        m_ByNumber.set(a, byNumber(labels));
       } else if (!att.isNumeric()) {
         throw new IllegalArgumentException("attribute '" + name + "' has a type the model cannot use: "
           + Attribute.typeToString(att));
@@ -103,6 +105,28 @@ public final class InstanceCoder implements Serializable {
     }
     if (!absent.isEmpty()) {
       throw new IllegalArgumentException("the data lacks attribute(s) the model needs: " + absent);
+    }
+  }
+
+  /** The first code of each number a label reads as (labels that are not numbers left out). */
+  private static HashMap<Double, Integer> byNumber(String[] labels) {
+    HashMap<Double, Integer> out = new HashMap<>();
+    for (int i = 0; i < labels.length; i++) {
+      Double x = number(labels[i]);
+      if (x != null) {
+        out.putIfAbsent(x == 0.0 ? 0.0 : x, i); // -0 reads as 0
+      }
+    }
+    return out;
+  }
+
+  /** The number a label reads as (NaN left out), or null. */
+  private static Double number(String label) {
+    try {
+      double x = Double.parseDouble(label.trim());
+      return Double.isNaN(x) ? null : x;
+    } catch (NumberFormatException e) {
+      return null; // a label that is not a number cannot match a numeric value
     }
   }
 

@@ -74,6 +74,45 @@ class GoldenModelsTest {
     assertTrue(single.toXMLBIF("vote").contains("<NAME>vote</NAME>"));
   }
 
+  /**
+   * A model trained from a CSV with its integer codes declared categorical (labels "1", "2", ...): Weka's
+   * CSV loader reads the codes as numbers, which match the labels by number; nominal labels "1.0",
+   * "2.0", ... are not training labels but read as the same numbers, and match too.
+   */
+  @org.junit.jupiter.api.Test
+  void integerCodesMatchAsNumbersAndAsLabelsOfTheSameNumber() throws Exception {
+    String name = "breast-coded-kdb2-hdp";
+    HDPModel model = ModelFile.read(TestFiles.golden().resolve(name + ".hdpbnc"));
+    Instances numeric = data(name);
+    assertTrue(numeric.attribute("tumor-size").isNumeric());
+    java.util.ArrayList<weka.core.Attribute> atts = new java.util.ArrayList<>();
+    java.util.List<String> labels = new java.util.ArrayList<>();
+    for (int v = 1; v <= 20; v++) {
+      labels.add(v + ".0");
+    }
+    for (int a = 0; a < numeric.numAttributes(); a++) {
+      weka.core.Attribute att = numeric.attribute(a);
+      atts.add(a == numeric.classIndex() ? (weka.core.Attribute) att.copy() : new weka.core.Attribute(att.name(), labels));
+    }
+    Instances nominal = new Instances("coded", atts, numeric.numInstances());
+    nominal.setClassIndex(numeric.classIndex());
+    for (int i = 0; i < numeric.numInstances(); i++) {
+      double[] vals = numeric.instance(i).toDoubleArray();
+      for (int a = 0; a < vals.length; a++) {
+        if (a != numeric.classIndex() && !weka.core.Utils.isMissingValue(vals[a])) {
+          vals[a] -= 1; // the code v is the label "v.0", index v - 1
+        }
+      }
+      nominal.add(new weka.core.DenseInstance(1.0, vals));
+    }
+    InstanceCoder byNumber = new InstanceCoder(model, numeric);
+    InstanceCoder byLabel = new InstanceCoder(model, nominal);
+    for (int i = 0; i < numeric.numInstances(); i++) {
+      assertArrayEquals(byNumber.distribution(numeric.instance(i)), byLabel.distribution(nominal.instance(i)), 0.0,
+        "row " + i);
+    }
+  }
+
   private static void check(String name, Instances data, String probaFile) throws Exception {
     HDPModel model = ModelFile.read(TestFiles.golden().resolve(name + ".hdpbnc"));
     InstanceCoder coder = new InstanceCoder(model, data);
