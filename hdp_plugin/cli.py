@@ -120,7 +120,8 @@ ClassValuesOpt = Annotated[
 CategoricalOpt = Annotated[
     Optional[str],
     typer.Option(*_flags("categorical_features"), metavar="<name,...>",
-                 help=_spec_help("categorical_features") + " A comma-separated list of attribute names."),
+                 help=_spec_help("categorical_features") + " A comma-separated list of attribute names.",
+                 show_default="none (numbers are discretised)"),
 ]
 SeedOpt = Annotated[int, typer.Option(*_flags("random_state"), help=_spec_help("random_state"))]
 FoldSeedOpt = Annotated[int, typer.Option(*_flags("random_state"),

@@ -136,7 +136,7 @@ def submit(
     m: Annotated[float, typer.Option(*PARAM["m"].cli, help=PARAM["m"].cli_help)] = _default("m"),
     seed: Annotated[int, typer.Option(*PARAM["random_state"].cli, help=PARAM["random_state"].cli_help + " The same seed gives the same model as 'hdp-bnc train'.")] = PARAM["random_state"].default_in_job,
     discretization: Annotated[str, typer.Option(*PARAM["discretization"].cli, help=PARAM["discretization"].cli_help)] = _default("discretization"),
-    categorical: Annotated[Optional[str], typer.Option(*PARAM["categorical_features"].cli, metavar="<name,...>", help=PARAM["categorical_features"].cli_help + " A comma-separated list of attribute names.")] = None,
+    categorical: Annotated[Optional[str], typer.Option(*PARAM["categorical_features"].cli, metavar="<name,...>", help=PARAM["categorical_features"].cli_help + " A comma-separated list of attribute names.", show_default="none (numbers are discretised)")] = None,
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
     client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json; none by default.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
