@@ -173,7 +173,7 @@ public final class PythonEnvironment {
     }
     return "To use a Python of your own instead, install hdp_plugin into it (python3 -m pip install "
       + (wheel != null ? wheel : "<the hdp_plugin wheel in the package's python folder>") + ") and point the "
-      + "pythonExecutable option (-python) or the environment variable HDP_BNC_PYTHON at it.";
+      + "option -python (pythonExecutable in the GUI) or the environment variable HDP_BNC_PYTHON at it.";
   }
 
   private static Path create(Path packageDir, Feedback feedback) throws Exception {

@@ -52,7 +52,7 @@ public final class SpoolClient {
   /** The Python used where no other is named and no package environment exists. */
   static final String DEFAULT_PYTHON = "python3";
   /** What to do when the named Python cannot run the daemon. */
-  static final String INSTALL_HINT = "Leave the pythonExecutable option (-python) at its default and "
+  static final String INSTALL_HINT = "Leave the option -python (pythonExecutable in the GUI) at its default and "
     + "HDP_BNC_PYTHON unset to let the installed Weka package make its own Python environment; or install "
     + "hdp_plugin into a Python 3.10 or later with pip (the wheel is in the package's python folder, e.g. "
     + "~/wekafiles/packages/HDPBayesNet/python; from a clone of the repository: python3 -m pip install -e .) and "
