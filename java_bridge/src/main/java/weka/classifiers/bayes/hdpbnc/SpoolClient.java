@@ -439,18 +439,30 @@ public final class SpoolClient {
       m_Monitor.succeeded();
       return model;
     } catch (InterruptedException | ThreadDeath e) { // Stop in the Explorer: interrupt(), then stop()
+      m_Interrupted = true;
       m_Monitor.stopped();
       throw e;
     } finally {
       if (!finished) { // error, interruption, timeout, or the thread being stopped: cancel the job
         m_Monitor.left();
-        Thread.interrupted(); // Weka's panels must not be touched by an interrupted thread
+        if (Thread.interrupted()) { // Weka's panels must not be touched by an interrupted thread
+          m_Interrupted = true;
+        }
         cancel(name);
       }
     }
   }
 
   private boolean m_FeedbackGiven;
+  private volatile boolean m_Interrupted;
+
+  /**
+   * @return true if the training thread was interrupted during {@link #train} (whatever it then threw: the
+   *         interruption may surface as an I/O error of an interruptible channel); the flag itself is cleared
+   */
+  public boolean wasInterrupted() {
+    return m_Interrupted;
+  }
 
   void cancel(String name) {
     try {
@@ -522,6 +534,9 @@ public final class SpoolClient {
           gone = !inTrain(m_Caller) && !m_Succeeded;
         }
         if (gone) {
+          if (m_Caller.isInterrupted()) {
+            m_Interrupted = true;
+          }
           cancel(m_Name);
           // stopped (else the training thread's exception says why)
           if (m_Stopped || !m_Left || m_Caller.isInterrupted() || !m_Caller.isAlive()) {
