@@ -87,6 +87,9 @@ ID_COLUMN_FRACTION = 0.9
 ID_COLUMN_MIN_ROWS = 20
 #: rows per block for streaming reductions (counting passes)
 ROW_BLOCK = 65536
+#: SkDB's passes over in-memory rows take blocks of about this many seconds (from 1024 rows up to
+#: ROW_BLOCK), so that a cancel is seen between them soon; the sums do not depend on the blocks
+STRUCTURE_BLOCK_SECONDS = 0.25
 #: most values (rows x columns) a columnar file (Arrow, Feather, Parquet, CSV) may declare or decode to;
 #: checked before the values are decoded into arrays (about 8 bytes each)
 MAX_CELLS = 1 << 28
@@ -149,6 +152,9 @@ BURN_IN_DIVISOR = 10
 WINDOW = 10
 #: iterations per kernel call: progress is reported, and a cancel seen, between chunks
 SAMPLER_CHUNK = 50
+#: fewer iterations per chunk when 50 take longer than this (seconds): a cancel is seen within about
+#: this long however slow an iteration is (the model does not depend on the chunks)
+SAMPLER_CHUNK_SECONDS = 0.25
 #: the Stirling tables start at least this big (rows of counts, columns of table counts) and grow on demand
 STIRLING_MIN_ROWS = 1024
 STIRLING_MIN_COLUMNS = 64

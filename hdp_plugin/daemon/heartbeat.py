@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import time
 from typing import Callable
 
@@ -24,7 +25,7 @@ def document(*, daemon_id: str, state: str, started: float, now: float, settings
     """The heartbeat document of a daemon (``settings``: its :class:`~hdp_plugin.daemon.service.Settings`)."""
     return {
         "protocol": P.PROTOCOL_VERSION, "daemon": daemon_id, "pid": os.getpid(), "host": socket.gethostname(),
-        "version": __version__, "state": state, "started_unix": started,
+        "version": __version__, "python": sys.executable, "state": state, "started_unix": started,
         "heartbeat": P.now_iso(), "heartbeat_unix": now, "heartbeat_seconds": settings.heartbeat,
         "workers": settings.workers, "ready_workers": sum(w.ready for w in workers),
         "worker_pids": [w.process.pid for w in workers],

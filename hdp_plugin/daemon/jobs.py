@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import config
+from .. import _cancel, config
 from .._version import __version__
 from ..errors import HDPError, JobError
 from ..params import resolved_iterations
@@ -327,7 +327,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
              if job["estimator"] == "hdp" else 0)
     clf = BayesNetClassifier(**params)
     t1 = time.perf_counter()
-    clf.fit(ds, progress=prog.hook)
+    with _cancel.checking(prog.check):  # the phases before the sampler stop between their steps too
+        clf.fit(ds, progress=prog.hook)
     t_fit = time.perf_counter() - t1
     prog.check()
     # Step 4: the model file (written under a temporary name, then renamed)
@@ -378,5 +379,7 @@ def warm_up() -> float:
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(40, 3))
     y = (X[:, 0] + rng.integers(0, 2, 40)) % 2
-    BayesNetClassifier(structure="kdb", k=2, iterations=10, random_state=0).fit(X, y)
+    # an ensemble: kDB's and SkDB's structure kernels and the sampler's, loaded before the first job (whose
+    # cancel is then seen as soon as in any later job)
+    BayesNetClassifier(structure="eskdb", n_members=2, k=2, iterations=10, random_state=0).fit(X, y)
     return time.perf_counter() - t0

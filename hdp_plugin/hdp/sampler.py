@@ -17,7 +17,7 @@ from typing import Callable
 import numba
 import numpy as np
 
-from .. import config
+from .. import _cancel, config
 from ..errors import Cancelled, HDPError, ParameterError
 from . import kernels
 from .rng import tree_states
@@ -214,7 +214,9 @@ def sample(
             n_dense, t_cap = _initial_sizes
         stirling_cache: dict = {}
         tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, stirling_cache)
+        _cancel.check()
         act, tree_act_start = kernels.active_cells(trees, raw, node_group, big_row)
+        _cancel.check()
         # nodes whose counts can change get their estimates every iteration, the others (all
         # leaves among them) once per window of constant concentrations
         moving, tree_mv_start, still, tree_st_start = kernels.moving_nodes(trees, act)
@@ -229,12 +231,14 @@ def sample(
         if len(bin_start) > 2:
             pool = ThreadPoolExecutor(max_workers=len(bin_start) - 1, thread_name_prefix="hdp-sampler")
         reached = np.zeros(trees.n_trees, np.int64)
-        chunk = 1 if debug else max(1, min(iterations, config.SAMPLER_CHUNK))
+        # the first chunk is one iteration: its time sizes the next (_next_chunk), up to SAMPLER_CHUNK
+        chunk = 1
         stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations}) \
             if (on_checkpoint or rule) else []
         running = np.arange(trees.n_trees)
         target = 0
         while target < iterations:
+            before, chunk_started = target, time.perf_counter()
             target = min(iterations, target + chunk, *[c for c in stops if c > target][:1])
             while True:
                 def run_bin(b, target=target, tables=tables):
@@ -275,6 +279,9 @@ def sample(
                     raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
             if progress is not None and progress(target, iterations) is False:
                 raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
+            _cancel.check()
+            if not debug:  # chunks of about SAMPLER_CHUNK_SECONDS at most, so that a cancel is seen soon
+                chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
             if target in stops:
                 sums = est_sum.copy()  # the open windows of the still nodes added to a copy
                 kernels.flush_trees(trees.tree_node_start, trees.tree_card, moving, tree_mv_start, still,
@@ -441,3 +448,12 @@ def _threads(n_jobs: int | None) -> int:
     if n_jobs < 1 and n_jobs != -1:
         raise ParameterError(f"n_jobs must be a positive number of threads or -1, got {n_jobs!r}")
     return min(n_jobs, avail)
+
+
+def _next_chunk(chunk: int, done: int, seconds: float) -> int:
+    """The iterations of the next chunk: as many as take about ``config.SAMPLER_CHUNK_SECONDS`` at the
+    pace of the last chunk (``done`` iterations in ``seconds``), from 1 to ``config.SAMPLER_CHUNK``."""
+    if done <= 0 or seconds <= 0:
+        return chunk
+    fit = int(done * config.SAMPLER_CHUNK_SECONDS / seconds)
+    return max(1, min(config.SAMPLER_CHUNK, fit))

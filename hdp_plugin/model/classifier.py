@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .. import _seeds
+from .. import _cancel, _seeds
 from ..params import check_all, default, resolved_discretization, resolved_iterations, sampler_tolerance, structure_name
 from ..data import (
     Attribute,
@@ -424,6 +424,7 @@ class BayesNetClassifier(_EstimatorBase):
         seed = _seeds.as_seed_sequence(self.random_state) if disc_method == "stochastic-mdl" else None
         # Step 1: discretise numeric attributes (cut points learnt here, kept in attributes_)
         ds = Discretizer(method=disc_method, random_state=seed).fit_transform(ds)
+        _cancel.check()
         # Step 2: the model's cardinalities: labels, plus a slot for missing if training had any
         cards = model_cardinalities(ds)
         n_classes = ds.n_classes
@@ -433,12 +434,14 @@ class BayesNetClassifier(_EstimatorBase):
         k = 0 if kind == "nb" else (1 if kind == "tan" else int(self.k))
         structure = learn_structure(ds.X, ds.y, cards, n_classes, kind=kind, k=k)
         info["structure_seconds"] = time.perf_counter() - t0
+        _cancel.check()
         # Step 4: context trees and their tables
         try:
             trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
         except TooLargeError as exc:
             name = structure_name(kind, k)
             raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
+        _cancel.check()
         if self.estimator == "hdp":
             from ..distributed import sampler
             from ..hdp.sampler import stopping_info

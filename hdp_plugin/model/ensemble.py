@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _seeds, config
+from .. import _cancel, _seeds, config
 from ..data import Attribute, Dataset
 from ..errors import TooLargeError
 from ..hdp.rng import tree_states
@@ -113,12 +113,15 @@ def fit_members(
     cut = member_discretizer(ds, discretization)
 
     def draft(e: int) -> _Draft:
+        _cancel.check()  # between members (and inside each, between blocks of rows)
         seed = seeds[e]
         attributes = cut(seed)
         coded = apply_cut_points(ds, attributes)
         cards = model_cardinalities(coded)
         order_rng = None if e == 0 else _seeds.generator(seed, _seeds.ORDER)
+        _cancel.check()
         structure = eskdb_member(coded.X, coded.y, cards, coded.n_classes, k=k, m=m, order_rng=order_rng)
+        _cancel.check()
         try:  # the ensemble's cells share one budget: each member may use its share of it
             trees = build_trees(coded.X, coded.y, cards, coded.n_classes, structure.parents, structure.kept,
                                 max_cells=member_cell_limit(n_members))

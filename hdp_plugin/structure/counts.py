@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import config
+from .. import _cancel, config
 from ..errors import DataError, ParameterError
 from . import kernels
 
@@ -97,6 +97,7 @@ def row_blocks(n_rows: int):
     """``(start, stop)`` of consecutive blocks of :data:`hdp_plugin.config.ROW_BLOCK` rows."""
     step = config.ROW_BLOCK
     for start in range(0, n_rows, step):
+        _cancel.check()  # a fit stops between blocks when cancelled (hdp_plugin._cancel)
         yield start, min(start + step, n_rows)
 
 

@@ -29,13 +29,14 @@ of ``C * |X_a| + C`` counts and ``|next parent|`` child slots (int64).
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import config
+from .. import _cancel, config
 from .base import Structure
-from .counts import CountStatistics, row_blocks
+from .counts import CountStatistics
 from .kernels import (
     FIXED_BITS,
     FIXED_DIGITS,
@@ -157,6 +158,7 @@ def build_context_tries(
     """
     acc = TrieAccumulator(stats.cardinalities, stats.n_classes, parents)
     for Xb, yb in (blocks or _in_memory(X, y))():
+        _cancel.check()
         acc.add(Xb, yb)
     return acc.result()
 
@@ -220,6 +222,7 @@ def loo_sums(blocks, tries: ContextTries, cardinalities, n_classes: int, n_y: np
     ``(X, y)`` code blocks), against the tries, class counts ``n_y`` and ``n_rows`` of all the rows."""
     acc = LooAccumulator(tries, cardinalities, n_classes, n_y, n_rows, order, max_k, m)
     for Xb, yb in blocks():
+        _cancel.check()
         acc.add(Xb, yb)
     return acc.sums
 
@@ -265,10 +268,20 @@ def loo_rmse_grid(
 
 
 def _in_memory(X, y):
-    """The ``blocks`` function of in-memory codes: views of consecutive row blocks."""
+    """The ``blocks`` function of in-memory codes: views of consecutive row blocks, each sized to take
+    about ``config.STRUCTURE_BLOCK_SECONDS`` at the pace of the one before (from 1024 rows up to
+    ``config.ROW_BLOCK``), so that a cancel is seen between them (:mod:`hdp_plugin._cancel`) however
+    slow a row is; the passes' results do not depend on how the rows are split."""
     def blocks():
-        for start, stop in row_blocks(X.shape[0]):
+        n, start, size = X.shape[0], 0, min(1024, config.ROW_BLOCK)
+        while start < n:
+            stop = min(start + size, n)
+            took = time.perf_counter()
             yield X[start:stop], y[start:stop]
+            took = time.perf_counter() - took  # the consumer's time on this block
+            if took > 0:
+                size = int(max(1024, min(config.ROW_BLOCK, (stop - start) * config.STRUCTURE_BLOCK_SECONDS / took)))
+            start = stop
 
     return blocks
 

@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 
 import weka.classifiers.AbstractClassifier;
+import weka.classifiers.bayes.hdpbnc.Feedback;
 import weka.classifiers.bayes.hdpbnc.HDPModel;
 import weka.classifiers.bayes.hdpbnc.InstanceCoder;
 import weka.classifiers.bayes.hdpbnc.ModelFile;
@@ -790,12 +791,73 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     SpoolClient client = new SpoolClient(m_SpoolDirectory.toPath(), pythonForDaemon(), !m_DoNotStartDaemon,
       m_Timeout, getDebug());
     client.setArff(m_DataFormat == 1);
-    Path modelFile = client.train(data, jobParameters());
     try {
-      setModel(ModelFile.read(modelFile), data);
-    } finally {
-      client.cleanUp();
+      try {
+        setModel(ModelFile.read(client.train(data, jobParameters())), data);
+      } finally {
+        client.cleanUp(); // also when stopped between train() and reading its model
+      }
+    } catch (ThreadDeath stopped) { // Thread.stop(): Weka's panel carries on in its finally block, uninterrupted
+      Thread.interrupted();
+      throw stopped;
+    } catch (Exception e) {
+      if ((client.wasInterrupted() || Thread.currentThread().isInterrupted() || byInterruption(e))
+        && Feedback.forThread(Thread.currentThread(), false).toPanel()) {
+        throw endAsStopped(e);
+      }
+      throw e;
     }
+  }
+
+  /** How long an interrupted training in a Weka GUI waits for the Thread.stop() that follows the interrupt. */
+  static final long STOP_GRACE_MILLIS = 3000;
+
+  /**
+   * @param e an exception
+   * @return true if it, or one of its causes, says that the thread was interrupted
+   */
+  static boolean byInterruption(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException
+        || t instanceof java.nio.channels.ClosedByInterruptException
+        || t instanceof java.nio.channels.FileLockInterruptionException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Ends a training that the Stop button of a Weka GUI panel interrupted the way Stop ends Weka's own
+   * classifiers: by the ThreadDeath of the Thread.stop() that the panel calls right after interrupt().
+   * An exception would reach the panel's {@code catch (Exception)}, which shows a modal "Problem evaluating
+   * classifier" dialog (and the stop() arriving in the panel's finally block would leave it stuck); so the
+   * thread waits here, uninterrupted, for the stop(), and throws a ThreadDeath itself if none comes (JDK 20
+   * and later, where stop() is unsupported). The job was cancelled by the client's monitor.
+   *
+   * @param e what the interruption made the training throw
+   * @return never returns normally
+   */
+  @SuppressWarnings({"deprecation", "removal"})
+  static ThreadDeath endAsStopped(Exception e) {
+    try {
+      Thread.interrupted();
+      long end = System.nanoTime() + STOP_GRACE_MILLIS * 1_000_000L;
+      while (System.nanoTime() < end) {
+        try {
+          Thread.sleep(10);
+        } catch (InterruptedException again) {
+          // stop() interrupts the thread as it stops it
+        }
+      }
+    } catch (ThreadDeath stopped) {
+      Thread.interrupted();
+      throw stopped;
+    }
+    Thread.interrupted();
+    ThreadDeath stopped = new ThreadDeath();
+    stopped.initCause(e);
+    return stopped;
   }
 
   /** @return the job parameters, as the spool protocol names them */

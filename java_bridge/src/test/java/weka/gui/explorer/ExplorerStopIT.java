@@ -3,15 +3,27 @@ package weka.gui.explorer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
+import java.awt.Dialog;
 import java.awt.GraphicsEnvironment;
+import java.awt.Window;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.stream.Stream;
 
 import javax.swing.JFrame;
 import javax.swing.JLabel;
+import javax.swing.JOptionPane;
 import javax.swing.JTextArea;
 import javax.swing.SwingUtilities;
 
@@ -25,22 +37,29 @@ import weka.classifiers.bayes.PythonSideAccess;
 import weka.classifiers.bayes.hdpbnc.SpoolClient;
 import weka.core.Instances;
 import weka.gui.LogPanel;
+import weka.gui.WekaTaskMonitor;
 
 /**
  * The Explorer as a user drives it (needs a display: {@code xvfb-run}, which tests/test_java_bridge.py uses
  * when Xvfb is installed; skipped, saying so, without one): Start shows the daemon's progress in the
- * status line, and Stop, pressed five times during sampling, each time cancels the daemon's job, removes
- * its folders, and leaves the Classify panel ready for the next Start.
+ * status line, and Stop, pressed at random moments (seeded: {@code -Dhdp.stop.seed=N}, default 21) of every
+ * phase of a training (the daemon starting, the job queued behind another, sampling, and anywhere in a
+ * cross-validation of quick folds: publishing, waiting, reading the model, Weka evaluating between folds),
+ * never leaves a dialog, a task counted in the status bar or a stuck Classify panel, never lets a stopped job
+ * run to the end, and the next Start always works.
  */
 class ExplorerStopIT {
 
   @TempDir
   static Path s_Spool;
+  static final List<Path> s_Spools = new ArrayList<>();
 
   @AfterAll
   static void stopDaemons() throws Exception {
-    if (Files.isDirectory(s_Spool)) {
-      assertTrue(SpoolClient.stopDaemons(s_Spool, 60000));
+    for (Path spool : s_Spools) {
+      if (Files.isDirectory(spool)) {
+        assertTrue(SpoolClient.stopDaemons(spool, 60000), "a daemon is still running on " + spool);
+      }
     }
   }
 
@@ -66,24 +85,150 @@ class ExplorerStopIT {
     return out[0];
   }
 
+  private JFrame m_Frame;
+  private ClassifierPanel m_Panel;
+  private JLabel m_Status;
+  private JTextArea m_Log;
+  private WekaTaskMonitor m_Tasks;
+  private final Map<String, Integer> m_Presses = new LinkedHashMap<>();
+
+  static HDPBayesNet classifier(Path spool, String... options) throws Exception {
+    HDPBayesNet c = new HDPBayesNet();
+    c.setOptions(options);
+    c.setSpoolDirectory(spool.toFile());
+    c.setPythonExecutable(PythonSideAccess.python());
+    return c;
+  }
+
+  void choose(HDPBayesNet c) throws Exception {
+    SwingUtilities.invokeAndWait(() -> m_Panel.m_ClassifierEditor.setValue(c));
+  }
+
+  void start() throws Exception {
+    SwingUtilities.invokeAndWait(() -> m_Panel.m_StartBut.doClick());
+    assertTrue(m_Panel.m_RunThread != null, "Start did nothing");
+  }
+
+  /** Presses Stop (interrupt(), then stop() at once), then checks that the panel is ready again. */
+  void stop(String phase) throws Exception {
+    SwingUtilities.invokeAndWait(() -> m_Panel.m_StopBut.doClick());
+    m_Presses.merge(phase, 1, Integer::sum);
+    awaitPanelReady("Stop " + m_Presses + " (" + phase + ")");
+  }
+
+  /** Fails if a dialog shows (closing it, so that the panel's thread goes on). */
+  void noDialog(String when) throws Exception {
+    String shown = onEdt(() -> {
+      for (Window w : Window.getWindows()) {
+        if (w instanceof Dialog && w.isShowing()) {
+          String text = "'" + ((Dialog) w).getTitle() + "': " + messageOf(w);
+          w.dispose();
+          return text;
+        }
+      }
+      return null;
+    });
+    if (shown != null) {
+      fail("a dialog showed after " + when + ": " + shown);
+    }
+  }
+
+  static String messageOf(java.awt.Container c) {
+    for (java.awt.Component k : c.getComponents()) {
+      if (k instanceof JOptionPane) {
+        return String.valueOf(((JOptionPane) k).getMessage());
+      }
+      if (k instanceof java.awt.Container) {
+        String m = messageOf((java.awt.Container) k);
+        if (m != null) {
+          return m;
+        }
+      }
+    }
+    return null;
+  }
+
+  void awaitPanelReady(String when) throws Exception {
+    awaitPanelReady(when, 30000);
+  }
+
+  void awaitPanelReady(String when, long millis) throws Exception {
+    long end = System.currentTimeMillis() + millis;
+    while (!(onEdt(() -> "" + m_Panel.m_StartBut.isEnabled()).equals("true") && m_Panel.m_RunThread == null)
+      && System.currentTimeMillis() < end) {
+      noDialog(when);
+      Thread.sleep(20);
+    }
+    Thread.sleep(200); // a dialog shown late
+    noDialog(when);
+    assertTrue(m_Panel.m_StartBut.isEnabled() && m_Panel.m_RunThread == null, "the Classify panel is stuck after "
+      + when);
+    assertFalse(m_Panel.m_StopBut.isEnabled(), when);
+    assertEquals(0, (int) (Integer) field(m_Tasks, WekaTaskMonitor.class, "m_ActiveTasks"),
+      "Weka's task counter after " + when);
+  }
+
+  /** Waits until the spool holds no job (new, claimed, done or failed), as it should after a Stop. */
+  static void awaitSpoolEmpty(Path spool, String when) throws Exception {
+    long end = System.currentTimeMillis() + 60000;
+    List<String> left = jobs(spool);
+    while (!left.isEmpty() && System.currentTimeMillis() < end) {
+      Thread.sleep(100);
+      left = jobs(spool);
+    }
+    assertTrue(left.isEmpty(), "left in the spool after " + when + ": " + left);
+  }
+
+  static List<String> jobs(Path spool) throws Exception {
+    List<String> out = new ArrayList<>();
+    for (String d : new String[] {"new", "done", "failed", "claimed"}) {
+      Path dir = spool.resolve(d);
+      if (!Files.isDirectory(dir)) {
+        continue;
+      }
+      try (Stream<Path> s = d.equals("claimed") ? Files.list(dir).flatMap(ExplorerStopIT::list) : Files.list(dir)) {
+        s.filter(p -> p.getFileName().toString().startsWith("weka-")).forEach(p -> out.add(spool.relativize(p)
+          .toString()));
+      }
+    }
+    return out;
+  }
+
+  static Stream<Path> list(Path dir) {
+    try {
+      return Files.list(dir).collect(java.util.stream.Collectors.toList()).stream();
+    } catch (java.io.IOException e) {
+      return Stream.empty();
+    }
+  }
+
+  static Path awaitJobIn(Path spool, String dir, long millis) throws Exception {
+    long end = System.currentTimeMillis() + millis;
+    while (System.currentTimeMillis() < end) {
+      for (String j : jobs(spool)) {
+        if (j.startsWith(dir)) {
+          return spool.resolve(j);
+        }
+      }
+      Thread.sleep(10);
+    }
+    return null;
+  }
+
   @Test
-  void stopCancelsTheJobFiveTimesOutOfFiveAndThePanelStaysUsable() throws Exception {
+  void stopAtRandomMomentsNeverLeavesADialogOrAStuckPanel() throws Exception {
     Assumptions.assumeFalse(GraphicsEnvironment.isHeadless(), "skipped: no display (run under xvfb-run)");
     PythonSideAccess.assumeHdpPlugin();
+    long seed = Long.getLong("hdp.stop.seed", 21);
+    Random rnd = new Random(seed);
     Instances data = PythonSideAccess.data("vote.arff", "Class");
-    HDPBayesNet c = new HDPBayesNet();
-    c.setStructure(new weka.core.SelectedTag("kdb", HDPBayesNet.TAGS_STRUCTURE));
-    c.setIterations(10_000_000);
-    c.setK(2);
-    c.setSpoolDirectory(s_Spool.toFile());
-    c.setPythonExecutable(PythonSideAccess.python());
-    JFrame frame = new JFrame("Weka Explorer");
+    m_Frame = new JFrame("Weka Explorer");
     Explorer ex = new Explorer();
     ClassifierPanel[] cp = new ClassifierPanel[1];
     SwingUtilities.invokeAndWait(() -> {
-      frame.getContentPane().add(ex);
-      frame.setBounds(0, 0, 1000, 700);
-      frame.setVisible(true);
+      m_Frame.getContentPane().add(ex);
+      m_Frame.setBounds(0, 0, 1000, 700);
+      m_Frame.setVisible(true);
       ex.getPreprocessPanel().setInstances(data);
       for (Explorer.ExplorerPanel p : ex.getPanels()) {
         if (p instanceof ClassifierPanel) {
@@ -91,41 +236,104 @@ class ExplorerStopIT {
         }
       }
       ex.getTabbedPane().setSelectedComponent(cp[0]);
-      cp[0].m_ClassifierEditor.setValue(c);
     });
-    JLabel status = (JLabel) field(ex.m_LogPanel, LogPanel.class, "m_StatusLab");
-    JTextArea log = (JTextArea) field(ex.m_LogPanel, LogPanel.class, "m_LogText");
+    m_Panel = cp[0];
+    m_Status = (JLabel) field(ex.m_LogPanel, LogPanel.class, "m_StatusLab");
+    m_Log = (JTextArea) field(ex.m_LogPanel, LogPanel.class, "m_LogText");
+    m_Tasks = (WekaTaskMonitor) field(ex.m_LogPanel, LogPanel.class, "m_TaskMonitor");
+    s_Spools.add(s_Spool);
+    ExecutorService blockers = Executors.newSingleThreadExecutor();
     try {
-      for (int i = 0; i < 5; i++) {
-        SwingUtilities.invokeAndWait(() -> cp[0].m_StartBut.doClick());
-        Path job = PythonSideAccess.awaitClaimed(s_Spool);
-        // the daemon's progress reaches the status line
-        long end = System.currentTimeMillis() + 60000;
-        while (!onEdt(status::getText).contains("iteration") && System.currentTimeMillis() < end) {
-          Thread.sleep(50);
-        }
-        assertTrue(onEdt(status::getText).startsWith("HDPBayesNet: training, iteration")
-          || onEdt(status::getText).startsWith("HDPBayesNet: sampling, iteration"), onEdt(status::getText));
-        Thread.sleep(i * 150); // Stop at different moments of the polling
-        SwingUtilities.invokeAndWait(() -> cp[0].m_StopBut.doClick()); // interrupt(), then stop() at once
-        assertEquals("cancelled", PythonSideAccess.awaitCancelledAndRemoved(s_Spool, job.getFileName().toString()));
-        end = System.currentTimeMillis() + 30000;
-        while (!(onEdt(() -> "" + cp[0].m_StartBut.isEnabled()).equals("true") && cp[0].m_RunThread == null)
+      // 1. while the daemon starts: each time on a new spool, so that a daemon has to be started
+      for (int i = 0; i < 3; i++) {
+        Path spool = s_Spool.resolveSibling(s_Spool.getFileName() + "-start-" + i);
+        s_Spools.add(spool);
+        choose(classifier(spool, "-S", "kdb", "-K", "2", "-I", "10000000"));
+        String before = onEdt(m_Log::getText);
+        start();
+        long end = System.currentTimeMillis() + 30000;
+        while (!onEdt(m_Log::getText).substring(before.length()).contains("starting the hdp-bnc daemon")
           && System.currentTimeMillis() < end) {
-          Thread.sleep(50);
+          Thread.sleep(5);
         }
-        assertTrue(cp[0].m_StartBut.isEnabled(), "the Classify panel is stuck after Stop " + (i + 1));
-        assertFalse(cp[0].m_StopBut.isEnabled());
+        Thread.sleep(rnd.nextInt(1500));
+        stop("daemon starting");
+        awaitSpoolEmpty(spool, "Stop while the daemon started");
+        assertTrue(SpoolClient.stopDaemons(spool, 60000));
       }
+
+      // 2. sampling (the first start on this spool shows its compilation notice and the progress)
+      choose(classifier(s_Spool, "-S", "kdb", "-K", "2", "-I", "10000000"));
+      for (int i = 0; i < 6; i++) {
+        start();
+        Path job = PythonSideAccess.awaitClaimed(s_Spool);
+        long end = System.currentTimeMillis() + 60000;
+        while (!onEdt(m_Status::getText).contains("iteration") && System.currentTimeMillis() < end) {
+          Thread.sleep(20);
+        }
+        assertTrue(onEdt(m_Status::getText).startsWith("HDPBayesNet: training, iteration")
+          || onEdt(m_Status::getText).startsWith("HDPBayesNet: sampling, iteration"), onEdt(m_Status::getText));
+        Thread.sleep(rnd.nextInt(2000));
+        stop("sampling");
+        assertEquals("cancelled", PythonSideAccess.awaitCancelledAndRemoved(s_Spool, job.getFileName().toString()));
+      }
+
+      // 3. queued behind another job (the daemon has one worker)
+      for (int i = 0; i < 3; i++) {
+        HDPBayesNet blocker = classifier(s_Spool, "-S", "kdb", "-K", "2", "-I", "10000000");
+        Future<?> running = blockers.submit(() -> {
+          blocker.buildClassifier(data);
+          return null;
+        });
+        PythonSideAccess.awaitClaimed(s_Spool);
+        start();
+        Path queued = awaitJobIn(s_Spool, "new", 30000);
+        assertTrue(queued != null, "no job queued");
+        Thread.sleep(rnd.nextInt(800));
+        assertTrue(Files.isDirectory(queued), "the job left the queue");
+        stop("queued");
+        running.cancel(true); // interrupts the blocker's training: its job is cancelled too
+        awaitSpoolEmpty(s_Spool, "Stop while queued");
+      }
+
+      // 4. anywhere in a cross-validation of quick folds (10 folds and the full model: 11 jobs)
+      choose(classifier(s_Spool, "-S", "kdb", "-K", "2", "-I", "200"));
+      int finished = 0;
+      for (int i = 0; i < 12; i++) {
+        start();
+        Thread.sleep(rnd.nextInt(6000));
+        if (m_Panel.m_RunThread == null) { // finished before the press
+          finished++;
+          awaitPanelReady("a run that finished");
+          continue;
+        }
+        stop("cross-validation");
+        awaitSpoolEmpty(s_Spool, "Stop during cross-validation");
+      }
+
+      // 5. and Start still runs a cross-validation to its end
+      String out = onEdt(m_Panel.m_OutText::getText);
+      start();
+      awaitPanelReady("a whole cross-validation", 300000);
+      long end = System.currentTimeMillis() + 120000;
+      while (onEdt(m_Panel.m_OutText::getText).equals(out) && System.currentTimeMillis() < end) {
+        Thread.sleep(50);
+      }
+      assertTrue(onEdt(m_Panel.m_OutText::getText).contains("=== Stratified cross-validation ==="),
+        onEdt(m_Panel.m_OutText::getText));
+      awaitSpoolEmpty(s_Spool, "a whole cross-validation");
+
+      int presses = m_Presses.values().stream().mapToInt(Integer::intValue).sum();
+      System.err.println("ExplorerStopIT (seed " + seed + "): Stop pressed " + presses + " times " + m_Presses
+        + ", " + finished + " runs finished before their press");
+      assertTrue(presses >= 20, "only " + presses + " presses");
       // the log panel tells what happened: the daemon starting (and its one-time compilation), each Stop
-      String text = onEdt(log::getText);
+      String text = onEdt(m_Log::getText);
       assertTrue(text.contains("HDPBayesNet: starting the hdp-bnc daemon") && text.contains("compiles"), text);
-      assertEquals(5, text.split("HDPBayesNet: training stopped: job ", -1).length - 1, text);
-      try (Stream<Path> s = Files.list(s_Spool.resolve("done"))) {
-        assertEquals(0, s.count(), "a stopped job ran to the end");
-      }
+      assertFalse(text.contains("Problem evaluating"), text);
     } finally {
-      SwingUtilities.invokeAndWait(frame::dispose);
+      blockers.shutdownNow();
+      SwingUtilities.invokeAndWait(m_Frame::dispose);
     }
   }
 }

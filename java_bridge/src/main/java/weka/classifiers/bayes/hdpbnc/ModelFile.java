@@ -320,6 +320,7 @@ public final class ModelFile {
       Map<String, Object> part = asMap(parts.get(e));
       Map<String, Object> network = new java.util.HashMap<>(doc);
       network.putAll(part);
+      network.put("seed", doc.get("seed")); // the seed the user gave, not the member's SeedSequence
       int nTrees = asList(part.get("trees")).size();
       need(first + nTrees <= batches.size(), "the number of trees does not match the structure");
       members[e] = build(network, batches.subList(first, first + nTrees));

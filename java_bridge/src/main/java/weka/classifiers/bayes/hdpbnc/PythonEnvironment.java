@@ -173,7 +173,7 @@ public final class PythonEnvironment {
     }
     return "To use a Python of your own instead, install hdp_plugin into it (python3 -m pip install "
       + (wheel != null ? wheel : "<the hdp_plugin wheel in the package's python folder>") + ") and point the "
-      + "pythonExecutable option (-python) or the environment variable HDP_BNC_PYTHON at it.";
+      + "option -python (pythonExecutable in the GUI) or the environment variable HDP_BNC_PYTHON at it.";
   }
 
   private static Path create(Path packageDir, Feedback feedback) throws Exception {
@@ -183,7 +183,7 @@ public final class PythonEnvironment {
     long start = System.nanoTime();
     feedback.log("making HDPBayesNet's own Python environment (once): a virtual environment in " + env + " made with "
       + base + ", then pip installs the hdp_plugin wheel that comes with the package and its dependencies "
-      + "(numpy, numba, pyarrow, liac-arff, typer: about 150 MB to download). This takes one to a few minutes; "
+      + "(numpy, numba, pyarrow, liac-arff, typer: about 135 MB to download, 500 MB on disk). This takes one to a few minutes; "
       + "the log is " + packageDir.resolve(ENV_DIR + "-install.log"));
     SpoolClient.deleteTree(env); // a half-made one from an interrupted try
     Path log = packageDir.resolve(ENV_DIR + "-install.log");
@@ -236,11 +236,14 @@ public final class PythonEnvironment {
     }
   }
 
-  private static void run(List<String> cmd, Path log, Feedback feedback, String what, Path packageDir)
+  static void run(List<String> cmd, Path log, Feedback feedback, String what, Path packageDir)
     throws Exception {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     Process p = pb.start();
     p.getOutputStream().close();
+    long started = System.nanoTime();
+    java.util.concurrent.atomic.AtomicLong lastLine = new java.util.concurrent.atomic.AtomicLong(started);
+    java.util.concurrent.atomic.AtomicReference<String> news = new java.util.concurrent.atomic.AtomicReference<>("");
     Thread pump = new Thread(() -> {
       try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
         String line;
@@ -250,8 +253,10 @@ public final class PythonEnvironment {
           if (line.startsWith("Collecting ") || line.startsWith("Installing collected")
             || line.startsWith("Successfully installed")) {
             feedback.log("  " + line.trim());
+            lastLine.set(System.nanoTime());
           } else if (!line.trim().isEmpty()) {
             feedback.status(what + ": " + line.trim(), false);
+            news.set(line.trim());
           }
         }
       } catch (IOException e) {
@@ -263,6 +268,15 @@ public final class PythonEnvironment {
     long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(INSTALL_MINUTES);
     try {
       while (!p.waitFor(200, TimeUnit.MILLISECONDS)) {
+        long now = System.nanoTime();
+        if (now - lastLine.get() >= TimeUnit.MILLISECONDS.toNanos(SpoolClient.STILL_MILLIS)) {
+          // pip is quiet while it downloads and installs (no progress bars without a terminal): a line every 10 s
+          lastLine.set(now);
+          String line = String.format(Locale.ROOT, "  still %s (%.0f s)%s", what, (now - started) / 1e9,
+            news.get().isEmpty() ? "" : ": " + news.get());
+          feedback.log(line);
+          feedback.status(line.trim(), false);
+        }
         if (Thread.interrupted()) {
           throw new InterruptedException("HDPBayesNet: interrupted while " + what);
         }

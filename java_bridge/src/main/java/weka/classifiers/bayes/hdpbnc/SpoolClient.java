@@ -52,7 +52,7 @@ public final class SpoolClient {
   /** The Python used where no other is named and no package environment exists. */
   static final String DEFAULT_PYTHON = "python3";
   /** What to do when the named Python cannot run the daemon. */
-  static final String INSTALL_HINT = "Leave the pythonExecutable option (-python) at its default and "
+  static final String INSTALL_HINT = "Leave the option -python (pythonExecutable in the GUI) at its default and "
     + "HDP_BNC_PYTHON unset to let the installed Weka package make its own Python environment; or install "
     + "hdp_plugin into a Python 3.10 or later with pip (the wheel is in the package's python folder, e.g. "
     + "~/wekafiles/packages/HDPBayesNet/python; from a clone of the repository: python3 -m pip install -e .) and "
@@ -66,6 +66,10 @@ public final class SpoolClient {
   static final int START_SECONDS = 600;
   static final long POLL_MILLIS = 200;
   static final long PROGRESS_LOG_MILLIS = 5000;
+  /** The longest silence on the console (and the status line) while waiting: a line says what is going on. */
+  static final long STILL_MILLIS = 10_000;
+  /** How long to wait for a daemon of another environment or version to stop once asked to. */
+  static final long REPLACE_MILLIS = 120_000;
   static final long MONITOR_MILLIS = 50;
   /** How long the monitor waits for a cancelled job to reach failed/ before leaving it to sweepCancelled. */
   static final long CLEAN_UP_MILLIS = 120_000;
@@ -407,6 +411,9 @@ public final class SpoolClient {
     if (!m_FeedbackGiven) {
       m_Feedback = Feedback.forThread(caller, m_Verbose);
     }
+    if (m_AutoStart) { // before publishing: a stale daemon must not claim the job
+      replaceStaleDaemons();
+    }
     String name;
     try {
       name = publish(data, params);
@@ -439,18 +446,30 @@ public final class SpoolClient {
       m_Monitor.succeeded();
       return model;
     } catch (InterruptedException | ThreadDeath e) { // Stop in the Explorer: interrupt(), then stop()
+      m_Interrupted = true;
       m_Monitor.stopped();
       throw e;
     } finally {
       if (!finished) { // error, interruption, timeout, or the thread being stopped: cancel the job
         m_Monitor.left();
-        Thread.interrupted(); // Weka's panels must not be touched by an interrupted thread
+        if (Thread.interrupted()) { // Weka's panels must not be touched by an interrupted thread
+          m_Interrupted = true;
+        }
         cancel(name);
       }
     }
   }
 
   private boolean m_FeedbackGiven;
+  private volatile boolean m_Interrupted;
+
+  /**
+   * @return true if the training thread was interrupted during {@link #train} (whatever it then threw: the
+   *         interruption may surface as an I/O error of an interruptible channel); the flag itself is cleared
+   */
+  public boolean wasInterrupted() {
+    return m_Interrupted;
+  }
 
   void cancel(String name) {
     try {
@@ -479,6 +498,7 @@ public final class SpoolClient {
     private volatile boolean m_Left;
     private volatile boolean m_Stopped;
     private volatile boolean m_CleanedUp;
+    private final long m_Since = System.nanoTime();
 
     Monitor(String name, Thread caller) {
       super("HDPBayesNet job monitor " + name);
@@ -522,6 +542,9 @@ public final class SpoolClient {
           gone = !inTrain(m_Caller) && !m_Succeeded;
         }
         if (gone) {
+          if (m_Caller.isInterrupted()) {
+            m_Interrupted = true;
+          }
           cancel(m_Name);
           // stopped (else the training thread's exception says why)
           if (m_Stopped || !m_Left || m_Caller.isInterrupted() || !m_Caller.isAlive()) {
@@ -540,6 +563,11 @@ public final class SpoolClient {
             lastConsole = now;
           }
           m_Feedback.status(describeProgress((Map<?, ?>) progress), console);
+        } else if ((now - lastConsole) / 1_000_000 >= STILL_MILLIS && claimedAnywhere()) {
+          // no news for a while (the first job compiles the kernels it needs): say so, console and status line
+          lastConsole = now;
+          m_Feedback.status((last instanceof Map ? describeProgress((Map<?, ?>) last) : "job " + m_Name + " claimed")
+            + String.format(Locale.ROOT, ", still running after %.0f s", (now - m_Since) / 1e9), true);
         }
         try {
           Thread.sleep(MONITOR_MILLIS);
@@ -789,6 +817,153 @@ public final class SpoolClient {
   }
 
   // ------------------------------------------------------------------------------------------
+  // daemons of another environment or version
+  // ------------------------------------------------------------------------------------------
+
+  /** hdp_plugin's version in each Python asked, by executable (asked once per JVM). */
+  private static final Map<String, String> s_Versions = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * The hdp_plugin version the daemon this client would start runs: the version of the package's wheel
+   * for the package's own environment, else what the named Python imports.
+   *
+   * @return the version, or null if it cannot be told
+   */
+  String startedVersion() {
+    if (m_Python == null) {
+      Path dir = PythonEnvironment.packageDir();
+      try {
+        Path wheel = dir == null ? null : PythonEnvironment.wheel(dir);
+        if (wheel != null) { // hdp_plugin-0.1.0-py3-none-any.whl
+          String[] parts = wheel.getFileName().toString().split("-");
+          return parts.length > 1 ? parts[1] : null;
+        }
+      } catch (IOException e) {
+        return null;
+      }
+    }
+    String python = m_Python == null ? DEFAULT_PYTHON : m_Python;
+    String known = s_Versions.get(python);
+    if (known != null) {
+      return known.isEmpty() ? null : known;
+    }
+    String version = "";
+    try {
+      Process p = new ProcessBuilder(python, "-c", "import hdp_plugin._version as v; print(v.__version__)")
+        .directory(m_Root.toFile()).redirectErrorStream(true).start();
+      p.getOutputStream().close();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+      if (p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) && p.exitValue() == 0 && out.matches("[0-9A-Za-z.+!_-]+")) {
+        version = out;
+      }
+      p.destroy();
+    } catch (IOException e) {
+      // cannot tell: starting it will say why
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    }
+    s_Versions.put(python, version);
+    return version.isEmpty() ? null : version;
+  }
+
+  /**
+   * Why a live daemon of this host should be replaced, from its heartbeat: its Python no longer exists (its
+   * environment was deleted, as uninstalling the Weka package does), it runs another hdp_plugin version than
+   * the daemon this client would start, or it runs the package's own environment as it was before that
+   * environment was made again (a reinstall).
+   *
+   * @param beat the heartbeat document
+   * @param version what {@link #startedVersion()} says (null: unknown)
+   * @return the reason, or null to keep it
+   */
+  String staleReason(Object beat, String version) {
+    if (!(beat instanceof Map)) {
+      return null;
+    }
+    Map<?, ?> h = (Map<?, ?>) beat;
+    Object host = h.get("host");
+    if (!(host instanceof String) || !shortHost((String) host).equalsIgnoreCase(shortHost(localHost()))) {
+      return null; // another host's paths cannot be checked from here
+    }
+    Object python = h.get("python");
+    if (python instanceof String && !((String) python).isEmpty()) {
+      try {
+        if (!Files.exists(java.nio.file.Paths.get((String) python))) {
+          return "runs a Python that no longer exists (" + python + ")";
+        }
+      } catch (java.nio.file.InvalidPathException e) {
+        return null;
+      }
+    }
+    Object running = h.get("version");
+    if (version != null && running instanceof String && !version.equals(running)) {
+      return "runs hdp_plugin " + running + ", not " + version + " as the daemon started from here would";
+    }
+    Path dir = m_Python == null ? PythonEnvironment.packageDir() : null;
+    Object started = h.get("started_unix");
+    if (dir != null && python instanceof String && started instanceof Number) {
+      Path env = dir.resolve(PythonEnvironment.ENV_DIR);
+      try {
+        if (java.nio.file.Paths.get((String) python).toAbsolutePath().normalize().startsWith(env.toAbsolutePath()
+          .normalize()) && Files.getLastModifiedTime(env.resolve(PythonEnvironment.MARKER)).toMillis() / 1000.0
+            > ((Number) started).doubleValue()) {
+          return "runs the package's Python environment as it was before it was made again";
+        }
+      } catch (IOException | java.nio.file.InvalidPathException e) {
+        // no marker: nothing to compare
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Asks the live daemons of this host that run another environment or version ({@link #staleReason}) to
+   * stop (the {@code daemons/<id>.stop} marker: they put unfinished jobs back) and waits for them to go,
+   * so that this client starts a daemon of its own.
+   *
+   * @throws InterruptedException if interrupted while waiting
+   */
+  void replaceStaleDaemons() throws InterruptedException {
+    List<String> live = liveDaemons(m_Root);
+    if (live.isEmpty()) {
+      return;
+    }
+    String version = null;
+    boolean asked = false;
+    List<String> stale = new ArrayList<>();
+    for (String id : live) {
+      Object beat = readJson(m_Root.resolve("daemons").resolve(id + ".json"));
+      if (!asked && beat instanceof Map && ((Map<?, ?>) beat).get("version") instanceof String) {
+        version = startedVersion();
+        asked = true;
+      }
+      String why = staleReason(beat, version);
+      if (why != null) {
+        log("the hdp-bnc daemon " + id + " on " + m_Root + " " + why + ": asking it to stop, to start one of this "
+          + "installation");
+        try {
+          writeAtomic(m_Root.resolve("daemons").resolve(id + ".stop"), new byte[0]);
+          stale.add(id);
+        } catch (IOException e) {
+          log("cannot ask the daemon " + id + " to stop (" + e + ")");
+        }
+      }
+    }
+    long start = System.currentTimeMillis();
+    long told = start;
+    while (!stale.isEmpty() && System.currentTimeMillis() - start < REPLACE_MILLIS) {
+      stale.removeIf(id -> !alive(m_Root, id));
+      if (System.currentTimeMillis() - told >= STILL_MILLIS && !stale.isEmpty()) {
+        told = System.currentTimeMillis();
+        log("waiting for the daemon " + String.join(", ", stale) + " to stop (it finishes or puts back its jobs; "
+          + (told - start) / 1000 + " s)");
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
   // starting a daemon
   // ------------------------------------------------------------------------------------------
 
@@ -831,6 +1006,7 @@ public final class SpoolClient {
         + "). " + INSTALL_HINT, e);
     }
     long end = System.currentTimeMillis() + START_SECONDS * 1000L;
+    long lastLine = System.currentTimeMillis();
     // ready when its heartbeat says so, or as soon as it has taken our job (heartbeats come every 2 s)
     while (!anyDaemonReady() && (m_Job == null || Files.isDirectory(m_Root.resolve("new").resolve(m_Job)))) {
       if (!m_Started.isAlive()) {
@@ -841,8 +1017,13 @@ public final class SpoolClient {
           + "' exited with code " + m_Started.exitValue() + ")." + hint + (tail.isEmpty() ? "" : "\n" + tail));
       }
       long waited = (System.currentTimeMillis() - (end - START_SECONDS * 1000L)) / 1000;
-      m_Feedback.status("waiting for the daemon to get ready (" + waited + " s; the first start compiles its kernels)",
-        false);
+      String waiting = "waiting for the daemon to get ready (" + waited + " s; the first start compiles its kernels)";
+      if (System.currentTimeMillis() - lastLine >= STILL_MILLIS) { // a line on the console too, and its log's news
+        lastLine = System.currentTimeMillis();
+        String news = tail(m_DaemonLog, 1).trim();
+        log(waiting + (news.isEmpty() ? "" : "; its log: " + news));
+      }
+      m_Feedback.status(waiting, false);
       if (System.currentTimeMillis() > end) {
         m_Started.destroy();
         throw new Exception("HDPBayesNet: the hdp-bnc daemon did not get ready within " + START_SECONDS

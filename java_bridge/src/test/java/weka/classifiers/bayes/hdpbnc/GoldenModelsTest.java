@@ -2,6 +2,7 @@ package weka.classifiers.bayes.hdpbnc;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -65,6 +66,9 @@ class GoldenModelsTest {
     assertEquals(3, model.numMembers());
     assertTrue(model.describe().startsWith("ESKDB ensemble of 3 members"), model.describe());
     assertTrue(model.describe().contains("Member 0 (the network below and in the graph view)"));
+    // the seed as the user gave it (random_state 3), not member 0's SeedSequence {entropy=..., spawn_key=[...]}
+    assertTrue(model.describe().contains("tying level, seed 3)"), model.describe());
+    assertFalse(model.describe().contains("entropy"), model.describe());
     String bif = model.toXMLBIF("diabetes");
     assertTrue(bif.contains("<NAME>diabetes (ESKDB: member 0 of 3, the ensemble averages them all)</NAME>"), bif);
     // member 0's network is what the model itself holds

@@ -1,0 +1,72 @@
+"""Cancelling a fit between the steps of its long phases (hdp_plugin._cancel), and the finer steps
+that make it quick (the sampler's timed chunks, SkDB's timed row blocks) leave the model unchanged."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hdp_plugin import BayesNetClassifier, _cancel, config, read_dataset
+from hdp_plugin.errors import Cancelled
+from hdp_plugin.hdp import sampler
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def segment():
+    return read_dataset(DATA / "segment-challenge.arff", class_attribute="class")
+
+
+def test_the_sampler_gives_the_same_tables_whatever_its_chunks(segment, monkeypatch):
+    def fit():
+        return BayesNetClassifier(structure="kdb", k=2, iterations=300, random_state=3).fit(segment).predict_proba(segment)
+
+    expected = fit()
+    rnd = random.Random(1)
+    monkeypatch.setattr(sampler, "_next_chunk", lambda chunk, done, seconds: rnd.randint(1, 50))
+    assert np.array_equal(fit(), expected)
+    monkeypatch.setattr(sampler, "_next_chunk", lambda chunk, done, seconds: 1)
+    assert np.array_equal(fit(), expected)
+
+
+def test_chunks_take_about_a_quarter_second():
+    assert sampler._next_chunk(50, 50, 5.0) == 2  # 10 iterations a second: 2.5 in a quarter second
+    assert sampler._next_chunk(1, 1, 10.0) == 1  # never below one
+    assert sampler._next_chunk(1, 1, 1e-4) == config.SAMPLER_CHUNK  # nor above the chunk
+
+
+def test_skdb_passes_give_the_same_ensemble_whatever_the_row_blocks(segment, monkeypatch):
+    def fit():
+        return BayesNetClassifier(structure="eskdb", n_members=3, k=3, iterations=100,
+                                  random_state=2).fit(segment).predict_proba(segment)
+
+    monkeypatch.setattr(config, "STRUCTURE_BLOCK_SECONDS", 1e9)  # one block of every row
+    expected = fit()
+    monkeypatch.setattr(config, "STRUCTURE_BLOCK_SECONDS", 1e-9)  # blocks of 1024 rows
+    assert np.array_equal(fit(), expected)
+    monkeypatch.setattr(config, "ROW_BLOCK", 100)  # blocks of 100 rows
+    assert np.array_equal(fit(), expected)
+
+
+@pytest.mark.parametrize("structure", ["eskdb", "skdb", "kdb"])
+def test_an_installed_check_stops_a_fit_and_keeps_stopping_it(segment, structure):
+    calls = []
+
+    def cancelled():
+        calls.append(time.monotonic())
+        if len(calls) >= 2:
+            raise Cancelled("stop")
+
+    with _cancel.checking(cancelled):
+        with pytest.raises(Cancelled):
+            extra = {"n_members": 5} if structure == "eskdb" else {}
+            BayesNetClassifier(structure=structure, k=2, iterations=100_000, random_state=0, **extra).fit(segment)
+        with pytest.raises(Cancelled):  # sticky: the other threads of the fit stop at their next check too
+            _cancel.check()
+    _cancel.check()  # gone with the block
+    assert len(calls) == 2
