@@ -148,7 +148,7 @@ def rule_tables(rec, mode: str, tol: float, first: int = RULE_CHECKS[0], weighte
 
 def run_one(name: str, path: str, method: str, r: int, f: int, out: str) -> str:
     from hdp_plugin import BayesNetClassifier, read_dataset
-    from hdp_plugin.distributed import _CURRENT
+    from hdp_plugin.distributed import use_engine
     from hdp_plugin.model.evaluation import stratified_folds
 
     data = read_dataset(path)
@@ -160,12 +160,9 @@ def run_one(name: str, path: str, method: str, r: int, f: int, out: str) -> str:
     clf = BayesNetClassifier(structure=structure, k=k, iterations=max(GRID), random_state=accuracy.seed_of(r, f),
                              n_jobs=1, **extra)
     rec = _Recorder(GRID)
-    token = _CURRENT.set(rec)
     t0 = time.perf_counter()
-    try:
+    with use_engine(rec):
         clf.fit(train)
-    finally:
-        _CURRENT.reset(token)
     fit_s = time.perf_counter() - t0
     points = {}
     for i in GRID:

@@ -16,7 +16,7 @@ pytest.importorskip("distributed")
 
 from hdp_plugin import BayesNetClassifier, read_dataset  # noqa: E402
 from hdp_plugin.data import from_arrow, open_batches, to_arrow  # noqa: E402
-from hdp_plugin.distributed import _CURRENT  # noqa: E402
+from hdp_plugin.distributed import use_engine  # noqa: E402
 from hdp_plugin.distributed.dask_engine import DaskEngine  # noqa: E402
 from hdp_plugin.model.modelfile import load_model  # noqa: E402
 
@@ -53,11 +53,8 @@ def _write(table, d: Path, sizes) -> Path:
 
 
 def _fit_on(engine, X, **params):
-    token = _CURRENT.set(engine)
-    try:
+    with use_engine(engine):
         return BayesNetClassifier(**params).fit(X)
-    finally:
-        _CURRENT.reset(token)
 
 
 def _same(a, b):
@@ -138,7 +135,7 @@ def test_a_streamed_eskdb_on_the_cluster_is_the_in_memory_ensemble(tmp_path, das
     run per group of members."""
     from distributed import get_task_stream
 
-    from hdp_plugin.model import streaming
+    from hdp_plugin.distributed import local as streaming
 
     monkeypatch.setattr(streaming, "SHARED_PASS_MEMBERS", group)
     t = to_arrow(read_dataset(ROOT / "tests" / "data" / "diabetes.arff"))

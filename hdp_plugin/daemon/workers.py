@@ -9,6 +9,7 @@ interrupted it) and starts a new worker.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing as mp
 import multiprocessing.connection as mpc
@@ -44,30 +45,29 @@ def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort, s
         return abort.is_set() or (parent is not None and not parent.is_alive())
 
     spool = P.Spool(spool_root)
-    if scheduler is not None:  # --engine dask: every job of this worker samples its trees on the cluster
-        from ..distributed import _CURRENT
-        from ..distributed.dask_engine import DaskEngine
+    # --engine dask: every job of this worker runs on the cluster (its client closed when the worker ends)
+    from ..distributed import engine
 
-        _CURRENT.set(DaskEngine(scheduler=scheduler))
-    try:
-        warm = jobs.warm_up()
-        conn.send(("ready", warm))
-        while True:
-            try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                return  # the supervisor is gone
-            if msg is None:
-                return
-            folder, name, attempt = msg
-            ctx = Context(spool=spool, daemon_id=daemon_id, attempt=attempt, limits=limits,
-                          interrupted=interrupted)
-            outcome = jobs.execute(Path(folder), name, ctx)
-            if parent is not None and not parent.is_alive():
-                return  # an orphan publishes nothing: the next daemon requeues the job
-            conn.send(("finished", name, outcome))
-    except (BrokenPipeError, EOFError, KeyboardInterrupt):
-        return
+    with engine("dask", scheduler=scheduler) if scheduler is not None else contextlib.nullcontext():
+        try:
+            warm = jobs.warm_up()
+            conn.send(("ready", warm))
+            while True:
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):
+                    return  # the supervisor is gone
+                if msg is None:
+                    return
+                folder, name, attempt = msg
+                ctx = Context(spool=spool, daemon_id=daemon_id, attempt=attempt, limits=limits,
+                              interrupted=interrupted)
+                outcome = jobs.execute(Path(folder), name, ctx)
+                if parent is not None and not parent.is_alive():
+                    return  # an orphan publishes nothing: the next daemon requeues the job
+                conn.send(("finished", name, outcome))
+        except (BrokenPipeError, EOFError, KeyboardInterrupt):
+            return
 
 
 # ------------------------------------------------------------------------------------------

@@ -52,7 +52,6 @@ from .arrow import (
     _arrow_error,
     _decode,
     _limits,
-    table_columns,
 )
 from .categorical import integer_domain, integer_labels, resolve_categorical
 from .dataset import Attribute, Dataset
@@ -528,25 +527,3 @@ def scan_schema(source: BatchSource, row0: int = 0, categorical=None) -> SchemaS
         scan.add(t, source.source, source.class_attribute, row)
         row += t.num_rows
     return scan
-
-
-def batch_codes(table: pa.Table, attributes: list[Attribute], class_attribute: Attribute, source: str,
-                *, training: bool = True) -> Dataset:
-    """One batch on the model's (discretised) attributes: a Dataset of codes (rows with a missing
-    class dropped when ``training``)."""
-    from ..preprocess import apply_cut_points
-    from .conform import conform_columns
-
-    ds = conform_columns(table_columns(table, source), attributes, class_attribute, source=source)
-    ds = apply_cut_points(ds, attributes)
-    if training:
-        keep = ds.y >= 0
-        if not keep.all():
-            ds = ds.take(keep)
-    return ds
-
-
-def source_codes(source: BatchSource, attributes, class_attribute) -> Iterator[Dataset]:
-    """Every batch of ``source`` as codes on the model's attributes (training: known class only)."""
-    for t in source.batches():
-        yield batch_codes(t, attributes, class_attribute, source.source)

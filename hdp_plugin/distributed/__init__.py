@@ -1,15 +1,23 @@
-"""Where the passes of a streamed fit run: this process (the default) or a Dask cluster.
+"""Engines: where the passes of a fit run, this process (the default) or a Dask cluster.
+
+Every fit runs on one engine. :meth:`BayesNetClassifier.fit <hdp_plugin.BayesNetClassifier.fit>`
+takes it from the innermost ``with`` block of :func:`engine` or :func:`use_engine` (else the
+:class:`~hdp_plugin.distributed.local.LocalEngine`), once at the start of the fit, and hands it
+down explicitly: the passes over a batch source and the sampler of every fit, in memory or not, are
+the engine's.
 
 ``with engine("dask", scheduler="tcp://host:8786"): clf.fit(open_batches(path))`` runs the counting
 passes as map per partition and tree reduce on the cluster and samples the trees there
 (:mod:`hdp_plugin.distributed.dask_engine`); without ``scheduler`` a LocalCluster starts on this
-machine. Dask is optional: ``pip install hdp-plugin[distributed]``.
+machine. Dask is optional: ``pip install hdp-plugin[distributed]``. Whatever the engine, the model
+is the same, bit for bit.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+from typing import Protocol, runtime_checkable
 
 from ..errors import ParameterError
 
@@ -17,30 +25,65 @@ ENGINES = ("local", "dask")
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("hdp_plugin_engine", default=None)
 
 
-def current_engine():
-    """The engine that :meth:`BayesNetClassifier.fit` uses for a batch source now."""
-    from ..model.streaming import LocalEngine
+@runtime_checkable
+class Engine(Protocol):
+    """What an engine provides: the passes of a fit and the sampler, each with the local result.
 
-    return _CURRENT.get() or LocalEngine()
+    ``source`` is a :class:`~hdp_plugin.data.stream.BatchSource`; ``attributes`` the model's
+    (discretised) attributes and ``class_attribute`` its class; ``cards`` the attributes' model
+    cardinalities and ``n_classes`` the number of classes. The ``*_members`` passes do the same for
+    every member of an ensemble at once (``attribute_sets[e]``, ``cards[e]`` and ``trees[e]`` are
+    member ``e``'s), reading the data once for all of them.
+    """
+
+    #: ``"local"`` or ``"dask"``: recorded in ``fit_info_["engine"]``
+    name: str
+
+    def scan(self, source, categorical=None):
+        """The schema pass: a :class:`~hdp_plugin.data.stream.SchemaScan` of ``source`` (attributes,
+        class, rows, the discretisation sample), with the ``categorical`` columns nominal."""
+
+    def count(self, source, attributes, class_attribute, cards, n_classes):
+        """The counting pass: the :class:`~hdp_plugin.structure.counts.PairStats` of ``source``."""
+
+    def selective(self, source, attributes, class_attribute, stats, k):
+        """SkDB's tries and leave-one-out passes: the selection of
+        :func:`~hdp_plugin.structure.selective.selective_kdb` on the counts ``stats``."""
+
+    def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
+        """The leaf cells of the context trees ``trees`` (``(attribute, parents)`` pairs)."""
+
+    def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None,
+               tolerance=None):
+        """The HDP sampler on ``trees``: :func:`hdp_plugin.hdp.sampler.sample`'s result."""
+
+    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
+        """Every member's counts (``count`` on its own attributes), in one pass."""
+
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
+        """Every member's SkDB selection on its own order ``orders[e]``, the passes shared."""
+
+    def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
+        """Every member's leaf cells of its own trees, in one pass."""
 
 
-def sampler():
-    """The tree sampler of the current engine: :func:`hdp_plugin.hdp.sampler.sample`, or the engine's
-    ``sample`` (same signature, same result) when a distributed engine is active."""
+def current_engine() -> Engine:
+    """The engine a fit started now runs on: the innermost :func:`engine` / :func:`use_engine`
+    block's, else a :class:`~hdp_plugin.distributed.local.LocalEngine`."""
     eng = _CURRENT.get()
-    if eng is None or eng.name == "local":
-        from ..hdp.sampler import sample
+    if eng is not None:
+        return eng
+    from .local import LocalEngine
 
-        return sample
-    return eng.sample
+    return LocalEngine()
 
 
-def make_engine(name: str = "local", *, scheduler: str | None = None, n_workers: int | None = None):
+def make_engine(name: str = "local", *, scheduler: str | None = None, n_workers: int | None = None) -> Engine:
     """An engine by name: ``"local"``, or ``"dask"`` (on ``scheduler``, else a LocalCluster)."""
     if name == "local":
         if scheduler is not None:
             raise ParameterError("a scheduler address needs engine 'dask'")
-        from ..model.streaming import LocalEngine
+        from .local import LocalEngine
 
         return LocalEngine()
     if name == "dask":
@@ -51,14 +94,23 @@ def make_engine(name: str = "local", *, scheduler: str | None = None, n_workers:
 
 
 @contextlib.contextmanager
-def engine(name: str = "local", *, scheduler: str | None = None, n_workers: int | None = None):
-    """Fit batch sources on this engine inside the ``with`` block (closing it after)."""
-    eng = make_engine(name, scheduler=scheduler, n_workers=n_workers)
+def use_engine(eng: Engine):
+    """Fit on the engine ``eng`` inside the ``with`` block (which leaves it open: the caller owns it)."""
     token = _CURRENT.set(eng)
     try:
         yield eng
     finally:
         _CURRENT.reset(token)
+
+
+@contextlib.contextmanager
+def engine(name: str = "local", *, scheduler: str | None = None, n_workers: int | None = None):
+    """Fit on a new engine ``name`` (:func:`make_engine`) inside the ``with`` block, closing it after."""
+    eng = make_engine(name, scheduler=scheduler, n_workers=n_workers)
+    try:
+        with use_engine(eng):
+            yield eng
+    finally:
         close = getattr(eng, "close", None)
         if close:
             close()

@@ -14,7 +14,7 @@
   tree reduce, and the members' merged tries are sent to every worker for the leave-one-out pass
   (:func:`hdp_plugin.structure.selective.selective_kdbs`: each member's selection is the single
   process's, bit for bit). Members are taken in groups of
-  :data:`hdp_plugin.model.streaming.SHARED_PASS_MEMBERS` for the tries and leave-one-out passes, so
+  :data:`hdp_plugin.distributed.local.SHARED_PASS_MEMBERS` for the tries and leave-one-out passes, so
   a worker holds at most that many members' tries;
 * the trees are sampled as independent tasks, largest first, each with its own generator state
   (:func:`hdp_plugin.hdp.rng.tree_states` of the model's seed): the tables are bit for bit those of
@@ -76,7 +76,7 @@ def _merge(a, b):
 
 
 def _count(part, attributes, class_attribute, cards, n_classes, row0):
-    from ..data.stream import source_codes
+    from ..preprocess.batches import source_codes
     from ..structure.counts import CountAccumulator
 
     acc = CountAccumulator(cards, n_classes)
@@ -88,7 +88,7 @@ def _count(part, attributes, class_attribute, cards, n_classes, row0):
 
 
 def _cells(part, attributes, class_attribute, trees, cards, n_classes):
-    from ..data.stream import source_codes
+    from ..preprocess.batches import source_codes
     from ..hdp.trees import LeafCellCounter
 
     counter = LeafCellCounter(trees, cards, n_classes)
@@ -98,25 +98,25 @@ def _cells(part, attributes, class_attribute, trees, cards, n_classes):
 
 
 def _count_members(part, attribute_sets, class_attribute, cards, n_classes, row0):
-    from ..model.streaming import count_members
+    from .local import count_members
 
     return count_members(part, attribute_sets, class_attribute, cards, n_classes, row0)
 
 
 def _cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes):
-    from ..model.streaming import cells_members
+    from .local import cells_members
 
     return cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes)
 
 
 def _tries_members(part, attribute_sets, class_attribute, cards, n_classes, parents):
-    from ..model.streaming import tries_members
+    from .local import tries_members
 
     return tries_members(part, attribute_sets, class_attribute, cards, n_classes, parents)
 
 
 def _loo_members(part, attribute_sets, class_attribute, tries, cards, n_classes, n_y, n_rows, orders, max_k, m):
-    from ..model.streaming import loo_members
+    from .local import loo_members
 
     return loo_members(part, attribute_sets, class_attribute, tries, cards, n_classes, n_y, n_rows, orders, max_k, m)
 
@@ -175,7 +175,7 @@ def _predict_part(clf, part, path):
 
 # -- the engine ------------------------------------------------------------------------------------
 class DaskEngine:
-    """Runs the passes of :func:`hdp_plugin.model.streaming.fit_source` on a Dask cluster.
+    """Runs the passes of a fit (:class:`hdp_plugin.distributed.Engine`) on a Dask cluster.
 
     ``scheduler``: the address of an existing cluster's scheduler (``tcp://host:8786``); None starts a
     ``LocalCluster`` of ``n_workers`` processes (default ``config.DASK_LOCAL_WORKERS``) with one thread each,
@@ -323,7 +323,7 @@ class DaskEngine:
     def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
         """Every member's SkDB selection: the tries of all members per partition, merged; then their
         leave-one-out sums per partition, merged (in groups of ``SHARED_PASS_MEMBERS`` members)."""
-        from ..model.streaming import select_in_groups
+        from .local import select_in_groups
 
         return select_in_groups(attribute_sets, stats, k, m, orders,
                                 lambda g: _MemberPasses(self, source, attribute_sets[g], class_attribute))

@@ -301,8 +301,11 @@ class BayesNetClassifier(_EstimatorBase):
         self._validate_params()
         from ..data.stream import BatchSource
 
+        from ..distributed import current_engine
+
+        engine = current_engine()  # where this fit's passes and sampler run (hdp_plugin.distributed)
         if isinstance(X, BatchSource):
-            return self._fit_source(X, y, started, progress=progress)
+            return self._fit_source(X, y, started, engine, progress=progress)
         has_names = hasattr(X, "columns") or hasattr(X, "column_names")
         ds = self._to_dataset(X, y, class_attribute, fitting=True)
         if y is not None:
@@ -349,7 +352,7 @@ class BayesNetClassifier(_EstimatorBase):
                 iterations=resolved_iterations(self.structure, self.iterations), burn_in=self.burn_in, tying=self.tying,
                 tolerance=sampler_tolerance(self.iterations), m=float(self.m),
                 discretization=disc_method, random_state=self.random_state, n_jobs=self.n_jobs,
-                progress=progress)  # fmt: skip
+                sample=engine.sample, progress=progress)  # fmt: skip
             info["warnings"] += more.pop("warnings", [])
             for w in info["warnings"][len(warn):]:
                 log.warning("%s: %s", ds.source, w)
@@ -361,7 +364,7 @@ class BayesNetClassifier(_EstimatorBase):
         else:
             if hasattr(self, "members_"):
                 del self.members_
-            structure, attributes, cards = self._fit_single(ds, disc_method, info, progress)
+            structure, attributes, cards = self._fit_single(ds, disc_method, info, engine.sample, progress)
         self.discretization_ = disc_method
         self.structure_ = structure
         self.attributes_ = list(attributes)
@@ -378,17 +381,13 @@ class BayesNetClassifier(_EstimatorBase):
         self.fit_info_ = info
         return self
 
-    def _fit_source(self, source, y, started: float, engine=None, progress=None):
+    def _fit_source(self, source, y, started: float, engine, progress=None):
         """:meth:`fit` on a :class:`~hdp_plugin.data.stream.BatchSource`, pass after pass over its
         batches (:mod:`hdp_plugin.model.streaming`)."""
         from .streaming import fit_source
 
         if y is not None:
             raise ParameterError("y must be None when X is a batch source (the class is inside it)")
-        if engine is None:
-            from ..distributed import current_engine
-
-            engine = current_engine()
         disc_method = resolved_discretization(self.structure, self.discretization)
         info = {"warnings": []}
         structure, attributes, cards, class_attribute, names, members = fit_source(self, source, disc_method, info,
@@ -419,8 +418,9 @@ class BayesNetClassifier(_EstimatorBase):
 
         return predict_source(self, source)
 
-    def _fit_single(self, ds: Dataset, disc_method: str, info: dict, progress=None):
-        """One network: discretise, learn the structure, estimate the tables (sets ``tables_``)."""
+    def _fit_single(self, ds: Dataset, disc_method: str, info: dict, sample, progress=None):
+        """One network: discretise, learn the structure, estimate the tables (sets ``tables_``);
+        ``sample`` is the engine's sampler."""
         seed = _seeds.as_seed_sequence(self.random_state) if disc_method == "stochastic-mdl" else None
         # Step 1: discretise numeric attributes (cut points learnt here, kept in attributes_)
         ds = Discretizer(method=disc_method, random_state=seed).fit_transform(ds)
@@ -443,10 +443,9 @@ class BayesNetClassifier(_EstimatorBase):
             raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
         _cancel.check()
         if self.estimator == "hdp":
-            from ..distributed import sampler
             from ..hdp.sampler import stopping_info
 
-            res = sampler()(trees, iterations=resolved_iterations(kind, self.iterations), burn_in=self.burn_in,
+            res = sample(trees, iterations=resolved_iterations(kind, self.iterations), burn_in=self.burn_in,
                          tying=self.tying, tolerance=sampler_tolerance(self.iterations),
                          random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,
                          progress=progress)

@@ -97,15 +97,19 @@ def fit_members(
     tolerance: float | None = None,
     random_state,
     n_jobs: int | None,
+    sample=None,
     progress=None,
 ) -> tuple[list[Member], dict]:
-    """Build the members of an ESKDB ensemble on ``ds`` (class known on every row).
+    """Build the members of an ESKDB ensemble on ``ds`` (class known on every row); ``sample`` is
+    the engine's sampler (default :func:`hdp_plugin.hdp.sampler.sample`).
 
     Returns
     -------
     (members, info)
         ``info`` holds timings, the master seed and (HDP) the sampler's figures.
     """
+    if sample is None:
+        from ..hdp.sampler import sample
     master, seeds = member_seeds(random_state, n_members)
     threads = _threads(n_jobs)
     t0 = time.perf_counter()
@@ -136,11 +140,9 @@ def fit_members(
     else:
         drafts = [draft(e) for e in range(n_members)]
     t_structure = time.perf_counter() - t0
-    from ..distributed import sampler
-
     members, info = estimate_members(drafts, estimator=estimator, iterations=iterations, burn_in=burn_in,
                                      tying=tying, m=m, n_jobs=n_jobs, progress=progress,
-                                     log_prior=np.log(class_prior(ds.y, ds.n_classes)), sample=sampler(),
+                                     log_prior=np.log(class_prior(ds.y, ds.n_classes)), sample=sample,
                                      tolerance=tolerance)
     return members, {"structure_seconds": t_structure, "seed": _seeds.describe(master), **info}
 

@@ -15,234 +15,29 @@ sample from the member's seed); each member counts into its own accumulator, run
 and leave-one-out sums, and counts its own trees' cells; then all members' trees are sampled in
 one run, as in memory (:mod:`hdp_plugin.model.ensemble`).
 
-An engine (:mod:`hdp_plugin.distributed`) may run the passes elsewhere: it provides ``scan``,
-``count``, ``selective``, ``cells`` and ``sample``, and for ensembles ``count_members``,
-``select_members`` and ``cells_members``, with the same results.
+The passes run on an engine (:class:`hdp_plugin.distributed.Engine`): this process
+(:class:`~hdp_plugin.distributed.local.LocalEngine`) or a Dask cluster, with the same results.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .. import _seeds
-from ..data.stream import BatchSource, batch_codes, scan_schema
+from ..data.stream import BatchSource
+from ..distributed.local import LocalEngine
 from ..errors import DataError, TooLargeError
 from ..hdp.tables import ProbabilityTables, class_prior_of_counts, laplace, m_estimate
-from ..hdp.trees import LeafCellCounter, build_trees
+from ..hdp.trees import build_trees
 from ..params import resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer
-from ..structure.counts import CountAccumulator
 from ..structure.eskdb import member_order, prior_structure
 from ..structure.learners import kdb, naive_bayes, tan
-from ..structure.selective import LooAccumulator, TrieAccumulator, selective_kdb
 
 log = logging.getLogger(__name__)
-
-
-class LocalEngine:
-    """The passes in this process, one batch after another (the default engine)."""
-
-    name = "local"
-
-    def scan(self, source: BatchSource, categorical=None):
-        return scan_schema(source, categorical=categorical)
-
-    def blocks(self, source: BatchSource, attributes, class_attribute):
-        """A function returning a fresh iterator of (X, y) code blocks, rows in order."""
-        def gen():
-            for t in source.batches():
-                ds = batch_codes(t, attributes, class_attribute, source.source)
-                if ds.n_rows:
-                    yield ds.X, ds.y
-        return gen
-
-    def count(self, source, attributes, class_attribute, cards, n_classes):
-        acc = CountAccumulator(cards, n_classes)
-        row = 0
-        for X, y in self.blocks(source, attributes, class_attribute)():
-            acc.add(X, y, row)
-            row += X.shape[0]
-        return acc.result()
-
-    def selective(self, source, attributes, class_attribute, stats, k):
-        return selective_kdb(None, None, stats, k, blocks=self.blocks(source, attributes, class_attribute))
-
-    def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
-        counter = LeafCellCounter(trees, cards, n_classes)
-        for X, y in self.blocks(source, attributes, class_attribute)():
-            counter.add(X, y)
-        return counter.result()
-
-    def sample(self, trees, **kwargs):
-        from ..hdp.sampler import sample
-
-        return sample(trees, **kwargs)
-
-    # -- ensembles: one pass for all members -----------------------------------------------------
-    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
-        """Every member's counts (``count`` on its own attributes), in one pass over ``source``."""
-        return count_members(source, attribute_sets, class_attribute, cards, n_classes).result()
-
-    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
-        """Every member's SkDB selection on its own order, the tries and leave-one-out passes shared."""
-        return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs)
-
-    def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
-        """Every member's leaf cells (``cells`` of its own trees), in one pass over ``source``."""
-        return cells_members(source, attribute_sets, class_attribute, trees, cards, n_classes).result()
-
-
-# -- the members' passes ----------------------------------------------------------------------------
-def member_batches(source: BatchSource, attribute_sets, class_attribute, wanted=None):
-    """Every batch of ``source`` (rows with a known class) decoded once and coded as each member in
-    ``wanted`` (default all) codes it: yields one list of ``(X, y)`` per batch, in ``wanted`` order.
-    Members whose attributes are equal (no numeric attribute, or a deterministic discretisation) share
-    one code matrix."""
-    from ..data.arrow import table_columns
-    from ..data.conform import conform_columns
-    from ..preprocess import apply_cut_points
-
-    wanted = list(range(len(attribute_sets))) if wanted is None else list(wanted)
-    keys = [tuple(a.cut_points if a.numeric else None for a in attribute_sets[e]) for e in wanted]
-    for t in source.batches():
-        ds = conform_columns(table_columns(t, source.source), attribute_sets[0], class_attribute,
-                             source=source.source)
-        keep = ds.y >= 0
-        if not keep.all():
-            ds = ds.take(keep)
-        if not ds.n_rows:
-            continue
-        coded = {}
-        out = []
-        for e, key in zip(wanted, keys):
-            if key not in coded:
-                coded[key] = apply_cut_points(ds, attribute_sets[e]).X
-            out.append((coded[key], ds.y))
-        yield out
-
-
-class MemberPartials:
-    """One partial result per member (accumulators of part of the rows); :meth:`merge` adds another
-    part's, member by member (so an engine's tree reduce merges them as it merges one)."""
-
-    def __init__(self, parts: list):
-        self.parts = parts
-
-    def merge(self, other: "MemberPartials") -> "MemberPartials":
-        for a, b in zip(self.parts, other.parts):
-            a.merge(b)
-        return self
-
-    def result(self) -> list:
-        return [p.result() for p in self.parts]
-
-
-def count_members(source, attribute_sets, class_attribute, cards, n_classes, row0: int = 0) -> MemberPartials:
-    """Every member's CountAccumulator over ``source`` (whose first row is global row ``row0``)."""
-    accs = [CountAccumulator(c, n_classes) for c in cards]
-    row = row0
-    for coded in member_batches(source, attribute_sets, class_attribute):
-        for acc, (X, y) in zip(accs, coded):
-            acc.add(X, y, row)
-        row += coded[0][0].shape[0]
-    return MemberPartials(accs)
-
-
-def members_pass(source, attribute_sets, class_attribute, accs: list, wanted=None, workers: int = 1) -> MemberPartials:
-    """One pass over ``source`` adding every batch, coded as member ``e`` codes it, to ``accs[e]``
-    (anything with ``add(X, y)``), for the members in ``wanted`` (default all). With ``workers > 1``
-    the members add a batch on that many threads (the kernels release the GIL); each member still
-    adds its batches in row order, so the result does not depend on it."""
-    wanted = list(range(len(accs))) if wanted is None else list(wanted)
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hdp-members") \
-        if workers > 1 and len(wanted) > 1 else None
-    try:
-        for coded in member_batches(source, attribute_sets, class_attribute, wanted):
-            if pool is None:
-                for e, (X, y) in zip(wanted, coded):
-                    accs[e].add(X, y)
-            else:  # list() waits for every member and re-raises the first error
-                list(pool.map(lambda item: accs[item[0]].add(*item[1]), zip(wanted, coded)))
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
-    return MemberPartials(accs)
-
-
-def cells_members(source, attribute_sets, class_attribute, trees, cards, n_classes) -> MemberPartials:
-    """Every member's LeafCellCounter of its trees (``trees[e]``: ``(attribute, parents)`` pairs) over
-    ``source``; members without a tree are not coded."""
-    counters = [LeafCellCounter(t, c, n_classes) for t, c in zip(trees, cards)]
-    return members_pass(source, attribute_sets, class_attribute, counters, [e for e, t in enumerate(trees) if t])
-
-
-def tries_members(source, attribute_sets, class_attribute, cards, n_classes, parents, workers: int = 1) -> MemberPartials:
-    """Every member's context tries (:class:`~hdp_plugin.structure.selective.TrieAccumulator` of its
-    kDB-K ``parents[e]``) over ``source``, in one pass."""
-    accs = [TrieAccumulator(c, n_classes, p) for c, p in zip(cards, parents)]
-    return members_pass(source, attribute_sets, class_attribute, accs, workers=workers)
-
-
-def loo_members(source, attribute_sets, class_attribute, tries, cards, n_classes, n_y, n_rows, orders, max_k,
-                m, workers: int = 1) -> MemberPartials:
-    """Every member's leave-one-out sums (:class:`~hdp_plugin.structure.selective.LooSums`) of the rows
-    of ``source`` against its tries ``tries[e]`` of all the rows, in one pass."""
-    accs = [LooAccumulator(t, c, n_classes, n_y, n_rows, o, max_k, m) for t, c, o in zip(tries, cards, orders)]
-    members_pass(source, attribute_sets, class_attribute, accs, workers=workers)
-    return MemberPartials([a.sums for a in accs])
-
-
-#: most members whose tries and leave-one-out sums are computed together (their tries in memory at
-#: once); more members take more passes, in groups of this size
-SHARED_PASS_MEMBERS = 64
-
-
-class _MemberPasses:
-    """The members' tries and leave-one-out passes in this process (the ``passes`` of
-    :func:`~hdp_plugin.structure.selective.selective_kdbs`): one read of ``source`` each for all
-    members, the members adding every batch on ``workers`` threads."""
-
-    def __init__(self, source, attribute_sets, class_attribute, workers: int):
-        self.source, self.attribute_sets, self.class_attribute = source, attribute_sets, class_attribute
-        self.workers = workers
-
-    def tries(self, stats, parents):
-        return tries_members(self.source, self.attribute_sets, self.class_attribute, [s.cardinalities for s in stats],
-                             stats[0].n_classes, parents, workers=self.workers).result()
-
-    def loo(self, stats, tries, orders, max_k, m):
-        s0 = stats[0]  # every member counts the same rows: the same class counts
-        return loo_members(self.source, self.attribute_sets, self.class_attribute, tries,
-                           [s.cardinalities for s in stats], s0.n_classes, s0.n_y, s0.n_rows, orders, max_k, m,
-                           workers=self.workers).parts
-
-
-def select_in_groups(attribute_sets, stats, k, m, orders, make_passes) -> list:
-    """Every member's SkDB selection (:func:`~hdp_plugin.structure.selective.selective_kdbs` on its
-    counts ``stats[e]`` and order ``orders[e]``), ``SHARED_PASS_MEMBERS`` members at a time, each group's
-    two passes from ``make_passes(group)`` (a slice of the members)."""
-    from ..structure.selective import selective_kdbs
-
-    out = []
-    for lo in range(0, len(attribute_sets), SHARED_PASS_MEMBERS):
-        g = slice(lo, lo + SHARED_PASS_MEMBERS)
-        out += selective_kdbs(stats[g], k, m=m, orders=orders[g], passes=make_passes(g))
-    return out
-
-
-def select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None) -> list:
-    """SkDB's selection of every member with the tries and leave-one-out passes shared: each reads
-    ``source`` once for all members of a group, the members adding a batch on ``n_jobs`` threads.
-    The sums are exact, so each member's selection is the in-memory one bit for bit."""
-    from ..hdp.sampler import _threads
-
-    workers = _threads(n_jobs)
-    return select_in_groups(attribute_sets, stats, k, m, orders,
-                            lambda g: _MemberPasses(source, attribute_sets[g], class_attribute, workers))
 
 
 def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=None, progress=None):
