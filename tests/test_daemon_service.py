@@ -370,8 +370,8 @@ def test_a_job_whose_daemon_always_dies_fails_after_three_attempts(tmp_path):
         shutil.copyfile(WEATHER, folder / "data.arff")
         (folder / "job.json").write_text(json.dumps({"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20}))
         (folder / ".model.arrow.123.tmp").write_bytes(b"half a model")
-        if lost:
-            (folder / "attempts.json").write_text(json.dumps({"protocol": 1, "lost": lost, "history": []}))
+        if lost:  # what the dead daemon wrote: sealed with the spool's key (a producer's would not count)
+            P.write_attempts(folder, P.attempts_key(sp.attempts_key()), lost, [])
     (sp.dir(P.DAEMONS) / "ghost-1-000000.json").write_text(json.dumps({"daemon": "ghost-1-000000", "pid": 1}))
     d = Daemon(spool, "--idle-exit", "0.5", log=tmp_path / "daemon.log")
     assert d.wait(90) == 0

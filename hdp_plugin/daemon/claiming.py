@@ -52,7 +52,7 @@ class Claimer:
                 continue
             # what the daemon writes into a job is the daemon's: a producer's copies are removed or ignored
             P.clean_job_folder(mine)
-            attempt = P.read_attempts(mine)[0] + 1
+            attempt = self.ledger.attempts(mine)[0] + 1
             try:
                 P.check_name(name)
             except P.JobError as exc:

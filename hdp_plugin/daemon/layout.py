@@ -27,6 +27,8 @@ JOB_FILE, RESULT_FILE, ERROR_FILE, MODEL_FILE, ATTEMPTS_FILE = (
 DATA_FILES = {"data.arff": "arff", "data.arrow": "arrow"}
 #: files the daemon writes into a job folder (removed when a job is put back in new/)
 DAEMON_FILES = (RESULT_FILE, ERROR_FILE, MODEL_FILE)
+#: in daemons/: the spool's secret key, with which daemons seal the attempts.json they write
+ATTEMPTS_KEY_FILE = ".attempts.key"
 
 #: a job (or daemon) name: safe on every file system, no path separators, no leading dot
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$")
@@ -75,6 +77,9 @@ class Spool:
 
     def stop_marker(self, daemon: str) -> Path:
         return self.root / DAEMONS / f"{daemon}.stop"
+
+    def attempts_key(self) -> Path:
+        return self.root / DAEMONS / ATTEMPTS_KEY_FILE
 
     def create(self) -> "Spool":
         """Make the spool and its sub-directories, private to the user (mode 0700)."""
