@@ -310,3 +310,26 @@ def test_a_well_formed_producer_attempts_file_counts_for_nothing(tmp_path):
     assert _result(sp, "victim")["attempt"] == 1
     text = (tmp_path / "daemon.log").read_text()
     assert "job forged: claimed (attempt 1)" in text and "attempt 3" not in text
+
+
+def test_job_names_with_newlines_cannot_forge_log_lines(tmp_path):
+    """Issue 21, item 7: a published name holding a newline (or a terminal escape) reaches the daemon's
+    log escaped, on its own line; a name that only ends in a newline is not a valid job name either."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    forged = "2026-01-01T00:00:00 hdp-bnc daemon: job payroll: done -> elsewhere"
+    names = [f"evil\n{forged}", "trailing\n", "esc\x1b[2Jape", "bidi\u202egnp.exe"]
+    for name in names:
+        publish_raw(spool, name, {P.JOB_FILE: OK, "data.arff": WEATHER})
+    log = tmp_path / "daemon.log"
+    with daemon(spool, log=log):
+        wait_until(lambda: len(final_names(spool, P.FAILED)) == len(names), 60, "the jobs to fail")
+    for name in names:
+        err = _error(sp, name)
+        assert err["code"] == "bad_job" and "job name must be" in err["message"], err
+    lines = log.read_text().splitlines()
+    assert not any(line.startswith(forged[:10] + "T00:00:00") for line in lines)
+    assert not any(c in log.read_text() for c in "\x1b\u202e")
+    text = log.read_text()
+    assert "evil\\n2026-01-01T00:00:00 hdp-bnc daemon: job payroll" in text and "trailing\\n" in text
+    assert "esc\\x1b[2Jape" in text and "bidi\\u202egnp.exe" in text

@@ -7,15 +7,15 @@ invalid name, the name of a job that already exists) is failed at once.
 
 from __future__ import annotations
 
-import logging
 import os
 
 from .. import config
+from . import logs
 from . import protocol as P
 from .ledger import Ledger
 from .workers import Worker
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 def waiting(spool: P.Spool) -> list[str]:

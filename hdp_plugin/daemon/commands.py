@@ -78,6 +78,9 @@ def run(
 
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s hdp-bnc daemon: %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
+    from .logs import escape_handlers
+
+    escape_handlers()  # one record, one line: names from the spool cannot forge or hide log lines
     with _errors():
         if workers < 1:
             raise ParameterError(f"--workers must be >= 1, got {workers!r}")

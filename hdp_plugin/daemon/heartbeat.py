@@ -7,16 +7,16 @@ heartbeat older than ``STALE_HEARTBEATS`` periods for a dead daemon
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import time
 from typing import Callable
 
 from .._version import __version__
+from . import logs
 from . import protocol as P
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 def document(*, daemon_id: str, state: str, started: float, now: float, settings, workers: list,

@@ -35,7 +35,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$")
 
 
 def check_name(name: str, what: str = "job name") -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name) or name.endswith(".tmp"):
+    # fullmatch: NAME_RE's $ also matches before a final newline, and "job\n" is no job name
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name.endswith(".tmp"):
         raise JobError(f"{what} must be 1-128 letters, digits or _ . @ + -, start with a letter, "
                        f"digit or _, and not end in .tmp; got {name!r}")
     return name

@@ -8,14 +8,14 @@ an entry that is no job, or a job whose name another job holds, failed apart.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
+from . import logs
 from . import protocol as P
 from .jobs import Context, write_error
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 class Ledger:

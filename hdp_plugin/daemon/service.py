@@ -24,7 +24,6 @@ parts that do the work: :mod:`.workers` (supervision of the worker processes), :
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import threading
@@ -33,6 +32,7 @@ from dataclasses import dataclass, field
 
 from .. import config
 from . import heartbeat
+from . import logs
 from . import protocol as P
 from .claiming import Claimer, waiting
 from .jobs import Limits
@@ -40,7 +40,7 @@ from .ledger import Ledger
 from .recovery import Recovery
 from .workers import Worker, WorkerPool
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 @dataclass

@@ -9,7 +9,6 @@ interrupted it) and starts a new worker.
 
 from __future__ import annotations
 
-import logging
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
@@ -20,11 +19,12 @@ from pathlib import Path
 from typing import Callable
 
 from .. import config
+from . import logs
 from . import protocol as P
 from .jobs import Context, Limits
 from .ledger import Ledger
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 # ------------------------------------------------------------------------------------------
