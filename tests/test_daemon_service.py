@@ -583,3 +583,58 @@ def test_two_daemons_on_one_spool_never_run_a_job_twice(tmp_path):
         assert result["attempt"] == 1
         assert_same_model(sp.job(P.DONE, name) / P.MODEL_FILE,
                           direct_model(VOTE if int(name[1:]) % 2 else WEATHER, job))
+
+
+def test_stop_right_after_start_stops_the_daemon_at_once(tmp_path):
+    """Issue 21, item 9: 'stop' a second after a daemon started, while its worker still compiles
+    (HDP_NUMBA_CACHE=0 makes the warm-up long), stops it within seconds, not after the warm-up, and
+    'stopped' is true when it says so: the process has exited."""
+    spool = tmp_path / "spool"
+    P.Spool(spool).create()
+    log = tmp_path / "daemon.log"
+    fh = open(log, "ab")
+    proc = subprocess.Popen(_cmd("run", spool, "--poll", "0.05"), stdout=subprocess.DEVNULL, stderr=fh,
+                            start_new_session=True, env={**os.environ, "HDP_NUMBA_CACHE": "0"})
+    try:
+        wait_until(lambda: client.daemons(spool), 60, "the daemon's heartbeat")
+        time.sleep(1)
+        t0 = time.monotonic()
+        done = subprocess.run(_cmd("stop", spool, "--timeout", "60"), capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0 and "stopped" in done.stderr, done.stderr
+        assert proc.wait(10) == 0
+        assert time.monotonic() - t0 < 10, f"stopped after {time.monotonic() - t0:.1f} s"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        fh.close()
+    assert final_names(spool, P.DAEMONS) == []
+
+
+def test_stop_before_the_daemon_has_taken_its_lock_still_stops_it(tmp_path):
+    """Issue 21, item 9: a 'stop' issued while a daemon is still starting (no lock or heartbeat yet)
+    stops it as soon as it looks; it claims nothing. A daemon started after the stop is not stopped."""
+    spool = tmp_path / "spool"
+    P.Spool(spool).create()
+    client.publish(spool, WEATHER, {"structure": "kdb", "k": 1, "iterations": 20}, name="queued")
+    log = tmp_path / "daemon.log"
+    fh = open(log, "ab")
+    proc = subprocess.Popen(_cmd("run", spool, "--poll", "0.05"), stdout=subprocess.DEVNULL, stderr=fh,
+                            start_new_session=True)
+    try:
+        assert client.daemons(spool) == []  # not started yet: no lock, no heartbeat
+        assert client.stop(spool, wait_seconds=None) == []
+        assert proc.wait(60) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        fh.close()
+    assert final_names(spool, P.NEW) == ["queued"] and final_names(spool, P.DONE) == []
+    assert "stop requested" in log.read_text()
+    d = Daemon(spool, "--idle-exit", "0.5", log=log)  # started after the stop: it serves
+    try:
+        assert d.wait(90) == 0
+    finally:
+        d.close()
+    assert final_names(spool, P.DONE) == ["queued"]

@@ -193,14 +193,25 @@ def status(spool: str | os.PathLike) -> dict:
 
 def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0,
          poll: float = config.CLIENT_POLL_SECONDS) -> list[str]:
-    """Write a stop marker for every live daemon; wait until they are gone. Return their ids."""
+    """Ask every daemon of the spool to stop; wait until they are gone. Return the ids of the live ones.
+
+    First ``daemons/.stop-all`` is written: every daemon whose process started before it stops, even
+    one still starting up, which holds no lock and has written no heartbeat yet; then a stop marker
+    for every live daemon. Waiting also waits for daemons that were starting and show up meanwhile.
+    """
     sp = P.Spool(spool).check()
+    requested = time.time()
+    P.write_json(sp.stop_all(), {"protocol": P.PROTOCOL_VERSION, "requested_unix": requested})
     ids = [d["daemon"] for d in daemons(spool) if d["alive"]]
     for d in ids:
         P.write_atomic(sp.stop_marker(d), b"")
     if wait_seconds:
         deadline = time.monotonic() + wait_seconds
-        while any(P.daemon_alive(sp, d) for d in ids):
+        while True:
+            ids += [d["daemon"] for d in daemons(spool) if d["alive"] and d["daemon"] not in ids
+                    and P.number(d, "process_started_unix", requested + 1) <= requested]
+            if not any(P.daemon_alive(sp, d) for d in ids):
+                break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"daemon(s) still running after {wait_seconds} s")
             time.sleep(poll)

@@ -268,7 +268,7 @@ def stop(
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every daemon has exited.")] = True,
     timeout: Annotated[float, typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = 120.0,
 ) -> None:
-    """Ask every live daemon of SPOOL to stop (running jobs finish or go back to new/)."""
+    """Ask every daemon of SPOOL to stop, including one still starting (running jobs finish or go back to new/)."""
     with _errors():
         started = time.monotonic()
         ids = client.stop(spool, wait_seconds=timeout if wait else None)

@@ -29,6 +29,8 @@ DATA_FILES = {"data.arff": "arff", "data.arrow": "arrow"}
 DAEMON_FILES = (RESULT_FILE, ERROR_FILE, MODEL_FILE)
 #: in daemons/: the spool's secret key, with which daemons seal the attempts.json they write
 ATTEMPTS_KEY_FILE = ".attempts.key"
+#: in daemons/: a stop request for every daemon that started before it (``daemon stop``)
+STOP_ALL_FILE = ".stop-all"
 
 #: a job (or daemon) name: safe on every file system, no path separators, no leading dot
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$")
@@ -78,6 +80,9 @@ class Spool:
 
     def stop_marker(self, daemon: str) -> Path:
         return self.root / DAEMONS / f"{daemon}.stop"
+
+    def stop_all(self) -> Path:
+        return self.root / DAEMONS / STOP_ALL_FILE
 
     def attempts_key(self) -> Path:
         return self.root / DAEMONS / ATTEMPTS_KEY_FILE
