@@ -638,3 +638,39 @@ def test_stop_before_the_daemon_has_taken_its_lock_still_stops_it(tmp_path):
     finally:
         d.close()
     assert final_names(spool, P.DONE) == ["queued"]
+
+
+def test_submit_wait_says_once_that_no_daemon_serves_the_spool_and_goes_on_waiting(tmp_path):
+    """Issue 21, item 16: 'submit --wait' with no daemon says so once on stderr (with how to start one),
+    keeps waiting, and finishes when a daemon appears; --no-daemon-timeout gives up, the job kept."""
+    spool = tmp_path / "spool"
+    P.Spool(spool).create()
+    err = tmp_path / "submit.err"
+    with open(err, "wb") as fh:
+        sub = subprocess.Popen(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "-i", "20", "--name", "w1",
+                                    "--wait", "--timeout", "120"), stdout=subprocess.PIPE, stderr=fh, text=True)
+        try:
+            wait_until(lambda: "no daemon is serving" in err.read_text(), 30, "the warning")
+            text = err.read_text()
+            assert f"hdp-bnc daemon run {spool}" in text and "job w1 waits in new/" in text, text
+            time.sleep(2)  # said once, not every poll
+            assert err.read_text().count("no daemon is serving") == 1 and sub.poll() is None
+            with daemon(spool, log=tmp_path / "daemon.log"):
+                out, _ = sub.communicate(timeout=90)
+        finally:
+            if sub.poll() is None:
+                sub.kill()
+                sub.wait(10)
+    assert sub.returncode == 0 and out.strip() == str(P.Spool(spool).job(P.DONE, "w1") / P.MODEL_FILE)
+    text = err.read_text()
+    assert text.count("no daemon is serving") == 1 and f"a daemon serves {spool} now" in text, text
+    t0 = time.monotonic()
+    r = subprocess.run(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "--name", "w2", "--wait",
+                            "--no-daemon-timeout", "6", "--quiet"), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "no daemon served" in r.stderr and "--no-daemon-timeout" in r.stderr, r.stderr
+    assert "job w2 stays queued in new/" in r.stderr and "Traceback" not in r.stderr
+    assert r.stderr.count("warning: no daemon is serving") == 1  # after 5 s, even with --quiet
+    assert time.monotonic() - t0 < 60 and final_names(spool, P.NEW) == ["w2"]
+    r = subprocess.run(_cmd("submit", spool, WEATHER, "--no-daemon-timeout", "1"), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "needs --wait" in r.stderr
