@@ -220,6 +220,8 @@ TMP_MAX_AGE_SECONDS = 36 * 3600
 STALE_MARKER_SECONDS = 3600
 #: clients: seconds between looks at a job (``submit --wait``) or at stopping daemons (``stop``)
 CLIENT_POLL_SECONDS = 0.2
+#: ``submit --wait``: seconds without a daemon serving the spool before the client says so (once)
+NO_DAEMON_NOTICE_SECONDS = 5.0
 
 
 def canonical_params(params: dict) -> dict:

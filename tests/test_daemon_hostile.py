@@ -275,3 +275,61 @@ def test_a_claim_sent_to_a_dead_worker_is_put_back_without_an_attempt(tmp_path):
         assert not (sp.job(P.NEW, "j") / P.ATTEMPTS_FILE).exists() and d.requeued == 0
     finally:
         d.shutdown()
+
+
+def test_a_well_formed_producer_attempts_file_counts_for_nothing(tmp_path):
+    """Issue 21, item 1: an attempts.json a producer put in a published job, however well formed (or
+    the daemon's own, in a finished job's folder published again), is not the daemon's: the job starts at attempt 1, and with a
+    forged "lost": 2 one worker kill does not fail it with too_many_attempts."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    forged = {"protocol": 1, "lost": 2, "history": [{"reason": "forged", "time": "2026-01-01T00:00:00.000Z"}] * 2}
+    slow = {"protocol": 1, "structure": "kdb", "k": 3, "iterations": 20000, "seed": 2}
+    publish_raw(spool, "forged", {P.JOB_FILE: OK, "data.arff": WEATHER, P.ATTEMPTS_FILE: forged})
+    publish_raw(spool, "victim", {P.JOB_FILE: slow, "data.arff": VOTE, P.ATTEMPTS_FILE: forged})
+    with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log"):
+        wait_until(lambda: sp.job(P.DONE, "forged").exists(), 60, "the forged job")
+        prog = wait_until(lambda: (P.read_json(sp.progress("victim")) or {}).get("iteration", 0) > 0
+                          and P.read_json(sp.progress("victim")), 60, "sampling")
+        assert prog["attempt"] == 1
+        os.kill(prog["pid"], 9)
+        wait_until(lambda: sp.job(P.DONE, "victim").exists() or sp.job(P.FAILED, "victim").exists(), 120,
+                   "the job, run again")
+        assert sp.job(P.DONE, "victim").exists(), _error(sp, "victim")
+        assert _result(sp, "victim")["attempt"] == 2
+        attempts = json.loads((sp.job(P.DONE, "victim") / P.ATTEMPTS_FILE).read_text())
+        assert attempts["lost"] == 1 and [h["reason"] for h in attempts["history"]] == [
+            "its worker process died (killed by signal 9)"]
+        # a user retries the finished job by publishing its folder again, the daemon's attempts.json in it
+        os.rename(sp.job(P.DONE, "victim"), sp.job(P.TMP, "victim"))
+        (sp.job(P.TMP, "victim") / P.JOB_FILE).write_text(json.dumps(OK))
+        os.rename(sp.job(P.TMP, "victim"), sp.job(P.NEW, "victim"))
+        wait_until(lambda: sp.job(P.DONE, "victim").exists(), 60, "the job published again")
+    assert _result(sp, "forged")["attempt"] == 1
+    assert not (sp.job(P.DONE, "forged") / P.ATTEMPTS_FILE).exists()  # removed when claimed
+    assert _result(sp, "victim")["attempt"] == 1
+    text = (tmp_path / "daemon.log").read_text()
+    assert "job forged: claimed (attempt 1)" in text and "attempt 3" not in text
+
+
+def test_job_names_with_newlines_cannot_forge_log_lines(tmp_path):
+    """Issue 21, item 7: a published name holding a newline (or a terminal escape) reaches the daemon's
+    log escaped, on its own line; a name that only ends in a newline is not a valid job name either."""
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    forged = "2026-01-01T00:00:00 hdp-bnc daemon: job payroll: done -> elsewhere"
+    names = [f"evil\n{forged}", "trailing\n", "esc\x1b[2Jape", "bidi\u202egnp.exe"]
+    for name in names:
+        publish_raw(spool, name, {P.JOB_FILE: OK, "data.arff": WEATHER})
+    log = tmp_path / "daemon.log"
+    with daemon(spool, log=log):
+        wait_until(lambda: len(final_names(spool, P.FAILED)) == len(names), 60, "the jobs to fail")
+    for name in names:
+        err = _error(sp, name)
+        assert err["code"] == "bad_job" and "job name must be" in err["message"], err
+    lines = log.read_text().splitlines()
+    assert not any(line.startswith(forged[:10] + "T00:00:00") for line in lines)
+    assert not any(c in log.read_text() for c in "\x1b\u202e")
+    text = log.read_text()
+    assert "evil\\n2026-01-01T00:00:00 hdp-bnc daemon: job payroll" in text and "trailing\\n" in text
+    assert "esc\\x1b[2Jape" in text and "bidi\\u202egnp.exe" in text

@@ -73,7 +73,7 @@ def test_error_messages_show_what_was_received():
 
 @pytest.mark.parametrize("name,ok", [("job-1", True), ("a.b@c+d_e", True), ("_x", True), (".hidden", False),
                                      ("a/b", False), ("..", False), ("x.tmp", False), ("", False),
-                                     ("a b", False), ("x" * 129, False)])
+                                     ("a b", False), ("x" * 129, False), ("job\n", False), ("a\nb", False)])
 def test_job_names(name, ok):
     if ok:
         assert P.check_name(name) == name

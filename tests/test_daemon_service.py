@@ -370,8 +370,8 @@ def test_a_job_whose_daemon_always_dies_fails_after_three_attempts(tmp_path):
         shutil.copyfile(WEATHER, folder / "data.arff")
         (folder / "job.json").write_text(json.dumps({"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20}))
         (folder / ".model.arrow.123.tmp").write_bytes(b"half a model")
-        if lost:
-            (folder / "attempts.json").write_text(json.dumps({"protocol": 1, "lost": lost, "history": []}))
+        if lost:  # what the dead daemon wrote: sealed with the spool's key (a producer's would not count)
+            P.write_attempts(folder, P.attempts_key(sp.attempts_key()), lost, [])
     (sp.dir(P.DAEMONS) / "ghost-1-000000.json").write_text(json.dumps({"daemon": "ghost-1-000000", "pid": 1}))
     d = Daemon(spool, "--idle-exit", "0.5", log=tmp_path / "daemon.log")
     assert d.wait(90) == 0
@@ -583,3 +583,94 @@ def test_two_daemons_on_one_spool_never_run_a_job_twice(tmp_path):
         assert result["attempt"] == 1
         assert_same_model(sp.job(P.DONE, name) / P.MODEL_FILE,
                           direct_model(VOTE if int(name[1:]) % 2 else WEATHER, job))
+
+
+def test_stop_right_after_start_stops_the_daemon_at_once(tmp_path):
+    """Issue 21, item 9: 'stop' a second after a daemon started, while its worker still compiles
+    (HDP_NUMBA_CACHE=0 makes the warm-up long), stops it within seconds, not after the warm-up, and
+    'stopped' is true when it says so: the process has exited."""
+    spool = tmp_path / "spool"
+    P.Spool(spool).create()
+    log = tmp_path / "daemon.log"
+    fh = open(log, "ab")
+    proc = subprocess.Popen(_cmd("run", spool, "--poll", "0.05"), stdout=subprocess.DEVNULL, stderr=fh,
+                            start_new_session=True, env={**os.environ, "HDP_NUMBA_CACHE": "0"})
+    try:
+        wait_until(lambda: client.daemons(spool), 60, "the daemon's heartbeat")
+        time.sleep(1)
+        t0 = time.monotonic()
+        done = subprocess.run(_cmd("stop", spool, "--timeout", "60"), capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0 and "stopped" in done.stderr, done.stderr
+        assert proc.wait(10) == 0
+        assert time.monotonic() - t0 < 10, f"stopped after {time.monotonic() - t0:.1f} s"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        fh.close()
+    assert final_names(spool, P.DAEMONS) == []
+
+
+def test_stop_before_the_daemon_has_taken_its_lock_still_stops_it(tmp_path):
+    """Issue 21, item 9: a 'stop' issued while a daemon is still starting (no lock or heartbeat yet)
+    stops it as soon as it looks; it claims nothing. A daemon started after the stop is not stopped."""
+    spool = tmp_path / "spool"
+    P.Spool(spool).create()
+    client.publish(spool, WEATHER, {"structure": "kdb", "k": 1, "iterations": 20}, name="queued")
+    log = tmp_path / "daemon.log"
+    fh = open(log, "ab")
+    proc = subprocess.Popen(_cmd("run", spool, "--poll", "0.05"), stdout=subprocess.DEVNULL, stderr=fh,
+                            start_new_session=True)
+    try:
+        assert client.daemons(spool) == []  # not started yet: no lock, no heartbeat
+        assert client.stop(spool, wait_seconds=None) == []
+        assert proc.wait(60) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        fh.close()
+    assert final_names(spool, P.NEW) == ["queued"] and final_names(spool, P.DONE) == []
+    assert "stop requested" in log.read_text()
+    d = Daemon(spool, "--idle-exit", "0.5", log=log)  # started after the stop: it serves
+    try:
+        assert d.wait(90) == 0
+    finally:
+        d.close()
+    assert final_names(spool, P.DONE) == ["queued"]
+
+
+def test_submit_wait_says_once_that_no_daemon_serves_the_spool_and_goes_on_waiting(tmp_path):
+    """Issue 21, item 16: 'submit --wait' with no daemon says so once on stderr (with how to start one),
+    keeps waiting, and finishes when a daemon appears; --no-daemon-timeout gives up, the job kept."""
+    spool = tmp_path / "spool"
+    P.Spool(spool).create()
+    err = tmp_path / "submit.err"
+    with open(err, "wb") as fh:
+        sub = subprocess.Popen(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "-i", "20", "--name", "w1",
+                                    "--wait", "--timeout", "120"), stdout=subprocess.PIPE, stderr=fh, text=True)
+        try:
+            wait_until(lambda: "no daemon is serving" in err.read_text(), 30, "the warning")
+            text = err.read_text()
+            assert f"hdp-bnc daemon run {spool}" in text and "job w1 waits in new/" in text, text
+            time.sleep(2)  # said once, not every poll
+            assert err.read_text().count("no daemon is serving") == 1 and sub.poll() is None
+            with daemon(spool, log=tmp_path / "daemon.log"):
+                out, _ = sub.communicate(timeout=90)
+        finally:
+            if sub.poll() is None:
+                sub.kill()
+                sub.wait(10)
+    assert sub.returncode == 0 and out.strip() == str(P.Spool(spool).job(P.DONE, "w1") / P.MODEL_FILE)
+    text = err.read_text()
+    assert text.count("no daemon is serving") == 1 and f"a daemon serves {spool} now" in text, text
+    t0 = time.monotonic()
+    r = subprocess.run(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "--name", "w2", "--wait",
+                            "--no-daemon-timeout", "6", "--quiet"), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "no daemon served" in r.stderr and "--no-daemon-timeout" in r.stderr, r.stderr
+    assert "job w2 stays queued in new/" in r.stderr and "Traceback" not in r.stderr
+    assert r.stderr.count("warning: no daemon is serving") == 1  # after 5 s, even with --quiet
+    assert time.monotonic() - t0 < 60 and final_names(spool, P.NEW) == ["w2"]
+    r = subprocess.run(_cmd("submit", spool, WEATHER, "--no-daemon-timeout", "1"), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "needs --wait" in r.stderr

@@ -268,3 +268,36 @@ def test_fuzz_arrow_and_parquet_readers_briefly(tmp_path):
 @pytest.mark.slow
 def test_fuzz_arrow_and_parquet_readers_long(tmp_path):
     _fuzz(seed=int(os.environ.get("HDP_FUZZ_SEED", "1313")), seconds=240, cases=100_000, tmp_path=tmp_path)
+
+
+def _fuzz_formats(family: str, seed: int, seconds: float, cases: int, tmp_path: Path) -> None:
+    """Run tests/_fuzz_formats_child.py under the memory cap (each case also has a time cap there)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, str(HERE / "_fuzz_formats_child.py"), family, str(seed), str(seconds),
+                        str(cases), str(tmp_path)], capture_output=True, text=True, timeout=seconds + 240, env=env,
+                       preexec_fn=_capped if sys.platform != "win32" else None)
+    tail = "\n".join(r.stdout.strip().splitlines()[-3:])
+    assert r.returncode == 0, f"seed {seed}: exit {r.returncode} after:\n{tail}\n{r.stderr[-3000:]}"
+    assert tail.splitlines()[-1].startswith("ok "), tail
+
+
+def test_fuzz_arff_csv_and_feather_readers_briefly(tmp_path):
+    """Issue 21, item 10: seeded byte and token mutations (quotes, braces, declarations, huge and
+    non-finite numbers, NUL, line separators) of ARFF files (dense and sparse; plain, gzip bytes, gzip
+    of mutated text), CSV and Feather v2 (uncompressed, lz4, zstd): each reads whole and in batches,
+    or raises one DataError line naming the file; no crash, no hang, no memory blow-up."""
+    _fuzz_formats("data", seed=21, seconds=12, cases=2500, tmp_path=tmp_path)
+
+
+def test_fuzz_model_files_briefly(tmp_path):
+    """Issue 21, item 10: the golden single-network and ESKDB model files with flipped bytes, or with a
+    document value or a cell changed and the checksum recomputed: each loads, and then predicts finite
+    distributions, or raises one ModelFileError line naming the file."""
+    _fuzz_formats("model", seed=21, seconds=18, cases=800, tmp_path=tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["data", "model"])
+def test_fuzz_arff_csv_feather_and_model_files_long(tmp_path, family):
+    _fuzz_formats(family, seed=int(os.environ.get("HDP_FUZZ_SEED", "2121")), seconds=240, cases=1_000_000,
+                  tmp_path=tmp_path)

@@ -82,3 +82,53 @@ def test_the_crafting_itself_round_trips(tmp_path):
     path = write_crafted(tmp_path / "same.hdpbnc", doc, training, batches)
     a, b = MF.load_model(GOLDEN), MF.load_model(path)
     assert np.array_equal(a.tables_.log_probs, b.tables_.log_probs)
+
+
+ENSEMBLE = Path(__file__).parent / "golden" / "models" / "diabetes-eskdb-hdp.hdpbnc"
+
+
+def _weights(d, *values):
+    for m, w in zip(d["members"], values):
+        m["weight"] = w
+
+
+ENSEMBLE_CASES = {
+    "n-members-too-many": (lambda d: d["ensemble"].__setitem__("n_members", 4), "n_members"),
+    "n-members-too-few": (lambda d: d["ensemble"].__setitem__("n_members", 1), "n_members"),
+    "params-n-members": (lambda d: d["params"].__setitem__("n_members", 2), "n_members"),
+    "one-huge-weight": (lambda d: _weights(d, 1e308), "weight"),
+    "all-huge-weights": (lambda d: _weights(d, 1e308, 1e308, 1e308), "weight"),
+    "unequal-weights": (lambda d: _weights(d, 0.5, 0.25, 0.25), "weight"),
+    "zero-weight": (lambda d: _weights(d, 0.0), "weight"),
+    "negative-weight": (lambda d: _weights(d, -1 / 3), "weight"),
+    "tiny-weights": (lambda d: _weights(d, 1e-300, 1e-300, 1e-300), "weight"),
+    "bool-weight": (lambda d: _weights(d, True), "weight"),
+    "string-weight": (lambda d: _weights(d, "0.3333333333333333"), "weight"),
+    "unknown-kind": (lambda d: d["ensemble"].__setitem__("kind", "bagging"), "kind"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENSEMBLE_CASES))
+def test_a_tampered_ensemble_is_one_model_file_error(tmp_path, case):
+    """Issue 21, item 8: an ESKDB whose n_members does not match its members, or whose weights are not
+    the 1/n_members the writer writes (1e308, 0, unequal, not a number), is refused though its checksum
+    matches."""
+    doc, training, batches = MF.read_model_file(ENSEMBLE)
+    doc, training, batches = copy.deepcopy(doc), copy.deepcopy(training), [dict(b) for b in batches]
+    change, word = ENSEMBLE_CASES[case]
+    change(doc)
+    path = write_crafted(tmp_path / "m.hdpbnc", doc, training, batches)
+    with pytest.raises(ModelFileError, match=r"m\.hdpbnc: corrupted model file") as info:
+        MF.load_model(path)
+    assert "\n" not in str(info.value) and word in str(info.value), str(info.value)
+
+
+def test_the_golden_ensembles_weights_pass_the_checks(tmp_path):
+    for name in ("diabetes-eskdb-hdp", "vote-eskdb-mestimate"):
+        path = Path(__file__).parent / "golden" / "models" / f"{name}.hdpbnc"
+        doc, training, batches = MF.read_model_file(path)
+        n = len(doc["members"])
+        assert doc["ensemble"]["n_members"] == doc["params"]["n_members"] == n
+        assert [m["weight"] for m in doc["members"]] == [1.0 / n] * n
+        clf = MF.load_model(write_crafted(tmp_path / f"{name}.hdpbnc", doc, training, batches))
+        assert [m.weight for m in clf.members_] == [1.0 / n] * n

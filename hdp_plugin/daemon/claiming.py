@@ -7,15 +7,15 @@ invalid name, the name of a job that already exists) is failed at once.
 
 from __future__ import annotations
 
-import logging
 import os
 
 from .. import config
+from . import logs
 from . import protocol as P
 from .ledger import Ledger
 from .workers import Worker
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 def waiting(spool: P.Spool) -> list[str]:
@@ -52,7 +52,7 @@ class Claimer:
                 continue
             # what the daemon writes into a job is the daemon's: a producer's copies are removed or ignored
             P.clean_job_folder(mine)
-            attempt = P.read_attempts(mine)[0] + 1
+            attempt = self.ledger.attempts(mine)[0] + 1
             try:
                 P.check_name(name)
             except P.JobError as exc:

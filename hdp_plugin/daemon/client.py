@@ -120,16 +120,44 @@ def job_state(spool: str | os.PathLike, name: str) -> dict:
     return out
 
 
+class NoDaemonError(TimeoutError):
+    """``wait(..., no_daemon_timeout=)``: no daemon served the spool for that long."""
+
+
+def serving(spool: str | os.PathLike) -> list[str]:
+    """The daemons that serve a spool now: alive (their lock is held, or, from another host, their
+    heartbeat is fresh) and not stopping."""
+    return [d["daemon"] for d in daemons(spool)
+            if (d["alive"] or d["heartbeat_fresh"]) and d.get("state") != "stopping"]
+
+
+def no_daemon_message(spool: str | os.PathLike, name: str, state: str | None) -> str:
+    """What ``submit --wait`` says when no daemon serves the spool: where the job is and how to start one."""
+    where = {P.NEW: f"job {name} waits in new/ until one starts",
+             P.CLAIMED: f"job {name} was left in claimed/ by a daemon that died; a daemon started on the spool "
+                        "requeues and runs it"}.get(state, f"job {name} waits until one starts")
+    return (f"no daemon is serving {spool} (no live daemon heartbeat in {Path(spool) / P.DAEMONS}); {where}. "
+            f"Start one with: hdp-bnc daemon run {spool} (add --idle-exit 600 to let it exit when idle); "
+            "waiting goes on meanwhile")
+
+
 def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, poll: float = config.CLIENT_POLL_SECONDS,
-         on_progress=None) -> dict:
+         on_progress=None, on_no_daemon=None, no_daemon_timeout: float | None = None,
+         notice_after: float = config.NO_DAEMON_NOTICE_SECONDS) -> dict:
     """Wait until a job is in ``done/`` or ``failed/``; return :func:`job_state`.
 
     ``on_progress(progress_doc)`` is called with each new progress document while it runs.
-    Raises :class:`TimeoutError` after ``timeout`` seconds.
+    When no daemon serves the spool (:func:`serving`) for ``notice_after`` seconds,
+    ``on_no_daemon(message)`` is called once, with what to do (:func:`no_daemon_message`), and
+    ``on_no_daemon(None)`` once when a daemon serves it again; waiting goes on either way.
+    Raises :class:`TimeoutError` after ``timeout`` seconds, and :class:`NoDaemonError` once no
+    daemon has served the spool for ``no_daemon_timeout`` seconds (the job stays where it is).
     """
-    deadline = None if timeout is None else time.monotonic() + timeout
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
     last = None
     misses = 0
+    absent_since, noticed, next_look = None, False, start
     while True:
         st = job_state(spool, name)
         if st["state"] in (P.DONE, P.FAILED):
@@ -141,7 +169,27 @@ def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, p
         if on_progress is not None and prog and prog != last:
             on_progress(prog)
             last = prog
-        if deadline is not None and time.monotonic() > deadline:
+        now = time.monotonic()
+        if now >= next_look and (on_no_daemon is not None or no_daemon_timeout is not None):
+            next_look = now + 1.0  # who serves the spool: once a second is enough
+            if serving(spool):
+                if noticed and on_no_daemon is not None:
+                    on_no_daemon(None)
+                absent_since, noticed = None, False
+            else:
+                absent_since = now if absent_since is None else absent_since
+                if not noticed and now - absent_since >= notice_after:
+                    noticed = True
+                    if on_no_daemon is not None:
+                        on_no_daemon(no_daemon_message(spool, name, st["state"]))
+                if no_daemon_timeout is not None and now - absent_since >= no_daemon_timeout:
+                    where = {P.NEW: "queued in new/", P.CLAIMED: "in claimed/, left by a dead daemon"}.get(
+                        st["state"], st["state"])
+                    raise NoDaemonError(f"no daemon served {spool} for {no_daemon_timeout:g} s (--no-daemon-timeout); "
+                                        f"job {name} stays {where} and runs when a daemon starts "
+                                        f"(hdp-bnc daemon run {spool}), or cancel it: hdp-bnc daemon cancel {spool} "
+                                        f"{name}")
+        if deadline is not None and now > deadline:
             raise TimeoutError(f"job {name} is still {st['state']} after {timeout} s")
         time.sleep(poll)
 
@@ -193,14 +241,25 @@ def status(spool: str | os.PathLike) -> dict:
 
 def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0,
          poll: float = config.CLIENT_POLL_SECONDS) -> list[str]:
-    """Write a stop marker for every live daemon; wait until they are gone. Return their ids."""
+    """Ask every daemon of the spool to stop; wait until they are gone. Return the ids of the live ones.
+
+    First ``daemons/.stop-all`` is written: every daemon whose process started before it stops, even
+    one still starting up, which holds no lock and has written no heartbeat yet; then a stop marker
+    for every live daemon. Waiting also waits for daemons that were starting and show up meanwhile.
+    """
     sp = P.Spool(spool).check()
+    requested = time.time()
+    P.write_json(sp.stop_all(), {"protocol": P.PROTOCOL_VERSION, "requested_unix": requested})
     ids = [d["daemon"] for d in daemons(spool) if d["alive"]]
     for d in ids:
         P.write_atomic(sp.stop_marker(d), b"")
     if wait_seconds:
         deadline = time.monotonic() + wait_seconds
-        while any(P.daemon_alive(sp, d) for d in ids):
+        while True:
+            ids += [d["daemon"] for d in daemons(spool) if d["alive"] and d["daemon"] not in ids
+                    and P.number(d, "process_started_unix", requested + 1) <= requested]
+            if not any(P.daemon_alive(sp, d) for d in ids):
+                break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"daemon(s) still running after {wait_seconds} s")
             time.sleep(poll)

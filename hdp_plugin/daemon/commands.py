@@ -78,6 +78,9 @@ def run(
 
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s hdp-bnc daemon: %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
+    from .logs import escape_handlers
+
+    escape_handlers()  # one record, one line: names from the spool cannot forge or hide log lines
     with _errors():
         if workers < 1:
             raise ParameterError(f"--workers must be >= 1, got {workers!r}")
@@ -140,11 +143,18 @@ def submit(
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
     client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json; none by default.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1); by default never.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no progress bar and no notes, only the result.")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1); the job stays queued; by default never.")] = None,
+    no_daemon_timeout: Annotated[Optional[float], typer.Option(
+        "--no-daemon-timeout", metavar="SECONDS",
+        help="With --wait: give up (exit 1) once no daemon has served SPOOL for this many seconds; the job stays "
+             "queued. By default --wait waits for a daemon as long as --timeout allows, and says once on stderr, "
+             f"after {config.NO_DAEMON_NOTICE_SECONDS:g} s, that none serves the spool and how to start one.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no progress bar and no notes, only the result (and the warning that no daemon serves SPOOL).")] = False,
 ) -> None:
     """Publish a training job for DATA in SPOOL and print where its model lands (done/JOB/model.arrow)."""
     with _errors():
+        if no_daemon_timeout is not None and (not wait or no_daemon_timeout < 0):
+            raise ParameterError("--no-daemon-timeout needs --wait and a number of seconds >= 0")
         iterations = _iterations_option(iterations)
         job = {"structure": structure.lower(), "k": k, "n_members": members, "estimator": estimator.lower(), "iterations": iterations,
                "burn_in": burn_in, "tying": tying.lower(), "m": float(m), "discretization": discretization.lower(),
@@ -160,7 +170,7 @@ def submit(
             return
         if not quiet:
             typer.echo(f"submitted {job_name}; waiting", err=True)
-        st = _wait(spool, job_name, timeout, bar=not quiet and sys.stderr.isatty())
+        st = _wait(spool, job_name, timeout, no_daemon_timeout, bar=not quiet and sys.stderr.isatty(), quiet=quiet)
         if st["state"] == P.DONE:
             typer.echo(st["model"])
             return
@@ -169,9 +179,22 @@ def submit(
         raise typer.Exit(EXIT_FAILURE)
 
 
-def _wait(spool: Path, name: str, timeout: float | None, *, bar: bool) -> dict:
+def _no_daemon_notice(spool: Path, echo, quiet: bool):
+    """``on_no_daemon`` of :func:`client.wait`: the warning once no daemon serves the spool (even with
+    --quiet), a note when one does."""
+    def notice(message: str | None) -> None:
+        if message:
+            echo(f"warning: {message}")
+        elif not quiet:
+            echo(f"a daemon serves {spool} now; waiting for the job")
+    return notice
+
+
+def _wait(spool: Path, name: str, timeout: float | None, no_daemon_timeout: float | None, *, bar: bool,
+          quiet: bool = False) -> dict:
     if not bar:
-        return client.wait(spool, name, timeout=timeout)
+        return client.wait(spool, name, timeout=timeout, no_daemon_timeout=no_daemon_timeout,
+                           on_no_daemon=_no_daemon_notice(spool, lambda m: typer.echo(m, err=True), quiet))
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -183,7 +206,9 @@ def _wait(spool: Path, name: str, timeout: float | None, *, bar: bool) -> dict:
             progress.update(task, description=doc.get("phase", ""), completed=doc.get("iteration", 0),
                             total=doc.get("total") or None)
 
-        return client.wait(spool, name, timeout=timeout, on_progress=show)
+        echo = lambda m: progress.console.print(m, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
+        return client.wait(spool, name, timeout=timeout, on_progress=show, no_daemon_timeout=no_daemon_timeout,
+                           on_no_daemon=_no_daemon_notice(spool, echo, quiet))
 
 
 # ------------------------------------------------------------------------------------------
@@ -284,7 +309,7 @@ def stop(
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every daemon has exited.")] = True,
     timeout: Annotated[float, typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = 120.0,
 ) -> None:
-    """Ask every live daemon of SPOOL to stop (running jobs finish or go back to new/)."""
+    """Ask every daemon of SPOOL to stop, including one still starting (running jobs finish or go back to new/)."""
     with _errors():
         started = time.monotonic()
         ids = client.stop(spool, wait_seconds=timeout if wait else None)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
+import hashlib
+import hmac
 import json
 import math
 import os
@@ -20,8 +22,9 @@ from .. import config
 from .._fs import fsync_directory, is_real_dir, remove_quietly, retry_sharing, write_atomic
 from .layout import ATTEMPTS_FILE, DAEMON_FILES
 
-__all__ = ["clean_job_folder", "is_real_dir", "move", "move_final", "now_iso", "number", "read_attempts",
-           "read_json", "remove_quietly", "write_atomic", "write_json"]
+__all__ = ["attempts_key", "clean_job_folder", "is_real_dir", "move", "move_final", "now_iso", "number",
+           "read_attempts", "read_json", "remove_quietly", "unseal_attempts", "write_atomic", "write_attempts",
+           "write_json"]
 
 #: largest JSON document (heartbeat, progress, result, error, attempts) a reader accepts
 MAX_DOC_BYTES = config.MAX_DOC_BYTES
@@ -61,23 +64,101 @@ def number(doc: dict | None, key: str, default: float = 0.0) -> float:
     return float(v)
 
 
-def read_attempts(folder: Path) -> tuple[int, list]:
-    """``(lost, history)`` of a job's attempts.json; ``(0, [])`` unless it is a regular file (no link)
-    holding what a daemon writes, so that a producer cannot spoof or break the retry count."""
+#: bytes of the spool's attempts key
+_KEY_BYTES = 32
+
+
+def attempts_key(path: Path) -> bytes:
+    """The spool's secret key for sealing attempts files (``daemons/.attempts.key``, 32 random bytes,
+    mode 0600), created by the first daemon that needs it.
+
+    A key that is not a regular file of 32 bytes is replaced by a new one: the seals made with the old
+    key then count for nothing, which only ever gives a job more attempts, never fewer.
+    """
+    for _ in range(3):
+        key = _read_key(path)
+        if key is not None:
+            return key
+        tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+            try:
+                os.write(fd, os.urandom(_KEY_BYTES))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if os.path.lexists(path):  # a broken key (a link, a wrong size): replace it
+                os.replace(tmp, path)
+            else:
+                try:  # a hard link never replaces: the key another daemon made meanwhile stays
+                    os.link(tmp, path)
+                except FileExistsError:
+                    pass
+                except OSError:  # a file system without hard links
+                    os.replace(tmp, path)
+        finally:
+            remove_quietly(tmp)
+    raise OSError(f"{path}: cannot create the spool's attempts key")
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        with open(path, "rb") as fh:
+            key = fh.read(_KEY_BYTES + 1)
+    except OSError:
+        return None
+    return key if len(key) == _KEY_BYTES else None
+
+
+def _seal(key: bytes, name: str, lost: int, history: list) -> str:
+    """The HMAC-SHA256 that binds an attempts count to its job name under the spool's key."""
+    text = json.dumps({"job": name, "lost": lost, "history": history}, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=True)
+    return hmac.new(key, text.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def write_attempts(folder: Path, key: bytes, lost: int, history: list) -> None:
+    """Write a job's attempts.json, sealed with the spool's key for the job (the folder's name)."""
+    write_json(folder / ATTEMPTS_FILE, {"protocol": 1, "lost": lost, "history": history,
+                                        "seal": _seal(key, folder.name, lost, history)})
+
+
+def read_attempts(folder: Path, key: bytes) -> tuple[int, list] | None:
+    """``(lost, history)`` of a job's attempts.json, or None unless it is a daemon's: a regular file (no
+    link) holding what a daemon writes, sealed with the spool's key for this job (the folder's name).
+    A producer's file, however well formed, or the copy of another job's, is not (None)."""
     path = folder / ATTEMPTS_FILE
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
-            return 0, []
+            return None
     except OSError:
-        return 0, []
+        return None
     doc = read_json(path) or {}
-    lost, history = doc.get("lost"), doc.get("history", [])
+    lost, history, seal = doc.get("lost"), doc.get("history"), doc.get("seal")
     if (isinstance(lost, bool) or not isinstance(lost, int) or not 0 <= lost <= MAX_ATTEMPTS
-            or not isinstance(history, list)
-            or not all(isinstance(h, dict) and isinstance(h.get("reason"), str) and isinstance(h.get("time"), str)
-                       for h in history)):
-        return 0, []
-    return lost, [{"reason": h["reason"][:500], "time": h["time"][:40]} for h in history[-20:]]
+            or not isinstance(history, list) or len(history) > 100 or not isinstance(seal, str)
+            or not all(isinstance(h, dict) and set(h) == {"reason", "time"} and isinstance(h["reason"], str)
+                       and isinstance(h["time"], str) for h in history)
+            or not seal.isascii() or not hmac.compare_digest(seal, _seal(key, folder.name, lost, history))):
+        return None
+    return lost, [{"reason": h["reason"], "time": h["time"]} for h in history]
+
+
+def unseal_attempts(folder: Path) -> None:
+    """Remove the seal of a finished job's attempts.json (kept for the record): a producer who
+    publishes the folder again starts a new count."""
+    path = folder / ATTEMPTS_FILE
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return
+    except OSError:
+        return
+    doc = read_json(path)
+    if doc is not None and "seal" in doc:
+        doc.pop("seal")
+        write_json(folder / ATTEMPTS_FILE, doc)
 
 
 def move(src: Path, dst: Path) -> bool:

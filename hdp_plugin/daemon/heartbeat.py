@@ -7,7 +7,6 @@ heartbeat older than ``STALE_HEARTBEATS`` periods for a dead daemon
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import sys
@@ -15,17 +14,19 @@ import time
 from typing import Callable
 
 from .._version import __version__
+from . import logs
 from . import protocol as P
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 def document(*, daemon_id: str, state: str, started: float, now: float, settings, workers: list,
-             done: int, failed: int) -> dict:
+             done: int, failed: int, process_started: float | None = None) -> dict:
     """The heartbeat document of a daemon (``settings``: its :class:`~hdp_plugin.daemon.service.Settings`)."""
     return {
         "protocol": P.PROTOCOL_VERSION, "daemon": daemon_id, "pid": os.getpid(), "host": socket.gethostname(),
         "version": __version__, "python": sys.executable, "state": state, "started_unix": started,
+        "process_started_unix": process_started,
         "heartbeat": P.now_iso(), "heartbeat_unix": now, "heartbeat_seconds": settings.heartbeat,
         "workers": settings.workers, "ready_workers": sum(w.ready for w in workers),
         "worker_pids": [w.process.pid for w in workers],

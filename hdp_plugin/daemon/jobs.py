@@ -9,7 +9,6 @@ the daemon renames it into ``done/`` or ``failed/`` when this returns.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import platform
 import stat
@@ -23,9 +22,10 @@ from .. import _cancel, config
 from .._version import __version__
 from ..errors import HDPError, JobError
 from ..params import resolved_iterations
+from . import logs
 from . import protocol as P
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 class LimitError(JobError):

@@ -27,13 +27,18 @@ JOB_FILE, RESULT_FILE, ERROR_FILE, MODEL_FILE, ATTEMPTS_FILE = (
 DATA_FILES = {"data.arff": "arff", "data.arrow": "arrow"}
 #: files the daemon writes into a job folder (removed when a job is put back in new/)
 DAEMON_FILES = (RESULT_FILE, ERROR_FILE, MODEL_FILE)
+#: in daemons/: the spool's secret key, with which daemons seal the attempts.json they write
+ATTEMPTS_KEY_FILE = ".attempts.key"
+#: in daemons/: a stop request for every daemon that started before it (``daemon stop``)
+STOP_ALL_FILE = ".stop-all"
 
 #: a job (or daemon) name: safe on every file system, no path separators, no leading dot
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$")
 
 
 def check_name(name: str, what: str = "job name") -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name) or name.endswith(".tmp"):
+    # fullmatch: NAME_RE's $ also matches before a final newline, and "job\n" is no job name
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name.endswith(".tmp"):
         raise JobError(f"{what} must be 1-128 letters, digits or _ . @ + -, start with a letter, "
                        f"digit or _, and not end in .tmp; got {name!r}")
     return name
@@ -75,6 +80,12 @@ class Spool:
 
     def stop_marker(self, daemon: str) -> Path:
         return self.root / DAEMONS / f"{daemon}.stop"
+
+    def stop_all(self) -> Path:
+        return self.root / DAEMONS / STOP_ALL_FILE
+
+    def attempts_key(self) -> Path:
+        return self.root / DAEMONS / ATTEMPTS_KEY_FILE
 
     def create(self) -> "Spool":
         """Make the spool and its sub-directories, private to the user (mode 0700)."""

@@ -8,14 +8,14 @@ an entry that is no job, or a job whose name another job holds, failed apart.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
+from . import logs
 from . import protocol as P
 from .jobs import Context, write_error
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 class Ledger:
@@ -24,6 +24,24 @@ class Ledger:
     def __init__(self, spool: P.Spool, daemon_id: str):
         self.spool, self.daemon_id = spool, daemon_id
         self.done = self.failed = self.requeued = 0
+
+    def key(self) -> bytes | None:
+        """The spool's attempts key, or None if it cannot be read or made (a full disk: attempts then
+        count from nothing, which gives a job more attempts, never fewer)."""
+        try:
+            return P.attempts_key(self.spool.attempts_key())
+        except OSError as exc:
+            log.warning("cannot read or create the spool's attempts key (%s); attempts are not counted", exc)
+            return None
+
+    def attempts(self, folder: Path) -> tuple[int, list]:
+        """``(lost, history)`` of a claimed job: its attempts.json if a daemon wrote it for this job; any
+        other attempts.json (a producer's, or a copy of another job's) is removed and counts for nothing."""
+        key = self.key()
+        own = P.read_attempts(folder, key) if key is not None else None
+        if own is None and key is not None and os.path.isfile(folder / P.ATTEMPTS_FILE):
+            P.remove_quietly(folder / P.ATTEMPTS_FILE)
+        return own or (0, [])
 
     def context(self, attempt: int = 1) -> Context:
         """The :class:`Context` of an ``error.json`` the supervisor writes itself."""
@@ -45,6 +63,7 @@ class Ledger:
             log.info("job %s: put back in new/", name)
             return
         state = P.DONE if outcome == "done" else P.FAILED
+        P.unseal_attempts(folder)  # a finished job's count is history: published again, it starts anew
         P.remove_quietly(self.spool.progress(name))  # first: a crash now leaves no stale progress
         final = P.move_final(folder, self.spool.dir(state), name, first=first)
         P.remove_quietly(self.spool.cancel(name))
@@ -64,11 +83,15 @@ class Ledger:
 
     def lost(self, folder: Path, name: str, reason: str) -> None:
         """A run of the job died with its worker or daemon: requeue it, or fail it after MAX_ATTEMPTS."""
-        lost, history = P.read_attempts(folder)
+        key = self.key()
+        lost, history = (P.read_attempts(folder, key) if key is not None else None) or (0, [])
         lost = min(lost + 1, P.MAX_ATTEMPTS)
         history.append({"reason": reason, "time": P.now_iso()})
         P.clean_job_folder(folder)
-        P.write_json(folder / P.ATTEMPTS_FILE, {"protocol": P.PROTOCOL_VERSION, "lost": lost, "history": history})
+        if lost < P.MAX_ATTEMPTS and key is not None:  # sealed: the next daemon to claim it counts it
+            P.write_attempts(folder, key, lost, history)
+        else:  # the record of a failed job (or no key): counts for nothing if published again
+            P.write_json(folder / P.ATTEMPTS_FILE, {"protocol": P.PROTOCOL_VERSION, "lost": lost, "history": history})
         P.remove_quietly(self.spool.progress(name))
         if lost >= P.MAX_ATTEMPTS:
             write_error(folder, name, "too_many_attempts",
@@ -93,5 +116,6 @@ class Ledger:
         """Fail a job apart, as ``name~N``, because a job of ours holds its name; its progress file and
         cancel marker are that other job's, and stay."""
         write_error(folder, name, "bad_job", message, self.context())
+        P.unseal_attempts(folder)
         P.move_final(folder, self.spool.dir(P.FAILED), name, first=1)
         self.failed += 1

@@ -18,6 +18,9 @@ from ..errors import JobError
 from .fileops import number
 from .layout import Spool
 
+#: when this module was imported: the latest a process that imports it can have started
+_IMPORTED = time.time()
+
 
 def _lock_fd(fd: int) -> bool:
     """Try to take an exclusive lock on byte 0 of an open file; True if we got it.
@@ -140,3 +143,39 @@ def pid_alive(pid: int) -> bool:
             return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
     except (OSError, IndexError):
         return True
+
+
+def _linux_start(now: float) -> float | None:
+    """Linux: the process's start from /proc/self/stat (clock ticks since boot) and the time since boot."""
+    with open("/proc/self/stat", "rb") as fh:
+        ticks = int(fh.read().rsplit(b")", 1)[1].split()[19])
+    age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    return now - age
+
+
+def _windows_start() -> float | None:
+    """Windows: GetProcessTimes' creation time (100 ns since 1601)."""
+    import ctypes
+    from ctypes import wintypes
+
+    kernel32 = ctypes.windll.kernel32
+    kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+    times = [wintypes.FILETIME() for _ in range(4)]
+    if not kernel32.GetProcessTimes(kernel32.GetCurrentProcess(), *[ctypes.byref(t) for t in times]):
+        return None
+    created = (times[0].dwHighDateTime << 32) | times[0].dwLowDateTime
+    return created / 1e7 - 11644473600.0
+
+
+def process_started() -> float:
+    """When this process started, in seconds since the epoch: the operating system's figure on Linux and
+    Windows, else (or if that looks wrong) the time this module was imported, which is a little later."""
+    now = time.time()
+    try:
+        t = _linux_start(now) if sys.platform.startswith("linux") else \
+            _windows_start() if sys.platform == "win32" else None
+    except Exception:  # noqa: BLE001 - no /proc, an odd kernel: fall back to the import time
+        t = None
+    if t is None or not _IMPORTED - 600 <= t <= _IMPORTED:
+        return _IMPORTED
+    return t

@@ -19,6 +19,8 @@ Layout of a spool (every name below is fixed)::
       daemons/<daemon>.lock     held locked by a live daemon (byte 0, exclusive)
       daemons/<daemon>.json     heartbeat of a daemon (replaced atomically)
       daemons/<daemon>.stop     stop marker written by ``stop``
+      daemons/.stop-all         stop request of ``stop`` for every daemon started before it
+      daemons/.attempts.key     the daemons' key for sealing a job's attempts.json
 
 A job changes state only by renaming its folder, so a job is always in exactly one state and a
 folder seen in ``done/`` or ``failed/`` is complete. Claiming renames ``new/<job>`` to
@@ -35,14 +37,16 @@ from .. import config
 from ..errors import JobError
 from ..params import PARAMETERS, Param, resolved_iterations
 from .fileops import (  # noqa: F401 - re-exported: the protocol's atomic operations
-    clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json, remove_quietly,
-    write_atomic, write_json,
+    attempts_key, clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json,
+    remove_quietly, unseal_attempts, write_atomic, write_attempts, write_json,
 )
 from .layout import (  # noqa: F401 - re-exported: the protocol's names and paths
-    ATTEMPTS_FILE, CANCEL, CLAIMED, DAEMON_FILES, DAEMONS, DATA_FILES, DONE, ERROR_FILE, FAILED, JOB_FILE, MODEL_FILE,
-    NAME_RE, NEW, PROGRESS, RESULT_FILE, SUBDIRS, TMP, Spool, check_name, new_daemon_id,
+    ATTEMPTS_FILE, ATTEMPTS_KEY_FILE, CANCEL, CLAIMED, DAEMON_FILES, DAEMONS, DATA_FILES, DONE, ERROR_FILE, FAILED, JOB_FILE, MODEL_FILE,
+    NAME_RE, NEW, PROGRESS, RESULT_FILE, STOP_ALL_FILE, SUBDIRS, TMP, Spool, check_name, new_daemon_id,
 )
-from .locks import DaemonLock, daemon_alive, heartbeat_fresh, pid_alive  # noqa: F401 - re-exported: liveness
+from .locks import (  # noqa: F401 - re-exported: liveness
+    DaemonLock, daemon_alive, heartbeat_fresh, pid_alive, process_started,
+)
 
 #: the protocol version this code speaks (``protocol`` field of every JSON file)
 PROTOCOL_VERSION = 1

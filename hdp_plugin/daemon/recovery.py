@@ -8,17 +8,17 @@ invalid names) are never followed or removed, only reported, once each.
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import time
 
 from .. import config
+from . import logs
 from . import protocol as P
 from .ledger import Ledger
 from .sweeping import sweep
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 class Recovery:

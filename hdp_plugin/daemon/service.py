@@ -24,7 +24,6 @@ parts that do the work: :mod:`.workers` (supervision of the worker processes), :
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import threading
@@ -33,6 +32,7 @@ from dataclasses import dataclass, field
 
 from .. import config
 from . import heartbeat
+from . import logs
 from . import protocol as P
 from .claiming import Claimer, waiting
 from .jobs import Limits
@@ -40,7 +40,7 @@ from .ledger import Ledger
 from .recovery import Recovery
 from .workers import Worker, WorkerPool
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 @dataclass
@@ -75,6 +75,9 @@ class Daemon:
         self.hard_stop = threading.Event()
         self.lock: P.DaemonLock | None = None
         self.started = time.time()
+        #: when the daemon's process started: a stop request (daemons/.stop-all) made after it stops it
+        self.process_started = P.process_started()
+        self._stop_all_seen = None
         self.state = "starting"
         self.exit_code = 0
         self._old_umask: int | None = None
@@ -189,7 +192,21 @@ class Daemon:
         """Write the heartbeat if one is due (or ``force``)."""
         self.heartbeat.beat(lambda now: heartbeat.document(
             daemon_id=self.id, state=self.state, started=self.started, now=now, settings=self.settings,
-            workers=self.workers, done=self.done, failed=self.failed), force=force)
+            workers=self.workers, done=self.done, failed=self.failed, process_started=self.process_started),
+            force=force)
+
+    def stop_requested(self) -> bool:
+        """Was a stop requested for every daemon started before the request (``daemons/.stop-all``), after
+        this daemon's process started? (Read again only when the file changes.)"""
+        path = self.spool.stop_all()
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if self._stop_all_seen == (st.st_mtime_ns, st.st_size):
+            return False
+        self._stop_all_seen = (st.st_mtime_ns, st.st_size)
+        return P.number(P.read_json(path), "requested_unix", 0.0) >= self.process_started
 
     def recover(self) -> int:
         """Requeue the jobs of dead daemons (raising their attempt counters); return how many."""
@@ -223,6 +240,9 @@ class Daemon:
             self._give_up(f"{self.spool.dir(P.NEW)} is gone (the spool was deleted or moved): stopping")
         if not self.stop_event.is_set() and os.path.exists(self.spool.stop_marker(self.id)):
             log.info("stop marker found")
+            self.stop_event.set()
+        if not self.stop_event.is_set() and self.stop_requested():
+            log.info("stop requested for every daemon started before %s", self.spool.stop_all())
             self.stop_event.set()
         if self.stop_event.is_set():
             if self._stop_since is None:

@@ -6,15 +6,15 @@ abandoned (untouched for ``TMP_MAX_AGE_SECONDS``: maildir's rule). Run at the en
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import time
 
 from .. import config
+from . import logs
 from . import protocol as P
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 def sweep(spool: P.Spool) -> None:

@@ -10,7 +10,6 @@ interrupted it) and starts a new worker.
 from __future__ import annotations
 
 import contextlib
-import logging
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
@@ -21,11 +20,12 @@ from pathlib import Path
 from typing import Callable
 
 from .. import config
+from . import logs
 from . import protocol as P
 from .jobs import Context, Limits
 from .ledger import Ledger
 
-log = logging.getLogger(__name__)
+log = logs.logger(__name__)
 
 
 # ------------------------------------------------------------------------------------------
@@ -153,8 +153,16 @@ class WorkerPool:
         return Worker(proc, parent, abort)
 
     def stop(self) -> None:
-        """Ask every worker to exit; terminate the ones that do not within WORKER_EXIT_SECONDS."""
+        """Ask every worker to exit; kill the ones that do not within WORKER_EXIT_SECONDS.
+
+        A worker still warming up (compiling numba's kernels can take a minute) reads no message until
+        it is ready and has no job to lose: it is killed at once, so that a daemon stopped just after it
+        started exits in a moment. Workers ignore SIGTERM (the supervisor alone handles signals), so the
+        ones that do not exit are killed (SIGKILL; TerminateProcess on Windows)."""
         for w in self.workers:
+            if not w.ready and w.job is None:
+                w.process.kill()
+                continue
             try:
                 w.conn.send(None)
             except OSError:
@@ -163,8 +171,12 @@ class WorkerPool:
         for w in self.workers:
             w.process.join(max(0.0, deadline - time.time()))
             if w.process.is_alive():
-                w.process.terminate()
+                w.process.kill()
                 w.process.join(config.WORKER_TERMINATE_SECONDS)
+            try:
+                w.conn.close()
+            except OSError:
+                pass
 
     # --- what they do -------------------------------------------------------------------
     def idle(self) -> list[Worker]:
@@ -179,14 +191,14 @@ class WorkerPool:
         return {w.job for w in self.workers if w.job}
 
     def interrupt(self, now: float) -> None:
-        """Interrupt every running job (it goes back to new/); terminate a worker that has not answered
-        an interrupt within INTERRUPT_SECONDS."""
+        """Interrupt every running job (it goes back to new/); kill a worker that has not answered an
+        interrupt within INTERRUPT_SECONDS (it ignores SIGTERM: only a kill ends it)."""
         for w in self.workers:
             if w.job is not None and w.interrupted_at is None:
                 w.interrupted_at = now
                 w.abort.set()
             elif w.job is not None and now - w.interrupted_at > config.INTERRUPT_SECONDS:
-                w.process.terminate()
+                w.process.kill()
 
     # --- messages and deaths ------------------------------------------------------------
     def wait(self, timeout: float) -> None:

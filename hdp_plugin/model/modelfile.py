@@ -509,6 +509,24 @@ def _check_numbers(attributes, trees, log_probs, log_prior, group, conc, hdp: bo
         _need(np.isfinite(conc).all() and (conc > 0).all(), "bad concentrations")
 
 
+def _member_weights(doc: dict, parts: list) -> list[float]:
+    """The members' weights of a 2.0 document, checked against what the writer writes: an ``eskdb``
+    ensemble whose ``n_members`` (in ``ensemble`` and in ``params``) is the number of members, each of
+    weight 1/n_members (to 1e-9, relative). Anything else (1e308, unequal or non-numeric weights, a
+    count that does not match) would change or break the predictions: refused."""
+    n = len(parts)
+    ens = doc["ensemble"]
+    _need(isinstance(ens, dict) and ens.get("kind") == "eskdb",
+          f"ensemble kind {ens.get('kind') if isinstance(ens, dict) else ens!r} is not eskdb")
+    for where, value in (("ensemble.n_members", ens.get("n_members")), ("params.n_members", doc["params"].get("n_members"))):
+        _need(type(value) is int and value == n, f"{where} is {value!r} but the file holds {n} members")
+    weights = [part["weight"] for part in parts]
+    for e, w in enumerate(weights):
+        _need(type(w) in (int, float) and math.isfinite(w) and w > 0 and abs(w * n - 1.0) <= 1e-9,
+              f"member {e} has weight {w!r}; an ESKDB member weighs 1/n_members ({1.0 / n!r})")
+    return [float(w) for w in weights]
+
+
 def _classes(doc: dict) -> np.ndarray:
     c = doc["classes"]
     dtype = object if c["dtype"] == "object" else np.dtype(c["dtype"])
@@ -606,8 +624,7 @@ def read_model(path) -> ModelContents:
             networks.append(_read_network(part, n_classes, batches[first:first + n_trees]))
             first += n_trees
         _need(first == len(batches), "the number of trees does not match the structure")
-        weights = [float(part["weight"]) for part in parts] if ensemble else [1.0]
-        _need(all(math.isfinite(w) and w > 0 for w in weights), "member weights must be positive")
+        weights = _member_weights(doc, parts) if ensemble else [1.0]
         for attrs, *_ in networks[1:]:
             _need([(a.name, a.numeric) for a in attrs] == [(a.name, a.numeric) for a in networks[0][0]],
                   "members disagree on the attributes")

@@ -313,6 +313,15 @@ public final class ModelFile {
   private static HDPModel buildEnsemble(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
     List<?> parts = asList(doc.get("members"));
     need(!parts.isEmpty(), "an ensemble without members");
+    int n = parts.size();
+    Object ensemble = doc.get("ensemble");
+    need(ensemble instanceof Map && "eskdb".equals(asMap(ensemble).get("kind")), "ensemble kind "
+      + (ensemble instanceof Map ? asMap(ensemble).get("kind") : ensemble) + " is not eskdb");
+    Object[][] counts = {{"ensemble.n_members", asMap(ensemble).get("n_members")},
+      {"params.n_members", asMap(doc.get("params")).get("n_members")}};
+    for (Object[] c : counts) {
+      need(c[1] instanceof Long && (Long) c[1] == n, c[0] + " is " + c[1] + " but the file holds " + n + " members");
+    }
     HDPModel[] members = new HDPModel[parts.size()];
     double[] weights = new double[parts.size()];
     int first = 0;
@@ -325,13 +334,21 @@ public final class ModelFile {
       need(first + nTrees <= batches.size(), "the number of trees does not match the structure");
       members[e] = build(network, batches.subList(first, first + nTrees));
       first += nTrees;
-      weights[e] = asDouble(part.get("weight"));
-      need(weights[e] > 0 && !Double.isInfinite(weights[e]), "member weights must be positive");
+      Object w = part.get("weight");
+      // what the writer writes: 1/n_members each (a weight of 1e308 would override the others, or sum to inf)
+      need((w instanceof Long || w instanceof Double) && weightOk(((Number) w).doubleValue(), n), "member " + e
+        + " has weight " + w + "; an ESKDB member weighs 1/n_members (" + (1.0 / n) + ")");
+      weights[e] = ((Number) w).doubleValue();
       need(Arrays.equals(members[e].m_AttrNames, members[0].m_AttrNames)
         && Arrays.equals(members[e].m_AttrNumeric, members[0].m_AttrNumeric), "members disagree on the attributes");
     }
     need(first == batches.size(), "the number of trees does not match the structure");
     return HDPModel.ensemble(members, weights);
+  }
+
+  /** Is {@code w} the weight of one of {@code n} ESKDB members, 1/n (to 1e-9, relative)? */
+  static boolean weightOk(double w, int n) {
+    return !Double.isNaN(w) && !Double.isInfinite(w) && w > 0 && Math.abs(w * n - 1.0) <= 1e-9;
   }
 
   /**

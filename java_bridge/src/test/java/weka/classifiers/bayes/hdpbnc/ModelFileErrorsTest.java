@@ -93,6 +93,63 @@ class ModelFileErrorsTest {
     assertTrue(errors > 100, "only " + errors + " of 300 flips detected");
   }
 
+  /** The file with its checksum recomputed over its (possibly tampered) documents and cells. */
+  static byte[] withChecksum(byte[] data) throws Exception {
+    ArrowFileReader r = new ArrowFileReader(data);
+    java.util.Map<String, byte[]> meta = r.metadata();
+    java.util.List<java.util.List<ArrowFileReader.Column>> batches = new java.util.ArrayList<>();
+    for (int i = 0; i < r.numBatches(); i++) {
+      batches.add(r.readBatch(i));
+    }
+    String fresh = ModelFile.digest(meta.get(ModelFile.MODEL_KEY), meta.get(ModelFile.TRAINING_KEY), batches);
+    String old = new String(meta.get(ModelFile.CHECKSUM_KEY), StandardCharsets.US_ASCII);
+    return new String(data, StandardCharsets.ISO_8859_1).replace(old, fresh).getBytes(StandardCharsets.ISO_8859_1);
+  }
+
+  /**
+   * The golden ensemble (3 members) with {@code from} replaced by {@code to} (same length) in its model
+   * document, at the first, the last or every place; the file holds the document twice (in the schema
+   * message and in the footer), and both copies change.
+   */
+  static byte[] ensemble(String from, String to, String at) throws Exception {
+    byte[] g = Files.readAllBytes(TestFiles.golden().resolve("diabetes-eskdb-hdp.hdpbnc"));
+    String s = new String(g, StandardCharsets.ISO_8859_1);
+    String doc = new String(new ArrowFileReader(g).metadata().get(ModelFile.MODEL_KEY), StandardCharsets.ISO_8859_1);
+    assertTrue(from.length() == to.length() && doc.contains(from), from);
+    String changed;
+    if (at.equals("all")) {
+      changed = doc.replace(from, to);
+    } else {
+      int i = at.equals("first") ? doc.indexOf(from) : doc.lastIndexOf(from);
+      changed = doc.substring(0, i) + to + doc.substring(i + from.length());
+    }
+    return withChecksum(s.replace(doc, changed).getBytes(StandardCharsets.ISO_8859_1));
+  }
+
+  @Test
+  void aTamperedEnsembleWithARecomputedChecksumIsRefused() throws Exception {
+    HDPModel ok = ModelFile.read(ensemble("\"n_members\":3}", "\"n_members\":3}", "first"), "m.hdpbnc");
+    assertTrue(ok.numMembers() == 3 && ok.weight(2) == 1.0 / 3, "the untampered ensemble reads");
+    String third = "\"weight\":0.3333333333333333";
+    String[][] cases = {
+      {"\"n_members\":3}", "\"n_members\":4}", "first", "ensemble.n_members is 4 but the file holds 3 members"},
+      {"\"n_members\":3}", "\"n_members\":1}", "first", "ensemble.n_members is 1"},
+      {"\"n_members\":3}", "\"n_members\":2}", "last", "params.n_members is 2"},
+      {third, "\"weight\":1e308             ", "first", "member 0 has weight 1.0E308"},
+      {third, "\"weight\":1e308             ", "all", "member 0 has weight 1.0E308"},
+      {third, "\"weight\":0.5000000000000000", "first", "member 0 has weight 0.5"},
+      {third, "\"weight\":1e-300            ", "all", "member 0 has weight 1.0E-300"},
+      {third, "\"weight\":true              ", "last", "member 2 has weight true"},
+      {third, "\"weight\":\"0.33333333333333\"", "first", "member 0 has weight 0.33333333333333"},
+      {"\"kind\":\"eskdb\"", "\"kind\":\"eskdX\"", "first", "ensemble kind eskdX is not eskdb"},
+    };
+    for (String[] c : cases) {
+      String msg = fails(ensemble(c[0], c[1], c[2]));
+      assertTrue(msg.startsWith("m.hdpbnc: corrupted model file (") && msg.contains(c[3]) && !msg.contains("\n"),
+        c[1] + " at " + c[2] + ": " + msg);
+    }
+  }
+
   @Test
   void newerMajorVersionAndOtherFormat() throws Exception {
     byte[] g = golden();
