@@ -414,6 +414,11 @@ def csv_table(path: str | Path, *, max_cells: int | None = None) -> pa.Table:
             raise DataError(f"{p}: is not valid UTF-8; is it a binary file, or text in another encoding? "
                             "Save it as UTF-8") from None
         raise _arrow_error(p, "CSV", e) from None
+    try:
+        [str(f.name) for f in table.schema]  # a header that is not UTF-8 raises here, not later
+    except UnicodeDecodeError:
+        raise DataError(f"{p}: its header (the column names) is not valid UTF-8; is it text in another "
+                        "encoding? Save it as UTF-8") from None
     for field in table.schema:
         if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
             raise DataError(f"{p}: column {field.name!r} is not valid UTF-8 text; is it a binary file, or text "
