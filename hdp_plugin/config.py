@@ -114,7 +114,9 @@ MAX_K = 64
 DEFAULT_MEMBERS = 20
 MAX_MEMBERS = 1000
 
-#: structure learning refuses pairwise count tables n(x_i, x_j, y) larger than this many bytes by default
+#: TAN, kDB and SkDB refuse pairwise statistics (the n(x_i, x_j, y) table, its offsets and the CMI matrix)
+#: larger than this many bytes, before allocating them (an ESKDB counts its members built at once);
+#: naive Bayes counts no pairs
 MAX_PAIR_BYTES = 4 * 1024**3
 
 # --- estimators ---------------------------------------------------------------------------

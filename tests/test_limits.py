@@ -110,3 +110,62 @@ def test_model_file_column_names_that_are_not_utf8_are_one_error(tmp_path):
     model.write_bytes(raw.replace(b"log_prob", b"\xffog_prob"))
     for args in (("info", model), ("show", model), ("predict", model, VOTE)):
         one_line_error(run(*args), "m.hdpbnc", "column names", "not UTF-8")
+
+
+# ------------------------------------------------------------------------------------------
+# item 3: structure learning builds only what the structure needs, and refuses what does not fit
+# ------------------------------------------------------------------------------------------
+def test_pair_layout_and_marginal_counts_are_unchanged():
+    """The pair offsets (now laid out row by row with NumPy) are the old loop's; counting without
+    pairs gives the same n(y) and n(x_i, y)."""
+    import numpy as np
+
+    from hdp_plugin.structure.counts import count_statistics
+
+    rng = np.random.default_rng(3)
+    card = rng.integers(1, 6, 9)
+    X = np.stack([rng.integers(0, c, 200) for c in card], axis=1).astype(np.uint8)
+    y = rng.integers(0, 3, 200).astype(np.int32)
+    full = count_statistics(X, y, card, 3)
+    old, pos = np.full((9, 9), -1, np.int64), 0
+    for i in range(9):
+        for j in range(i + 1, 9):
+            old[i, j] = pos
+            pos += int(card[i] * card[j]) * 3
+    assert np.array_equal(full.pair_offsets, old) and full.n_xxy.size == pos
+    marg = count_statistics(X, y, card, 3, pairs=False)
+    assert np.array_equal(marg.n_y, full.n_y) and np.array_equal(marg.n_xy, full.n_xy)
+    assert not marg.has_pairs and marg.n_xxy.size == 0 and full.has_pairs
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uses RLIMIT_AS")
+def test_naive_bayes_counts_no_pairs_under_a_memory_cap():
+    """3 rows of 20,000 one-valued attributes: the pair offsets alone took 3.2 GB (MemoryError under the
+    cap); naive Bayes and kDB-0 need none, and kDB is refused before anything is allocated."""
+    code = """
+import numpy as np
+from hdp_plugin.errors import TooLargeError
+from hdp_plugin.structure import learn_structure
+X, y, card = np.zeros((3, 20000), np.uint8), np.array([0, 1, 0], np.int32), np.ones(20000, np.int64)
+for kind, k in (("nb", 0), ("kdb", 0)):
+    assert len(learn_structure(X, y, card, 2, kind=kind, k=k).kept) == 20000
+try:
+    learn_structure(X, y, card, 2, kind="kdb", k=2)
+except TooLargeError as e:
+    print("refused:", e)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_capped)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "refused: the pairwise counts of 20000 attributes need" in r.stdout
+    assert "fewer attributes" in r.stdout and "structure nb" in r.stdout
+
+
+@pytest.mark.parametrize("structure", ["kdb", "tan", "eskdb"])
+def test_wide_data_is_refused_before_the_pairs_are_built(tmp_path, structure):
+    wide = tmp_path / "wide.csv"
+    n = 20000
+    wide.write_text(",".join(f"a{j}" for j in range(n)) + ",class\n"
+                    + "".join(",".join("x" * n) + f",{c}\n" for c in ("yes", "no", "yes")))
+    r = cli_capped("train", wide, "-o", tmp_path / "m.hdpbnc", "-s", structure, "-e", "laplace")
+    child_error(r, "the pairwise counts of 20000 attributes need", "fewer attributes", "structure nb")

@@ -35,7 +35,7 @@ from ..hdp.tables import ProbabilityTables, class_prior_of_counts, laplace, m_es
 from ..hdp.trees import LeafCellCounter, build_trees
 from ..params import resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer
-from ..structure.counts import CountAccumulator
+from ..structure.counts import CountAccumulator, needs_pairs
 from ..structure.eskdb import member_order, prior_structure
 from ..structure.learners import kdb, naive_bayes, tan
 from ..structure.selective import LooAccumulator, TrieAccumulator, selective_kdb
@@ -60,8 +60,8 @@ class LocalEngine:
                     yield ds.X, ds.y
         return gen
 
-    def count(self, source, attributes, class_attribute, cards, n_classes):
-        acc = CountAccumulator(cards, n_classes)
+    def count(self, source, attributes, class_attribute, cards, n_classes, pairs=True):
+        acc = CountAccumulator(cards, n_classes, pairs=pairs)
         row = 0
         for X, y in self.blocks(source, attributes, class_attribute)():
             acc.add(X, y, row)
@@ -268,7 +268,7 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
     t0 = time.perf_counter()
     kind = clf.structure
     k = 0 if kind == "nb" else (1 if kind == "tan" else int(clf.k))
-    stats = engine.count(source, attributes, ca, cards, C)
+    stats = engine.count(source, attributes, ca, cards, C, pairs=needs_pairs(kind, k))
     passes["count"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if kind == "nb":
