@@ -169,3 +169,140 @@ def test_wide_data_is_refused_before_the_pairs_are_built(tmp_path, structure):
                     + "".join(",".join("x" * n) + f",{c}\n" for c in ("yes", "no", "yes")))
     r = cli_capped("train", wide, "-o", tmp_path / "m.hdpbnc", "-s", structure, "-e", "laplace")
     child_error(r, "the pairwise counts of 20000 attributes need", "fewer attributes", "structure nb")
+
+
+# ------------------------------------------------------------------------------------------
+# items 4-6: --max-input-mb and --max-cardinality on the command line
+# ------------------------------------------------------------------------------------------
+def _gzip_bomb(path: Path, header: bytes, row: bytes, mib: int) -> Path:
+    import gzip
+
+    with gzip.open(path, "wb", compresslevel=1) as fh:
+        fh.write(header)
+        block = row * ((1 << 20) // len(row))
+        for _ in range(mib):
+            fh.write(block)
+    return path
+
+
+@pytest.mark.parametrize("name", ["bomb.csv.gz", "bomb.arff.gz"])
+def test_gzip_input_is_bounded_by_max_input_mb(tmp_path, name):
+    """A gzip CSV or ARFF decompressed without limit (4.7 MB -> 3 GiB ran out of memory): now never past
+    --max-input-mb, as in the daemon."""
+    header = b"a,class\n" if name.endswith("csv.gz") else \
+        b"@relation r\n@attribute a numeric\n@attribute class {x,y}\n@data\n"
+    bomb = _gzip_bomb(tmp_path / name, header, b"0,x\n1,y\n", 12)
+    assert bomb.stat().st_size < 200_000
+    r = cli_capped("train", bomb, "-o", tmp_path / "m.hdpbnc", "-s", "nb", "--max-input-mb", "8")
+    child_error(r, name, "decompresses to more than 8,388,608 bytes", "--max-input-mb")
+    one_line_error(run("train", bomb, "-o", tmp_path / "m.hdpbnc", "-s", "nb", "--max-input-mb", "0"),
+                   "--max-input-mb must be > 0")
+    assert run("predict", GOLDEN, VOTE, "--max-input-mb", "1").exit_code == 0  # small input: read as before
+    one_line_error(run("predict", GOLDEN, VOTE, "--max-input-mb", "0.01"), "vote.arff", "more than the limit",
+                   "--max-input-mb")
+
+
+def test_nominal_cardinality_is_checked_while_the_arff_header_is_parsed(tmp_path):
+    """5M declared labels cost 54 s and 1 GB before the daemon's too_large, and the CLI had no limit:
+    now the header's value list is split no further than the limit."""
+    data = tmp_path / "labels.arff"
+    data.write_text("@relation r\n@attribute a {" + ",".join(f"v{i}" for i in range(50_000)) + "}\n"
+                    "@attribute class {x,y}\n@data\nv1,x\nv2,y\n")
+    one_line_error(run("train", data, "-o", tmp_path / "m.hdpbnc", "-s", "nb"),
+                   "labels.arff: line 2: attribute 'a' declares more than 10,000 values", "--max-cardinality")
+    one_line_error(run("predict", GOLDEN, data), "labels.arff: line 2", "--max-cardinality")
+    assert run("train", data, "-o", tmp_path / "m.hdpbnc", "-s", "nb", "-e", "laplace",
+               "--max-cardinality", "50000").exit_code == 0
+    csv = tmp_path / "five.csv"
+    csv.write_text("a,class\n" + "".join(f"{v},{c}\n" for v, c in zip("pqrstpqrst", "xyxyxyxyxy")))
+    one_line_error(run("evaluate", csv, "-s", "nb", "--max-cardinality", "4"),
+                   "five.csv: attribute 'a' has 5 values, more than the limit of 4 (--max-cardinality)")
+    one_line_error(run("train", csv, "-o", tmp_path / "m.hdpbnc", "--max-cardinality", "1"), "--max-cardinality")
+    one_line_error(run("train", tmp_path, "-o", tmp_path / "m.hdpbnc", "--max-cardinality", "5"),
+                   "--max-input-mb and --max-cardinality apply to data read whole")
+
+
+def _zeros_arrow(path: Path, rows: int) -> Path:
+    """``rows`` rows of a zero int64 column and a two-valued class, zstd-compressed: kilobytes on disk."""
+    import numpy as np
+    import pyarrow as pa
+
+    step = 1 << 21
+    schema = pa.schema([("a", pa.int64()), ("class", pa.dictionary(pa.int8(), pa.string()))])
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema, options=options) as w:
+        for start in range(0, rows, step):
+            n = min(step, rows - start)
+            cls = pa.DictionaryArray.from_arrays(pa.array((np.arange(n) % 2).astype(np.int8)), pa.array(["x", "y"]))
+            w.write_batch(pa.record_batch([pa.array(np.zeros(n, np.int64)), cls], schema=schema))
+    return path
+
+
+def test_working_memory_is_bounded_by_max_input_mb(tmp_path):
+    """Values that compress to nothing: --max-input-mb bounded the decoded input, not the ~50 bytes a value
+    training holds. Now the estimate is refused before the values are decoded into codes."""
+    data = _zeros_arrow(tmp_path / "zeros.arrow", 200_000)
+    assert data.stat().st_size < 20_000
+    r = run("train", data, "-o", tmp_path / "m.hdpbnc", "-s", "nb", "--max-input-mb", "2")
+    one_line_error(r, "zeros.arrow: 200,000 rows x 2 columns would need about 18 MiB of working memory",
+                   "limit of 8 MiB (4 x --max-input-mb)", "fewer rows or columns")
+    r = run("evaluate", data, "-s", "eskdb", "--threads", "1", "--max-input-mb", "4")
+    one_line_error(r, "would need about 37 MiB of working memory", "limit of 16 MiB")
+    assert not (tmp_path / "m.hdpbnc").exists()
+
+
+# ------------------------------------------------------------------------------------------
+# items 3-6 in the daemon
+# ------------------------------------------------------------------------------------------
+@pytest.mark.skipif(os.name != "posix", reason="uses POSIX process groups and resource limits")
+def test_the_daemon_refuses_what_would_exhaust_its_memory(tmp_path):
+    """A daemon under a memory cap: wide data (its ESKDB's pairs), a gzip bomb, 200,000 declared labels and
+    values that compress to nothing each fail at once with too_large (not out_of_memory after minutes), and
+    the daemon goes on to train the next job."""
+    import gzip
+
+    from hdp_plugin.daemon import protocol as P
+    from test_daemon_service import Daemon, _cmd, final_names, publish_raw, wait_until
+
+    class CappedDaemon(Daemon):
+        def __init__(self, spool, *args, log):
+            self.spool, self.log = spool, log
+            self._fh = open(log, "ab")
+            self.proc = subprocess.Popen(_cmd("run", spool, "--poll", "0.05", *args), stdout=subprocess.DEVNULL,
+                                         stderr=self._fh, start_new_session=True, preexec_fn=_capped)
+
+    n = 20000
+    wide = gzip.compress(("@relation w\n" + "".join(f"@attribute a{j} {{x,y}}\n" for j in range(n))
+                          + "@attribute class {yes,no}\n@data\n"
+                          + "".join(",".join("x" * n) + f",{c}\n" for c in ("yes", "no", "yes"))).encode())
+    labels = ("@relation r\n@attribute a {" + ",".join(f"v{i}" for i in range(200_000)) + "}\n"
+              "@attribute class {x,y}\n@data\nv1,x\nv2,y\n").encode()
+    bomb = _gzip_bomb(tmp_path / "bomb.arff.gz", b"@relation r\n@attribute a numeric\n@attribute class {x,y}\n@data\n",
+                      b"0,x\n1,y\n", 40)
+    zeros = _zeros_arrow(tmp_path / "zeros.arrow", 3_000_000)
+    spool = tmp_path / "spool"
+    sp = P.Spool(spool).create()
+    ok = {"protocol": 1}
+    jobs = {"wide": {"data.arff": wide}, "labels": {"data.arff": labels}, "bomb": {"data.arff": bomb},
+            "zeros": {"data.arrow": zeros}}
+    for name, files in jobs.items():
+        publish_raw(spool, name, {P.JOB_FILE: ok, **files})
+    d = CappedDaemon(spool, "--workers", "1", "--max-input-mb", "32", "--max-cardinality", "1000",
+                     log=tmp_path / "daemon.log")
+    try:
+        d.wait_ready(1, timeout=120)
+        wait_until(lambda: len(final_names(spool, P.FAILED)) == len(jobs), 120, "the jobs to fail")
+        publish_raw(spool, "good", {P.JOB_FILE: {**ok, "structure": "kdb", "k": 1, "iterations": 20},
+                                    "data.arff": DATA / "weather.nominal.arff"})
+        wait_until(lambda: final_names(spool, P.DONE) == ["good"], 60, "a good job after them")
+    finally:
+        d.close()
+    errors = {name: json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text()) for name in jobs}
+    assert {name: e["code"] for name, e in errors.items()} == dict.fromkeys(jobs, "too_large"), errors
+    expect = {"wide": "the pairwise counts of 20000 attributes",
+              "labels": "data.arff: line 2: attribute 'a' declares more than 1,000 values",
+              "bomb": "data.arff: decompresses to more than 33,554,432 bytes",
+              "zeros": "data.arrow: 3,000,000 rows x 2 columns would need about"}
+    for name, words in expect.items():
+        assert words in errors[name]["message"] and errors[name]["phase"] in ("reading", "training"), errors[name]
+    assert errors["labels"]["phase"] == "reading" and errors["zeros"]["phase"] == "reading"
