@@ -123,6 +123,15 @@ CategoricalOpt = Annotated[
                  help=_spec_help("categorical_features") + " A comma-separated list of attribute names.",
                  show_default="none (numbers are discretised)"),
 ]
+MaxInputOpt = Annotated[Optional[float], typer.Option(
+    "--max-input-mb", metavar="MIB",
+    help="Largest data file, in MiB, before and after decompression (gzip ARFF and CSV, compressed Arrow "
+         f"buffers); training's working memory is bounded at {config.WORKING_MEMORY_FACTOR} times it. Larger "
+         "data is refused.", show_default=str(config.DEFAULT_MAX_INPUT_BYTES >> 20))]
+MaxCardinalityOpt = Annotated[Optional[int], typer.Option(
+    "--max-cardinality", metavar="N",
+    help="Most values a nominal attribute or the class may have (an ARFF header is checked as it is read).",
+    show_default=str(config.DEFAULT_MAX_CARDINALITY))]
 SeedOpt = Annotated[int, typer.Option(*_flags("random_state"), help=_spec_help("random_state"))]
 FoldSeedOpt = Annotated[int, typer.Option(*_flags("random_state"),
                                           help=_spec_help("random_state") + " It also draws the folds.")]
@@ -318,11 +327,29 @@ def _format(path: Path, fmt: str | None) -> str:
         ) from None
 
 
-def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
-          categorical: list[str] | None = None):
-    from .data import read_dataset
+def _limits(max_input_mb: float | None, max_cardinality: int | None):
+    """The reading limits of --max-input-mb and --max-cardinality (their defaults: the daemon's)."""
+    from .data.limits import Limits
 
-    ds = read_dataset(path, class_attribute=class_attribute, format=_format(path, fmt))
+    if max_input_mb is not None and not max_input_mb > 0:
+        raise ParameterError(f"--max-input-mb must be > 0, got {max_input_mb!r}")
+    if max_cardinality is not None and max_cardinality < 2:
+        raise ParameterError(f"--max-cardinality must be >= 2, got {max_cardinality!r}")
+    return Limits.of_options(max_input_mb, max_cardinality)
+
+
+def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
+          categorical: list[str] | None = None, limits=None, configs=()):
+    from .data.limits import read_within
+
+    eskdb = [c for c in configs if c["structure"] == "eskdb"]
+    at_once = 1
+    if eskdb:  # ESKDB members are built on as many threads at once
+        from .hdp.sampler import _threads
+
+        at_once = max(min(_threads(c["n_jobs"]), c["n_members"]) for c in eskdb)
+    ds = read_within(path, limits if limits is not None else _limits(None, None), class_attribute=class_attribute,
+                     format=_format(path, fmt), structure="eskdb" if eskdb else None, members_at_once=at_once)
     if class_values is not None:
         ds = ds.with_class_values(_split("--class-values", class_values) if class_values.strip() else [])
     if categorical is not None:  # the declared columns' values in the whole file, as a text column's
@@ -355,6 +382,8 @@ def train(
     categorical: CategoricalOpt = None,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
+    max_input_mb: MaxInputOpt = None,
+    max_cardinality: MaxCardinalityOpt = None,
     stream: StreamOpt = False,
     discretization_sample: SampleOpt = None,
     engine: EngineOpt = "local",
@@ -380,11 +409,15 @@ def train(
 
         output = _output(output, data)
         streamed = _streamed(data, stream, discretization_sample, engine, scheduler, workers, class_values)
+        limits = _limits(max_input_mb, max_cardinality)
+        if streamed and (max_input_mb is not None or max_cardinality is not None):
+            raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in batches "
+                                 "(a directory, a glob or --stream: read in bounded memory)")
         with out.progress() as bar:
             line = _Phases(bar)
             line.phase(f"reading {data}")
             ds = (_open_source(data, class_attribute, data_format, discretization_sample) if streamed
-                  else _read(data, class_attribute, data_format, class_values, categorical))
+                  else _read(data, class_attribute, data_format, class_values, categorical, limits, configs))
             with _engine(engine, scheduler, workers):
                 from .model import BayesNetClassifier
 
@@ -593,6 +626,8 @@ def predict(
         *_flags("n_jobs"), help="Threads that compute the predictions, at least 1; by default all cores.",
         show_default="all cores")] = None,
     data_format: FormatOpt = None,
+    max_input_mb: MaxInputOpt = None,
+    max_cardinality: MaxCardinalityOpt = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read DATA in batches even if it is one file (a directory "
                                          "or glob always is) and write the predictions batch by batch: memory "
                                          "bounded by the model and a batch, not the rows; -o must then be .parquet, "
@@ -603,19 +638,24 @@ def predict(
     """Print or write the predicted class and the probability of every class for each row of DATA."""
     out = _Out(quiet, verbose)
     with _errors():
-        from .data import read_conformed
+        from .data.limits import read_conformed_within
         from .model import load_model
 
         _prediction_threads(threads)
+        limits = _limits(max_input_mb, max_cardinality)
         if output is not None:
             _output(output, model, data)  # before the work: a device, FIFO or an input is refused at once
         clf = load_model(model)
         from .data.stream import is_batch_path
 
         if stream or is_batch_path(data):
+            if max_input_mb is not None or max_cardinality is not None:
+                raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in "
+                                     "batches (a directory, a glob or --stream: read in bounded memory)")
             _stream_predictions(clf, _open_source(data, None, data_format), output, (model, data), out)
             return
-        ds = read_conformed(data, clf.attributes_, clf.class_attribute_, format=_format(data, data_format))
+        ds = read_conformed_within(data, clf.attributes_, clf.class_attribute_, limits,
+                                   format=_format(data, data_format))
         import numpy as np
 
         header, rows, proba = _prediction_table(clf, ds)
@@ -753,6 +793,8 @@ def evaluate(
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the results as CSV instead of a table.")] = False,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
+    max_input_mb: MaxInputOpt = None,
+    max_cardinality: MaxCardinalityOpt = None,
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
@@ -776,11 +818,13 @@ def evaluate(
         configs = _configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
                                   burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                   discretization=discretization)
+        limits = _limits(max_input_mb, max_cardinality)
         results = []
         with out.progress() as bar:
             line = _Phases(bar)
             line.phase(f"reading {data}")
-            ds = _read(data, class_attribute, data_format, class_values, categorical_option(categorical))
+            ds = _read(data, class_attribute, data_format, class_values, categorical_option(categorical), limits,
+                       configs)
             known = int((ds.y >= 0).sum())
             if n_folds > known:
                 raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "

@@ -96,6 +96,12 @@ MAX_CELLS = 1 << 28
 #: most bytes an Arrow IPC or Feather file may decode to: this floor, or this many times the file's size
 MAX_DECODED_BYTES_FLOOR = 1 << 30
 MAX_DECODED_RATIO = 64
+#: working memory of training (hdp_plugin.data.limits): about this many bytes per value (rows x columns) of
+#: the data, and as many more per ESKDB member built at once (measured at 40-127 bytes on numeric data);
+#: where --max-input-mb applies (hdp-bnc, the daemon), data whose estimate exceeds WORKING_MEMORY_FACTOR
+#: times --max-input-mb is refused before it is decoded into codes
+WORKING_BYTES_PER_VALUE = 48
+WORKING_MEMORY_FACTOR = 4
 
 # --- discretisation -----------------------------------------------------------------------
 DISCRETIZATIONS = ("mdl", "stochastic-mdl", "equal-frequency", "equal-width", "none")
@@ -119,7 +125,9 @@ MAX_K = 64
 DEFAULT_MEMBERS = 20
 MAX_MEMBERS = 1000
 
-#: structure learning refuses pairwise count tables n(x_i, x_j, y) larger than this many bytes by default
+#: TAN, kDB and SkDB refuse pairwise statistics (the n(x_i, x_j, y) table, its offsets and the CMI matrix)
+#: larger than this many bytes, before allocating them (an ESKDB counts its members built at once);
+#: naive Bayes counts no pairs
 MAX_PAIR_BYTES = 4 * 1024**3
 
 # --- estimators ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hdp_plugin import config
-from hdp_plugin.errors import DataError, ParameterError
+from hdp_plugin.errors import DataError, ParameterError, TooLargeError
 from hdp_plugin.structure import (
     conditional_mutual_information,
     count_statistics,
@@ -172,7 +172,7 @@ def test_empty_data_and_no_attributes():
 
 def test_pair_table_bytes():
     assert pair_table_bytes([5] * 20, 3) == 8 * 3 * 25 * (20 * 19 // 2)
-    with pytest.raises(ParameterError, match="max_bytes"):
+    with pytest.raises(TooLargeError, match="max_bytes"):  # a resource limit (the daemon's too_large)
         count_statistics(np.zeros((1, 3), np.uint8), np.zeros(1, np.int32), [9, 9, 9], 2,
                          max_bytes=100)  # fmt: skip
 

@@ -51,7 +51,8 @@ def run(
         typer.Option("--threads", "-t", help="Sampler threads per worker; by default the cores divided by the workers. Models do not depend on it."),
     ] = None,
     max_input_mb: Annotated[
-        float, typer.Option("--max-input-mb", help="Largest data file a job may hand in, in MiB; larger ones fail with too_large."),
+        float, typer.Option("--max-input-mb", help="Largest data file a job may hand in, in MiB, before and after decompression; a job's "
+                     f"working memory may be {config.WORKING_MEMORY_FACTOR} times it. Larger ones fail with too_large."),
     ] = config.DEFAULT_MAX_INPUT_BYTES / 2**20,
     max_cardinality: Annotated[
         int, typer.Option("--max-cardinality", help="Most values a nominal attribute or the class may have; more fail with too_large."),

@@ -117,29 +117,6 @@ def data_file(folder: Path, job: dict) -> Path:
     return _inside(folder, name, "data")
 
 
-def _check_gzip(path: Path, limit: int) -> None:
-    """A gzip-compressed ARFF counts by its decompressed size (streamed, never held in memory)."""
-    import gzip
-    import zlib
-
-    with open(path, "rb") as fh:
-        if fh.read(2) != b"\x1f\x8b":
-            return
-    total = 0
-    try:
-        with gzip.open(path, "rb") as fh:
-            while True:
-                chunk = fh.read(1 << 20)
-                if not chunk:
-                    return
-                total += len(chunk)
-                if total > limit:
-                    raise LimitError(f"{path.name} decompresses to more than this daemon's limit of {limit} "
-                                     "bytes (run --max-input-mb)")
-    except (OSError, EOFError, zlib.error):
-        return  # the reader reports the corruption with its own message
-
-
 # ------------------------------------------------------------------------------------------
 # progress and cancellation
 # ------------------------------------------------------------------------------------------
@@ -288,8 +265,7 @@ def _declare(ds, spec, max_cardinality: int):
 
 
 def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
-    from ..data import read_dataset
-    from ..data.arrow import from_arrow, ipc_table
+    from ..data.limits import Limits as DataLimits, read_within
     from ..model import BayesNetClassifier
     from ..model.modelfile import save_model
 
@@ -305,24 +281,23 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     if size > ctx.limits.max_input_bytes:
         raise LimitError(f"{path.name} has {size} bytes, more than this daemon's limit of "
                          f"{ctx.limits.max_input_bytes} (run --max-input-mb)")
-    _check_gzip(path, ctx.limits.max_input_bytes)
-    if P.DATA_FILES[path.name] == "arrow":  # the same table read_dataset reads, within this daemon's limits
-        table = ipc_table(path, max_bytes=ctx.limits.max_input_bytes, max_cells=ctx.limits.max_cells)
-        ds = from_arrow(table, class_attribute=job["class_attribute"], source=str(path))
-    else:
-        ds = read_dataset(path, class_attribute=job["class_attribute"], format="arff")
+    # the same Dataset read_dataset reads, within this daemon's limits: a gzip ARFF decompressed only up to
+    # --max-input-mb, an ARFF attribute's values counted while its header is parsed, and data whose
+    # working memory (config.WORKING_MEMORY_FACTOR x --max-input-mb) would not do refused before it is decoded
+    params = P.classifier_params(job)  # iterations null: auto (the progress total is its most)
+    at_once = 1
+    if params["structure"] == "eskdb":
+        from ..hdp.sampler import _threads
+
+        at_once = min(_threads(params.get("n_jobs")), int(params["n_members"]))
+    limits = DataLimits(ctx.limits.max_input_bytes, ctx.limits.max_cardinality, ctx.limits.max_cells)
+    ds = read_within(path, limits, class_attribute=job["class_attribute"], format=P.DATA_FILES[path.name],
+                     structure=params["structure"], members_at_once=at_once)
     if job["categorical_features"] is not None:  # declared columns count against the cardinality limit
         ds = _declare(ds, job["categorical_features"], ctx.limits.max_cardinality)
-    widest = max([len(a.values) for a in ds.attributes if not a.numeric] + [len(ds.class_values)])
-    if widest > ctx.limits.max_cardinality:
-        which = next((a.name for a in [*ds.attributes, ds.class_attribute]
-                      if not a.numeric and len(a.values) == widest), "?")
-        raise LimitError(f"attribute {which!r} has {widest} values, more than this daemon's limit of "
-                         f"{ctx.limits.max_cardinality} (run --max-cardinality)")
     t_read = time.perf_counter() - t0
     prog.check()
     # Step 3: train, exactly as BayesNetClassifier(**params).fit(read_dataset(...)) would
-    params = P.classifier_params(job)  # iterations null: auto (the progress total is its most)
     prog.set("training", 0, resolved_iterations(params["structure"], params["iterations"])
              if job["estimator"] == "hdp" else 0)
     clf = BayesNetClassifier(**params)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import io
 import zlib
 from pathlib import Path
 
-from ..errors import DataError
+from ..errors import DataError, TooLargeError
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -22,18 +23,31 @@ def check_path(path: str | Path) -> Path:
     return p
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The whole file, decompressed if it is gzip (``.arff.gz``, or gzip under any name)."""
+def read_bytes(path: str | Path, max_bytes: int | None = None) -> bytes:
+    """The whole file, decompressed if it is gzip (``.arff.gz``, or gzip under any name).
+
+    ``max_bytes`` bounds the file and its decompressed data (:class:`TooLargeError` beyond it, raised
+    before more than that is decompressed: the ``--max-input-mb`` of the command line and the daemon);
+    by default only the decompressed data is bounded, at 64 times the file's size or 1 GiB, whichever
+    is larger (``hdp_plugin.config.MAX_DECODED_RATIO`` and ``MAX_DECODED_BYTES_FLOOR``).
+    """
+    from .limits import check_file_size, decompressed_limit
+
     p = check_path(path)
+    check_file_size(p, max_bytes)
     try:
         data = p.read_bytes()
     except OSError as e:
         raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
     if data[:2] == GZIP_MAGIC:
+        limit, hint = decompressed_limit(len(data), max_bytes)
         try:
-            data = gzip.decompress(data)
+            with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as fh:
+                data = fh.read(limit + 1)
         except (OSError, EOFError, zlib.error) as e:
             raise DataError(f"{p}: corrupt or truncated gzip file ({e})") from None
+        if len(data) > limit:
+            raise TooLargeError(f"{p}: decompresses to more than {limit:,} bytes, the limit; {hint}")
     return data
 
 

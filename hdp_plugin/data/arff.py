@@ -86,6 +86,10 @@ class _Malformed(Exception):
     """A syntax error within one line; the caller adds the file and line number."""
 
 
+class _TooMany(Exception):
+    """A value list longer than the limit it was split with."""
+
+
 def _unescape(text: str) -> str:
     if "\\" not in text:
         return text
@@ -101,8 +105,9 @@ def _unescape(text: str) -> str:
     return _ESCAPE.sub(sub, text)
 
 
-def _split(line: str, regex: re.Pattern, pos: int = 0) -> tuple[list[str | None], str | None, str, int]:
-    """Split a comma-separated list starting at ``pos``.
+def _split(line: str, regex: re.Pattern, pos: int = 0,
+           limit: int | None = None) -> tuple[list[str | None], str | None, str, int]:
+    """Split a comma-separated list starting at ``pos`` (:class:`_TooMany` past ``limit`` values).
 
     Returns the values (``None`` for missing), the raw text of the last value if it was unquoted
     (else None), the character that ended the list (``","`` never; ``"%"``, ``"}"`` or ``""``) and the
@@ -128,6 +133,8 @@ def _split(line: str, regex: re.Pattern, pos: int = 0) -> tuple[list[str | None]
         pos = m.end()
         if end != ",":
             return out, last_raw, end, pos
+        if limit is not None and len(out) > limit:
+            raise _TooMany()
 
 
 # -- the header -------------------------------------------------------------------------------
@@ -181,7 +188,7 @@ def _name(text: str, pos: int) -> tuple[str, int] | None:
     return (_unescape(q) if q is not None else m.group("raw")), m.end()
 
 
-def parse_header(text: str, source: str) -> ArffHeader:
+def parse_header(text: str, source: str, max_cardinality: int | None = None) -> ArffHeader:
     """Parse the header of an ARFF file, up to and including the ``@data`` line.
 
     Parameters
@@ -190,6 +197,9 @@ def parse_header(text: str, source: str) -> ArffHeader:
         The start of the file, at least through the ``@data`` line.
     source : str
         The file name, for error messages.
+    max_cardinality : int, optional
+        Refuse (:class:`~hdp_plugin.errors.TooLargeError`) a nominal attribute declaring more values,
+        as soon as its value list is split that far.
 
     Returns
     -------
@@ -214,7 +224,7 @@ def parse_header(text: str, source: str) -> ArffHeader:
             if got is not None:
                 relation = got[0]
         elif kw == "@attribute":
-            a = _parse_attribute(line, m.end(), lineno, source)
+            a = _parse_attribute(line, m.end(), lineno, source, max_cardinality)
             if a.name in seen:
                 raise _bad(source, lineno, f"attribute {a.name!r} is declared twice (first on line {seen[a.name]})")
             seen[a.name] = lineno
@@ -233,7 +243,7 @@ def parse_header(text: str, source: str) -> ArffHeader:
     raise DataError(f"{source}: no @data line; is this an ARFF file?")
 
 
-def _parse_attribute(line: str, pos: int, lineno: int, source: str) -> ArffAttribute:
+def _parse_attribute(line: str, pos: int, lineno: int, source: str, max_values: int | None = None) -> ArffAttribute:
     got = _name(line, pos)
     if got is None:
         raise _bad(source, lineno, f"bad @attribute line (expected a name and a type): {short(line.strip(_WS))}")
@@ -241,9 +251,13 @@ def _parse_attribute(line: str, pos: int, lineno: int, source: str) -> ArffAttri
     rest = line[pos:].lstrip(_WS)
     if rest.startswith("{"):
         try:
-            values, last_raw, end, after = _split(rest, _LIST_FIELD, 1)
+            values, last_raw, end, after = _split(rest, _LIST_FIELD, 1, None if max_values is None else max_values + 1)
         except _Malformed as e:
             raise _bad(source, lineno, f"bad value list of attribute {name!r}: {e}") from None
+        except _TooMany:
+            from .limits import check_cardinality
+
+            check_cardinality(name, max_values + 1, max_values, source, where=f"line {lineno}: ")
         if end != "}":
             raise _bad(source, lineno, f"value list of attribute {name!r} has no closing '}}'")
         if _strip_comment(rest[after:]):
@@ -730,16 +744,25 @@ class _FastReader:
 
 
 # -- entry points ------------------------------------------------------------------------------
-def _open(path: str | Path) -> tuple[bytes, ArffHeader, int, str]:
-    """The file's bytes, its parsed header, the offset of the data section, and the source name."""
+def _open(path: str | Path, max_bytes: int | None = None, max_cardinality: int | None = None,
+          check_rows=None) -> tuple[bytes, ArffHeader, int, str]:
+    """The file's bytes, its parsed header, the offset of the data section, and the source name.
+
+    ``max_bytes`` bounds the file and its decompressed data, ``max_cardinality`` the values an attribute
+    declares (:func:`parse_header`); ``check_rows(rows, columns)``, if given, is called with at most
+    how many rows the data section holds (its lines) before any row is parsed.
+    """
     source = str(path)
-    data = read_bytes(path)
+    data = read_bytes(path, max_bytes)
     bom = check_text(data, source)
     m = _DATA_LINE.search(data, bom)
     head_end = len(data) if m is None else data.find(b"\n", m.end())
     head_end = len(data) if head_end < 0 else head_end
-    header = parse_header(decode(data[bom:head_end], source), source)
-    return data, header, min(head_end + 1, len(data)), source
+    header = parse_header(decode(data[bom:head_end], source), source, max_cardinality)
+    start = min(head_end + 1, len(data))
+    if check_rows is not None:
+        check_rows(data.count(b"\n", start) + 1, len(header.attributes))
+    return data, header, start, source
 
 
 def _check_engine(engine: str) -> None:
@@ -866,13 +889,16 @@ def _row_chunks(carry: bytes, blocks, rows: int, first_line: int):
         yield b"".join(pending), line
 
 
-def read_arff_columns(path: str | Path, *, engine: str = "auto") -> tuple[list[Column], str, str]:
-    """Decode every attribute of an ARFF file, choosing no class: ``(columns, relation, source)``."""
-    data, header, start, source = _open(path)
+def read_arff_columns(path: str | Path, *, engine: str = "auto", max_bytes: int | None = None,
+                      max_cardinality: int | None = None, check_rows=None) -> tuple[list[Column], str, str]:
+    """Decode every attribute of an ARFF file, choosing no class: ``(columns, relation, source)``
+    (the limits as for :func:`read_arff`)."""
+    data, header, start, source = _open(path, max_bytes, max_cardinality, check_rows)
     return _read_data(data, header, start, source, engine), header.relation, source
 
 
-def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: str = "auto") -> Dataset:
+def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: str = "auto",
+              max_bytes: int | None = None, max_cardinality: int | None = None, check_rows=None) -> Dataset:
     """Read an ARFF file (optionally gzip-compressed) into a :class:`Dataset`.
 
     Parameters
@@ -885,6 +911,14 @@ def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: s
         ``"auto"`` tries the fast path (pyarrow's CSV reader) and falls back to the exact line-by-line
         path; ``"exact"`` uses only the exact path; ``"fast"`` raises :class:`DataError` when the fast
         path cannot read the file (for tests and benchmarks).
+    max_bytes : int, optional
+        The most bytes the file, and its data once decompressed, may hold (``--max-input-mb``); by default
+        the decompressed data is bounded at 64 times the file's size or 1 GiB, whichever is larger.
+    max_cardinality : int, optional
+        The most values a nominal attribute may declare, checked while the header is parsed.
+    check_rows : callable, optional
+        ``check_rows(rows, columns)`` is called before any data row is parsed, with at most how many
+        rows the data section holds (its lines), to refuse data too large to train on.
 
     Returns
     -------
@@ -896,8 +930,10 @@ def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: s
     DataError
         For a missing, undecodable or malformed file (with the line at fault), an unknown class
         attribute, or a numeric class.
+    TooLargeError
+        For data beyond ``max_bytes`` or ``max_cardinality``.
     """
-    data, header, start, source = _open(path)
+    data, header, start, source = _open(path, max_bytes, max_cardinality, check_rows)
     names = [a.name for a in header.attributes]
     ci = resolve_class_index(names, class_attribute, source)
     if header.attributes[ci].kind in ("numeric", "date"):  # fail before reading the data

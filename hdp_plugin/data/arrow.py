@@ -255,7 +255,7 @@ def _limits(size: int, max_bytes: int | None, max_cells: int | None) -> tuple[in
         max_bytes = max(config.MAX_DECODED_BYTES_FLOOR, config.MAX_DECODED_RATIO * size)
         bytes_hint = "it is corrupt, or a decompression bomb"
     else:
-        bytes_hint = "the daemon's --max-input-mb bounds data after decompression too"
+        bytes_hint = "--max-input-mb bounds the data after decompression too"
     if max_cells is None:
         max_cells = config.MAX_CELLS
         cells_hint = "split the data, or raise hdp_plugin.config.MAX_CELLS if it is genuine"
@@ -399,14 +399,26 @@ def checked_csv_path(path: str | Path) -> Path:
     return p
 
 
-def csv_table(path: str | Path, *, max_cells: int | None = None) -> pa.Table:
-    """Read a CSV file with a header row (gzip-compressed if named ``.gz``), types inferred by pyarrow."""
+def csv_table(path: str | Path, *, max_cells: int | None = None, max_bytes: int | None = None) -> pa.Table:
+    """Read a CSV file with a header row (gzip-compressed if named ``.gz``), types inferred by pyarrow.
+
+    ``max_bytes`` bounds the file and its decompressed data (``--max-input-mb``); by default a gzip file
+    may decompress to 64 times its size or 1 GiB, whichever is larger. Gzip data is decompressed here,
+    never beyond the limit, then parsed from memory.
+    """
     import pyarrow.csv as pa_csv
 
+    from ._files import read_bytes
+    from .limits import check_file_size
+
     p = checked_csv_path(path)
+    with open(p, "rb") as f:
+        gz = f.read(2) == GZIP_MAGIC
+    check_file_size(p, max_bytes)
+    source = pa.BufferReader(pa.py_buffer(read_bytes(p, max_bytes))) if gz else str(p)
     try:
         table = pa_csv.read_csv(
-            str(p),
+            source,
             convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True),
         )
     except _READ_ERRORS as e:
@@ -414,6 +426,11 @@ def csv_table(path: str | Path, *, max_cells: int | None = None) -> pa.Table:
             raise DataError(f"{p}: is not valid UTF-8; is it a binary file, or text in another encoding? "
                             "Save it as UTF-8") from None
         raise _arrow_error(p, "CSV", e) from None
+    try:
+        [str(f.name) for f in table.schema]  # a header that is not UTF-8 raises here, not later
+    except UnicodeDecodeError:
+        raise DataError(f"{p}: its header (the column names) is not valid UTF-8; is it text in another "
+                        "encoding? Save it as UTF-8") from None
     for field in table.schema:
         if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
             raise DataError(f"{p}: column {field.name!r} is not valid UTF-8 text; is it a binary file, or text "

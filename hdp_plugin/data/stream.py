@@ -248,6 +248,10 @@ def _csv_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
         reader = pa_csv.open_csv(
             str(p), read_options=pa_csv.ReadOptions(block_size=1 << 24),
             convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True))
+        try:
+            [str(f.name) for f in reader.schema]  # a header that is not UTF-8 raises here, not later
+        except UnicodeDecodeError:
+            raise DataError(f"{p}: its header (the column names) is not valid UTF-8; save it as UTF-8") from None
         for batch in reader:
             for field_ in batch.schema:
                 if pa.types.is_binary(field_.type) or pa.types.is_large_binary(field_.type):

@@ -43,8 +43,9 @@ class Engine(Protocol):
         """The schema pass: a :class:`~hdp_plugin.data.stream.SchemaScan` of ``source`` (attributes,
         class, rows, the discretisation sample), with the ``categorical`` columns nominal."""
 
-    def count(self, source, attributes, class_attribute, cards, n_classes):
-        """The counting pass: the :class:`~hdp_plugin.structure.counts.PairStats` of ``source``."""
+    def count(self, source, attributes, class_attribute, cards, n_classes, pairs=True):
+        """The counting pass: the :class:`~hdp_plugin.structure.counts.CountStatistics` of ``source``
+        (without the pairwise counts unless ``pairs``: naive Bayes needs none)."""
 
     def selective(self, source, attributes, class_attribute, stats, k):
         """SkDB's tries and leave-one-out passes: the selection of

@@ -75,11 +75,11 @@ def _merge(a, b):
     return a.merge(b)
 
 
-def _count(part, attributes, class_attribute, cards, n_classes, row0):
+def _count(part, attributes, class_attribute, cards, n_classes, row0, pairs=True):
     from ..preprocess.batches import source_codes
     from ..structure.counts import CountAccumulator
 
-    acc = CountAccumulator(cards, n_classes)
+    acc = CountAccumulator(cards, n_classes, pairs=pairs)
     row = row0
     for ds in source_codes(part, attributes, class_attribute):
         acc.add(ds.X, ds.y, row)
@@ -238,9 +238,9 @@ class DaskEngine:
         parts, offsets = self._offsets(source)
         return self._reduce(self.client.map(_scan, parts, offsets, [categorical] * len(parts), pure=False))
 
-    def count(self, source, attributes, class_attribute, cards, n_classes):
+    def count(self, source, attributes, class_attribute, cards, n_classes, pairs=True):
         parts, offsets = self._offsets(source)
-        futs = [self.client.submit(_count, p, attributes, class_attribute, cards, n_classes, o, pure=False)
+        futs = [self.client.submit(_count, p, attributes, class_attribute, cards, n_classes, o, pairs, pure=False)
                 for p, o in zip(parts, offsets)]
         return self._reduce(futs).result()
 

@@ -35,8 +35,8 @@ class LocalEngine:
                     yield ds.X, ds.y
         return gen
 
-    def count(self, source, attributes, class_attribute, cards, n_classes):
-        acc = CountAccumulator(cards, n_classes)
+    def count(self, source, attributes, class_attribute, cards, n_classes, pairs=True):
+        acc = CountAccumulator(cards, n_classes, pairs=pairs)
         row = 0
         for X, y in self.blocks(source, attributes, class_attribute)():
             acc.add(X, y, row)

@@ -43,6 +43,7 @@ from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, pr
 from ..hdp.trees import ContextTrees, build_trees, concatenate_trees
 from ..preprocess import Discretizer, apply_cut_points, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
 from ..structure import Structure
+from ..structure.counts import check_pairwise_bytes
 from ..structure.eskdb import eskdb_member
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,9 @@ def fit_members(
     master, seeds = member_seeds(random_state, n_members)
     threads = _threads(n_jobs)
     t0 = time.perf_counter()
+    # Step 0: the members built at once each count pairs; refuse before any is built if even the fewest
+    # values the attributes can have (a numeric one: one interval) would not fit
+    check_pairwise_bytes(model_cardinalities(ds), ds.n_classes, copies=min(threads, n_members))
     # Step 1: what every member shares: sorted numeric columns, or one deterministic discretiser
     cut = member_discretizer(ds, discretization)
 

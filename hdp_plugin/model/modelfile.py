@@ -358,6 +358,10 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
         training = json.loads(training_json.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (unreadable model metadata)") from exc
+    try:  # JSON's \uXXXX escapes can spell lone surrogates, which no UTF-8 text holds (nor this package writes)
+        json.dumps([doc, training], ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ModelFileError(f"{path}: corrupted model file (names or labels that are not valid UTF-8)") from exc
     if not isinstance(training, dict):
         raise ModelFileError(f"{path}: corrupted model file (the training metadata is not an object)")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
@@ -375,7 +379,10 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
                if newer else f"is not supported by hdp_plugin {__version__} (it reads "
                f"{', '.join(f'{v}.x' for v in config.MODEL_FORMAT_READS)})")
         )
-    fields = [(f.name, f.type) for f in reader.schema]
+    try:
+        fields = [(f.name, f.type) for f in reader.schema]
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"{path}: corrupted model file (column names that are not UTF-8)") from exc
     if fields != [(f.name, f.type) for f in CELL_SCHEMA]:
         raise ModelFileError(f"{path}: corrupted model file (unexpected columns {[n for n, _ in fields]})")
     batches = []

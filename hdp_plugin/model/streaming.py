@@ -34,6 +34,7 @@ from ..hdp.tables import ProbabilityTables, class_prior_of_counts, laplace, m_es
 from ..hdp.trees import build_trees
 from ..params import resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer
+from ..structure.counts import needs_pairs
 from ..structure.eskdb import member_order, prior_structure
 from ..structure.learners import kdb, naive_bayes, tan
 
@@ -63,7 +64,7 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
     t0 = time.perf_counter()
     kind = clf.structure
     k = 0 if kind == "nb" else (1 if kind == "tan" else int(clf.k))
-    stats = engine.count(source, attributes, ca, cards, C)
+    stats = engine.count(source, attributes, ca, cards, C, pairs=needs_pairs(kind, k))
     passes["count"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if kind == "nb":

@@ -16,8 +16,11 @@ plus an ``n x n`` offset matrix and the ``n x n`` CMI matrix (8 bytes a cell eac
 200 attributes of 10 codes and 2 classes 32 MB; 1,000 attributes of 10 codes and 2 classes
 about 800 MB, which is where this design stops being reasonable on an ordinary machine (and the
 O(n^2) pair loop per row makes the pass slow too). Beyond that, pairs would have to be counted in
-groups over several passes. :func:`pair_table_bytes` gives the figure before anything is
-allocated, and :func:`count_statistics` refuses tables above ``max_bytes``.
+groups over several passes. :func:`pair_table_bytes` gives the table's figure and
+:func:`pairwise_bytes` that of everything pairwise (the table, the offsets and the CMI matrix)
+before anything is allocated; :func:`count_statistics` refuses them above ``max_bytes``
+(:class:`~hdp_plugin.errors.TooLargeError`, saying what to lower). Naive Bayes (and kDB-0) needs
+no pairs: ``pairs=False`` counts n(y) and n(x_i, y) only, in memory linear in the attributes.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _cancel, config
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, TooLargeError
 from . import kernels
 
 #: refuse pair tables larger than this by default (bytes)
@@ -55,7 +58,8 @@ class CountStatistics:
     n_xxy : ndarray, int64
         Flat: ``n_xxy[pair_offsets[i, j] + (xi * |X_j| + xj) * C + y]`` = n(x_i, x_j, y), ``i < j``.
     pair_offsets : ndarray of shape (n_attributes, n_attributes), int64
-        Start of each pair's block in ``n_xxy`` (``-1`` on and below the diagonal).
+        Start of each pair's block in ``n_xxy`` (``-1`` on and below the diagonal). Both are empty,
+        and :attr:`has_pairs` False, when the pairs were not counted (``pairs=False``).
 
     Use :meth:`xy` and :meth:`xxy` for shaped views.
     """
@@ -73,6 +77,11 @@ class CountStatistics:
     def n_attributes(self) -> int:
         return int(self.cardinalities.shape[0])
 
+    @property
+    def has_pairs(self) -> bool:
+        """Whether n(x_i, x_j, y) was counted (not for naive Bayes)."""
+        return self.pair_offsets.shape[0] == self.n_attributes
+
     def xy(self, i: int) -> np.ndarray:
         """n(x_i, y) as a ``(|X_i|, C)`` view."""
         lo, hi = self.xy_offsets[i], self.xy_offsets[i + 1]
@@ -82,6 +91,8 @@ class CountStatistics:
         """n(x_i, x_j, y) as a ``(|X_i|, |X_j|, C)`` view (``i != j``)."""
         if i == j:
             raise ParameterError(f"xxy needs two different attributes, got i = j = {i!r}")
+        if not self.has_pairs:
+            raise ParameterError("these counts have no pairs n(x_i, x_j, y): count them with pairs=True")
         if i > j:
             return self.xxy(j, i).transpose(1, 0, 2)
         ci, cj = int(self.cardinalities[i]), int(self.cardinalities[j])
@@ -105,6 +116,47 @@ def pair_table_bytes(cardinalities: np.ndarray, n_classes: int) -> int:
     """Bytes of the n(x_i, x_j, y) table for these cardinalities (see the module docstring)."""
     card = np.asarray(cardinalities, dtype=np.float64)
     return int(4 * n_classes * (card.sum() ** 2 - (card**2).sum()))
+
+
+def pairwise_bytes(cardinalities: np.ndarray, n_classes: int) -> int:
+    """Bytes of everything pairwise that structure learning allocates: the n(x_i, x_j, y) table, and
+    the ``n x n`` pair offsets and CMI matrix (8 bytes a cell each)."""
+    n = len(cardinalities)
+    return pair_table_bytes(cardinalities, n_classes) + 16 * n * n
+
+
+def needs_pairs(kind: str, k: int) -> bool:
+    """Whether structure ``kind`` with ``k`` parents needs n(x_i, x_j, y) (naive Bayes and kDB-0 do not)."""
+    return not (kind == "nb" or (kind == "kdb" and k == 0))
+
+
+def check_pairwise_bytes(cardinalities, n_classes: int, max_bytes: int | None = None, copies: int = 1) -> None:
+    """:class:`~hdp_plugin.errors.TooLargeError` if ``copies`` sets of pairwise statistics (ESKDB members
+    built at once) need more than ``max_bytes`` (default :data:`hdp_plugin.config.MAX_PAIR_BYTES`)."""
+    limit = config.MAX_PAIR_BYTES if max_bytes is None else max_bytes
+    need = pairwise_bytes(cardinalities, n_classes) * copies
+    if need > limit:
+        n = len(cardinalities)
+        each = f", {copies} at once" if copies > 1 else ""
+        raise TooLargeError(
+            f"the pairwise counts of {n} attributes need {need / 1024**2:,.0f} MiB{each} (the limit, max_bytes, is "
+            f"{limit / 1024**2:,.0f} MiB): use fewer attributes (or fewer values per attribute), or naive Bayes "
+            f"(structure nb), which needs no pairs"
+        )
+
+
+def _pair_offsets(card: np.ndarray, n_classes: int) -> tuple[np.ndarray, int]:
+    """The ``n x n`` pair offsets (``-1`` on and below the diagonal) and the table's length: pairs
+    ``(i, j)``, ``i < j``, laid out in row-major order, ``card[i] * card[j] * C`` cells each."""
+    n_attr = card.shape[0]
+    pair_off = np.full((n_attr, n_attr), -1, dtype=np.int64)
+    pos = 0
+    for i in range(n_attr - 1):
+        sizes = card[i] * card[i + 1:] * n_classes
+        starts = np.cumsum(sizes)
+        pair_off[i, i + 1:] = pos + starts - sizes
+        pos += int(starts[-1])
+    return pair_off, pos
 
 
 def validate_inputs(X, y, cardinalities, n_classes):
@@ -170,7 +222,8 @@ def count_statistics(
     cardinalities: np.ndarray,
     n_classes: int,
     *,
-    max_bytes: int = DEFAULT_MAX_PAIR_BYTES,
+    max_bytes: int | None = None,
+    pairs: bool = True,
 ) -> CountStatistics:
     """Count n(y), n(x_i, y) and n(x_i, x_j, y) in one pass over the rows.
 
@@ -184,8 +237,11 @@ def count_statistics(
         Codes per attribute, the missing slot included.
     n_classes : int
         Number of classes C.
-    max_bytes : int, default 4 GiB
-        Refuse (with :class:`~hdp_plugin.errors.ParameterError`) a pair table larger than this.
+    max_bytes : int, optional
+        Refuse (with :class:`~hdp_plugin.errors.TooLargeError`) pairwise statistics larger than this
+        (:func:`pairwise_bytes`); default :data:`hdp_plugin.config.MAX_PAIR_BYTES` (4 GiB).
+    pairs : bool, default True
+        Count n(x_i, x_j, y); False counts n(y) and n(x_i, y) only (naive Bayes needs no more).
 
     Returns
     -------
@@ -194,12 +250,14 @@ def count_statistics(
     Raises
     ------
     ParameterError
-        Arrays of the wrong shape or type, or a pair table above ``max_bytes``.
+        Arrays of the wrong shape or type.
+    TooLargeError
+        Pairwise statistics above ``max_bytes``.
     DataError
         A code outside its attribute's range or a class code outside ``0 .. n_classes - 1``.
     """
     X, y, card, n_classes = validate_inputs(X, y, cardinalities, n_classes)
-    acc = CountAccumulator(card, n_classes, max_bytes=max_bytes)
+    acc = CountAccumulator(card, n_classes, max_bytes=max_bytes, pairs=pairs)
     for start, stop in row_blocks(X.shape[0]):
         acc.add(X[start:stop], y[start:stop], start)
     return acc.result()
@@ -209,24 +267,18 @@ class CountAccumulator:
     """:func:`count_statistics` block by block: :meth:`add` blocks of codes (from anywhere, in any
     order: the counts are integers), :meth:`merge` another accumulator's counts, :meth:`result`."""
 
-    def __init__(self, cardinalities, n_classes: int, *, max_bytes: int = DEFAULT_MAX_PAIR_BYTES):
+    def __init__(self, cardinalities, n_classes: int, *, max_bytes: int | None = None, pairs: bool = True):
         card = np.ascontiguousarray(cardinalities, dtype=np.int64)
         n_attr = card.shape[0]
-        need = pair_table_bytes(card, n_classes)
-        if need > max_bytes:
-            raise ParameterError(
-                f"the pairwise count table needs {need / 1024**2:.0f} MB for {n_attr} attributes "
-                f"(max_bytes = {max_bytes!r}); reduce the attributes or their values"
-            )
-        # Step 1: lay out the flat tables
+        # Step 1: lay out the flat tables (the pairs' only when wanted, and once known to fit)
         xy_off = np.zeros(n_attr + 1, dtype=np.int64)
         np.cumsum(card * n_classes, out=xy_off[1:])
-        pair_off = np.full((n_attr, n_attr), -1, dtype=np.int64)
-        pos = 0
-        for i in range(n_attr):
-            for j in range(i + 1, n_attr):
-                pair_off[i, j] = pos
-                pos += int(card[i] * card[j]) * n_classes
+        if pairs:
+            check_pairwise_bytes(card, n_classes, max_bytes)
+            pair_off, pos = _pair_offsets(card, int(n_classes))
+        else:
+            pair_off, pos = np.zeros((0, 0), dtype=np.int64), 0
+        self.pairs = bool(pairs)
         self.card, self.n_classes, self.xy_off, self.pair_off = card, int(n_classes), xy_off, pair_off
         self.n_rows = 0
         self.n_y = np.zeros(n_classes, dtype=np.int64)
@@ -237,8 +289,12 @@ class CountAccumulator:
     def add(self, X: np.ndarray, y: np.ndarray, row0: int = 0) -> None:
         """Count one block of rows (``row0``: the block's first row, for error messages)."""
         y = np.ascontiguousarray(y, dtype=np.int32)
-        status = kernels.count_block(X, y, self.card, self.n_classes, self.xy_off, self.pair_off, self.n_y,
-                                     self.n_xy, self.n_xxy, self._bad)
+        if self.pairs:
+            status = kernels.count_block(X, y, self.card, self.n_classes, self.xy_off, self.pair_off, self.n_y,
+                                         self.n_xy, self.n_xxy, self._bad)
+        else:
+            status = kernels.count_block_marginals(X, y, self.card, self.n_classes, self.xy_off, self.n_y,
+                                                   self.n_xy, self._bad)
         raise_for_status(status, self._bad, row0, self.n_classes, self.card)
         self.n_rows += int(X.shape[0])
 
@@ -299,6 +355,8 @@ def conditional_mutual_information(stats: CountStatistics) -> np.ndarray:
     -------
     ndarray of shape (n_attributes, n_attributes)
     """
+    if not stats.has_pairs and stats.n_attributes > 1:
+        raise ParameterError("CMI needs the pairs n(x_i, x_j, y): count them with pairs=True")
     return kernels.conditional_mutual_information_kernel(
         stats.n_y,
         stats.n_xy,

@@ -105,6 +105,30 @@ def count_block(X, y, card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad):
 
 
 @njit(**NJIT_OPTIONS)
+def count_block_marginals(X, y, card, n_classes, xy_off, n_y, n_xy, bad):
+    """:func:`count_block` without the pairs: ``n_y`` and ``n_xy`` only (what naive Bayes needs)."""
+    n_rows, n_attr = X.shape
+    for r in range(n_rows):
+        c = np.int64(y[r])
+        if c < 0 or c >= n_classes:
+            bad[0] = r
+            bad[1] = -1
+            bad[2] = c
+            return BAD_CLASS
+        for j in range(n_attr):
+            v = np.int64(X[r, j])
+            if v < 0 or v >= card[j]:
+                bad[0] = r
+                bad[1] = j
+                bad[2] = v
+                return BAD_CODE
+        n_y[c] += 1
+        for j in range(n_attr):
+            n_xy[xy_off[j] + np.int64(X[r, j]) * n_classes + c] += 1
+    return OK
+
+
+@njit(**NJIT_OPTIONS)
 def mutual_information_kernel(n_y, n_xy, xy_off, card, n_classes, n_rows):
     """MI(X_i; Y) in nats for every attribute, from raw frequencies (clamped at 0)."""
     n_attr = card.shape[0]

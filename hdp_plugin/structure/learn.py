@@ -7,7 +7,7 @@ import numpy as np
 from .. import config
 from ..errors import DataError, ParameterError
 from .base import Structure
-from .counts import count_statistics, validate_inputs
+from .counts import count_statistics, needs_pairs, validate_inputs
 from .learners import check_k, kdb, naive_bayes, tan
 from .selective import selective_kdb
 
@@ -47,6 +47,9 @@ def learn_structure(
     ------
     ParameterError
         An unknown ``kind``, a bad ``k`` or arrays that break the contract.
+    TooLargeError
+        TAN, kDB or SkDB whose pairwise statistics would exceed
+        :data:`hdp_plugin.config.MAX_PAIR_BYTES` (naive Bayes counts no pairs).
     DataError
         No rows, or codes outside their range.
 
@@ -64,7 +67,7 @@ def learn_structure(
     X, y, card, n_classes = validate_inputs(X, y, cardinalities, n_classes)
     if X.shape[0] == 0:
         raise DataError("cannot learn a structure from 0 rows")
-    stats = count_statistics(X, y, card, n_classes)
+    stats = count_statistics(X, y, card, n_classes, pairs=needs_pairs(kind, k))
     if kind == "nb":
         return naive_bayes(stats)
     if kind == "tan":

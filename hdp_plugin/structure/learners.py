@@ -179,14 +179,12 @@ def kdb(stats: CountStatistics, k: int = config.DEFAULT_K, *, order=None) -> Str
         order = np.asarray(order, dtype=np.int64)
         if np.unique(order).size != order.size or (order.size and not 0 <= order.min() <= order.max() < stats.n_attributes):
             raise ParameterError(f"order must list distinct attribute indices below {stats.n_attributes}")
-    # CMI is only needed when some attribute can take a parent
+    parents = [()] * stats.n_attributes
+    # CMI is only needed when some attribute can take a parent (kDB-0 is naive Bayes: no pairs counted)
     if k > 0 and order.size > 1:
         cmi = conditional_mutual_information(stats)
-    else:
-        cmi = np.zeros((stats.n_attributes, stats.n_attributes))
-    parents = [()] * stats.n_attributes
-    for u in range(1, order.size):
-        parents[int(order[u])] = branching_order(int(order[u]), order[:u], cmi)[:k]
+        for u in range(1, order.size):
+            parents[int(order[u])] = branching_order(int(order[u]), order[:u], cmi)[:k]
     return Structure(
         kind="kdb",
         k=k,

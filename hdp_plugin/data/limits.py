@@ -1,0 +1,168 @@
+"""The resource limits of reading and training, shared by ``hdp-bnc`` and the daemon (issue 21).
+
+* ``max_input_bytes`` (``--max-input-mb``): the data file, and its data once decompressed (gzip ARFF
+  and CSV, compressed Arrow buffers, Parquet row groups), each checked before it is decompressed;
+* ``max_cardinality`` (``--max-cardinality``): values of a nominal attribute or the class, checked
+  while an ARFF header is parsed (before its labels are held) and right after other formats are read;
+* the working memory: training holds about :data:`~hdp_plugin.config.WORKING_BYTES_PER_VALUE` bytes
+  per value (rows x columns) of its data, and as many more per ESKDB member built at once; the
+  estimate is refused (before the data is decoded into codes) above
+  :data:`~hdp_plugin.config.WORKING_MEMORY_FACTOR` times ``max_input_bytes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import config
+from ..errors import TooLargeError
+
+__all__ = ["Limits", "check_cardinality", "check_file_size", "check_working_memory", "decompressed_limit",
+           "working_bytes"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one reader (None: the library's defaults, as :func:`read_dataset` has them)."""
+
+    max_input_bytes: int | None = None
+    max_cardinality: int | None = None
+    max_cells: int | None = None
+
+    @classmethod
+    def of_options(cls, max_input_mb: float | None, max_cardinality: int | None) -> "Limits":
+        """The command line's limits: ``--max-input-mb`` (default 1024) and ``--max-cardinality``."""
+        mb = config.DEFAULT_MAX_INPUT_BYTES / 2**20 if max_input_mb is None else max_input_mb
+        return cls(int(mb * 2**20), config.DEFAULT_MAX_CARDINALITY if max_cardinality is None else max_cardinality)
+
+    @property
+    def working_bytes(self) -> int | None:
+        """The working memory allowed: WORKING_MEMORY_FACTOR times ``max_input_bytes`` (None: unbounded)."""
+        return None if self.max_input_bytes is None else config.WORKING_MEMORY_FACTOR * self.max_input_bytes
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def check_file_size(path: Path, max_bytes: int | None) -> None:
+    """:class:`TooLargeError` if the file itself is larger than ``max_bytes`` (None: no limit)."""
+    if max_bytes is None:
+        return
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise TooLargeError(f"{path}: has {size:,} bytes, more than the limit of {max_bytes:,} (--max-input-mb)")
+
+
+def decompressed_limit(size: int, max_bytes: int | None) -> tuple[int, str]:
+    """The most bytes a file of ``size`` bytes may decompress to, and what to say when it does."""
+    if max_bytes is None:
+        return (max(config.MAX_DECODED_BYTES_FLOOR, config.MAX_DECODED_RATIO * size),
+                "it is corrupt, or a decompression bomb")
+    return max_bytes, "--max-input-mb bounds the data after decompression too"
+
+
+def check_cardinality(name: str, n_values: int, limit: int | None, source: str, where: str = "") -> None:
+    """:class:`TooLargeError` if a nominal attribute (or the class) has more than ``limit`` values."""
+    if limit is not None and n_values > limit:
+        if where:  # the header is still being parsed: only that there are too many is known
+            raise TooLargeError(f"{source}: {where}attribute {name!r} declares more than {limit:,} values, the "
+                                "limit (--max-cardinality)")
+        raise TooLargeError(f"{source}: attribute {name!r} has {n_values:,} values, more than the limit of {limit:,} "
+                            "(--max-cardinality)")
+
+
+def working_bytes(n_values: int, structure: str | None = None, members_at_once: int = 1) -> int:
+    """The working memory training is estimated to need for ``n_values`` values (rows x columns)."""
+    per_value = config.WORKING_BYTES_PER_VALUE
+    if structure == "eskdb":
+        per_value += config.WORKING_BYTES_PER_VALUE * max(1, members_at_once)
+    return int(n_values) * per_value
+
+
+def check_working_memory(n_rows: int, n_columns: int, limits: Limits, source: str, structure: str | None = None,
+                         members_at_once: int = 1) -> None:
+    """:class:`TooLargeError` if training on ``n_rows x n_columns`` values would need more working memory
+    than ``limits`` allow (see the module docstring)."""
+    budget = limits.working_bytes
+    if budget is None:
+        return
+    need = working_bytes(n_rows * n_columns, structure, members_at_once)
+    if need > budget:
+        each = (f", {members_at_once} ESKDB members built at once" if structure == "eskdb" and members_at_once > 1
+                else "")
+        raise TooLargeError(
+            f"{source}: {n_rows:,} rows x {n_columns:,} columns would need about {_mib(need)} of working memory "
+            f"to train on{each}, more than the limit of {_mib(budget)} ({config.WORKING_MEMORY_FACTOR} x "
+            f"--max-input-mb); use fewer rows or columns, or raise --max-input-mb")
+
+
+def check_labels(attributes, limit: int | None, source: str) -> None:
+    """:func:`check_cardinality` for every nominal attribute (the class included) of a reading."""
+    if limit is None:
+        return
+    for a in attributes:
+        if not a.numeric:
+            check_cardinality(a.name, len(a.values), limit, source)
+
+
+def _table(path, fmt: str, limits: Limits):
+    from . import arrow
+    from ._files import check_path
+
+    p = check_path(path)
+    check_file_size(p, limits.max_input_bytes)
+    if fmt == "csv":
+        return arrow.csv_table(p, max_cells=limits.max_cells, max_bytes=limits.max_input_bytes)
+    read = arrow.ipc_table if fmt == "arrow" else arrow.parquet_table
+    return read(p, max_bytes=limits.max_input_bytes, max_cells=limits.max_cells)
+
+
+def read_within(path, limits: Limits, *, class_attribute: str | None = None, format: str | None = None,
+                structure: str | None = None, members_at_once: int = 1):
+    """:func:`~hdp_plugin.data.read_dataset` within ``limits``: the same Dataset, or one
+    :class:`TooLargeError` raised before the memory is spent (the file's and its decompressed size
+    before decompressing, an ARFF attribute's values while its header is parsed, the working memory
+    of training on it as ``structure`` before its values are decoded into codes)."""
+    from . import arrow
+    from .arff import read_arff
+    from .formats import format_of
+
+    fmt = format_of(path, format)
+    source = str(path)
+
+    def check_rows(rows: int, columns: int) -> None:
+        check_working_memory(rows, columns, limits, source, structure, members_at_once)
+
+    if fmt == "arff":
+        ds = read_arff(path, class_attribute=class_attribute, max_bytes=limits.max_input_bytes,
+                       max_cardinality=limits.max_cardinality, check_rows=check_rows)
+    else:
+        table = _table(path, fmt, limits)
+        check_rows(table.num_rows, table.num_columns)
+        ds = arrow.from_arrow(table, class_attribute=class_attribute, source=source)
+        del table
+    check_labels([*ds.attributes, ds.class_attribute], limits.max_cardinality, source)
+    return ds
+
+
+def read_conformed_within(path, attributes, class_attribute, limits: Limits, *, format: str | None = None):
+    """:func:`~hdp_plugin.data.read_conformed` within ``limits`` (its file and decompressed size, and
+    the values of its nominal attributes)."""
+    from pathlib import Path as _Path
+
+    from . import arrow
+    from .arff import read_arff_columns
+    from .conform import conform_columns
+    from .formats import format_of
+
+    fmt = format_of(path, format)
+    if fmt == "arff":
+        columns, relation, source = read_arff_columns(path, max_bytes=limits.max_input_bytes,
+                                                      max_cardinality=limits.max_cardinality)
+    else:
+        source = str(path)
+        columns, relation = arrow.table_columns(_table(path, fmt, limits), source), _Path(source).stem
+    check_labels([c.attribute for c in columns], limits.max_cardinality, source)
+    return conform_columns(columns, attributes, class_attribute, source=source, relation=relation)
