@@ -340,14 +340,12 @@ def _limits(max_input_mb: float | None, max_cardinality: int | None):
 
 def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
           categorical: list[str] | None = None, limits=None, configs=()):
-    from .data.limits import read_within
+    from .data.readers import read_within
+
+    from ._threads import members_at_once
 
     eskdb = [c for c in configs if c["structure"] == "eskdb"]
-    at_once = 1
-    if eskdb:  # ESKDB members are built on as many threads at once
-        from .hdp.sampler import _threads
-
-        at_once = max(min(_threads(c["n_jobs"]), c["n_members"]) for c in eskdb)
+    at_once = max([members_at_once(c) for c in configs] + [1])  # ESKDB members are built on threads at once
     ds = read_within(path, limits if limits is not None else _limits(None, None), class_attribute=class_attribute,
                      format=_format(path, fmt), structure="eskdb" if eskdb else None, members_at_once=at_once)
     if class_values is not None:
@@ -638,7 +636,7 @@ def predict(
     """Print or write the predicted class and the probability of every class for each row of DATA."""
     out = _Out(quiet, verbose)
     with _errors():
-        from .data.limits import read_conformed_within
+        from .data.readers import read_conformed_within
         from .model import load_model
 
         _prediction_threads(threads)

@@ -265,7 +265,8 @@ def _declare(ds, spec, max_cardinality: int):
 
 
 def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
-    from ..data.limits import Limits as DataLimits, read_within
+    from ..data.limits import Limits as DataLimits
+    from ..data.readers import read_within
     from ..model import BayesNetClassifier
     from ..model.modelfile import save_model
 
@@ -285,11 +286,9 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     # --max-input-mb, an ARFF attribute's values counted while its header is parsed, and data whose
     # working memory (config.WORKING_MEMORY_FACTOR x --max-input-mb) would not do refused before it is decoded
     params = P.classifier_params(job)  # iterations null: auto (the progress total is its most)
-    at_once = 1
-    if params["structure"] == "eskdb":
-        from ..hdp.sampler import _threads
+    from .._threads import members_at_once
 
-        at_once = min(_threads(params.get("n_jobs")), int(params["n_members"]))
+    at_once = members_at_once(params)  # ESKDB members are built on threads at once
     limits = DataLimits(ctx.limits.max_input_bytes, ctx.limits.max_cardinality, ctx.limits.max_cells)
     ds = read_within(path, limits, class_attribute=job["class_attribute"], format=P.DATA_FILES[path.name],
                      structure=params["structure"], members_at_once=at_once)

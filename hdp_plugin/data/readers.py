@@ -8,10 +8,12 @@ from . import arrow
 import numpy as np
 
 from ._columns import Column, assemble
+from ._files import check_path
 from .arff import read_arff, read_arff_columns
 from .conform import conform_columns
 from .dataset import Attribute, Dataset
 from .formats import FORMATS, format_of
+from .limits import Limits, check_file_size, check_labels, check_working_memory
 
 __all__ = ["FORMATS", "conform_table", "features_from_table", "format_of", "read_dataset", "read_conformed"]
 
@@ -120,3 +122,51 @@ def features_from_table(table, *, source: str = "<table>", class_name: str = "__
     columns = arrow.table_columns(table, source)
     columns.append(Column(Attribute(class_name, ()), codes=np.zeros(table.num_rows, dtype=np.int64)))
     return assemble(columns, len(columns) - 1, relation="data", source=source)
+
+
+# -- within the limits of hdp-bnc and the daemon (hdp_plugin.data.limits) ------------------------------
+def _table(path, fmt: str, limits: Limits):
+    p = check_path(path)
+    check_file_size(p, limits.max_input_bytes)
+    if fmt == "csv":
+        return arrow.csv_table(p, max_cells=limits.max_cells, max_bytes=limits.max_input_bytes)
+    read = arrow.ipc_table if fmt == "arrow" else arrow.parquet_table
+    return read(p, max_bytes=limits.max_input_bytes, max_cells=limits.max_cells)
+
+
+def read_within(path, limits: Limits, *, class_attribute: str | None = None, format: str | None = None,
+                structure: str | None = None, members_at_once: int = 1):
+    """:func:`~hdp_plugin.data.read_dataset` within ``limits``: the same Dataset, or one
+    :class:`TooLargeError` raised before the memory is spent (the file's and its decompressed size
+    before decompressing, an ARFF attribute's values while its header is parsed, the working memory
+    of training on it as ``structure`` before its values are decoded into codes)."""
+    fmt = format_of(path, format)
+    source = str(path)
+
+    def check_rows(rows: int, columns: int) -> None:
+        check_working_memory(rows, columns, limits, source, structure, members_at_once)
+
+    if fmt == "arff":
+        ds = read_arff(path, class_attribute=class_attribute, max_bytes=limits.max_input_bytes,
+                       max_cardinality=limits.max_cardinality, check_rows=check_rows)
+    else:
+        table = _table(path, fmt, limits)
+        check_rows(table.num_rows, table.num_columns)
+        ds = arrow.from_arrow(table, class_attribute=class_attribute, source=source)
+        del table
+    check_labels([*ds.attributes, ds.class_attribute], limits.max_cardinality, source)
+    return ds
+
+
+def read_conformed_within(path, attributes, class_attribute, limits: Limits, *, format: str | None = None):
+    """:func:`~hdp_plugin.data.read_conformed` within ``limits`` (its file and decompressed size, and
+    the values of its nominal attributes)."""
+    fmt = format_of(path, format)
+    if fmt == "arff":
+        columns, relation, source = read_arff_columns(path, max_bytes=limits.max_input_bytes,
+                                                      max_cardinality=limits.max_cardinality)
+    else:
+        source = str(path)
+        columns, relation = arrow.table_columns(_table(path, fmt, limits), source), Path(source).stem
+    check_labels([c.attribute for c in columns], limits.max_cardinality, source)
+    return conform_columns(columns, attributes, class_attribute, source=source, relation=relation)

@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
-import numba
 import numpy as np
 
 from .. import _cancel, config
+from .._threads import resolved_threads as _threads
 from ..errors import Cancelled, HDPError, ParameterError
 from . import kernels
 from .rng import tree_states
@@ -438,16 +438,6 @@ def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, cache):
     big_row[big] = np.searchsorted(values, raw[big])
     cache["log"] = grow_stirling_rows(cache.get("log"), n_dense, t_cap, values)
     return stirling_ratios(*cache["log"][:2])
-
-
-def _threads(n_jobs: int | None) -> int:
-    avail = numba.config.NUMBA_NUM_THREADS
-    if n_jobs is None or n_jobs == -1:
-        return avail
-    n_jobs = int(n_jobs)
-    if n_jobs < 1 and n_jobs != -1:
-        raise ParameterError(f"n_jobs must be a positive number of threads or -1, got {n_jobs!r}")
-    return min(n_jobs, avail)
 
 
 def _next_chunk(chunk: int, done: int, seconds: float) -> int:

@@ -38,7 +38,7 @@ from .. import _cancel, _seeds, config
 from ..data import Attribute, Dataset
 from ..errors import TooLargeError
 from ..hdp.rng import tree_states
-from ..hdp.sampler import _threads
+from .._threads import resolved_threads as _threads
 from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
 from ..hdp.trees import ContextTrees, build_trees, concatenate_trees
 from ..preprocess import Discretizer, apply_cut_points, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
