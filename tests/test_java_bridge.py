@@ -50,6 +50,7 @@ def _announce(request, line: str) -> None:
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(line)
+        reporter.flush()  # shown now, also when pytest's output goes to a file or a CI log
 
 
 def test_java_bridge_maven_verify(tmp_path, request):
