@@ -68,26 +68,6 @@ BAD_CODE = 2
 # Pass 1: n(y), n(xi, y), n(xi, xj, y)
 # --------------------------------------------------------------------------------------------
 @njit(**NJIT_OPTIONS)
-def check_row(X, y, r, card, n_classes, bad):
-    """``OK`` if row ``r`` of ``X`` (codes below ``card``) and ``y`` (below ``n_classes``) is valid;
-    else ``BAD_CLASS`` or ``BAD_CODE``, with ``bad`` set to ``[r, attribute (-1: the class), value]``."""
-    c = np.int64(y[r])
-    if c < 0 or c >= n_classes:
-        bad[0] = r
-        bad[1] = -1
-        bad[2] = c
-        return BAD_CLASS
-    for j in range(X.shape[1]):
-        v = np.int64(X[r, j])
-        if v < 0 or v >= card[j]:
-            bad[0] = r
-            bad[1] = j
-            bad[2] = v
-            return BAD_CODE
-    return OK
-
-
-@njit(**NJIT_OPTIONS)
 def count_block(X, y, card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad):
     """Add the counts of one block of rows to ``n_y``, ``n_xy`` and ``n_xxy`` in place.
 
@@ -101,12 +81,20 @@ def count_block(X, y, card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad):
     for j in range(n_attr):
         stride[j] = card[j] * n_classes
     for r in range(n_rows):
-        status = check_row(X, y, r, card, n_classes, bad)
-        if status != OK:
-            return status
         c = np.int64(y[r])
+        if c < 0 or c >= n_classes:
+            bad[0] = r
+            bad[1] = -1
+            bad[2] = c
+            return BAD_CLASS
         for j in range(n_attr):
-            codes[j] = np.int64(X[r, j]) * n_classes + c  # (x_j, y) cell inside a row of width C
+            v = np.int64(X[r, j])
+            if v < 0 or v >= card[j]:
+                bad[0] = r
+                bad[1] = j
+                bad[2] = v
+                return BAD_CODE
+            codes[j] = v * n_classes + c  # (x_j, y) cell inside a row of width C
         n_y[c] += 1
         for i in range(n_attr):
             xi = codes[i] // n_classes
@@ -121,10 +109,19 @@ def count_block_marginals(X, y, card, n_classes, xy_off, n_y, n_xy, bad):
     """:func:`count_block` without the pairs: ``n_y`` and ``n_xy`` only (what naive Bayes needs)."""
     n_rows, n_attr = X.shape
     for r in range(n_rows):
-        status = check_row(X, y, r, card, n_classes, bad)
-        if status != OK:
-            return status
         c = np.int64(y[r])
+        if c < 0 or c >= n_classes:
+            bad[0] = r
+            bad[1] = -1
+            bad[2] = c
+            return BAD_CLASS
+        for j in range(n_attr):
+            v = np.int64(X[r, j])
+            if v < 0 or v >= card[j]:
+                bad[0] = r
+                bad[1] = j
+                bad[2] = v
+                return BAD_CODE
         n_y[c] += 1
         for j in range(n_attr):
             n_xy[xy_off[j] + np.int64(X[r, j]) * n_classes + c] += 1
