@@ -31,11 +31,12 @@ from ..data import (
 from ..data.categorical import declare_categorical
 from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
 from ..hdp.predict import predict_log_proba
-from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate
+from ..hdp.tables import ProbabilityTables, class_prior
 from ..hdp.trees import build_trees
 from ..preprocess import Discretizer, apply_cut_points
 from ..structure import learn_structure
 from .ensemble import ensemble_proba, fit_members, model_cardinalities
+from .estimate import estimate_tables
 
 log = logging.getLogger(__name__)
 
@@ -442,24 +443,15 @@ class BayesNetClassifier(_EstimatorBase):
             name = structure_name(kind, k)
             raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
         _cancel.check()
+        est = estimate_tables([trees], estimator=self.estimator, m=self.m, sample=sample,
+                              random_state=self.random_state if seed is None else seed,
+                              iterations=resolved_iterations(kind, self.iterations), burn_in=self.burn_in,
+                              tying=self.tying, tolerance=sampler_tolerance(self.iterations), n_jobs=self.n_jobs,
+                              progress=progress)
+        info.update(est.info)
         if self.estimator == "hdp":
-            from ..hdp.sampler import stopping_info
-
-            res = sample(trees, iterations=resolved_iterations(kind, self.iterations), burn_in=self.burn_in,
-                         tying=self.tying, tolerance=sampler_tolerance(self.iterations),
-                         random_state=self.random_state if seed is None else seed, n_jobs=self.n_jobs,
-                         progress=progress)
-            probs = res.probabilities
-            info.update(iterations=res.iterations, sampler_seconds=res.seconds, sampler_cpu_seconds=res.cpu_seconds,
-                        n_samples=res.n_samples,
-                        burn_in=res.burn_in, concentrations=res.concentrations, node_group=res.node_group,
-                        **stopping_info(res, sampler_tolerance(self.iterations)))
-        elif self.estimator == "laplace":
-            probs = laplace(trees)
-        else:  # m-estimate, or maximum likelihood (m = 0) with back-off
-            probs = m_estimate(trees, float(self.m) if self.estimator == "m-estimate" else 0.0)
-        with np.errstate(divide="ignore"):
-            log_probs = np.log(probs)
+            info.update(concentrations=est.concentrations[0], node_group=est.node_group[0])
+        log_probs = est.log_probs[0]
         self.tables_ = ProbabilityTables(trees, log_probs, np.log(class_prior(ds.y, n_classes)))
         return structure, ds.attributes, cards
 

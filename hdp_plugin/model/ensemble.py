@@ -39,12 +39,13 @@ from ..data import Attribute, Dataset
 from ..errors import TooLargeError
 from ..hdp.rng import tree_states
 from .._threads import resolved_threads as _threads
-from ..hdp.tables import ProbabilityTables, class_prior, laplace, m_estimate, predict_log_proba
-from ..hdp.trees import ContextTrees, build_trees, concatenate_trees
+from ..hdp.tables import ProbabilityTables, class_prior, predict_log_proba
+from ..hdp.trees import ContextTrees, build_trees
 from ..preprocess import Discretizer, apply_cut_points, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
 from ..structure import Structure
 from ..structure.counts import check_pairwise_bytes
 from ..structure.eskdb import eskdb_member
+from .estimate import estimate_tables
 
 log = logging.getLogger(__name__)
 
@@ -192,35 +193,18 @@ def estimate_members(drafts: list[_Draft], *, estimator: str, iterations: int, b
     """The members' tables: with HDP, every member's trees in one run of ``sample`` (one Stirling table,
     one thread pool; each member's trees on the streams of its own seed); returns ``(members, info)``."""
     n_members = len(drafts)
-    info = {}
-    if estimator == "hdp":
-        combined, cell_start = concatenate_trees([d.trees for d in drafts])
+    states = None
+    if estimator == "hdp":  # each member's trees on the streams of its own seed
         states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
-        from ..hdp.sampler import stopping_info
-
-        res = sample(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=states,
-                     n_jobs=n_jobs, progress=progress, tolerance=tolerance)
-        probs = [res.probabilities[cell_start[e]:cell_start[e + 1]] for e in range(n_members)]
-        groups = []
-        node_lo = 0
-        for d in drafts:  # each member's groups, renumbered from 0 (tying groups never span trees)
-            g = res.node_group[node_lo:node_lo + d.trees.n_nodes]
-            g_lo = int(g.min(initial=0))
-            g_hi = int(g.max(initial=-1)) + 1
-            groups.append((g - g_lo, res.concentrations[g_lo:max(g_hi, g_lo)].copy()))
-            node_lo += d.trees.n_nodes
-        info.update(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
-                    n_trees=combined.n_trees, n_cells=combined.n_cells, **stopping_info(res, tolerance))
-    elif estimator == "laplace":
-        probs = [laplace(d.trees) for d in drafts]
-    else:
-        probs = [m_estimate(d.trees, float(m) if estimator == "m-estimate" else 0.0) for d in drafts]
-    if estimator != "hdp":
-        groups = [(None, None)] * n_members
+    est = estimate_tables([d.trees for d in drafts], estimator=estimator, m=m, sample=sample, random_state=states,
+                          iterations=iterations, burn_in=burn_in, tying=tying, tolerance=tolerance, n_jobs=n_jobs,
+                          progress=progress)
+    info = dict(est.info)
+    if estimator == "hdp":
+        info.update(n_trees=sum(d.trees.n_trees for d in drafts), n_cells=sum(d.trees.n_cells for d in drafts))
     members = []
-    for d, p, (node_group, conc) in zip(drafts, probs, groups):
-        with np.errstate(divide="ignore"):
-            tables = ProbabilityTables(d.trees, np.log(p), log_prior)
+    for d, log_probs, node_group, conc in zip(drafts, est.log_probs, est.node_group, est.concentrations):
+        tables = ProbabilityTables(d.trees, log_probs, log_prior)
         members.append(Member(_seeds.describe(d.seed), d.attributes, d.cardinalities, d.structure, tables,
                               1.0 / n_members, node_group, conc))
     if all(not mb.structure.kept for mb in members):

@@ -30,8 +30,9 @@ from .. import _seeds
 from ..data.stream import BatchSource
 from ..distributed.local import LocalEngine
 from ..errors import DataError, TooLargeError
-from ..hdp.tables import ProbabilityTables, class_prior_of_counts, laplace, m_estimate
+from ..hdp.tables import ProbabilityTables, class_prior_of_counts
 from ..hdp.trees import build_trees
+from .estimate import estimate_tables
 from ..params import resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer
 from ..structure.counts import needs_pairs
@@ -87,22 +88,14 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
         name = structure_name(kind, k)
         raise TooLargeError(f"{name} on {src}: {exc}") from None
     passes["trees"] = time.perf_counter() - t0
+    est = estimate_tables([trees], estimator=clf.estimator, m=clf.m, sample=engine.sample,
+                          random_state=clf.random_state if seed is None else seed,
+                          iterations=resolved_iterations(kind, clf.iterations), burn_in=clf.burn_in, tying=clf.tying,
+                          tolerance=sampler_tolerance(clf.iterations), n_jobs=clf.n_jobs, progress=progress)
+    info.update(est.info)
     if clf.estimator == "hdp":
-        res = engine.sample(trees, iterations=resolved_iterations(kind, clf.iterations), burn_in=clf.burn_in, tying=clf.tying,
-                            random_state=clf.random_state if seed is None else seed, n_jobs=clf.n_jobs,
-                            progress=progress, tolerance=sampler_tolerance(clf.iterations))
-        probs = res.probabilities
-        from ..hdp.sampler import stopping_info
-
-        info.update(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
-                    concentrations=res.concentrations, node_group=res.node_group,
-                    **stopping_info(res, sampler_tolerance(clf.iterations)))
-    elif clf.estimator == "laplace":
-        probs = laplace(trees)
-    else:
-        probs = m_estimate(trees, float(clf.m) if clf.estimator == "m-estimate" else 0.0)
-    with np.errstate(divide="ignore"):
-        log_probs = np.log(probs)
+        info.update(concentrations=est.concentrations[0], node_group=est.node_group[0])
+    log_probs = est.log_probs[0]
     clf.tables_ = ProbabilityTables(trees, log_probs, np.log(class_prior_of_counts(stats.n_y)))
     _pass_info(info, passes, schema)
     return structure, attributes, cards, ca, schema.names, None
