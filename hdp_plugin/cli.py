@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import logging
 import math
@@ -27,7 +26,11 @@ import typer
 
 from . import config
 from ._cli_common import categorical_option, cli_errors as _errors, typer_app
-from .params import BY_NAME as PARAM, check, default as _default, resolved_iterations, structure_name
+from ._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationList, DiscretizationOpt,
+                           EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt, KList,
+                           KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt, SeedOpt, StructureList,
+                           StructureOpt, ThreadsOpt, TyingList, TyingOpt, configurations, one_configuration, split)
+from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name
 from ._version import __version__
 from .errors import HDPError, ParameterError
 
@@ -66,76 +69,6 @@ def _root(
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print no progress bars and no summaries, only results and errors.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log what each stage of the pipeline does, on stderr.")]
-ClassOpt = Annotated[
-    Optional[str],
-    typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute, as in Weka.",
-                 show_default="the last attribute"),
-]
-
-
-def _listable(decls: tuple[str, ...], help: str, kind: str = "str"):
-    """The same option twice: one value (train) and a comma list (evaluate).
-
-    Both are read as text and checked by :func:`_configurations` (so that ``train -k 1,2`` says that
-    comma lists are for evaluate); ``kind`` is the type the help shows.
-    """
-    one = Annotated[str, typer.Option(*decls, help=help, metavar=f"<{kind}>")]
-    many = Annotated[str, typer.Option(*decls, help=help + " A comma list compares several values.",
-                                       metavar=f"<{kind},...>")]
-    return one, many
-
-
-def _spec_help(name: str) -> str:
-    """A parameter's help text for the command line, from the one specification."""
-    return PARAM[name].cli_help
-
-
-def _flags(name: str) -> tuple[str, ...]:
-    return PARAM[name].cli
-
-
-StructureOpt, StructureList = _listable(_flags("structure"), _spec_help("structure"))
-KOpt, KList = _listable(_flags("k"), _spec_help("k"), "int")
-MembersOpt, MembersList = _listable(_flags("n_members"), _spec_help("n_members"), "int")
-EstimatorOpt, EstimatorList = _listable(_flags("estimator"), _spec_help("estimator"))
-IterationsOpt, IterationsList = _listable(_flags("iterations"), _spec_help("iterations") + " auto is that default.",
-                                          "int|auto")
-TyingOpt, TyingList = _listable(_flags("tying"), _spec_help("tying"))
-DiscretizationOpt, DiscretizationList = _listable(_flags("discretization"), _spec_help("discretization"))
-BurnInOpt = Annotated[Optional[int], typer.Option(*_flags("burn_in"), help=_spec_help("burn_in"),
-                                                   show_default="min(1000, iterations / 10)")]
-MOpt = Annotated[float, typer.Option(*_flags("m"), help=_spec_help("m") + " Used by --estimator m-estimate.")]
-FormatOpt = Annotated[
-    Optional[str],
-    typer.Option("--format", help="Format of the data file when its name does not tell it: arff, arrow, parquet or csv.",
-                 show_default="from the file name"),
-]
-ClassValuesOpt = Annotated[
-    Optional[str],
-    typer.Option("--class-values", metavar="<label,...>",
-                 help="The class labels in this order, comma-separated (for CSV, Parquet and Feather files, whose "
-                      "class labels are otherwise sorted); may add labels no row has.",
-                 show_default="the labels as read"),
-]
-CategoricalOpt = Annotated[
-    Optional[str],
-    typer.Option(*_flags("categorical_features"), metavar="<name,...>",
-                 help=_spec_help("categorical_features") + " A comma-separated list of attribute names.",
-                 show_default="none (numbers are discretised)"),
-]
-MaxInputOpt = Annotated[Optional[float], typer.Option(
-    "--max-input-mb", metavar="MIB",
-    help="Largest data file, in MiB, before and after decompression (gzip ARFF and CSV, compressed Arrow "
-         f"buffers); training's working memory is bounded at {config.WORKING_MEMORY_FACTOR} times it. Larger "
-         "data is refused.", show_default=str(config.DEFAULT_MAX_INPUT_BYTES >> 20))]
-MaxCardinalityOpt = Annotated[Optional[int], typer.Option(
-    "--max-cardinality", metavar="N",
-    help="Most values a nominal attribute or the class may have (an ARFF header is checked as it is read).",
-    show_default=str(config.DEFAULT_MAX_CARDINALITY))]
-SeedOpt = Annotated[int, typer.Option(*_flags("random_state"), help=_spec_help("random_state"))]
-FoldSeedOpt = Annotated[int, typer.Option(*_flags("random_state"),
-                                          help=_spec_help("random_state") + " It also draws the folds.")]
-ThreadsOpt = Annotated[Optional[int], typer.Option(*_flags("n_jobs"), help=_spec_help("n_jobs"), show_default="all cores")]
 
 
 # ------------------------------------------------------------------------------------------
@@ -184,79 +117,8 @@ class _Out:
 
 
 # ------------------------------------------------------------------------------------------
-# training options -> classifier parameters
+# training configurations in words
 # ------------------------------------------------------------------------------------------
-def _split(option: str, text: str) -> list[str]:
-    items = [s.strip() for s in str(text).split(",")]
-    if not items or any(not s for s in items):
-        raise ParameterError(f"{option} must be a value or a comma-separated list of values, got {text!r}")
-    return list(dict.fromkeys(items))  # unique, in order
-
-
-def _choices(option: str, text: str, allowed) -> list[str]:
-    items = [s.lower() for s in _split(option, text)]
-    for s in items:
-        if s not in allowed:
-            raise ParameterError(f"{option} must be one of {', '.join(allowed)}; got {s!r}")
-    return items
-
-
-def _ints(option: str, text: str, minimum: int) -> list[int]:
-    out = []
-    for s in _split(option, text):
-        try:
-            v = int(s)
-        except ValueError:
-            raise ParameterError(f"{option} must be an integer (or a comma list of integers), got {s!r}") from None
-        if v < minimum:
-            raise ParameterError(f"{option} must be >= {minimum}, got {v!r}")
-        out.append(v)
-    return out
-
-
-def _configurations(*, structure, k, estimator, iterations, burn_in, tying, m, seed, threads,
-                    discretization, members=None) -> list[dict]:
-    """Every distinct classifier configuration the (possibly comma-list) options describe.
-
-    Options that do not matter for a configuration are not multiplied out: ``k`` for NB and TAN,
-    ``--members`` for every structure but ESKDB, iterations, burn-in and tying for the baseline
-    estimators. Values are checked against the parameter specification (:mod:`hdp_plugin.params`),
-    the message naming the option as typed.
-    """
-    members = str(_default("n_members")) if members is None else members
-    structures = _choices("--structure", structure, PARAM["structure"].choices)
-    ks = [check("k", v, label="-k") for v in _ints("-k", k, 0)]
-    n_members = [check("n_members", v, label="--members") for v in _ints("--members", members, 1)]
-    if "eskdb" not in structures and n_members != [_default("n_members")]:
-        raise ParameterError("--members is the number of members of an ESKDB ensemble: use it with --structure eskdb")
-    estimators = _choices("--estimator", estimator, PARAM["estimator"].choices)
-    its = [None if s.lower() == "auto" else check("iterations", _ints("--iterations", s, 1)[0], label="--iterations")
-           for s in _split("--iterations", iterations)]
-    tyings = _choices("--tying", tying, PARAM["tying"].choices)
-    discs = _choices("--discretization", discretization, PARAM["discretization"].choices)
-    check("burn_in", burn_in, label="--burn-in")
-    if threads is not None and threads < 1:
-        raise ParameterError(f"--threads must be >= 1, got {threads!r}")
-    check("random_state", seed, label="--seed")
-    check("m", m, label="-m")
-    configs, seen = [], set()
-    for st, kk, mem, est, it, ty, disc in itertools.product(structures, ks, n_members, estimators, its, tyings, discs):
-        hdp = est == "hdp"
-        params = config.canonical_params(dict(
-            structure=st, k=kk, n_members=mem, estimator=est, iterations=it, burn_in=burn_in, tying=ty, m=float(m),
-            discretization=disc, random_state=seed, n_jobs=threads,
-        ))
-        cap = resolved_iterations(st, params["iterations"])
-        if hdp and burn_in is not None and burn_in >= cap:
-            raise ParameterError(f"--burn-in must be below --iterations, got {burn_in!r} with {cap!r} "
-                                 f"iterations" + (f" (the default for {st})" if it is None else ""))
-        key = tuple(sorted(params.items()))
-        if key not in seen:
-            seen.add(key)
-            configs.append(params)
-    return configs
-
-
 def _describe(params: dict, *, full: bool = False) -> str:
     """A short name of a configuration: ``kDB-3 hdp``, ``NB m-estimate``."""
     text = f"{structure_name(params['structure'], params['k'], params.get('n_members'))} {params['estimator']}"
@@ -349,7 +211,7 @@ def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class
     ds = read_within(path, limits if limits is not None else _limits(None, None), class_attribute=class_attribute,
                      format=_format(path, fmt), structure="eskdb" if eskdb else None, members_at_once=at_once)
     if class_values is not None:
-        ds = ds.with_class_values(_split("--class-values", class_values) if class_values.strip() else [])
+        ds = ds.with_class_values(split("--class-values", class_values) if class_values.strip() else [])
     if categorical is not None:  # the declared columns' values in the whole file, as a text column's
         from .data.categorical import declare_categorical
 
@@ -394,12 +256,10 @@ def train(
     started = time.perf_counter()  # the wall time of the command: reading, fitting, writing
     out = _Out(quiet, verbose)
     with _errors():
-        configs = _configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
-                                  burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
-                                  discretization=discretization)
-        if len(configs) != 1:
-            raise ParameterError("train takes one value per option (comma lists are for evaluate)")
-        params = configs[0]
+        params = one_configuration("train", structure=structure, k=k, members=members, estimator=estimator,
+                                   iterations=iterations, burn_in=burn_in, tying=tying, m=m, seed=seed,
+                                   threads=threads, discretization=discretization)
+        configs = [params]
         categorical = categorical_option(categorical)
         if categorical is not None:
             params["categorical_features"] = categorical
@@ -536,68 +396,19 @@ def _output(path: Path, *inputs: Path) -> Path:
     return target
 
 
-def _arff_quote(text: str) -> str:
-    """An ARFF value or name in single quotes, so that any text (``{``, ``?``, commas, empty) reads back."""
-    return "'" + (text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r")
-                  .replace("\t", "\\t")) + "'"
-
-
-def _arff_text(relation: str, header, rows, class_labels, n_nominal: int) -> str:
-    labels = ",".join(_arff_quote(c) for c in class_labels)
-    lines = [f"@relation {_arff_quote(relation)}", ""]
-    lines += [f"@attribute {_arff_quote(n)} {{{labels}}}" for n in header[:n_nominal]]
-    lines += [f"@attribute {_arff_quote(n)} numeric" for n in header[n_nominal:]]
-    lines += ["", "@data"]
-    for r in rows:
-        lines.append(",".join("?" if v is None else (repr(v) if isinstance(v, float) else _arff_quote(str(v)))
-                              for v in r))
-    return "\n".join(lines) + "\n"
-
-
 def _write_predictions(path: Path | None, header, rows, class_labels, relation: str, inputs=()) -> None:
+    from .data.writers import PREDICTION_SUFFIXES, write_predictions
+
     suffix = path.suffix.lower() if path is not None else ".csv"
-    if suffix not in (".arrow", ".feather", ".ipc", ".parquet", ".arff", ".csv", ".txt"):
+    if suffix not in PREDICTION_SUFFIXES:
         raise ParameterError(f"-o must end in .csv, .arrow, .feather, .parquet or .arff, got {path.name!r}")
     if path is not None:
         from ._fs import replacing
 
         with replacing(_output(path, *inputs)) as tmp:  # atomically: a full disk leaves no half file
-            _write_predictions_to(tmp, suffix, header, rows, class_labels, relation)
+            write_predictions(tmp, suffix, header, rows, class_labels, relation)
         return
-    _write_predictions_to(None, suffix, header, rows, class_labels, relation)
-
-
-def _write_predictions_to(path: Path | None, suffix: str, header, rows, class_labels, relation: str) -> None:
-    if suffix in (".arrow", ".feather", ".ipc", ".parquet"):
-        import pyarrow as pa
-
-        cols = {}
-        for j, name in enumerate(header):
-            vals = [r[j] for r in rows]
-            cols[name] = pa.array(vals, type=pa.string() if j < len(header) - len(class_labels) else pa.float64())
-        table = pa.table(cols)
-        if suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, path)
-        else:
-            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)
-        return
-    if suffix == ".arff":
-        n_nominal = len(header) - len(class_labels)
-        text = _arff_text(f"{relation}-predictions", header, rows, class_labels, n_nominal)
-        path.write_text(text, encoding="utf-8")
-        return
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    for r in rows:
-        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
-    if path is None:
-        sys.stdout.write(buf.getvalue())
-    else:
-        path.write_text(buf.getvalue(), encoding="utf-8")
+    write_predictions(None, suffix, header, rows, class_labels, relation)
 
 
 def _prediction_threads(threads: int | None) -> None:
@@ -621,7 +432,7 @@ def predict(
                      show_default="CSV on stdout"),
     ] = None,
     threads: Annotated[Optional[int], typer.Option(
-        *_flags("n_jobs"), help="Threads that compute the predictions, at least 1; by default all cores.",
+        *PARAM["n_jobs"].cli, help="Threads that compute the predictions, at least 1; by default all cores.",
         show_default="all cores")] = None,
     data_format: FormatOpt = None,
     max_input_mb: MaxInputOpt = None,
@@ -673,8 +484,10 @@ def _stream_predictions(clf, source, output: Path | None, inputs, out) -> None:
     import numpy as np
     import pyarrow as pa
 
+    from .data.writers import BATCH_SUFFIXES, batch_writer
+
     suffix = output.suffix.lower() if output is not None else ".csv"
-    if suffix not in (".parquet", ".arrow", ".feather", ".ipc", ".csv"):
+    if suffix not in BATCH_SUFFIXES:
         raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob "
                              f"or --stream is given, "
                              f"got {output.name!r}")
@@ -700,7 +513,7 @@ def _stream_predictions(clf, source, output: Path | None, inputs, out) -> None:
                 batch = pa.table(cols)
                 n += batch.num_rows
                 if writer is None:
-                    writer = _batch_writer(tmp, suffix, batch.schema)
+                    writer = batch_writer(tmp, suffix, batch.schema)
                 writer.write_table(batch)
         finally:
             if writer is not None:
@@ -716,38 +529,6 @@ def contextlib_nullcontext():
     from contextlib import nullcontext
 
     return nullcontext(None)
-
-
-class _CsvBatches:
-    """CSV predictions batch by batch, written as the in-memory CSV output writes them."""
-
-    def __init__(self, path, schema):
-        self._f = sys.stdout if path is None else open(path, "w", encoding="utf-8", newline="")
-        self._w = csv.writer(self._f, lineterminator="\n")
-        self._w.writerow(schema.names)
-
-    def write_table(self, table):
-        cols = [c.to_pylist() for c in table.columns]
-        for r in zip(*cols):
-            self._w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
-
-    def close(self):
-        if self._f is sys.stdout:
-            self._f.flush()
-        else:
-            self._f.close()
-
-
-def _batch_writer(path, suffix: str, schema):
-    import pyarrow as pa
-
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return pq.ParquetWriter(str(path), schema)
-    if suffix == ".csv":
-        return _CsvBatches(path, schema)
-    return pa.ipc.new_file(str(path), schema)
 
 
 # ------------------------------------------------------------------------------------------
@@ -813,9 +594,9 @@ def evaluate(
             raise ParameterError(f"--folds must be >= 2, got {n_folds!r}")
         if n_repeats < 1:
             raise ParameterError(f"--repeats must be >= 1, got {n_repeats!r}")
-        configs = _configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
-                                  burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
-                                  discretization=discretization)
+        configs = configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
+                                 burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
+                                 discretization=discretization)
         limits = _limits(max_input_mb, max_cardinality)
         results = []
         with out.progress() as bar:
@@ -932,141 +713,9 @@ def info(
         if as_json:
             typer.echo(json.dumps({"model": contents.doc, "training": contents.training}, indent=2))
             return
-        typer.echo(_info_text(model, contents))
+        from .model.render import info_text
 
-
-def _stopping_info(est: dict) -> list[str]:
-    """The auto iterations' line of ``info``: the tolerance and how many trees stopped where."""
-    its = est.get("tree_iterations")
-    if its is None:
-        return []
-    counts = {}
-    for v in its:
-        counts[v] = counts.get(v, 0) + 1
-    where = ", ".join(f"{n} at {v}" for v, n in sorted(counts.items()))
-    return [f"stopping       auto, tolerance {est.get('tolerance')}: trees stopped {where} iterations"]
-
-
-def _info_text(path: Path, contents) -> str:
-    doc, training = contents.doc, contents.training
-    est = doc["estimator"]
-    ensemble = contents.ensemble
-    parts = doc["members"] if ensemble else [doc]
-    names = [a["name"] for a in parts[0]["attributes"]]
-    nets = [n.trees for n in contents.networks]
-    st = parts[0]["structure"]
-    if ensemble:
-        structure = (f"ESKDB, {len(parts)} members (SkDB with K = {contents.params['k']} each, on its own order "
-                     f"and cut points)")
-        used = len(set().union(*(p["structure"]["kept"] for p in parts)))
-    else:
-        structure = _describe({"structure": st["kind"], "k": st["k"], "estimator": ""}).strip()
-        used = len(st["kept"])
-    lines = [
-        f"model file     {path}",
-        f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
-        f"class          {doc['class']['name']} ({', '.join(doc['class']['values'])})",
-        f"attributes     {len(names)}, {used} used{' by some member' if ensemble else ''}, "
-        f"{sum(a['numeric'] for a in parts[0]['attributes'])} numeric (cut into intervals)",
-        f"structure      {structure}",
-        f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items()
-                                                   if k not in ("name", "tree_iterations", "tolerance")),
-        *_stopping_info(est),
-        f"seed           {doc['seed']}" + (f", discretization {doc['params']['discretization']}" if ensemble else ""),
-        f"training       {doc['fit'].get('rows')} rows"
-        + (f", fit time {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
-        *_stream_info(doc, training),
-        f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
-        f"{sum(t.n_cells for t in nets)} cells",
-        "",
-    ]
-    if ensemble:
-        lines.append("member  seed (entropy/spawn key)  n*  k*  cells  order (first 8)  cut points per numeric attribute")
-        for e, (p, tr) in enumerate(zip(parts, nets)):
-            seed = p["seed"]
-            order = " ".join(names[j] for j in p["structure"]["order"][:8])
-            cuts = " ".join(str(len(a["cut_points"])) for a in p["attributes"] if a["numeric"]) or "-"
-            lines.append(f"{e:>6}  {seed['entropy']}/{'.'.join(map(str, seed['spawn_key']))}  "
-                         f"{len(p['structure']['kept']):>2}  {p['structure']['k']:>2}  {tr.n_cells:>5}  "
-                         f"{order}  {cuts}")
-        lines += ["", "member 0:"]
-    first = contents.networks[0]
-    lines += _network_lines(parts[0], nets[0], names, first.concentrations if est["name"] == "hdp" else None,
-                            first.node_group)
-    return "\n".join(lines)
-
-
-def _network_lines(net: dict, tr, names: list[str], conc, group) -> list[str]:
-    """The table of one network's trees: nodes, cells, concentrations by depth, parents."""
-    import numpy as np
-
-    hdp = conc is not None
-    rows = []
-    for t, td in enumerate(net["trees"]):
-        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
-        by_depth = []
-        if hdp:  # one concentration per depth under level tying; a range otherwise
-            for d in range(1, len(td["branching"]) + 1):
-                gs = np.unique(group[lo:hi][tr.node_depth[lo:hi] == d])
-                if gs.size == 1:
-                    by_depth.append(f"{conc[gs[0]]:.3g}")
-                elif gs.size:
-                    by_depth.append(f"{conc[gs].min():.3g}..{conc[gs].max():.3g}")
-        rows.append((td["name"], str(td["nodes"]), str(td["cells"]), " ".join(by_depth),
-                     ", ".join(names[p] for p in td["branching"][1:]) or "-"))
-    heads = ("attribute", "nodes", "cells", "concentrations by depth" if hdp else "", "attribute parents, in branching order")
-    widths = [max(len(r[i]) for r in rows + [heads]) for i in range(4)]
-    lines = []
-    for r in [heads] + rows:
-        lines.append(f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  "
-                     + (f"{r[3]:<{widths[3]}}  " if hdp else "") + r[4])
-    dropped = [names[j] for j in range(len(names)) if j not in set(net["structure"]["kept"])]
-    if dropped:
-        lines.append(f"not used: {', '.join(dropped)}")
-    return lines
-
-
-def _stream_info(doc: dict, training: dict) -> list[str]:
-    """The ``info`` line of a model trained from batches: engine, and the discretisation sample."""
-    if not training.get("streamed"):
-        return []
-    line = f"streamed       in batches, engine {training.get('engine', 'local')}"
-    sample = training.get("discretization_sample") or {}
-    if sample.get("numeric_attributes"):
-        cuts = "every member's cut points" if "members" in doc else "cut points"
-        if sample.get("all_rows"):
-            line += f"; {cuts} learnt on all {sample.get('rows')} rows"
-        else:
-            line += (f"; {cuts} learnt on a sample of {sample.get('rows')} of {doc['fit'].get('rows')} rows "
-                     f"(--discretization-sample {sample.get('limit')})")
-    return [line]
-
-
-def _dot_id(text: str) -> str:
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def network_dot(attributes, st, cls: str) -> str:
-    """A network (its attributes, :class:`~hdp_plugin.structure.Structure` and class name) in Graphviz's
-    DOT language."""
-    names = [a.name for a in attributes]
-    lines = [
-        "digraph network {",
-        "  rankdir=TB;",
-        '  node [shape=ellipse, fontname="Helvetica"];',
-        f"  {_dot_id(cls)} [shape=box, style=filled, fillcolor=lightgrey];",
-    ]
-    kept = set(st.kept)
-    for j, name in enumerate(names):
-        if j not in kept:
-            lines.append(f"  {_dot_id(name)} [style=dashed, fontcolor=grey50, color=grey50];  // not used")
-    for j in st.kept:
-        lines.append(f"  {_dot_id(cls)} -> {_dot_id(names[j])};")
-    for j in st.kept:
-        for rank, p in enumerate(st.parents[j], start=1):
-            lines.append(f"  {_dot_id(names[p])} -> {_dot_id(names[j])} [taillabel={rank}, color=steelblue];")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+        typer.echo(info_text(model, contents))
 
 
 @app.command()
@@ -1081,6 +730,8 @@ def show(
     """Print the network as Graphviz DOT, or draw it to a picture with -o net.png or net.svg."""
     with _errors():
         from .model.modelfile import read_model  # the file read and checked, without numba
+
+        from .model.render import network_dot
 
         contents = read_model(model)
         first = contents.networks[0]

@@ -231,18 +231,3 @@ CLIENT_POLL_SECONDS = 0.2
 #: ``submit --wait``: seconds without a daemon serving the spool before the client says so (once)
 NO_DAEMON_NOTICE_SECONDS = 5.0
 
-
-def canonical_params(params: dict) -> dict:
-    """Classifier parameters with the ones that do not matter set to their defaults (``k`` for NB
-    and TAN; ``n_members`` for every structure but ESKDB; iterations, burn-in and tying for the
-    baseline estimators), so that ``hdp-bnc train``, the daemon and the API write the same model
-    document for the same model. ``iterations=None`` ("auto") stays None: the sampler stops each tree
-    once it has converged, and the model records the number it ran."""
-    out = dict(params)
-    if out.get("structure") in ("nb", "tan"):
-        out["k"] = DEFAULT_K
-    if "n_members" in out and out.get("structure") != "eskdb":
-        out["n_members"] = DEFAULT_MEMBERS
-    if out.get("estimator") != "hdp":
-        out.update(iterations=DEFAULT_ITERATIONS, burn_in=None, tying=DEFAULT_TYING)
-    return out

@@ -28,6 +28,10 @@ from . import config
 from .errors import ParameterError
 
 
+#: the default burn-in in words (:func:`default_burn_in`), as help texts give it
+BURN_IN_RULE = f"min({config.BURN_IN_CAP}, iterations / {config.BURN_IN_DIVISOR})"
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter.
@@ -106,7 +110,7 @@ PARAMETERS: tuple[Param, ...] = (
                f"and {config.DEFAULT_ITERATIONS} otherwise (the paper's experiments use 50000).",
           cli=("--iterations", "-i"), job="iterations", weka="I", weka_default=0),
     Param("burn_in", "int", None, minimum=0, nullable=True,
-          help="Iterations discarded before averaging, below iterations; by default min(1000, iterations / 10).",
+          help=f"Iterations discarded before averaging, below iterations; by default {BURN_IN_RULE}.",
           cli=("--burn-in",), job="burn_in", weka="B", weka_default=-1),
     Param("tying", "choice", config.DEFAULT_TYING, choices=config.TYINGS,
           help="How HDP concentrations are shared between the nodes of a context tree.",
@@ -206,6 +210,23 @@ def resolved_iterations(structure: str, iterations: int | None) -> int:
     return config.AUTO_ITERATIONS.get(structure, config.DEFAULT_ITERATIONS)
 
 
+def default_burn_in(iterations: int) -> int:
+    """The burn-in of ``burn_in=None``: :data:`BURN_IN_RULE`, min(1000, iterations / 10), rounded down
+    (docs/method.md section 4)."""
+    return min(config.BURN_IN_CAP, iterations // config.BURN_IN_DIVISOR)
+
+
+def burn_in_over(structure: str, iterations: int | None, burn_in: int | None) -> int | None:
+    """The rule that ties the burn-in to the iterations, for every face: a given ``burn_in`` must be below
+    the iterations a fit runs at most (:func:`resolved_iterations`: for ``iterations=None`` the
+    structure's default). The number it is not below, or None when ``burn_in`` is fine (or None); each
+    face words its own message (naming ``--burn-in``, ``burn_in`` in job.json or the API's argument).
+    The Weka classifier's checkOptions applies the same rule (ParametersSpecTest checks it against
+    the exported :func:`specification`)."""
+    cap = resolved_iterations(structure, iterations)
+    return cap if burn_in is not None and burn_in >= cap else None
+
+
 def sampler_tolerance(iterations: int | None) -> float | None:
     """The sampler's stopping tolerance: ``config.CONVERGENCE_TOLERANCE`` when iterations is None
     ("auto": every tree stops once its averaged tables have converged, at most the structure's
@@ -220,16 +241,39 @@ def check_all(params: dict) -> None:
             check(name, params[name])
     burn_in = params.get("burn_in")
     structure, given = params.get("structure", default("structure")), params.get("iterations", default("iterations"))
-    iterations = resolved_iterations(structure, given)
-    if burn_in is not None and burn_in >= iterations:
+    iterations = burn_in_over(structure, given, burn_in)
+    if iterations is not None:
         auto = f" (iterations=None: the default for {structure})" if given is None else ""
         raise ParameterError(f"burn_in must be None or an integer in [0, iterations), got {burn_in!r} "
                              f"with iterations={iterations!r}{auto}")
 
 
+def canonical_params(params: dict) -> dict:
+    """Classifier parameters with the ones that do not matter set to their defaults (``k`` for NB
+    and TAN; ``n_members`` for every structure but ESKDB; iterations, burn-in and tying for the
+    baseline estimators). The model document stores its parameters through this
+    (:func:`hdp_plugin.model.modelfile.model_document`), so that the API, ``hdp-bnc train``, the
+    daemon and Weka write the same model document for the same model; ``hdp-bnc evaluate`` does not
+    multiply out the options it sets aside. ``iterations=None`` ("auto") stays None: the sampler
+    stops each tree once it has converged, and the model records the number it ran."""
+    out = dict(params)
+    structure, estimator = out.get("structure", default("structure")), out.get("estimator", default("estimator"))
+    if structure in ("nb", "tan"):
+        out["k"] = config.DEFAULT_K
+    if "n_members" in out and structure != "eskdb":
+        out["n_members"] = config.DEFAULT_MEMBERS
+    if estimator != "hdp":
+        out.update(iterations=config.DEFAULT_ITERATIONS, burn_in=None, tying=config.DEFAULT_TYING)
+    return out
+
+
 def specification() -> dict:
-    """The table as plain JSON data, for the Java side's test resource."""
-    return {"parameters": [
+    """The table as plain JSON data, for the Java side's test resource; with the rules the Weka classifier
+    applies itself: the most iterations of ``iterations=None`` per structure (Weka's -I 0) and the
+    default burn-in's cap and divisor."""
+    return {"auto_iterations": {s: resolved_iterations(s, None) for s in config.STRUCTURES},
+            "burn_in": {"cap": config.BURN_IN_CAP, "divisor": config.BURN_IN_DIVISOR},
+            "parameters": [
         {"name": p.name, "kind": p.kind, "default": p.default, "choices": list(p.choices),
          "minimum": p.minimum, "maximum": p.maximum, "nullable": p.nullable, "cli": list(p.cli), "job": p.job,
          "job_default": p.default_in_job if p.job else None, "weka": p.weka,

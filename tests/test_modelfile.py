@@ -385,3 +385,46 @@ def test_the_worked_example_in_the_document_is_true(monkeypatch):
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# ------------------------------------------------------------------------------------------
+# every face writes the same model document (canonical parameters, issue 22 item 4)
+# ------------------------------------------------------------------------------------------
+#: (API parameters, the same as hdp-bnc train options): parameters a model does not use set off their defaults
+_FACES = [
+    (dict(structure="nb", k=3, iterations=40), ["-s", "nb", "-k", "3", "-i", "40"]),
+    (dict(structure="tan", k=2, iterations=40, burn_in=5), ["-s", "tan", "-k", "2", "-i", "40", "--burn-in", "5"]),
+    (dict(structure="kdb", k=1, estimator="m-estimate", iterations=300, burn_in=20, tying="single", m=0.5),
+     ["-s", "kdb", "-k", "1", "-e", "m-estimate", "-i", "300", "--burn-in", "20", "--tying", "single", "-m", "0.5"]),
+    (dict(structure="eskdb", k=1, n_members=2, estimator="laplace", iterations=30),
+     ["-s", "eskdb", "-k", "1", "--members", "2", "-e", "laplace", "-i", "30"]),
+]
+
+
+def _document(path) -> dict:
+    doc = modelfile.read_model(path).doc
+    return {k: v for k, v in doc.items() if k != "package_version"}
+
+
+@pytest.mark.parametrize("params, options", _FACES, ids=[" ".join(o) for _, o in _FACES])
+def test_the_api_the_command_line_and_the_daemon_write_the_same_model_document(params, options, tmp_path):
+    from typer.testing import CliRunner
+
+    from hdp_plugin.cli import app
+    from hdp_plugin.daemon import protocol as P
+    from hdp_plugin.params import BY_NAME, canonical_params
+
+    data = DATA / "weather.nominal.arff"
+    api = save_model(BayesNetClassifier(random_state=0, **params).fit(read_dataset(data)), tmp_path / "api.hdpbnc")
+    res = CliRunner().invoke(app, ["train", str(data), "-o", str(tmp_path / "cli.hdpbnc"), "--seed", "0", "-q",
+                                   *options])
+    assert res.exit_code == 0, res.output
+    job = P.validate_job({"protocol": 1, "seed": 0, **{BY_NAME[n].job: v for n, v in params.items()}})
+    daemon = save_model(BayesNetClassifier(**P.classifier_params(job)).fit(read_dataset(data)),
+                        tmp_path / "daemon.hdpbnc")
+    doc = _document(api)
+    assert _document(tmp_path / "cli.hdpbnc") == doc
+    assert _document(daemon) == doc
+    # the document holds the canonical parameters, not the ones given
+    stored = {k: v for k, v in doc["params"].items() if k in params}
+    assert stored == {k: v for k, v in canonical_params(params).items() if k in params} != params

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from hdp_plugin import BayesNetClassifier, params
+from hdp_plugin import BayesNetClassifier, config, params
 from hdp_plugin.daemon import protocol as P
 from hdp_plugin.errors import ParameterError
 from hdp_plugin.model import modelfile
@@ -145,3 +145,28 @@ def test_a_job_without_iterations_gets_the_structures_default(iterations):
         assert params.resolved_iterations(structure, None) == expected
     job = P.validate_job({"protocol": 1, "structure": "eskdb", "iterations": 70})
     assert P.classifier_params(job)["iterations"] == 70
+
+
+@pytest.mark.parametrize("structure", ["nb", "kdb", "eskdb"])
+def test_the_burn_in_rule_is_one_rule_on_every_face(structure):
+    """burn-in below the iterations a fit runs at most (auto: the structure's default), checked by
+    params.burn_in_over for the API, the command line and job.json alike."""
+    from hdp_plugin._cli_options import configurations
+
+    cap = params.resolved_iterations(structure, None)
+    assert params.burn_in_over(structure, None, cap - 1) is None and params.burn_in_over(structure, None, None) is None
+    assert params.burn_in_over(structure, None, cap) == cap and params.burn_in_over(structure, 10, 10) == 10
+    options = dict(structure=structure, k="2", estimator="hdp", iterations="auto", tying="level", m=1.0, seed=0,
+                   threads=None, discretization="mdl")
+    for burn_in, ok in ((cap - 1, True), (cap, False)):
+        faces = [lambda: params.check_all({"structure": structure, "burn_in": burn_in}),
+                 lambda: configurations(burn_in=burn_in, **options),
+                 lambda: P.validate_job({"protocol": 1, "structure": structure, "burn_in": burn_in})]
+        for face in faces:
+            if ok:
+                face()
+            else:
+                with pytest.raises(Exception, match="burn"):
+                    face()
+    assert params.default_burn_in(5000) == 500 and params.default_burn_in(50_000) == config.BURN_IN_CAP
+    assert params.BURN_IN_RULE in params.BY_NAME["burn_in"].help

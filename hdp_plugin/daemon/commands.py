@@ -17,8 +17,10 @@ import typer
 
 from .. import config
 from .._cli_common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
+from .._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt, KOpt,
+                            MembersOpt, MOpt, StructureOpt, TyingOpt, one_configuration, seed_option)
 from ..errors import ParameterError
-from ..params import BY_NAME as PARAM, default as _default
+from ..params import BY_NAME as PARAM, PARAMETERS, default as _default
 from . import client
 from . import protocol as P
 
@@ -114,33 +116,25 @@ def run(
 # ------------------------------------------------------------------------------------------
 # submit
 # ------------------------------------------------------------------------------------------
-def _iterations_option(text: str) -> int | None:
-    """``--iterations``: an integer, or auto (None: every tree stops once converged, at most the
-    structure's default)."""
-    if text.strip().lower() == "auto":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ParameterError(f"--iterations must be an integer or auto, got {text!r}") from None
+SubmitSeedOpt = seed_option(" The same seed gives the same model as 'hdp-bnc train'.")
 
 
 @app.command()
 def submit(
     spool: SpoolArg,
     data: Annotated[Path, typer.Argument(help="Training data: ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather), copied into the job; or CSV or Parquet, converted to Arrow IPC.")],
-    class_attribute: Annotated[Optional[str], typer.Option("--class", "-c", help="Name of the class attribute; by default the last attribute.")] = None,
-    structure: Annotated[str, typer.Option(*PARAM["structure"].cli, help=PARAM["structure"].cli_help)] = _default("structure"),
-    k: Annotated[int, typer.Option(*PARAM["k"].cli, help=PARAM["k"].cli_help)] = _default("k"),
-    members: Annotated[int, typer.Option(*PARAM["n_members"].cli, help=PARAM["n_members"].cli_help)] = _default("n_members"),
-    estimator: Annotated[str, typer.Option(*PARAM["estimator"].cli, help=PARAM["estimator"].cli_help)] = _default("estimator"),
-    iterations: Annotated[str, typer.Option(*PARAM["iterations"].cli, metavar="<int|auto>", help=PARAM["iterations"].cli_help + " auto is that default.")] = "auto",
-    burn_in: Annotated[Optional[int], typer.Option(*PARAM["burn_in"].cli, help=PARAM["burn_in"].cli_help)] = None,
-    tying: Annotated[str, typer.Option(*PARAM["tying"].cli, help=PARAM["tying"].cli_help)] = _default("tying"),
-    m: Annotated[float, typer.Option(*PARAM["m"].cli, help=PARAM["m"].cli_help)] = _default("m"),
-    seed: Annotated[int, typer.Option(*PARAM["random_state"].cli, help=PARAM["random_state"].cli_help + " The same seed gives the same model as 'hdp-bnc train'.")] = PARAM["random_state"].default_in_job,
-    discretization: Annotated[str, typer.Option(*PARAM["discretization"].cli, help=PARAM["discretization"].cli_help)] = _default("discretization"),
-    categorical: Annotated[Optional[str], typer.Option(*PARAM["categorical_features"].cli, metavar="<name,...>", help=PARAM["categorical_features"].cli_help + " A comma-separated list of attribute names.", show_default="none (numbers are discretised)")] = None,
+    class_attribute: ClassOpt = None,
+    structure: StructureOpt = _default("structure"),
+    k: KOpt = str(_default("k")),
+    members: MembersOpt = str(_default("n_members")),
+    estimator: EstimatorOpt = _default("estimator"),
+    iterations: IterationsOpt = "auto",
+    burn_in: BurnInOpt = None,
+    tying: TyingOpt = _default("tying"),
+    m: MOpt = _default("m"),
+    seed: SubmitSeedOpt = PARAM["random_state"].default_in_job,
+    discretization: DiscretizationOpt = _default("discretization"),
+    categorical: CategoricalOpt = None,
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
     client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json; none by default.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
@@ -156,10 +150,11 @@ def submit(
     with _errors():
         if no_daemon_timeout is not None and (not wait or no_daemon_timeout < 0):
             raise ParameterError("--no-daemon-timeout needs --wait and a number of seconds >= 0")
-        iterations = _iterations_option(iterations)
-        job = {"structure": structure.lower(), "k": k, "n_members": members, "estimator": estimator.lower(), "iterations": iterations,
-               "burn_in": burn_in, "tying": tying.lower(), "m": float(m), "discretization": discretization.lower(),
-               "seed": seed, "class_attribute": class_attribute, "client": client_name}
+        params = one_configuration("daemon submit", structure=structure, k=k, members=members, estimator=estimator,
+                                   iterations=iterations, burn_in=burn_in, tying=tying, m=m, seed=seed, threads=None,
+                                   discretization=discretization)
+        job = {p.job: params[p.name] for p in PARAMETERS if p.job and p.name in params}
+        job.update(class_attribute=class_attribute, client=client_name)
         if categorical is not None:
             job["categorical_features"] = categorical_option(categorical)
         job_name = client.publish(spool, data, job, name=name)

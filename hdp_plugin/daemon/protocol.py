@@ -35,7 +35,7 @@ import math
 
 from .. import config
 from ..errors import JobError
-from ..params import PARAMETERS, Param, resolved_iterations
+from ..params import PARAMETERS, Param, burn_in_over
 from .fileops import (  # noqa: F401 - re-exported: the protocol's atomic operations
     attempts_key, clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json,
     remove_quietly, unseal_attempts, write_atomic, write_attempts, write_json,
@@ -208,8 +208,8 @@ def validate_job(doc) -> dict:
                                    f"{PROTOCOL_VERSION}; upgrade hdp_plugin")
                 raise _bad(f.name, f"job.json: {f.name} must be <= {f.maximum}, got {v!r}")
         out[f.name] = v
-    iterations = resolved_iterations(out["structure"], out["iterations"])  # null: the structure's default
-    if out["burn_in"] is not None and out["burn_in"] >= iterations:
+    iterations = burn_in_over(out["structure"], out["iterations"], out["burn_in"])  # null: the structure's default
+    if iterations is not None:
         what = f"iterations ({iterations})" if out["iterations"] is not None else \
             f"the iterations ({iterations}, the default for {out['structure']})"
         raise _bad("burn_in", f"job.json: burn_in must be below {what}, got {out['burn_in']!r}")
@@ -222,7 +222,8 @@ def validate_job(doc) -> dict:
 
 
 def classifier_params(job: dict) -> dict:
-    """The :class:`BayesNetClassifier` parameters of a validated job (threads left to the daemon)."""
+    """The :class:`BayesNetClassifier` parameters of a validated job (threads left to the daemon); the
+    model document stores them canonically (:func:`hdp_plugin.params.canonical_params`), as every face's."""
     params = {p.name: job[p.job] for p in PARAMETERS if p.job}
     params["m"] = float(params["m"])
-    return config.canonical_params(params)
+    return params

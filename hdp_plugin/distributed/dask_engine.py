@@ -260,7 +260,8 @@ class DaskEngine:
     def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None, tolerance=None):
         """Every tree an independent task (largest first), with its own stream of ``random_state``."""
         from ..hdp.rng import tree_states
-        from ..hdp.sampler import SamplerResult, default_burn_in
+        from ..hdp.sampler import SamplerResult
+        from ..params import default_burn_in
         from ..hdp.trees import subset_trees
 
         started = time.perf_counter()

@@ -19,17 +19,13 @@ import numpy as np
 from .. import _cancel, config
 from .._threads import resolved_threads as _threads
 from ..errors import Cancelled, HDPError, ParameterError
+from ..params import default_burn_in  # noqa: F401 - also this module's name for it
 from . import kernels
 from .rng import tree_states
 from .stirling import grow_stirling_rows, stirling_ratios
 from .trees import ContextTrees
 
 log = logging.getLogger(__name__)
-
-
-def default_burn_in(iterations: int) -> int:
-    """min(1000, iterations / 10), docs/method.md section 4."""
-    return min(config.BURN_IN_CAP, iterations // config.BURN_IN_DIVISOR)
 
 
 def tying_groups(trees: ContextTrees, tying: str):

@@ -37,7 +37,7 @@ from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables
-from ..params import NAMES, check_all, default, resolved_iterations
+from ..params import NAMES, canonical_params, check_all, default, resolved_iterations
 from ..hdp.trees import ContextTrees, TreeNodes
 from ..structure import Structure
 
@@ -199,6 +199,8 @@ def model_document(clf) -> tuple[dict, dict]:
     # "auto" resolved: the number the sampler ran (without a sampler, the single networks' default)
     params["iterations"] = int(info["iterations"]) if hdp and "iterations" in info else \
         resolved_iterations(clf.structure if hdp else "", clf.iterations)
+    # the parameters that do not matter at their defaults: every face writes the same document for a model
+    params = canonical_params(params)
     estimator = {"name": clf.estimator}
     if hdp:
         groups = [m.concentrations for m in clf.members_] if hasattr(clf, "members_") else [info["concentrations"]]

@@ -142,13 +142,18 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   public static final String DEFAULT_ESTIMATOR = "hdp";
   /** The default number of Gibbs iterations: 0, auto (each tree stops once converged, at most the structure's default). */
   public static final int DEFAULT_ITERATIONS = 0;
-  /** The iterations of the default 0 for an eskdb ensemble (hdp_plugin's config.AUTO_ITERATIONS). */
+  /**
+   * The iterations of the default 0 for an eskdb ensemble (hdp_plugin's config.AUTO_ITERATIONS; a constant for
+   * the option's description, checked against parameters.json's auto_iterations by ParametersSpecTest).
+   */
   public static final int ESKDB_ITERATIONS = 1000;
-  /** The iterations of the default 0 for a single network (hdp_plugin's config.DEFAULT_ITERATIONS). */
+  /** The iterations of the default 0 for a single network (config.DEFAULT_ITERATIONS; checked as ESKDB_ITERATIONS). */
   public static final int NETWORK_ITERATIONS = 5000;
   /** The most Gibbs iterations the daemon accepts. */
   public static final int MAX_ITERATIONS = 10_000_000;
-  /** The default burn-in: -1 means min(1000, iterations/10). */
+  /** The burn-in of -1 (hdp_plugin's params.default_burn_in; ParametersSpecTest checks it against parameters.json). */
+  public static final String BURN_IN_RULE = "min(1000, iterations/10)";
+  /** The default burn-in: -1 means {@value #BURN_IN_RULE}. */
   public static final int DEFAULT_BURN_IN = -1;
   /** The default concentration tying. */
   public static final String DEFAULT_TYING = "level";
@@ -174,7 +179,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     + ESKDB_ITERATIONS + " for eskdb, " + NETWORK_ITERATIONS + " otherwise; the paper uses 50000 (default: "
     + DEFAULT_ITERATIONS + ").";
   static final String BURN_IN_TIP = "Iterations discarded before averaging, below the iterations; -1 means "
-    + "min(1000, iterations/10) (default: " + DEFAULT_BURN_IN + ").";
+    + BURN_IN_RULE + " (default: " + DEFAULT_BURN_IN + ").";
   static final String TYING_TIP = "How HDP concentrations are shared: none, same-parent, level (the paper's) or "
     + "single (default: " + DEFAULT_TYING + ").";
   static final String SEED_TIP = "The sampler's seed: the same seed gives the same model (default: 0).";
@@ -564,9 +569,123 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   // the command line: every value checked, nothing trained on a mistyped option
   // ------------------------------------------------------------------------------------------
 
-  /** Command-line names of this class's options that take a value (the flag is -do-not-start-daemon). */
-  private static final String[] VALUE_OPTIONS = {"S", "K", "members", "E", "I", "B", "L", "seed", "python", "spool",
-    "timeout", "data-format", "M", "discretization"};
+  /**
+   * One command-line option: a bean property with {@link OptionMetadata} (its name, whether it is a flag and
+   * its place come from the annotation), read and written through its getter and setter. The annotations are
+   * the one declaration of the options: Weka's -h text and GUI read them, and {@link #setOptions} and
+   * {@link #getOptions} are derived from them (the defaults are those of a new HDPBayesNet).
+   */
+  private static final class CommandLineOption {
+    final String name;
+    final boolean flag;
+    final int order;
+    final java.lang.reflect.Method getter;
+    final java.lang.reflect.Method setter;
+
+    CommandLineOption(OptionMetadata meta, java.lang.reflect.Method getter, java.lang.reflect.Method setter) {
+      this.name = meta.commandLineParamName();
+      this.flag = meta.commandLineParamIsFlag();
+      this.order = meta.displayOrder();
+      this.getter = getter;
+      this.setter = setter;
+    }
+
+    Object get(HDPBayesNet c) {
+      try {
+        return getter.invoke(c);
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException(getter.getName(), e);
+      }
+    }
+
+    /** Sets the property; a value the setter refuses throws its IllegalArgumentException. */
+    void set(HDPBayesNet c, Object value) {
+      try {
+        setter.invoke(c, value);
+      } catch (java.lang.reflect.InvocationTargetException e) {
+        if (e.getCause() instanceof IllegalArgumentException) {
+          throw (IllegalArgumentException) e.getCause();
+        }
+        throw new IllegalStateException(setter.getName(), e.getCause());
+      } catch (IllegalAccessException e) {
+        throw new IllegalStateException(setter.getName(), e);
+      }
+    }
+
+    /**
+     * @param text the option's value as given, empty when absent
+     * @param dflt the property's default
+     * @return the value to set: the default when absent
+     * @throws Exception naming the option when the text does not parse
+     */
+    Object parse(String text, Object dflt) throws Exception {
+      Class<?> type = getter.getReturnType();
+      if (type == File.class) {
+        return text.isEmpty() ? dflt : new File(text);
+      }
+      String v = text.trim();
+      if (v.isEmpty()) {
+        return dflt;
+      }
+      if (type == SelectedTag.class) {
+        Tag[] tags = ((SelectedTag) dflt).getTags();
+        for (Tag t : tags) {
+          if (t.getIDStr().equalsIgnoreCase(v)) {
+            return new SelectedTag(t.getID(), tags);
+          }
+        }
+        throw new Exception("HDPBayesNet: -" + name + " must be one of " + names(tags) + ", got '" + v + "'");
+      }
+      try {
+        if (type == int.class) {
+          return Integer.parseInt(v);
+        }
+        if (type == double.class) {
+          return Double.parseDouble(v);
+        }
+      } catch (NumberFormatException e) {
+        throw new Exception("HDPBayesNet: -" + name + " must be " + (type == int.class ? "an integer" : "a number")
+          + ", got '" + v + "'");
+      }
+      return text; // a String property: its setter trims it
+    }
+
+    /** @return the option's value as getOptions writes it */
+    static String text(Object value) {
+      if (value instanceof SelectedTag) {
+        return ((SelectedTag) value).getSelectedTag().getIDStr();
+      }
+      return value instanceof File ? ((File) value).getPath() : String.valueOf(value);
+    }
+  }
+
+  /** The command-line options, in their display order (ties by name), from the annotated getters. */
+  private static volatile java.util.List<CommandLineOption> s_Options;
+
+  private static java.util.List<CommandLineOption> commandLineOptions() {
+    java.util.List<CommandLineOption> options = s_Options;
+    if (options != null) {
+      return options;
+    }
+    options = new java.util.ArrayList<>();
+    for (java.lang.reflect.Method getter : HDPBayesNet.class.getMethods()) {
+      OptionMetadata meta = getter.getAnnotation(OptionMetadata.class);
+      if (meta == null || getter.getParameterCount() != 0) {
+        continue;
+      }
+      String property = getter.getName().replaceFirst("^(get|is)", "");
+      try {
+        options.add(new CommandLineOption(meta, getter, HDPBayesNet.class.getMethod("set" + property,
+          getter.getReturnType())));
+      } catch (NoSuchMethodException e) {
+        throw new IllegalStateException("the option -" + meta.commandLineParamName() + " has no setter", e);
+      }
+    }
+    options.sort(java.util.Comparator.comparingInt((CommandLineOption o) -> o.order)
+      .thenComparing(o -> o.name.toLowerCase(java.util.Locale.ROOT)));
+    s_Options = java.util.Collections.unmodifiableList(options);
+    return s_Options;
+  }
 
   /**
    * Sets the options (those not given take their defaults, as Weka's classifiers do). A value that does not
@@ -578,68 +697,26 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    */
   @Override
   public void setOptions(String[] options) throws Exception {
+    HDPBayesNet defaults = new HDPBayesNet();
+    java.util.Map<CommandLineOption, Boolean> flags = new java.util.LinkedHashMap<>();
     try {
-      setStructure(tagOption("S", options, TAGS_STRUCTURE, DEFAULT_STRUCTURE));
-      setK(intOption("K", options, DEFAULT_K));
-      setMembers(intOption("members", options, DEFAULT_MEMBERS));
-      setEstimator(tagOption("E", options, TAGS_ESTIMATOR, DEFAULT_ESTIMATOR));
-      setIterations(intOption("I", options, DEFAULT_ITERATIONS));
-      setBurnIn(intOption("B", options, DEFAULT_BURN_IN));
-      setTying(tagOption("L", options, TAGS_TYING, DEFAULT_TYING));
-      setSeed(intOption("seed", options, 0));
-      setPythonExecutable(Utils.getOption("python", options));
-      String spool = Utils.getOption("spool", options);
-      setSpoolDirectory(spool.isEmpty() ? null : new File(spool));
-      setTimeout(intOption("timeout", options, 0));
-      boolean doNotStart = Utils.getFlag("do-not-start-daemon", options);
-      setDataFormat(tagOption("data-format", options, TAGS_DATA_FORMAT, DEFAULT_DATA_FORMAT));
-      setM(doubleOption("M", options, DEFAULT_M));
-      setDiscretization(tagOption("discretization", options, TAGS_DISCRETIZATION, DEFAULT_DISCRETIZATION));
+      for (CommandLineOption o : commandLineOptions()) {
+        if (o.flag) {
+          flags.put(o, Utils.getFlag(o.name, options));
+        } else {
+          o.set(this, o.parse(Utils.getOption(o.name, options), o.get(defaults)));
+        }
+      }
       // AbstractClassifier's own options; its pass over the annotated options finds none of ours (taken out
-      // above) but sets the flag to "absent", so the flag is set after it
+      // above) but sets the flags to "absent", so the flags are set after it
       super.setOptions(options);
-      setDoNotStartDaemon(doNotStart);
+      for (java.util.Map.Entry<CommandLineOption, Boolean> f : flags.entrySet()) {
+        f.getKey().set(this, f.getValue());
+      }
     } catch (IllegalArgumentException e) {
       throw new Exception(e.getMessage(), e);
     }
     checkOptions();
-  }
-
-  private static SelectedTag tagOption(String name, String[] options, Tag[] tags, String dflt) throws Exception {
-    String v = Utils.getOption(name, options).trim();
-    if (v.isEmpty()) {
-      v = dflt;
-    }
-    for (Tag t : tags) {
-      if (t.getIDStr().equalsIgnoreCase(v)) {
-        return new SelectedTag(t.getID(), tags);
-      }
-    }
-    throw new Exception("HDPBayesNet: -" + name + " must be one of " + names(tags) + ", got '" + v + "'");
-  }
-
-  private static int intOption(String name, String[] options, int dflt) throws Exception {
-    String v = Utils.getOption(name, options).trim();
-    if (v.isEmpty()) {
-      return dflt;
-    }
-    try {
-      return Integer.parseInt(v);
-    } catch (NumberFormatException e) {
-      throw new Exception("HDPBayesNet: -" + name + " must be an integer, got '" + v + "'");
-    }
-  }
-
-  private static double doubleOption(String name, String[] options, double dflt) throws Exception {
-    String v = Utils.getOption(name, options).trim();
-    if (v.isEmpty()) {
-      return dflt;
-    }
-    try {
-      return Double.parseDouble(v);
-    } catch (NumberFormatException e) {
-      throw new Exception("HDPBayesNet: -" + name + " must be a number, got '" + v + "'");
-    }
   }
 
   /**
@@ -657,7 +734,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     if (TAGS_ESTIMATOR[m_Estimator].getIDStr().equals("hdp") && m_BurnIn >= iterations) {
       throw new Exception("HDPBayesNet: burnIn (-B) must be below the iterations (-I " + iterations
         + (m_Iterations == 0 ? ", the default for " + structure : "") + "), got " + m_BurnIn
-        + "; -1 chooses min(1000, iterations/10)");
+        + "; -1 chooses " + BURN_IN_RULE);
     }
   }
 
@@ -677,65 +754,33 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    */
   @Override
   public String[] getOptions() {
+    HDPBayesNet defaults = new HDPBayesNet();
     java.util.List<String> out = new java.util.ArrayList<>();
-    addTag(out, "S", m_Structure, TAGS_STRUCTURE, DEFAULT_STRUCTURE);
-    if (m_K != DEFAULT_K) {
-      add(out, "K", Integer.toString(m_K));
+    java.util.Set<String> values = new java.util.HashSet<>();
+    java.util.Set<String> flags = new java.util.HashSet<>();
+    for (CommandLineOption o : commandLineOptions()) {
+      Object value = o.get(this);
+      (o.flag ? flags : values).add(o.name);
+      if (o.flag) {
+        if (Boolean.TRUE.equals(value)) {
+          out.add("-" + o.name);
+        }
+      } else if (!CommandLineOption.text(value).equals(CommandLineOption.text(o.get(defaults)))) {
+        out.add("-" + o.name);
+        out.add(CommandLineOption.text(value));
+      }
     }
-    if (m_Members != DEFAULT_MEMBERS) {
-      add(out, "members", Integer.toString(m_Members));
-    }
-    addTag(out, "E", m_Estimator, TAGS_ESTIMATOR, DEFAULT_ESTIMATOR);
-    if (m_Iterations != DEFAULT_ITERATIONS) {
-      add(out, "I", Integer.toString(m_Iterations));
-    }
-    if (m_BurnIn != DEFAULT_BURN_IN) {
-      add(out, "B", Integer.toString(m_BurnIn));
-    }
-    addTag(out, "L", m_Tying, TAGS_TYING, DEFAULT_TYING);
-    if (m_Seed != 0) {
-      add(out, "seed", Integer.toString(m_Seed));
-    }
-    if (!DEFAULT_PYTHON.equals(m_PythonExecutable)) {
-      add(out, "python", m_PythonExecutable);
-    }
-    if (!m_SpoolDirectory.equals(defaultSpoolDirectory().toFile())) {
-      add(out, "spool", m_SpoolDirectory.getPath());
-    }
-    if (m_Timeout != 0) {
-      add(out, "timeout", Integer.toString(m_Timeout));
-    }
-    if (m_DoNotStartDaemon) {
-      out.add("-do-not-start-daemon");
-    }
-    addTag(out, "data-format", m_DataFormat, TAGS_DATA_FORMAT, DEFAULT_DATA_FORMAT);
-    if (m_M != DEFAULT_M) {
-      add(out, "M", Double.toString(m_M));
-    }
-    addTag(out, "discretization", m_Discretization, TAGS_DISCRETIZATION, DEFAULT_DISCRETIZATION);
     // AbstractClassifier's own options (debug, batch size, ...), without its copy of ours
     String[] all = super.getOptions();
-    java.util.Set<String> ours = new java.util.HashSet<>(java.util.Arrays.asList(VALUE_OPTIONS));
     for (int i = 0; i < all.length; i++) {
       String name = all[i].startsWith("-") ? all[i].substring(1) : null;
-      if (ours.contains(name)) {
+      if (values.contains(name)) {
         i++; // and its value
-      } else if (!"do-not-start-daemon".equals(name)) {
+      } else if (!flags.contains(name)) {
         out.add(all[i]);
       }
     }
     return out.toArray(new String[0]);
-  }
-
-  private static void add(java.util.List<String> out, String name, String value) {
-    out.add("-" + name);
-    out.add(value);
-  }
-
-  private static void addTag(java.util.List<String> out, String name, int index, Tag[] tags, String dflt) {
-    if (!tags[index].getIDStr().equals(dflt)) {
-      add(out, name, tags[index].getIDStr());
-    }
   }
 
   /**

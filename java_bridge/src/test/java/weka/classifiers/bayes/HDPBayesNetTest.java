@@ -77,6 +77,8 @@ class HDPBayesNetTest {
     assertEquals("equal-width", e.getDiscretization().getSelectedTag().getIDStr());
     assertEquals(0.5, e.jobParameters().get("m"));
     assertEquals("equal-width", e.jobParameters().get("discretization"));
+    // every option set, in the order of their display (what the Experimenter stores)
+    assertArrayEquals(opts, e.getOptions());
     HDPBayesNet f = new HDPBayesNet();
     f.setOptions(e.getOptions());
     assertArrayEquals(e.getOptions(), f.getOptions());

@@ -30,10 +30,41 @@ import weka.core.Option;
 class ParametersSpecTest {
 
   @SuppressWarnings("unchecked")
-  static List<Map<String, Object>> parameters() throws Exception {
+  static Map<String, Object> specification() throws Exception {
     String text = new String(Files.readAllBytes(TestFiles.repo().resolve("java_bridge").resolve("src")
       .resolve("test").resolve("resources").resolve("parameters.json")), StandardCharsets.UTF_8);
-    return (List<Map<String, Object>>) ((Map<String, Object>) Json.parse(text)).get("parameters");
+    return (Map<String, Object>) Json.parse(text);
+  }
+
+  @SuppressWarnings("unchecked")
+  static List<Map<String, Object>> parameters() throws Exception {
+    return (List<Map<String, Object>>) specification().get("parameters");
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void theIterationCapsOfMinusIZeroAndTheBurnInRuleAreTheSpecifications() throws Exception {
+    Map<String, Object> auto = (Map<String, Object>) specification().get("auto_iterations");
+    assertEquals(HDPBayesNet.TAGS_STRUCTURE.length, auto.size());
+    for (weka.core.Tag t : HDPBayesNet.TAGS_STRUCTURE) {
+      String structure = t.getIDStr();
+      int cap = ((Number) auto.get(structure)).intValue();
+      assertEquals(cap, structure.equals("eskdb") ? HDPBayesNet.ESKDB_ITERATIONS : HDPBayesNet.NETWORK_ITERATIONS,
+        structure);
+      HDPBayesNet c = new HDPBayesNet();
+      c.setOptions(new String[] {"-S", structure, "-I", "0"});
+      assertEquals(cap, c.resolvedIterations(), structure);
+      // the burn-in is below the iterations a fit runs at most: the same rule as hdp_plugin.params.burn_in_over
+      new HDPBayesNet().setOptions(new String[] {"-S", structure, "-B", Integer.toString(cap - 1)});
+      assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-S", structure, "-B",
+        Integer.toString(cap)}), structure);
+      new HDPBayesNet().setOptions(new String[] {"-S", structure, "-E", "laplace", "-B", Integer.toString(cap)});
+      assertTrue(HDPBayesNet.ITERATIONS_TIP.contains(" " + cap + " "), HDPBayesNet.ITERATIONS_TIP);
+    }
+    Map<String, Object> burnIn = (Map<String, Object>) specification().get("burn_in");
+    String rule = "min(" + ((Number) burnIn.get("cap")).intValue() + ", iterations/"
+      + ((Number) burnIn.get("divisor")).intValue() + ")";
+    assertTrue(HDPBayesNet.BURN_IN_TIP.contains(rule), HDPBayesNet.BURN_IN_TIP);
   }
 
   static String text(Object v) {

@@ -1,0 +1,107 @@
+"""Writers of prediction tables: CSV, ARFF, Arrow IPC/Feather and Parquet, whole or batch by batch.
+
+The readers' counterparts (:mod:`.readers`); ``hdp-bnc predict`` chooses the file and the format, these
+write the bytes. pyarrow is imported only by the formats that need it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from pathlib import Path
+
+#: the suffixes :func:`write_predictions` writes (.txt and anything else: CSV)
+PREDICTION_SUFFIXES = (".arrow", ".feather", ".ipc", ".parquet", ".arff", ".csv", ".txt")
+#: the suffixes :func:`batch_writer` writes
+BATCH_SUFFIXES = (".parquet", ".arrow", ".feather", ".ipc", ".csv")
+
+
+def arff_quote(text: str) -> str:
+    """An ARFF value or name in single quotes, so that any text (``{``, ``?``, commas, empty) reads back."""
+    return "'" + (text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r")
+                  .replace("\t", "\\t")) + "'"
+
+
+def arff_text(relation: str, header, rows, class_labels, n_nominal: int) -> str:
+    """Predictions as ARFF: the first ``n_nominal`` columns nominal over the class labels, the others numeric."""
+    labels = ",".join(arff_quote(c) for c in class_labels)
+    lines = [f"@relation {arff_quote(relation)}", ""]
+    lines += [f"@attribute {arff_quote(n)} {{{labels}}}" for n in header[:n_nominal]]
+    lines += [f"@attribute {arff_quote(n)} numeric" for n in header[n_nominal:]]
+    lines += ["", "@data"]
+    for r in rows:
+        lines.append(",".join("?" if v is None else (repr(v) if isinstance(v, float) else arff_quote(str(v)))
+                              for v in r))
+    return "\n".join(lines) + "\n"
+
+
+def write_predictions(path: Path | None, suffix: str, header, rows, class_labels, relation: str) -> None:
+    """A table of predictions (``header``, then ``rows``: the actual class if known, the predicted class and
+    every class's probability) written to ``path`` in the format of ``suffix`` (.arrow, .feather, .ipc,
+    .parquet, .arff, else CSV); CSV on stdout when ``path`` is None."""
+    if suffix in (".arrow", ".feather", ".ipc", ".parquet"):
+        import pyarrow as pa
+
+        cols = {}
+        for j, name in enumerate(header):
+            vals = [r[j] for r in rows]
+            cols[name] = pa.array(vals, type=pa.string() if j < len(header) - len(class_labels) else pa.float64())
+        table = pa.table(cols)
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, path)
+        else:
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+        return
+    if suffix == ".arff":
+        n_nominal = len(header) - len(class_labels)
+        text = arff_text(f"{relation}-predictions", header, rows, class_labels, n_nominal)
+        path.write_text(text, encoding="utf-8")
+        return
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
+    if path is None:
+        sys.stdout.write(buf.getvalue())
+    else:
+        path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+class CsvBatches:
+    """CSV predictions batch by batch, written as :func:`write_predictions` writes CSV (stdout when
+    ``path`` is None)."""
+
+    def __init__(self, path, schema):
+        self._f = sys.stdout if path is None else open(path, "w", encoding="utf-8", newline="")
+        self._w = csv.writer(self._f, lineterminator="\n")
+        self._w.writerow(schema.names)
+
+    def write_table(self, table):
+        cols = [c.to_pylist() for c in table.columns]
+        for r in zip(*cols):
+            self._w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
+
+    def close(self):
+        if self._f is sys.stdout:
+            self._f.flush()
+        else:
+            self._f.close()
+
+
+def batch_writer(path, suffix: str, schema):
+    """A writer of prediction tables of ``schema``, batch by batch (``write_table``, ``close``): Parquet,
+    CSV or Arrow IPC by ``suffix``."""
+    import pyarrow as pa
+
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetWriter(str(path), schema)
+    if suffix == ".csv":
+        return CsvBatches(path, schema)
+    return pa.ipc.new_file(str(path), schema)

@@ -1,0 +1,146 @@
+"""Renderers of a model: the text of ``hdp-bnc info`` and the network as Graphviz DOT (``hdp-bnc show``).
+
+They read a model file's contents (:func:`hdp_plugin.model.modelfile.read_model`), without numba; the
+command line prints what they return.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..params import structure_name
+
+
+def _stopping_info(est: dict) -> list[str]:
+    """The auto iterations' line of ``info``: the tolerance and how many trees stopped where."""
+    its = est.get("tree_iterations")
+    if its is None:
+        return []
+    counts = {}
+    for v in its:
+        counts[v] = counts.get(v, 0) + 1
+    where = ", ".join(f"{n} at {v}" for v, n in sorted(counts.items()))
+    return [f"stopping       auto, tolerance {est.get('tolerance')}: trees stopped {where} iterations"]
+
+
+def info_text(path: Path, contents) -> str:
+    """What ``hdp-bnc info`` prints about a model file (``contents``: :func:`~.modelfile.read_model`'s)."""
+    doc, training = contents.doc, contents.training
+    est = doc["estimator"]
+    ensemble = contents.ensemble
+    parts = doc["members"] if ensemble else [doc]
+    names = [a["name"] for a in parts[0]["attributes"]]
+    nets = [n.trees for n in contents.networks]
+    st = parts[0]["structure"]
+    if ensemble:
+        structure = (f"ESKDB, {len(parts)} members (SkDB with K = {contents.params['k']} each, on its own order "
+                     f"and cut points)")
+        used = len(set().union(*(p["structure"]["kept"] for p in parts)))
+    else:
+        structure = structure_name(st["kind"], st["k"])
+        used = len(st["kept"])
+    lines = [
+        f"model file     {path}",
+        f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
+        f"class          {doc['class']['name']} ({', '.join(doc['class']['values'])})",
+        f"attributes     {len(names)}, {used} used{' by some member' if ensemble else ''}, "
+        f"{sum(a['numeric'] for a in parts[0]['attributes'])} numeric (cut into intervals)",
+        f"structure      {structure}",
+        f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items()
+                                                   if k not in ("name", "tree_iterations", "tolerance")),
+        *_stopping_info(est),
+        f"seed           {doc['seed']}" + (f", discretization {doc['params']['discretization']}" if ensemble else ""),
+        f"training       {doc['fit'].get('rows')} rows"
+        + (f", fit time {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
+        *_stream_info(doc, training),
+        f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
+        f"{sum(t.n_cells for t in nets)} cells",
+        "",
+    ]
+    if ensemble:
+        lines.append("member  seed (entropy/spawn key)  n*  k*  cells  order (first 8)  cut points per numeric attribute")
+        for e, (p, tr) in enumerate(zip(parts, nets)):
+            seed = p["seed"]
+            order = " ".join(names[j] for j in p["structure"]["order"][:8])
+            cuts = " ".join(str(len(a["cut_points"])) for a in p["attributes"] if a["numeric"]) or "-"
+            lines.append(f"{e:>6}  {seed['entropy']}/{'.'.join(map(str, seed['spawn_key']))}  "
+                         f"{len(p['structure']['kept']):>2}  {p['structure']['k']:>2}  {tr.n_cells:>5}  "
+                         f"{order}  {cuts}")
+        lines += ["", "member 0:"]
+    first = contents.networks[0]
+    lines += _network_lines(parts[0], nets[0], names, first.concentrations if est["name"] == "hdp" else None,
+                            first.node_group)
+    return "\n".join(lines)
+
+
+def _network_lines(net: dict, tr, names: list[str], conc, group) -> list[str]:
+    """The table of one network's trees: nodes, cells, concentrations by depth, parents."""
+    import numpy as np
+
+    hdp = conc is not None
+    rows = []
+    for t, td in enumerate(net["trees"]):
+        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
+        by_depth = []
+        if hdp:  # one concentration per depth under level tying; a range otherwise
+            for d in range(1, len(td["branching"]) + 1):
+                gs = np.unique(group[lo:hi][tr.node_depth[lo:hi] == d])
+                if gs.size == 1:
+                    by_depth.append(f"{conc[gs[0]]:.3g}")
+                elif gs.size:
+                    by_depth.append(f"{conc[gs].min():.3g}..{conc[gs].max():.3g}")
+        rows.append((td["name"], str(td["nodes"]), str(td["cells"]), " ".join(by_depth),
+                     ", ".join(names[p] for p in td["branching"][1:]) or "-"))
+    heads = ("attribute", "nodes", "cells", "concentrations by depth" if hdp else "", "attribute parents, in branching order")
+    widths = [max(len(r[i]) for r in rows + [heads]) for i in range(4)]
+    lines = []
+    for r in [heads] + rows:
+        lines.append(f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  "
+                     + (f"{r[3]:<{widths[3]}}  " if hdp else "") + r[4])
+    dropped = [names[j] for j in range(len(names)) if j not in set(net["structure"]["kept"])]
+    if dropped:
+        lines.append(f"not used: {', '.join(dropped)}")
+    return lines
+
+
+def _stream_info(doc: dict, training: dict) -> list[str]:
+    """The ``info`` line of a model trained from batches: engine, and the discretisation sample."""
+    if not training.get("streamed"):
+        return []
+    line = f"streamed       in batches, engine {training.get('engine', 'local')}"
+    sample = training.get("discretization_sample") or {}
+    if sample.get("numeric_attributes"):
+        cuts = "every member's cut points" if "members" in doc else "cut points"
+        if sample.get("all_rows"):
+            line += f"; {cuts} learnt on all {sample.get('rows')} rows"
+        else:
+            line += (f"; {cuts} learnt on a sample of {sample.get('rows')} of {doc['fit'].get('rows')} rows "
+                     f"(--discretization-sample {sample.get('limit')})")
+    return [line]
+
+
+def _dot_id(text: str) -> str:
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def network_dot(attributes, st, cls: str) -> str:
+    """A network (its attributes, :class:`~hdp_plugin.structure.Structure` and class name) in Graphviz's
+    DOT language."""
+    names = [a.name for a in attributes]
+    lines = [
+        "digraph network {",
+        "  rankdir=TB;",
+        '  node [shape=ellipse, fontname="Helvetica"];',
+        f"  {_dot_id(cls)} [shape=box, style=filled, fillcolor=lightgrey];",
+    ]
+    kept = set(st.kept)
+    for j, name in enumerate(names):
+        if j not in kept:
+            lines.append(f"  {_dot_id(name)} [style=dashed, fontcolor=grey50, color=grey50];  // not used")
+    for j in st.kept:
+        lines.append(f"  {_dot_id(cls)} -> {_dot_id(names[j])};")
+    for j in st.kept:
+        for rank, p in enumerate(st.parents[j], start=1):
+            lines.append(f"  {_dot_id(names[p])} -> {_dot_id(names[j])} [taillabel={rank}, color=steelblue];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
