@@ -292,7 +292,10 @@ def train(
             line.phase(f"writing {output}")
             save_model(clf, output)
         wall = time.perf_counter() - started
-        nets = [mb.tables.trees for mb in clf.members_] if hasattr(clf, "members_") else [clf.tables_.trees]
+        from .model.ensemble import members_of
+
+        members = members_of(clf)
+        nets = [mb.tables.trees for mb in members] if members is not None else [clf.tables_.trees]
         for w in clf.fit_info_.get("warnings", []):
             out.note(f"warning: {w}")
         ran = dict(params, iterations=info["iterations"]) if "iterations" in info else params

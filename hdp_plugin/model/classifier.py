@@ -30,12 +30,12 @@ from ..data import (
 )
 from ..data.categorical import declare_categorical
 from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
-from ..hdp.predict import predict_log_proba
 from ..hdp.tables import ProbabilityTables, class_prior
 from ..hdp.trees import build_trees
 from ..preprocess import Discretizer, apply_cut_points
 from ..structure import learn_structure
-from .ensemble import ensemble_proba, fit_members, model_cardinalities
+from ..structure.learn import network_k
+from .ensemble import coding_attributes, fit_members, model_cardinalities, model_proba
 from .estimate import estimate_tables
 
 log = logging.getLogger(__name__)
@@ -363,8 +363,7 @@ class BayesNetClassifier(_EstimatorBase):
             structure, attributes, cards, self.tables_ = (first.structure, first.attributes,
                                                           first.cardinalities, first.tables)
         else:
-            if hasattr(self, "members_"):
-                del self.members_
+            self.__dict__.pop("members_", None)  # a single network now
             structure, attributes, cards = self._fit_single(ds, disc_method, info, engine.sample, progress)
         self.discretization_ = disc_method
         self.structure_ = structure
@@ -395,8 +394,8 @@ class BayesNetClassifier(_EstimatorBase):
                                                                                     engine, progress)
         if members is not None:
             self.members_ = members
-        elif hasattr(self, "members_"):
-            del self.members_
+        else:
+            self.__dict__.pop("members_", None)  # a single network now
         self.discretization_ = disc_method
         self.structure_ = structure
         self.attributes_ = list(attributes)
@@ -432,7 +431,7 @@ class BayesNetClassifier(_EstimatorBase):
         # Step 3: structure
         t0 = time.perf_counter()
         kind = self.structure
-        k = 0 if kind == "nb" else (1 if kind == "tan" else int(self.k))
+        k = network_k(kind, self.k)
         structure = learn_structure(ds.X, ds.y, cards, n_classes, kind=kind, k=k)
         info["structure_seconds"] = time.perf_counter() - t0
         _cancel.check()
@@ -467,7 +466,7 @@ class BayesNetClassifier(_EstimatorBase):
         """``X`` coded as each network of the model codes it (one for a single model; one per
         member for an ensemble, whose members have their own cut points)."""
         self._check_fitted()
-        targets = [mb.attributes for mb in self.members_] if hasattr(self, "members_") else [self.attributes_]
+        targets = coding_attributes(self)
         if type(X).__module__.startswith(("pandas", "pyarrow")):
             ds = conform_table(X, self.attributes_, self.class_attribute_, source=f"<{type(X).__name__}>")
             return [apply_cut_points(ds, attrs).X for attrs in targets]
@@ -489,11 +488,7 @@ class BayesNetClassifier(_EstimatorBase):
         -------
         ndarray of shape (n_samples, n_classes), columns in :attr:`classes_` order.
         """
-        codes = self._codes(X)  # checks that the model is fitted
-        if hasattr(self, "members_"):
-            with np.errstate(divide="ignore"):
-                return np.log(ensemble_proba(self.members_, codes))
-        return predict_log_proba(self.tables_, codes[0])
+        return model_proba(self, self._codes(X), log=True)  # _codes checks that the model is fitted
 
     def predict_proba(self, X) -> np.ndarray:
         """P(class | x) for every row (for ESKDB, the mean of the members' P).
@@ -502,10 +497,7 @@ class BayesNetClassifier(_EstimatorBase):
         -------
         ndarray of shape (n_samples, n_classes), columns in :attr:`classes_` order; rows sum to 1.
         """
-        codes = self._codes(X)  # checks that the model is fitted
-        if hasattr(self, "members_"):
-            return ensemble_proba(self.members_, codes)
-        return np.exp(predict_log_proba(self.tables_, codes[0]))
+        return model_proba(self, self._codes(X))  # _codes checks that the model is fitted
 
     def predict(self, X) -> np.ndarray:
         """The most probable class of every row (the first one on ties)."""

@@ -227,3 +227,31 @@ def ensemble_proba(members: list[Member], codes: list[np.ndarray]) -> np.ndarray
         p = np.exp(predict_log_proba(mb.tables, X)) * mb.weight
         total = p if total is None else total + p
     return total / sum(mb.weight for mb in members)
+
+
+# -- one fitted classifier, single network or ensemble --------------------------------------------------
+def members_of(clf) -> list[Member] | None:
+    """A fitted classifier's ensemble members, or None for a single network: the one place that
+    tells the two apart."""
+    return getattr(clf, "members_", None)
+
+
+def coding_attributes(clf) -> list[list[Attribute]]:
+    """The attributes each network of ``clf`` codes data with (one list per member, its own cut
+    points; one list for a single network)."""
+    members = members_of(clf)
+    return [mb.attributes for mb in members] if members is not None else [clf.attributes_]
+
+
+def model_proba(clf, codes: list[np.ndarray], *, log: bool = False) -> np.ndarray:
+    """P(class | x) (or its log) of the rows coded as ``codes`` (:func:`coding_attributes` order): a
+    single network's normalised tables, or the ensemble's mean of its members'."""
+    members = members_of(clf)
+    if members is None:
+        lp = predict_log_proba(clf.tables_, codes[0])
+        return lp if log else np.exp(lp)
+    proba = ensemble_proba(members, codes)
+    if not log:
+        return proba
+    with np.errstate(divide="ignore"):
+        return np.log(proba)

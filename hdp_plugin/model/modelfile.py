@@ -193,7 +193,10 @@ def model_document(clf) -> tuple[dict, dict]:
     params["discretization"] = getattr(clf, "discretization_", clf.discretization)  # "auto" resolved
     seed = params["random_state"]
     params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
-    if hasattr(clf, "members_"):
+    from .ensemble import members_of  # here: reading a model file needs no ensemble code
+
+    members = members_of(clf)
+    if members is not None:
         params["n_members"] = int(clf.n_members)
     hdp = clf.estimator == "hdp"
     # "auto" resolved: the number the sampler ran (without a sampler, the single networks' default)
@@ -203,7 +206,7 @@ def model_document(clf) -> tuple[dict, dict]:
     params = canonical_params(params)
     estimator = {"name": clf.estimator}
     if hdp:
-        groups = [m.concentrations for m in clf.members_] if hasattr(clf, "members_") else [info["concentrations"]]
+        groups = [m.concentrations for m in members] if members is not None else [info["concentrations"]]
         estimator.update(iterations=params["iterations"], burn_in=int(info["burn_in"]),
                          n_samples=int(info["n_samples"]), tying=clf.tying, window=config.WINDOW,
                          n_groups=int(sum(np.asarray(g).shape[0] for g in groups)))
@@ -214,7 +217,7 @@ def model_document(clf) -> tuple[dict, dict]:
         estimator["m"] = float(clf.m)
     elif clf.estimator == "mle":
         estimator["m"] = 0.0
-    ensemble = hasattr(clf, "members_")
+    ensemble = members is not None
     doc = {
         "format": FORMAT_NAME,
         "format_version": [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR] if ensemble
@@ -223,11 +226,11 @@ def model_document(clf) -> tuple[dict, dict]:
     }
     if ensemble:
         doc["ensemble"] = {"kind": "eskdb", "combination": "mean of the members' normalised class probabilities",
-                           "n_members": len(clf.members_)}
+                           "n_members": len(members)}
         doc["members"] = [
             {"weight": float(m.weight), "seed": m.seed,
              **_network_document(m.attributes, m.cardinalities, m.structure, m.tables)}
-            for m in clf.members_
+            for m in members
         ]
     else:
         doc.update(_network_document(clf.attributes_, clf.cardinalities_, clf.structure_, clf.tables_))
@@ -282,8 +285,11 @@ def save_model(clf, path) -> Path:
     doc, training = model_document(clf)
     info = clf.fit_info_
     hdp = clf.estimator == "hdp"
-    if hasattr(clf, "members_"):
-        batches = [cols for m in clf.members_ for cols in _cell_columns(m.tables, m.concentrations, m.node_group)]
+    from .ensemble import members_of
+
+    members = members_of(clf)
+    if members is not None:
+        batches = [cols for m in members for cols in _cell_columns(m.tables, m.concentrations, m.node_group)]
     else:
         batches = _cell_columns(clf.tables_, info.get("concentrations") if hdp else None,
                                 info.get("node_group") if hdp else None)

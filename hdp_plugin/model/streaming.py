@@ -32,12 +32,13 @@ from ..distributed.local import LocalEngine
 from ..errors import DataError, TooLargeError
 from ..hdp.tables import ProbabilityTables, class_prior_of_counts
 from ..hdp.trees import build_trees
+from .ensemble import coding_attributes, model_proba
 from .estimate import estimate_tables
 from ..params import resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer
 from ..structure.counts import needs_pairs
 from ..structure.eskdb import member_order, prior_structure
-from ..structure.learners import kdb, naive_bayes, tan
+from ..structure.learn import network_k, structure_from_counts
 
 log = logging.getLogger(__name__)
 
@@ -64,19 +65,17 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
     # Pass 2: counting; SkDB: passes 3 (tries) and 4 (leave-one-out)
     t0 = time.perf_counter()
     kind = clf.structure
-    k = 0 if kind == "nb" else (1 if kind == "tan" else int(clf.k))
+    k = network_k(kind, clf.k)
     stats = engine.count(source, attributes, ca, cards, C, pairs=needs_pairs(kind, k))
     passes["count"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    if kind == "nb":
-        structure = naive_bayes(stats)
-    elif kind == "tan":
-        structure = tan(stats)
-    elif kind == "kdb":
-        structure = kdb(stats, k)
-    else:
-        structure = engine.selective(source, attributes, ca, stats, k)
+
+    def select(st, kk):  # SkDB: passes 3 (tries) and 4 (leave-one-out) on the engine
+        t0 = time.perf_counter()
+        out = engine.selective(source, attributes, ca, st, kk)
         passes["tries_and_loo"] = time.perf_counter() - t0
+        return out
+
+    structure = structure_from_counts(kind, stats, k, select)
     info["structure_seconds"] = passes["count"] + passes.get("tries_and_loo", 0.0)
     # Pass 5: the context trees' leaf cells
     t0 = time.perf_counter()
@@ -221,17 +220,9 @@ def predict_source(clf, source: BatchSource):
     from ..preprocess import apply_cut_points
 
     clf._check_fitted()
-    targets = [mb.attributes for mb in clf.members_] if hasattr(clf, "members_") else [clf.attributes_]
+    targets = coding_attributes(clf)
     for t in source.batches():
         ds = conform_columns(table_columns(t, source.source), clf.attributes_, clf.class_attribute_,
                              source=source.source)
-        codes = [apply_cut_points(ds, attrs).X for attrs in targets]
-        if hasattr(clf, "members_"):
-            from .ensemble import ensemble_proba
-
-            proba = ensemble_proba(clf.members_, codes)
-        else:
-            from ..hdp.tables import predict_log_proba
-
-            proba = np.exp(predict_log_proba(clf.tables_, codes[0]))
+        proba = model_proba(clf, [apply_cut_points(ds, attrs).X for attrs in targets])
         yield t, ds.y, proba

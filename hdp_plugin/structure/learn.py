@@ -68,10 +68,23 @@ def learn_structure(
     if X.shape[0] == 0:
         raise DataError("cannot learn a structure from 0 rows")
     stats = count_statistics(X, y, card, n_classes, pairs=needs_pairs(kind, k))
+    return structure_from_counts(kind, stats, k, lambda st, kk: selective_kdb(X, y, st, kk))
+
+
+def network_k(kind: str, k: int) -> int:
+    """The k a network of ``kind`` is learnt with: 0 for naive Bayes, 1 for TAN, else ``k`` (kDB's
+    parents, SkDB's largest K)."""
+    return 0 if kind == "nb" else (1 if kind == "tan" else int(k))
+
+
+def structure_from_counts(kind: str, stats, k: int, select) -> Structure:
+    """The structure of ``kind`` from the counts ``stats`` (:class:`~hdp_plugin.structure.counts.CountStatistics`);
+    ``select(stats, k)`` runs SkDB's tries and leave-one-out passes over the rows (in memory, or over
+    batches on an engine) and is called for ``"skdb"`` only."""
     if kind == "nb":
         return naive_bayes(stats)
     if kind == "tan":
         return tan(stats)
     if kind == "kdb":
         return kdb(stats, k)
-    return selective_kdb(X, y, stats, k)
+    return select(stats, k)
