@@ -121,7 +121,7 @@ def _loo_members(part, attribute_sets, class_attribute, tries, cards, n_classes,
     return loo_members(part, attribute_sets, class_attribute, tries, cards, n_classes, n_y, n_rows, orders, max_k, m)
 
 
-class _MemberPasses:
+class _DaskMemberPasses:
     """The members' tries and leave-one-out passes (the ``passes`` of
     :func:`~hdp_plugin.structure.selective.selective_kdbs`): per partition one task for every member,
     the members' partials merged member by member in one tree reduce. Tasks get the cardinalities and
@@ -246,10 +246,10 @@ class DaskEngine:
 
     def selective(self, source, attributes, class_attribute, stats, k):
         """SkDB: the tries per partition, merged; then the leave-one-out sums per partition, merged (the
-        passes of a one-member ensemble, :class:`_MemberPasses`)."""
+        passes of a one-member ensemble, :class:`_DaskMemberPasses`)."""
         from ..structure.selective import selective_kdbs
 
-        passes = _MemberPasses(self, source, [attributes], class_attribute)
+        passes = _DaskMemberPasses(self, source, [attributes], class_attribute)
         return selective_kdbs([stats], k, m=config.DEFAULT_M, orders=[None], passes=passes)[0]
 
     def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
@@ -327,7 +327,7 @@ class DaskEngine:
         from .local import select_in_groups
 
         return select_in_groups(attribute_sets, stats, k, m, orders,
-                                lambda g: _MemberPasses(self, source, attribute_sets[g], class_attribute))
+                                lambda g: _DaskMemberPasses(self, source, attribute_sets[g], class_attribute))
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
         futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,

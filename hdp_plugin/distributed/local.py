@@ -176,7 +176,7 @@ def loo_members(source, attribute_sets, class_attribute, tries, cards, n_classes
 SHARED_PASS_MEMBERS = 64
 
 
-class _MemberPasses:
+class _LocalMemberPasses:
     """The members' tries and leave-one-out passes in this process (the ``passes`` of
     :func:`~hdp_plugin.structure.selective.selective_kdbs`): one read of ``source`` each for all
     members, the members adding every batch on ``workers`` threads."""
@@ -217,4 +217,4 @@ def select_members(source, attribute_sets, class_attribute, stats, k, m, orders,
 
     workers = _threads(n_jobs)
     return select_in_groups(attribute_sets, stats, k, m, orders,
-                            lambda g: _MemberPasses(source, attribute_sets[g], class_attribute, workers))
+                            lambda g: _LocalMemberPasses(source, attribute_sets[g], class_attribute, workers))
