@@ -216,13 +216,16 @@ def default_burn_in(iterations: int) -> int:
     return min(config.BURN_IN_CAP, iterations // config.BURN_IN_DIVISOR)
 
 
-def burn_in_over(structure: str, iterations: int | None, burn_in: int | None) -> int | None:
+def burn_in_over(structure: str, iterations: int | None, burn_in: int | None, estimator: str = "hdp") -> int | None:
     """The rule that ties the burn-in to the iterations, for every face: a given ``burn_in`` must be below
     the iterations a fit runs at most (:func:`resolved_iterations`: for ``iterations=None`` the
-    structure's default). The number it is not below, or None when ``burn_in`` is fine (or None); each
+    structure's default); a baseline ``estimator`` runs no sampler, so its burn-in is set aside
+    (:func:`canonical_params`). The number it is not below, or None when ``burn_in`` is fine (or None); each
     face words its own message (naming ``--burn-in``, ``burn_in`` in job.json or the API's argument).
     The Weka classifier's checkOptions applies the same rule (ParametersSpecTest checks it against
     the exported :func:`specification`)."""
+    if estimator != "hdp":
+        return None
     cap = resolved_iterations(structure, iterations)
     return cap if burn_in is not None and burn_in >= cap else None
 
@@ -241,7 +244,7 @@ def check_all(params: dict) -> None:
             check(name, params[name])
     burn_in = params.get("burn_in")
     structure, given = params.get("structure", default("structure")), params.get("iterations", default("iterations"))
-    iterations = burn_in_over(structure, given, burn_in)
+    iterations = burn_in_over(structure, given, burn_in, params.get("estimator", default("estimator")))
     if iterations is not None:
         auto = f" (iterations=None: the default for {structure})" if given is None else ""
         raise ParameterError(f"burn_in must be None or an integer in [0, iterations), got {burn_in!r} "

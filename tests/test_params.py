@@ -170,3 +170,19 @@ def test_the_burn_in_rule_is_one_rule_on_every_face(structure):
                     face()
     assert params.default_burn_in(5000) == 500 and params.default_burn_in(50_000) == config.BURN_IN_CAP
     assert params.BURN_IN_RULE in params.BY_NAME["burn_in"].help
+
+
+@pytest.mark.parametrize("estimator", ["laplace", "m-estimate", "mle"])
+def test_a_baseline_estimators_burn_in_is_set_aside_on_every_face(estimator):
+    """No sampler runs, so no face refuses a burn-in past the iterations (the model records none)."""
+    from hdp_plugin._cli_options import configurations
+
+    assert params.burn_in_over("kdb", 10, 50, estimator) is None
+    options = dict(structure="kdb", k="2", estimator=estimator, iterations="10", tying="level", m=1.0, seed=0,
+                   threads=None, discretization="mdl")
+    params.check_all({"structure": "kdb", "estimator": estimator, "iterations": 10, "burn_in": 50})
+    BayesNetClassifier(structure="kdb", estimator=estimator, iterations=10, burn_in=50)._validate_params()
+    configurations(burn_in=50, **options)
+    P.validate_job({"protocol": 1, "structure": "kdb", "estimator": estimator, "iterations": 10, "burn_in": 50})
+    with pytest.raises(ParameterError, match="burn_in"):  # HDP still refuses it
+        params.check_all({"structure": "kdb", "estimator": "hdp", "iterations": 10, "burn_in": 50})

@@ -208,7 +208,8 @@ def validate_job(doc) -> dict:
                                    f"{PROTOCOL_VERSION}; upgrade hdp_plugin")
                 raise _bad(f.name, f"job.json: {f.name} must be <= {f.maximum}, got {v!r}")
         out[f.name] = v
-    iterations = burn_in_over(out["structure"], out["iterations"], out["burn_in"])  # null: the structure's default
+    # iterations null: the structure's default; a baseline estimator's burn-in is set aside
+    iterations = burn_in_over(out["structure"], out["iterations"], out["burn_in"], out["estimator"])
     if iterations is not None:
         what = f"iterations ({iterations})" if out["iterations"] is not None else \
             f"the iterations ({iterations}, the default for {out['structure']})"
