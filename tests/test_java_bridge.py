@@ -44,16 +44,15 @@ def _display_wrapper() -> list[str]:
     return [xvfb, "-a", "-s", "-screen 0 1280x1024x24"] if xvfb else []
 
 
-def _announce(request, line: str) -> None:
-    """A line on pytest's terminal while the test runs (the Java suite takes minutes, silently
-    otherwise); nothing when pytest runs without a terminal reporter."""
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(line)
-        reporter.flush()  # shown now, also when pytest's output goes to a file or a CI log
+def _announce(capsys, line: str) -> None:
+    """A line on the terminal while the test runs (the Java suite takes minutes, silently otherwise):
+    written with pytest's capture suspended, so it shows when the test passes too, and flushed, so a
+    CI log shows it as it happens."""
+    with capsys.disabled():
+        print(line, flush=True)
 
 
-def test_java_bridge_maven_verify(tmp_path, request):
+def test_java_bridge_maven_verify(tmp_path, capsys):
     build = tmp_path / "target"  # not java_bridge/target: concurrent runs must not share a build directory
     # the package's hdp_plugin wheel is built with the Python running this test suite
     cmd = _display_wrapper() + _maven_command() + [f"-Dhdp.build.dir={build}", f"-Dhdp.python={sys.executable}"]
@@ -61,8 +60,8 @@ def test_java_bridge_maven_verify(tmp_path, request):
     # the daemon tests train with the Python running this test suite (where hdp_plugin is importable)
     env.setdefault("HDP_BNC_PYTHON", sys.executable)
     start = time.monotonic()
-    _announce(request, "")
-    _announce(request, "java_bridge: mvn verify is running (the JUnit and Weka checks, then the integration tests "
+    _announce(capsys, "")
+    _announce(capsys, "java_bridge: mvn verify is running (the JUnit and Weka checks, then the integration tests "
                        "with the real daemon and Weka's Explorer; several minutes); each test class as it starts:")
     output: list[str] = []
     with subprocess.Popen(cmd, cwd=JAVA_BRIDGE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -74,11 +73,11 @@ def test_java_bridge_maven_verify(tmp_path, request):
                 output.append(line.rstrip("\n"))
                 running = re.match(r"\[INFO\] Running (\S+)", line)
                 if running:
-                    _announce(request, f"  {time.monotonic() - start:6.0f} s  {running.group(1)}")
+                    _announce(capsys, f"  {time.monotonic() - start:6.0f} s  {running.group(1)}")
         finally:
             timer.cancel()
         returncode = proc.wait()
-    _announce(request, f"java_bridge: mvn verify ended with exit code {returncode} after "
+    _announce(capsys, f"java_bridge: mvn verify ended with exit code {returncode} after "
                        f"{time.monotonic() - start:.0f} s")
     if returncode != 0:
         tail = "\n".join(output[-80:])
