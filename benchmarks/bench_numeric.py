@@ -17,11 +17,12 @@ It compares, on the same folds and seeds, discretisation variants (each member's
 by a function of this file, patched into the fit; the model code is not changed):
 
 * ``smdl``: the stochastic MDL as it is (checked to draw the library's cut points bit for bit);
-* ``smdl-min2``: the same, then further cuts drawn in proportion to the plain gain (weighted by the
-  bin's share of the rows) until every informative attribute has at least 2 cuts (3 bins);
+* ``smdl-min2``, ``smdl-min3``: the same, then further cuts drawn in proportion to the plain gain
+  (weighted by the bin's share of the rows) until every informative attribute has at least 2 (3) cuts;
 * ``smdl-half``: the MDL margin with half the description-length penalty (a looser stopping rule);
 * ``gain-draw``: the cut drawn in proportion to the plain information gain, kept and split further
   only if *that* cut passes Fayyad and Irani's MDL test (the top range keeps its cut anyway);
+  ``gain-min2``: that, then at least 2 cuts as ``smdl-min2``;
 * ``mdl``: Fayyad and Irani's deterministic MDL for every member (members differ by order only);
 
 and two ways of combining the members' probabilities, on every fit: ``mean`` (the arithmetic mean,
@@ -64,7 +65,7 @@ from hdp_plugin.preprocess.stochastic import _candidates, _draw, _entropy_bits, 
 DEBIAN_EXAMPLES = Path("/tmp/wekadeb/usr/share/doc/weka/examples")
 DATASETS = ["iris", "glass", "ionosphere", "diabetes", "segment-challenge", "mlbench-Sonar", "mlbench-Vehicle",
             "mlbench-Vowel"]
-VARIANTS = ["smdl", "smdl-min2", "smdl-half", "gain-draw", "mdl"]
+VARIANTS = ["smdl", "smdl-min2", "smdl-min3", "smdl-half", "gain-draw", "gain-min2", "mdl"]
 CLIP = 1e-15
 
 
@@ -146,8 +147,8 @@ def traced_cut_points(col, rng, *, draw: str = "margin", penalty: float = 1.0, m
     return np.array(cuts, dtype=np.float64), trace
 
 
-VARIANT_ARGS = {"smdl": {}, "smdl-min2": {"min_cuts": 2}, "smdl-half": {"penalty": 0.5},
-                "gain-draw": {"draw": "gain"}}
+VARIANT_ARGS = {"smdl": {}, "smdl-min2": {"min_cuts": 2}, "smdl-min3": {"min_cuts": 3}, "smdl-half": {"penalty": 0.5},
+                "gain-draw": {"draw": "gain"}, "gain-min2": {"draw": "gain", "min_cuts": 2}}
 
 
 class Recorder:
