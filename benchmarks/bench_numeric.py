@@ -24,6 +24,8 @@ by a function of this file, patched into the fit; the model code is not changed)
   only if *that* cut passes Fayyad and Irani's MDL test (the top range keeps its cut anyway);
   ``gain-min2``: that, then at least 2 cuts as ``smdl-min2``;
 * ``mdl``: Fayyad and Irani's deterministic MDL for every member (members differ by order only);
+* ``stochastic-gain``: the library's ``discretization="stochastic-gain"`` (``gain-min2`` implemented
+  in :mod:`hdp_plugin.preprocess.stochastic`; it must give ``gain-min2``'s figures exactly);
 
 and two ways of combining the members' probabilities, on every fit: ``mean`` (the arithmetic mean,
 the model's) and ``logmean`` (the normalised geometric mean).
@@ -65,7 +67,9 @@ from hdp_plugin.preprocess.stochastic import _candidates, _draw, _entropy_bits, 
 DEBIAN_EXAMPLES = Path("/tmp/wekadeb/usr/share/doc/weka/examples")
 DATASETS = ["iris", "glass", "ionosphere", "diabetes", "segment-challenge", "mlbench-Sonar", "mlbench-Vehicle",
             "mlbench-Vowel"]
-VARIANTS = ["smdl", "smdl-min2", "smdl-min3", "smdl-half", "gain-draw", "gain-min2", "mdl"]
+VARIANTS = ["smdl", "smdl-min2", "smdl-min3", "smdl-half", "gain-draw", "gain-min2", "mdl", "stochastic-gain"]
+#: variants that are the library's own discretisation (nothing patched)
+LIBRARY = {"mdl": "mdl", "stochastic-gain": "stochastic-gain"}
 CLIP = 1e-15
 
 
@@ -160,7 +164,7 @@ class Recorder:
         self.check = check
         self.members: list[dict] = []
 
-    def __call__(self, columns, seed):
+    def __call__(self, columns, seed, method="stochastic-mdl"):
         out, traces = {}, {}
         for j, col in columns.items():
             cuts, tr = traced_cut_points(col, _seeds.generator(seed, _seeds.DISCRETIZE, j), **self.kwargs)
@@ -189,12 +193,12 @@ def run_fold(train, test, variant: str, seed: int, n_members: int, check: bool) 
 
     rec = None
     saved = ensemble.stochastic_cut_points
-    if variant != "mdl":
+    if variant not in LIBRARY:
         rec = Recorder(variant, check)
         ensemble.stochastic_cut_points = rec
     try:
         clf = BayesNetClassifier(n_members=n_members, random_state=seed, n_jobs=1,
-                                 discretization="mdl" if variant == "mdl" else "auto")
+                                 discretization=LIBRARY.get(variant, "auto"))
         t0 = time.perf_counter()
         clf.fit(train)
         secs = time.perf_counter() - t0
@@ -210,11 +214,10 @@ def run_fold(train, test, variant: str, seed: int, n_members: int, check: bool) 
     assert abs(measures(mean, test.y)["rmse"] - rmse(mean, test.y)) < 1e-9
     members = [measures(np.exp(lp), test.y) for lp in logp]
     numeric = list(train.numeric_columns())
-    if rec is None:  # deterministic MDL: every member's cuts are the discretiser's
-        attrs = clf.members_[0].attributes
-        traces = [{str(j): {"cuts": len(attrs[j].cut_points or ()), "top": "mdl" if attrs[j].cut_points else "none",
-                            "accepted": len(attrs[j].cut_points or ()), "stops": 0, "extra": 0} for j in numeric}
-                  for _ in clf.members_]
+    if rec is None:  # the library's own: each member's cut counts (the decisions are not traced)
+        traces = [{str(j): {"cuts": len(mb.attributes[j].cut_points or ()),
+                            "top": ("mdl" if mb.attributes[j].cut_points else "none") if variant == "mdl" else "?",
+                            "accepted": 0, "stops": 0, "extra": 0} for j in numeric} for mb in clf.members_]
     else:
         traces = [{str(j): t for j, t in m.items()} for m in rec.members]
     mdl_cuts = Discretizer(method="mdl").fit(train).attributes_
@@ -267,6 +270,8 @@ def summarise(recs: list[dict]) -> dict:
     out["rows_per_class"] = float(np.mean([r["train_rows"] / r["classes"] for r in recs]))
     out["seconds"] = float(np.sum([r["seconds"] for r in recs]))
     out["folds"] = len(recs)
+    out["fold_zero_one"] = [r["ensemble_mean"]["zero_one"] for r in recs]
+    out["fold_rmse"] = [r["ensemble_mean"]["rmse"] for r in recs]
     return out
 
 
@@ -307,6 +312,19 @@ def tables(summary: dict, datasets, variants) -> str:
                      f"{np.mean([summary[(d, v)][f'logmean_{metric}'] for d in full]):.4f}" for v in variants]
             lines.append(f"| **mean over {len(full)} sets** | " + " | ".join(cells) + " |")
         lines.append("")
+    ref = variants[0]
+    lines.append(f"#### Test folds where a variant beats `{ref}` (0-1 loss; RMSE), all sets: better / worse / tied\n")
+    lines.append("| | " + " | ".join(variants[1:]) + " |")
+    lines.append("|---|" + "---:|" * (len(variants) - 1))
+    for key, label in (("fold_zero_one", "0-1 loss"), ("fold_rmse", "RMSE")):
+        cells = []
+        for v in variants[1:]:
+            pairs = [(a, b) for d in datasets if (d, v) in summary and (d, ref) in summary
+                     for a, b in zip(summary[(d, v)][key], summary[(d, ref)][key])]
+            cells.append(f"{sum(a < b for a, b in pairs)} / {sum(a > b for a, b in pairs)} / "
+                         f"{sum(a == b for a, b in pairs)}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("")
     lines.append("#### Cut points per numeric attribute (mean over members and folds), by variant\n")
     lines.append("| data set | " + " | ".join(variants) + " |")
     lines.append("|---|" + "---:|" * len(variants))
