@@ -249,7 +249,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1, help="threads per fit (default 1)")
     parser.add_argument("--cache-dir", type=Path, default=HERE / ".cache" / "categorical",
-                        help="one JSON per (parameters, data) result, so a run resumes; 'none' for no cache")
+                        help="one JSON per (parameters, data) result, so a run resumes; 'none' for no cache. "
+                             "Results are keyed by parameters and data, not by code: delete the cache after a "
+                             "change to the model")
     parser.add_argument("--markdown", action="store_true",
                         help="print the results as a Markdown section (docs/benchmarks.md) instead of the log")
     parser.add_argument("--json", type=Path, help="also write the results here")

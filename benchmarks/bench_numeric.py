@@ -36,7 +36,8 @@ Usage::
     python benchmarks/bench_numeric.py --datasets iris --variants smdl --repeats 1   # a look
     python benchmarks/bench_numeric.py --markdown            # the docs section, from the cache
 
-Results are cached per (data set, variant, fold) under benchmarks/.cache/numeric/, so a run resumes.
+Results are cached per (data set, variant, fold) under benchmarks/.cache/numeric/, so a run resumes;
+they are keyed by data set, variant and fold, not by code: delete the cache after a change to the model.
 """
 
 from __future__ import annotations
