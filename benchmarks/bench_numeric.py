@@ -264,6 +264,9 @@ def summarise(recs: list[dict]) -> dict:
     out["cuts_3+"] = float(np.mean([x >= 3 for x in cuts])) if cuts else 0.0
     for t in ("mdl", "forced", "none"):
         out[f"top_{t}"] = float(np.mean([x == t for x in tops])) if tops else 0.0
+    for key in ("accepted", "stops", "extra"):
+        vals = [t[key] for r in recs for mb in r["traces"] for t in mb.values()]
+        out[key] = float(np.mean(vals)) if vals else 0.0
     out["plain_mdl_cuts"] = float(np.mean([c for r in recs for c in r["plain_mdl_cuts"]]))
     out["plain_mdl_0"] = float(np.mean([c == 0 for r in recs for c in r["plain_mdl_cuts"]]))
     out["kept"] = float(np.mean([np.mean(r["kept"]) / r["n_attributes"] for r in recs]))
@@ -280,10 +283,10 @@ def tables(summary: dict, datasets, variants) -> str:
     lines = []
     lines.append("#### Per set: what the members draw and how they do (the model as it is, `smdl`)\n")
     lines.append("| data set | train rows / class | cuts per attribute (mean) | 0 / 1 / 2 / 3+ cuts | top range: MDL / "
-                 "forced / no cut | plain MDL: cuts (attributes with none) | attributes kept | k* | member 0-1 "
+                 "forced / no cut | MDL splits / stops below the top | plain MDL: cuts (attributes with none) | attributes kept | k* | member 0-1 "
                  "(best) | ensemble 0-1 mean / logmean | member RMSE | ensemble RMSE mean / logmean | "
                  "ensemble log-loss mean / logmean |")
-    lines.append("|---|---:|---:|---|---|---|---:|---:|---|---|---:|---|---|")
+    lines.append("|---|---:|---:|---|---|---|---|---:|---:|---|---|---:|---|---|")
     for d in datasets:
         s = summary.get((d, "smdl"))
         if s is None:
@@ -291,11 +294,14 @@ def tables(summary: dict, datasets, variants) -> str:
         lines.append(
             f"| {d} | {s['rows_per_class']:.0f} | {s['cuts_mean']:.2f} | {s['cuts_0']:.2f} / {s['cuts_1']:.2f} / "
             f"{s['cuts_2']:.2f} / {s['cuts_3+']:.2f} | {s['top_mdl']:.2f} / {s['top_forced']:.2f} / {s['top_none']:.2f} | "
+            f"{s['accepted']:.2f} / {s['stops']:.2f} | "
             f"{s['plain_mdl_cuts']:.2f} ({s['plain_mdl_0']:.2f}) | {s['kept']:.2f} | {s['k']:.1f} | "
             f"{s['member_zero_one']:.4f} ({s['best_member_zero_one']:.4f}) | "
             f"{s['mean_zero_one']:.4f} / {s['logmean_zero_one']:.4f} | {s['member_rmse']:.4f} | "
             f"{s['mean_rmse']:.4f} / {s['logmean_rmse']:.4f} | {s['mean_log_loss']:.4f} / {s['logmean_log_loss']:.4f} |")
-    lines.append("\nShares are of (member, numeric attribute, fold); 'attributes kept' is SkDB's share of all "
+    lines.append("\nShares are of (member, numeric attribute, fold); 'MDL splits' are the cuts that passed the MDL "
+                 "test (the recursion went on below them), 'stops' the ranges below the top where no candidate "
+                 "passed it, both per (member, attribute); 'attributes kept' is SkDB's share of all "
                  "attributes; 'best' is the best member of each fold (in hindsight, on the test fold).\n")
     for metric, label in (("zero_one", "0-1 loss"), ("rmse", "RMSE"), ("log_loss", "log-loss")):
         lines.append(f"#### {label} of the ensemble, by variant (members combined by mean / by logmean)\n")
