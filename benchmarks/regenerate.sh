@@ -40,6 +40,8 @@ if [[ "${1:-all}" != speed ]]; then
     --variants smdl,smdl-min2,smdl-min3,smdl-half,gain-draw,gain-min2,mdl,stochastic-gain
   section --section numeric-heldout -- python benchmarks/bench_numeric.py --markdown --variants smdl,gain-min2 \
     --datasets credit-g,labor,weather.numeric,iris.2D,unbalanced
+  section --section numeric-seeds -- python benchmarks/bench_numeric.py "${mlbench[@]}" --markdown \
+    --variants smdl,gain-min2 --seed-offset 1000
 fi
 section --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
