@@ -31,6 +31,17 @@ if [[ "${1:-all}" != speed ]]; then
     --plot docs/convergence.svg
   python benchmarks/convergence.py --jobs 2 --methods kDB-2,kDB-5,SkDB -o "$doc" --section convergence-rules \
     --parts rules
+  # issue 24: integer-coded categories (part 2) and numeric attributes with few rows per class (part 3),
+  # both cached under benchmarks/.cache/ (about 20 minutes each the first time, one core)
+  section --section categorical -- python benchmarks/bench_categorical.py --datasets \
+    weather.nominal,weather.numeric,contact-lenses,labor,mlbench-Zoo,breast-cancer,vote,mlbench-HouseVotes84,ionosphere,mlbench-Ionosphere,credit-g,diabetes,mlbench-PimaIndiansDiabetes,mlbench-BreastCancer,unbalanced,mlbench-Vehicle,segment-challenge,soybean,mlbench-Soybean,mlbench-Vowel,supermarket,mlbench-DNA \
+    --arff-dir /tmp/wekadeb/usr/share/doc/weka/examples "${mlbench[@]}" --markdown
+  section --section numeric -- python benchmarks/bench_numeric.py "${mlbench[@]}" --markdown \
+    --variants smdl,smdl-min2,smdl-min3,smdl-half,gain-draw,gain-min2,mdl,stochastic-gain
+  section --section numeric-heldout -- python benchmarks/bench_numeric.py --markdown --variants smdl,gain-min2 \
+    --datasets credit-g,labor,weather.numeric,iris.2D,unbalanced
+  section --section numeric-seeds -- python benchmarks/bench_numeric.py "${mlbench[@]}" --markdown \
+    --variants smdl,gain-min2 --seed-offset 1000
 fi
 section --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)

@@ -104,7 +104,11 @@ WORKING_BYTES_PER_VALUE = 48
 WORKING_MEMORY_FACTOR = 4
 
 # --- discretisation -----------------------------------------------------------------------
-DISCRETIZATIONS = ("mdl", "stochastic-mdl", "equal-frequency", "equal-width", "none")
+DISCRETIZATIONS = ("mdl", "stochastic-mdl", "stochastic-gain", "equal-frequency", "equal-width", "none")
+#: the methods that draw cut points from a seed (an ESKDB member from its own): "stochastic-gain" is issue 24's
+#: variant (cuts drawn by information gain, each kept while it passes the MDL test, at least two per
+#: informative attribute; benchmarks/bench_numeric.py), chosen only when asked
+STOCHASTIC_DISCRETIZATIONS = ("stochastic-mdl", "stochastic-gain")
 DEFAULT_DISCRETIZATION = "mdl"
 #: the classifier's default, "auto": stochastic MDL for an ESKDB ensemble, MDL otherwise
 AUTO_DISCRETIZATION = {"eskdb": "stochastic-mdl"}

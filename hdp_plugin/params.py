@@ -119,7 +119,9 @@ PARAMETERS: tuple[Param, ...] = (
           help="The m of the m-estimate: the weight, in rows, of the prior that each table is smoothed towards.",
           cli=("-m", "--prior-weight"), job="m", weka="M"),
     Param("discretization", "choice", "auto", choices=("auto",) + config.DISCRETIZATIONS,
-          help="How numeric attributes become nominal; auto is stochastic-mdl for eskdb and mdl otherwise.",
+          help="How numeric attributes become nominal; auto is stochastic-mdl for eskdb and mdl otherwise "
+               "(stochastic-gain: cuts drawn by information gain, at least two per informative attribute; "
+               "never a default).",
           cli=("--discretization", "-d"), job="discretization", weka="discretization"),
     Param("categorical_features", "columns", None, nullable=True,
           help="Attributes to read as nominal although their values are numbers (integer codes such as "

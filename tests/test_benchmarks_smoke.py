@@ -294,10 +294,28 @@ def test_bench_categorical_compares_arff_csv_declared_and_the_rule(tmp_path):
     out = tmp_path / "cat.json"
     proc = subprocess.run(
         [sys.executable, str(BENCH / "bench_categorical.py"), "--datasets", "contact-lenses", "--repeats", "1",
-         "--estimator", "m-estimate", "--thresholds", "3", "--json", str(out)], capture_output=True, text=True,
+         "--estimator", "m-estimate", "--thresholds", "3", "--cache-dir", "none", "--json", str(out)],
+        capture_output=True, text=True,
         timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {r["condition"]: r for r in json.loads(out.read_text())["results"]}
     assert list(rows) == ["arff", "csv-numeric", "csv-declared", "csv-auto-3"]
     assert rows["csv-declared"]["rmse"] == rows["arff"]["rmse"]
     assert rows["csv-numeric"]["rmse"] != rows["arff"]["rmse"]
+
+
+def test_bench_numeric_traces_members_and_its_gain_min2_is_the_librarys_stochastic_gain(tmp_path):
+    """bench_numeric.py on iris, one repeat, 3 members: smdl draws the library's cuts (--check), and the
+    patched gain-min2 gives the figures of discretization="stochastic-gain" exactly."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_numeric.py"), "--datasets", "iris", "--repeats", "1", "--n-members", "3",
+         "--variants", "smdl,gain-min2,stochastic-gain", "--check", "--cache-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    recs = {v: [json.loads((tmp_path / "e3" / "iris" / v / f"r0f{f}.json").read_text()) for f in (0, 1)]
+            for v in ("smdl", "gain-min2", "stochastic-gain")}
+    for a, b in zip(recs["gain-min2"], recs["stochastic-gain"]):
+        assert a["ensemble_mean"] == b["ensemble_mean"] and a["members"] == b["members"]
+        assert [[t["cuts"] for t in m.values()] for m in a["traces"]] == \
+            [[t["cuts"] for t in m.values()] for m in b["traces"]]
+    assert len(recs["smdl"][0]["members"]) == 3 and len(recs["smdl"][0]["traces"]) == 3

@@ -202,7 +202,7 @@ def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
     assert done.exit_code == 2 and "--class-values is not available" in done.output
 
 
-@pytest.mark.parametrize("discretization", ["stochastic-mdl", "equal-frequency", "equal-width"])
+@pytest.mark.parametrize("discretization", ["stochastic-mdl", "stochastic-gain", "equal-frequency", "equal-width"])
 def test_every_discretization_streams_to_the_same_cut_points(tmp_path, table, discretization):
     _parts(table, tmp_path / "d", [3100, 2900], pq.write_table, ".parquet")
     params = dict(structure="kdb", k=1, iterations=20, random_state=8, discretization=discretization)

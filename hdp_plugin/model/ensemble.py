@@ -162,11 +162,11 @@ def member_discretizer(ds: Dataset, discretization: str):
     """A function of a member's seed returning the member's attributes, cut on ``ds``: stochastic MDL
     draws each member's cut points from its own seed (the columns sorted once); the other methods
     give every member the same attributes (one list, learnt once)."""
-    if discretization == "stochastic-mdl":
+    if discretization in config.STOCHASTIC_DISCRETIZATIONS:
         columns = sorted_numeric_columns(ds)
 
         def cut(seed):
-            cuts = stochastic_cut_points(columns, seed)
+            cuts = stochastic_cut_points(columns, seed, discretization)
             return [discretized_attribute(a, cuts[j]) if j in cuts else a for j, a in enumerate(ds.attributes)]
 
         return cut

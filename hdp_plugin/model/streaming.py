@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from .. import _seeds
+from .. import _seeds, config
 from ..data.stream import BatchSource
 from ..distributed.local import LocalEngine
 from ..errors import DataError, TooLargeError
@@ -55,7 +55,7 @@ def fit_source(clf, source: BatchSource, disc_method: str, info: dict, engine=No
         return fit_ensemble_source(clf, source, schema, disc_method, info, engine, passes, progress)
     src = source.source
     # discretisation on the sample
-    seed = _seeds.as_seed_sequence(clf.random_state) if disc_method == "stochastic-mdl" else None
+    seed = _seeds.as_seed_sequence(clf.random_state) if disc_method in config.STOCHASTIC_DISCRETIZATIONS else None
     disc = Discretizer(method=disc_method, random_state=seed).fit(schema.sample)
     attributes = disc.attributes_
     cards = _cardinalities(attributes, schema)

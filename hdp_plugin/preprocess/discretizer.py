@@ -26,7 +26,7 @@ from .cutpoints import (
     equal_width_cut_points,
 )
 from .labels import interval_labels
-from .stochastic import SortedColumn, stochastic_mdl_cut_points
+from .stochastic import SortedColumn, stochastic_gain_cut_points, stochastic_mdl_cut_points
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +63,14 @@ class Discretizer:
 
     Parameters
     ----------
-    method : {"mdl", "stochastic-mdl", "equal-frequency", "equal-width", "none"}, default "mdl"
+    method : {"mdl", "stochastic-mdl", "stochastic-gain", "equal-frequency", "equal-width", "none"}, default "mdl"
         ``"mdl"``: supervised, Fayyad & Irani's MDL method exactly as Weka 3.8's
         ``weka.filters.supervised.attribute.Discretize`` with its defaults.
         ``"stochastic-mdl"``: cut points drawn in proportion to their MDL margin, as ESKDB does
         (:mod:`hdp_plugin.preprocess.stochastic`), from ``random_state``.
+        ``"stochastic-gain"``: cut points drawn in proportion to their information gain, each kept
+        while it passes the MDL test, at least two per informative attribute
+        (:func:`~hdp_plugin.preprocess.stochastic.stochastic_gain_cut_points`), from ``random_state``.
         ``"equal-width"``: ``bins`` intervals of equal width over the training range, as Weka's
         ``unsupervised.attribute.Discretize -B bins``.
         ``"equal-frequency"``: up to ``bins`` intervals with about equal numbers of training rows,
@@ -76,7 +79,8 @@ class Discretizer:
     bins : int, default ``config.DEFAULT_BINS`` (10)
         Number of bins of the unsupervised methods; ignored by ``"mdl"`` and ``"none"``.
     random_state : int, SeedSequence, Generator or None, default None
-        Seed of ``"stochastic-mdl"`` (one stream per attribute); ignored by the other methods.
+        Seed of ``"stochastic-mdl"`` and ``"stochastic-gain"`` (one stream per attribute); ignored by
+        the other methods.
 
     Attributes
     ----------
@@ -146,9 +150,9 @@ class Discretizer:
             name = dataset.attributes[next(iter(pending))].name
             raise ParameterError(f"attribute {name!r} is numeric; discretization 'none' needs nominal data")
         cut_points: dict[int, np.ndarray] = {}
-        if pending and method == "stochastic-mdl":
+        if pending and method in config.STOCHASTIC_DISCRETIZATIONS:
             seed = _seeds.as_seed_sequence(self.random_state)
-            cut_points = stochastic_cut_points(sorted_numeric_columns(dataset), seed)
+            cut_points = stochastic_cut_points(sorted_numeric_columns(dataset), seed, method)
         elif pending:
             rows = dataset.y >= 0
             all_rows = bool(rows.all())
@@ -221,11 +225,12 @@ def sorted_numeric_columns(dataset: Dataset) -> dict[int, SortedColumn]:
     return cols
 
 
-def stochastic_cut_points(columns: dict[int, SortedColumn], seed) -> dict[int, np.ndarray]:
-    """Stochastic MDL cut points of every column; attribute ``j`` draws from ``(DISCRETIZE, j)``
-    of ``seed`` (a SeedSequence), so its cuts do not depend on the other attributes."""
-    return {j: stochastic_mdl_cut_points(col, _seeds.generator(seed, _seeds.DISCRETIZE, j))
-            for j, col in columns.items()}
+def stochastic_cut_points(columns: dict[int, SortedColumn], seed, method: str = "stochastic-mdl") -> dict[int, np.ndarray]:
+    """Stochastic cut points of every column (``method``: ``"stochastic-mdl"``, ESKDB's, or
+    ``"stochastic-gain"``); attribute ``j`` draws from ``(DISCRETIZE, j)`` of ``seed`` (a
+    SeedSequence), so its cuts do not depend on the other attributes."""
+    draw = stochastic_gain_cut_points if method == "stochastic-gain" else stochastic_mdl_cut_points
+    return {j: draw(col, _seeds.generator(seed, _seeds.DISCRETIZE, j)) for j, col in columns.items()}
 
 
 def apply_cut_points(dataset: Dataset, attributes: list[Attribute]) -> Dataset:

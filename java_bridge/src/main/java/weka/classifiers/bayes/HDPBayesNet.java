@@ -113,8 +113,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   /** concentration tying: one per node, siblings share, each tree level shares (the paper's), all share */
   public static final Tag[] TAGS_TYING = tags("none", "same-parent", "level", "single");
   /** how numeric attributes become nominal */
-  public static final Tag[] TAGS_DISCRETIZATION = tags("auto", "mdl", "stochastic-mdl", "equal-frequency",
-    "equal-width", "none");
+  public static final Tag[] TAGS_DISCRETIZATION = tags("auto", "mdl", "stochastic-mdl", "stochastic-gain",
+    "equal-frequency", "equal-width", "none");
   /** formats of the training data handed to the daemon */
   public static final Tag[] TAGS_DATA_FORMAT = tags("arrow", "arff");
 
@@ -197,7 +197,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     + ").";
   static final String DISCRETIZATION_TIP = "How numeric attributes become nominal: auto (stochastic-mdl for "
     + "eskdb, else mdl), mdl (Fayyad and Irani, as Weka's supervised Discretize), stochastic-mdl (cut points "
-    + "drawn in proportion to their MDL margin), equal-frequency, equal-width, or none (only nominal data) "
+    + "drawn in proportion to their MDL margin), stochastic-gain (drawn by information gain, at least two per "
+    + "informative attribute; never a default), equal-frequency, equal-width, or none (only nominal data) "
     + "(default: " + DEFAULT_DISCRETIZATION + ").";
 
   // ---- options
@@ -513,7 +514,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
 
   @OptionMetadata(displayName = "discretization", description = DISCRETIZATION_TIP,
     commandLineParamName = "discretization",
-    commandLineParamSynopsis = "-discretization <auto|mdl|stochastic-mdl|equal-frequency|equal-width|none>",
+    commandLineParamSynopsis = "-discretization <auto|mdl|stochastic-mdl|stochastic-gain|equal-frequency|equal-width|none>",
     displayOrder = 14)
   public SelectedTag getDiscretization() {
     return new SelectedTag(m_Discretization, TAGS_DISCRETIZATION);

@@ -122,7 +122,7 @@ class HDPBayesNetTest {
     "-S foo|-S must be one of nb, tan, kdb, skdb or eskdb, got 'foo'",
     "-E bogus|-E must be one of hdp, m-estimate, laplace or mle, got 'bogus'",
     "-L paper|-L must be one of none, same-parent, level or single, got 'paper'",
-    "-discretization foo|-discretization must be one of auto, mdl, stochastic-mdl, equal-frequency, equal-width or none, got 'foo'",
+    "-discretization foo|-discretization must be one of auto, mdl, stochastic-mdl, stochastic-gain, equal-frequency, equal-width or none, got 'foo'",
     "-data-format csv|-data-format must be one of arrow or arff, got 'csv'",
     "-K abc|-K must be an integer, got 'abc'",
     "-seed abc|-seed must be an integer, got 'abc'",

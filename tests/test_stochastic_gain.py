@@ -1,0 +1,79 @@
+"""The "stochastic-gain" discretisation (issue 24, part 3): chosen only when asked, never a default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hdp_plugin import BayesNetClassifier, read_dataset
+from hdp_plugin.errors import ParameterError
+from hdp_plugin.preprocess import Discretizer, mdl_cut_points
+from hdp_plugin.preprocess.stochastic import SortedColumn, _weights, stochastic_gain_cut_points
+
+HERE = Path(__file__).parent
+DIABETES = HERE.parent / "examples" / "diabetes.arff"
+
+
+def test_every_informative_attribute_gets_at_least_two_cuts():
+    """Plain MDL keeps this attribute whole; the margin rule gives it one cut; this rule two."""
+    values = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    y = np.array([0, 0, 1, 0, 1, 1])
+    assert mdl_cut_points(values, y, 2).size == 0
+    col = SortedColumn(values, y, 2)
+    for s in range(20):
+        cuts = stochastic_gain_cut_points(col, np.random.default_rng(s))
+        assert cuts.size == 2 and set(cuts) <= {1.5, 2.5, 3.5, 4.5, 5.5} and cuts[0] < cuts[1]
+
+
+def test_first_cut_is_drawn_in_proportion_to_the_gain():
+    """The first uniform number of the stream picks the first cut on the cumulative plain gains."""
+    rng = np.random.default_rng(11)
+    values = np.arange(40.0)
+    y = (rng.random(40) < np.linspace(0.1, 0.9, 40)).astype(np.int64)
+    col = SortedColumn(values, y, 2)
+    onehot = np.eye(2, dtype=np.int64)[y]
+    left = np.cumsum(onehot, axis=0)[:-1]
+    prior = onehot.sum(axis=0)
+    cum = np.cumsum(_weights(left, prior[None, :] - left, prior, 40, margin=False))
+    for s in range(50):
+        u = np.random.default_rng(s).random()
+        first = min(int(np.searchsorted(cum, u * cum[-1], side="right")), 38) + 0.5
+        assert first in stochastic_gain_cut_points(col, np.random.default_rng(s), min_cuts=1)
+
+
+def test_no_information_no_cut():
+    col = SortedColumn(np.arange(10.0), np.zeros(10, np.int64), 2)
+    assert stochastic_gain_cut_points(col, np.random.default_rng(0)).size == 0
+    col = SortedColumn(np.full(10, 3.0), np.arange(10) % 2, 2)
+    assert stochastic_gain_cut_points(col, np.random.default_rng(0)).size == 0
+
+
+def test_an_ensemble_with_it_is_seeded_and_differs_from_the_default():
+    ds = read_dataset(DIABETES)
+    params = dict(n_members=4, k=2, iterations=40, random_state=3, n_jobs=1)
+    a = BayesNetClassifier(discretization="stochastic-gain", **params).fit(ds)
+    b = BayesNetClassifier(discretization="stochastic-gain", **params).fit(ds)
+    d = BayesNetClassifier(**params).fit(ds)
+    assert a.discretization_ == "stochastic-gain" and d.discretization_ == "stochastic-mdl"
+    np.testing.assert_array_equal(a.predict_proba(ds), b.predict_proba(ds))
+    assert not np.array_equal(a.predict_proba(ds), d.predict_proba(ds))
+    for mb in a.members_:
+        cuts = [len(x.cut_points) for x in mb.attributes if x.cut_points is not None and len(x.cut_points)]
+        assert cuts and min(cuts) >= 2
+
+
+def test_a_single_network_and_the_discretizer_take_it():
+    ds = read_dataset(DIABETES)
+    disc = Discretizer(method="stochastic-gain", random_state=5).fit(ds)
+    again = Discretizer(method="stochastic-gain", random_state=5).fit(ds)
+    assert all(np.array_equal(disc.cut_points_[j], again.cut_points_[j]) for j in disc.cut_points_)
+    clf = BayesNetClassifier(structure="kdb", k=1, iterations=30, discretization="stochastic-gain",
+                             random_state=5).fit(ds)
+    assert clf.discretization_ == "stochastic-gain"
+
+
+def test_an_unknown_method_is_still_refused():
+    with pytest.raises(ParameterError):
+        Discretizer(method="stochastic").fit(read_dataset(DIABETES))
