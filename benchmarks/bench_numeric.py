@@ -63,7 +63,7 @@ from hdp_plugin import BayesNetClassifier, _seeds, read_dataset  # noqa: E402
 from hdp_plugin.hdp.predict import predict_log_proba  # noqa: E402
 from hdp_plugin.model.evaluation import stratified_folds  # noqa: E402
 from hdp_plugin.preprocess import Discretizer  # noqa: E402
-from hdp_plugin.preprocess.stochastic import _candidates, _draw, _entropy_bits, stochastic_mdl_cut_points  # noqa: E402
+from hdp_plugin.preprocess.stochastic import _candidates, _draw, _entropy_bits, extra_cuts, stochastic_mdl_cut_points  # noqa: E402
 
 DEBIAN_EXAMPLES = Path("/tmp/wekadeb/usr/share/doc/weka/examples")
 DATASETS = ["iris", "glass", "ionosphere", "diabetes", "segment-challenge", "mlbench-Sonar", "mlbench-Vehicle",
@@ -129,25 +129,8 @@ def traced_cut_points(col, rng, *, draw: str = "margin", penalty: float = 1.0, m
             trace["accepted"] += 1
             stack.append((i + 1, last, False))
             stack.append((first, i + 1, False))
-    n = col.values.shape[0]
     if min_cuts and cut_at:  # more cuts, by the gain times the bin's share of the rows, up to min_cuts
-        while len(cut_at) < min_cuts:
-            bounds = [0] + sorted(b + 1 for b in cut_at) + [n]
-            cands, weights = [], []
-            for lo, hi in zip(bounds[:-1], bounds[1:]):
-                if hi - lo < 2:
-                    continue
-                idx, left, right, prior = _candidates(col, lo, hi)
-                if idx.shape[0] == 0 or np.count_nonzero(prior) < 2:
-                    continue
-                g, _ = _margins(left, right, prior, hi - lo, penalty)
-                cands.append(idx)
-                weights.append(g * (hi - lo) / n)
-            if not cands or max(w.max() for w in weights) <= 0.0:
-                break
-            idx, w = np.concatenate(cands), np.concatenate(weights)
-            cut_at.append(int(idx[_draw(w, rng)]))
-            trace["extra"] += 1
+        trace["extra"] += extra_cuts(col, cut_at, min_cuts, rng)
     cuts = sorted((col.values[i] + col.values[i + 1]) / 2.0 for i in cut_at)
     return np.array(cuts, dtype=np.float64), trace
 

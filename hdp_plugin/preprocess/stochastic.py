@@ -182,7 +182,19 @@ def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_
         if ok:
             stack.append((i + 1, last, False))  # popped second: the right part
             stack.append((first, i + 1, False))  # popped first: the left part
-    while cut_at and len(cut_at) < min_cuts:
+    if cut_at:
+        extra_cuts(col, cut_at, min_cuts, rng)
+    return np.array(sorted((col.values[i] + col.values[i + 1]) / 2.0 for i in cut_at), dtype=np.float64)
+
+
+def extra_cuts(col: SortedColumn, cut_at: list[int], min_cuts: int, rng: np.random.Generator) -> int:
+    """Step 2 of :func:`stochastic_gain_cut_points`: add cuts to ``cut_at`` (candidate positions in
+    ``col``) while it has fewer than ``min_cuts``, each drawn among the candidates of all the bins in
+    proportion to its gain times the bin's share of the rows, until no candidate gains anything.
+    Returns how many were added."""
+    n = col.values.shape[0]
+    added = 0
+    while len(cut_at) < min_cuts:
         bounds = [0] + sorted(b + 1 for b in cut_at) + [n]
         cands, weights = [], []
         for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -196,4 +208,5 @@ def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_
         if not cands or max(float(w.max()) for w in weights) <= 0.0:
             break
         cut_at.append(int(np.concatenate(cands)[_draw(np.concatenate(weights), rng)]))
-    return np.array(sorted((col.values[i] + col.values[i + 1]) / 2.0 for i in cut_at), dtype=np.float64)
+        added += 1
+    return added
