@@ -29,11 +29,12 @@ _CURRENT: contextvars.ContextVar = contextvars.ContextVar("hdp_plugin_engine", d
 class Engine(Protocol):
     """What an engine provides: the passes of a fit and the sampler, each with the local result.
 
-    ``source`` is a :class:`~hdp_plugin.data.stream.BatchSource`; ``attributes`` the model's
-    (discretised) attributes and ``class_attribute`` its class; ``cards`` the attributes' model
-    cardinalities and ``n_classes`` the number of classes. The ``*_members`` passes do the same for
-    every member of an ensemble at once (``attribute_sets[e]``, ``cards[e]`` and ``trees[e]`` are
-    member ``e``'s), reading the data once for all of them.
+    A fit's networks are members (:mod:`hdp_plugin.model.pipeline`: a single network is an ensemble
+    of one), so every pass is for a group of members at once, reading the data once for all of them.
+    ``source`` is a :class:`~hdp_plugin.data.stream.BatchSource`; ``attribute_sets[e]`` member ``e``'s
+    (discretised) attributes, ``cards[e]`` their model cardinalities and ``trees[e]`` its context trees
+    (``(attribute, parents)`` pairs); ``class_attribute`` is the class and ``n_classes`` its number of
+    values.
     """
 
     #: ``"local"`` or ``"dask"``: recorded in ``fit_info_["engine"]``
@@ -43,29 +44,21 @@ class Engine(Protocol):
         """The schema pass: a :class:`~hdp_plugin.data.stream.SchemaScan` of ``source`` (attributes,
         class, rows, the discretisation sample), with the ``categorical`` columns nominal."""
 
-    def count(self, source, attributes, class_attribute, cards, n_classes, pairs=True):
-        """The counting pass: the :class:`~hdp_plugin.structure.counts.CountStatistics` of ``source``
-        (without the pairwise counts unless ``pairs``: naive Bayes needs none)."""
-
-    def selective(self, source, attributes, class_attribute, stats, k):
-        """SkDB's tries and leave-one-out passes: the selection of
-        :func:`~hdp_plugin.structure.selective.selective_kdb` on the counts ``stats``."""
-
-    def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
-        """The leaf cells of the context trees ``trees`` (``(attribute, parents)`` pairs)."""
-
     def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None,
                tolerance=None):
         """The HDP sampler on ``trees``: :func:`hdp_plugin.hdp.sampler.sample`'s result."""
 
-    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
-        """Every member's counts (``count`` on its own attributes), in one pass."""
+    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes, pairs=True):
+        """The counting pass: every member's :class:`~hdp_plugin.structure.counts.CountStatistics`
+        (without the pairwise counts unless ``pairs``: naive Bayes needs none)."""
 
     def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
-        """Every member's SkDB selection on its own order ``orders[e]``, the passes shared."""
+        """SkDB's tries and leave-one-out passes: every member's selection
+        (:func:`~hdp_plugin.structure.selective.selective_kdb` on its counts ``stats[e]``, with the
+        m-estimates' ``m``) on its own order ``orders[e]`` (None: decreasing MI)."""
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
-        """Every member's leaf cells of its own trees, in one pass."""
+        """The leaf cells of every member's context trees."""
 
 
 def current_engine() -> Engine:

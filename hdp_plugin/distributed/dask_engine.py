@@ -75,32 +75,10 @@ def _merge(a, b):
     return a.merge(b)
 
 
-def _count(part, attributes, class_attribute, cards, n_classes, row0, pairs=True):
-    from ..preprocess.batches import source_codes
-    from ..structure.counts import CountAccumulator
-
-    acc = CountAccumulator(cards, n_classes, pairs=pairs)
-    row = row0
-    for ds in source_codes(part, attributes, class_attribute):
-        acc.add(ds.X, ds.y, row)
-        row += ds.n_rows
-    return acc
-
-
-def _cells(part, attributes, class_attribute, trees, cards, n_classes):
-    from ..preprocess.batches import source_codes
-    from ..hdp.trees import LeafCellCounter
-
-    counter = LeafCellCounter(trees, cards, n_classes)
-    for ds in source_codes(part, attributes, class_attribute):
-        counter.add(ds.X, ds.y)
-    return counter
-
-
-def _count_members(part, attribute_sets, class_attribute, cards, n_classes, row0):
+def _count_members(part, attribute_sets, class_attribute, cards, n_classes, row0, pairs=True):
     from .local import count_members
 
-    return count_members(part, attribute_sets, class_attribute, cards, n_classes, row0)
+    return count_members(part, attribute_sets, class_attribute, cards, n_classes, row0, pairs=pairs)
 
 
 def _cells_members(part, attribute_sets, class_attribute, trees, cards, n_classes):
@@ -238,25 +216,6 @@ class DaskEngine:
         parts, offsets = self._offsets(source)
         return self._reduce(self.client.map(_scan, parts, offsets, [categorical] * len(parts), pure=False))
 
-    def count(self, source, attributes, class_attribute, cards, n_classes, pairs=True):
-        parts, offsets = self._offsets(source)
-        futs = [self.client.submit(_count, p, attributes, class_attribute, cards, n_classes, o, pairs, pure=False)
-                for p, o in zip(parts, offsets)]
-        return self._reduce(futs).result()
-
-    def selective(self, source, attributes, class_attribute, stats, k):
-        """SkDB: the tries per partition, merged; then the leave-one-out sums per partition, merged (the
-        passes of a one-member ensemble, :class:`_DaskMemberPasses`)."""
-        from ..structure.selective import selective_kdbs
-
-        passes = _DaskMemberPasses(self, source, [attributes], class_attribute)
-        return selective_kdbs([stats], k, m=config.DEFAULT_M, orders=[None], passes=passes)[0]
-
-    def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
-        futs = [self.client.submit(_cells, p, attributes, class_attribute, trees, cards, n_classes, pure=False)
-                for p in source.partitions()]
-        return self._reduce(futs).result()
-
     def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None, tolerance=None):
         """Every tree an independent task (largest first), with its own stream of ``random_state``."""
         from ..hdp.rng import tree_states
@@ -315,9 +274,9 @@ class DaskEngine:
         return int(sum(self.client.gather(futs)))
 
     # -- ensembles: every member's work on a partition in one task ----------------------------------
-    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
+    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes, pairs=True):
         parts, offsets = self._offsets(source)
-        futs = [self.client.submit(_count_members, p, attribute_sets, class_attribute, cards, n_classes, o,
+        futs = [self.client.submit(_count_members, p, attribute_sets, class_attribute, cards, n_classes, o, pairs,
                                    pure=False) for p, o in zip(parts, offsets)]
         return self._reduce(futs).result()
 

@@ -13,9 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..data.stream import BatchSource, scan_schema
 from ..hdp.trees import LeafCellCounter
-from ..preprocess.batches import batch_codes
 from ..structure.counts import CountAccumulator
-from ..structure.selective import LooAccumulator, TrieAccumulator, selective_kdb
+from ..structure.selective import LooAccumulator, TrieAccumulator
 
 
 class LocalEngine:
@@ -26,48 +25,22 @@ class LocalEngine:
     def scan(self, source: BatchSource, categorical=None):
         return scan_schema(source, categorical=categorical)
 
-    def blocks(self, source: BatchSource, attributes, class_attribute):
-        """A function returning a fresh iterator of (X, y) code blocks, rows in order."""
-        def gen():
-            for t in source.batches():
-                ds = batch_codes(t, attributes, class_attribute, source.source)
-                if ds.n_rows:
-                    yield ds.X, ds.y
-        return gen
-
-    def count(self, source, attributes, class_attribute, cards, n_classes, pairs=True):
-        acc = CountAccumulator(cards, n_classes, pairs=pairs)
-        row = 0
-        for X, y in self.blocks(source, attributes, class_attribute)():
-            acc.add(X, y, row)
-            row += X.shape[0]
-        return acc.result()
-
-    def selective(self, source, attributes, class_attribute, stats, k):
-        return selective_kdb(None, None, stats, k, blocks=self.blocks(source, attributes, class_attribute))
-
-    def cells(self, source, attributes, class_attribute, trees, cards, n_classes):
-        counter = LeafCellCounter(trees, cards, n_classes)
-        for X, y in self.blocks(source, attributes, class_attribute)():
-            counter.add(X, y)
-        return counter.result()
-
     def sample(self, trees, **kwargs):
         from ..hdp.sampler import sample
 
         return sample(trees, **kwargs)
 
     # -- ensembles: one pass for all members -----------------------------------------------------
-    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes):
-        """Every member's counts (``count`` on its own attributes), in one pass over ``source``."""
-        return count_members(source, attribute_sets, class_attribute, cards, n_classes).result()
+    def count_members(self, source, attribute_sets, class_attribute, cards, n_classes, pairs=True):
+        """Every member's counts on its own attributes, in one pass over ``source``."""
+        return count_members(source, attribute_sets, class_attribute, cards, n_classes, pairs=pairs).result()
 
     def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
         """Every member's SkDB selection on its own order, the tries and leave-one-out passes shared."""
         return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs)
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
-        """Every member's leaf cells (``cells`` of its own trees), in one pass over ``source``."""
+        """Every member's leaf cells of its own trees, in one pass over ``source``."""
         return cells_members(source, attribute_sets, class_attribute, trees, cards, n_classes).result()
 
 
@@ -116,9 +89,11 @@ class MemberPartials:
         return [p.result() for p in self.parts]
 
 
-def count_members(source, attribute_sets, class_attribute, cards, n_classes, row0: int = 0) -> MemberPartials:
-    """Every member's CountAccumulator over ``source`` (whose first row is global row ``row0``)."""
-    accs = [CountAccumulator(c, n_classes) for c in cards]
+def count_members(source, attribute_sets, class_attribute, cards, n_classes, row0: int = 0,
+                  pairs: bool = True) -> MemberPartials:
+    """Every member's CountAccumulator over ``source`` (whose first row is global row ``row0``; without
+    the pairwise counts unless ``pairs``)."""
+    accs = [CountAccumulator(c, n_classes, pairs=pairs) for c in cards]
     row = row0
     for coded in member_batches(source, attribute_sets, class_attribute):
         for acc, (X, y) in zip(accs, coded):

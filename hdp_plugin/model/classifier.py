@@ -15,8 +15,7 @@ import warnings
 
 import numpy as np
 
-from .. import _cancel, _seeds, config
-from ..params import check_all, default, resolved_discretization, resolved_iterations, sampler_tolerance, structure_name
+from ..params import check_all, default, resolved_discretization
 from ..data import (
     Attribute,
     Dataset,
@@ -29,14 +28,11 @@ from ..data import (
     from_pandas,
 )
 from ..data.categorical import declare_categorical
-from ..errors import DataError, NotFittedError, ParameterError, TooLargeError
-from ..hdp.tables import ProbabilityTables, class_prior
-from ..hdp.trees import build_trees
-from ..preprocess import Discretizer, apply_cut_points
-from ..structure import learn_structure
-from ..structure.learn import network_k
-from .ensemble import coding_attributes, fit_members, model_cardinalities, model_proba
-from .estimate import estimate_tables
+from ..errors import DataError, NotFittedError, ParameterError
+from ..preprocess import apply_cut_points
+from .ensemble import coding_attributes, model_proba
+from .pipeline import FitPlan, fit_networks
+from .rows import MemoryRows
 
 log = logging.getLogger(__name__)
 
@@ -342,45 +338,23 @@ class BayesNetClassifier(_EstimatorBase):
         if y is None:
             self.classes_ = np.asarray(ds.class_values, dtype=object)
 
-        disc_method = resolved_discretization(self.structure, self.discretization)
         info = {"rows": ds.n_rows, "dropped_missing_class": dropped, "warnings": list(warn)}
         if self.structure != "eskdb" and self.n_members != default("n_members"):
             msg = (f"n_members={self.n_members!r} is ignored: it is the number of members of an ESKDB ensemble "
                    f"(structure='eskdb'), and structure is {self.structure!r}")
             warnings.warn(msg, UserWarning, stacklevel=2)
             info["warnings"].append(msg)
-        if self.structure == "eskdb":
-            members, more = fit_members(
-                ds, n_members=int(self.n_members), k=int(self.k), estimator=self.estimator,
-                iterations=resolved_iterations(self.structure, self.iterations), burn_in=self.burn_in, tying=self.tying,
-                tolerance=sampler_tolerance(self.iterations), m=float(self.m),
-                discretization=disc_method, random_state=self.random_state, n_jobs=self.n_jobs,
-                sample=engine.sample, progress=progress)  # fmt: skip
-            info["warnings"] += more.pop("warnings", [])
-            for w in info["warnings"][len(warn):]:
-                log.warning("%s: %s", ds.source, w)
-            info.update(more)
-            self.members_ = members
-            first = members[0]
-            structure, attributes, cards, self.tables_ = (first.structure, first.attributes,
-                                                          first.cardinalities, first.tables)
-        else:
-            self.__dict__.pop("members_", None)  # a single network now
-            structure, attributes, cards = self._fit_single(ds, disc_method, info, engine.sample, progress)
-        self.discretization_ = disc_method
-        self.structure_ = structure
-        self.attributes_ = list(attributes)
-        self.class_attribute_ = ds.class_attribute
-        self.cardinalities_ = cards
-        self.n_features_in_ = ds.n_attributes
-        self.parents_ = structure.named_parents(ds.names)
-        self._array_names_ = ds.names
+        plan = FitPlan.of(self, resolved_discretization(self.structure, self.discretization))
+        members, more = fit_networks(MemoryRows(ds, self.n_jobs), plan, self.random_state, engine.sample, progress)
+        for w in more.get("warnings", []):
+            log.warning("%s: %s", ds.source, w)
+        info["warnings"] += more.pop("warnings", [])
+        info.update(more)
+        self._adopt(members, info, plan, ds.class_attribute, ds.names, started)
         if has_names:
             self.feature_names_in_ = np.asarray(ds.names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        info["fit_seconds"] = time.perf_counter() - started
-        self.fit_info_ = info
         return self
 
     def _fit_source(self, source, y, started: float, engine, progress=None):
@@ -390,27 +364,35 @@ class BayesNetClassifier(_EstimatorBase):
 
         if y is not None:
             raise ParameterError("y must be None when X is a batch source (the class is inside it)")
-        disc_method = resolved_discretization(self.structure, self.discretization)
-        info = {"warnings": []}
-        structure, attributes, cards, class_attribute, names, members = fit_source(self, source, disc_method, info,
-                                                                                    engine, progress)
-        if members is not None:
+        plan = FitPlan.of(self, resolved_discretization(self.structure, self.discretization))
+        members, info, schema = fit_source(self, source, plan, engine, progress)
+        self.classes_ = np.asarray(schema.class_attribute.values, dtype=object)
+        self._adopt(members, info, plan, schema.class_attribute, schema.names, started)
+        self.feature_names_in_ = np.asarray(schema.names, dtype=object)
+        return self
+
+    def _adopt(self, members, info: dict, plan, class_attribute, names, started: float) -> None:
+        """Take the fitted ``members`` (:func:`~hdp_plugin.model.pipeline.fit_networks`): an ensemble keeps
+        them in ``members_``; a single network's are its ``structure_``, ``tables_`` and the rest (for an
+        ensemble, member 0's)."""
+        first = members[0]
+        if plan.ensemble:
             self.members_ = members
         else:
             self.__dict__.pop("members_", None)  # a single network now
-        self.discretization_ = disc_method
-        self.structure_ = structure
-        self.attributes_ = list(attributes)
+            if plan.estimator == "hdp":
+                info.update(concentrations=first.concentrations, node_group=first.node_group)
+        self.discretization_ = plan.discretization
+        self.structure_ = first.structure
+        self.tables_ = first.tables
+        self.attributes_ = list(first.attributes)
         self.class_attribute_ = class_attribute
-        self.classes_ = np.asarray(class_attribute.values, dtype=object)
-        self.cardinalities_ = cards
-        self.n_features_in_ = len(attributes)
-        self.parents_ = structure.named_parents(names)
+        self.cardinalities_ = first.cardinalities
+        self.n_features_in_ = len(names)
+        self.parents_ = first.structure.named_parents(names)
         self._array_names_ = names
-        self.feature_names_in_ = np.asarray(names, dtype=object)
         info["fit_seconds"] = time.perf_counter() - started
         self.fit_info_ = info
-        return self
 
     def predict_source(self, source):
         """P(class | x) of every batch of a :class:`~hdp_plugin.data.stream.BatchSource`, batch by
@@ -419,42 +401,6 @@ class BayesNetClassifier(_EstimatorBase):
         from .streaming import predict_source
 
         return predict_source(self, source)
-
-    def _fit_single(self, ds: Dataset, disc_method: str, info: dict, sample, progress=None):
-        """One network: discretise, learn the structure, estimate the tables (sets ``tables_``);
-        ``sample`` is the engine's sampler."""
-        seed = _seeds.as_seed_sequence(self.random_state) if disc_method in config.STOCHASTIC_DISCRETIZATIONS else None
-        # Step 1: discretise numeric attributes (cut points learnt here, kept in attributes_)
-        ds = Discretizer(method=disc_method, random_state=seed).fit_transform(ds)
-        _cancel.check()
-        # Step 2: the model's cardinalities: labels, plus a slot for missing if training had any
-        cards = model_cardinalities(ds)
-        n_classes = ds.n_classes
-        # Step 3: structure
-        t0 = time.perf_counter()
-        kind = self.structure
-        k = network_k(kind, self.k)
-        structure = learn_structure(ds.X, ds.y, cards, n_classes, kind=kind, k=k)
-        info["structure_seconds"] = time.perf_counter() - t0
-        _cancel.check()
-        # Step 4: context trees and their tables
-        try:
-            trees = build_trees(ds.X, ds.y, cards, n_classes, structure.parents, structure.kept)
-        except TooLargeError as exc:
-            name = structure_name(kind, k)
-            raise TooLargeError(f"{name} on {ds.source}: {exc}") from None
-        _cancel.check()
-        est = estimate_tables([trees], estimator=self.estimator, m=self.m, sample=sample,
-                              random_state=self.random_state if seed is None else seed,
-                              iterations=resolved_iterations(kind, self.iterations), burn_in=self.burn_in,
-                              tying=self.tying, tolerance=sampler_tolerance(self.iterations), n_jobs=self.n_jobs,
-                              progress=progress)
-        info.update(est.info)
-        if self.estimator == "hdp":
-            info.update(concentrations=est.concentrations[0], node_group=est.node_group[0])
-        log_probs = est.log_probs[0]
-        self.tables_ = ProbabilityTables(trees, log_probs, np.log(class_prior(ds.y, n_classes)))
-        return structure, ds.attributes, cards
 
     # ------------------------------------------------------------------------------------------
     def _check_fitted(self) -> None:

@@ -6,7 +6,8 @@ plain order of decreasing MI with the class; every other member draws its order 
 attributes without replacement with probability proportional to their MI (a Plackett-Luce draw,
 done here with Gumbel keys: sorting ``log MI + Gumbel noise`` in decreasing order gives exactly
 that distribution). Attributes with zero MI are left out of every order. Parents and the (n*, k*)
-selection then follow kDB and SkDB on that order (:func:`~hdp_plugin.structure.selective.selective_kdb`).
+selection then follow kDB and SkDB on that order (:func:`~hdp_plugin.structure.selective.selective_kdb`;
+the fit's pipeline, :mod:`hdp_plugin.model.pipeline`, runs the steps for all members).
 
 References
 ----------
@@ -18,11 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import config
 from .base import Structure
-from .counts import count_statistics, mutual_information
+from .counts import mutual_information
 from .learners import mi_order
-from .selective import selective_kdb
 
 
 def sampled_order(mi: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
@@ -47,45 +46,6 @@ def sampled_order(mi: np.ndarray, rng: np.random.Generator | None) -> np.ndarray
         return order[mi[order] > 0.0].astype(np.int64)
     keys = np.log(mi[informative]) + rng.gumbel(size=informative.size)
     return informative[np.argsort(-keys, kind="stable")].astype(np.int64)
-
-
-def eskdb_member(
-    X: np.ndarray,
-    y: np.ndarray,
-    cardinalities: np.ndarray,
-    n_classes: int,
-    *,
-    k: int = config.DEFAULT_K,
-    m: float = config.DEFAULT_M,
-    order_rng: np.random.Generator | None = None,
-) -> Structure:
-    """One member's structure: SkDB with maximum ``k`` on the member's attribute order.
-
-    Parameters
-    ----------
-    X, y, cardinalities, n_classes
-        The member's codes (after its own discretisation) and the class.
-    k : int
-        K, the most attribute parents considered by the selection.
-    m : float
-        The m of the selection's m-estimates.
-    order_rng : numpy.random.Generator or None
-        None for member 0 (MI order), else the member's order stream.
-
-    Returns
-    -------
-    Structure
-        ``kind="skdb"``; ``order`` is the member's order (attributes of MI > 0 only), ``info``
-        holds the selection's figures plus ``"order_kind"`` (``"mi"`` or ``"sampled"``).
-    """
-    stats = count_statistics(X, y, cardinalities, n_classes)
-    mi, order = member_order(stats, order_rng)
-    if order.size == 0:  # nothing is informative: the class prior
-        s = prior_structure(stats, mi, k, m)
-    else:
-        s = selective_kdb(X, y, stats, k, m=m, order=order)
-    s.info["order_kind"] = "mi" if order_rng is None else "sampled"
-    return s
 
 
 def member_order(stats, order_rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,243 @@
+"""The fit of every model: one pipeline from rows to networks, whatever the structure and wherever
+the rows are.
+
+A single network is an ensemble of one member whose seed is the model's own; an ESKDB's ``n``
+members have the seeds ``(MEMBER, e)`` of it (:mod:`hdp_plugin._seeds`). Every fit runs the same
+steps on its members, a group of them at a time (the members whose working memory is held together):
+
+1. **discretise**: each member's cut points on the rows' discretisation sample, from its own seed
+   (stochastic MDL); the deterministic methods give every member the same attributes;
+2. **count** n(y), n(x_i, y) and, when the structure needs them, n(x_i, x_j, y), for every member of
+   the group on its own codes;
+3. **structure**: naive Bayes, TAN and kDB from the counts; SkDB's tries and leave-one-out passes
+   (:func:`~hdp_plugin.structure.selective.selective_kdb`); an ESKDB member draws its attribute order
+   first (member 0 the MI order) and is the class prior when no attribute is informative;
+4. **context trees**: the leaf cells of every kept attribute's tree (an ensemble's members share
+   :data:`hdp_plugin.config.MAX_MODEL_CELLS`);
+
+then 5. **estimate** the tables of every member's trees in one run of the engine's sampler (or a
+baseline estimator; :func:`~hdp_plugin.model.estimate.estimate_tables`), each member's trees on the
+streams of its own seed.
+
+Where the rows are is the backend's business (:mod:`hdp_plugin.model.rows`): in memory (a Dataset,
+coded once per member, the members of a group on threads) or a batch source on an engine (one read
+of the data per step for the whole group). Both give the same integers, so the same model bit for
+bit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _seeds, config
+from ..errors import TooLargeError
+from ..hdp.rng import tree_states
+from ..hdp.tables import ProbabilityTables, class_prior_of_counts
+from ..hdp.trees import ContextTrees
+from ..params import resolved_iterations, sampler_tolerance, structure_name
+from ..preprocess import Discretizer, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
+from ..structure import Structure
+from ..structure.counts import check_pairwise_bytes, needs_pairs
+from ..structure.eskdb import member_order, prior_structure
+from ..structure.learn import network_k, structure_from_counts
+from .ensemble import Member
+from .estimate import estimate_tables
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What a fit builds: the classifier's parameters that shape the networks (validated)."""
+
+    #: ``"nb"``, ``"tan"``, ``"kdb"``, ``"skdb"`` or ``"eskdb"``
+    structure: str
+    #: the classifier's ``k`` (for ESKDB and SkDB the largest K of the selection)
+    k: int
+    #: 1 but for ESKDB
+    n_members: int
+    estimator: str
+    m: float
+    tying: str
+    #: as given: None is "auto" (every tree stops once converged)
+    iterations: int | None
+    burn_in: int | None
+    #: resolved ("auto" is the structure's own)
+    discretization: str
+    n_jobs: int | None
+
+    @classmethod
+    def of(cls, clf, discretization: str) -> "FitPlan":
+        """The plan of a BayesNetClassifier whose parameters are validated."""
+        ensemble = clf.structure == "eskdb"
+        return cls(clf.structure, int(clf.k), int(clf.n_members) if ensemble else 1, clf.estimator, float(clf.m),
+                   clf.tying, clf.iterations, clf.burn_in, discretization, clf.n_jobs)
+
+    @property
+    def ensemble(self) -> bool:
+        return self.structure == "eskdb"
+
+    @property
+    def kind(self) -> str:
+        """Every member's structure learner (an ESKDB member is an SkDB)."""
+        return "skdb" if self.ensemble else self.structure
+
+    @property
+    def network_k(self) -> int:
+        """The k the members are learnt with (:func:`~hdp_plugin.structure.learn.network_k`)."""
+        return network_k(self.kind, self.k)
+
+    @property
+    def selection_m(self) -> float:
+        """The m of SkDB's leave-one-out m-estimates: ESKDB's ``m``; a single SkDB's is the default 1."""
+        return self.m if self.ensemble else config.DEFAULT_M
+
+
+@dataclass
+class Draft:
+    """A member before its tables: everything but the estimates."""
+
+    seed: np.random.SeedSequence
+    attributes: list
+    cardinalities: np.ndarray
+    structure: Structure
+    trees: ContextTrees
+
+
+def member_seeds(random_state, n_members: int) -> tuple[np.random.SeedSequence, list[np.random.SeedSequence]]:
+    """The ensemble's master seed and every member's, the stream ``(MEMBER, e)`` of ``random_state``."""
+    master = _seeds.as_seed_sequence(random_state)
+    return master, [_seeds.child(master, _seeds.MEMBER, e) for e in range(n_members)]
+
+
+def member_discretizer(sample, discretization: str):
+    """A function of a member's seed returning the member's attributes, cut on the Dataset ``sample``:
+    stochastic MDL draws each member's cut points from its own seed (the columns sorted once); the
+    other methods give every member the same attributes (one list, learnt once)."""
+    if discretization in config.STOCHASTIC_DISCRETIZATIONS:
+        columns = sorted_numeric_columns(sample)
+
+        def cut(seed):
+            cuts = stochastic_cut_points(columns, seed, discretization)
+            return [discretized_attribute(a, cuts[j]) if j in cuts else a for j, a in enumerate(sample.attributes)]
+
+        return cut
+    shared = Discretizer(method=discretization).fit(sample).attributes_
+    return lambda seed: shared
+
+
+def member_cell_limit(n_members: int) -> int:
+    """The table cells each member may have: its share of ``config.MAX_MODEL_CELLS``."""
+    return max(1, config.MAX_MODEL_CELLS // n_members)
+
+
+def _too_large(plan: FitPlan, exc: TooLargeError, e: int, source: str) -> TooLargeError:
+    """The refusal of member ``e``'s trees: of the network, or saying that the members share the limit."""
+    if not plan.ensemble:
+        return TooLargeError(f"{structure_name(plan.kind, plan.network_k)} on {source}: {exc}")
+    n = plan.n_members
+    return TooLargeError(
+        f"ESKDB member {e} of {n} (SkDB-{plan.k}) on {source}: {exc}; an ensemble shares the limit "
+        f"among its members (each may have {config.MAX_MODEL_CELLS // n:,} cells): fewer members also help")
+
+
+def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tuple[list[Member], dict]:
+    """Fit the members of ``plan`` on ``rows`` (a backend of :mod:`hdp_plugin.model.rows`) with the
+    engine's sampler ``sample`` (:func:`hdp_plugin.hdp.sampler.sample`'s signature).
+
+    Returns
+    -------
+    (members, info)
+        One :class:`~hdp_plugin.model.ensemble.Member` for a single network (weight 1), ``n_members``
+        for ESKDB; ``info`` holds ``structure_seconds`` (everything before the tables), the master
+        ``seed``, the sampler's figures and any ``warnings``.
+    """
+    master = _seeds.as_seed_sequence(random_state)
+    seeds = member_seeds(master, plan.n_members)[1] if plan.ensemble else [master]
+    t0 = time.perf_counter()
+    pairs = needs_pairs(plan.kind, plan.network_k)
+    at_once = max(1, min(rows.group_limit, len(seeds)))
+    if pairs:  # refuse before any work if even the fewest values the attributes can have would not fit
+        check_pairwise_bytes(rows.least_cardinalities(), rows.n_classes, copies=at_once)
+    cut = member_discretizer(rows.sample, plan.discretization)
+    drafts: list[Draft] = []
+    n_y = None
+    for lo in range(0, len(seeds), at_once):
+        group = list(range(lo, min(lo + at_once, len(seeds))))
+        group_seeds = [seeds[e] for e in group]
+        # Step 1: every member's attributes (its own cut points)
+        part = rows.part(rows.map(cut, group_seeds))
+        cards = part.cardinalities()
+        # Step 2: counts
+        stats = part.count(cards, pairs)
+        n_y = stats[0].n_y  # every member counts the same rows
+        # Step 3: structures
+        structures = _structures(plan, part, stats, group, group_seeds)
+        # Step 4: context trees
+        for e, seed, attrs, card, s, trees in zip(group, group_seeds, part.attribute_sets, cards, structures,
+                                                  part.trees(structures, cards, member_cell_limit(len(seeds)))):
+            if isinstance(trees, TooLargeError):
+                raise _too_large(plan, trees, e, rows.source) from None
+            drafts.append(Draft(seed, attrs, card, s, trees))
+    structure_seconds = time.perf_counter() - t0
+    # Step 5: every member's tables in one run
+    members, info = estimate_members(drafts, plan, np.log(class_prior_of_counts(n_y)), sample, progress)
+    return members, {"structure_seconds": structure_seconds, "seed": _seeds.describe(master), **info}
+
+
+def _structures(plan: FitPlan, part, stats: list, group: list[int], seeds: list) -> list[Structure]:
+    """Step 3 for the members ``group`` (their counts ``stats``, seeds ``seeds``) of ``part``."""
+    k = plan.network_k
+    if not plan.ensemble:
+        return [structure_from_counts(plan.kind, stats[0], k,
+                                      lambda st, kk: part.select([0], [st], kk, plan.selection_m, [None])[0])]
+    out: list = [None] * len(group)
+    pending = []
+    for i, e in enumerate(group):
+        order_rng = None if e == 0 else _seeds.generator(seeds[i], _seeds.ORDER)
+        mi, order = member_order(stats[i], order_rng)
+        if order.size == 0:  # nothing is informative: the class prior
+            out[i] = prior_structure(stats[i], mi, k, plan.m)
+        else:
+            pending.append((i, order))
+    if pending:
+        found = part.select([i for i, _ in pending], [stats[i] for i, _ in pending], k, plan.m,
+                            [o for _, o in pending])
+        for (i, _), s in zip(pending, found):
+            out[i] = s
+    for e, s in zip(group, out):
+        s.info["order_kind"] = "mi" if e == 0 else "sampled"
+    return out
+
+
+def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, sample,
+                     progress=None) -> tuple[list[Member], dict]:
+    """The members' tables: with HDP, every member's trees in one run of ``sample`` (one Stirling table,
+    one thread pool; each member's trees on the streams of its own seed); returns ``(members, info)``."""
+    n_members = len(drafts)
+    states = None
+    if plan.estimator == "hdp":  # each member's trees on the streams of its own seed
+        states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
+    est = estimate_tables([d.trees for d in drafts], estimator=plan.estimator, m=plan.m, sample=sample,
+                          random_state=states, iterations=resolved_iterations(plan.structure, plan.iterations),
+                          burn_in=plan.burn_in, tying=plan.tying, tolerance=sampler_tolerance(plan.iterations),
+                          n_jobs=plan.n_jobs, progress=progress)
+    info = dict(est.info)
+    if plan.estimator == "hdp":
+        info.update(n_trees=sum(d.trees.n_trees for d in drafts), n_cells=sum(d.trees.n_cells for d in drafts))
+    members = []
+    for d, log_probs, node_group, conc in zip(drafts, est.log_probs, est.node_group, est.concentrations):
+        tables = ProbabilityTables(d.trees, log_probs, log_prior)
+        members.append(Member(_seeds.describe(d.seed), d.attributes, d.cardinalities, d.structure, tables,
+                              1.0 / n_members, node_group, conc))
+    if plan.ensemble and all(not mb.structure.kept for mb in members):
+        if all(not (np.asarray(mb.structure.mi) > 0).any() for mb in members):
+            why = "no attribute carries information about the class (every MI is 0)"
+        else:
+            why = "no member's leave-one-out selection kept an attribute (none beat the class prior)"
+        info.setdefault("warnings", []).append(f"{why}: the ensemble is the class prior")
+    return members, info

@@ -1,0 +1,184 @@
+"""Where the rows of a fit are: the two backends of :func:`hdp_plugin.model.pipeline.fit_networks`.
+
+A backend gives the pipeline what it reads of the data:
+
+* ``sample``: the Dataset the cut points are learnt on; ``source``: its name in messages;
+  ``n_classes``; ``group_limit``: the most members whose working memory is held together;
+  ``least_cardinalities()``: the fewest codes each attribute can have (for a refusal before any work);
+* ``map(fn, items)``: ``fn`` over ``items``, in order (on threads where that helps);
+* ``part(attribute_sets)``: a group of members, each with its own attributes, whose ``count``,
+  ``select`` and ``trees`` are steps 2 to 4 of the pipeline for the whole group.
+
+:class:`MemoryRows` holds a Dataset: each member's codes are made once for its group and read
+directly, the members on ``n_jobs`` threads (the kernels release the GIL). :class:`SourceRows` reads a
+:class:`~hdp_plugin.data.stream.BatchSource` on an engine (:class:`hdp_plugin.distributed.Engine`):
+every step is one pass over the data for the whole group. Every result is integers (or exact
+fixed-point sums), so the two give the same model.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .. import _cancel
+from .._threads import resolved_threads
+from ..data import Dataset
+from ..errors import TooLargeError
+from ..hdp.trees import build_trees
+from ..preprocess import apply_cut_points
+from ..structure.counts import count_statistics
+from ..structure.selective import selective_kdb
+
+
+def model_cardinalities(ds: Dataset) -> np.ndarray:
+    """Codes per attribute as a model sees them: the labels, plus a slot for missing if the
+    training data has any missing value of that attribute (at least 1)."""
+    miss = np.array([(ds.X[:, j] == a.missing_code).any() for j, a in enumerate(ds.attributes)], bool)
+    cards = np.array([len(a.values) for a in ds.attributes], np.int64) + miss
+    return np.maximum(cards, 1)
+
+
+def _key(attributes) -> tuple:
+    """Members whose attributes have the same cut points code the data alike."""
+    return tuple(a.cut_points if a.numeric else None for a in attributes)
+
+
+class MemoryRows:
+    """The rows of a Dataset (class known on every row), the members of a group on ``n_jobs`` threads."""
+
+    def __init__(self, ds: Dataset, n_jobs: int | None):
+        self.ds = ds
+        self.sample = ds
+        self.source = ds.source
+        self.n_classes = ds.n_classes
+        self.threads = resolved_threads(n_jobs)
+        self.group_limit = self.threads
+
+    def least_cardinalities(self) -> np.ndarray:
+        return model_cardinalities(self.ds)
+
+    def map(self, fn, items: list) -> list:
+        if self.threads > 1 and len(items) > 1:
+            with ThreadPoolExecutor(max_workers=min(self.threads, len(items))) as pool:
+                return list(pool.map(fn, items))
+        return [fn(x) for x in items]
+
+    def part(self, attribute_sets: list) -> "_MemoryPart":
+        return _MemoryPart(self, attribute_sets)
+
+
+class _MemoryPart:
+    def __init__(self, rows: MemoryRows, attribute_sets: list):
+        self.rows, self.attribute_sets = rows, attribute_sets
+        keys = [_key(a) for a in attribute_sets]
+        first = {}
+        for i, key in enumerate(keys):
+            first.setdefault(key, i)
+        distinct = sorted(set(first.values()))
+        coded = dict(zip(distinct, rows.map(lambda i: apply_cut_points(rows.ds, attribute_sets[i]), distinct)))
+        self.coded = [coded[first[key]] for key in keys]
+
+    def _each(self, fn, members) -> list:
+        def one(i):
+            _cancel.check()  # between members (and inside each, between blocks of rows)
+            return fn(i)
+        return self.rows.map(one, list(members))
+
+    def cardinalities(self) -> list[np.ndarray]:
+        return [model_cardinalities(c) for c in self.coded]
+
+    def count(self, cards, pairs: bool) -> list:
+        C = self.rows.n_classes
+        return self._each(lambda i: count_statistics(self.coded[i].X, self.coded[i].y, cards[i], C, pairs=pairs),
+                          range(len(self.coded)))
+
+    def select(self, members, stats, k: int, m: float, orders) -> list:
+        """SkDB's selection of the members ``members`` (indices in the group) on their counts and orders."""
+        jobs = dict(zip(members, zip(stats, orders)))
+        return self._each(lambda i: selective_kdb(self.coded[i].X, self.coded[i].y, jobs[i][0], k, m=m,
+                                                  order=jobs[i][1]), members)
+
+    def trees(self, structures, cards, max_cells: int) -> list:
+        """Every member's context trees, or the TooLargeError that refused them."""
+        C = self.rows.n_classes
+
+        def one(i):
+            s, c = structures[i], self.coded[i]
+            try:
+                return build_trees(c.X, c.y, cards[i], C, s.parents, s.kept, max_cells=max_cells)
+            except TooLargeError as exc:
+                return exc
+        return self._each(one, range(len(self.coded)))
+
+
+class SourceRows:
+    """The rows of a batch source read by an engine's passes, after the schema pass (``schema``);
+    each pass's seconds are added to ``passes``."""
+
+    def __init__(self, source, schema, engine, n_jobs: int | None, passes: dict):
+        self.data, self.schema, self.engine, self.n_jobs, self.passes = source, schema, engine, n_jobs, passes
+        self.sample = schema.sample
+        self.source = source.source
+        self.class_attribute = schema.class_attribute
+        self.n_classes = len(schema.class_attribute.values)
+        # every member in one group: each pass reads the data once for all of them (the engine takes the
+        # selection's passes in groups of its own, hdp_plugin.distributed.local.SHARED_PASS_MEMBERS)
+        self.group_limit = sys.maxsize
+
+    def cardinalities(self, attributes) -> np.ndarray:
+        """Codes per attribute as the model sees them (as :func:`model_cardinalities` of the whole data: a
+        missing slot where any row with a known class misses the value)."""
+        return np.maximum(np.array([len(a.values) for a in attributes], np.int64) + self.schema.has_missing, 1)
+
+    def least_cardinalities(self) -> np.ndarray:
+        return self.cardinalities(self.schema.attributes)
+
+    def map(self, fn, items: list) -> list:
+        return [fn(x) for x in items]
+
+    def part(self, attribute_sets: list) -> "_SourcePart":
+        return _SourcePart(self, attribute_sets)
+
+    def timed(self, name: str, fn, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.passes[name] = self.passes.get(name, 0.0) + time.perf_counter() - t0
+
+
+class _SourcePart:
+    def __init__(self, rows: SourceRows, attribute_sets: list):
+        self.rows, self.attribute_sets = rows, attribute_sets
+
+    def cardinalities(self) -> list[np.ndarray]:
+        return [self.rows.cardinalities(a) for a in self.attribute_sets]
+
+    def count(self, cards, pairs: bool) -> list:
+        r = self.rows
+        return r.timed("count", r.engine.count_members, r.data, self.attribute_sets, r.class_attribute, cards,
+                       r.n_classes, pairs=pairs)
+
+    def select(self, members, stats, k: int, m: float, orders) -> list:
+        r = self.rows
+        return r.timed("tries_and_loo", r.engine.select_members, r.data, [self.attribute_sets[i] for i in members],
+                       r.class_attribute, stats, k, m, orders, n_jobs=r.n_jobs)
+
+    def trees(self, structures, cards, max_cells: int) -> list:
+        r = self.rows
+        t0 = time.perf_counter()
+        specs = [[(c, list(s.parents[c])) for c in s.kept] for s in structures]
+        cells = r.engine.cells_members(r.data, self.attribute_sets, r.class_attribute, specs, cards, r.n_classes)
+        out = []
+        for s, card, cl in zip(structures, cards, cells):
+            try:
+                out.append(build_trees(None, None, card, r.n_classes, s.parents, s.kept, leaf_cells=cl,
+                                       max_cells=max_cells))
+            except TooLargeError as exc:
+                out.append(exc)
+        r.passes["trees"] = r.passes.get("trees", 0.0) + time.perf_counter() - t0
+        return out
