@@ -58,7 +58,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-import hdp_plugin.model.ensemble as ensemble  # noqa: E402
+import hdp_plugin.model.pipeline as pipeline  # noqa: E402
 from hdp_plugin import BayesNetClassifier, _seeds, read_dataset  # noqa: E402
 from hdp_plugin.hdp.predict import predict_log_proba  # noqa: E402
 from hdp_plugin.model.evaluation import stratified_folds  # noqa: E402
@@ -140,7 +140,7 @@ VARIANT_ARGS = {"smdl": {}, "smdl-min2": {"min_cuts": 2}, "smdl-min3": {"min_cut
 
 
 class Recorder:
-    """Stands in for ``ensemble.stochastic_cut_points`` during a fit: draws every member's cut points
+    """Stands in for ``pipeline.stochastic_cut_points`` during a fit: draws every member's cut points
     with a variant (from the same streams) and keeps the traces, in member order (one thread)."""
 
     def __init__(self, variant: str, check: bool = False):
@@ -176,10 +176,10 @@ def run_fold(train, test, variant: str, seed: int, n_members: int, check: bool) 
     from hdp_plugin.model.evaluation import rmse
 
     rec = None
-    saved = ensemble.stochastic_cut_points
+    saved = pipeline.stochastic_cut_points
     if variant not in LIBRARY:
         rec = Recorder(variant, check)
-        ensemble.stochastic_cut_points = rec
+        pipeline.stochastic_cut_points = rec
     try:
         clf = BayesNetClassifier(n_members=n_members, random_state=seed, n_jobs=1,
                                  discretization=LIBRARY.get(variant, "auto"))
@@ -187,7 +187,7 @@ def run_fold(train, test, variant: str, seed: int, n_members: int, check: bool) 
         clf.fit(train)
         secs = time.perf_counter() - t0
     finally:
-        ensemble.stochastic_cut_points = saved
+        pipeline.stochastic_cut_points = saved
     codes = clf._codes(test)
     logp = np.stack([predict_log_proba(mb.tables, X) for mb, X in zip(clf.members_, codes)])  # (E, n, c)
     mean = np.exp(logp).mean(axis=0)

@@ -65,6 +65,35 @@ def test_weights_follow_the_definition(seed):
     np.testing.assert_allclose(_weights(left, right, prior, len(col.values), False), ref_gain, atol=1e-12)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3, 8, 9, 26, 140])
+def test_the_kernel_gives_the_numpy_definition_bit_for_bit(n_classes):
+    """The kernel that draws the cuts computes every candidate's margin and gain as the NumPy
+    expressions of the rule do, to the last bit (NumPy's pairwise sum over the classes included, past
+    its block of 128 too), on random ranges with ties."""
+    from hdp_plugin.preprocess.kernels import stochastic_range_weights
+    from hdp_plugin.preprocess.stochastic import _candidates
+
+    rng = np.random.default_rng(n_classes)
+    compared = 0
+    for _ in range(150):
+        n = int(rng.integers(2, 600))
+        values = np.round(rng.normal(size=n) * rng.choice([1.0, 5.0, 50.0]))
+        col = SortedColumn(values, rng.integers(0, n_classes, size=n), n_classes)
+        first = int(rng.integers(0, n - 1))
+        last = int(rng.integers(first + 2, n + 1))
+        at, margin, gain = np.empty(n, np.int64), np.empty(n), np.empty(n)
+        m = stochastic_range_weights(col.values, col.classes, n_classes, first, last, at, margin, gain)
+        idx, left, right, prior = _candidates(col, first, last)
+        if idx.shape[0] == 0 or np.count_nonzero(prior) < 2:
+            assert m == 0
+            continue
+        compared += 1
+        assert m == idx.shape[0] and np.array_equal(at[:m], idx)
+        assert np.array_equal(margin[:m], _weights(left, right, prior, last - first, True))
+        assert np.array_equal(gain[:m], _weights(left, right, prior, last - first, False))
+    assert compared > 50
+
+
 def test_first_cut_is_drawn_in_proportion_to_the_margin():
     """Over many seeds the top-level cut lands on each candidate as often as its weight says."""
     rng = np.random.default_rng(0)

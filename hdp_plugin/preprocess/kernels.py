@@ -292,3 +292,147 @@ def equal_frequency_cut_points_sorted(values, n_bins):
         cuts[cp] = (values[last_index] + values[last_index + 1]) / 2.0
         cp += 1
     return cuts[:cp].copy()
+
+
+# -- stochastic MDL (hdp_plugin.preprocess.stochastic) ----------------------------------------------
+# These follow the NumPy expressions of the rule's definition operation for operation, so the weights
+# are the doubles those expressions give: a sum over the classes is NumPy's pairwise sum
+# (:func:`_numpy_sum`), logarithms are ``log`` and ``log2``.
+@njit(**NJIT_OPTIONS)
+def _pairwise_block(a, lo, n):
+    """NumPy's pairwise sum of ``a[lo:lo + n]`` for ``n <= 128`` (one block: 8 running sums)."""
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(**NJIT_OPTIONS)
+def _pairwise_sum(a, lo, n):
+    """NumPy's pairwise summation of ``a[lo:lo + n]`` (``numpy.add.reduce`` over a contiguous axis):
+    blocks of at most 128, halves (rounded down to a multiple of 8) added. NumPy recurses; this walks
+    the same tree with an explicit stack (numba cannot cache a recursive function)."""
+    if n <= 128:
+        return _pairwise_block(a, lo, n)
+    depth = 64
+    f_lo = np.empty(depth, np.int64)
+    f_n = np.empty(depth, np.int64)
+    f_phase = np.zeros(depth, np.int64)
+    f_left = np.empty(depth, np.float64)
+    sp = 0
+    f_lo[0], f_n[0] = lo, n
+    ret = 0.0
+    while sp >= 0:
+        m = f_n[sp]
+        if m <= 128:
+            ret = _pairwise_block(a, f_lo[sp], m)
+            sp -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        if f_phase[sp] == 0:  # the left half first
+            f_phase[sp] = 1
+            sp += 1
+            f_lo[sp], f_n[sp], f_phase[sp] = f_lo[sp - 1], half, 0
+        elif f_phase[sp] == 1:  # then the right half
+            f_left[sp] = ret
+            f_phase[sp] = 2
+            sp += 1
+            f_lo[sp], f_n[sp], f_phase[sp] = f_lo[sp - 1] + half, m - half, 0
+        else:
+            ret = f_left[sp] + ret
+            sp -= 1
+    return ret
+
+
+@njit(**NJIT_OPTIONS)
+def _entropy_bits(counts, scratch):
+    """Entropy in bits of one row of class counts (0 for an empty row); ``scratch``: n_classes doubles."""
+    total = 0
+    for c in range(counts.shape[0]):
+        total += counts[c]
+        scratch[c] = float(counts[c]) * math.log(float(counts[c])) if counts[c] > 0 else 0.0
+    if total == 0:
+        return 0.0
+    xlogx = 0.0 + _pairwise_sum(scratch, 0, counts.shape[0])
+    return (float(total) * math.log(float(total)) - xlogx) / (float(total) * LN2)
+
+
+@njit(**NJIT_OPTIONS)
+def stochastic_range_weights(values, classes, n_classes, first, last, at, margin, gain):
+    """The candidate cuts of rows ``[first, last)`` of a sorted column and their weights.
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        The column's non-missing values, sorted ascending.
+    classes : ndarray of int64
+        Their class codes ``0 .. n_classes - 1``.
+    n_classes : int
+    first, last : int
+        The range: rows ``first .. last - 1`` (``last - first >= 2``).
+    at : ndarray of int64, at least ``last - first - 1`` long
+        Out: ``at[j]`` the last row left of candidate ``j`` (a boundary between distinct values).
+    margin : ndarray of float64, as long as ``at``
+        Out: candidate ``j``'s MDL margin ``max(gain - (log2(M) + delta) / n, 0)``, ``M`` the range's
+        candidates (:mod:`hdp_plugin.preprocess.stochastic`).
+    gain : ndarray of float64, as long as ``at``
+        Out: its information gain, at least 0.
+
+    Returns
+    -------
+    int
+        ``M``, the number of candidates written; 0 when the range has none or fewer than two classes.
+    """
+    n = last - first
+    prior = np.zeros(n_classes, np.int64)
+    for r in range(first, last):
+        prior[classes[r]] += 1
+    k = _n_present(prior)
+    m = 0
+    for r in range(first, last - 1):
+        if values[r] < values[r + 1]:
+            m += 1
+    if m == 0 or k < 2:
+        return 0
+    scratch = np.empty(n_classes, np.float64)
+    h = _entropy_bits(prior, scratch)
+    base = math.log2(3.0 ** k - 2.0)
+    log2m = math.log2(float(m))
+    left = np.zeros(n_classes, np.int64)
+    right = np.empty(n_classes, np.int64)
+    j = 0
+    for r in range(first, last - 1):
+        left[classes[r]] += 1
+        if values[r] < values[r + 1]:
+            for c in range(n_classes):
+                right[c] = prior[c] - left[c]
+            n1 = r - first + 1
+            h1 = _entropy_bits(left, scratch)
+            h2 = _entropy_bits(right, scratch)
+            g = h - (float(n1) * h1 + float(n - n1) * h2) / float(n)
+            gain[j] = max(g, 0.0)
+            delta = base - (float(k) * h - float(_n_present(left)) * h1 - float(_n_present(right)) * h2)
+            margin[j] = max(g - (log2m + delta) / float(n), 0.0)
+            at[j] = r
+            j += 1
+    return m

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels import stochastic_range_weights
+
 _LN2 = np.log(2.0)
 
 
@@ -55,6 +57,26 @@ class SortedColumn:
         self.n_classes = int(n_classes)
 
 
+class _Ranges:
+    """The candidates of ranges of one column and their weights, by the kernel
+    :func:`~hdp_plugin.preprocess.kernels.stochastic_range_weights` (buffers allocated once per column)."""
+
+    def __init__(self, col: SortedColumn):
+        n = max(col.values.shape[0], 1)
+        self.col = col
+        self.at, self.margin, self.gain = np.empty(n, np.int64), np.empty(n), np.empty(n)
+
+    def __call__(self, first: int, last: int):
+        """``(at, margin, gain)`` of the candidates of rows ``[first, last)`` (views, valid until the next
+        call), or None when the range has no candidate or fewer than two classes."""
+        col = self.col
+        m = stochastic_range_weights(col.values, col.classes, col.n_classes, first, last, self.at, self.margin,
+                                     self.gain)
+        return (self.at[:m], self.margin[:m], self.gain[:m]) if m else None
+
+
+# -- the rule's definition in NumPy: the reference the kernel is tested against (tests/test_eskdb.py),
+# and the parts benchmarks/bench_numeric.py builds its variants from
 def _entropy_bits(counts: np.ndarray) -> np.ndarray:
     """Entropy in bits of every row of class counts (0 for an empty row)."""
     total = counts.sum(axis=-1)
@@ -117,25 +139,24 @@ def stochastic_mdl_cut_points(col: SortedColumn, rng: np.random.Generator) -> np
         candidate carries any information.
     """
     cuts: list[float] = []
+    ranges = _Ranges(col)
     stack = [(0, col.values.shape[0], True)]
     while stack:
         first, last, top = stack.pop()
         if last - first < 2:
             continue
-        idx, left, right, prior = _candidates(col, first, last)
-        if idx.shape[0] == 0 or np.count_nonzero(prior) < 2:
+        found = ranges(first, last)
+        if found is None:
             continue
-        w = _weights(left, right, prior, last - first, margin=True)
+        idx, w, g = found
         if w.max() > 0.0:
             i = int(idx[_draw(w, rng)])
             cuts.append((col.values[i] + col.values[i + 1]) / 2.0)
             stack.append((i + 1, last, False))  # popped second: the right part
             stack.append((first, i + 1, False))  # popped first: the left part
-        elif top:
-            g = _weights(left, right, prior, last - first, margin=False)
-            if g.max() > 0.0:
-                i = int(idx[_draw(g, rng)])
-                cuts.append((col.values[i] + col.values[i + 1]) / 2.0)
+        elif top and g.max() > 0.0:
+            i = int(idx[_draw(g, rng)])
+            cuts.append((col.values[i] + col.values[i + 1]) / 2.0)
     return np.array(sorted(cuts), dtype=np.float64)
 
 
@@ -162,19 +183,20 @@ def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_
     """
     n = col.values.shape[0]
     cut_at: list[int] = []
+    ranges = _Ranges(col)
     stack = [(0, n, True)]
     while stack:
         first, last, top = stack.pop()
         if last - first < 2:
             continue
-        idx, left, right, prior = _candidates(col, first, last)
-        if idx.shape[0] == 0 or np.count_nonzero(prior) < 2:
+        found = ranges(first, last)
+        if found is None:
             continue
-        gain = _weights(left, right, prior, last - first, margin=False)
+        idx, margin, gain = found
         if gain.max() <= 0.0:
             continue
         j = _draw(gain, rng)
-        ok = bool(_weights(left[j:j + 1], right[j:j + 1], prior, last - first, margin=True, candidates=idx.shape[0])[0] > 0.0)
+        ok = bool(margin[j] > 0.0)
         if not ok and not top:
             continue
         i = int(idx[j])
@@ -193,6 +215,7 @@ def extra_cuts(col: SortedColumn, cut_at: list[int], min_cuts: int, rng: np.rand
     proportion to its gain times the bin's share of the rows, until no candidate gains anything.
     Returns how many were added."""
     n = col.values.shape[0]
+    ranges = _Ranges(col)
     added = 0
     while len(cut_at) < min_cuts:
         bounds = [0] + sorted(b + 1 for b in cut_at) + [n]
@@ -200,11 +223,11 @@ def extra_cuts(col: SortedColumn, cut_at: list[int], min_cuts: int, rng: np.rand
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             if hi - lo < 2:
                 continue
-            idx, left, right, prior = _candidates(col, lo, hi)
-            if idx.shape[0] == 0 or np.count_nonzero(prior) < 2:
+            found = ranges(lo, hi)
+            if found is None:
                 continue
-            cands.append(idx)
-            weights.append(_weights(left, right, prior, hi - lo, margin=False) * (hi - lo) / n)
+            cands.append(found[0].copy())
+            weights.append(found[2] * (hi - lo) / n)
         if not cands or max(float(w.max()) for w in weights) <= 0.0:
             break
         cut_at.append(int(np.concatenate(cands)[_draw(np.concatenate(weights), rng)]))
