@@ -156,7 +156,7 @@ def test_context_trie_counts(monkeypatch):
                 ctx = tuple(X[r, q] for q in ps[:d])
                 for c in range(3):
                     for x in range(ca):
-                        assert t.data[block + c * ca + x] == ref[(a, ctx, c, x)]
+                        assert t.data[block + x * 3 + c] == ref[(a, ctx, c, x)]
                     total = sum(ref[(a, ctx, c, x)] for x in range(ca))
                     assert t.data[block + 3 * ca + c] == total
     assert len(blocks) == t.n_nodes  # only visited contexts exist

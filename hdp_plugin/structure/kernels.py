@@ -18,12 +18,14 @@ Context tries for SkDB (:func:`trie_insert_block`), one trie per attribute ``a``
 nodes are the observed values of its first ``d`` parents (in branching order). Every node is one
 *block* of the flat int64 array ``data``, at offset ``b`` (the root's is ``root[a]``)::
 
-    data[b + y * |X_a| + x]           n(x_a = x, y, the node's context)      C * |X_a| cells
+    data[b + x * C + y]               n(x_a = x, y, the node's context)      C * |X_a| cells
     data[b + C * |X_a| + y]           n(y, the node's context)               C cells
     data[b + C * |X_a| + C + v]       block of the child where the next      |next parent| cells,
                                       parent takes value v (-1: none)        not at the deepest level
 
-A child slot holds the child's block offset itself, so descending one level is one load.
+A child slot holds the child's block offset itself, so descending one level is one load; the C
+classes of one value are adjacent, so the leave-one-out pass reads a context's estimates for the
+row's value from one or two cache lines.
 ``sizes`` holds ``[n_nodes, cells used]``. The layout depends on the order in which contexts are
 first seen; :func:`trie_canonical` re-lays a trie out in a canonical order (the roots first, then
 every attribute's nodes depth first, children by ascending value), so tries with the same counts
@@ -218,7 +220,7 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
         c = np.int64(y[r])
         for a in range(n_attr):
             ca = card[a]
-            cell = c * ca + np.int64(X[r, a])
+            cell = np.int64(X[r, a]) * C + c
             tot = C * ca + c
             slots = C * ca + C
             block = root[a]
@@ -435,7 +437,7 @@ def loo_squared_errors_block(
                 child = data[block + slots + np.int64(X[r, par_idx[first + d]])]
                 cnt = 0
                 for c in range(C):
-                    cnt += data[child + c * ca + xa]
+                    cnt += data[child + xa * C + c]
                 if cnt < 2:  # back off: the depth-d estimate serves k = d + 1 as well
                     _multiply_estimates(post, d + 1, data, block, ca, xa, tot, yi, C, m)
                     stop = d + 1
@@ -464,7 +466,7 @@ def _multiply_estimates(post, k, data, block, ca, xa, tot, yi, C, m):
         own = 1.0 if c == yi else 0.0
         den = data[block + tot + c] - own + m
         if den > 0.0:
-            post[k, c] *= (data[block + c * ca + xa] - own + m / ca) / den
+            post[k, c] *= (data[block + xa * C + c] - own + m / ca) / den
         else:  # an empty context with m = 0: uniform
             post[k, c] /= ca
 

@@ -1,0 +1,168 @@
+"""The default classifier against a random forest, side by side (issue 23, item 1).
+
+Run on a quiet machine (the figures are wall-clock times):
+
+    python benchmarks/bench_default.py [--reference-folds DIR] [--rounds 5] [--sum]
+
+Each workload is one training set and one test set. Round by round, the two sides are fitted one
+after the other on the same data, in this process, one thread each: hdp_plugin's default
+(``BayesNetClassifier(random_state=0, n_jobs=1)``: ESKDB, 20 SkDB-5 members, stochastic MDL, HDP,
+auto iterations) and scikit-learn's ``RandomForestClassifier(n_estimators=100, n_jobs=1,
+random_state=0)``. Printed: each side's shortest training time over the rounds, the ratio (ours /
+forest's) and both test RMSEs (docs/method.md section 6). A warm-up fit of ours comes first, so
+numba's compilation (or cache load) is not counted; first use is a figure of its own.
+
+Workloads:
+
+* ``--reference-folds DIR``: the published implementation's fold files (already discretised;
+  ``DIR/segment-challenge/fold0_train.arff`` and ``fold0_test.arff``): ``ref-segment0``;
+* Weka's raw ARFF files segment-challenge, ionosphere, credit-g and soybean (tests/data or Debian's
+  weka examples): the first fold of the accuracy tables' 5x2 cross-validation (seed 0: train on
+  fold 0, test on fold 1);
+* ``--sum``: the same first fold of every data set of the 1000-iteration accuracy tables, the times
+  summed (``--mlbench-dir`` as benchmarks/accuracy.py).
+
+The forest gets the attributes as numbers: numeric attributes as they are, nominal ones as their
+codes, missing values as NaN (scikit-learn's forests split them natively).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import accuracy  # noqa: E402
+
+RAW = ["segment-challenge", "ionosphere", "credit-g", "soybean"]
+
+
+def forest_matrix(ds) -> np.ndarray:
+    """The attributes of a Dataset as floats: numeric values, nominal codes, NaN for missing."""
+    num = ds.numeric_columns()
+    X = np.empty((ds.n_rows, ds.n_attributes), np.float64)
+    for j, a in enumerate(ds.attributes):
+        if j in num:
+            X[:, j] = ds.numeric[:, num[j]]
+        else:
+            col = ds.X[:, j].astype(np.float64)
+            col[ds.X[:, j] == a.missing_code] = np.nan
+            X[:, j] = col
+    return X
+
+
+def first_fold(path: Path):
+    """The accuracy tables' first fold of a data set: (train, test) Datasets."""
+    from hdp_plugin import read_dataset
+    from hdp_plugin.model.evaluation import stratified_folds
+
+    data = read_dataset(path)
+    data = data.take(np.nonzero(data.y >= 0)[0])
+    fold = stratified_folds(data.y, 2, 0)
+    return data.take(np.nonzero(fold == 0)[0]), data.take(np.nonzero(fold == 1)[0])
+
+
+def one_round(train, test, Xtr, Xte) -> dict:
+    """One fit of each side on the same data: seconds and test RMSE."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from hdp_plugin import BayesNetClassifier
+    from hdp_plugin.model.evaluation import rmse
+
+    t0 = time.perf_counter()
+    ours = BayesNetClassifier(random_state=0, n_jobs=1).fit(train)
+    t1 = time.perf_counter()
+    forest = RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=0).fit(Xtr, train.y)
+    t2 = time.perf_counter()
+    p_forest = np.zeros((test.n_rows, train.n_classes))
+    p_forest[:, forest.classes_] = forest.predict_proba(Xte)
+    return {"ours_s": t1 - t0, "forest_s": t2 - t1, "ours_rmse": rmse(ours.predict_proba(test), test.y),
+            "forest_rmse": rmse(p_forest, test.y),
+            "structure_s": ours.fit_info_.get("structure_seconds", 0.0),
+            "sampler_s": ours.fit_info_.get("sampler_seconds", 0.0), "iterations": ours.fit_info_.get("iterations")}
+
+
+def run(workloads: dict, rounds: int) -> dict:
+    from hdp_plugin import BayesNetClassifier
+
+    prepared = {}
+    for name, (train, test) in workloads.items():
+        prepared[name] = (train, test, forest_matrix(train), forest_matrix(test))
+    first = next(iter(prepared.values()))
+    BayesNetClassifier(random_state=0, n_jobs=1).fit(first[0])  # warm-up: numba's compilation or cache load
+    out = {name: [] for name in prepared}
+    for _ in range(rounds):  # round by round, every workload, the two sides one after the other
+        for name, args in prepared.items():
+            out[name].append(one_round(*args))
+    return out
+
+
+def summary(name: str, recs: list) -> dict:
+    best = lambda k: min(r[k] for r in recs)  # noqa: E731
+    return {"name": name, "ours_s": best("ours_s"), "forest_s": best("forest_s"), "ours_rmse": recs[0]["ours_rmse"],
+            "forest_rmse": recs[0]["forest_rmse"], "structure_s": best("structure_s"), "sampler_s": best("sampler_s"),
+            "iterations": recs[0]["iterations"]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reference-folds", type=Path, help="The published implementation's fold files.")
+    ap.add_argument("--datasets", default=",".join(RAW), help="Raw data sets (first fold of the 5x2).")
+    ap.add_argument("--sum", action="store_true", help="Also the sum over the accuracy tables' 26 data sets.")
+    ap.add_argument("--mlbench-dir", type=Path)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    from hdp_plugin import read_dataset
+
+    dirs = [accuracy.ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]
+    workloads = {}
+    if args.reference_folds:
+        d = args.reference_folds / "segment-challenge"
+        workloads["ref-segment0"] = (read_dataset(d / "fold0_train.arff"), read_dataset(d / "fold0_test.arff"))
+    for name in [d for d in args.datasets.split(",") if d]:
+        path, why = accuracy.find_dataset(name, dirs, args.mlbench_dir, HERE / ".cache")
+        if path is None:
+            print(f"skipped {name}: {why}", file=sys.stderr)
+            continue
+        workloads[name] = first_fold(path)
+    summed = []
+    if args.sum:
+        import bench_eskdb_iterations
+
+        for name in bench_eskdb_iterations.DATASETS:
+            path, why = accuracy.find_dataset(name, dirs, args.mlbench_dir, HERE / ".cache")
+            if path is None:
+                print(f"skipped {name} (sum): {why}", file=sys.stderr)
+                continue
+            key = f"sum:{name}"
+            workloads[key] = first_fold(path)
+            summed.append(key)
+    res = run(workloads, args.rounds)
+    print(f"{args.rounds} rounds, one thread each, the same training and test rows; shortest training time per side")
+    print("| workload | ours (s) | structure (s) | sampler (s) | iterations | forest (s) | ours / forest | "
+          "RMSE ours | RMSE forest |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = [summary(n, r) for n, r in res.items() if n not in summed]
+    if summed:
+        parts = [summary(n, res[n]) for n in summed]
+        rows.append({"name": f"sum over {len(parts)} data sets", "iterations": "",
+                     **{k: sum(p[k] for p in parts) for k in ("ours_s", "forest_s", "structure_s", "sampler_s")},
+                     "ours_rmse": float(np.mean([p["ours_rmse"] for p in parts])),
+                     "forest_rmse": float(np.mean([p["forest_rmse"] for p in parts]))})
+    for s in rows:
+        print(f"| {s['name']} | {s['ours_s']:.3f} | {s['structure_s']:.3f} | {s['sampler_s']:.3f} | {s['iterations']} | "
+              f"{s['forest_s']:.3f} | {s['ours_s'] / s['forest_s']:.2f} | {s['ours_rmse']:.4f} | "
+              f"{s['forest_rmse']:.4f} |")
+    if summed:
+        print("(sum row: times summed, RMSE the mean over the data sets)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
