@@ -319,3 +319,26 @@ def test_bench_numeric_traces_members_and_its_gain_min2_is_the_librarys_stochast
         assert [[t["cuts"] for t in m.values()] for m in a["traces"]] == \
             [[t["cuts"] for t in m.values()] for m in b["traces"]]
     assert len(recs["smdl"][0]["members"]) == 3 and len(recs["smdl"][0]["traces"]) == 3
+
+
+def test_bench_eskdb_iterations_reads_every_point_of_one_run_per_fold(tmp_path):
+    """The iterations study of the default ensemble on one tiny set: every fold cached, the table
+    printed with the 1000-iteration point at zero difference."""
+    cache = tmp_path / "cache"
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_eskdb_iterations.py"), "--datasets", "contact-lenses",
+                           "--cache-dir", str(cache)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(list((cache / "contact-lenses").glob("r*f*.json"))) == 10
+    rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines() if line.startswith("| ")}
+    assert "+0.0000 | +0.0000 | +0.0000 | +0.0000 | +0.0000 | 1 of 1" in rows["1000"]
+    assert set(rows) >= {"50", "200", "1000"}
+
+
+def test_bench_default_prints_both_sides_on_the_same_rows():
+    pytest.importorskip("sklearn", reason="scikit-learn (the bench extra) is the forest")
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_default.py"), "--datasets", "contact-lenses",
+                           "--rounds", "1"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| contact-lenses |"))
+    cells = [c.strip() for c in row.split("|")[1:-1]]
+    assert len(cells) == 9 and float(cells[1]) > 0 and float(cells[5]) > 0 and 0 < float(cells[7]) < 1
