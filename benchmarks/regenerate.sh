@@ -31,6 +31,8 @@ if [[ "${1:-all}" != speed ]]; then
     --plot docs/convergence.svg
   python benchmarks/convergence.py --jobs 2 --methods kDB-2,kDB-5,SkDB -o "$doc" --section convergence-rules \
     --parts rules
+  # the default ensemble's iterations on the 26 sets of the 1000-iteration tables (about 15 minutes, one core)
+  section --section eskdb-iterations -- python benchmarks/bench_eskdb_iterations.py "${mlbench[@]}"
   # issue 24: integer-coded categories (part 2) and numeric attributes with few rows per class (part 3),
   # both cached under benchmarks/.cache/ (about 20 minutes each the first time, one core)
   section --section categorical -- python benchmarks/bench_categorical.py --datasets \

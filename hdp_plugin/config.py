@@ -150,9 +150,10 @@ MAX_MODEL_CELLS = 1 << 24
 #: stops every tree once converged, after at most AUTO_ITERATIONS for the structures it names and
 #: DEFAULT_ITERATIONS otherwise)
 DEFAULT_ITERATIONS = 5000
-#: an ESKDB ensemble samples every member's tables: 1000 iterations each keep it as accurate as the
-#: benchmarks measured (docs/benchmarks.md, "Defaults, and why") at about 4 single models' sampling
-AUTO_ITERATIONS = {"eskdb": 1000}
+#: an ESKDB ensemble samples every member's tables: 200 iterations each give its 1000-iteration test
+#: accuracy (the members' Monte Carlo noise averages out: docs/benchmarks.md, "How many iterations
+#: an ensemble needs", 26 data sets) at a fifth of the sampling
+AUTO_ITERATIONS = {"eskdb": 200}
 MAX_ITERATIONS = 10_000_000
 #: the sampler's stopping rule (``tolerance``): the first iteration a tree may stop at (then every
 #: doubling), and the default tolerance on the change of its averaged tables (docs/method.md section 4)

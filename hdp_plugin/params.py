@@ -105,9 +105,9 @@ PARAMETERS: tuple[Param, ...] = (
           help="How the probability tables are estimated.",
           cli=("--estimator", "-e"), job="estimator", weka="E"),
     Param("iterations", "int", None, minimum=1, maximum=config.MAX_ITERATIONS, nullable=True,
-          help=f"Gibbs iterations of the HDP sampler; by default (auto) each context tree stops once its averaged "
-               f"tables have converged, at most {config.AUTO_ITERATIONS['eskdb']} for eskdb "
-               f"and {config.DEFAULT_ITERATIONS} otherwise (the paper's experiments use 50000).",
+          help=f"Gibbs iterations of the HDP sampler; by default (auto) {config.AUTO_ITERATIONS['eskdb']} for eskdb "
+               f"(an ensemble settles early) and otherwise each context tree until its averaged tables have "
+               f"converged, at most {config.DEFAULT_ITERATIONS} (the paper's experiments use 50000).",
           cli=("--iterations", "-i"), job="iterations", weka="I", weka_default=0),
     Param("burn_in", "int", None, minimum=0, nullable=True,
           help=f"Iterations discarded before averaging, below iterations; by default {BURN_IN_RULE}.",
@@ -206,7 +206,7 @@ def resolved_discretization(structure: str, discretization: str) -> str:
 
 def resolved_iterations(structure: str, iterations: int | None) -> int:
     """The most Gibbs iterations a fit runs: None ("auto", whose trees stop once converged) is at most
-    1000 for eskdb (config.AUTO_ITERATIONS) and 5000 (config.DEFAULT_ITERATIONS) otherwise."""
+    200 for eskdb (config.AUTO_ITERATIONS) and 5000 (config.DEFAULT_ITERATIONS) otherwise."""
     if iterations is not None:
         return int(iterations)
     return config.AUTO_ITERATIONS.get(structure, config.DEFAULT_ITERATIONS)

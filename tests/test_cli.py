@@ -161,7 +161,7 @@ def test_evaluate_table_json_and_csv():
 
 
 def test_train_with_no_options_trains_the_default_eskdb(tmp_path):
-    """hdp-bnc train DATA -o MODEL, nothing else: ESKDB-5 x20, auto iterations (at most 1000), stochastic MDL."""
+    """hdp-bnc train DATA -o MODEL, nothing else: ESKDB-5 x20, auto iterations (200), stochastic MDL."""
     model = tmp_path / "d.hdpbnc"
     result = run("train", DATA / "weather.numeric.arff", "-o", model)
     assert result.exit_code == 0, result.output
@@ -184,9 +184,9 @@ def test_evaluate_iterations_auto_is_a_configuration_of_its_own():
     got = {(r["structure"], r["iterations"]) for r in json.loads(result.stdout)["results"]}
     assert got == {("kdb", "auto"), ("eskdb", "auto"), ("kdb", 40), ("eskdb", 40)}
     # the burn-in is checked against the resolved number, the message naming the option
-    result = run("evaluate", WEATHER, "-s", "eskdb", "--burn-in", "1000")
+    result = run("evaluate", WEATHER, "-s", "eskdb", "--burn-in", "200")
     assert result.exit_code != 0 and result.stderr.count("\n") == 1
-    assert result.stderr == ("error: --burn-in must be below --iterations, got 1000 with 1000 iterations "
+    assert result.stderr == ("error: --burn-in must be below --iterations, got 200 with 200 iterations "
                              "(the default for eskdb)\n")
 
 
@@ -446,7 +446,8 @@ def test_help_types_and_long_names():
         if "--iterations" in line:  # an integer, or auto: at most the structure's default, which the help states
             assert "<int|auto>" in line, line
     flat = " ".join(text.replace("│", " ").split())
-    assert "stops once its averaged tables have converged, at most 1000 for eskdb and 5000 otherwise" in flat
+    assert "200 for eskdb (an ensemble settles early) and otherwise each context tree until its averaged tables " \
+           "have converged, at most 5000" in flat
     assert "--k " not in text and "--m " not in text
     result = runner.invoke(cli.app, ["daemon", "status", "--help"], env={"COLUMNS": "200"})
     assert "it must exist" in result.stdout and "created" not in result.stdout
