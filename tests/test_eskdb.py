@@ -70,7 +70,7 @@ def test_the_kernel_gives_the_numpy_definition_bit_for_bit(n_classes):
     """The kernel that draws the cuts computes every candidate's margin and gain as the NumPy
     expressions of the rule do, to the last bit (NumPy's pairwise sum over the classes included, past
     its block of 128 too), on random ranges with ties."""
-    from hdp_plugin.preprocess.kernels import stochastic_range_weights
+    from hdp_plugin.preprocess.kernels import stochastic_range_weights, xlogx_table
     from hdp_plugin.preprocess.stochastic import _candidates
 
     rng = np.random.default_rng(n_classes)
@@ -82,7 +82,8 @@ def test_the_kernel_gives_the_numpy_definition_bit_for_bit(n_classes):
         first = int(rng.integers(0, n - 1))
         last = int(rng.integers(first + 2, n + 1))
         at, margin, gain = np.empty(n, np.int64), np.empty(n), np.empty(n)
-        m = stochastic_range_weights(col.values, col.classes, n_classes, first, last, at, margin, gain)
+        m = stochastic_range_weights(col.values, col.classes, n_classes, first, last, at, margin, gain,
+                                     xlogx_table(n))
         idx, left, right, prior = _candidates(col, first, last)
         if idx.shape[0] == 0 or np.count_nonzero(prior) < 2:
             assert m == 0

@@ -365,20 +365,21 @@ def _pairwise_sum(a, lo, n):
 
 
 @njit(**NJIT_OPTIONS)
-def _entropy_bits(counts, scratch):
-    """Entropy in bits of one row of class counts (0 for an empty row); ``scratch``: n_classes doubles."""
+def _entropy_bits(counts, scratch, xlogx):
+    """Entropy in bits of one row of class counts (0 for an empty row); ``scratch``: n_classes doubles;
+    ``xlogx``: :func:`xlogx_table` (``k ln k`` as ``float(k) * log(float(k))``) covering the counts."""
     total = 0
     for c in range(counts.shape[0]):
         total += counts[c]
-        scratch[c] = float(counts[c]) * math.log(float(counts[c])) if counts[c] > 0 else 0.0
+        scratch[c] = xlogx[counts[c]] if counts[c] > 0 else 0.0
     if total == 0:
         return 0.0
-    xlogx = 0.0 + _pairwise_sum(scratch, 0, counts.shape[0])
-    return (float(total) * math.log(float(total)) - xlogx) / (float(total) * LN2)
+    xl = 0.0 + _pairwise_sum(scratch, 0, counts.shape[0])
+    return (xlogx[total] - xl) / (float(total) * LN2)
 
 
 @njit(**NJIT_OPTIONS)
-def stochastic_range_weights(values, classes, n_classes, first, last, at, margin, gain):
+def stochastic_range_weights(values, classes, n_classes, first, last, at, margin, gain, xlogx):
     """The candidate cuts of rows ``[first, last)`` of a sorted column and their weights.
 
     Parameters
@@ -397,6 +398,8 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
         candidates (:mod:`hdp_plugin.preprocess.stochastic`).
     gain : ndarray of float64, as long as ``at``
         Out: its information gain, at least 0.
+    xlogx : ndarray of float64
+        :func:`xlogx_table` of at least ``last - first``.
 
     Returns
     -------
@@ -415,7 +418,7 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
     if m == 0 or k < 2:
         return 0
     scratch = np.empty(n_classes, np.float64)
-    h = _entropy_bits(prior, scratch)
+    h = _entropy_bits(prior, scratch, xlogx)
     base = math.log2(3.0 ** k - 2.0)
     log2m = math.log2(float(m))
     left = np.zeros(n_classes, np.int64)
@@ -427,8 +430,8 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
             for c in range(n_classes):
                 right[c] = prior[c] - left[c]
             n1 = r - first + 1
-            h1 = _entropy_bits(left, scratch)
-            h2 = _entropy_bits(right, scratch)
+            h1 = _entropy_bits(left, scratch, xlogx)
+            h2 = _entropy_bits(right, scratch, xlogx)
             g = h - (float(n1) * h1 + float(n - n1) * h2) / float(n)
             gain[j] = max(g, 0.0)
             delta = base - (float(k) * h - float(_n_present(left)) * h1 - float(_n_present(right)) * h2)
@@ -436,3 +439,86 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
             at[j] = r
             j += 1
     return m
+
+
+@njit(**NJIT_OPTIONS)
+def _draw_index(weights, m, rng):
+    """An index of ``weights[:m]`` drawn with probability proportional to them (some weight is > 0):
+    NumPy's ``min(searchsorted(cumsum(w), rng.random() * sum(w), "right"), m - 1)``, one uniform."""
+    total = 0.0
+    for j in range(m):
+        total += weights[j]
+    u = rng.random() * total
+    c = 0.0
+    for j in range(m):
+        c += weights[j]
+        if c > u:
+            return j
+    return m - 1
+
+
+@njit(**NJIT_OPTIONS)
+def stochastic_mdl_sorted(values, classes, n_classes, rng, xlogx):
+    """Stochastic MDL cut points of one sorted column (:mod:`hdp_plugin.preprocess.stochastic`).
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        The column's non-missing values, sorted ascending.
+    classes : ndarray of int64
+        Their class codes ``0 .. n_classes - 1``.
+    n_classes : int
+    rng : numpy.random.Generator
+        The column's own stream: one uniform number per cut drawn, ranges split left part first.
+    xlogx : ndarray of float64
+        :func:`xlogx_table` of at least ``len(values)``.
+
+    Returns
+    -------
+    ndarray of float64
+        Ascending cut points (midpoints between consecutive distinct values); empty when no
+        candidate carries any information.
+    """
+    n = values.shape[0]
+    size = max(n, 1)
+    at = np.empty(size, np.int64)
+    margin = np.empty(size, np.float64)
+    gain = np.empty(size, np.float64)
+    st_first = np.empty(2 * size + 2, np.int64)
+    st_last = np.empty(2 * size + 2, np.int64)
+    st_top = np.zeros(2 * size + 2, np.bool_)
+    cut_at = np.empty(size, np.int64)
+    n_cuts = 0
+    st_first[0], st_last[0], st_top[0] = 0, n, True
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        first, last, top = st_first[sp], st_last[sp], st_top[sp]
+        if last - first < 2:
+            continue
+        m = stochastic_range_weights(values, classes, n_classes, first, last, at, margin, gain, xlogx)
+        if m == 0:
+            continue
+        w_max = 0.0
+        for j in range(m):
+            w_max = max(w_max, margin[j])
+        if w_max > 0.0:
+            i = at[_draw_index(margin, m, rng)]
+            cut_at[n_cuts] = i
+            n_cuts += 1
+            st_first[sp], st_last[sp], st_top[sp] = i + 1, last, False  # popped second: the right part
+            st_first[sp + 1], st_last[sp + 1], st_top[sp + 1] = first, i + 1, False  # popped first: the left
+            sp += 2
+        elif top:
+            g_max = 0.0
+            for j in range(m):
+                g_max = max(g_max, gain[j])
+            if g_max > 0.0:
+                i = at[_draw_index(gain, m, rng)]
+                cut_at[n_cuts] = i
+                n_cuts += 1
+    cuts = np.empty(n_cuts, np.float64)
+    for j in range(n_cuts):
+        cuts[j] = (values[cut_at[j]] + values[cut_at[j] + 1]) / 2.0
+    cuts.sort()
+    return cuts

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import stochastic_range_weights
+from .kernels import stochastic_mdl_sorted, stochastic_range_weights, xlogx_table
 
 _LN2 = np.log(2.0)
 
@@ -55,6 +55,8 @@ class SortedColumn:
         self.values = np.ascontiguousarray(v[order])
         self.classes = np.ascontiguousarray(y[keep][order].astype(np.int64))
         self.n_classes = int(n_classes)
+        #: ``k ln k`` for every count the column's ranges can have (the kernels' entropies)
+        self.xlogx = xlogx_table(max(self.values.shape[0], 1))
 
 
 class _Ranges:
@@ -71,7 +73,7 @@ class _Ranges:
         call), or None when the range has no candidate or fewer than two classes."""
         col = self.col
         m = stochastic_range_weights(col.values, col.classes, col.n_classes, first, last, self.at, self.margin,
-                                     self.gain)
+                                     self.gain, col.xlogx)
         return (self.at[:m], self.margin[:m], self.gain[:m]) if m else None
 
 
@@ -138,26 +140,7 @@ def stochastic_mdl_cut_points(col: SortedColumn, rng: np.random.Generator) -> np
         Ascending cut points (midpoints between consecutive distinct values); empty when no
         candidate carries any information.
     """
-    cuts: list[float] = []
-    ranges = _Ranges(col)
-    stack = [(0, col.values.shape[0], True)]
-    while stack:
-        first, last, top = stack.pop()
-        if last - first < 2:
-            continue
-        found = ranges(first, last)
-        if found is None:
-            continue
-        idx, w, g = found
-        if w.max() > 0.0:
-            i = int(idx[_draw(w, rng)])
-            cuts.append((col.values[i] + col.values[i + 1]) / 2.0)
-            stack.append((i + 1, last, False))  # popped second: the right part
-            stack.append((first, i + 1, False))  # popped first: the left part
-        elif top and g.max() > 0.0:
-            i = int(idx[_draw(g, rng)])
-            cuts.append((col.values[i] + col.values[i + 1]) / 2.0)
-    return np.array(sorted(cuts), dtype=np.float64)
+    return stochastic_mdl_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx)
 
 
 #: cut points of every informative attribute that ``"stochastic-gain"`` makes at least
