@@ -358,3 +358,38 @@ def test_growing_the_dense_rows_continues_them_and_keeps_the_large_rows():
     fresh = log_stirling_rows(400, 30, np.array([500]))
     assert np.array_equal(wider[0], fresh[0]) and np.array_equal(wider[1], fresh[1])
     assert np.array_equal(grow_stirling_rows(first, 100, 20, np.array([150, 300, 500]))[1], first[1])
+
+
+def _kernels_in(path):
+    """(name, arguments, docstring) of every numba kernel (a function decorated with njit) in a file."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return [(f.name, [a.arg for a in f.args.args], ast.get_docstring(f) or "") for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in f.decorator_list)]
+
+
+def _documented(doc):
+    """The names a numpy-style Parameters section of ``doc`` documents (``a, b : type`` lines)."""
+    import re
+
+    section = doc.split("Parameters\n----------\n", 1)[1] if "Parameters\n----------\n" in doc else ""
+    names = set()
+    for line in section.splitlines():
+        m = re.match(r"(\w+(?:, \w+)*) ?:", line)
+        if m:
+            names |= set(m.group(1).split(", "))
+    return names
+
+
+def test_no_kernel_takes_over_20_arguments_and_the_hdp_kernels_document_each():
+    package = HERE.parent / "hdp_plugin"
+    wide = [(p.name, name, len(args)) for p in package.rglob("*.py") for name, args, _ in _kernels_in(p)
+            if len(args) > 20]
+    assert not wide, f"kernels over 20 arguments: {wide}"
+    # the sampler's and prediction's kernels, and structure learning's widest
+    files = sorted((package / "hdp").glob("*.py")) + [package / "structure" / "kernels.py"]
+    undocumented = [(p.name, name, sorted(set(args) - _documented(doc))) for p in files
+                    for name, args, doc in _kernels_in(p)
+                    if (p.parent.name == "hdp" or name == "loo_squared_errors_block") and set(args) - _documented(doc)]
+    assert not undocumented, f"kernel arguments without an entry in the docstring's Parameters: {undocumented}"

@@ -2,8 +2,15 @@
 
 See docs/method.md section 4 and Petitjean et al. (2018). The kernels live in
 :mod:`hdp_plugin.hdp.kernels`; this module chooses the tying groups, sizes the shared Stirling
-tables (and grows them on demand), derives one random stream per tree from ``random_state``, runs the iterations in chunks (so
-that progress can be reported and a run cancelled between chunks) and returns averaged tables.
+tables (and grows them on demand), derives one random stream per tree from ``random_state``, runs
+the iterations in chunks (so that progress can be reported and a run cancelled between chunks) and
+returns averaged tables.
+
+:func:`sample` is a short driver over its steps: :func:`_checked_lengths` (the arguments),
+:func:`_stops` (the stopping rule and the checkpoints), :func:`_setup` (the kernels' named tuples,
+built by :func:`tree_layout` and :func:`new_state`, the Stirling tables and the bins of trees), then
+chunk by chunk :func:`_advance` (every tree to the chunk's end), :func:`_after_chunk` (invariants,
+progress, cancel) and, at a checkpoint, :func:`_checkpoint`; last :func:`_result`.
 """
 
 from __future__ import annotations
@@ -213,7 +220,7 @@ def sample(
 
 
 def _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint) -> tuple[int, int]:
-    """:func:`sample`'s step 0: check the run's lengths and options (:class:`ParameterError`);
+    """:func:`sample`'s first step: check the run's lengths and options (:class:`ParameterError`);
     returns ``(iterations, burn_in)`` as whole numbers, the burn-in's default filled in."""
     iterations = int(iterations)
     if iterations < 1:
@@ -266,7 +273,7 @@ class _TableSizes:
 
     def __init__(self, trees: ContextTrees, raw: np.ndarray, layout: kernels.TreeLayout,
                  state: kernels.SamplerState, window: int, initial_sizes: tuple[int, int] | None):
-        self.raw, self.window = raw, window
+        self.raw = raw
         self.n_max = int(raw.max(initial=1))
         self.cell_is_leaf = np.repeat(trees.is_leaf, trees.tree_card[trees.node_tree])
         # within one iteration a count can grow by the window per child
@@ -331,7 +338,7 @@ class _Run:
 
 def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kernels.Settings,
            initial_sizes) -> _Run:
-    """:func:`sample`'s step 1: the layout and tying groups, the initial state, the Stirling tables,
+    """:func:`sample`'s setup: the layout and tying groups, the initial state, the Stirling tables,
     the bins of trees (one per thread) and the threads for them."""
     raw = trees.raw_counts()
     layout = tree_layout(trees, tying, raw)
@@ -355,7 +362,7 @@ def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kern
 
 
 def _advance(run: _Run, target: int) -> None:
-    """:func:`sample`'s step 2: every running tree to iteration ``target``, one bin of trees per
+    """One chunk of :func:`sample`: every running tree to iteration ``target``, one bin of trees per
     thread; when a tree stops short of the Stirling tables' edge, grow them and carry on."""
 
     def run_bin(b):
@@ -381,7 +388,7 @@ def _advance(run: _Run, target: int) -> None:
 
 
 def _after_chunk(run: _Run, target: int, iterations: int, progress, debug: bool) -> None:
-    """:func:`sample`'s step 3, after every chunk: the invariants (``debug``), the progress callback
+    """After every chunk of :func:`sample`: the invariants (``debug``), the progress callback
     (which may cancel: :class:`Cancelled`) and the installed cancel check."""
     if debug:
         bad = kernels.check_invariants(run.layout, run.state)
@@ -393,10 +400,10 @@ def _after_chunk(run: _Run, target: int, iterations: int, progress, debug: bool)
 
 
 def _checkpoint(run: _Run, target: int, rule: "_Convergence | None", on_checkpoint) -> bool:
-    """:func:`sample`'s step 4, at a checkpoint or a convergence check: the running sums with the
-    still nodes' open windows added (to copies: the chain is not touched) go to the stopping rule,
-    whose stopped trees leave the bins, and to ``on_checkpoint``. True if the run ends here (every
-    tree stopped, or ``on_checkpoint`` said so)."""
+    """After a chunk of :func:`sample` that ends at a checkpoint or a convergence check: the running
+    sums with the still nodes' open windows added (to copies: the chain is not touched) go to the
+    stopping rule, whose stopped trees leave the bins, and to ``on_checkpoint``. True if the run
+    ends here (every tree stopped, or ``on_checkpoint`` said so)."""
     state = run.state
     sums = state.est_sum.copy()
     kernels.flush_trees(run.layout, state._replace(est_sum=sums, wsum=state.wsum.copy(), win_k=state.win_k.copy()))
@@ -411,7 +418,7 @@ def _checkpoint(run: _Run, target: int, rule: "_Convergence | None", on_checkpoi
 
 
 def _result(run: _Run, rule: "_Convergence | None", reached: int, started: float, cpu_started: float) -> SamplerResult:
-    """:func:`sample`'s step 5: the averaged tables of a run that reached iteration ``reached`` (each
+    """:func:`sample`'s last step: the averaged tables of a run that reached iteration ``reached`` (each
     tree's own length under a stopping rule) and the final state."""
     state, tables, n_trees = run.state, run.tables, run.trees.n_trees
     if rule is not None:
