@@ -602,14 +602,8 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
         :class:`TreeLayout`'s fields of those names.
     st_lo, st_hi, mv_lo, mv_hi : int
         The tree's entries of ``still`` and of ``moving``.
-    root : int
-        The tree's root node (its parent estimate is uniform).
-    card : int
-        Cells per node of the tree.
-    node_parent, node_group, node_cell_start : ndarray
-        :class:`TreeLayout`'s fields of those names.
-    conc, n, node_N : ndarray
-        :class:`SamplerState`'s fields of those names.
+    root, card, node_parent, node_group, node_cell_start, conc, n, node_N :
+        As for :func:`accumulate_moving`.
     est_sum, wsum : ndarray (n_cells,) float64
         The running sums (the still nodes' cells are added to) and the window sums (the still nodes'
         are written, the moving nodes' zeroed): :class:`SamplerState`'s, or copies.
