@@ -71,12 +71,22 @@ def tying_groups(trees: ContextTrees, tying: str):
 
 
 def tree_layout(trees: ContextTrees, tying: str, raw: np.ndarray | None = None) -> kernels.TreeLayout:
-    """The trees as the kernels read them (:class:`~hdp_plugin.hdp.kernels.TreeLayout`): their
-    tying groups (:func:`tying_groups`), the cells that can need a draw and the moving and still
-    nodes.
+    """The trees as the kernels read them: their tying groups (:func:`tying_groups`), the cells that
+    can need a draw and the moving and still nodes.
 
-    ``raw`` is ``trees.raw_counts()`` when the caller has it. ``act``'s large-leaf column is -1
-    (every cell in the dense rows) until the Stirling tables are built (:class:`_TableSizes`).
+    Parameters
+    ----------
+    trees : ContextTrees
+    tying : {"none", "same-parent", "level", "single"}
+        How concentrations are shared.
+    raw : ndarray (n_cells,) int64, optional
+        ``trees.raw_counts()``, when the caller has it.
+
+    Returns
+    -------
+    TreeLayout
+        :class:`~hdp_plugin.hdp.kernels.TreeLayout`; ``act``'s large-leaf column is -1 (every cell
+        in the dense rows) until the Stirling tables are built (:class:`_TableSizes`).
     """
     node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
     raw = trees.raw_counts() if raw is None else raw
@@ -94,12 +104,24 @@ def tree_layout(trees: ContextTrees, tying: str, raw: np.ndarray | None = None) 
 
 
 def new_state(trees: ContextTrees, layout: kernels.TreeLayout, random_state, count_type=None) -> kernels.SamplerState:
-    """A zero state (:class:`~hdp_plugin.hdp.kernels.SamplerState`) with the initial concentrations
-    and one random stream per tree from ``random_state`` (:func:`~hdp_plugin.hdp.rng.tree_states`);
+    """A zero state with the initial concentrations and one random stream per tree;
     :func:`~hdp_plugin.hdp.kernels.init_trees` then sets its counts.
 
-    ``count_type`` is the dtype of ``n`` and ``t``; by default int32 unless a context holds over
-    2**31 - 1 rows (counts never exceed the data counts; half the memory traffic of the sweeps).
+    Parameters
+    ----------
+    trees : ContextTrees
+    layout : TreeLayout
+        The trees' layout (:func:`tree_layout`): its tying groups.
+    random_state : int, SeedSequence, Generator, ndarray or None
+        The seed of the per-tree streams (:func:`~hdp_plugin.hdp.rng.tree_states`).
+    count_type : numpy integer dtype, optional
+        The dtype of ``n`` and ``t``; by default int32 unless a context holds over 2**31 - 1 rows
+        (counts never exceed the data counts; half the memory traffic of the sweeps).
+
+    Returns
+    -------
+    SamplerState
+        :class:`~hdp_plugin.hdp.kernels.SamplerState`.
     """
     conc = np.full(layout.group_fixed.shape[0], config.INITIAL_CONCENTRATION)
     conc[layout.group_fixed] = config.ROOT_CONCENTRATION
