@@ -672,10 +672,12 @@ def sample_tree(tr, it_from, it_to, layout, tables, state, settings):
     still, st_lo, st_hi = layout.still, layout.tree_st_start[tr], layout.tree_st_start[tr + 1]
     node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
     group_fixed = layout.group_fixed
-    rt, big_base, rn_t, big_row = tables
+    rt, big_base, rn_t, big_row = tables.rt, tables.big_base, tables.rn_t, tables.big_row
     n, t, node_N, node_T, conc = state.n, state.t, state.node_N, state.node_T, state.conc
     prob, est_sum, wsum, win_k, rng = state.prob, state.est_sum, state.wsum, state.win_k, state.rng[tr]
-    burn_in, window, conc_every, conc_offset, shape, rate, max_c = settings
+    burn_in, window = settings.burn_in, settings.window
+    conc_every, conc_offset = settings.conc_every, settings.conc_offset
+    shape, rate, max_c = settings.shape, settings.rate, settings.max_c
     # scratch and state of this tree only, written back at the end: trees of other threads sit next
     # to this one in the shared arrays, and writes to a shared cache line make threads take turns
     weights = np.empty(2 * window + 1, dtype=np.float64)
