@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from hdp_plugin.hdp import kernels, rng as hrng
-from hdp_plugin.hdp.sampler import tying_groups
+from hdp_plugin.hdp.sampler import new_state, tree_layout
 from hdp_plugin.hdp.stirling import log_stirling_rows, log_stirling_table, stirling_ratios
 from hdp_plugin.hdp.tables import class_prior, laplace, m_estimate
 from hdp_plugin.hdp.trees import build_trees
@@ -134,18 +134,25 @@ def _slow_table_sweep(trees, group, conc, log_s, n, t, N, T, window, state):
             N[p] += d
 
 
+def _initialised(trees, c):
+    """The layout (tying "level") and the initial state (int64 counts) of ``trees``, with
+    concentration ``c`` in every non-root group (the roots' 2)."""
+    layout = tree_layout(trees, "level")
+    state = new_state(trees, layout, 0, np.int64)
+    state.conc[:] = np.where(layout.group_fixed, 2.0, c)
+    kernels.init_trees(layout, state)
+    return layout, state
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_table_sweep_matches_slow_twin(seed):
     rng = np.random.default_rng(seed)
     X = np.stack([rng.integers(0, 3, 60), rng.integers(0, 2, 60)], axis=1).astype(np.uint8)
     y = rng.integers(0, 2, 60).astype(np.int32)
     trees = build_trees(X, y, np.array([3, 2]), 2, [(1,), ()], [0])
-    group, fixed, _ = tying_groups(trees, "level")
-    conc = np.where(fixed, 2.0, 1.3)
-    n, t = np.zeros(trees.n_cells, np.int64), np.zeros(trees.n_cells, np.int64)
-    N, T = np.zeros(trees.n_nodes, np.int64), np.zeros(trees.n_nodes, np.int64)
-    kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, group,
-                       trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t, N, T)
+    layout, state = _initialised(trees, 1.3)
+    group, conc = layout.node_group, state.conc
+    n, t, N, T = state.n, state.t, state.node_N, state.node_T
     log_s = log_stirling_table(int(trees.raw_counts().max()), 60)
     state_fast = hrng.tree_states(seed, 1)[0]
     state_slow = state_fast.copy()
@@ -161,8 +168,8 @@ def test_table_sweep_matches_slow_twin(seed):
         _slow_table_sweep(trees, group, conc, log_s, *slow, 3, state_slow)
         for a, b in zip(fast, slow):
             assert np.array_equal(a, b)
-        assert kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
-                                        trees.node_cell_start, trees.is_leaf, *fast) == -1
+        assert kernels.check_invariants(layout, state._replace(n=fast[0], t=fast[1], node_N=fast[2],
+                                                               node_T=fast[3])) == -1
 
 
 def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
@@ -173,11 +180,9 @@ def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     X = np.stack([rng.integers(0, 3, 2000), rng.integers(0, 2, 2000)], axis=1).astype(np.uint8)
     y = rng.integers(0, 2, 2000).astype(np.int32)
     trees = build_trees(X, y, np.array([3, 2]), 2, [(1,), ()], [0])
-    group, fixed, _ = tying_groups(trees, "level")
-    conc = np.where(fixed, 2.0, 1.7)
-    state = [np.zeros(trees.n_cells, np.int64) for _ in range(2)] + [np.zeros(trees.n_nodes, np.int64) for _ in range(2)]
-    kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, group,
-                       trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, *state)
+    layout, initial = _initialised(trees, 1.7)
+    group, conc = layout.node_group, initial.conc
+    state = [initial.n, initial.t, initial.node_N, initial.node_T]
     raw = trees.raw_counts()
     leaf = np.repeat(trees.is_leaf, 3)
     window, sweeps = 3, 5
@@ -353,3 +358,38 @@ def test_growing_the_dense_rows_continues_them_and_keeps_the_large_rows():
     fresh = log_stirling_rows(400, 30, np.array([500]))
     assert np.array_equal(wider[0], fresh[0]) and np.array_equal(wider[1], fresh[1])
     assert np.array_equal(grow_stirling_rows(first, 100, 20, np.array([150, 300, 500]))[1], first[1])
+
+
+def _kernels_in(path):
+    """(name, arguments, docstring) of every numba kernel (a function decorated with njit) in a file."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return [(f.name, [a.arg for a in f.args.args], ast.get_docstring(f) or "") for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in f.decorator_list)]
+
+
+def _documented(doc):
+    """The names a numpy-style Parameters section of ``doc`` documents (``a, b : type`` lines)."""
+    import re
+
+    section = doc.split("Parameters\n----------\n", 1)[1] if "Parameters\n----------\n" in doc else ""
+    names = set()
+    for line in section.splitlines():
+        m = re.match(r"(\w+(?:, \w+)*) ?:", line)
+        if m:
+            names |= set(m.group(1).split(", "))
+    return names
+
+
+def test_no_kernel_takes_over_20_arguments_and_the_hdp_kernels_document_each():
+    package = HERE.parent / "hdp_plugin"
+    wide = [(p.name, name, len(args)) for p in package.rglob("*.py") for name, args, _ in _kernels_in(p)
+            if len(args) > 20]
+    assert not wide, f"kernels over 20 arguments: {wide}"
+    # the sampler's and prediction's kernels, and structure learning's widest
+    files = sorted((package / "hdp").glob("*.py")) + [package / "structure" / "kernels.py"]
+    undocumented = [(p.name, name, sorted(set(args) - _documented(doc))) for p in files
+                    for name, args, doc in _kernels_in(p)
+                    if (p.parent.name == "hdp" or name == "loo_squared_errors_block") and set(args) - _documented(doc)]
+    assert not undocumented, f"kernel arguments without an entry in the docstring's Parameters: {undocumented}"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hdp_plugin.hdp import kernels
-from hdp_plugin.hdp.sampler import Cancelled, default_burn_in, sample, tying_groups
+from hdp_plugin.hdp.sampler import Cancelled, default_burn_in, new_state, sample, tree_layout, tying_groups
 from hdp_plugin.hdp.trees import build_trees
 from hdp_plugin.errors import ParameterError
 
@@ -179,24 +179,18 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
     # a kernel given too narrow a table stops before drawing anything
     from hdp_plugin.hdp.stirling import log_stirling_rows, stirling_ratios
 
-    group, fixed, gstart = tying_groups(trees, "level")
-    conc = np.where(fixed, 2.0, 2.0)
+    layout = tree_layout(trees, "level")
     n, t = r.customer_counts.copy(), r.table_counts.copy()
     N = np.add.reduceat(n, trees.node_cell_start[:-1])
     T = np.add.reduceat(t, trees.node_cell_start[:-1])
     z = np.zeros(trees.n_cells)
+    state = kernels.SamplerState(n, t, N, T, conc=np.full(2, 2.0), prob=z, est_sum=z.copy(), wsum=z.copy(),
+                                 win_k=np.zeros(1, np.int64), rng=np.ones((1, 4), np.uint64))
     no_big = np.full(trees.n_cells, -1, np.int64)
-    act, act_start = kernels.active_cells(trees, trees.raw_counts(), group, no_big)
     for n_dense, t_cols in [(20000, 2), (10, 40)]:  # too few columns, then too few dense rows
-        tables = stirling_ratios(*log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64)))
-        moving, mv_start, still, st_start = kernels.moving_nodes(trees, act)
-        reached = kernels.sample_tree(7, 9, 0, 0, trees.n_nodes, 0, 2, 2, 2, act, act_start[0], act_start[1],
-                                      moving, mv_start[0], mv_start[1], still, st_start[0], st_start[1],
-                                      trees.node_parent, group, trees.node_cell_start, fixed,
-                                      conc, *tables,
-                                      no_big, n, t, N, T,
-                                      z, z.copy(), z.copy(), np.zeros(1, np.int64), 0,
-                                      np.ones(4, np.uint64), 10, 5, 3, 2.0, 1.0, 4000.0)
+        tables = kernels.StirlingTables(*stirling_ratios(*log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64))),
+                                        no_big)
+        reached = kernels.sample_tree(0, 7, 9, layout, tables, state, kernels.Settings(0, 10, 5, 3, 2.0, 1.0, 4000.0))
         assert reached == 7
         assert np.array_equal(t, r.table_counts)
 
@@ -224,12 +218,12 @@ def test_empty_tree_gives_uniform_prior():
 
 def test_huge_concentration_reproduces_the_parent():
     trees = random_tiny_tree(2, 50, 3, 2)
-    group, _, _ = tying_groups(trees, "level")
-    n, t = np.zeros(trees.n_cells, np.int64), np.zeros(trees.n_cells, np.int64)
-    N, T = np.zeros(trees.n_nodes, np.int64), np.zeros(trees.n_nodes, np.int64)
-    conc = np.full(group.max() + 1, 2.0)
-    kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, group,
-                       trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t, N, T)
+    layout = tree_layout(trees, "level")
+    group = layout.node_group
+    state = new_state(trees, layout, 0, np.int64)
+    state.conc[:] = 2.0
+    kernels.init_trees(layout, state)
+    n, N, conc = state.n, state.node_N, state.conc
     conc[1:] = 1e12
     prob, est = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
     all_nodes = np.arange(trees.n_nodes, dtype=np.int64)

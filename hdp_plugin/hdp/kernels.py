@@ -3,19 +3,28 @@
 Pure functions over the flat arrays of :mod:`hdp_plugin.hdp.trees` and the sampler state; the
 driver in :mod:`hdp_plugin.hdp.sampler` validates, allocates and seeds. Every tree is sampled by
 one call of :func:`sample_tree` with its own random state, so trees run in parallel (threads of the
-driver over bins of trees)
-and the result does not depend on the number of threads.
+driver over bins of trees) and the result does not depend on the number of threads.
 
-State arrays, all indexed like the trees' cells or nodes:
-``n`` (customers: data counts at leaves, the sum of the children's table counts elsewhere),
-``t`` (table counts), ``node_N`` / ``node_T`` (their totals per node), ``conc`` (one
-concentration per tied group, ``node_group`` maps nodes to groups), ``est_sum`` (running sum of
-the estimates), ``prob`` (scratch: this iteration's estimates).
+What the kernels share travels in four named tuples, each documented once here:
+:class:`TreeLayout` (the trees, their tying and the lists a sweep walks: fixed for a run),
+:class:`StirlingTables` (the ratio tables the draws read), :class:`SamplerState` (the counts,
+concentrations, running sums and random states the iterations change) and :class:`Settings` (the
+run's constants). The driver's entry points (:func:`init_trees`, :func:`sample_trees`,
+:func:`flush_trees`, :func:`check_invariants`) take them whole; :func:`sample_tree` unpacks its
+tree's slices of them into locals once per call and hands the per-iteration kernels
+(:func:`table_sweep`, :func:`concentration_sweep`, :func:`accumulate_moving`,
+:func:`flush_still`) plain arrays and scalars: a call that passes a tuple of arrays costs two
+atomic reference-count updates for every array in it, used or not.
+
+Shapes below: ``n_trees``, ``n_nodes``, ``n_cells`` (a node has one cell per value of its tree's
+attribute), ``n_groups`` (concentration groups), ``n_act`` (cells that can need a draw). Node,
+cell and group indices are global (all trees of a model in one set of arrays).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -24,10 +33,162 @@ from ..config import NJIT_OPTIONS
 from .rng import gamma, neg_log_beta, unit_double, xoshiro_step
 
 
+class TreeLayout(NamedTuple):
+    """The trees as the sampler's kernels read them, fixed for a run (but ``act``'s column 4).
+
+    Built by :func:`hdp_plugin.hdp.sampler.tree_layout`. Every field is an ndarray, int64 unless
+    said.
+
+    Parameters
+    ----------
+    tree_node_start : (n_trees + 1,)
+        Tree ``tr``'s nodes are ``tree_node_start[tr] .. tree_node_start[tr + 1] - 1``, breadth
+        first, its root first (so the reversed range is a bottom-up sweep).
+    tree_card : (n_trees,)
+        Cells per node of the tree: the number of values of its attribute.
+    tree_max_children : (n_trees,)
+        The most children a node of the tree can have (its branching variables' largest radix).
+    tree_group_start : (n_trees + 1,)
+        The tree's concentration groups are ``tree_group_start[tr] .. tree_group_start[tr + 1] - 1``
+        (groups never cross trees; the root's group comes first).
+    tree_act_start, tree_mv_start, tree_st_start : (n_trees + 1,)
+        Where the tree's runs of ``act``, ``moving`` and ``still`` start.
+    node_parent : (n_nodes,)
+        The parent node (-1 at a root).
+    node_cell_start : (n_nodes + 1,)
+        Node ``j``'s cells are ``node_cell_start[j] .. node_cell_start[j] + card - 1``, one per value.
+    node_group : (n_nodes,)
+        The node's concentration group.
+    is_leaf : (n_nodes,) bool
+        True for a node without children (its cells hold data counts).
+    leaf_counts : (n_cells,)
+        The data counts of leaf cells, 0 elsewhere.
+    group_fixed : (n_groups,) bool
+        True for a group whose concentration is never sampled (the roots').
+    act : (n_act, 7)
+        The cells that can need a draw (:func:`active_cells`), per tree deepest nodes first, as rows
+        (cell, parent cell, node, parent node, large-leaf row, node's group, parent's group). The
+        large-leaf row is ``StirlingTables.big_row[cell]``, which the driver copies in again when the
+        tables grow.
+    moving, still : (n_moving,), (n_nodes - n_moving,)
+        The nodes whose counts can change (a child cell can be drawn: the root and a top part of the
+        tree) and the others (all leaves among them), each per tree in node order (:func:`moving_nodes`).
+    """
+
+    tree_node_start: np.ndarray
+    tree_card: np.ndarray
+    tree_max_children: np.ndarray
+    tree_group_start: np.ndarray
+    tree_act_start: np.ndarray
+    tree_mv_start: np.ndarray
+    tree_st_start: np.ndarray
+    node_parent: np.ndarray
+    node_cell_start: np.ndarray
+    node_group: np.ndarray
+    is_leaf: np.ndarray
+    leaf_counts: np.ndarray
+    group_fixed: np.ndarray
+    act: np.ndarray
+    moving: np.ndarray
+    still: np.ndarray
+
+
+class StirlingTables(NamedTuple):
+    """The Stirling ratio tables a draw reads (:func:`hdp_plugin.hdp.stirling.stirling_ratios`) and
+    which row each cell reads; replaced whole when the driver grows them.
+
+    Parameters
+    ----------
+    rt : ndarray (big_base + large-leaf rows, columns) float64
+        ``rt[n, t] = S(n, t + 1) / S(n, t)``: the dense rows ``0 .. big_base - 1`` by ``n``, then one
+        row per distinct large leaf count.
+    big_base : int
+        The first large-leaf row of ``rt`` (the number of dense rows).
+    rn_t : ndarray (columns, big_base) float64
+        ``rn_t[t, n] = S(n + 1, t) / S(n, t)``, stored by ``t``.
+    big_row : ndarray (n_cells,) int64
+        -1 for an internal cell (its count moves: the dense rows cover it plus a margin), -2 for a
+        leaf within the dense rows, else the leaf's large-leaf row (``rt[big_base + big_row]``).
+    """
+
+    rt: np.ndarray
+    big_base: int
+    rn_t: np.ndarray
+    big_row: np.ndarray
+
+
+class SamplerState(NamedTuple):
+    """What the iterations change, all indexed like the trees' cells, nodes, groups or trees.
+
+    Parameters
+    ----------
+    n : ndarray (n_cells,) int32 or int64
+        Customers: the data counts at leaves, the sum of the children's table counts elsewhere.
+    t : ndarray (n_cells,), the dtype of ``n``
+        Table counts.
+    node_N, node_T : ndarray (n_nodes,) int64
+        The sums of ``n`` and of ``t`` over the node's cells.
+    conc : ndarray (n_groups,) float64
+        One concentration per group (``TreeLayout.node_group`` maps nodes to groups).
+    prob : ndarray (n_cells,) float64
+        Scratch: this iteration's estimates of the moving nodes (:func:`accumulate_moving`).
+    est_sum : ndarray (n_cells,) float64
+        The running sums of every cell's estimates since burn-in.
+    wsum : ndarray (n_cells,) float64
+        The sums over the current window of constant concentrations (:func:`flush_still`).
+    win_k : ndarray (n_trees,) int64
+        Per tree, the iterations in its current window.
+    rng : ndarray (n_trees, 4) uint64
+        Per tree, its xoshiro256** state (:mod:`hdp_plugin.hdp.rng`).
+    """
+
+    n: np.ndarray
+    t: np.ndarray
+    node_N: np.ndarray
+    node_T: np.ndarray
+    conc: np.ndarray
+    prob: np.ndarray
+    est_sum: np.ndarray
+    wsum: np.ndarray
+    win_k: np.ndarray
+    rng: np.ndarray
+
+
+class Settings(NamedTuple):
+    """The constants of a run (from :func:`hdp_plugin.hdp.sampler.sample` and :mod:`hdp_plugin.config`).
+
+    Parameters
+    ----------
+    burn_in : int
+        Iterations before the estimates are summed.
+    window : int
+        Half-width of the window of candidate table counts.
+    conc_every, conc_offset : int
+        Concentrations are drawn at the iterations ``it`` with ``it % conc_every == conc_offset``.
+    shape, rate : float
+        The concentrations' Gamma(shape, rate) prior.
+    max_c : float
+        The largest concentration a draw may give.
+    """
+
+    burn_in: int
+    window: int
+    conc_every: int
+    conc_offset: int
+    shape: float
+    rate: float
+    max_c: float
+
 
 @njit(**NJIT_OPTIONS)
 def digamma(x):
-    """The digamma function for x > 0 (recurrence to x >= 10, then the asymptotic series)."""
+    """The digamma function for x > 0 (recurrence to x >= 10, then the asymptotic series).
+
+    Parameters
+    ----------
+    x : float
+        The argument, > 0.
+    """
     result = 0.0
     while x < 10.0:
         result -= 1.0 / x
@@ -41,7 +202,16 @@ def digamma(x):
 
 @njit(**NJIT_OPTIONS)
 def initial_tables(n, c):
-    """Initial table count of a cell with ``n`` customers under concentration ``c``."""
+    """Initial table count of a cell: ``n`` for n <= 1, else the expected number of tables of ``n``
+    customers, floor(c (digamma(c + n) - digamma(c))), kept within 1 .. n.
+
+    Parameters
+    ----------
+    n : int
+        The cell's customers.
+    c : float
+        The concentration of the cell's node.
+    """
     if n <= 1:
         return n
     v = math.floor(c * (digamma(c + n) - digamma(c)))
@@ -49,11 +219,25 @@ def initial_tables(n, c):
 
 
 @njit(**NJIT_OPTIONS)
-def init_tree(node_lo, node_hi, card, node_parent, node_group, node_cell_start, leaf_counts, is_leaf,
-              conc, n, t, node_N, node_T):
-    """Initialise one tree, children before parents: leaves get their data counts, an internal
-    node's n is the sum of its children's t; t from the expected number of tables, the root's
-    t is 1{n > 0}."""
+def init_tree(tr, layout, state):
+    """Initialise tree ``tr``, children before parents: leaves get their data counts, an internal
+    node's n is the sum of its children's t; t from the expected number of tables
+    (:func:`initial_tables`), the root's t is 1{n > 0}.
+
+    Parameters
+    ----------
+    tr : int
+        The tree.
+    layout : TreeLayout
+    state : SamplerState
+        Its ``n``, ``t``, ``node_N`` and ``node_T`` are written for the tree's cells and nodes, from
+        its ``conc``.
+    """
+    node_lo, node_hi = layout.tree_node_start[tr], layout.tree_node_start[tr + 1]
+    card = layout.tree_card[tr]
+    node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
+    leaf_counts, is_leaf = layout.leaf_counts, layout.is_leaf
+    conc, n, t, node_N, node_T = state.conc, state.n, state.t, state.node_N, state.node_T
     for j in range(node_lo, node_hi):
         base = node_cell_start[j]
         for x in range(card):
@@ -86,6 +270,17 @@ def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
     Returns ``(columns, dense_n)``: the largest t any draw can need (max of min(n, t + window))
     and the largest internal count (``big_row`` -1; leaves, -2 or a row of their own, have fixed
     counts that the dense rows already cover or do not need to).
+
+    Parameters
+    ----------
+    cell_lo, cell_hi : int
+        The cells to look at, ``cell_lo .. cell_hi - 1`` (one tree's, or all).
+    n, t : ndarray (n_cells,)
+        :class:`SamplerState`'s counts.
+    big_row : ndarray (n_cells,) int64
+        :class:`StirlingTables`' ``big_row``.
+    window : int
+        Half-width of the window of candidate table counts.
     """
     need = 1
     n_dense = 1
@@ -126,6 +321,29 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
     Written as one loop with no calls that take arrays, and the random state held in locals: every
     such call costs two atomic reference-count updates per array, which cost more than the draw
     itself (tables are indexed in place, never sliced, for the same reason).
+
+    Parameters
+    ----------
+    act : ndarray (n_act, 7) int64
+        :class:`TreeLayout`'s ``act``.
+    act_lo, act_hi : int
+        The tree's rows of ``act``.
+    root_cell : int
+        The tree's root's first cell.
+    card : int
+        Cells per node of the tree.
+    conc : ndarray (n_groups,) float64
+        :class:`SamplerState`'s concentrations.
+    rt, big_base, rn_t :
+        :class:`StirlingTables`' fields of those names.
+    n, t, node_N, node_T : ndarray
+        :class:`SamplerState`'s fields of those names, updated in place.
+    window : int
+        Half-width of the window of candidate table counts.
+    weights : ndarray (>= 2 window + 1,) float64
+        Scratch for a draw's candidate weights.
+    rng : ndarray (4,) uint64
+        The tree's random state, advanced in place.
     """
     need = 1
     n_dense = 1
@@ -224,7 +442,19 @@ GROUPED_BETA_MAX = 16
 @njit(**NJIT_OPTIONS)
 def grouped_neg_log_beta(rng, c, hist, h):
     """sum_j -log q_j over independent q_j ~ Beta(c, N_j), for nodes counted by N_j in ``hist[h]``
-    (whole numbers 1 .. ``GROUPED_BETA_MAX``); zeroes the row. See :func:`concentration_sweep`."""
+    (whole numbers 1 .. ``GROUPED_BETA_MAX``); zeroes the row. See :func:`concentration_sweep`.
+
+    Parameters
+    ----------
+    rng : ndarray (4,) uint64
+        A random state, advanced in place.
+    c : float
+        The group's concentration.
+    hist : ndarray (rows, GROUPED_BETA_MAX + 1) int64
+        ``hist[h, N]`` counts the nodes with N customers (column 0 unused).
+    h : int
+        The row of ``hist`` to read (and zero).
+    """
     m = 0
     acc = 0.0
     for i in range(hist.shape[1] - 1, 0, -1):
@@ -249,6 +479,29 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
     (groups x GROUPED_BETA_MAX + 1 zeros, left zeroed) counts those nodes by N_j. ``sum_T`` and
     ``sum_q`` are scratch indexed from ``group_lo`` (the calling tree's own: a thread writing sums
     into a line another thread's tree uses would make the two threads take turns with the line).
+
+    Parameters
+    ----------
+    node_lo, node_hi : int
+        The tree's nodes (its root ``node_lo`` has a fixed group and is not read).
+    group_lo, group_hi : int
+        The tree's groups.
+    node_group, group_fixed : ndarray
+        :class:`TreeLayout`'s fields of those names.
+    conc : ndarray (n_groups,) float64
+        :class:`SamplerState`'s concentrations: the tree's free ones are drawn anew.
+    node_N, node_T : ndarray (n_nodes,) int64
+        :class:`SamplerState`'s node totals.
+    sum_T, sum_q : ndarray (>= group_hi - group_lo,) float64
+        Scratch: per group, the sum of T_j and of -log q_j.
+    hist : ndarray (>= group_hi - group_lo, GROUPED_BETA_MAX + 1) int64
+        Scratch, zero on entry and on return (:func:`grouped_neg_log_beta`).
+    shape, rate : float
+        The Gamma prior's shape and rate.
+    max_c : float
+        The largest concentration (draws above are capped; below 1e-12 raised to it).
+    rng : ndarray (4,) uint64
+        The tree's random state, advanced in place.
     """
     for h in range(group_hi - group_lo):
         sum_T[h] = 0.0
@@ -290,6 +543,24 @@ def accumulate_moving(moving, mv_lo, mv_hi, root, card, node_parent, node_group,
     change too: the moving nodes are a top part of the tree, each parent's estimate is this
     iteration's when its children read it, and every node below them (all leaves among them)
     has counts fixed for ever.
+
+    Parameters
+    ----------
+    moving : ndarray (n_moving,) int64
+        :class:`TreeLayout`'s ``moving``.
+    mv_lo, mv_hi : int
+        The tree's entries of ``moving``.
+    root : int
+        The tree's root node (its parent estimate is uniform).
+    card : int
+        Cells per node of the tree.
+    node_parent, node_group, node_cell_start : ndarray
+        :class:`TreeLayout`'s fields of those names.
+    conc, n, node_N : ndarray
+        :class:`SamplerState`'s fields of those names.
+    prob, est_sum, wsum : ndarray (n_cells,) float64
+        :class:`SamplerState`'s fields of those names: the moving nodes' cells are written
+        (``prob``) or added to.
     """
     uniform_p = 1.0 / card
     for e in range(mv_lo, mv_hi):
@@ -324,6 +595,20 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
     r = 1 / (N + c), where W_parent is the parent's window sum (accumulated iteration by iteration
     for a moving parent, computed here, parents first, for a still one). The same sum as adding
     every iteration's estimate, in one pass per window instead of one per iteration.
+
+    Parameters
+    ----------
+    still, moving : ndarray int64
+        :class:`TreeLayout`'s fields of those names.
+    st_lo, st_hi, mv_lo, mv_hi : int
+        The tree's entries of ``still`` and of ``moving``.
+    root, card, node_parent, node_group, node_cell_start, conc, n, node_N :
+        As for :func:`accumulate_moving`.
+    est_sum, wsum : ndarray (n_cells,) float64
+        The running sums (the still nodes' cells are added to) and the window sums (the still nodes'
+        are written, the moving nodes' zeroed): :class:`SamplerState`'s, or copies.
+    k : int
+        The iterations in the window (none: only the moving nodes' window sums are zeroed).
     """
     if k > 0:
         uniform_p = 1.0 / card
@@ -352,28 +637,54 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
 
 
 @njit(**NJIT_OPTIONS)
-def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, card, max_children,
-                act, act_lo, act_hi, moving, mv_lo, mv_hi, still, st_lo, st_hi, node_parent, node_group,
-                node_cell_start, group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob,
-                est_sum, wsum, win_k, tr, rng, window, conc_every, conc_offset, shape, rate, max_c):
-    """Run iterations ``it_from .. it_to - 1`` on one tree.
+def sample_tree(tr, it_from, it_to, layout, tables, state, settings):
+    """Run iterations ``it_from .. it_to - 1`` on tree ``tr``.
 
-    ``moving[mv_lo:mv_hi]`` and ``still[st_lo:st_hi]`` split the tree's nodes (each top-down) into
-    those whose counts can change and the rest (:func:`moving_nodes`); ``wsum`` and ``win_k[tr]``
-    carry the current window of :func:`flush_still` from call to call (the driver flushes at the end).
-    Returns the iteration reached: ``it_to`` when done, earlier when the next iteration could ask
-    for a Stirling number beyond the tables (a column past the last, or a dense row past the last:
-    within one iteration an internal count grows by at most ``window`` per child, and a candidate
-    looks ``window`` further). The driver then grows the tables and calls again from there; no
-    random number is drawn by the check, so results do not depend on it.
+    The tree's nodes split (:func:`moving_nodes`) into those whose counts can change and the rest;
+    ``state.wsum`` and ``state.win_k[tr]`` carry the current window of :func:`flush_still` from call
+    to call (the driver flushes at the end). Returns the iteration reached: ``it_to`` when done,
+    earlier when the next iteration could ask for a Stirling number beyond the tables (a column past
+    the last, or a dense row past the last: within one iteration an internal count grows by at most
+    ``window`` per child, and a candidate looks ``window`` further). The driver then grows the tables
+    and calls again from there; no random number is drawn by the check, so results do not depend on
+    it.
+
+    Parameters
+    ----------
+    tr : int
+        The tree.
+    it_from, it_to : int
+        The iterations to run.
+    layout : TreeLayout
+    tables : StirlingTables
+    state : SamplerState
+        Updated in place: the tree's cells, nodes, groups, window and random state.
+    settings : Settings
     """
+    # the tree's slices and the run's constants as locals, once: the loop below passes the per-
+    # iteration kernels plain arrays and scalars (a tuple of arrays costs a reference-count update
+    # per array and call)
+    node_lo, node_hi = layout.tree_node_start[tr], layout.tree_node_start[tr + 1]
+    group_lo, group_hi = layout.tree_group_start[tr], layout.tree_group_start[tr + 1]
+    card, max_children = layout.tree_card[tr], layout.tree_max_children[tr]
+    act, act_lo, act_hi = layout.act, layout.tree_act_start[tr], layout.tree_act_start[tr + 1]
+    moving, mv_lo, mv_hi = layout.moving, layout.tree_mv_start[tr], layout.tree_mv_start[tr + 1]
+    still, st_lo, st_hi = layout.still, layout.tree_st_start[tr], layout.tree_st_start[tr + 1]
+    node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
+    group_fixed = layout.group_fixed
+    rt, big_base, rn_t, big_row = tables.rt, tables.big_base, tables.rn_t, tables.big_row
+    n, t, node_N, node_T, conc = state.n, state.t, state.node_N, state.node_T, state.conc
+    prob, est_sum, wsum, win_k, rng = state.prob, state.est_sum, state.wsum, state.win_k, state.rng[tr]
+    burn_in, window = settings.burn_in, settings.window
+    conc_every, conc_offset = settings.conc_every, settings.conc_offset
+    shape, rate, max_c = settings.shape, settings.rate, settings.max_c
     # scratch and state of this tree only, written back at the end: trees of other threads sit next
     # to this one in the shared arrays, and writes to a shared cache line make threads take turns
     weights = np.empty(2 * window + 1, dtype=np.float64)
     hist = np.zeros((group_hi - group_lo, GROUPED_BETA_MAX + 1), dtype=np.int64)
     sums_T = np.zeros(group_hi - group_lo)
     sums_q = np.zeros(group_hi - group_lo)
-    state = rng.copy()
+    local_rng = rng.copy()
     k_win = win_k[tr]
     cell_lo = node_cell_start[node_lo]
     cell_hi = node_cell_start[node_hi - 1] + card
@@ -387,13 +698,13 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
             # for one more iteration)
             need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
             if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
-                for i in range(state.shape[0]):
-                    rng[i] = state[i]
+                for i in range(local_rng.shape[0]):
+                    rng[i] = local_rng[i]
                 win_k[tr] = k_win
                 return it
         # Step 1: table counts, bottom-up
         need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
-                                    node_N, node_T, window, weights, state)
+                                    node_N, node_T, window, weights, local_rng)
         # Step 2: concentrations every conc_every-th iteration (the still nodes' estimates of the
         # window that ends are added first, with the concentrations they were made with)
         if it % conc_every == conc_offset:
@@ -401,7 +712,7 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
                         node_cell_start, conc, n, node_N, est_sum, wsum, k_win)
             k_win = 0
             concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
-                                node_N, node_T, sums_T, sums_q, hist, shape, rate, max_c, state)
+                                node_N, node_T, sums_T, sums_q, hist, shape, rate, max_c, local_rng)
         # Step 3: after burn-in, accumulate the estimates (the moving nodes' now, the still nodes'
         # at the end of the window)
         if it >= burn_in:
@@ -410,43 +721,63 @@ def sample_tree(it_from, it_to, burn_in, node_lo, node_hi, group_lo, group_hi, c
             k_win += 1
     # element by element: a slice assignment would compile numba's shape-mismatch error path and its
     # string formatting (about 3 s of the first use's compilation)
-    for i in range(state.shape[0]):
-        rng[i] = state[i]
+    for i in range(local_rng.shape[0]):
+        rng[i] = local_rng[i]
     win_k[tr] = k_win
     return it_to
 
 
 @njit(**NJIT_OPTIONS)
-def sample_trees(order, lo, hi, it_reached, it_to, burn_in, tree_node_start, tree_group_start, tree_card,
-                 tree_max_children, act, tree_act_start, moving, tree_mv_start, still, tree_st_start,
-                 node_parent, node_group, node_cell_start, group_fixed, conc, rt, big_base, rn_t, big_row, n,
-                 t, node_N, node_T, prob, est_sum, wsum, win_k, rng_states, window, conc_every,
-                 conc_offset, shape, rate, max_c):
+def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settings):
     """Advance the trees ``order[lo:hi]`` (one thread's bin), one after the other, to iteration
-    ``it_to``. The driver runs the bins on threads of its own (the kernels release the GIL); every
-    tree has its own random stream, so the result does not depend on the bins or the threads.
+    ``it_to`` (:func:`sample_tree`). The driver runs the bins on threads of its own (the kernels
+    release the GIL); every tree has its own random stream, so the result does not depend on the
+    bins or the threads.
 
     (Not a ``prange``: a ``parallel=True`` caller took 11.6 s of CPU to compile against 6.8 s;
-    interleaved runs of the two were within the machine's noise of each other.)"""
+    interleaved runs of the two were within the machine's noise of each other.)
+
+    Parameters
+    ----------
+    order : ndarray (n_trees,) int64
+        The trees, bin by bin (:func:`balance_trees`).
+    lo, hi : int
+        The bin: ``order[lo:hi]``.
+    it_reached : ndarray (n_trees,) int64
+        Per tree, the iterations it has run; updated (below ``it_to`` when the tables must grow).
+    it_to : int
+        The iteration to reach.
+    layout : TreeLayout
+    tables : StirlingTables
+    state : SamplerState
+        Updated in place.
+    settings : Settings
+    """
     for i in range(lo, hi):
         tr = order[i]
-        it_reached[tr] = sample_tree(
-            it_reached[tr], it_to, burn_in, tree_node_start[tr], tree_node_start[tr + 1],
-            tree_group_start[tr], tree_group_start[tr + 1], tree_card[tr], tree_max_children[tr],
-            act, tree_act_start[tr], tree_act_start[tr + 1], moving, tree_mv_start[tr], tree_mv_start[tr + 1],
-            still, tree_st_start[tr], tree_st_start[tr + 1], node_parent, node_group, node_cell_start,
-            group_fixed, conc, rt, big_base, rn_t, big_row, n, t, node_N, node_T, prob, est_sum, wsum,
-            win_k, tr, rng_states[tr], window, conc_every, conc_offset, shape, rate, max_c)
+        it_reached[tr] = sample_tree(tr, it_reached[tr], it_to, layout, tables, state, settings)
 
 
 @njit(**NJIT_OPTIONS)
-def flush_trees(tree_node_start, tree_card, moving, tree_mv_start, still, tree_st_start, node_parent,
-                node_group, node_cell_start, conc, n, node_N, est_sum, wsum, win_k):
-    """Add every tree's open window of still-node estimates (:func:`flush_still`); the end of a run."""
+def flush_trees(layout, state):
+    """Add every tree's open window of still-node estimates (:func:`flush_still`) to
+    ``state.est_sum`` and close the windows (``state.win_k`` zeroed); the end of a run.
+
+    Parameters
+    ----------
+    layout : TreeLayout
+    state : SamplerState
+        Its ``est_sum``, ``wsum`` and ``win_k`` are updated (pass copies of them to read the sums
+        without touching the chain).
+    """
+    tree_node_start, tree_card = layout.tree_node_start, layout.tree_card
+    tree_mv_start, tree_st_start = layout.tree_mv_start, layout.tree_st_start
+    win_k = state.win_k
     for tr in range(tree_card.shape[0]):
-        flush_still(still, tree_st_start[tr], tree_st_start[tr + 1], moving, tree_mv_start[tr],
-                    tree_mv_start[tr + 1], tree_node_start[tr], tree_card[tr], node_parent, node_group,
-                    node_cell_start, conc, n, node_N, est_sum, wsum, win_k[tr])
+        flush_still(layout.still, tree_st_start[tr], tree_st_start[tr + 1], layout.moving, tree_mv_start[tr],
+                    tree_mv_start[tr + 1], tree_node_start[tr], tree_card[tr], layout.node_parent,
+                    layout.node_group, layout.node_cell_start, state.conc, state.n, state.node_N, state.est_sum,
+                    state.wsum, win_k[tr])
         win_k[tr] = 0
 
 
@@ -470,22 +801,35 @@ def balance_trees(cost, n_bins):
 
 
 @njit(**NJIT_OPTIONS)
-def init_trees(tree_node_start, tree_card, node_parent, node_group, node_cell_start, leaf_counts,
-               is_leaf, conc, n, t, node_N, node_T):
-    """:func:`init_tree` on every tree (once per run: one thread, cheap to compile)."""
-    for tr in range(tree_card.shape[0]):
-        init_tree(tree_node_start[tr], tree_node_start[tr + 1], tree_card[tr], node_parent,
-                  node_group, node_cell_start, leaf_counts, is_leaf, conc, n, t, node_N, node_T)
+def init_trees(layout, state):
+    """:func:`init_tree` on every tree (once per run: one thread, cheap to compile).
+
+    Parameters
+    ----------
+    layout : TreeLayout
+    state : SamplerState
+        Its counts and totals are written, from its ``conc``.
+    """
+    for tr in range(layout.tree_card.shape[0]):
+        init_tree(tr, layout, state)
 
 
 @njit(**NJIT_OPTIONS)
-def check_invariants(tree_node_start, tree_card, node_parent, node_cell_start, is_leaf, n, t, node_N,
-                     node_T):
+def check_invariants(layout, state):
     """Return -1 if the sampler state is consistent, else the index of the first offending node.
 
     Checks: 1 <= t <= n where n >= 1, t = 0 where n = 0, the root's t = 1{n > 0}, an internal
     node's n = the sum of its children's t, and the node totals N and T.
+
+    Parameters
+    ----------
+    layout : TreeLayout
+    state : SamplerState
+        Read only: its ``n``, ``t``, ``node_N`` and ``node_T``.
     """
+    tree_node_start, tree_card = layout.tree_node_start, layout.tree_card
+    node_parent, node_cell_start, is_leaf = layout.node_parent, layout.node_cell_start, layout.is_leaf
+    n, t, node_N, node_T = state.n, state.t, state.node_N, state.node_T
     child_sum = np.zeros(n.shape[0], dtype=np.int64)
     for tr in range(tree_card.shape[0]):
         card = tree_card[tr]

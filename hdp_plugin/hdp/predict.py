@@ -26,7 +26,26 @@ def log_posterior_rows(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_st
     (y, parents))``, then normalised by log-sum-exp (a row with no finite entry gets uniform).
 
     One thread's share of the rows: :func:`predict_log_proba` runs blocks of rows on threads of its
-    own (the kernel releases the GIL), which compiles in a fraction of the time a ``prange`` takes."""
+    own (the kernel releases the GIL), which compiles in a fraction of the time a ``prange`` takes.
+
+    Parameters
+    ----------
+    X : ndarray (n_rows, n_attributes) of unsigned integer codes
+        The rows; a code at or past an attribute's cardinality is a value the model has no slot for.
+    lo, hi : int
+        The rows to predict, ``lo .. hi - 1``.
+    attrs, tree_card, tree_node_start, tree_var_start, branch_vars : ndarray int64
+        The model's :class:`~hdp_plugin.hdp.trees.ContextTrees` fields of those names: per tree its
+        attribute, cardinality, nodes and branching variables (the class, -1, first).
+    child_start, child_table, node_cell_start, cardinalities : ndarray int64
+        The same trees' child tables and cells, and the attributes' cardinalities.
+    log_probs : ndarray (n_cells,) float64
+        Every cell's log probability (:class:`~hdp_plugin.hdp.tables.ProbabilityTables`).
+    log_prior : ndarray (n_classes,) float64
+        The class prior's logs.
+    out : ndarray (n_rows, n_classes) float64
+        Rows ``lo .. hi - 1`` are written: log P(y | x).
+    """
     n_classes = log_prior.shape[0]
     n_trees = attrs.shape[0]
     node = np.empty(n_classes, dtype=np.int64)

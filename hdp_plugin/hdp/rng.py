@@ -61,6 +61,15 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
 
 @njit(**NJIT_OPTIONS)
 def _rotl(x, k):
+    """``x`` rotated left by ``k`` bits.
+
+    Parameters
+    ----------
+    x : uint64
+        The word.
+    k : int
+        The bits to rotate by, 0 < k < 64.
+    """
     return (x << uint64(k)) | (x >> uint64(64 - k))
 
 
@@ -69,7 +78,13 @@ def xoshiro_step(s0, s1, s2, s3):
     """One xoshiro256** step on a state held in four scalars: ``(output, s0, s1, s2, s3)``.
 
     Hot kernels keep a tree's state in locals for a whole sweep and call this: a call that passes
-    the state array costs two atomic reference-count updates, more than the step itself."""
+    the state array costs two atomic reference-count updates, more than the step itself.
+
+    Parameters
+    ----------
+    s0, s1, s2, s3 : uint64
+        The state's four words.
+    """
     result = _rotl(s1 * uint64(5), 7) * uint64(9)
     t = s1 << uint64(17)
     s2 ^= s0
@@ -83,26 +98,50 @@ def xoshiro_step(s0, s1, s2, s3):
 
 @njit(**NJIT_OPTIONS)
 def unit_double(x):
-    """The top 53 bits of a 64-bit output as a double uniform on [0, 1)."""
+    """The top 53 bits of a 64-bit output as a double uniform on [0, 1).
+
+    Parameters
+    ----------
+    x : uint64
+        An output of :func:`xoshiro_step`.
+    """
     return float(x >> uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(**NJIT_OPTIONS)
 def next_u64(s):
-    """Advance state ``s`` (4 uint64) and return the next 64-bit output (xoshiro256**)."""
+    """Advance state ``s`` and return the next 64-bit output (xoshiro256**).
+
+    Parameters
+    ----------
+    s : ndarray (4,) uint64
+        A generator state (a row of :func:`tree_states`), advanced in place.
+    """
     result, s[0], s[1], s[2], s[3] = xoshiro_step(s[0], s[1], s[2], s[3])
     return result
 
 
 @njit(**NJIT_OPTIONS)
 def uniform(s):
-    """A double uniform on [0, 1) with 53 random bits."""
+    """A double uniform on [0, 1) with 53 random bits.
+
+    Parameters
+    ----------
+    s : ndarray (4,) uint64
+        A generator state (a row of :func:`tree_states`), advanced in place.
+    """
     return unit_double(next_u64(s))
 
 
 @njit(**NJIT_OPTIONS)
 def uniform_open(s):
-    """A double uniform on (0, 1)."""
+    """A double uniform on (0, 1).
+
+    Parameters
+    ----------
+    s : ndarray (4,) uint64
+        A generator state (a row of :func:`tree_states`), advanced in place.
+    """
     u = uniform(s)
     while u == 0.0:
         u = uniform(s)
@@ -111,7 +150,13 @@ def uniform_open(s):
 
 @njit(**NJIT_OPTIONS)
 def normal(s):
-    """A standard normal variate (Marsaglia's polar method; the spare value is discarded)."""
+    """A standard normal variate (Marsaglia's polar method; the spare value is discarded).
+
+    Parameters
+    ----------
+    s : ndarray (4,) uint64
+        A generator state (a row of :func:`tree_states`), advanced in place.
+    """
     while True:
         u = 2.0 * uniform(s) - 1.0
         v = 2.0 * uniform(s) - 1.0
@@ -122,7 +167,15 @@ def normal(s):
 
 @njit(**NJIT_OPTIONS)
 def gamma(s, shape):
-    """A Gamma(shape, scale 1) variate, shape > 0 (Marsaglia and Tsang, boosted below 1)."""
+    """A Gamma(shape, scale 1) variate (Marsaglia and Tsang, boosted below 1).
+
+    Parameters
+    ----------
+    s : ndarray (4,) uint64
+        A generator state (a row of :func:`tree_states`), advanced in place.
+    shape : float
+        The shape, > 0.
+    """
     if shape < 1.0:
         g = gamma(s, shape + 1.0)
         return g * math.exp(math.log(uniform_open(s)) / shape)
@@ -143,7 +196,15 @@ def gamma(s, shape):
 
 @njit(**NJIT_OPTIONS)
 def neg_log_beta(s, a, b):
-    """``-log q`` for ``q ~ Beta(a, b)``, computed stably from two gamma variates."""
+    """``-log q`` for ``q ~ Beta(a, b)``, computed stably from two gamma variates.
+
+    Parameters
+    ----------
+    s : ndarray (4,) uint64
+        A generator state (a row of :func:`tree_states`), advanced in place.
+    a, b : float
+        The Beta distribution's parameters, > 0.
+    """
     ga = gamma(s, a)
     gb = gamma(s, b)
     if ga <= 0.0:

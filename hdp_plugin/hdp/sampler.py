@@ -2,8 +2,15 @@
 
 See docs/method.md section 4 and Petitjean et al. (2018). The kernels live in
 :mod:`hdp_plugin.hdp.kernels`; this module chooses the tying groups, sizes the shared Stirling
-tables (and grows them on demand), derives one random stream per tree from ``random_state``, runs the iterations in chunks (so
-that progress can be reported and a run cancelled between chunks) and returns averaged tables.
+tables (and grows them on demand), derives one random stream per tree from ``random_state``, runs
+the iterations in chunks (so that progress can be reported and a run cancelled between chunks) and
+returns averaged tables.
+
+:func:`sample` is a short driver over its steps: :func:`_checked_lengths` (the arguments),
+:func:`_stops` (the stopping rule and the checkpoints), :func:`_setup` (the kernels' named tuples,
+built by :func:`tree_layout` and :func:`new_state`, the Stirling tables and the bins of trees), then
+chunk by chunk :func:`_advance` (every tree to the chunk's end), :func:`_after_chunk` (invariants,
+progress, cancel) and, at a checkpoint, :func:`_checkpoint`; last :func:`_result`.
 """
 
 from __future__ import annotations
@@ -61,6 +68,70 @@ def tying_groups(trees: ContextTrees, tying: str):
             g += uniq.size
         starts.append(g)
     return node_group, np.asarray(fixed, np.bool_), np.asarray(starts, np.int64)
+
+
+def tree_layout(trees: ContextTrees, tying: str, raw: np.ndarray | None = None) -> kernels.TreeLayout:
+    """The trees as the kernels read them: their tying groups (:func:`tying_groups`), the cells that
+    can need a draw and the moving and still nodes.
+
+    Parameters
+    ----------
+    trees : ContextTrees
+    tying : {"none", "same-parent", "level", "single"}
+        How concentrations are shared.
+    raw : ndarray (n_cells,) int64, optional
+        ``trees.raw_counts()``, when the caller has it.
+
+    Returns
+    -------
+    TreeLayout
+        :class:`~hdp_plugin.hdp.kernels.TreeLayout`; ``act``'s large-leaf column is -1 (every cell
+        in the dense rows) until the Stirling tables are built (:class:`_TableSizes`).
+    """
+    node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
+    raw = trees.raw_counts() if raw is None else raw
+    act, tree_act_start = kernels.active_cells(trees, raw, node_group, np.full(trees.n_cells, -1, np.int64))
+    _cancel.check()
+    # nodes whose counts can change get their estimates every iteration, the others (all
+    # leaves among them) once per window of constant concentrations
+    moving, tree_mv_start, still, tree_st_start = kernels.moving_nodes(trees, act)
+    return kernels.TreeLayout(
+        tree_node_start=trees.tree_node_start, tree_card=trees.tree_card, tree_max_children=_max_children(trees),
+        tree_group_start=tree_group_start, tree_act_start=tree_act_start, tree_mv_start=tree_mv_start,
+        tree_st_start=tree_st_start, node_parent=trees.node_parent, node_cell_start=trees.node_cell_start,
+        node_group=node_group, is_leaf=trees.is_leaf, leaf_counts=trees.leaf_counts, group_fixed=group_fixed,
+        act=act, moving=moving, still=still)
+
+
+def new_state(trees: ContextTrees, layout: kernels.TreeLayout, random_state, count_type=None) -> kernels.SamplerState:
+    """A zero state with the initial concentrations and one random stream per tree;
+    :func:`~hdp_plugin.hdp.kernels.init_trees` then sets its counts.
+
+    Parameters
+    ----------
+    trees : ContextTrees
+    layout : TreeLayout
+        The trees' layout (:func:`tree_layout`): its tying groups.
+    random_state : int, SeedSequence, Generator, ndarray or None
+        The seed of the per-tree streams (:func:`~hdp_plugin.hdp.rng.tree_states`).
+    count_type : numpy integer dtype, optional
+        The dtype of ``n`` and ``t``; by default int32 unless a context holds over 2**31 - 1 rows
+        (counts never exceed the data counts; half the memory traffic of the sweeps).
+
+    Returns
+    -------
+    SamplerState
+        :class:`~hdp_plugin.hdp.kernels.SamplerState`.
+    """
+    conc = np.full(layout.group_fixed.shape[0], config.INITIAL_CONCENTRATION)
+    conc[layout.group_fixed] = config.ROOT_CONCENTRATION
+    if count_type is None:
+        count_type = np.int32 if int(trees.leaf_counts.max(initial=0)) < 2**31 - 1 else np.int64
+    n_cells = trees.n_cells
+    return kernels.SamplerState(
+        n=np.zeros(n_cells, count_type), t=np.zeros(n_cells, count_type), node_N=np.zeros(trees.n_nodes, np.int64),
+        node_T=np.zeros(trees.n_nodes, np.int64), conc=conc, prob=np.zeros(n_cells), est_sum=np.zeros(n_cells),
+        wsum=np.zeros(n_cells), win_k=np.zeros(trees.n_trees, np.int64), rng=tree_states(random_state, trees.n_trees))
 
 
 @dataclass
@@ -147,6 +218,32 @@ def sample(
     F. Petitjean, W. Buntine, G. I. Webb and N. Zaidi, "Accurate parameter estimation for Bayesian
     network classifiers using hierarchical Dirichlet processes", Machine Learning 107 (2018).
     """
+    given_burn_in = burn_in
+    iterations, burn_in = _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint)
+    started, cpu_started = time.perf_counter(), time.process_time()
+    rule, burn_in, stops = _stops(trees, iterations, burn_in, given_burn_in, tolerance, checkpoints, on_checkpoint)
+    run = _setup(trees, tying, random_state, n_jobs, _settings(burn_in, window), _initial_sizes)
+    try:
+        # the first chunk is one iteration: its time sizes the next (_next_chunk), up to SAMPLER_CHUNK
+        chunk, target = 1, 0
+        while target < iterations:
+            before, chunk_started = target, time.perf_counter()
+            target = min(iterations, target + chunk, *[c for c in stops if c > target][:1])
+            _advance(run, target)
+            _after_chunk(run, target, iterations, progress, debug)
+            if not debug:  # chunks of about SAMPLER_CHUNK_SECONDS at most, so that a cancel is seen soon
+                chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
+            if target in stops and _checkpoint(run, target, rule, on_checkpoint):
+                break
+        kernels.flush_trees(run.layout, run.state)
+    finally:
+        run.close()
+    return _result(run, rule, target, started, cpu_started)
+
+
+def _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint) -> tuple[int, int]:
+    """:func:`sample`'s first step: check the run's lengths and options (:class:`ParameterError`);
+    returns ``(iterations, burn_in)`` as whole numbers, the burn-in's default filled in."""
     iterations = int(iterations)
     if iterations < 1:
         raise ParameterError(f"iterations must be >= 1, got {iterations!r}")
@@ -154,7 +251,6 @@ def sample(
         raise ParameterError(f"tolerance must be a number > 0, got {tolerance!r}")
     if tolerance is not None and on_checkpoint is not None:
         raise ParameterError("a tolerance and on_checkpoint cannot be combined")
-    given_burn_in = burn_in
     if burn_in is None:
         burn_in = default_burn_in(iterations)
     burn_in = int(burn_in)
@@ -162,8 +258,13 @@ def sample(
         raise ParameterError(f"burn_in must be in [0, iterations), got {burn_in!r} with iterations={iterations}")
     if window < 1:
         raise ParameterError(f"window must be >= 1, got {window!r}")
-    started = time.perf_counter()
-    cpu_started = time.process_time()
+    return iterations, burn_in
+
+
+def _stops(trees: ContextTrees, iterations: int, burn_in: int, given_burn_in, tolerance, checkpoints, on_checkpoint):
+    """The stopping rule of a ``tolerance`` (:class:`_Convergence`, or None), the iteration from
+    which the estimates are summed, and the iterations after which the running sums are read
+    (``checkpoints`` and the rule's; none when nothing reads them)."""
     rule = None
     if tolerance is not None:
         rule = _Convergence(trees, iterations, given_burn_in, float(tolerance))
@@ -171,154 +272,196 @@ def sample(
         # then a difference of two snapshots of them
         burn_in = rule.accumulate_from
         checkpoints = sorted(set(checkpoints) | set(rule.points))
+    stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations}) \
+        if (on_checkpoint or rule) else []
+    return rule, burn_in, stops
 
-    node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
-    n_groups = group_fixed.shape[0]
-    conc = np.full(n_groups, config.INITIAL_CONCENTRATION)
-    conc[group_fixed] = config.ROOT_CONCENTRATION
-    n_cells = trees.n_cells
-    # counts never exceed the data counts: 32 bits unless a context holds over 2**31 - 1 rows
-    # (half the memory traffic of the sweeps)
-    count_type = np.int32 if int(trees.leaf_counts.max(initial=0)) < 2**31 - 1 else np.int64
-    n = np.zeros(n_cells, count_type)
-    t = np.zeros(n_cells, count_type)
-    node_N = np.zeros(trees.n_nodes, np.int64)
-    node_T = np.zeros(trees.n_nodes, np.int64)
-    prob = np.zeros(n_cells)
-    est_sum = np.zeros(n_cells)
-    rng = tree_states(random_state, trees.n_trees)
 
+def _settings(burn_in: int, window: int) -> kernels.Settings:
+    """The run's constants for the kernels: its burn-in and window, the concentrations' schedule
+    and prior from :mod:`hdp_plugin.config` (typed once, so that the kernels compile once)."""
+    return kernels.Settings(burn_in=int(burn_in), window=int(window), conc_every=int(config.CONCENTRATION_EVERY),
+                            conc_offset=int(config.CONCENTRATION_OFFSET), shape=float(config.CONCENTRATION_SHAPE),
+                            rate=float(config.CONCENTRATION_RATE), max_c=float(config.MAX_CONCENTRATION))
+
+
+class _TableSizes:
+    """The sizes of a run's Stirling tables: from the initial state, grown on demand (docs/hdp.md,
+    "Stirling numbers").
+
+    Dense rows for the counts that move (internal nodes) and for small leaves, one row per distinct
+    large leaf count; columns from twice the largest t the first iteration can ask for.
+    """
+
+    def __init__(self, trees: ContextTrees, raw: np.ndarray, layout: kernels.TreeLayout,
+                 state: kernels.SamplerState, window: int, initial_sizes: tuple[int, int] | None):
+        self.raw = raw
+        self.n_max = int(raw.max(initial=1))
+        self.cell_is_leaf = np.repeat(trees.is_leaf, trees.tree_card[trees.node_tree])
+        # within one iteration a count can grow by the window per child
+        self.margin = window * (int(layout.tree_max_children.max(initial=1)) + 1)
+        big_row = np.full(trees.n_cells, -1, np.int64)
+        t_need = int(kernels.needed_sizes(0, trees.n_cells, state.n, state.t, big_row, window)[0])
+        self.t_cap = min(self.n_max, max(2 * t_need, config.STIRLING_MIN_COLUMNS))
+        n_int = int(state.n[~self.cell_is_leaf].max(initial=1))
+        self.n_dense = min(self.n_max + self.margin, max(2 * (n_int + self.margin), config.STIRLING_MIN_ROWS))
+        if initial_sizes is not None:  # tests: start small and grow
+            self.n_dense, self.t_cap = initial_sizes
+        self.cache: dict = {}
+
+    def grow(self, t_need: int, dense_need: int) -> bool:
+        """Grow the dimensions that ``t_need`` columns and internal counts up to ``dense_need`` need
+        (doubling at least); False if neither needs to."""
+        grown = False
+        if t_need > self.t_cap:
+            self.t_cap = min(self.n_max, max(2 * self.t_cap, t_need))
+            grown = True
+        if dense_need + self.margin > self.n_dense:
+            self.n_dense = min(self.n_max + self.margin, max(2 * self.n_dense, dense_need + self.margin))
+            grown = True
+        return grown
+
+    def tables(self, layout: kernels.TreeLayout, big_row: np.ndarray) -> kernels.StirlingTables:
+        """The tables for the current sizes (:func:`_stirling`): ``big_row`` and ``layout.act``'s
+        large-leaf column are rewritten in place."""
+        rt, big_base, rn_t = _stirling(self.raw, self.cell_is_leaf, self.n_dense, self.t_cap, big_row, self.cache)
+        layout.act[:, 4] = big_row[layout.act[:, 0]]
+        return kernels.StirlingTables(rt, big_base, rn_t, big_row)
+
+
+@dataclass
+class _Run:
+    """What one run of :func:`sample` carries from chunk to chunk: the kernels' tuples, the tables'
+    sizes, the iterations each tree reached, the trees still running and their bins of trees."""
+
+    trees: ContextTrees
+    layout: kernels.TreeLayout
+    state: kernels.SamplerState
+    settings: kernels.Settings
+    sizes: _TableSizes
+    tables: kernels.StirlingTables
+    threads: int
+    cost: np.ndarray  # (n_trees,) the estimated cost of one iteration of each tree
+    order: np.ndarray  # the running trees, bin by bin (kernels.balance_trees)
+    bin_start: np.ndarray
+    reached: np.ndarray  # (n_trees,) iterations run
+    running: np.ndarray  # the trees not yet stopped by a tolerance
+    pool: ThreadPoolExecutor | None = None
+
+    def rebalance(self) -> None:
+        """Bins of the running trees only (after some stopped)."""
+        order, self.bin_start = kernels.balance_trees(self.cost[self.running], self.threads)
+        self.order = self.running[order]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+
+def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kernels.Settings,
+           initial_sizes) -> _Run:
+    """:func:`sample`'s setup: the layout and tying groups, the initial state, the Stirling tables,
+    the bins of trees (one per thread) and the threads for them."""
+    raw = trees.raw_counts()
+    layout = tree_layout(trees, tying, raw)
+    state = new_state(trees, layout, random_state)
     threads = _threads(n_jobs)
-    pool = None
-    try:
-        kernels.init_trees(trees.tree_node_start, trees.tree_card, trees.node_parent, node_group,
-                           trees.node_cell_start, trees.leaf_counts, trees.is_leaf, conc, n, t,
-                           node_N, node_T)
-        # Stirling tables: dense rows for the counts that move (internal nodes) and for small
-        # leaves, one row per distinct large leaf count; both grow on demand.
-        raw = trees.raw_counts()
-        n_max = int(raw.max(initial=1))
-        cell_is_leaf = np.repeat(trees.is_leaf, trees.tree_card[trees.node_tree])
-        max_children = _max_children(trees)
-        margin = window * (int(max_children.max(initial=1)) + 1)
-        big_row = np.full(n_cells, -1, np.int64)
-        t_need = int(kernels.needed_sizes(0, n_cells, n, t, big_row, window)[0])
-        t_cap = min(n_max, max(2 * t_need, config.STIRLING_MIN_COLUMNS))
-        n_int = int(n[~cell_is_leaf].max(initial=1))
-        n_dense = min(n_max + margin, max(2 * (n_int + margin), config.STIRLING_MIN_ROWS))
-        if _initial_sizes is not None:  # tests: start small and grow
-            n_dense, t_cap = _initial_sizes
-        stirling_cache: dict = {}
-        tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, stirling_cache)
-        _cancel.check()
-        act, tree_act_start = kernels.active_cells(trees, raw, node_group, big_row)
-        _cancel.check()
-        # nodes whose counts can change get their estimates every iteration, the others (all
-        # leaves among them) once per window of constant concentrations
-        moving, tree_mv_start, still, tree_st_start = kernels.moving_nodes(trees, act)
-        wsum = np.zeros(n_cells)
-        win_k = np.zeros(trees.n_trees, np.int64)
-        # One bin of trees per thread, balanced by the cost of an iteration (per draw-able cell,
-        # per cell for the estimates, per node for the concentrations: measured weights)
-        cells = np.diff(trees.node_cell_start[trees.tree_node_start])
-        nodes = np.diff(trees.tree_node_start)
-        cost = 35.0 * np.diff(tree_act_start) + 2.5 * cells + 12.0 * nodes
-        order, bin_start = kernels.balance_trees(cost, threads)
-        if len(bin_start) > 2:
-            pool = ThreadPoolExecutor(max_workers=len(bin_start) - 1, thread_name_prefix="hdp-sampler")
-        reached = np.zeros(trees.n_trees, np.int64)
-        # the first chunk is one iteration: its time sizes the next (_next_chunk), up to SAMPLER_CHUNK
-        chunk = 1
-        stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations}) \
-            if (on_checkpoint or rule) else []
-        running = np.arange(trees.n_trees)
-        target = 0
-        while target < iterations:
-            before, chunk_started = target, time.perf_counter()
-            target = min(iterations, target + chunk, *[c for c in stops if c > target][:1])
-            while True:
-                def run_bin(b, target=target, tables=tables):
-                    kernels.sample_trees(order, bin_start[b], bin_start[b + 1], reached, target, burn_in,
-                                         trees.tree_node_start, tree_group_start, trees.tree_card, max_children,
-                                         act, tree_act_start, moving, tree_mv_start, still, tree_st_start,
-                                         trees.node_parent, node_group, trees.node_cell_start, group_fixed, conc,
-                                         *tables, big_row, n, t, node_N, node_T, prob, est_sum, wsum, win_k,
-                                         rng, window, config.CONCENTRATION_EVERY,
-                                         config.CONCENTRATION_OFFSET, config.CONCENTRATION_SHAPE,
-                                         config.CONCENTRATION_RATE, config.MAX_CONCENTRATION)
+    kernels.init_trees(layout, state)
+    sizes = _TableSizes(trees, raw, layout, state, settings.window, initial_sizes)
+    tables = sizes.tables(layout, np.full(trees.n_cells, -1, np.int64))
+    _cancel.check()
+    # One bin of trees per thread, balanced by the cost of an iteration (per draw-able cell,
+    # per cell for the estimates, per node for the concentrations: measured weights)
+    cells = np.diff(trees.node_cell_start[trees.tree_node_start])
+    nodes = np.diff(trees.tree_node_start)
+    cost = 35.0 * np.diff(layout.tree_act_start) + 2.5 * cells + 12.0 * nodes
+    order, bin_start = kernels.balance_trees(cost, threads)
+    run = _Run(trees, layout, state, settings, sizes, tables, threads, cost, order, bin_start,
+               reached=np.zeros(trees.n_trees, np.int64), running=np.arange(trees.n_trees))
+    if len(bin_start) > 2:
+        run.pool = ThreadPoolExecutor(max_workers=len(bin_start) - 1, thread_name_prefix="hdp-sampler")
+    return run
 
-                if pool is None:
-                    run_bin(0)
-                else:  # the kernels release the GIL; list() waits for every bin and re-raises
-                    list(pool.map(run_bin, range(len(bin_start) - 1)))
-                if (reached[running] >= target).all():
-                    break
-                # a tree needs more of the Stirling tables: grow them and carry on
-                t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, n_cells, n, t, big_row, window))
-                grown = False
-                if t_need > t_cap:
-                    t_cap = min(n_max, max(2 * t_cap, t_need))
-                    grown = True
-                if dense_need + margin > n_dense:
-                    n_dense = min(n_max + margin, max(2 * n_dense, dense_need + margin))
-                    grown = True
-                if not grown:  # a tree stops only when its exact need is past an edge
-                    raise HDPError(f"sampler stopped at iteration {int(reached.min())} with tables of "
-                                   f"{n_dense + 1} x {t_cap + 1} that cover its needs (an internal error)")
-                log.debug("growing the Stirling tables to %d x %d", n_dense + 1, t_cap + 1)
-                tables = _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, stirling_cache)
-                act[:, 4] = big_row[act[:, 0]]
-            if debug:
-                bad = kernels.check_invariants(trees.tree_node_start, trees.tree_card, trees.node_parent,
-                                               trees.node_cell_start, trees.is_leaf, n, t, node_N, node_T)
-                if bad >= 0:
-                    raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
-            if progress is not None and progress(target, iterations) is False:
-                raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
-            _cancel.check()
-            if not debug:  # chunks of about SAMPLER_CHUNK_SECONDS at most, so that a cancel is seen soon
-                chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
-            if target in stops:
-                sums = est_sum.copy()  # the open windows of the still nodes added to a copy
-                kernels.flush_trees(trees.tree_node_start, trees.tree_card, moving, tree_mv_start, still,
-                                    tree_st_start, trees.node_parent, node_group, trees.node_cell_start, conc, n,
-                                    node_N, sums, wsum.copy(), win_k.copy())
-                if rule is not None:
-                    stopped = rule.check(target, sums, running)
-                    if stopped.size:
-                        running = np.setdiff1d(running, stopped)
-                        if not running.size:
-                            break
-                        order, bin_start = kernels.balance_trees(cost[running], threads)
-                        order = running[order]
-                if on_checkpoint is not None and on_checkpoint(target, sums) is True:
-                    iterations = target
-                    break
-        kernels.flush_trees(trees.tree_node_start, trees.tree_card, moving, tree_mv_start, still, tree_st_start,
-                            trees.node_parent, node_group, trees.node_cell_start, conc, n, node_N, est_sum,
-                            wsum, win_k)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
 
+def _advance(run: _Run, target: int) -> None:
+    """One chunk of :func:`sample`: every running tree to iteration ``target``, one bin of trees per
+    thread; when a tree stops short of the Stirling tables' edge, grow them and carry on."""
+
+    def run_bin(b):
+        kernels.sample_trees(run.order, run.bin_start[b], run.bin_start[b + 1], run.reached, target, run.layout,
+                             run.tables, run.state, run.settings)
+
+    while True:
+        if run.pool is None:
+            run_bin(0)
+        else:  # the kernels release the GIL; list() waits for every bin and re-raises
+            list(run.pool.map(run_bin, range(len(run.bin_start) - 1)))
+        if (run.reached[run.running] >= target).all():
+            return
+        # a tree needs more of the Stirling tables: grow them and carry on
+        state, sizes = run.state, run.sizes
+        t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, run.trees.n_cells, state.n, state.t,
+                                                                   run.tables.big_row, run.settings.window))
+        if not sizes.grow(t_need, dense_need):  # a tree stops only when its exact need is past an edge
+            raise HDPError(f"sampler stopped at iteration {int(run.reached.min())} with tables of "
+                           f"{sizes.n_dense + 1} x {sizes.t_cap + 1} that cover its needs (an internal error)")
+        log.debug("growing the Stirling tables to %d x %d", sizes.n_dense + 1, sizes.t_cap + 1)
+        run.tables = sizes.tables(run.layout, run.tables.big_row)
+
+
+def _after_chunk(run: _Run, target: int, iterations: int, progress, debug: bool) -> None:
+    """After every chunk of :func:`sample`: the invariants (``debug``), the progress callback
+    (which may cancel: :class:`Cancelled`) and the installed cancel check."""
+    if debug:
+        bad = kernels.check_invariants(run.layout, run.state)
+        if bad >= 0:
+            raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
+    if progress is not None and progress(target, iterations) is False:
+        raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
+    _cancel.check()
+
+
+def _checkpoint(run: _Run, target: int, rule: "_Convergence | None", on_checkpoint) -> bool:
+    """After a chunk of :func:`sample` that ends at a checkpoint or a convergence check: the running
+    sums with the still nodes' open windows added (to copies: the chain is not touched) go to the
+    stopping rule, whose stopped trees leave the bins, and to ``on_checkpoint``. True if the run
+    ends here (every tree stopped, or ``on_checkpoint`` said so)."""
+    state = run.state
+    sums = state.est_sum.copy()
+    kernels.flush_trees(run.layout, state._replace(est_sum=sums, wsum=state.wsum.copy(), win_k=state.win_k.copy()))
     if rule is not None:
-        probabilities, tree_its = rule.finish(est_sum, target)
-        iterations = int(tree_its.max(initial=target))
+        stopped = rule.check(target, sums, run.running)
+        if stopped.size:
+            run.running = np.setdiff1d(run.running, stopped)
+            if not run.running.size:
+                return True
+            run.rebalance()
+    return on_checkpoint is not None and on_checkpoint(target, sums) is True
+
+
+def _result(run: _Run, rule: "_Convergence | None", reached: int, started: float, cpu_started: float) -> SamplerResult:
+    """:func:`sample`'s last step: the averaged tables of a run that reached iteration ``reached`` (each
+    tree's own length under a stopping rule) and the final state."""
+    state, tables, n_trees = run.state, run.tables, run.trees.n_trees
+    if rule is not None:
+        probabilities, tree_its = rule.finish(state.est_sum, reached)
+        iterations = int(tree_its.max(initial=reached))
         burn_in = rule.burn_in_of(iterations)
     else:
-        probabilities, tree_its = est_sum / (iterations - burn_in), np.full(trees.n_trees, iterations, np.int64)
-    n_samples = iterations - burn_in
+        iterations, burn_in = reached, run.settings.burn_in
+        probabilities, tree_its = state.est_sum / (iterations - burn_in), np.full(n_trees, iterations, np.int64)
+    rows, columns = tables.rt.shape
     return SamplerResult(
         probabilities=probabilities,
-        concentrations=conc,
-        node_group=node_group,
-        n_samples=n_samples,
+        concentrations=state.conc,
+        node_group=run.layout.node_group,
+        n_samples=iterations - burn_in,
         iterations=iterations,
         burn_in=burn_in,
         seconds=time.perf_counter() - started,
-        table_counts=t.astype(np.int64),
-        customer_counts=n.astype(np.int64),
-        stirling_shape=((tables[1], tables[0].shape[1]), (tables[0].shape[0] - tables[1], tables[0].shape[1])),
+        table_counts=state.t.astype(np.int64),
+        customer_counts=state.n.astype(np.int64),
+        stirling_shape=((tables.big_base, columns), (rows - tables.big_base, columns)),
         cpu_seconds=time.process_time() - cpu_started,
         tree_iterations=tree_its,
     )

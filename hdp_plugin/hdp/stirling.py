@@ -29,7 +29,15 @@ from ..config import NJIT_OPTIONS
 
 @njit(**NJIT_OPTIONS)
 def _next_row(prev, cur, n):
-    """Row ``n`` of log S into ``cur`` from row ``n - 1`` in ``prev`` (the recurrence above)."""
+    """Row ``n`` of log S into ``cur`` from row ``n - 1`` in ``prev`` (the recurrence above).
+
+    Parameters
+    ----------
+    prev, cur : ndarray (columns,) float64
+        Row ``n - 1`` (read) and row ``n`` (written), ``-inf`` for a zero Stirling number.
+    n : int
+        The row, >= 1.
+    """
     n_cols = cur.shape[0]
     cur[0] = -np.inf
     log_nm1 = math.log(n - 1) if n > 1 else -np.inf
@@ -55,6 +63,15 @@ def _fill_dense_and_big(dense, big, big_values):
 
     Streams the recurrence with two row buffers, so rows beyond the dense part cost time but no
     memory unless they are wanted.
+
+    Parameters
+    ----------
+    dense : ndarray (n_dense + 1, columns) float64
+        Written: rows 0 .. n_dense of log S.
+    big : ndarray (len(big_values), columns) float64
+        Written: the rows ``big_values``.
+    big_values : ndarray int64
+        Ascending row numbers (repeats allowed).
     """
     n_cols = dense.shape[1]
     n_dense = dense.shape[0] - 1
@@ -103,7 +120,15 @@ def log_stirling_rows(n_dense: int, t_max: int, big_values: np.ndarray):
 
 @njit(**NJIT_OPTIONS)
 def _continue_dense(dense, n_from):
-    """Rows ``n_from + 1 ..`` of ``dense`` by the recurrence, from row ``n_from`` (already there)."""
+    """Rows ``n_from + 1 ..`` of ``dense`` by the recurrence, from row ``n_from`` (already there).
+
+    Parameters
+    ----------
+    dense : ndarray (rows, columns) float64
+        Rows 0 .. n_from are read, the rest written.
+    n_from : int
+        The last row already filled.
+    """
     for n in range(n_from + 1, dense.shape[0]):
         _next_row(dense[n - 1], dense[n], n)
 
@@ -147,6 +172,19 @@ def log_stirling_table(n_max: int, t_max: int) -> np.ndarray:
 
 @njit(**NJIT_OPTIONS)
 def _fill_ratios(log_dense, log_big, rt, rn_t):
+    """The ratio tables of :func:`stirling_ratios` from the log tables.
+
+    Parameters
+    ----------
+    log_dense : ndarray (dense rows, columns) float64
+        log S(n, t) for n = 0 .. dense rows - 1.
+    log_big : ndarray (large-leaf rows, columns) float64
+        log S of the large leaves' counts, one row each.
+    rt : ndarray (dense rows + large-leaf rows, columns) float64
+        Written: S(n, t + 1) / S(n, t), the dense rows then the large-leaf rows.
+    rn_t : ndarray (columns, dense rows) float64
+        Written: ``rn_t[t, n] = S(n + 1, t) / S(n, t)``.
+    """
     n_rows, n_cols = log_dense.shape
     for n in range(n_rows):
         for t in range(n_cols):

@@ -392,6 +392,34 @@ def loo_squared_errors_block(
     The per-class products are kept in linear space and normalised only to read p(y_i | x_i) off
     them, which avoids a log and an exp per (row, attribute, k, class); they are rescaled when
     their sum falls below ``RESCALE_BELOW``, so any number of attributes is safe from underflow.
+
+    Parameters
+    ----------
+    X : ndarray (n_rows, n_attributes) of unsigned integer codes
+        The block's rows (codes checked: each below its attribute's cardinality).
+    y : ndarray (n_rows,) of integer class codes
+        The block's classes.
+    card : ndarray (n_attributes,) int64
+        The attributes' cardinalities.
+    n_classes : int
+        The number of classes, C.
+    order : ndarray (n_order,) int64
+        The attributes in the order they join the model (by mutual information with the class).
+    par_ptr, par_idx, root, data : ndarray int64
+        The context tries (:class:`~hdp_plugin.structure.selective.ContextTries`, the module
+        docstring): attribute ``a``'s parents are ``par_idx[par_ptr[a]:par_ptr[a + 1]]`` in
+        branching order, its class-only context is the block at ``root[a]`` of ``data``. The counts
+        are those of all the rows, this block's included.
+    n_y : ndarray (n_classes,) int64
+        The class counts of all the rows.
+    n_rows_total : float
+        The number of all the rows.
+    m : float
+        The m-estimate's m.
+    max_k : int
+        The most parents per attribute.
+    acc : ndarray (FIXED_DIGITS + 2, n_order + 1, max_k + 1) int64
+        The fixed-point sums, added to (the module docstring).
     """
     n_rows = X.shape[0]
     n_attr = order.shape[0]
