@@ -54,6 +54,9 @@ if [[ -n "${REFERENCE_FOLDS:-}" ]]; then
 fi
 section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
 section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --iterations 1000,auto --threads 1,2
+# the default against scikit-learn's random forest, one thread each (needs scikit-learn: the bench extra)
+section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
+  --rounds 5 --sum "${mlbench[@]}"
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
 section --section speed-ingest --code -- python benchmarks/bench_ingest.py
 section --section speed-structure --code -- python benchmarks/bench_structure.py
