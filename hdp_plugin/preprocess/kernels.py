@@ -50,7 +50,15 @@ def xlogx_table(n_max):
 
 @njit(**NJIT_OPTIONS)
 def _entropy(counts, xlogx):
-    """Weka's ``ContingencyTables.entropy``: entropy in bits of one row of class counts."""
+    """Weka's ``ContingencyTables.entropy``: entropy in bits of a row of class counts (0 if empty).
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_classes,), int64
+        The class counts (each >= 0).
+    xlogx : ndarray, float64
+        Table from :func:`xlogx_table` covering the counts' total.
+    """
     ret = 0.0
     total = 0
     for c in range(counts.shape[0]):
@@ -63,7 +71,16 @@ def _entropy(counts, xlogx):
 
 @njit(**NJIT_OPTIONS)
 def _entropy_conditioned_on_rows(left, right, xlogx):
-    """Weka's ``ContingencyTables.entropyConditionedOnRows`` for the two rows ``left``, ``right``."""
+    """Weka's ``ContingencyTables.entropyConditionedOnRows`` for the two rows ``left``, ``right``:
+    the class entropy in bits given the row, weighted by the rows' totals (0 if both are empty).
+
+    Parameters
+    ----------
+    left, right : ndarray of shape (n_classes,), int64
+        The class counts of the two parts of a split (each >= 0).
+    xlogx : ndarray, float64
+        Table from :func:`xlogx_table` covering the two parts' total.
+    """
     ret = 0.0
     total_left = 0
     for c in range(left.shape[0]):
@@ -83,12 +100,25 @@ def _entropy_conditioned_on_rows(left, right, xlogx):
 
 @njit(**NJIT_OPTIONS)
 def _log2(x):
-    """Weka's ``Utils.log2``: ``Math.log(x) / Math.log(2)`` (not ``log2``, to keep its rounding)."""
+    """Weka's ``Utils.log2``: ``Math.log(x) / Math.log(2)`` (not ``log2``, to keep its rounding).
+
+    Parameters
+    ----------
+    x : float
+        The argument, > 0.
+    """
     return math.log(x) / LN2
 
 
 @njit(**NJIT_OPTIONS)
 def _n_present(counts):
+    """The number of classes present: the entries of ``counts`` above 0.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_classes,), int64
+        The class counts.
+    """
     n = 0
     for c in range(counts.shape[0]):
         if counts[c] > 0:
@@ -300,7 +330,17 @@ def equal_frequency_cut_points_sorted(values, n_bins):
 # (:func:`_numpy_sum`), logarithms are ``log`` and ``log2``.
 @njit(**NJIT_OPTIONS)
 def _pairwise_block(a, lo, n):
-    """NumPy's pairwise sum of ``a[lo:lo + n]`` for ``n <= 128`` (one block: 8 running sums)."""
+    """NumPy's pairwise sum of ``a[lo:lo + n]`` for ``n <= 128`` (one block: 8 running sums).
+
+    Parameters
+    ----------
+    a : ndarray of float64, 1-D
+        The values; read only.
+    lo : int
+        The first index summed.
+    n : int
+        The number of values summed, ``0 .. 128`` (``lo + n <= len(a)``).
+    """
     if n < 8:
         res = -0.0
         for i in range(n):
@@ -330,7 +370,15 @@ def _pairwise_block(a, lo, n):
 def _pairwise_sum(a, lo, n):
     """NumPy's pairwise summation of ``a[lo:lo + n]`` (``numpy.add.reduce`` over a contiguous axis):
     blocks of at most 128, halves (rounded down to a multiple of 8) added. NumPy recurses; this walks
-    the same tree with an explicit stack (numba cannot cache a recursive function)."""
+    the same tree with an explicit stack (numba cannot cache a recursive function).
+
+    Parameters
+    ----------
+    a, lo :
+        As in :func:`_pairwise_block`.
+    n : int
+        The number of values summed, >= 0 (``lo + n <= len(a)``).
+    """
     if n <= 128:
         return _pairwise_block(a, lo, n)
     depth = 64
@@ -366,8 +414,18 @@ def _pairwise_sum(a, lo, n):
 
 @njit(**NJIT_OPTIONS)
 def _entropy_bits(counts, scratch, xlogx):
-    """Entropy in bits of one row of class counts (0 for an empty row); ``scratch``: n_classes doubles;
-    ``xlogx``: :func:`xlogx_table` (``k ln k`` as ``float(k) * log(float(k))``) covering the counts."""
+    """Entropy in bits of one row of class counts (0 for an empty row), the sum over the classes
+    taken as NumPy's pairwise sum.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_classes,), int64
+        The class counts (each >= 0).
+    scratch : ndarray of shape (n_classes,), float64
+        Scratch, overwritten: the classes' ``k ln k``.
+    xlogx : ndarray of float64
+        :func:`xlogx_table` (``k ln k`` as ``float(k) * log(float(k))``) covering the counts' total.
+    """
     total = 0
     for c in range(counts.shape[0]):
         total += counts[c]
@@ -389,6 +447,7 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
     classes : ndarray of int64
         Their class codes ``0 .. n_classes - 1``.
     n_classes : int
+        Number of classes.
     first, last : int
         The range: rows ``first .. last - 1`` (``last - first >= 2``).
     at : ndarray of int64, at least ``last - first - 1`` long
@@ -444,7 +503,17 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
 @njit(**NJIT_OPTIONS)
 def _draw_index(weights, m, rng):
     """An index of ``weights[:m]`` drawn with probability proportional to them (some weight is > 0):
-    NumPy's ``min(searchsorted(cumsum(w), rng.random() * sum(w), "right"), m - 1)``, one uniform."""
+    NumPy's ``min(searchsorted(cumsum(w), rng.random() * sum(w), "right"), m - 1)``, one uniform.
+
+    Parameters
+    ----------
+    weights : ndarray of float64, at least ``m`` long
+        The weights (each >= 0); only the first ``m`` are read.
+    m : int
+        The number of candidates, >= 1.
+    rng : numpy.random.Generator
+        The column's stream: one ``rng.random()`` is drawn.
+    """
     total = 0.0
     for j in range(m):
         total += weights[j]
@@ -468,6 +537,7 @@ def stochastic_mdl_sorted(values, classes, n_classes, rng, xlogx):
     classes : ndarray of int64
         Their class codes ``0 .. n_classes - 1``.
     n_classes : int
+        Number of classes.
     rng : numpy.random.Generator
         The column's own stream: one uniform number per cut drawn, ranges split left part first.
     xlogx : ndarray of float64

@@ -75,6 +75,31 @@ def count_block(X, y, card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad):
 
     Returns a status (``OK``, ``BAD_CLASS``, ``BAD_CODE``); on error ``bad`` holds
     ``[row in block, attribute, value]`` and the counts are partial.
+
+    Parameters
+    ----------
+    X : ndarray (n_rows, n_attributes) of integer codes
+        The block's rows; a code outside ``0 .. card[j] - 1`` stops the count with ``BAD_CODE``.
+    y : ndarray (n_rows,) of integer class codes
+        The block's classes (int32 from the driver); one outside ``0 .. n_classes - 1`` stops the
+        count with ``BAD_CLASS``.
+    card : ndarray (n_attributes,) int64
+        The attributes' cardinalities.
+    n_classes : int
+        The number of classes, C.
+    xy_off : ndarray (n_attributes + 1,) int64
+        Where attribute ``i``'s cells start in ``n_xy`` (the module docstring's layout).
+    pair_off : ndarray (n_attributes, n_attributes) int64
+        Where the pair ``(i, j)``, ``i < j``, starts in ``n_xxy`` (the module docstring's layout);
+        the entries on and below the diagonal are not read.
+    n_y : ndarray (n_classes,) int64
+        The class counts, added to.
+    n_xy : ndarray (xy_off[-1],) int64
+        The counts n(x_i, y), added to.
+    n_xxy : ndarray int64
+        The counts n(x_i, x_j, y) of every pair ``i < j``, added to.
+    bad : ndarray (3,) int64
+        Out, on error only: ``[row in block, attribute (-1 for the class), value]``.
     """
     n_rows, n_attr = X.shape
     codes = np.empty(n_attr, dtype=np.int64)
@@ -108,7 +133,16 @@ def count_block(X, y, card, n_classes, xy_off, pair_off, n_y, n_xy, n_xxy, bad):
 
 @njit(**NJIT_OPTIONS)
 def count_block_marginals(X, y, card, n_classes, xy_off, n_y, n_xy, bad):
-    """:func:`count_block` without the pairs: ``n_y`` and ``n_xy`` only (what naive Bayes needs)."""
+    """:func:`count_block` without the pairs: ``n_y`` and ``n_xy`` only (what naive Bayes needs).
+
+    Returns a status as :func:`count_block` does.
+
+    Parameters
+    ----------
+    X, y, card, n_classes, xy_off, n_y, n_xy, bad :
+        As in :func:`count_block`: the block's rows and classes, read; ``n_y`` and ``n_xy`` added
+        to; ``bad`` written on error only.
+    """
     n_rows, n_attr = X.shape
     for r in range(n_rows):
         c = np.int64(y[r])
@@ -132,7 +166,25 @@ def count_block_marginals(X, y, card, n_classes, xy_off, n_y, n_xy, bad):
 
 @njit(**NJIT_OPTIONS)
 def mutual_information_kernel(n_y, n_xy, xy_off, card, n_classes, n_rows):
-    """MI(X_i; Y) in nats for every attribute, from raw frequencies (clamped at 0)."""
+    """MI(X_i; Y) in nats for every attribute, from raw frequencies (clamped at 0).
+
+    Returns an ndarray (n_attributes,) float64 (all 0 when ``n_rows`` is 0).
+
+    Parameters
+    ----------
+    n_y : ndarray (n_classes,) int64
+        The class counts.
+    n_xy : ndarray (xy_off[-1],) int64
+        The counts n(x_i, y) (the module docstring's layout).
+    xy_off : ndarray (n_attributes + 1,) int64
+        Where attribute ``i``'s cells start in ``n_xy``.
+    card : ndarray (n_attributes,) int64
+        The attributes' cardinalities (its length is the number of attributes).
+    n_classes : int
+        The number of classes, C.
+    n_rows : int
+        The number of rows counted (the sum of ``n_y``).
+    """
     n_attr = card.shape[0]
     out = np.zeros(n_attr)
     if n_rows == 0:
@@ -159,7 +211,20 @@ def mutual_information_kernel(n_y, n_xy, xy_off, card, n_classes, n_rows):
 def conditional_mutual_information_kernel(
     n_y, n_xy, xy_off, n_xxy, pair_off, card, n_classes, n_rows
 ):
-    """Symmetric matrix of CMI(X_i; X_j | Y) in nats (zero diagonal, clamped at 0)."""
+    """Symmetric matrix of CMI(X_i; X_j | Y) in nats (zero diagonal, clamped at 0).
+
+    Returns an ndarray (n_attributes, n_attributes) float64 (all 0 when ``n_rows`` is 0).
+
+    Parameters
+    ----------
+    n_y, n_xy, xy_off, card, n_classes, n_rows :
+        As in :func:`mutual_information_kernel`.
+    n_xxy : ndarray int64
+        The counts n(x_i, x_j, y) of every pair ``i < j`` (the module docstring's layout).
+    pair_off : ndarray (n_attributes, n_attributes) int64
+        Where the pair ``(i, j)``, ``i < j``, starts in ``n_xxy``; the entries on and below the
+        diagonal are not read.
+    """
     n_attr = card.shape[0]
     out = np.zeros((n_attr, n_attr))
     if n_rows == 0:
@@ -189,7 +254,17 @@ def conditional_mutual_information_kernel(
 # --------------------------------------------------------------------------------------------
 @njit(**NJIT_OPTIONS)
 def _grow(arr, needed, fill):
-    """``arr`` if it holds ``needed`` items, else a copy at least twice as long padded with ``fill``."""
+    """``arr`` if it holds ``needed`` items, else a copy at least twice as long padded with ``fill``.
+
+    Parameters
+    ----------
+    arr : ndarray (n,)
+        The array (the tries' int64 ``data``); never changed.
+    needed : int
+        The number of items the result must hold.
+    fill : scalar of ``arr``'s dtype
+        The value of the copy's items from ``n`` on (the copy is ``max(needed, 2 * n, 16)`` long).
+    """
     old = arr.shape[0]
     if needed <= old:
         return arr
@@ -211,6 +286,28 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
     Nodes are created on first visit, so only contexts some row reaches exist. ``data`` grows
     by doubling; the (possibly new) array is returned and ``sizes`` is updated in place. Codes
     must already be validated (by the counting pass).
+
+    Parameters
+    ----------
+    X : ndarray (n_rows, n_attributes) of integer codes
+        The block's rows (codes checked: each below its attribute's cardinality).
+    y : ndarray (n_rows,) of integer class codes
+        The block's classes (checked: each below ``n_classes``).
+    card : ndarray (n_attributes,) int64
+        The attributes' cardinalities.
+    n_classes : int
+        The number of classes, C.
+    par_ptr : ndarray (n_attributes + 1,) int64
+        Attribute ``a``'s parents are ``par_idx[par_ptr[a]:par_ptr[a + 1]]``.
+    par_idx : ndarray (par_ptr[-1],) int64
+        The parents (attribute indices) of every attribute in turn, each's in branching order.
+    root : ndarray (n_attributes,) int64
+        The block of attribute ``a``'s class-only context in ``data``.
+    data : ndarray int64
+        The tries (the module docstring's layout), ``sizes[1]`` cells used: counts added to and new
+        nodes appended, in this array or, once it must grow, in the returned copy (use that).
+    sizes : ndarray (2,) int64
+        ``[n_nodes, cells used]`` of ``data``, updated in place.
     """
     n_rows, n_attr = X.shape
     C = n_classes
@@ -258,6 +355,16 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
     Walks every attribute's trie of ``other`` depth first, adding each node's counts to the node of
     the same context in ``data``, created (zeroed, empty child slots) where ``data`` lacks it.
     Returns the (possibly grown) ``data``; ``sizes`` is updated in place.
+
+    Parameters
+    ----------
+    card, n_classes, par_ptr, par_idx, root :
+        As in :func:`trie_insert_block` (the same for both tries).
+    data, sizes :
+        As in :func:`trie_insert_block`: the tries added to (use the returned array) and their
+        ``[n_nodes, cells used]``, updated in place.
+    other : ndarray int64
+        The tries added, in the module docstring's layout (any order of nodes); read only.
     """
     n_attr = root.shape[0]
     C = n_classes
@@ -317,7 +424,19 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
 @njit(**NJIT_OPTIONS)
 def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
     """The tries of ``data`` (``used`` cells) laid out canonically: the roots where they are, then
-    each attribute's other nodes in depth-first preorder, children by ascending parent value."""
+    each attribute's other nodes in depth-first preorder, children by ascending parent value.
+
+    Returns a new ndarray (used,) int64; ``data`` is not changed.
+
+    Parameters
+    ----------
+    card, n_classes, par_ptr, par_idx, root :
+        As in :func:`trie_insert_block`.
+    data : ndarray int64
+        The tries (the module docstring's layout), in any order of nodes.
+    used : int
+        The cells of ``data`` in use (``sizes[1]`` of :func:`trie_insert_block`).
+    """
     n_attr = root.shape[0]
     C = n_classes
     out = np.empty(used, dtype=np.int64)
@@ -489,7 +608,31 @@ def loo_squared_errors_block(
 
 @njit(**NJIT_OPTIONS)
 def _multiply_estimates(post, k, data, block, ca, xa, tot, yi, C, m):
-    """post[k, c] *= the m-estimate of p(x_a | c, the block's context), the row left out."""
+    """post[k, c] *= the m-estimate of p(x_a | c, the block's context), the row left out.
+
+    Parameters
+    ----------
+    post : ndarray (max_k + 1, C) float64
+        The row's unnormalised per-class products, one row per k; row ``k`` is multiplied in place.
+    k : int
+        The row of ``post``.
+    data : ndarray int64
+        The context tries (the module docstring's layout).
+    block : int
+        The context's block in ``data``.
+    ca : int
+        The attribute's cardinality, ``|X_a|``.
+    xa : int
+        The row's value of the attribute.
+    tot : int
+        ``C * ca``: where the block's class totals n(y, context) start, relative to ``block``.
+    yi : int
+        The row's class (its own count is taken off that class's cells).
+    C : int
+        The number of classes.
+    m : float
+        The m-estimate's m.
+    """
     for c in range(C):
         own = 1.0 if c == yi else 0.0
         den = data[block + tot + c] - own + m
@@ -502,7 +645,19 @@ def _multiply_estimates(post, k, data, block, ca, xa, tot, yi, C, m):
 @njit(**NJIT_OPTIONS)
 def fixed_add(acc, u, k, e2):
     """Add ``e2`` (a squared error, in [0, 1]) exactly to the fixed-point sum ``acc[:, u, k]``
-    (the module docstring); anything else (NaN) is counted in ``acc[4, u, k]``."""
+    (the module docstring); anything else (NaN) is counted in ``acc[4, u, k]``.
+
+    Parameters
+    ----------
+    acc : ndarray (FIXED_DIGITS + 2, n_order + 1, max_k + 1) int64
+        The fixed-point sums (the module docstring); ``acc[:, u, k]`` is added to.
+    u, k : int
+        The sum to add to: the first ``u`` attributes of the order, at most ``k`` parents each.
+    e2 : float
+        The squared error, in [0, 1] (anything else is counted as not a number); added exactly
+        when a multiple of ``2**-186`` (every error of :func:`loo_squared_errors_block` is), with
+        the last digit rounded otherwise.
+    """
     if not (e2 >= 0.0 and e2 <= 1.0):
         acc[4, u, k] += 1
         return
@@ -540,7 +695,15 @@ def fixed_add(acc, u, k, e2):
 
 @njit(**NJIT_OPTIONS)
 def fixed_merge(acc, other):
-    """Add the fixed-point sums ``other`` into ``acc`` (the same shape), exactly."""
+    """Add the fixed-point sums ``other`` into ``acc`` (the same shape), exactly.
+
+    Parameters
+    ----------
+    acc : ndarray (FIXED_DIGITS + 2, n_order + 1, max_k + 1) int64
+        The fixed-point sums (the module docstring), added to.
+    other : ndarray int64, the shape of ``acc``
+        The sums added; read only.
+    """
     U = acc.shape[1]
     K = acc.shape[2]
     for u in range(U):
