@@ -99,6 +99,18 @@ def code_version() -> str:
     return head + ("+local changes" if dirty else "")
 
 
+def fold_split(path, repeat: int, fold: int):
+    """``(train, test)`` of one fold of the 5x2 cross-validation of the ARFF file ``path``: rows with a
+    known class, ``stratified_folds`` of repeat ``repeat``, test fold ``fold``."""
+    from hdp_plugin import read_dataset
+    from hdp_plugin.model.evaluation import stratified_folds
+
+    data = read_dataset(path)
+    data = data.take(np.nonzero(data.y >= 0)[0])
+    folds = stratified_folds(data.y, 2, repeat)
+    return data.take(np.nonzero(folds != fold)[0]), data.take(np.nonzero(folds == fold)[0])
+
+
 def seed_of(repeat: int, fold: int) -> int:
     """The random_state of every randomised method on one fold (HDP sampler, both forests)."""
     return 10 * repeat + fold

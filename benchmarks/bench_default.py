@@ -58,14 +58,9 @@ def forest_matrix(ds) -> np.ndarray:
 
 
 def first_fold(path: Path):
-    """The accuracy tables' first fold of a data set: (train, test) Datasets."""
-    from hdp_plugin import read_dataset
-    from hdp_plugin.model.evaluation import stratified_folds
-
-    data = read_dataset(path)
-    data = data.take(np.nonzero(data.y >= 0)[0])
-    fold = stratified_folds(data.y, 2, 0)
-    return data.take(np.nonzero(fold == 0)[0]), data.take(np.nonzero(fold == 1)[0])
+    """The accuracy tables' first fold of a data set: (train, test) Datasets (train on fold 0, test on
+    fold 1 of repeat 0)."""
+    return accuracy.fold_split(path, 0, 1)
 
 
 def one_round(train, test, Xtr, Xte) -> dict:

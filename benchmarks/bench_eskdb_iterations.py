@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -43,21 +42,12 @@ DATASETS = accuracy.DATASETS[:16] + ["mlbench-Zoo", "mlbench-Sonar", "mlbench-Gl
 
 
 def run_fold(name: str, path: str, r: int, f: int, out: str) -> str:
-    from hdp_plugin import BayesNetClassifier, read_dataset
-    from hdp_plugin.distributed import use_engine
-    from hdp_plugin.model.evaluation import stratified_folds
+    from hdp_plugin import BayesNetClassifier
 
-    data = read_dataset(path)
-    data = data.take(np.nonzero(data.y >= 0)[0])
-    fold = stratified_folds(data.y, 2, r)
-    train, test = data.take(np.nonzero(fold != f)[0]), data.take(np.nonzero(fold == f)[0])
+    train, test = accuracy.fold_split(path, r, f)
     clf = BayesNetClassifier(structure="eskdb", n_members=20, k=5, iterations=max(GRID),
                              random_state=accuracy.seed_of(r, f), n_jobs=1)
-    rec = convergence._Recorder(GRID)
-    t0 = time.perf_counter()
-    with use_engine(rec):
-        clf.fit(train)
-    fit_s = time.perf_counter() - t0
+    rec, fit_s = convergence.recorded_fit(clf, train, GRID)
     points = {}
     for i in GRID:
         convergence._set_tables(clf, rec.tables(i))

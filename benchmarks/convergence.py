@@ -84,6 +84,17 @@ class _Recorder:
         return s / (i - b)
 
 
+def recorded_fit(clf, train, grid):
+    """Fit ``clf`` on ``train`` with a :class:`_Recorder` of ``grid`` as its engine: ``(recorder, seconds)``."""
+    from hdp_plugin.distributed import use_engine
+
+    rec = _Recorder(grid)
+    t0 = time.perf_counter()
+    with use_engine(rec):
+        clf.fit(train)
+    return rec, time.perf_counter() - t0
+
+
 def _set_tables(clf, p: np.ndarray) -> None:
     with np.errstate(divide="ignore"):
         logp = np.log(p)
@@ -147,23 +158,14 @@ def rule_tables(rec, mode: str, tol: float, first: int = RULE_CHECKS[0], weighte
 
 
 def run_one(name: str, path: str, method: str, r: int, f: int, out: str) -> str:
-    from hdp_plugin import BayesNetClassifier, read_dataset
-    from hdp_plugin.distributed import use_engine
-    from hdp_plugin.model.evaluation import stratified_folds
+    from hdp_plugin import BayesNetClassifier
 
-    data = read_dataset(path)
-    data = data.take(np.nonzero(data.y >= 0)[0])
-    fold = stratified_folds(data.y, 2, r)
-    train, test = data.take(np.nonzero(fold != f)[0]), data.take(np.nonzero(fold == f)[0])
+    train, test = accuracy.fold_split(path, r, f)
     structure, k = METHODS[method]
     extra = {"n_members": ESKDB_MEMBERS} if structure == "eskdb" else {}
     clf = BayesNetClassifier(structure=structure, k=k, iterations=max(GRID), random_state=accuracy.seed_of(r, f),
                              n_jobs=1, **extra)
-    rec = _Recorder(GRID)
-    t0 = time.perf_counter()
-    with use_engine(rec):
-        clf.fit(train)
-    fit_s = time.perf_counter() - t0
+    rec, fit_s = recorded_fit(clf, train, GRID)
     points = {}
     for i in GRID:
         p = rec.tables(i)

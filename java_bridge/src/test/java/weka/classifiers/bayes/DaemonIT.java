@@ -150,15 +150,16 @@ class DaemonIT {
   }
 
   @Test
-  void theDefaultsTrainAnEskdbEnsembleAtATousandIterations() throws Exception {
-    // no options: ESKDB-5 x20, 1000 iterations, stochastic MDL cut points (each member its own)
+  void theDefaultsTrainAnEskdbEnsembleAtItsAutoIterations() throws Exception {
+    // no options: ESKDB-5 x20, ESKDB_ITERATIONS (200) iterations, stochastic MDL cut points (each member its own)
     Instances d = data("weather.numeric.arff", "play");
     HDPBayesNet c = classifier(s_Spool);
     assertEquals("", weka.core.Utils.joinOptions(new HDPBayesNet().getOptions()));
     c.buildClassifier(d);
     String text = c.toString();
     assertTrue(text.contains("ESKDB ensemble of 20 members"), text);
-    assertTrue(text.contains("(1000 iterations, burn-in 100"), text);
+    assertTrue(text.contains("(" + HDPBayesNet.ESKDB_ITERATIONS + " iterations, burn-in "
+      + HDPBayesNet.ESKDB_ITERATIONS / 10), text);
     double[] p = c.distributionForInstance(d.instance(0));
     assertEquals(1.0, p[0] + p[1], 1e-12);
   }

@@ -165,10 +165,11 @@ class ParametersSpecTest {
     HDPBayesNet again = new HDPBayesNet();
     again.setOptions(c.getOptions());
     assertEquals(300, again.getIterations());
-    // burn-in is checked against the resolved number: 1000 for eskdb at -I 0
+    // burn-in is checked against the resolved number: ESKDB_ITERATIONS for eskdb at -I 0
+    String cap = String.valueOf(HDPBayesNet.ESKDB_ITERATIONS);
     Exception e = assertThrows(Exception.class, () -> new HDPBayesNet().setOptions(new String[] {"-S", "eskdb",
-      "-B", "1000"}));
-    assertTrue(e.getMessage().contains("burnIn (-B)") && e.getMessage().contains("1000, the default for eskdb"),
+      "-B", cap}));
+    assertTrue(e.getMessage().contains("burnIn (-B)") && e.getMessage().contains(cap + ", the default for eskdb"),
       e.getMessage());
     new HDPBayesNet().setOptions(new String[] {"-S", "kdb", "-B", "1000"});
   }
