@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     ap.add_argument("--members", type=int, default=20)
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--iterations", default="1000",
-                    help="Comma-separated iterations, 'auto' (each tree stops once converged) included; "
+                    help="Comma-separated iterations, 'auto' (the default: 200 for an ensemble) included; "
                          "every setting and thread count runs on every fold, interleaved.")
     ap.add_argument("--repeats", type=int, default=5, help="Repetitions of 2-fold cross-validation.")
     ap.add_argument("--threads", default="1,2", help="Comma-separated n_jobs values to time.")
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     print(f"# {path.stem}: {data.n_rows} rows, {data.n_attributes} attributes, {data.n_classes} classes; "
           f"{args.repeats}x2 cross-validation ({n_folds} folds of about {data.n_rows // 2} training rows)")
     print(f"# E = {args.members} members, K = {args.k}, HDP, {', '.join(label.values())} iterations (default "
-          f"burn-in; auto: each tree stops once converged), stochastic MDL per member, the settings and threads "
+          f"burn-in; auto: the default, config.AUTO_ITERATIONS), stochastic MDL per member, the settings and threads "
           f"interleaved fold by fold; kernel compile/cache load {warm_s:.1f}s, not counted")
     print(f"{'iterations':>10} {'threads':>7} {'fit total s':>12} {'fit per fold s':>15} {'predict total s':>16} "
           f"{'speed-up':>9} {'iterations run (mean per cell)':>31} {'mean test RMSE':>15}")
