@@ -3,7 +3,8 @@ the rows are.
 
 A single network is an ensemble of one member whose seed is the model's own; an ESKDB's ``n``
 members have the seeds ``(MEMBER, e)`` of it (:mod:`hdp_plugin._seeds`). Every fit runs the same
-steps on its members, a group of them at a time (the members whose working memory is held together):
+steps on its members (in memory, each member on its own on one of ``n_jobs`` threads; on a batch source,
+every member in each pass):
 
 1. **discretise**: each member's cut points on the rows' discretisation sample, from its own seed
    (stochastic MDL); the deterministic methods give every member the same attributes;
@@ -20,8 +21,8 @@ baseline estimator; :func:`~hdp_plugin.model.estimate.estimate_tables`), each me
 streams of its own seed.
 
 Where the rows are is the backend's business (:mod:`hdp_plugin.model.rows`): in memory (a Dataset,
-coded once per member, the members of a group on threads) or a batch source on an engine (one read
-of the data per step for the whole group). Both give the same integers, so the same model bit for
+coded once per member, the members on threads, each thread running steps 1 to 4 of one member after
+another) or a batch source on an engine (one read of the data per step for all the members). Both give the same integers, so the same model bit for
 bit.
 """
 
@@ -160,29 +161,34 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
     seeds = member_seeds(master, plan.n_members)[1] if plan.ensemble else [master]
     t0 = time.perf_counter()
     pairs = needs_pairs(plan.kind, plan.network_k)
-    at_once = max(1, min(rows.group_limit, len(seeds)))
+    at_once = rows.members_at_once(len(seeds))
     if pairs:  # refuse before any work if even the fewest values the attributes can have would not fit
         check_pairwise_bytes(rows.least_cardinalities(), rows.n_classes, copies=at_once)
     cut = member_discretizer(rows.sample, plan.discretization)
-    drafts: list[Draft] = []
-    n_y = None
-    for lo in range(0, len(seeds), at_once):
-        group = list(range(lo, min(lo + at_once, len(seeds))))
+    cell_limit = member_cell_limit(len(seeds))
+
+    def draft(part_rows, group: list[int]) -> list[tuple[Draft, np.ndarray]]:
+        """Steps 1 to 4 for the members ``group`` on ``part_rows``: their drafts and class counts."""
         group_seeds = [seeds[e] for e in group]
         # Step 1: every member's attributes (its own cut points)
-        part = rows.part(rows.map(cut, group_seeds))
+        part = part_rows.part(part_rows.map(cut, group_seeds))
         cards = part.cardinalities()
         # Step 2: counts
         stats = part.count(cards, pairs)
-        n_y = stats[0].n_y  # every member counts the same rows
         # Step 3: structures
         structures = _structures(plan, part, stats, group, group_seeds)
         # Step 4: context trees
-        for e, seed, attrs, card, s, trees in zip(group, group_seeds, part.attribute_sets, cards, structures,
-                                                  part.trees(structures, cards, member_cell_limit(len(seeds)))):
+        out = []
+        for e, seed, attrs, card, s, st, trees in zip(group, group_seeds, part.attribute_sets, cards, structures,
+                                                      stats, part.trees(structures, cards, cell_limit)):
             if isinstance(trees, TooLargeError):
                 raise _too_large(plan, trees, e, rows.source) from None
-            drafts.append(Draft(seed, attrs, card, s, trees))
+            out.append((Draft(seed, attrs, card, s, trees), st.n_y))
+        return out
+
+    done = rows.run_members(draft, len(seeds))
+    drafts = [d for d, _ in done]
+    n_y = done[0][1]  # every member counts the same rows
     structure_seconds = time.perf_counter() - t0
     # Step 5: every member's tables in one run
     members, info = estimate_members(drafts, plan, np.log(class_prior_of_counts(n_y)), sample, progress)

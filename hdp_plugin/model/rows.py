@@ -3,14 +3,20 @@
 A backend gives the pipeline what it reads of the data:
 
 * ``sample``: the Dataset the cut points are learnt on; ``source``: its name in messages;
-  ``n_classes``; ``group_limit``: the most members whose working memory is held together;
-  ``least_cardinalities()``: the fewest codes each attribute can have (for a refusal before any work);
+  ``n_classes``; ``least_cardinalities()``: the fewest codes each attribute can have (for a refusal
+  before any work); ``members_at_once(n)``: the most of ``n`` members whose working memory is held
+  together;
+* ``run_members(step, n)``: ``step(rows, group)`` (steps 1 to 4 of the pipeline for the members
+  ``group``, a list of indices, on the backend ``rows``) over all ``n`` members, the results in
+  member order;
 * ``map(fn, items)``: ``fn`` over ``items``, in order (on threads where that helps);
 * ``part(attribute_sets)``: a group of members, each with its own attributes, whose ``count``,
   ``select`` and ``trees`` are steps 2 to 4 of the pipeline for the whole group.
 
-:class:`MemoryRows` holds a Dataset: each member's codes are made once for its group and read
-directly, the members on ``n_jobs`` threads (the kernels release the GIL). :class:`SourceRows` reads a
+:class:`MemoryRows` holds a Dataset: each member's codes are made for it and read directly; the
+members run on ``n_jobs`` threads, each thread taking the next member and running its four steps on
+its own (the kernels release the GIL, and no thread waits for another between steps), so at most
+``n_jobs`` members' working memory is held at once. :class:`SourceRows` reads a
 :class:`~hdp_plugin.data.stream.BatchSource` on an engine (:class:`hdp_plugin.distributed.Engine`):
 every step is one pass over the data for the whole group. Every result is integers (or exact
 fixed-point sums), so the two give the same model.
@@ -18,7 +24,8 @@ fixed-point sums), so the two give the same model.
 
 from __future__ import annotations
 
-import sys
+import copy
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -56,10 +63,35 @@ class MemoryRows:
         self.source = ds.source
         self.n_classes = ds.n_classes
         self.threads = resolved_threads(n_jobs)
-        self.group_limit = self.threads
+        # the last member's codes, for the next member with the same cut points (deterministic methods)
+        self._last_coded = (None, None)
+        self._lock = threading.Lock()
 
     def least_cardinalities(self) -> np.ndarray:
         return model_cardinalities(self.ds)
+
+    def members_at_once(self, n: int) -> int:
+        return max(1, min(self.threads, n))
+
+    def run_members(self, step, n: int) -> list:
+        """Each member on its own, on the threads: every thread's member runs inline on a serial view."""
+        serial = self
+        if self.threads > 1 and n > 1:
+            serial = copy.copy(self)
+            serial.threads = 1
+        return [r for part in self.map(lambda e: step(serial, [e]), list(range(n))) for r in part]
+
+    def coded(self, attributes) -> Dataset:
+        """The rows coded with ``attributes``' cut points (the previous member's, if they are the same)."""
+        key = _key(attributes)
+        with self._lock:
+            last_key, last = self._last_coded
+        if last is not None and last_key == key:
+            return last
+        coded = apply_cut_points(self.ds, attributes)
+        with self._lock:
+            self._last_coded = (key, coded)
+        return coded
 
     def map(self, fn, items: list) -> list:
         if self.threads > 1 and len(items) > 1:
@@ -74,13 +106,7 @@ class MemoryRows:
 class _MemoryPart:
     def __init__(self, rows: MemoryRows, attribute_sets: list):
         self.rows, self.attribute_sets = rows, attribute_sets
-        keys = [_key(a) for a in attribute_sets]
-        first = {}
-        for i, key in enumerate(keys):
-            first.setdefault(key, i)
-        distinct = sorted(set(first.values()))
-        coded = dict(zip(distinct, rows.map(lambda i: apply_cut_points(rows.ds, attribute_sets[i]), distinct)))
-        self.coded = [coded[first[key]] for key in keys]
+        self.coded = rows.map(rows.coded, attribute_sets)
 
     def _each(self, fn, members) -> list:
         def one(i):
@@ -125,9 +151,6 @@ class SourceRows:
         self.source = source.source
         self.class_attribute = schema.class_attribute
         self.n_classes = len(schema.class_attribute.values)
-        # every member in one group: each pass reads the data once for all of them (the engine takes the
-        # selection's passes in groups of its own, hdp_plugin.distributed.local.SHARED_PASS_MEMBERS)
-        self.group_limit = sys.maxsize
 
     def cardinalities(self, attributes) -> np.ndarray:
         """Codes per attribute as the model sees them (as :func:`model_cardinalities` of the whole data: a
@@ -136,6 +159,14 @@ class SourceRows:
 
     def least_cardinalities(self) -> np.ndarray:
         return self.cardinalities(self.schema.attributes)
+
+    def members_at_once(self, n: int) -> int:
+        return max(1, n)
+
+    def run_members(self, step, n: int) -> list:
+        """Every member in one group: each pass reads the data once for all of them (the engine takes the
+        selection's passes in groups of its own, hdp_plugin.distributed.local.SHARED_PASS_MEMBERS)."""
+        return step(self, list(range(n)))
 
     def map(self, fn, items: list) -> list:
         return [fn(x) for x in items]
