@@ -44,6 +44,22 @@ def tying_groups(trees: ContextTrees, tying: str):
     """
     if tying not in config.TYINGS:
         raise ParameterError(f"tying must be one of {', '.join(config.TYINGS)}; got {tying!r}")
+    n = trees.n_nodes
+    key = {"none": np.arange(n, dtype=np.int64), "same-parent": trees.node_parent, "level": trees.node_depth,
+           "single": np.zeros(n, np.int64)}[tying]
+    is_root = np.zeros(n, np.bool_)
+    is_root[trees.tree_node_start[:-1][np.diff(trees.tree_node_start) > 0]] = True
+    if n and (is_root[1:] | (key[1:] >= key[:-1])).all():
+        # every tree's keys ascend (depth order, a level's nodes by parent): a tree's groups are the
+        # runs of its non-root keys, what np.unique's inverse gives, numbered in one pass
+        new = is_root.copy()
+        new[1:] |= is_root[:-1] | (key[1:] != key[:-1])
+        node_group = np.cumsum(new) - 1
+        first = np.flatnonzero(new)
+        starts = np.append(node_group[trees.tree_node_start[:-1][np.diff(trees.tree_node_start) > 0]],
+                           first.size).astype(np.int64)
+        if starts.size == trees.n_trees + 1:  # no empty tree
+            return node_group.astype(np.int64), is_root[first], starts
     node_group = np.empty(trees.n_nodes, np.int64)
     fixed, starts = [], [0]
     g = 0

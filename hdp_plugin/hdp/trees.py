@@ -98,25 +98,22 @@ class ContextTrees:
         The one place that lays trees out: :func:`build_trees` (from data) and the model-file reader
         (from a file) both call it. Raises ValueError if two nodes of a tree share a context.
         """
+        from .tree_kernels import tree_child_table
+
         cardinalities = np.asarray(cardinalities, dtype=np.int64)
         node_start, var_start, bvars, child_tables, child_starts = [0], [0], [], [], []
         child_off = 0
         for tr in trees:
             n_nodes, off = tr.parent.shape[0], node_start[-1]
-            radix = [int(n_classes)] + [int(cardinalities[v]) for v in tr.branching[1:]]
-            cstart = np.full(n_nodes, -1, np.int64)
-            level = np.searchsorted(tr.depth, np.arange(len(tr.branching) + 2))
-            for d in range(1, len(tr.branching) + 1):
-                plo, phi = int(level[d - 1]), int(level[d])
-                kids = np.arange(int(level[d]), int(level[d + 1]))
-                slot = (tr.parent[kids] - plo) * radix[d - 1] + tr.branch[kids]
-                if np.unique(slot).size != slot.size:
-                    raise ValueError(f"two nodes of the tree of attribute {tr.attr} share a context")
-                tab = np.full((phi - plo) * radix[d - 1], -1, np.int64)
-                tab[slot] = kids + off
-                cstart[plo:phi] = child_off + np.arange(phi - plo) * radix[d - 1]
-                child_off += tab.size
-                child_tables.append(tab)
+            radix = np.asarray([int(n_classes)] + [int(cardinalities[v]) for v in tr.branching[1:]], np.int64)
+            cstart, tab, ok = tree_child_table(np.ascontiguousarray(tr.parent, np.int64),
+                                               np.ascontiguousarray(tr.depth, np.int64),
+                                               np.ascontiguousarray(tr.branch, np.int64), radix, off, child_off)
+            if not ok:
+                raise ValueError(f"two nodes of the tree of attribute {tr.attr} share a context, or a node's "
+                                 "parent, depth or branch value is out of place")
+            child_off += tab.size
+            child_tables.append(tab)
             child_starts.append(cstart)
             bvars.extend(tr.branching)
             var_start.append(len(bvars))
@@ -151,15 +148,13 @@ class ContextTrees:
 
     def raw_counts(self) -> np.ndarray:
         """Data counts at every cell: leaves as counted, internal nodes as the sum of their children."""
-        n = self.leaf_counts.copy()
-        for t in range(self.n_trees):
-            card = int(self.tree_card[t])
-            lo, hi = int(self.tree_node_start[t]), int(self.tree_node_start[t + 1])
-            for depth in range(int(self.node_depth[lo:hi].max()), 0, -1):
-                nodes = lo + np.nonzero(self.node_depth[lo:hi] == depth)[0]
-                src = self.node_cell_start[nodes][:, None] + np.arange(card)
-                dst = self.node_cell_start[self.node_parent[nodes]][:, None] + np.arange(card)
-                np.add.at(n, dst.ravel(), n[src.ravel()])
+        from .tree_kernels import add_children_counts
+
+        n = np.array(self.leaf_counts, dtype=np.int64)  # a copy
+        add_children_counts(n, np.ascontiguousarray(self.node_parent, np.int64),
+                            np.ascontiguousarray(self.node_tree, np.int64),
+                            np.ascontiguousarray(self.tree_card, np.int64),
+                            np.ascontiguousarray(self.node_cell_start, np.int64))
         return n
 
 
@@ -173,13 +168,6 @@ def _radices(card_vars: list[int]) -> None:
                 "a context tree has too many possible contexts to index with 64-bit keys; "
                 "use a smaller k or fewer attribute values"
             )
-
-
-def _block_keys(Xb, yb, c, parents, card_c, cards):
-    key = yb.astype(np.int64)
-    for p in parents:
-        key = key * np.int64(cards[p]) + Xb[:, p]
-    return key * np.int64(card_c) + Xb[:, c]
 
 
 def _merge(keys_list, counts_list):
@@ -207,16 +195,19 @@ def count_leaf_cells(X, y, trees, cardinalities, n_classes, block=ROW_BLOCK):
     """
     for c, parents in trees:
         _radices([n_classes] + [int(cardinalities[p]) for p in parents] + [int(cardinalities[c])])
+    from .tree_kernels import block_leaf_cells
+
+    cards = np.ascontiguousarray(cardinalities, dtype=np.int64)
+    specs = [(int(c), np.asarray(parents, np.int64)) for c, parents in trees]
     partial = [([], []) for _ in trees]
     for lo in range(0, X.shape[0], block):
         Xb, yb = X[lo : lo + block], y[lo : lo + block]
-        for (c, parents), (keys_list, counts_list) in zip(trees, partial):
-            u, cnt = np.unique(_block_keys(Xb, yb, c, parents, int(cardinalities[c]), cardinalities),
-                               return_counts=True)
+        for (c, parents), (keys_list, counts_list) in zip(specs, partial):
+            u, cnt = block_leaf_cells(Xb, yb, c, parents, cards, int(cards[c]))
             keys_list.append(u)
-            counts_list.append(cnt.astype(np.int64))
+            counts_list.append(cnt)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    return [_merge(k, n) if k else empty for k, n in partial]
+    return [(_merge(k, n) if len(k) > 1 else (k[0], n[0])) if k else empty for k, n in partial]
 
 
 class LeafCellCounter:
@@ -230,7 +221,8 @@ class LeafCellCounter:
 
     def __init__(self, trees, cardinalities, n_classes, *, merge_above: int = 1 << 22):
         self.trees = [(int(c), [int(p) for p in ps]) for c, ps in trees]
-        self.card = np.asarray(cardinalities, dtype=np.int64)
+        self.specs = [(c, np.asarray(ps, np.int64)) for c, ps in self.trees]
+        self.card = np.ascontiguousarray(cardinalities, dtype=np.int64)
         self.n_classes = int(n_classes)
         for c, parents in self.trees:
             _radices([self.n_classes] + [int(self.card[p]) for p in parents] + [int(self.card[c])])
@@ -239,10 +231,12 @@ class LeafCellCounter:
         self.merge_above = merge_above
 
     def add(self, X, y) -> None:
-        for (c, parents), (keys_list, counts_list) in zip(self.trees, self.partial):
-            u, cnt = np.unique(_block_keys(X, y, c, parents, int(self.card[c]), self.card), return_counts=True)
+        from .tree_kernels import block_leaf_cells
+
+        for (c, parents), (keys_list, counts_list) in zip(self.specs, self.partial):
+            u, cnt = block_leaf_cells(X, y, c, parents, self.card, int(self.card[c]))
             keys_list.append(u)
-            counts_list.append(cnt.astype(np.int64))
+            counts_list.append(cnt)
             self.pending += u.size
         if self.pending > self.merge_above:
             self._compact()
@@ -327,45 +321,25 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     if leaf_cells is None:
         leaf_cells = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cardinalities,
                                       n_classes, block)
-    leaf_cells_by_tree = leaf_cells
-    # Step 0: the nodes of every level of every tree, and the size check before anything is laid out
+    from .tree_kernels import tree_levels, tree_nodes
+
+    # Step 0: the nodes of every level of every tree (the leaf contexts, then by dropping the last
+    # branching variable), and the size check before anything is laid out
     all_levels, total = [], 0
-    for c, (keys, counts) in zip(kept, leaf_cells_by_tree):
-        ps = list(parents[c])
-        card_c = int(cardinalities[c])
-        radix = [int(n_classes)] + [int(cardinalities[p]) for p in ps]
-        # Step 1: the leaves (depth len(ps) + 1) and their counts
-        levels = [None] * (len(ps) + 2)
-        leaf_keys, leaf_idx = np.unique(keys // card_c, return_inverse=True)
-        levels[-1] = leaf_keys
-        # Step 2: internal levels by dropping the last branching variable
-        for d in range(len(ps), -1, -1):
-            levels[d] = np.unique(levels[d + 1] // radix[d]) if d > 0 else np.zeros(1, np.int64)
-        all_levels.append((levels, leaf_idx))
-        total += sum(lv.size for lv in levels) * card_c
+    for c, (keys, counts) in zip(kept, leaf_cells):
+        radix = np.asarray([int(n_classes)] + [int(cardinalities[p]) for p in parents[c]], np.int64)
+        levels = tree_levels(keys, int(cardinalities[c]), radix)
+        all_levels.append((radix, levels))
+        total += int(levels[1][-1]) * int(cardinalities[c])
     if total > limit:
         raise model_size_error(total, len(kept), 1 + max([len(parents[c]) for c in kept], default=0),
                                int(max([cardinalities[c] for c in kept], default=0)), limit)
+    # Step 1: every tree's nodes (parent, depth, branch value) and leaf cells
     nodes = []
-    for c, (keys, counts), (levels, leaf_idx) in zip(kept, leaf_cells_by_tree, all_levels):
-        ps = list(parents[c])
+    for c, (keys, counts), (radix, levels) in zip(kept, leaf_cells, all_levels):
         card_c = int(cardinalities[c])
-        radix = [int(n_classes)] + [int(cardinalities[p]) for p in ps]
-        level_start = np.concatenate(([0], np.cumsum([lv.size for lv in levels])))
-        n_nodes = int(level_start[-1])
-        par = np.full(n_nodes, -1, np.int64)
-        br = np.full(n_nodes, -1, np.int64)
-        dep = np.zeros(n_nodes, np.int64)
-        for d in range(1, len(ps) + 2):
-            lv = levels[d]
-            pk = lv // radix[d - 1] if d > 1 else np.zeros(lv.size, np.int64)
-            sl = slice(level_start[d], level_start[d + 1])
-            par[sl] = np.searchsorted(levels[d - 1], pk) + level_start[d - 1]
-            br[sl] = lv % radix[d - 1]
-            dep[sl] = d
-        cells = np.zeros(n_nodes * card_c, np.int64)
-        cells[(level_start[len(ps) + 1] + leaf_idx) * card_c + keys % card_c] = counts
-        nodes.append(TreeNodes(c, card_c, [-1] + ps, par, dep, br, cells))
+        par, dep, br, cells = tree_nodes(*levels, keys, counts, card_c, radix)
+        nodes.append(TreeNodes(c, card_c, [-1] + list(parents[c]), par, dep, br, cells))
     return ContextTrees.from_nodes(nodes, n_classes, cardinalities)
 
 

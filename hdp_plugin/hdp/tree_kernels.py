@@ -1,0 +1,266 @@
+"""numba kernels that lay out context trees from data (:func:`hdp_plugin.hdp.trees.build_trees`).
+
+A tree's leaf cells are keyed by the mixed-radix number ``(((y * r1 + x_p1) * r2 + x_p2) ...) * r_c
++ x_c`` of the class, the parents in branching order and the attribute (the drivers check that every
+key fits in 64 bits). From the sorted distinct keys and their counts, the tree's levels follow by
+integer division: the leaf contexts are the distinct ``key // r_c``, and level ``d`` (the class at
+depth 1, the root at depth 0) the distinct values of level ``d + 1`` divided by the radix of its last
+branching variable. Sorted keys give sorted quotients, so every level is a run-length pass, and a
+node's parent is the run it falls in.
+
+These kernels compute exactly what :func:`numpy.unique` and :func:`numpy.searchsorted` compute in the
+slow twins of the tests, without a Python step per tree level and with the GIL released, so the
+members of an ensemble lay out their trees on threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NJIT_OPTIONS
+
+
+@njit(**NJIT_OPTIONS)
+def block_leaf_cells(X, y, c, parents, cards, card_c):
+    """The sorted distinct leaf keys of one tree over a block of rows, and their counts.
+
+    Parameters
+    ----------
+    X : ndarray (n_rows, n_attributes) of unsigned integer codes
+        The block's rows (codes checked: each below its attribute's cardinality).
+    y : ndarray (n_rows,) of integer class codes
+        The block's classes.
+    c : int
+        The tree's attribute.
+    parents : ndarray (k,) int64
+        Its parents in branching order.
+    cards : ndarray (n_attributes,) int64
+        The attributes' cardinalities (the radices of the parents).
+    card_c : int
+        The attribute's cardinality (the last radix).
+
+    Returns
+    -------
+    (keys, counts) : ndarray int64 each
+        ``numpy.unique(keys of the rows, return_counts=True)``.
+    """
+    n = X.shape[0]
+    keys = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        key = np.int64(y[r])
+        for j in range(parents.shape[0]):
+            p = parents[j]
+            key = key * cards[p] + np.int64(X[r, p])
+        keys[r] = key * card_c + np.int64(X[r, c])
+    keys.sort()
+    n_distinct = 0
+    for r in range(n):
+        if r == 0 or keys[r] != keys[r - 1]:
+            n_distinct += 1
+    out_keys = np.empty(n_distinct, dtype=np.int64)
+    counts = np.zeros(n_distinct, dtype=np.int64)
+    u = -1
+    for r in range(n):
+        if r == 0 or keys[r] != keys[r - 1]:
+            u += 1
+            out_keys[u] = keys[r]
+        counts[u] += 1
+    return out_keys, counts
+
+
+@njit(**NJIT_OPTIONS)
+def tree_levels(keys, card_c, radix):
+    """Every level's sorted distinct context keys of one tree, from its sorted distinct leaf keys.
+
+    Parameters
+    ----------
+    keys : ndarray (n_keys,) int64
+        The tree's distinct leaf-cell keys, ascending (:func:`block_leaf_cells`, merged).
+    card_c : int
+        The tree's attribute's cardinality.
+    radix : ndarray (k + 1,) int64
+        The branching variables' radices: the number of classes, then the parents' cardinalities.
+
+    Returns
+    -------
+    (level_keys, level_start, leaf_index) : ndarray int64 each
+        Level ``d`` (0 the root, ``k + 1`` the leaves) is ``level_keys[level_start[d]:level_start[d + 1]]``,
+        ascending (the root's key is 0); ``leaf_index[i]`` is the leaf context of ``keys[i]`` (its position
+        among the leaves).
+    """
+    depth = radix.shape[0]  # the leaves' depth: the class and k parents
+    n = keys.shape[0]
+    leaf_index = np.empty(n, dtype=np.int64)
+    # buf[d - 1, :size[d]]: level d, ascending; the leaves first: distinct keys // card_c
+    buf = np.empty((depth, max(n, 1)), dtype=np.int64)
+    size = np.zeros(depth + 1, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        q = keys[i] // card_c
+        if m == 0 or q != buf[depth - 1, m - 1]:
+            buf[depth - 1, m] = q
+            m += 1
+        leaf_index[i] = m - 1
+    size[depth] = m
+    for d in range(depth - 1, 0, -1):  # level d from level d + 1, dropping the last variable's radix
+        m = 0
+        for i in range(size[d + 1]):
+            q = buf[d, i] // radix[d]
+            if m == 0 or q != buf[d - 1, m - 1]:
+                buf[d - 1, m] = q
+                m += 1
+        size[d] = m
+    total = 1
+    for d in range(1, depth + 1):
+        total += size[d]
+    level_keys = np.empty(total, dtype=np.int64)
+    level_start = np.empty(depth + 2, dtype=np.int64)
+    level_keys[0] = 0
+    level_start[0] = 0
+    level_start[1] = 1
+    pos = 1
+    for d in range(1, depth + 1):
+        for i in range(size[d]):
+            level_keys[pos + i] = buf[d - 1, i]
+        pos += size[d]
+        level_start[d + 1] = pos
+    return level_keys, level_start, leaf_index
+
+
+@njit(**NJIT_OPTIONS)
+def tree_nodes(level_keys, level_start, leaf_index, keys, counts, card_c, radix):
+    """One tree's nodes in depth order (their parent, depth and branch value) and cells.
+
+    Parameters
+    ----------
+    level_keys, level_start, leaf_index : ndarray int64
+        The tree's levels (:func:`tree_levels`).
+    keys, counts : ndarray (n_keys,) int64
+        The distinct leaf-cell keys, ascending, and their data counts.
+    card_c : int
+        The tree's attribute's cardinality (cells per node).
+    radix : ndarray (k + 1,) int64
+        As in :func:`tree_levels`.
+
+    Returns
+    -------
+    (parent, depth, branch, cells) : ndarray int64 each
+        Per node: its parent's index in the tree (-1 at the root), depth, and the value of the
+        variable branched on to reach it (-1 at the root); ``cells`` (n_nodes * card_c) holds the
+        leaf cells' data counts, 0 elsewhere.
+    """
+    n_nodes = level_keys.shape[0]
+    depth = radix.shape[0]
+    parent = np.full(n_nodes, -1, dtype=np.int64)
+    branch = np.full(n_nodes, -1, dtype=np.int64)
+    dep = np.zeros(n_nodes, dtype=np.int64)
+    for d in range(1, depth + 1):
+        plo, lo, hi = level_start[d - 1], level_start[d], level_start[d + 1]
+        r = radix[d - 1]
+        j = plo  # the parents' level is ascending and holds every quotient: a running pointer finds each
+        for i in range(lo, hi):
+            pk = level_keys[i] // r if d > 1 else 0
+            while level_keys[j] != pk:
+                j += 1
+            parent[i] = j
+            branch[i] = level_keys[i] % r
+            dep[i] = d
+    cells = np.zeros(n_nodes * card_c, dtype=np.int64)
+    leaf0 = level_start[depth]
+    for i in range(keys.shape[0]):
+        cells[(leaf0 + leaf_index[i]) * card_c + keys[i] % card_c] = counts[i]
+    return parent, dep, branch, cells
+
+
+@njit(**NJIT_OPTIONS)
+def add_children_counts(n, node_parent, node_tree, tree_card, node_cell_start):
+    """Every internal cell's count as the sum of its children's, in place, the deepest nodes first.
+
+    Parameters
+    ----------
+    n : ndarray (n_cells,) int64
+        The cells' counts: the leaves' data counts on entry (0 elsewhere); internal cells added to.
+    node_parent : ndarray (n_nodes,) int64
+        Every node's parent (-1 at a root); a node comes after its parent (trees are laid out in depth
+        order), so a reverse sweep adds a node's cells once they are complete.
+    node_tree : ndarray (n_nodes,) int64
+        Every node's tree.
+    tree_card : ndarray (n_trees,) int64
+        Cells per node of every tree.
+    node_cell_start : ndarray (n_nodes + 1,) int64
+        Where every node's cells start.
+    """
+    for j in range(node_parent.shape[0] - 1, -1, -1):
+        p = node_parent[j]
+        if p < 0:
+            continue
+        card = tree_card[node_tree[j]]
+        src = node_cell_start[j]
+        dst = node_cell_start[p]
+        for v in range(card):
+            n[dst + v] += n[src + v]
+
+
+@njit(**NJIT_OPTIONS)
+def tree_child_table(parent, depth, branch, radix, node_off, child_off):
+    """One tree's child table: every node above the leaves gets one slot per value of the variable it
+    branches on, holding the child's global node index (-1: no such child).
+
+    Parameters
+    ----------
+    parent, depth, branch : ndarray (n_nodes,) int64
+        The tree's nodes in depth order (:class:`~hdp_plugin.hdp.trees.TreeNodes`): the parent's index
+        in the tree (-1 at the root), the depth, the branch value.
+    radix : ndarray (n_levels,) int64
+        The branching variables' radices, level by level (the number of classes first).
+    node_off : int
+        The tree's first global node index.
+    child_off : int
+        Where the tree's slots start in the model's child table.
+
+    Returns
+    -------
+    (child_start, table, ok) : ndarray int64, ndarray int64, bool
+        ``child_start`` per node (its first slot, global; -1 at the leaves), the tree's slots, and
+        False if two nodes share a context (a parent and branch value), or a node's parent, depth or
+        branch value is out of place.
+    """
+    n = parent.shape[0]
+    n_levels = radix.shape[0]
+    child_start = np.full(n, -1, dtype=np.int64)
+    size = 0
+    for j in range(n):  # every node above the leaves (depth < n_levels) gets its parent level's slots
+        if depth[j] < n_levels:
+            size += radix[depth[j]]
+    table = np.full(size, -1, dtype=np.int64)
+    # level d's first node (depth ascending): a node's slots are its rank in its level times the radix
+    level_lo = np.zeros(n_levels + 2, dtype=np.int64)
+    for j in range(n):
+        d = depth[j]
+        if d < 0 or d > n_levels or (j > 0 and d < depth[j - 1]):
+            return child_start, table, False
+    for d in range(n_levels + 2):
+        lo = 0
+        while lo < n and depth[lo] < d:
+            lo += 1
+        level_lo[d] = lo
+    slot_base = np.zeros(n_levels + 1, dtype=np.int64)  # where level d's slots start in table
+    acc = 0
+    for d in range(n_levels):
+        slot_base[d] = acc
+        acc += (level_lo[d + 1] - level_lo[d]) * radix[d]
+    for j in range(n):
+        d = depth[j]
+        if d < n_levels:
+            child_start[j] = child_off + slot_base[d] + (j - level_lo[d]) * radix[d]
+        if d == 0:
+            continue
+        p = parent[j]
+        if p < level_lo[d - 1] or p >= level_lo[d] or branch[j] < 0 or branch[j] >= radix[d - 1]:
+            return child_start, table, False
+        slot = slot_base[d - 1] + (p - level_lo[d - 1]) * radix[d - 1] + branch[j]
+        if table[slot] != -1:
+            return child_start, table, False
+        table[slot] = j + node_off
+    return child_start, table, True
