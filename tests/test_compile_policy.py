@@ -8,6 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from hdp_plugin import config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,3 +55,40 @@ def test_writable_dir_probes_for_real(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert not config._writable_dir(str(blocker / "sub"))
+
+
+HELPED = """
+import numpy as np
+from numba.core import event
+compiled = []
+class L(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", L())
+from hdp_plugin import BayesNetClassifier, _warm
+from hdp_plugin.data import read_dataset
+ds = read_dataset("tests/data/vote.arff")
+clf = BayesNetClassifier(structure="nb", iterations=30, random_state=3, n_jobs=1).fit(ds)
+np.save({out!r}, clf.predict_proba(ds))
+print("helper", _warm.helper_running(), "compiled sample_trees here", "sample_trees" in compiled)
+"""
+
+
+def test_a_first_fit_takes_the_samplers_kernels_from_the_helper_and_the_same_model(tmp_path):
+    """A cold cache: the helper process compiles the sampler's kernels, this one loads them, and the
+    model is the one a warm process fits."""
+    from hdp_plugin import BayesNetClassifier
+    from hdp_plugin.data import read_dataset
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), HDP_WARM_HELPER="always",
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("HDP_NUMBA_CACHE", None)
+    out = tmp_path / "proba.npy"
+    proc = _run(HELPED.format(out=str(out)), env)
+    assert proc.returncode == 0, proc.stderr
+    assert "helper True compiled sample_trees here False" in proc.stdout, proc.stdout + proc.stderr
+    ds = read_dataset(ROOT / "tests" / "data" / "vote.arff")
+    here = BayesNetClassifier(structure="nb", iterations=30, random_state=3, n_jobs=1).fit(ds).predict_proba(ds)
+    assert np.array_equal(np.load(out), here)

@@ -190,8 +190,10 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
     for n_dense, t_cols in [(20000, 2), (10, 40)]:  # too few columns, then too few dense rows
         tables = kernels.StirlingTables(*stirling_ratios(*log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64))),
                                         no_big)
-        reached = kernels.sample_tree(0, 7, 9, layout, tables, state, kernels.Settings(0, 10, 5, 3, 2.0, 1.0, 4000.0))
-        assert reached == 7
+        reached = np.array([7], np.int64)
+        kernels.sample_trees(np.zeros(1, np.int64), 0, 1, reached, 9, layout, tables, state,
+                             kernels.Settings(0, 10, 5, 3, 2.0, 1.0, 4000.0))
+        assert reached[0] == 7
         assert np.array_equal(t, r.table_counts)
 
 

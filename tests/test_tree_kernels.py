@@ -170,3 +170,28 @@ def test_a_shared_context_is_refused():
     nodes = TreeNodes(0, 2, [-1], np.array([-1, 0, 0]), np.array([0, 1, 1]), np.array([-1, 1, 1]), np.zeros(6, np.int64))
     with pytest.raises(ValueError, match="share a context"):
         ContextTrees.from_nodes([nodes], 2, np.array([2]))
+
+
+@pytest.mark.parametrize("n,top", [(0, 5), (1, 5), (9, 3), (16, 100), (17, 1), (300, 255), (300, 256), (5000, 2**62)])
+def test_radix_sort_equals_numpy(n, top):
+    from hdp_plugin._radix import sort_nonnegative
+
+    rng = np.random.default_rng(n + top % 97)
+    keys = rng.integers(0, top + 1, n + 3).astype(np.int64)
+    want = keys.copy()
+    want[:n] = np.sort(want[:n])
+    sort_nonnegative(keys, n)
+    np.testing.assert_array_equal(keys, want)  # only the first n sorted, the rest untouched
+
+
+def test_compiled_and_numpy_layouts_are_the_same_arrays():
+    from dataclasses import fields
+
+    from hdp_plugin.hdp.trees import ContextTrees, subset_trees
+
+    trees = _some_trees()
+    again = subset_trees(trees, np.arange(trees.n_trees))  # the NumPy layout (what a model file's reader uses)
+    for f in fields(ContextTrees):
+        a, b = getattr(trees, f.name), getattr(again, f.name)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=f.name)
+    np.testing.assert_array_equal(trees.raw_counts(), trees.raw_counts(compiled=True))

@@ -2,7 +2,7 @@
 
 Pure functions over the flat arrays of :mod:`hdp_plugin.hdp.trees` and the sampler state; the
 driver in :mod:`hdp_plugin.hdp.sampler` validates, allocates and seeds. Every tree is sampled by
-one call of :func:`sample_tree` with its own random state, so trees run in parallel (threads of the
+:func:`sample_trees` with its own random state, so trees run in parallel (threads of the
 driver over bins of trees) and the result does not depend on the number of threads.
 
 What the kernels share travels in four named tuples, each documented once here:
@@ -10,7 +10,7 @@ What the kernels share travels in four named tuples, each documented once here:
 :class:`StirlingTables` (the ratio tables the draws read), :class:`SamplerState` (the counts,
 concentrations, running sums and random states the iterations change) and :class:`Settings` (the
 run's constants). The driver's entry points (:func:`init_trees`, :func:`sample_trees`,
-:func:`flush_trees`, :func:`check_invariants`) take them whole; :func:`sample_tree` unpacks its
+:func:`flush_trees`, :func:`check_invariants`) take them whole; :func:`sample_trees` unpacks each
 tree's slices of them into locals once per call and hands the per-iteration kernels
 (:func:`table_sweep`, :func:`concentration_sweep`, :func:`accumulate_moving`,
 :func:`flush_still`) plain arrays and scalars: a call that passes a tuple of arrays costs two
@@ -637,102 +637,22 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
 
 
 @njit(**NJIT_OPTIONS)
-def sample_tree(tr, it_from, it_to, layout, tables, state, settings):
-    """Run iterations ``it_from .. it_to - 1`` on tree ``tr``.
-
-    The tree's nodes split (:func:`moving_nodes`) into those whose counts can change and the rest;
-    ``state.wsum`` and ``state.win_k[tr]`` carry the current window of :func:`flush_still` from call
-    to call (the driver flushes at the end). Returns the iteration reached: ``it_to`` when done,
-    earlier when the next iteration could ask for a Stirling number beyond the tables (a column past
-    the last, or a dense row past the last: within one iteration an internal count grows by at most
-    ``window`` per child, and a candidate looks ``window`` further). The driver then grows the tables
-    and calls again from there; no random number is drawn by the check, so results do not depend on
-    it.
-
-    Parameters
-    ----------
-    tr : int
-        The tree.
-    it_from, it_to : int
-        The iterations to run.
-    layout : TreeLayout
-    tables : StirlingTables
-    state : SamplerState
-        Updated in place: the tree's cells, nodes, groups, window and random state.
-    settings : Settings
-    """
-    # the tree's slices and the run's constants as locals, once: the loop below passes the per-
-    # iteration kernels plain arrays and scalars (a tuple of arrays costs a reference-count update
-    # per array and call)
-    node_lo, node_hi = layout.tree_node_start[tr], layout.tree_node_start[tr + 1]
-    group_lo, group_hi = layout.tree_group_start[tr], layout.tree_group_start[tr + 1]
-    card, max_children = layout.tree_card[tr], layout.tree_max_children[tr]
-    act, act_lo, act_hi = layout.act, layout.tree_act_start[tr], layout.tree_act_start[tr + 1]
-    moving, mv_lo, mv_hi = layout.moving, layout.tree_mv_start[tr], layout.tree_mv_start[tr + 1]
-    still, st_lo, st_hi = layout.still, layout.tree_st_start[tr], layout.tree_st_start[tr + 1]
-    node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
-    group_fixed = layout.group_fixed
-    rt, big_base, rn_t, big_row = tables.rt, tables.big_base, tables.rn_t, tables.big_row
-    n, t, node_N, node_T, conc = state.n, state.t, state.node_N, state.node_T, state.conc
-    prob, est_sum, wsum, win_k, rng = state.prob, state.est_sum, state.wsum, state.win_k, state.rng[tr]
-    burn_in, window = settings.burn_in, settings.window
-    conc_every, conc_offset = settings.conc_every, settings.conc_offset
-    shape, rate, max_c = settings.shape, settings.rate, settings.max_c
-    # scratch and state of this tree only, written back at the end: trees of other threads sit next
-    # to this one in the shared arrays, and writes to a shared cache line make threads take turns
-    weights = np.empty(2 * window + 1, dtype=np.float64)
-    hist = np.zeros((group_hi - group_lo, GROUPED_BETA_MAX + 1), dtype=np.int64)
-    sums_T = np.zeros(group_hi - group_lo)
-    sums_q = np.zeros(group_hi - group_lo)
-    local_rng = rng.copy()
-    k_win = win_k[tr]
-    cell_lo = node_cell_start[node_lo]
-    cell_hi = node_cell_start[node_hi - 1] + card
-    t_cap = rt.shape[1] - 1
-    n_cap = big_base - 1
-    need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
-    for it in range(it_from, it_to):
-        if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
-            # the sweep's figures are bounds taken before its draws: check the exact state
-            # before giving up (else every return would cost the driver a rebuild of the tables
-            # for one more iteration)
-            need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
-            if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
-                for i in range(local_rng.shape[0]):
-                    rng[i] = local_rng[i]
-                win_k[tr] = k_win
-                return it
-        # Step 1: table counts, bottom-up
-        need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
-                                    node_N, node_T, window, weights, local_rng)
-        # Step 2: concentrations every conc_every-th iteration (the still nodes' estimates of the
-        # window that ends are added first, with the concentrations they were made with)
-        if it % conc_every == conc_offset:
-            flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
-                        node_cell_start, conc, n, node_N, est_sum, wsum, k_win)
-            k_win = 0
-            concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
-                                node_N, node_T, sums_T, sums_q, hist, shape, rate, max_c, local_rng)
-        # Step 3: after burn-in, accumulate the estimates (the moving nodes' now, the still nodes'
-        # at the end of the window)
-        if it >= burn_in:
-            accumulate_moving(moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group, node_cell_start,
-                              conc, n, node_N, prob, est_sum, wsum)
-            k_win += 1
-    # element by element: a slice assignment would compile numba's shape-mismatch error path and its
-    # string formatting (about 3 s of the first use's compilation)
-    for i in range(local_rng.shape[0]):
-        rng[i] = local_rng[i]
-    win_k[tr] = k_win
-    return it_to
-
-
-@njit(**NJIT_OPTIONS)
 def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settings):
     """Advance the trees ``order[lo:hi]`` (one thread's bin), one after the other, to iteration
-    ``it_to`` (:func:`sample_tree`). The driver runs the bins on threads of its own (the kernels
+    ``it_to``. The driver runs the bins on threads of its own (the kernels
     release the GIL); every tree has its own random stream, so the result does not depend on the
     bins or the threads.
+
+    Every tree in turn: its nodes split (:func:`moving_nodes`) into those whose counts can change
+    and the rest; ``state.wsum`` and ``state.win_k[tr]`` carry the current window of
+    :func:`flush_still` from call to call (the driver flushes at the end). A tree stops short of
+    ``it_to`` when the next iteration could ask for a Stirling number beyond the tables (a column
+    past the last, or a dense row past the last: within one iteration an internal count grows by at
+    most ``window`` per child, and a candidate looks ``window`` further); the driver then grows the
+    tables and calls again from there. No random number is drawn by the check, so results do not
+    depend on it. (One kernel for the bin and its trees, not a kernel per tree called from here:
+    numba optimises a caller together with its callees again, and that extra level cost about
+    1.6 s of the first use's compilation.)
 
     (Not a ``prange``: a ``parallel=True`` caller took 11.6 s of CPU to compile against 6.8 s;
     interleaved runs of the two were within the machine's noise of each other.)
@@ -755,7 +675,70 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
     """
     for i in range(lo, hi):
         tr = order[i]
-        it_reached[tr] = sample_tree(tr, it_reached[tr], it_to, layout, tables, state, settings)
+        it_from = it_reached[tr]
+        # the tree's slices and the run's constants as locals, once: the loop below passes the per-
+        # iteration kernels plain arrays and scalars (a tuple of arrays costs a reference-count update
+        # per array and call)
+        node_lo, node_hi = layout.tree_node_start[tr], layout.tree_node_start[tr + 1]
+        group_lo, group_hi = layout.tree_group_start[tr], layout.tree_group_start[tr + 1]
+        card, max_children = layout.tree_card[tr], layout.tree_max_children[tr]
+        act, act_lo, act_hi = layout.act, layout.tree_act_start[tr], layout.tree_act_start[tr + 1]
+        moving, mv_lo, mv_hi = layout.moving, layout.tree_mv_start[tr], layout.tree_mv_start[tr + 1]
+        still, st_lo, st_hi = layout.still, layout.tree_st_start[tr], layout.tree_st_start[tr + 1]
+        node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
+        group_fixed = layout.group_fixed
+        rt, big_base, rn_t, big_row = tables.rt, tables.big_base, tables.rn_t, tables.big_row
+        n, t, node_N, node_T, conc = state.n, state.t, state.node_N, state.node_T, state.conc
+        prob, est_sum, wsum, win_k, rng = state.prob, state.est_sum, state.wsum, state.win_k, state.rng[tr]
+        burn_in, window = settings.burn_in, settings.window
+        conc_every, conc_offset = settings.conc_every, settings.conc_offset
+        shape, rate, max_c = settings.shape, settings.rate, settings.max_c
+        # scratch and state of this tree only, written back at the end: trees of other threads sit next
+        # to this one in the shared arrays, and writes to a shared cache line make threads take turns
+        weights = np.empty(2 * window + 1, dtype=np.float64)
+        hist = np.zeros((group_hi - group_lo, GROUPED_BETA_MAX + 1), dtype=np.int64)
+        sums_T = np.zeros(group_hi - group_lo)
+        sums_q = np.zeros(group_hi - group_lo)
+        local_rng = rng.copy()
+        k_win = win_k[tr]
+        cell_lo = node_cell_start[node_lo]
+        cell_hi = node_cell_start[node_hi - 1] + card
+        t_cap = rt.shape[1] - 1
+        n_cap = big_base - 1
+        need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
+        reached = it_to
+        for it in range(it_from, it_to):
+            if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
+                # the sweep's figures are bounds taken before its draws: check the exact state
+                # before giving up (else every return would cost the driver a rebuild of the tables
+                # for one more iteration)
+                need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
+                if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
+                    reached = it
+                    break
+            # Step 1: table counts, bottom-up
+            need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
+                                        node_N, node_T, window, weights, local_rng)
+            # Step 2: concentrations every conc_every-th iteration (the still nodes' estimates of the
+            # window that ends are added first, with the concentrations they were made with)
+            if it % conc_every == conc_offset:
+                flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
+                            node_cell_start, conc, n, node_N, est_sum, wsum, k_win)
+                k_win = 0
+                concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
+                                    node_N, node_T, sums_T, sums_q, hist, shape, rate, max_c, local_rng)
+            # Step 3: after burn-in, accumulate the estimates (the moving nodes' now, the still nodes'
+            # at the end of the window)
+            if it >= burn_in:
+                accumulate_moving(moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group, node_cell_start,
+                                  conc, n, node_N, prob, est_sum, wsum)
+                k_win += 1
+        # element by element: a slice assignment would compile numba's shape-mismatch error path and its
+        # string formatting (about 3 s of the first use's compilation)
+        for i in range(local_rng.shape[0]):
+            rng[i] = local_rng[i]
+        win_k[tr] = k_win
+        it_reached[tr] = reached
 
 
 @njit(**NJIT_OPTIONS)

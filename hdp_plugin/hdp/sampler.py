@@ -105,7 +105,7 @@ def tree_layout(trees: ContextTrees, tying: str, raw: np.ndarray | None = None) 
         in the dense rows) until the Stirling tables are built (:class:`_TableSizes`).
     """
     node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
-    raw = trees.raw_counts() if raw is None else raw
+    raw = trees.raw_counts(compiled=True) if raw is None else raw
     act, tree_act_start = kernels.active_cells(trees, raw, node_group, np.full(trees.n_cells, -1, np.int64))
     _cancel.check()
     # nodes whose counts can change get their estimates every iteration, the others (all
@@ -378,7 +378,7 @@ def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kern
            initial_sizes) -> _Run:
     """:func:`sample`'s setup: the layout and tying groups, the initial state, the Stirling tables,
     the bins of trees (one per thread) and the threads for them."""
-    raw = trees.raw_counts()
+    raw = trees.raw_counts(compiled=True)
     layout = tree_layout(trees, tying, raw)
     state = new_state(trees, layout, random_state)
     threads = _threads(n_jobs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._radix import sort_nonnegative
 from ..config import NJIT_OPTIONS
 
 
@@ -53,7 +54,7 @@ def block_leaf_cells(X, y, c, parents, cards, card_c):
             p = parents[j]
             key = key * cards[p] + np.int64(X[r, p])
         keys[r] = key * card_c + np.int64(X[r, c])
-    keys.sort()
+    sort_nonnegative(keys, n)  # keys are >= 0: codes and class below their cardinalities
     n_distinct = 0
     for r in range(n):
         if r == 0 or keys[r] != keys[r - 1]:

@@ -90,28 +90,24 @@ class ContextTrees:
         return int(self.leaf_counts.shape[0])
 
     @classmethod
-    def from_nodes(cls, trees: list["TreeNodes"], n_classes: int, cardinalities) -> "ContextTrees":
+    def from_nodes(cls, trees: list["TreeNodes"], n_classes: int, cardinalities, *,
+                   compiled: bool = False) -> "ContextTrees":
         """All trees' flat arrays from each tree's nodes (parents local to the tree, nodes sorted by
         depth): global node, cell and child indices, leaves and child tables (level by level, every
         node above the leaves with one slot per value of the variable it branches on).
 
         The one place that lays trees out: :func:`build_trees` (from data) and the model-file reader
         (from a file) both call it. Raises ValueError if two nodes of a tree share a context.
+        ``compiled`` lays the child tables out with a numba kernel (a fit's trees); without it, with
+        NumPy, so that reading a model file never imports numba. Both give the same arrays.
         """
-        from .tree_kernels import tree_child_table
-
         cardinalities = np.asarray(cardinalities, dtype=np.int64)
         node_start, var_start, bvars, child_tables, child_starts = [0], [0], [], [], []
         child_off = 0
         for tr in trees:
             n_nodes, off = tr.parent.shape[0], node_start[-1]
             radix = np.asarray([int(n_classes)] + [int(cardinalities[v]) for v in tr.branching[1:]], np.int64)
-            cstart, tab, ok = tree_child_table(np.ascontiguousarray(tr.parent, np.int64),
-                                               np.ascontiguousarray(tr.depth, np.int64),
-                                               np.ascontiguousarray(tr.branch, np.int64), radix, off, child_off)
-            if not ok:
-                raise ValueError(f"two nodes of the tree of attribute {tr.attr} share a context, or a node's "
-                                 "parent, depth or branch value is out of place")
+            cstart, tab = (_child_table_compiled if compiled else _child_table)(tr, radix, off, child_off)
             child_off += tab.size
             child_tables.append(tab)
             child_starts.append(cstart)
@@ -146,17 +142,60 @@ class ContextTrees:
             cardinalities=cardinalities,
         )
 
-    def raw_counts(self) -> np.ndarray:
-        """Data counts at every cell: leaves as counted, internal nodes as the sum of their children."""
-        from .tree_kernels import add_children_counts
+    def raw_counts(self, compiled: bool = False) -> np.ndarray:
+        """Data counts at every cell: leaves as counted, internal nodes as the sum of their children
+        (``compiled``: by a numba kernel, for a fit; else level by level with NumPy, the same counts)."""
+        if compiled:
+            from .tree_kernels import add_children_counts
 
-        n = np.array(self.leaf_counts, dtype=np.int64)  # a copy
-        add_children_counts(n, np.ascontiguousarray(self.node_parent, np.int64),
-                            np.ascontiguousarray(self.node_tree, np.int64),
-                            np.ascontiguousarray(self.tree_card, np.int64),
-                            np.ascontiguousarray(self.node_cell_start, np.int64))
+            n = np.array(self.leaf_counts, dtype=np.int64)  # a copy
+            add_children_counts(n, np.ascontiguousarray(self.node_parent, np.int64),
+                                np.ascontiguousarray(self.node_tree, np.int64),
+                                np.ascontiguousarray(self.tree_card, np.int64),
+                                np.ascontiguousarray(self.node_cell_start, np.int64))
+            return n
+        n = self.leaf_counts.copy()
+        for t in range(self.n_trees):
+            card = int(self.tree_card[t])
+            lo, hi = int(self.tree_node_start[t]), int(self.tree_node_start[t + 1])
+            for depth in range(int(self.node_depth[lo:hi].max()), 0, -1):
+                nodes = lo + np.nonzero(self.node_depth[lo:hi] == depth)[0]
+                src = self.node_cell_start[nodes][:, None] + np.arange(card)
+                dst = self.node_cell_start[self.node_parent[nodes]][:, None] + np.arange(card)
+                np.add.at(n, dst.ravel(), n[src.ravel()])
         return n
 
+
+
+def _child_table(tr: TreeNodes, radix: np.ndarray, off: int, child_off: int) -> tuple[np.ndarray, np.ndarray]:
+    """One tree's child table with NumPy (:meth:`ContextTrees.from_nodes`): ``(child_start, table)``."""
+    cstart = np.full(tr.parent.shape[0], -1, np.int64)
+    level = np.searchsorted(tr.depth, np.arange(len(tr.branching) + 2))
+    tables = []
+    for d in range(1, len(tr.branching) + 1):
+        plo, phi = int(level[d - 1]), int(level[d])
+        kids = np.arange(int(level[d]), int(level[d + 1]))
+        slot = (tr.parent[kids] - plo) * radix[d - 1] + tr.branch[kids]
+        if np.unique(slot).size != slot.size:
+            raise ValueError(f"two nodes of the tree of attribute {tr.attr} share a context")
+        tab = np.full((phi - plo) * radix[d - 1], -1, np.int64)
+        tab[slot] = kids + off
+        cstart[plo:phi] = child_off + np.arange(phi - plo) * radix[d - 1]
+        child_off += tab.size
+        tables.append(tab)
+    return cstart, (np.concatenate(tables) if tables else np.zeros(0, np.int64))
+
+
+def _child_table_compiled(tr: TreeNodes, radix: np.ndarray, off: int, child_off: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_child_table` by a numba kernel (a fit's trees, laid out in order by :func:`build_trees`)."""
+    from .tree_kernels import tree_child_table
+
+    cstart, tab, ok = tree_child_table(np.ascontiguousarray(tr.parent, np.int64), np.ascontiguousarray(tr.depth, np.int64),
+                                       np.ascontiguousarray(tr.branch, np.int64), radix, off, child_off)
+    if not ok:
+        raise ValueError(f"two nodes of the tree of attribute {tr.attr} share a context, or a node's parent, "
+                         "depth or branch value is out of place")
+    return cstart, tab
 
 
 def _radices(card_vars: list[int]) -> None:
@@ -340,7 +379,7 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
         card_c = int(cardinalities[c])
         par, dep, br, cells = tree_nodes(*levels, keys, counts, card_c, radix)
         nodes.append(TreeNodes(c, card_c, [-1] + list(parents[c]), par, dep, br, cells))
-    return ContextTrees.from_nodes(nodes, n_classes, cardinalities)
+    return ContextTrees.from_nodes(nodes, n_classes, cardinalities, compiled=True)
 
 
 def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarray]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _seeds, config
+from .. import _seeds, _warm, config
 from ..errors import TooLargeError
 from ..hdp.rng import tree_states
 from ..hdp.tables import ProbabilityTables, class_prior_of_counts
@@ -159,6 +159,8 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
     """
     master = _seeds.as_seed_sequence(random_state)
     seeds = member_seeds(master, plan.n_members)[1] if plan.ensemble else [master]
+    if plan.estimator == "hdp":  # first use: the sampler's kernels compile in a helper meanwhile
+        _warm.start()
     t0 = time.perf_counter()
     pairs = needs_pairs(plan.kind, plan.network_k)
     at_once = rows.members_at_once(len(seeds))
@@ -228,6 +230,7 @@ def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, 
     states = None
     if plan.estimator == "hdp":  # each member's trees on the streams of its own seed
         states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
+        _warm.wait_for_sampler()
     est = estimate_tables([d.trees for d in drafts], estimator=plan.estimator, m=plan.m, sample=sample,
                           random_state=states, iterations=resolved_iterations(plan.structure, plan.iterations),
                           burn_in=plan.burn_in, tying=plan.tying, tolerance=sampler_tolerance(plan.iterations),

@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .._radix import sort_nonnegative
 from ..config import NJIT_OPTIONS
 
 #: ln 2 as Weka computes it (``Math.log(2)``); used to turn nats into bits
@@ -432,7 +433,7 @@ def _entropy_bits(counts, scratch, xlogx):
         scratch[c] = xlogx[counts[c]] if counts[c] > 0 else 0.0
     if total == 0:
         return 0.0
-    xl = 0.0 + _pairwise_sum(scratch, 0, counts.shape[0])
+    xl = 0.0 + _pairwise_sum(scratch, np.int64(0), counts.shape[0])  # not a literal 0: one specialisation
     return (xlogx[total] - xl) / (float(total) * LN2)
 
 
@@ -587,8 +588,10 @@ def stochastic_mdl_sorted(values, classes, n_classes, rng, xlogx):
                 i = at[_draw_index(gain, m, rng)]
                 cut_at[n_cuts] = i
                 n_cuts += 1
+    # in the order of the rows, which is the order of the cut points (each lies between its row's value
+    # and the next, larger one)
+    sort_nonnegative(cut_at, n_cuts)
     cuts = np.empty(n_cuts, np.float64)
     for j in range(n_cuts):
         cuts[j] = (values[cut_at[j]] + values[cut_at[j] + 1]) / 2.0
-    cuts.sort()
     return cuts
