@@ -358,17 +358,32 @@ def test_hdp_bnc_train_a_directory_with_the_default_eskdb(tmp_path):
     assert "cut points learnt on a sample of 200 of 768 rows" in _cli("info", tmp_path / "s.hdpbnc").output
 
 
-def test_a_streamed_ensemble_too_large_is_refused_naming_the_member_and_the_data(tmp_path, table, monkeypatch):
+def test_an_ensemble_beyond_the_cell_limit_keeps_every_member_within_its_share_streamed_or_not(
+        tmp_path, table, monkeypatch):
+    """Each member's SkDB takes the best model of its leave-one-out grid that fits its share of the
+    cells (counted from the tries, as the trees then count them), instead of refusing the fit; the
+    streamed ensemble is the in-memory one."""
     from hdp_plugin import config
-    from hdp_plugin.errors import TooLargeError
 
     _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
-    monkeypatch.setattr(config, "MAX_MODEL_CELLS", 60)  # 20 cells per member of 3
-    with pytest.raises(TooLargeError) as info:
-        BayesNetClassifier(structure="eskdb", n_members=3, k=2, iterations=10).fit(open_batches(tmp_path / "d"))
-    msg = str(info.value)
-    assert msg.startswith(f"ESKDB member 0 of 3 (SkDB-2) on {tmp_path / 'd'}: the model would have") and "\n" not in msg
-    assert "each may have 20 cells" in msg
+    params = dict(structure="eskdb", n_members=3, k=2, iterations=10, random_state=2)
+    free = BayesNetClassifier(**params).fit(from_arrow(table))
+    assert "cell_limited_members" not in free.fit_info_
+    widest = max(m.tables.trees.n_cells for m in free.members_)
+    share = widest - 1  # one cell fewer than the largest member's trees
+    monkeypatch.setattr(config, "MAX_MODEL_CELLS", 3 * share)
+    a = BayesNetClassifier(**params).fit(from_arrow(table))
+    b = BayesNetClassifier(**params).fit(open_batches(tmp_path / "d"))
+    _same_members(a, b)
+    assert a.fit_info_["cell_limited_members"]
+    for e, (mf, ml) in enumerate(zip(free.members_, a.members_)):
+        assert ml.tables.trees.n_cells <= share
+        limited = ml.structure.info.get("cell_limited")
+        if e in a.fit_info_["cell_limited_members"]:
+            assert limited["cells"] == mf.tables.trees.n_cells > share  # the tries' count is the trees'
+            assert (limited["n_star"], limited["k_star"]) == (mf.structure.info["n_star"], mf.structure.info["k_star"])
+        else:  # within its share already: the same model
+            assert limited is None and ml.structure.parents == mf.structure.parents
 
 
 def test_streamed_eskdb_with_auto_iterations_is_the_in_memory_ensemble(tmp_path):

@@ -415,3 +415,40 @@ def test_fixed_point_digits_carry_at_their_limits():
     t.acc[1:4] = 2**62 - 1  # the largest digits there can be, merged: the carries ripple up
     s.merge(t)
     assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**158)) + 1 - Fraction(1, 2**186)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tree_cells_from_the_tries_are_what_the_trees_count(seed):
+    """The selection's cell count of every (attribute, k) is the trees' own (build_trees), exactly."""
+    from hdp_plugin.hdp.trees import build_trees
+    from hdp_plugin.structure.selective import tree_cells
+
+    X, y, card = random_data(seed, 300, [3, 4, 2, 5, 3], 3)
+    stats = count_statistics(X, y, card, 3)
+    full = learn_structure(X, y, card, 3, kind="kdb", k=3)
+    tries = build_context_tries(X, y, stats, full.parents)
+    cells = tree_cells(stats, tries, 3)
+    for a in range(5):
+        for k in range(4):
+            parents = [list(p[:k]) for p in full.parents]
+            assert cells[a, k] == build_trees(X, y, card, 3, parents, [a]).n_cells, (a, k)
+
+
+def test_a_cell_limit_takes_the_best_model_that_fits():
+    from hdp_plugin.structure.selective import selective_kdb
+
+    X, y, card = random_data(13, 600, [3, 4, 3, 3, 4, 2], 3)
+    rng = np.random.default_rng(0)
+    X[:, 5] = np.where(rng.random(600) < 0.9, (X[:, 1] + X[:, 2]) % 2, rng.integers(0, 2, 600))
+    stats = count_statistics(X, y, card, 3)
+    free = selective_kdb(X, y, stats, 3)
+    assert selective_kdb(X, y, stats, 3, max_cells=10**9).parents == free.parents  # it fits: the same
+    from hdp_plugin.hdp.trees import build_trees
+
+    n_free = build_trees(X, y, card, 3, free.parents, free.kept).n_cells
+    small = selective_kdb(X, y, stats, 3, max_cells=n_free - 1)
+    assert small.info["cell_limited"] == {"n_star": free.info["n_star"], "k_star": free.info["k_star"],
+                                          "cells": n_free, "max_cells": n_free - 1}
+    assert build_trees(X, y, card, 3, small.parents, small.kept).n_cells <= n_free - 1
+    rmse = np.array(free.info["rmse"])
+    assert rmse[small.info["n_star"], small.k] >= rmse[free.info["n_star"], free.k]

@@ -52,10 +52,12 @@ class Engine(Protocol):
         """The counting pass: every member's :class:`~hdp_plugin.structure.counts.CountStatistics`
         (without the pairwise counts unless ``pairs``: naive Bayes needs none)."""
 
-    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None,
+                       max_cells=None):
         """SkDB's tries and leave-one-out passes: every member's selection
         (:func:`~hdp_plugin.structure.selective.selective_kdb` on its counts ``stats[e]``, with the
-        m-estimates' ``m``) on its own order ``orders[e]`` (None: decreasing MI)."""
+        m-estimates' ``m``) on its own order ``orders[e]`` (None: decreasing MI), each within
+        ``max_cells`` table cells when given."""
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
         """The leaf cells of every member's context trees."""

@@ -280,13 +280,15 @@ class DaskEngine:
                                    pure=False) for p, o in zip(parts, offsets)]
         return self._reduce(futs).result()
 
-    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None,
+                       max_cells=None):
         """Every member's SkDB selection: the tries of all members per partition, merged; then their
         leave-one-out sums per partition, merged (in groups of ``SHARED_PASS_MEMBERS`` members)."""
         from .local import select_in_groups
 
         return select_in_groups(attribute_sets, stats, k, m, orders,
-                                lambda g: _DaskMemberPasses(self, source, attribute_sets[g], class_attribute))
+                                lambda g: _DaskMemberPasses(self, source, attribute_sets[g], class_attribute),
+                                max_cells)
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
         futs = [self.client.submit(_cells_members, p, attribute_sets, class_attribute, trees, cards, n_classes,

@@ -35,9 +35,11 @@ class LocalEngine:
         """Every member's counts on its own attributes, in one pass over ``source``."""
         return count_members(source, attribute_sets, class_attribute, cards, n_classes, pairs=pairs).result()
 
-    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None):
-        """Every member's SkDB selection on its own order, the tries and leave-one-out passes shared."""
-        return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs)
+    def select_members(self, source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None,
+                       max_cells=None):
+        """Every member's SkDB selection on its own order, the tries and leave-one-out passes shared (each
+        within ``max_cells`` table cells, if given)."""
+        return select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs, max_cells)
 
     def cells_members(self, source, attribute_sets, class_attribute, trees, cards, n_classes):
         """Every member's leaf cells of its own trees, in one pass over ``source``."""
@@ -171,7 +173,7 @@ class _LocalMemberPasses:
                            workers=self.workers).parts
 
 
-def select_in_groups(attribute_sets, stats, k, m, orders, make_passes) -> list:
+def select_in_groups(attribute_sets, stats, k, m, orders, make_passes, max_cells=None) -> list:
     """Every member's SkDB selection (:func:`~hdp_plugin.structure.selective.selective_kdbs` on its
     counts ``stats[e]`` and order ``orders[e]``), ``SHARED_PASS_MEMBERS`` members at a time, each group's
     two passes from ``make_passes(group)`` (a slice of the members)."""
@@ -180,11 +182,12 @@ def select_in_groups(attribute_sets, stats, k, m, orders, make_passes) -> list:
     out = []
     for lo in range(0, len(attribute_sets), SHARED_PASS_MEMBERS):
         g = slice(lo, lo + SHARED_PASS_MEMBERS)
-        out += selective_kdbs(stats[g], k, m=m, orders=orders[g], passes=make_passes(g))
+        out += selective_kdbs(stats[g], k, m=m, orders=orders[g], passes=make_passes(g), max_cells=max_cells)
     return out
 
 
-def select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None) -> list:
+def select_members(source, attribute_sets, class_attribute, stats, k, m, orders, n_jobs=None,
+                   max_cells=None) -> list:
     """SkDB's selection of every member with the tries and leave-one-out passes shared: each reads
     ``source`` once for all members of a group, the members adding a batch on ``n_jobs`` threads.
     The sums are exact, so each member's selection is the in-memory one bit for bit."""
@@ -192,4 +195,5 @@ def select_members(source, attribute_sets, class_attribute, stats, k, m, orders,
 
     workers = _threads(n_jobs)
     return select_in_groups(attribute_sets, stats, k, m, orders,
-                            lambda g: _LocalMemberPasses(source, attribute_sets[g], class_attribute, workers))
+                            lambda g: _LocalMemberPasses(source, attribute_sets[g], class_attribute, workers),
+                            max_cells)

@@ -11,8 +11,10 @@ every member in each pass):
 2. **count** n(y), n(x_i, y) and, when the structure needs them, n(x_i, x_j, y), for every member of
    the group on its own codes;
 3. **structure**: naive Bayes, TAN and kDB from the counts; SkDB's tries and leave-one-out passes
-   (:func:`~hdp_plugin.structure.selective.selective_kdb`); an ESKDB member draws its attribute order
-   first (member 0 the MI order) and is the class prior when no attribute is informative;
+   (:func:`~hdp_plugin.structure.selective.selective_kdb`: the best model within the member's share of
+   :data:`hdp_plugin.config.MAX_MODEL_CELLS`, counted from the tries); an ESKDB member draws its
+   attribute order first (member 0 the MI order) and is the class prior when no attribute is
+   informative;
 4. **context trees**: the leaf cells of every kept attribute's tree (an ensemble's members share
    :data:`hdp_plugin.config.MAX_MODEL_CELLS`);
 
@@ -178,7 +180,7 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
         # Step 2: counts
         stats = part.count(cards, pairs)
         # Step 3: structures
-        structures = _structures(plan, part, stats, group, group_seeds)
+        structures = _structures(plan, part, stats, group, group_seeds, cell_limit)
         # Step 4: context trees
         out = []
         for e, seed, attrs, card, s, st, trees in zip(group, group_seeds, part.attribute_sets, cards, structures,
@@ -192,17 +194,24 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
     drafts = [d for d, _ in done]
     n_y = done[0][1]  # every member counts the same rows
     structure_seconds = time.perf_counter() - t0
+    limited = [e for e, d in enumerate(drafts) if "cell_limited" in d.structure.info]
+    if limited:  # SkDB chose a smaller model than its best to stay within the cells (MAX_MODEL_CELLS)
+        log.info("%s: %d of %d members chose a smaller model than their best, to stay within %d table cells "
+                 "each (hdp_plugin.config.MAX_MODEL_CELLS)", rows.source, len(limited), len(drafts), cell_limit)
     # Step 5: every member's tables in one run
     members, info = estimate_members(drafts, plan, np.log(class_prior_of_counts(n_y)), sample, progress)
-    return members, {"structure_seconds": structure_seconds, "seed": _seeds.describe(master), **info}
+    return members, {"structure_seconds": structure_seconds, "seed": _seeds.describe(master),
+                     **({"cell_limited_members": limited} if limited else {}), **info}
 
 
-def _structures(plan: FitPlan, part, stats: list, group: list[int], seeds: list) -> list[Structure]:
-    """Step 3 for the members ``group`` (their counts ``stats``, seeds ``seeds``) of ``part``."""
+def _structures(plan: FitPlan, part, stats: list, group: list[int], seeds: list, cell_limit: int) -> list[Structure]:
+    """Step 3 for the members ``group`` (their counts ``stats``, seeds ``seeds``) of ``part``; SkDB's
+    selection keeps each member within ``cell_limit`` table cells."""
     k = plan.network_k
     if not plan.ensemble:
         return [structure_from_counts(plan.kind, stats[0], k,
-                                      lambda st, kk: part.select([0], [st], kk, plan.selection_m, [None])[0])]
+                                      lambda st, kk: part.select([0], [st], kk, plan.selection_m, [None],
+                                                                 cell_limit)[0])]
     out: list = [None] * len(group)
     pending = []
     for i, e in enumerate(group):
@@ -214,7 +223,7 @@ def _structures(plan: FitPlan, part, stats: list, group: list[int], seeds: list)
             pending.append((i, order))
     if pending:
         found = part.select([i for i, _ in pending], [stats[i] for i, _ in pending], k, plan.m,
-                            [o for _, o in pending])
+                            [o for _, o in pending], cell_limit)
         for (i, _), s in zip(pending, found):
             out[i] = s
     for e, s in zip(group, out):

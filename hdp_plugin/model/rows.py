@@ -122,11 +122,12 @@ class _MemoryPart:
         return self._each(lambda i: count_statistics(self.coded[i].X, self.coded[i].y, cards[i], C, pairs=pairs),
                           range(len(self.coded)))
 
-    def select(self, members, stats, k: int, m: float, orders) -> list:
-        """SkDB's selection of the members ``members`` (indices in the group) on their counts and orders."""
+    def select(self, members, stats, k: int, m: float, orders, max_cells: int) -> list:
+        """SkDB's selection of the members ``members`` (indices in the group) on their counts and orders,
+        each within ``max_cells`` table cells."""
         jobs = dict(zip(members, zip(stats, orders)))
         return self._each(lambda i: selective_kdb(self.coded[i].X, self.coded[i].y, jobs[i][0], k, m=m,
-                                                  order=jobs[i][1]), members)
+                                                  order=jobs[i][1], max_cells=max_cells), members)
 
     def trees(self, structures, cards, max_cells: int) -> list:
         """Every member's context trees, or the TooLargeError that refused them."""
@@ -194,10 +195,10 @@ class _SourcePart:
         return r.timed("count", r.engine.count_members, r.data, self.attribute_sets, r.class_attribute, cards,
                        r.n_classes, pairs=pairs)
 
-    def select(self, members, stats, k: int, m: float, orders) -> list:
+    def select(self, members, stats, k: int, m: float, orders, max_cells: int) -> list:
         r = self.rows
         return r.timed("tries_and_loo", r.engine.select_members, r.data, [self.attribute_sets[i] for i in members],
-                       r.class_attribute, stats, k, m, orders, n_jobs=r.n_jobs)
+                       r.class_attribute, stats, k, m, orders, n_jobs=r.n_jobs, max_cells=max_cells)
 
     def trees(self, structures, cards, max_cells: int) -> list:
         r = self.rows

@@ -43,6 +43,7 @@ from .kernels import (
     fixed_merge,
     loo_squared_errors_block,
     trie_canonical,
+    trie_class_contexts,
     trie_insert_block,
     trie_merge,
 )
@@ -303,16 +304,20 @@ class RowPasses:
                         order, max_k, m)
 
 
-def select_prefix_and_k(rmse: np.ndarray) -> tuple[int, int]:
+def select_prefix_and_k(rmse: np.ndarray, allowed: np.ndarray | None = None) -> tuple[int, int]:
     """(n*, k*) of the lowest RMSE, accepting strict improvements only.
 
     Starts from the class prior (``rmse[0, 0]``) and scans n* ascending, then k* ascending, so a
-    tie keeps the smaller model. ``(0, 0)`` means the class prior is the model.
+    tie keeps the smaller model. ``(0, 0)`` means the class prior is the model. ``allowed`` (a
+    boolean grid of the same shape) leaves out the models it marks False (those too large); the
+    winner is then the unconstrained one whenever that is allowed.
     """
     best = rmse[0, 0]
     n_star, k_star = 0, 0
     for n in range(1, rmse.shape[0]):
         for k in range(rmse.shape[1]):
+            if allowed is not None and not allowed[n, k]:
+                continue
             if rmse[n, k] < best:
                 best = rmse[n, k]
                 n_star, k_star = n, k
@@ -329,6 +334,7 @@ def selective_kdb(
     order=None,
     blocks=None,
     passes=None,
+    max_cells: int | None = None,
 ) -> Structure:
     """Selective kDB (Martinez, Webb, Chen and Zaidi 2016).
 
@@ -360,6 +366,10 @@ def selective_kdb(
         Instead of ``X``, ``y`` and ``blocks``: an object whose ``tries(stats, parents)`` and
         ``loo(stats, tries, order, max_k, m)`` run the two passes (as :class:`RowPasses` does),
         e.g. on a cluster.
+    max_cells : int, optional
+        The most table cells the selected model's context trees may have: when the model of the
+        lowest RMSE has more, the best of those within the limit is chosen (``info["cell_limited"]``
+        records the one passed over). Counted exactly from the tries, as the trees will be.
 
     Returns
     -------
@@ -383,11 +393,12 @@ def selective_kdb(
     tries = passes.tries(stats, full.parents)
     # Step 3: third pass, leave-one-out RMSE of every (n*, k*), summed exactly
     sums = passes.loo(stats, tries, np.asarray(full.order, dtype=np.int64), max_k, m)
-    # Step 4: the smallest model with the lowest RMSE
-    return _selected(stats, full, tries, sums, max_k, m)
+    # Step 4: the smallest model with the lowest RMSE (within the cell limit)
+    return _selected(stats, full, tries, sums, max_k, m, max_cells)
 
 
-def selective_kdbs(stats: list, max_k: int, *, m: float, orders: list, passes) -> list[Structure]:
+def selective_kdbs(stats: list, max_k: int, *, m: float, orders: list, passes,
+                   max_cells: int | None = None) -> list[Structure]:
     """:func:`selective_kdb` of several models at once (an ESKDB's members), each on its own counts
     ``stats[e]`` and order ``orders[e]``, with the two passes shared: ``passes.tries(stats, parents)``
     returns every model's tries (``parents[e]`` the model's kDB-K parents) and
@@ -397,14 +408,36 @@ def selective_kdbs(stats: list, max_k: int, *, m: float, orders: list, passes) -
     fulls = [kdb(s, max_k, order=o) for s, o in zip(stats, orders)]
     tries = passes.tries(stats, [f.parents for f in fulls])
     sums = passes.loo(stats, tries, [np.asarray(f.order, dtype=np.int64) for f in fulls], max_k, m)
-    return [_selected(*args, max_k, m) for args in zip(stats, fulls, tries, sums)]
+    return [_selected(*args, max_k, m, max_cells) for args in zip(stats, fulls, tries, sums)]
+
+
+def tree_cells(stats: CountStatistics, tries: ContextTries, max_k: int) -> np.ndarray:
+    """``cells[a, k]``: the table cells of attribute ``a``'s context tree with its first ``k`` parents of
+    the tries (at most as many as it has), exactly as :func:`~hdp_plugin.hdp.trees.build_trees` counts
+    them: the attribute's values times the nodes, the root and every (class, context) with a row."""
+    card = np.ascontiguousarray(stats.cardinalities, dtype=np.int64)
+    ctx = trie_class_contexts(card, int(stats.n_classes), tries.par_ptr, tries.par_idx, tries.root, tries.data,
+                              int(max_k))
+    return card[:, None] * (1 + np.cumsum(ctx, axis=1))
 
 
 def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums: LooSums, max_k: int,
-              m: float) -> Structure:
-    """The SkDB of the lowest leave-one-out RMSE (:func:`select_prefix_and_k`) within kDB-K ``full``."""
+              m: float, max_cells: int | None = None) -> Structure:
+    """The SkDB of the lowest leave-one-out RMSE (:func:`select_prefix_and_k`) within kDB-K ``full``,
+    among the models of at most ``max_cells`` table cells if given."""
     rmse = sums.rmse(stats.n_rows)
     n_star, k_star = select_prefix_and_k(rmse)
+    limited = None
+    if max_cells is not None:
+        cells = tree_cells(stats, tries, max_k)[np.asarray(full.order, dtype=np.int64)]
+        grid = np.vstack([np.zeros((1, max_k + 1), np.int64), np.cumsum(cells, axis=0)])
+        if grid[n_star, k_star] > max_cells:  # the best is too large: the best of those that fit
+            limited = {"n_star": n_star, "k_star": k_star, "cells": int(grid[n_star, k_star]),
+                       "max_cells": int(max_cells)}
+            n_star, k_star = select_prefix_and_k(rmse, grid <= max_cells)
+            log.info("SkDB: the best model (n* = %d, k* = %d) has %d table cells, more than %d: took n* = %d, "
+                     "k* = %d (%d cells)", limited["n_star"], limited["k_star"], limited["cells"], max_cells,
+                     n_star, k_star, grid[n_star, k_star])
     order = full.order
     kept = tuple(sorted(int(a) for a in order[:n_star]))
     kept_set = set(kept)
@@ -425,5 +458,6 @@ def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums
             "max_k": max_k,
             "m": float(m),
             "n_trie_nodes": tries.n_nodes,
+            **({"cell_limited": limited} if limited else {}),
         },
     )
