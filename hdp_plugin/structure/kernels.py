@@ -426,7 +426,11 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
     """The tries of ``data`` (``used`` cells) laid out canonically: the roots where they are, then
     each attribute's other nodes in depth-first preorder, children by ascending parent value.
 
-    Returns a new ndarray (used,) int64; ``data`` is not changed.
+    Returns ``(out, contexts)``: the new ndarray (used,) int64 (``data`` is not changed), and
+    ``contexts[a, d]``, the number of (class, context) pairs with a row at depth ``d`` of attribute
+    ``a``'s trie (0 beyond its parents): the nodes at depth ``d + 1`` of the attribute's context tree
+    with ``d`` parents, from which the selection counts a tree's cells before choosing
+    (:func:`hdp_plugin.structure.selective.tree_cells`).
 
     Parameters
     ----------
@@ -453,6 +457,10 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
     st_old = np.empty(stack_size, dtype=np.int64)  # the node's block in data
     st_ref = np.empty(stack_size, dtype=np.int64)  # the cell of out that points to it (-1: a root)
     st_d = np.empty(stack_size, dtype=np.int64)
+    max_depth = 0
+    for a in range(n_attr):
+        max_depth = max(max_depth, par_ptr[a + 1] - par_ptr[a])
+    contexts = np.zeros((n_attr, max_depth + 1), dtype=np.int64)
     for a in range(n_attr):
         slots = C * card[a] + C
         first = par_ptr[a]
@@ -474,6 +482,9 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
                 out[st_ref[top]] = nb
             for i in range(slots):
                 out[nb + i] = data[ob + i]
+            for y in range(C):
+                if data[ob + slots - C + y] > 0:
+                    contexts[a, d] += 1
             for v in range(n_slots - 1, -1, -1):  # pushed last to first: popped by ascending value
                 out[nb + slots + v] = -1
                 child = data[ob + slots + v]
@@ -482,64 +493,12 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
                     st_ref[top] = nb + slots + v
                     st_d[top] = d + 1
                     top += 1
-    return out
+    return out, contexts
 
 
 # --------------------------------------------------------------------------------------------
 # Pass 3 (SkDB): leave-one-out squared errors of every (n*, k*) in one pass over the rows
 # --------------------------------------------------------------------------------------------
-@njit(**NJIT_OPTIONS)
-def trie_class_contexts(card, n_classes, par_ptr, par_idx, root, data, max_k):
-    """How many (class, context) pairs the data holds at each depth of every attribute's trie.
-
-    ``out[a, d]`` is the number of pairs (y, first d parents' values) with at least one row, for
-    ``d <= `` the attribute's number of parents (0 beyond): the nodes at depth ``d + 1`` of the
-    attribute's context tree with ``d`` parents, whose sizes the selection checks against the cell
-    limit before choosing (:func:`hdp_plugin.structure.selective.tree_cells`).
-
-    Parameters
-    ----------
-    card, n_classes, par_ptr, par_idx, root, data :
-        As in :func:`trie_insert_block` (the module docstring's layout).
-    max_k : int
-        The most parents per attribute (the columns of the result less one).
-    """
-    n_attr = root.shape[0]
-    C = n_classes
-    out = np.zeros((n_attr, max_k + 1), dtype=np.int64)
-    stack_size = 1
-    for a in range(n_attr):
-        s = 1
-        for i in range(par_ptr[a], par_ptr[a + 1]):
-            s += card[par_idx[i]]
-        stack_size = max(stack_size, s)
-    st_b = np.empty(stack_size, dtype=np.int64)
-    st_d = np.empty(stack_size, dtype=np.int64)
-    for a in range(n_attr):
-        tot = C * card[a]
-        first = par_ptr[a]
-        depth = par_ptr[a + 1] - first
-        st_b[0] = root[a]
-        st_d[0] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            b = st_b[top]
-            d = st_d[top]
-            for y in range(C):
-                if data[b + tot + y] > 0:
-                    out[a, d] += 1
-            if d == depth:
-                continue
-            for v in range(card[par_idx[first + d]]):
-                child = data[b + tot + C + v]
-                if child >= 0:
-                    st_b[top] = child
-                    st_d[top] = d + 1
-                    top += 1
-    return out
-
-
 @njit(**NJIT_OPTIONS)
 def loo_squared_errors_block(
     X, y, card, n_classes, order, par_ptr, par_idx, root, data, n_y, n_rows_total, m, max_k, acc,

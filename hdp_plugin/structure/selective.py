@@ -43,7 +43,6 @@ from .kernels import (
     fixed_merge,
     loo_squared_errors_block,
     trie_canonical,
-    trie_class_contexts,
     trie_insert_block,
     trie_merge,
 )
@@ -60,6 +59,8 @@ class ContextTries:
     block of attribute a's class-only context, ``par_ptr``/``par_idx`` the parents (CSR). The
     layout is canonical (:func:`~hdp_plugin.structure.kernels.trie_canonical`): tries of the same
     counts are the same arrays, whatever the order or split of the rows they were counted from.
+    ``class_contexts[a, d]`` counts the (class, context) pairs with a row at depth ``d`` of attribute
+    a's trie (:func:`tree_cells`).
     """
 
     par_ptr: np.ndarray
@@ -67,6 +68,7 @@ class ContextTries:
     root: np.ndarray
     data: np.ndarray
     n_nodes: int
+    class_contexts: np.ndarray
 
 
 class TrieAccumulator:
@@ -118,10 +120,10 @@ class TrieAccumulator:
 
     def result(self) -> ContextTries:
         """The tries, laid out canonically."""
-        data = trie_canonical(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root, self.data,
-                              int(self.sizes[1]))
+        data, contexts = trie_canonical(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root,
+                                        self.data, int(self.sizes[1]))
         return ContextTries(par_ptr=self.par_ptr, par_idx=self.par_idx, root=self.root, data=data,
-                            n_nodes=int(self.sizes[0]))
+                            n_nodes=int(self.sizes[0]), class_contexts=contexts)
 
     def __getstate__(self):  # sent between processes without the unused capacity
         state = self.__dict__.copy()
@@ -415,9 +417,10 @@ def tree_cells(stats: CountStatistics, tries: ContextTries, max_k: int) -> np.nd
     """``cells[a, k]``: the table cells of attribute ``a``'s context tree with its first ``k`` parents of
     the tries (at most as many as it has), exactly as :func:`~hdp_plugin.hdp.trees.build_trees` counts
     them: the attribute's values times the nodes, the root and every (class, context) with a row."""
-    card = np.ascontiguousarray(stats.cardinalities, dtype=np.int64)
-    ctx = trie_class_contexts(card, int(stats.n_classes), tries.par_ptr, tries.par_idx, tries.root, tries.data,
-                              int(max_k))
+    card = np.asarray(stats.cardinalities, dtype=np.int64)
+    ctx = np.zeros((card.shape[0], int(max_k) + 1), np.int64)
+    depth = min(tries.class_contexts.shape[1], ctx.shape[1])
+    ctx[:, :depth] = tries.class_contexts[:, :depth]
     return card[:, None] * (1 + np.cumsum(ctx, axis=1))
 
 
