@@ -219,51 +219,6 @@ def initial_tables(n, c):
 
 
 @njit(**NJIT_OPTIONS)
-def init_tree(tr, layout, state):
-    """Initialise tree ``tr``, children before parents: leaves get their data counts, an internal
-    node's n is the sum of its children's t; t from the expected number of tables
-    (:func:`initial_tables`), the root's t is 1{n > 0}.
-
-    Parameters
-    ----------
-    tr : int
-        The tree.
-    layout : TreeLayout
-    state : SamplerState
-        Its ``n``, ``t``, ``node_N`` and ``node_T`` are written for the tree's cells and nodes, from
-        its ``conc``.
-    """
-    node_lo, node_hi = layout.tree_node_start[tr], layout.tree_node_start[tr + 1]
-    card = layout.tree_card[tr]
-    node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
-    leaf_counts, is_leaf = layout.leaf_counts, layout.is_leaf
-    conc, n, t, node_N, node_T = state.conc, state.n, state.t, state.node_N, state.node_T
-    for j in range(node_lo, node_hi):
-        base = node_cell_start[j]
-        for x in range(card):
-            n[base + x] = leaf_counts[base + x] if is_leaf[j] else 0
-            t[base + x] = 0
-    for j in range(node_hi - 1, node_lo - 1, -1):
-        base = node_cell_start[j]
-        c = conc[node_group[j]]
-        N = 0
-        T = 0
-        for x in range(card):
-            nx = n[base + x]
-            if j == node_lo:
-                tx = 1 if nx > 0 else 0
-            else:
-                tx = initial_tables(nx, c)
-            t[base + x] = tx
-            N += nx
-            T += tx
-            if j != node_lo:
-                n[node_cell_start[node_parent[j]] + x] += tx
-        node_N[j] = N
-        node_T[j] = T
-
-
-@njit(**NJIT_OPTIONS)
 def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
     """What the next iteration can ask of the Stirling tables, from the current state.
 
@@ -785,16 +740,47 @@ def balance_trees(cost, n_bins):
 
 @njit(**NJIT_OPTIONS)
 def init_trees(layout, state):
-    """:func:`init_tree` on every tree (once per run: one thread, cheap to compile).
+    """Initialise every tree, children before parents: leaves get their data counts, an internal
+    node's n is the sum of its children's t; t from the expected number of tables
+    (:func:`initial_tables`), the root's t is 1{n > 0}. Once per run, one thread (one kernel, not a
+    kernel per tree called from here: numba would optimise the callee again with its caller).
 
     Parameters
     ----------
     layout : TreeLayout
     state : SamplerState
-        Its counts and totals are written, from its ``conc``.
+        Its ``n``, ``t``, ``node_N`` and ``node_T`` are written for every cell and node, from its
+        ``conc``.
     """
     for tr in range(layout.tree_card.shape[0]):
-        init_tree(tr, layout, state)
+        node_lo, node_hi = layout.tree_node_start[tr], layout.tree_node_start[tr + 1]
+        card = layout.tree_card[tr]
+        node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
+        leaf_counts, is_leaf = layout.leaf_counts, layout.is_leaf
+        conc, n, t, node_N, node_T = state.conc, state.n, state.t, state.node_N, state.node_T
+        for j in range(node_lo, node_hi):
+            base = node_cell_start[j]
+            for x in range(card):
+                n[base + x] = leaf_counts[base + x] if is_leaf[j] else 0
+                t[base + x] = 0
+        for j in range(node_hi - 1, node_lo - 1, -1):
+            base = node_cell_start[j]
+            c = conc[node_group[j]]
+            N = 0
+            T = 0
+            for x in range(card):
+                nx = n[base + x]
+                if j == node_lo:
+                    tx = 1 if nx > 0 else 0
+                else:
+                    tx = initial_tables(nx, c)
+                t[base + x] = tx
+                N += nx
+                T += tx
+                if j != node_lo:
+                    n[node_cell_start[node_parent[j]] + x] += tx
+            node_N[j] = N
+            node_T[j] = T
 
 
 @njit(**NJIT_OPTIONS)
