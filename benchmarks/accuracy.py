@@ -68,7 +68,9 @@ def eskdb_iterations() -> int:
     from hdp_plugin.config import AUTO_ITERATIONS
 
     return AUTO_ITERATIONS["eskdb"] if ESKDB_ITERATIONS is None else ESKDB_ITERATIONS
-ESKDB = {"HDP ESKDB": "hdp", "m-est. ESKDB": "m-estimate"}
+ESKDB = {"HDP ESKDB": "hdp", "m-est. ESKDB": "m-estimate", "HDP ESKDB gain": "hdp"}
+#: ESKDB variants with another discretisation than the default's stochastic MDL (issue 24, part 3)
+ESKDB_DISCRETIZATION = {"HDP ESKDB gain": "stochastic-gain"}
 ALL_METHODS = list(OURS) + list(ESKDB) + list(peers_python.PYTHON_PEERS) + list(peers_python.RAW_PEERS) \
     + list(peers_weka.WEKA_METHODS)
 HEADLINE = ["HDP kDB-5", "HDP SkDB", "HDP ESKDB", "m-est. ESKDB"]
@@ -140,6 +142,7 @@ def our_classifier(method: str, iterations: int, seed: int):
     if method in ESKDB:
         return BayesNetClassifier(structure="eskdb", n_members=ESKDB_MEMBERS, k=ESKDB_K,
                                   estimator=ESKDB[method], iterations=ESKDB_ITERATIONS,
+                                  discretization=ESKDB_DISCRETIZATION.get(method, "auto"),
                                   random_state=seed, n_jobs=1)
     structure, k, est = OURS[method]
     return BayesNetClassifier(structure=structure, k=k, estimator=est, iterations=iterations,
