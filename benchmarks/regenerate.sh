@@ -25,6 +25,10 @@ mlbench=()
 if [[ "${1:-all}" != speed ]]; then
   python benchmarks/accuracy.py --iterations 5000 -o "$doc" --section accuracy-i5000
   python benchmarks/accuracy.py --iterations 1000 --datasets "$small" "${mlbench[@]}" -o "$doc" --section accuracy-i1000
+  # the default (ESKDB at auto) on all 30 sets, the four large mlbench ones included, against the peers that
+  # run on all of them (hours the first time: DNA and LetterRecognition take the longest)
+  python benchmarks/accuracy.py --iterations 1000 "${mlbench[@]}" -o "$doc" --section accuracy-default \
+    --methods "HDP ESKDB,HDP ESKDB gain,m-est. ESKDB,Weka NB,Weka TAN,XGBoost (bins),sklearn CategoricalNB,Weka RF,sklearn RF,XGBoost (raw)"
   # how many iterations: accuracy against iterations on Weka's 16 sets (one 5000-iteration run per fold
   # and method read at checkpoints), and the stopping rules on kDB-2, kDB-5 and SkDB
   python benchmarks/convergence.py --jobs 2 -o "$doc" --section convergence --parts curves,fewest \
