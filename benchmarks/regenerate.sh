@@ -37,6 +37,8 @@ if [[ "${1:-all}" != speed ]]; then
     --parts rules
   # the default ensemble's iterations on the 26 sets of the 1000-iteration tables (about 15 minutes, one core)
   section --section eskdb-iterations -- python benchmarks/bench_eskdb_iterations.py "${mlbench[@]}"
+  # and against the burn-in (the same folds run to 200 iterations, about 5 minutes, one core)
+  section --section eskdb-burn-in -- python benchmarks/bench_eskdb_iterations.py --burn-in-study "${mlbench[@]}"
   # issue 24: integer-coded categories (part 2) and numeric attributes with few rows per class (part 3),
   # both cached under benchmarks/.cache/ (about 20 minutes each the first time, one core)
   section --section categorical -- python benchmarks/bench_categorical.py --datasets \
