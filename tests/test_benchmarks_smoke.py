@@ -332,6 +332,16 @@ def test_bench_eskdb_iterations_reads_every_point_of_one_run_per_fold(tmp_path):
     rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines() if line.startswith("| ")}
     assert "+0.0000 | +0.0000 | +0.0000 | +0.0000 | +0.0000 | 1 of 1" in rows["1000"]
     assert set(rows) >= {"50", "200", "1000"}
+    # the burn-in study: the same folds to 200 iterations, read at every (iterations, burn-in), against the
+    # 1000-iteration figures just cached (a sibling cache)
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_eskdb_iterations.py"), "--datasets", "contact-lenses",
+                           "--cache-dir", str(cache), "--burn-in-study"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(list((tmp_path / "eskdb-burn-in" / "contact-lenses").glob("r*f*.json"))) == 10
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert [tuple(c.strip() for c in line.split("|")[1:3]) for line in lines][:3] == [("50", "5"), ("50", "12"),
+                                                                                       ("50", "25")]
+    assert all(line.rstrip().endswith("of 1 |") for line in lines)
 
 
 def test_bench_default_prints_both_sides_on_the_same_rows():
