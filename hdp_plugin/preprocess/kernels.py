@@ -595,3 +595,94 @@ def stochastic_mdl_sorted(values, classes, n_classes, rng, xlogx):
     for j in range(n_cuts):
         cuts[j] = (values[cut_at[j]] + values[cut_at[j] + 1]) / 2.0
     return cuts
+
+
+@njit(**NJIT_OPTIONS)
+def stochastic_gain_sorted(values, classes, n_classes, rng, xlogx, min_cuts):
+    """Cut points of one sorted column by the ``"stochastic-gain"`` rule
+    (:func:`hdp_plugin.preprocess.stochastic.stochastic_gain_cut_points`, whose Python definition it
+    reproduces draw for draw).
+
+    Parameters
+    ----------
+    values, classes, n_classes, rng, xlogx :
+        As in :func:`stochastic_mdl_sorted`.
+    min_cuts : int
+        The fewest cuts an informative attribute gets (step 2 of the rule).
+
+    Returns
+    -------
+    ndarray of float64
+        Ascending cut points; empty when no candidate carries any information.
+    """
+    n = values.shape[0]
+    size = max(n, 1)
+    at = np.empty(size, np.int64)
+    margin = np.empty(size, np.float64)
+    gain = np.empty(size, np.float64)
+    st_first = np.empty(2 * size + 2, np.int64)
+    st_last = np.empty(2 * size + 2, np.int64)
+    st_top = np.zeros(2 * size + 2, np.bool_)
+    cut_at = np.empty(size, np.int64)
+    n_cuts = 0
+    # Step 1: ranges split recursively, left part first; a cut drawn by gain, split further if it
+    # passes the MDL test (kept at the whole range only, if not)
+    st_first[0], st_last[0], st_top[0] = 0, n, True
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        first, last, top = st_first[sp], st_last[sp], st_top[sp]
+        if last - first < 2:
+            continue
+        m = stochastic_range_weights(values, classes, n_classes, first, last, at, margin, gain, xlogx)
+        if m == 0:
+            continue
+        g_max = 0.0
+        for j in range(m):
+            g_max = max(g_max, gain[j])
+        if g_max <= 0.0:
+            continue
+        j = _draw_index(gain, m, rng)
+        ok = margin[j] > 0.0
+        if not ok and not top:
+            continue
+        i = at[j]
+        cut_at[n_cuts] = i
+        n_cuts += 1
+        if ok:
+            st_first[sp], st_last[sp], st_top[sp] = i + 1, last, False  # popped second: the right part
+            st_first[sp + 1], st_last[sp + 1], st_top[sp + 1] = first, i + 1, False  # popped first: the left
+            sp += 2
+    # Step 2: while fewer than min_cuts, one more cut among the candidates of all the bins, drawn by
+    # gain times the bin's share of the rows
+    if n_cuts > 0:
+        pool_at = np.empty(size, np.int64)
+        pool_w = np.empty(size, np.float64)
+        bounds = np.empty(size + 2, np.int64)
+        while n_cuts < min_cuts:
+            for b in range(n_cuts):
+                bounds[b] = cut_at[b] + 1
+            sort_nonnegative(bounds, n_cuts)
+            n_pool = 0
+            w_max = 0.0
+            for b in range(n_cuts + 1):
+                lo = 0 if b == 0 else bounds[b - 1]
+                hi = n if b == n_cuts else bounds[b]
+                if hi - lo < 2:
+                    continue
+                m = stochastic_range_weights(values, classes, n_classes, lo, hi, at, margin, gain, xlogx)
+                for j in range(m):
+                    pool_at[n_pool] = at[j]
+                    pool_w[n_pool] = gain[j] * float(hi - lo) / float(n)
+                    w_max = max(w_max, pool_w[n_pool])
+                    n_pool += 1
+            if n_pool == 0 or w_max <= 0.0:
+                break
+            cut_at[n_cuts] = pool_at[_draw_index(pool_w, n_pool, rng)]
+            n_cuts += 1
+    # in the order of the rows, which is the order of the cut points
+    sort_nonnegative(cut_at, n_cuts)
+    cuts = np.empty(n_cuts, np.float64)
+    for j in range(n_cuts):
+        cuts[j] = (values[cut_at[j]] + values[cut_at[j] + 1]) / 2.0
+    return cuts
