@@ -24,8 +24,8 @@ streams of its own seed.
 
 Where the rows are is the backend's business (:mod:`hdp_plugin.model.rows`): in memory (a Dataset,
 coded once per member, the members on threads, each thread running steps 1 to 4 of one member after
-another) or a batch source on an engine (one read of the data per step for all the members). Both give the same integers, so the same model bit for
-bit.
+another) or a batch source on an engine (one read of the data per step for all the members). Both
+give the same integers, so the same model bit for bit.
 """
 
 from __future__ import annotations

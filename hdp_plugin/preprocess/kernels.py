@@ -528,8 +528,17 @@ def _draw_index(weights, m, rng):
 
 
 @njit(**NJIT_OPTIONS)
-def stochastic_mdl_sorted(values, classes, n_classes, rng, xlogx):
-    """Stochastic MDL cut points of one sorted column (:mod:`hdp_plugin.preprocess.stochastic`).
+def stochastic_cuts_sorted(values, classes, n_classes, rng, xlogx, by_gain, min_cuts):
+    """Cut points of one sorted column by a stochastic rule of :mod:`hdp_plugin.preprocess.stochastic`:
+    ``"stochastic-mdl"`` (``by_gain`` False, ``min_cuts`` 0) or ``"stochastic-gain"`` (``by_gain``
+    True), reproducing the Python definitions draw for draw.
+
+    Ranges are split recursively, left part first. By MDL margin: a cut drawn in proportion to the
+    candidates' margins, the range split further; if no margin is positive, the whole range only still
+    gets one cut drawn by plain gain. By gain: a cut drawn in proportion to the gains, the range split
+    further if that cut passes the MDL test (positive margin), kept at the whole range only if not;
+    then, while fewer than ``min_cuts``, one more cut among the candidates of all the bins, drawn by
+    gain times the bin's share of the rows.
 
     Parameters
     ----------
@@ -543,6 +552,10 @@ def stochastic_mdl_sorted(values, classes, n_classes, rng, xlogx):
         The column's own stream: one uniform number per cut drawn, ranges split left part first.
     xlogx : ndarray of float64
         :func:`xlogx_table` of at least ``len(values)``.
+    by_gain : bool
+        The ``"stochastic-gain"`` rule (else ``"stochastic-mdl"``).
+    min_cuts : int
+        The fewest cuts an informative attribute gets (the gain rule's step 2; 0: none added).
 
     Returns
     -------
@@ -560,6 +573,7 @@ def stochastic_mdl_sorted(values, classes, n_classes, rng, xlogx):
     st_top = np.zeros(2 * size + 2, np.bool_)
     cut_at = np.empty(size, np.int64)
     n_cuts = 0
+    # Step 1: the recursive splits
     st_first[0], st_last[0], st_top[0] = 0, n, True
     sp = 1
     while sp > 0:
@@ -571,91 +585,35 @@ def stochastic_mdl_sorted(values, classes, n_classes, rng, xlogx):
         if m == 0:
             continue
         w_max = 0.0
-        for j in range(m):
-            w_max = max(w_max, margin[j])
-        if w_max > 0.0:
-            i = at[_draw_index(margin, m, rng)]
-            cut_at[n_cuts] = i
-            n_cuts += 1
-            st_first[sp], st_last[sp], st_top[sp] = i + 1, last, False  # popped second: the right part
-            st_first[sp + 1], st_last[sp + 1], st_top[sp + 1] = first, i + 1, False  # popped first: the left
-            sp += 2
-        elif top:
-            g_max = 0.0
-            for j in range(m):
-                g_max = max(g_max, gain[j])
-            if g_max > 0.0:
-                i = at[_draw_index(gain, m, rng)]
-                cut_at[n_cuts] = i
-                n_cuts += 1
-    # in the order of the rows, which is the order of the cut points (each lies between its row's value
-    # and the next, larger one)
-    sort_nonnegative(cut_at, n_cuts)
-    cuts = np.empty(n_cuts, np.float64)
-    for j in range(n_cuts):
-        cuts[j] = (values[cut_at[j]] + values[cut_at[j] + 1]) / 2.0
-    return cuts
-
-
-@njit(**NJIT_OPTIONS)
-def stochastic_gain_sorted(values, classes, n_classes, rng, xlogx, min_cuts):
-    """Cut points of one sorted column by the ``"stochastic-gain"`` rule
-    (:func:`hdp_plugin.preprocess.stochastic.stochastic_gain_cut_points`, whose Python definition it
-    reproduces draw for draw).
-
-    Parameters
-    ----------
-    values, classes, n_classes, rng, xlogx :
-        As in :func:`stochastic_mdl_sorted`.
-    min_cuts : int
-        The fewest cuts an informative attribute gets (step 2 of the rule).
-
-    Returns
-    -------
-    ndarray of float64
-        Ascending cut points; empty when no candidate carries any information.
-    """
-    n = values.shape[0]
-    size = max(n, 1)
-    at = np.empty(size, np.int64)
-    margin = np.empty(size, np.float64)
-    gain = np.empty(size, np.float64)
-    st_first = np.empty(2 * size + 2, np.int64)
-    st_last = np.empty(2 * size + 2, np.int64)
-    st_top = np.zeros(2 * size + 2, np.bool_)
-    cut_at = np.empty(size, np.int64)
-    n_cuts = 0
-    # Step 1: ranges split recursively, left part first; a cut drawn by gain, split further if it
-    # passes the MDL test (kept at the whole range only, if not)
-    st_first[0], st_last[0], st_top[0] = 0, n, True
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        first, last, top = st_first[sp], st_last[sp], st_top[sp]
-        if last - first < 2:
-            continue
-        m = stochastic_range_weights(values, classes, n_classes, first, last, at, margin, gain, xlogx)
-        if m == 0:
-            continue
         g_max = 0.0
         for j in range(m):
+            w_max = max(w_max, margin[j])
             g_max = max(g_max, gain[j])
-        if g_max <= 0.0:
-            continue
-        j = _draw_index(gain, m, rng)
-        ok = margin[j] > 0.0
-        if not ok and not top:
+        if by_gain:
+            if g_max <= 0.0:
+                continue
+            j = _draw_index(gain, m, rng)
+            split = margin[j] > 0.0
+            if not split and not top:
+                continue
+        elif w_max > 0.0:
+            j = _draw_index(margin, m, rng)
+            split = True
+        elif top and g_max > 0.0:  # the whole range only: one cut by plain gain, no further split
+            j = _draw_index(gain, m, rng)
+            split = False
+        else:
             continue
         i = at[j]
         cut_at[n_cuts] = i
         n_cuts += 1
-        if ok:
+        if split:
             st_first[sp], st_last[sp], st_top[sp] = i + 1, last, False  # popped second: the right part
             st_first[sp + 1], st_last[sp + 1], st_top[sp + 1] = first, i + 1, False  # popped first: the left
             sp += 2
-    # Step 2: while fewer than min_cuts, one more cut among the candidates of all the bins, drawn by
-    # gain times the bin's share of the rows
-    if n_cuts > 0:
+    # Step 2 (gain rule): while fewer than min_cuts, one more cut among the candidates of all the bins,
+    # drawn by gain times the bin's share of the rows
+    if n_cuts > 0 and n_cuts < min_cuts:
         pool_at = np.empty(size, np.int64)
         pool_w = np.empty(size, np.float64)
         bounds = np.empty(size + 2, np.int64)
@@ -680,7 +638,8 @@ def stochastic_gain_sorted(values, classes, n_classes, rng, xlogx, min_cuts):
                 break
             cut_at[n_cuts] = pool_at[_draw_index(pool_w, n_pool, rng)]
             n_cuts += 1
-    # in the order of the rows, which is the order of the cut points
+    # in the order of the rows, which is the order of the cut points (each lies between its row's value
+    # and the next, larger one)
     sort_nonnegative(cut_at, n_cuts)
     cuts = np.empty(n_cuts, np.float64)
     for j in range(n_cuts):

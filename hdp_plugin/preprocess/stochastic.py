@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import stochastic_gain_sorted, stochastic_mdl_sorted, stochastic_range_weights, xlogx_table
+from .kernels import stochastic_cuts_sorted, stochastic_range_weights, xlogx_table
 
 _LN2 = np.log(2.0)
 
@@ -140,7 +140,7 @@ def stochastic_mdl_cut_points(col: SortedColumn, rng: np.random.Generator) -> np
         Ascending cut points (midpoints between consecutive distinct values); empty when no
         candidate carries any information.
     """
-    return stochastic_mdl_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx)
+    return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx, False, 0)
 
 
 #: cut points of every informative attribute that ``"stochastic-gain"`` makes at least
@@ -149,9 +149,9 @@ GAIN_MIN_CUTS = 2
 
 def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_cuts: int = GAIN_MIN_CUTS) -> np.ndarray:
     """Cut points of one attribute by the ``"stochastic-gain"`` rule (issue 24; not the default),
-    drawn by the kernel :func:`~hdp_plugin.preprocess.kernels.stochastic_gain_sorted`, which
+    drawn by the kernel :func:`~hdp_plugin.preprocess.kernels.stochastic_cuts_sorted`, which
     reproduces :func:`stochastic_gain_reference` (the rule's definition in Python) draw for draw."""
-    return stochastic_gain_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx, int(min_cuts))
+    return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx, True, int(min_cuts))
 
 
 def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_cuts: int = GAIN_MIN_CUTS) -> np.ndarray:
