@@ -28,7 +28,7 @@ if [[ "${1:-all}" != speed ]]; then
   # the default (ESKDB at auto) on all 30 sets, the four large mlbench ones included, against the peers that
   # run on all of them (hours the first time: DNA and LetterRecognition take the longest)
   python benchmarks/accuracy.py --iterations 1000 "${mlbench[@]}" -o "$doc" --section accuracy-default \
-    --methods "HDP ESKDB,HDP ESKDB gain,m-est. ESKDB,Weka NB,Weka TAN,XGBoost (bins),sklearn CategoricalNB,Weka RF,sklearn RF,XGBoost (raw)"
+    --methods "HDP ESKDB,HDP ESKDB smdl,m-est. ESKDB,Weka NB,Weka TAN,XGBoost (bins),sklearn CategoricalNB,Weka RF,sklearn RF,XGBoost (raw)"
   # how many iterations: accuracy against iterations on Weka's 16 sets (one 5000-iteration run per fold
   # and method read at checkpoints), and the stopping rules on kDB-2, kDB-5 and SkDB
   python benchmarks/convergence.py --jobs 2 -o "$doc" --section convergence --parts curves,fewest \

@@ -119,9 +119,9 @@ PARAMETERS: tuple[Param, ...] = (
           help="The m of the m-estimate: the weight, in rows, of the prior that each table is smoothed towards.",
           cli=("-m", "--prior-weight"), job="m", weka="M"),
     Param("discretization", "choice", "auto", choices=("auto",) + config.DISCRETIZATIONS,
-          help="How numeric attributes become nominal; auto is stochastic-mdl for eskdb and mdl otherwise "
-               "(stochastic-gain: cuts drawn by information gain, at least two per informative attribute; "
-               "never a default).",
+          help="How numeric attributes become nominal; auto is stochastic-gain for eskdb (cuts drawn by "
+               "information gain, at least two per informative attribute) and mdl otherwise; stochastic-mdl "
+               "is the ESKDB of the method's authors.",
           cli=("--discretization", "-d"), job="discretization", weka="discretization"),
     Param("categorical_features", "columns", None, nullable=True,
           help="Attributes to read as nominal although their values are numbers (integer codes such as "
@@ -198,7 +198,7 @@ def structure_name(structure: str, k: int, n_members: int | None = None) -> str:
 
 
 def resolved_discretization(structure: str, discretization: str) -> str:
-    """The discretisation a fit uses: ``"auto"`` is stochastic-mdl for eskdb and mdl otherwise."""
+    """The discretisation a fit uses: ``"auto"`` is stochastic-gain for eskdb and mdl otherwise."""
     if discretization != "auto":
         return discretization
     return config.AUTO_DISCRETIZATION.get(structure, config.DEFAULT_DISCRETIZATION)

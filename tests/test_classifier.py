@@ -265,14 +265,14 @@ def test_auto_iterations_are_recorded_as_the_number_the_sampler_ran(tmp_path):
 
 
 def test_the_defaults_are_eskdb_of_twenty_members_at_auto_iterations():
-    """BayesNetClassifier() end to end: ESKDB-5 x20, auto iterations (200), stochastic MDL cut points."""
+    """BayesNetClassifier() end to end: ESKDB-5 x20, auto iterations (200), stochastic-gain cut points."""
     data = read_dataset(DATA / "diabetes.arff")
     clf = BayesNetClassifier(random_state=0).fit(data)
     assert (clf.structure, clf.k, clf.n_members, clf.estimator) == ("eskdb", 5, 20, "hdp")
     info = clf.fit_info_
     assert len(clf.members_) == 20 and info["iterations"] == info["tree_iterations"].max() <= 1000
     assert info["burn_in"] == min(1000, info["iterations"] // 10)
-    assert clf.discretization_ == "stochastic-mdl"
+    assert clf.discretization_ == "stochastic-gain"
     cuts = {tuple(tuple(a.cut_points or ()) for a in m.attributes) for m in clf.members_}
     assert len(cuts) > 1  # each member draws its own cut points
     np.testing.assert_allclose(clf.predict_proba(data).sum(axis=1), 1.0)

@@ -168,7 +168,7 @@ def test_train_with_no_options_trains_the_default_eskdb(tmp_path):
     clf = load_model(model)
     ran = clf.iterations
     assert result.stderr.startswith(f"{model}: ESKDB-5 x20 hdp {ran} it. on 14 rows"), result.stderr
-    assert len(clf.members_) == 20 and ran <= 1000 and clf.discretization_ == "stochastic-mdl"
+    assert len(clf.members_) == 20 and ran <= 1000 and clf.discretization_ == "stochastic-gain"
     info = json.loads(run("info", model, "--json").stdout)
     est = info["model"]["estimator"]
     assert est["iterations"] == ran == max(est["tree_iterations"]) and est["tolerance"] > 0

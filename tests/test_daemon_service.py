@@ -256,7 +256,7 @@ def test_a_job_with_no_settings_trains_the_default_eskdb(tmp_path):
     assert ran <= 1000 and result["sampler"]["burn_in"] == ran // 10
     model = load_model(folder / P.MODEL_FILE)
     assert len(model.members_) == 20 and model.k == 5 and model.iterations == ran
-    assert model.discretization_ == "stochastic-mdl"
+    assert model.discretization_ == "stochastic-gain"
     direct = direct_model(data, {})
     for got, expected in zip(model.members_, direct.members_, strict=True):
         assert np.array_equal(got.tables.log_probs, expected.tables.log_probs)

@@ -200,7 +200,7 @@ def test_members_differ_in_cut_points_and_orders(diabetes):
     assert clf.members_[0].structure.info["order_kind"] == "mi"
     assert all(mb.structure.info["order_kind"] == "sampled" for mb in clf.members_[1:])
     assert [mb.seed["spawn_key"] for mb in clf.members_] == [[_seeds.MEMBER, e] for e in range(6)]
-    assert clf.discretization_ == "stochastic-mdl"
+    assert clf.discretization_ == "stochastic-gain"
     # member 0's network is what the classifier exposes
     assert clf.structure_ is clf.members_[0].structure and clf.tables_ is clf.members_[0].tables
 
@@ -284,7 +284,7 @@ def test_an_ensemble_round_trips_through_a_format_2_model_file(tmp_path, diabete
         assert part["structure"]["k"] == mb.structure.k and part["structure"]["kept"] == list(mb.structure.kept)
     back = load_model(path)
     np.testing.assert_array_equal(back.predict_proba(diabetes), clf.predict_proba(diabetes))
-    assert back.n_members == 4 and back.discretization_ == "stochastic-mdl"
+    assert back.n_members == 4 and back.discretization_ == "stochastic-gain"
     # writing the loaded model again gives the same bytes
     again = save_model(back, tmp_path / "again.hdpbnc")
     assert again.read_bytes() == path.read_bytes()

@@ -55,13 +55,13 @@ def test_no_information_no_cut():
     assert stochastic_gain_cut_points(col, np.random.default_rng(0)).size == 0
 
 
-def test_an_ensemble_with_it_is_seeded_and_differs_from_the_default():
+def test_it_is_the_ensembles_default_seeded_and_differs_from_the_stochastic_mdl():
     ds = read_dataset(DIABETES)
     params = dict(n_members=4, k=2, iterations=40, random_state=3, n_jobs=1)
     a = BayesNetClassifier(discretization="stochastic-gain", **params).fit(ds)
-    b = BayesNetClassifier(discretization="stochastic-gain", **params).fit(ds)
-    d = BayesNetClassifier(**params).fit(ds)
-    assert a.discretization_ == "stochastic-gain" and d.discretization_ == "stochastic-mdl"
+    b = BayesNetClassifier(**params).fit(ds)  # auto
+    d = BayesNetClassifier(discretization="stochastic-mdl", **params).fit(ds)
+    assert a.discretization_ == b.discretization_ == "stochastic-gain" and d.discretization_ == "stochastic-mdl"
     np.testing.assert_array_equal(a.predict_proba(ds), b.predict_proba(ds))
     assert not np.array_equal(a.predict_proba(ds), d.predict_proba(ds))
     for mb in a.members_:

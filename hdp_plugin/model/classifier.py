@@ -125,10 +125,10 @@ class BayesNetClassifier(_EstimatorBase):
         The m of the m-estimate.
     discretization : {"auto", "mdl", "stochastic-mdl", "stochastic-gain", "equal-frequency", "equal-width", "none"}, default="auto"
         How numeric attributes become nominal; cut points are learnt on the training data.
-        ``"auto"`` is ``"stochastic-mdl"`` for ESKDB (each member draws its own cut points) and
-        ``"mdl"`` otherwise. ``"stochastic-gain"`` (not a default; issue 24's candidate) draws each
-        member's cuts in proportion to the information gain, keeps splitting while the drawn cut
-        passes the MDL test, and gives every informative attribute at least two cuts.
+        ``"auto"`` is ``"stochastic-gain"`` for ESKDB (each member draws its own cut points: in
+        proportion to the information gain, splitting further while the drawn cut passes the MDL
+        test, at least two per informative attribute) and ``"mdl"`` otherwise. ``"stochastic-mdl"``
+        draws them in proportion to the MDL margin, as the ESKDB of the method's authors does.
     categorical_features : None, "from_dtype", list of str, list of int or array-like of bool, default=None
         Attributes to read as nominal although their values are numbers (integer codes: 1 = red,
         2 = green, ...), in scikit-learn's forms: attribute names, attribute indices (positions among the

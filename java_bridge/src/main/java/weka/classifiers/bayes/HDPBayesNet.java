@@ -159,7 +159,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   public static final String DEFAULT_TYING = "level";
   /** The default m of the m-estimate. */
   public static final double DEFAULT_M = 1.0;
-  /** The default discretisation: stochastic-mdl for eskdb, mdl otherwise. */
+  /** The default discretisation: stochastic-gain for eskdb, mdl otherwise. */
   public static final String DEFAULT_DISCRETIZATION = "auto";
   /** The default data format. */
   public static final String DEFAULT_DATA_FORMAT = "arrow";
@@ -195,10 +195,10 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     + "or arff (Weka's ArffSaver) (default: " + DEFAULT_DATA_FORMAT + ").";
   static final String M_TIP = "The m of the m-estimate (estimator m-estimate), a number >= 0 (default: " + DEFAULT_M
     + ").";
-  static final String DISCRETIZATION_TIP = "How numeric attributes become nominal: auto (stochastic-mdl for "
+  static final String DISCRETIZATION_TIP = "How numeric attributes become nominal: auto (stochastic-gain for "
     + "eskdb, else mdl), mdl (Fayyad and Irani, as Weka's supervised Discretize), stochastic-mdl (cut points "
-    + "drawn in proportion to their MDL margin), stochastic-gain (drawn by information gain, at least two per "
-    + "informative attribute; never a default), equal-frequency, equal-width, or none (only nominal data) "
+    + "drawn in proportion to their MDL margin, as the method's authors' ESKDB), stochastic-gain (drawn by "
+    + "information gain, at least two per informative attribute), equal-frequency, equal-width, or none (only nominal data) "
     + "(default: " + DEFAULT_DISCRETIZATION + ").";
 
   // ---- options
