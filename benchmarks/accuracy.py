@@ -7,7 +7,7 @@ Run (the full benchmark; resumable, see --cache-dir):
 Protocol: the paper's 5x2 cross-validation, the same folds for every method (``stratified_folds``
 with seeds 0..4, two folds each), on every classification ARFF of Debian's ``weka`` package and the
 classification sets of R's mlbench (Debian's ``r-cran-mlbench``, converted by benchmarks/mlbench.py).
-Numeric attributes are MDL-discretised inside each training fold (ESKDB: stochastic MDL per member),
+Numeric attributes are MDL-discretised inside each training fold (ESKDB: stochastic cut points per member),
 missing is its own value; XGBoost (raw) and Weka's peers get the raw folds. Measures
 (docs/method.md section 6): RMSE, 0-1 loss, log-loss; every fold's probabilities are clipped at
 1e-15 before the log so a peer that outputs an exact zero gets a large finite log-loss.

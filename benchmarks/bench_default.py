@@ -6,7 +6,7 @@ Run on a quiet machine (the figures are wall-clock times):
 
 Each workload is one training set and one test set. Round by round, the two sides are fitted one
 after the other on the same data, in this process, one thread each: hdp_plugin's default
-(``BayesNetClassifier(random_state=0, n_jobs=1)``: ESKDB, 20 SkDB-5 members, stochastic MDL, HDP,
+(``BayesNetClassifier(random_state=0, n_jobs=1)``: ESKDB, 20 SkDB-5 members, stochastic-gain cut points, HDP,
 auto iterations) and scikit-learn's ``RandomForestClassifier(n_estimators=100, n_jobs=1,
 random_state=0)``. Printed: each side's shortest training time over the rounds, the ratio (ours /
 forest's) and both test RMSEs (docs/method.md section 6). A warm-up fit of ours comes first, so

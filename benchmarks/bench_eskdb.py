@@ -5,7 +5,7 @@ Run:  python benchmarks/bench_eskdb.py [--dataset segment-challenge] [--members 
 
 For every fold of the accuracy benchmark's 5x2 cross-validation (``stratified_folds(y, 2, r)``,
 ``random_state = 10*repeat + fold``) it trains ``BayesNetClassifier(structure="eskdb")`` on the
-raw training fold once per thread count, times ``fit`` (stochastic MDL per member, structures,
+raw training fold once per thread count, times ``fit`` (stochastic cut points per member, structures,
 trees, the sampler) and ``predict_proba`` on the test fold, and checks that every thread count gives
 the same ensemble bit for bit: each member's seed, cut points, structure and log-probability
 tables, and the test fold's probabilities. Kernels are compiled (or loaded from numba's cache)
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     print(f"# {path.stem}: {data.n_rows} rows, {data.n_attributes} attributes, {data.n_classes} classes; "
           f"{args.repeats}x2 cross-validation ({n_folds} folds of about {data.n_rows // 2} training rows)")
     print(f"# E = {args.members} members, K = {args.k}, HDP, {', '.join(label.values())} iterations (default "
-          f"burn-in; auto: the default, config.AUTO_ITERATIONS), stochastic MDL per member, the settings and threads "
+          f"burn-in; auto: the default, config.AUTO_ITERATIONS), stochastic-gain cut points per member, the settings and threads "
           f"interleaved fold by fold; kernel compile/cache load {warm_s:.1f}s, not counted")
     print(f"{'iterations':>10} {'threads':>7} {'fit total s':>12} {'fit per fold s':>15} {'predict total s':>16} "
           f"{'speed-up':>9} {'iterations run (mean per cell)':>31} {'mean test RMSE':>15}")
