@@ -120,7 +120,7 @@ PARAMETERS: tuple[Param, ...] = (
           cli=("-m", "--prior-weight"), job="m", weka="M"),
     Param("discretization", "choice", "auto", choices=("auto",) + config.DISCRETIZATIONS,
           help="How numeric attributes become nominal; auto is stochastic-gain for eskdb (cuts drawn by "
-               "information gain, at least two per informative attribute) and mdl otherwise; stochastic-mdl "
+               "information gain, at least two per informative attribute, up to four with many classes) and mdl otherwise; stochastic-mdl "
                "is the ESKDB of the method's authors.",
           cli=("--discretization", "-d"), job="discretization", weka="discretization"),
     Param("categorical_features", "columns", None, nullable=True,

@@ -1,4 +1,4 @@
-"""The "stochastic-gain" discretisation (issue 24, part 3): chosen only when asked, not a default."""
+"""The "stochastic-gain" discretisation (issue 24, part 3): the ensemble's default."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hdp_plugin.preprocess import Discretizer, mdl_cut_points
 from hdp_plugin.preprocess.stochastic import (
     SortedColumn,
     _weights,
+    gain_min_cuts,
     stochastic_gain_cut_points,
     stochastic_gain_reference,
 )
@@ -30,6 +31,22 @@ def test_every_informative_attribute_gets_at_least_two_cuts():
     for s in range(20):
         cuts = stochastic_gain_cut_points(col, np.random.default_rng(s))
         assert cuts.size == 2 and set(cuts) <= {1.5, 2.5, 3.5, 4.5, 5.5} and cuts[0] < cuts[1]
+
+
+@pytest.mark.parametrize("classes, fewest", [(2, 2), (3, 2), (4, 3), (5, 4), (7, 4), (26, 4)])
+def test_more_classes_more_cuts_up_to_four(classes, fewest):
+    """At least max(2, min(c - 1, 4)) cuts for the c classes present, where candidates gain anything;
+    a class declared but absent from the rows does not count."""
+    rng = np.random.default_rng(classes)
+    values = np.arange(300.0)
+    y = np.sort(rng.integers(0, classes, 300)).astype(np.int64)  # classes in bands: many informative cuts
+    col = SortedColumn(values, y, classes + 3)  # three declared classes that no row has
+    assert gain_min_cuts(col) == fewest
+    for s in range(10):
+        assert stochastic_gain_cut_points(col, np.random.default_rng(s)).size >= fewest
+    # few distinct values: as many cuts as there are boundaries, no more
+    small = SortedColumn(np.array([1.0, 1.0, 2.0, 2.0, 3.0, 3.0]), np.array([0, 1, 2, 3, 4, 5]), 6)
+    assert gain_min_cuts(small) == 4 and stochastic_gain_cut_points(small, np.random.default_rng(0)).size == 2
 
 
 def test_first_cut_is_drawn_in_proportion_to_the_gain():
@@ -98,3 +115,6 @@ def test_the_kernel_is_the_python_rule_draw_for_draw(seed):
         a, b = np.random.default_rng(seed + 1000), np.random.default_rng(seed + 1000)
         np.testing.assert_array_equal(stochastic_gain_cut_points(col, a, min_cuts), stochastic_gain_reference(col, b, min_cuts))
         assert a.random() == b.random()  # as many draws taken
+    a, b = np.random.default_rng(seed + 2000), np.random.default_rng(seed + 2000)  # the default minimum
+    np.testing.assert_array_equal(stochastic_gain_cut_points(col, a), stochastic_gain_reference(col, b))
+    assert a.random() == b.random()

@@ -69,7 +69,8 @@ class Discretizer:
         ``"stochastic-mdl"``: cut points drawn in proportion to their MDL margin, as ESKDB does
         (:mod:`hdp_plugin.preprocess.stochastic`), from ``random_state``.
         ``"stochastic-gain"``: cut points drawn in proportion to their information gain, each kept
-        while it passes the MDL test, at least two per informative attribute
+        while it passes the MDL test, at least two per informative attribute (one fewer than the
+        classes, up to four, with more classes)
         (:func:`~hdp_plugin.preprocess.stochastic.stochastic_gain_cut_points`), from ``random_state``.
         ``"equal-width"``: ``bins`` intervals of equal width over the training range, as Weka's
         ``unsupervised.attribute.Discretize -B bins``.

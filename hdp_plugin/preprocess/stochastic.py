@@ -23,7 +23,7 @@ often keeps a small data set's attribute whole. Values then fall into bins as fo
 
 ESKDB's default here is a variant, ``"stochastic-gain"`` (:func:`stochastic_gain_reference` defines
 it): the cut drawn in proportion to the plain gain and kept while it passes the MDL test, then at
-least two cuts per informative attribute. It gives members more varied and finer cut points than the
+least two cuts per informative attribute (up to four with many classes). It gives members more varied and finer cut points than the
 margin-weighted rule, and scored better on 0-1 loss, RMSE and log-loss over 30 data sets
 (docs/benchmarks.md).
 
@@ -149,25 +149,37 @@ def stochastic_mdl_cut_points(col: SortedColumn, rng: np.random.Generator) -> np
     return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx, False, 0)
 
 
-#: cut points of every informative attribute that ``"stochastic-gain"`` makes at least
+#: cut points of every informative attribute that ``"stochastic-gain"`` makes at least ...
 GAIN_MIN_CUTS = 2
+#: ... or, with more classes, one fewer than the classes present in its rows, up to this many
+GAIN_MAX_CLASS_CUTS = 4
 #: an attribute with fewer known training values than this is cut by the stochastic MDL instead
-#: (0: never)
+#: (0: never; benchmarks/bench_small_gain.py's knob, the default has no such guard)
 GAIN_MIN_ROWS = 0
 
 
-def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_cuts: int = GAIN_MIN_CUTS) -> np.ndarray:
+def gain_min_cuts(col: SortedColumn) -> int:
+    """The fewest cuts ``"stochastic-gain"`` gives an informative attribute:
+    ``max(GAIN_MIN_CUTS, min(c - 1, GAIN_MAX_CLASS_CUTS))`` for the ``c`` classes present among its
+    known values (2 for two or three classes, 3 for four, 4 from five on)."""
+    present = int(np.count_nonzero(np.bincount(col.classes, minlength=1))) if col.classes.size else 0
+    return max(GAIN_MIN_CUTS, min(present - 1, GAIN_MAX_CLASS_CUTS))
+
+
+def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_cuts: int | None = None) -> np.ndarray:
     """Cut points of one attribute by the ``"stochastic-gain"`` rule (ESKDB's default),
     drawn by the kernel :func:`~hdp_plugin.preprocess.kernels.stochastic_cuts_sorted`, which
     reproduces :func:`stochastic_gain_reference` (the rule's definition in Python) draw for draw.
-    An attribute with fewer than :data:`GAIN_MIN_ROWS` known values is cut by
-    :func:`stochastic_mdl_cut_points` instead."""
+    ``min_cuts`` defaults to :func:`gain_min_cuts`. An attribute with fewer than
+    :data:`GAIN_MIN_ROWS` known values is cut by :func:`stochastic_mdl_cut_points` instead."""
     if col.values.shape[0] < GAIN_MIN_ROWS:
         return stochastic_mdl_cut_points(col, rng)
+    if min_cuts is None:
+        min_cuts = gain_min_cuts(col)
     return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx, True, int(min_cuts))
 
 
-def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_cuts: int = GAIN_MIN_CUTS) -> np.ndarray:
+def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_cuts: int | None = None) -> np.ndarray:
     """The ``"stochastic-gain"`` rule in Python (the definition the kernel is tested against).
 
     Like :func:`stochastic_mdl_cut_points`, ranges are split recursively, left part first, but:
@@ -176,9 +188,10 @@ def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_c
        margin), and the range is split further only if *that* cut passes Fayyad and Irani's MDL
        test (positive margin); a cut that fails it is kept at the attribute's whole range (so an
        informative attribute always gets one) and dropped below it;
-    2. then, while the attribute has fewer than ``min_cuts`` cuts, one more is drawn among the
-       candidates of all its bins in proportion to the gain times the bin's share of the rows (the
-       entropy it removes from the whole column), until no candidate gains anything.
+    2. then, while the attribute has fewer than ``min_cuts`` cuts (default :func:`gain_min_cuts`:
+       2, or one fewer than the classes present, up to 4), one more is drawn among the candidates of
+       all its bins in proportion to the gain times the bin's share of the rows (the entropy it
+       removes from the whole column), until no candidate gains anything.
 
     On numeric data with few rows per class (benchmarks/bench_numeric.py, docs/benchmarks.md) this
     gives members more varied cut points and at least three bins per informative attribute, where
@@ -208,7 +221,7 @@ def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_c
             stack.append((i + 1, last, False))  # popped second: the right part
             stack.append((first, i + 1, False))  # popped first: the left part
     if cut_at:
-        extra_cuts(col, cut_at, min_cuts, rng)
+        extra_cuts(col, cut_at, gain_min_cuts(col) if min_cuts is None else min_cuts, rng)
     return np.array(sorted((col.values[i] + col.values[i + 1]) / 2.0 for i in cut_at), dtype=np.float64)
 
 

@@ -198,7 +198,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   static final String DISCRETIZATION_TIP = "How numeric attributes become nominal: auto (stochastic-gain for "
     + "eskdb, else mdl), mdl (Fayyad and Irani, as Weka's supervised Discretize), stochastic-mdl (cut points "
     + "drawn in proportion to their MDL margin, as the method's authors' ESKDB), stochastic-gain (drawn by "
-    + "information gain, at least two per informative attribute), equal-frequency, equal-width, or none (only nominal data) "
+    + "information gain, at least two per informative attribute, up to four with many classes), equal-frequency, equal-width, or none (only nominal data) "
     + "(default: " + DEFAULT_DISCRETIZATION + ").";
 
   // ---- options
