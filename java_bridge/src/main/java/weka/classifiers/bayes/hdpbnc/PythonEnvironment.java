@@ -239,6 +239,7 @@ public final class PythonEnvironment {
   static void run(List<String> cmd, Path log, Feedback feedback, String what, Path packageDir)
     throws Exception {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    feedback.log("  " + what); // each step says it starts, so the silence is counted from a line on the console
     Process p = pb.start();
     p.getOutputStream().close();
     long started = System.nanoTime();
@@ -270,7 +271,7 @@ public final class PythonEnvironment {
       while (!p.waitFor(200, TimeUnit.MILLISECONDS)) {
         long now = System.nanoTime();
         if (now - lastLine.get() >= TimeUnit.MILLISECONDS.toNanos(SpoolClient.STILL_MILLIS)) {
-          // pip is quiet while it downloads and installs (no progress bars without a terminal): a line every 10 s
+          // pip is quiet while it downloads and installs (no progress bars without a terminal): a line every 8 s
           lastLine.set(now);
           String line = String.format(Locale.ROOT, "  still %s (%.0f s)%s", what, (now - started) / 1e9,
             news.get().isEmpty() ? "" : ": " + news.get());

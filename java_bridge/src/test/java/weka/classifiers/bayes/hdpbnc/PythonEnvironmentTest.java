@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 class PythonEnvironmentTest {
 
   @Test
-  void aQuietStepStillGetsALineEveryTenSeconds(@TempDir Path dir) throws Exception {
+  void aQuietStepStillGetsALineWithinTenSeconds(@TempDir Path dir) throws Exception {
     String env = System.getenv("HDP_BNC_PYTHON");
     String python = env != null && !env.trim().isEmpty() ? env.trim() : "python3";
     FeedbackTest.RecordingLogger panel = new FeedbackTest.RecordingLogger();
@@ -33,7 +33,7 @@ class PythonEnvironmentTest {
     SwingUtilities.invokeAndWait(() -> { });
     assertTrue((System.nanoTime() - start) / 1e9 >= 11, "the step ran");
     assertTrue(panel.logged.stream().anyMatch(m -> m.contains("Collecting numba")), panel.logged.toString());
-    assertTrue(panel.logged.stream().anyMatch(m -> m.matches("HDPBayesNet:   still pip install hdp_plugin.whl \\(1\\d s\\): "
+    assertTrue(panel.logged.stream().anyMatch(m -> m.matches("HDPBayesNet:   still pip install hdp_plugin.whl \\([89] s\\): "
       + "Downloading numba.whl \\(3.8 MB\\)")), panel.logged.toString());
     assertTrue(panel.status.stream().anyMatch(m -> m.startsWith("HDPBayesNet: still pip install")), panel.status.toString());
     assertTrue(new String(Files.readAllBytes(log), java.nio.charset.StandardCharsets.UTF_8).contains("Successfully"));
