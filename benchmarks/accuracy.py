@@ -277,6 +277,16 @@ def run_dataset(name: str, path: Path, methods: list[str], iterations: int, repe
     return f"{name}: {done} new result(s) in {time.perf_counter() - t_start:.1f}s"
 
 
+def run_dataset_safely(*args) -> tuple[bool, str]:
+    """:func:`run_dataset`, but a data set that raises is reported (``(False, "name: failed: ...")``)
+    instead of ending the whole run: its finished folds are cached, the others stay missing, and the
+    report shows it as incomplete."""
+    try:
+        return True, run_dataset(*args)
+    except Exception as e:  # noqa: BLE001 - one data set's failure must not lose the others'
+        return False, f"{args[0]}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
 def collect(cache: Path, datasets, methods, iterations, repeats):
     """{measure: {data set: {method: mean over folds}}} for complete (data set, method) pairs."""
     tables = {k: {} for k in (*report.MEASURES, "train_s", "clipped_rows")}
@@ -481,6 +491,7 @@ def main(argv=None) -> int:
         else:
             methods.append(m)
 
+    failed = 0
     if not args.report_only:
         # the code a run uses is the code at its start: record that commit, then import it
         commit = code_version()
@@ -489,12 +500,15 @@ def main(argv=None) -> int:
         tasks = [(d, paths[d], methods, args.iterations, args.repeats, args.cache_dir, classpath, args.quiet, skip, commit)
                  for d in datasets]
         if args.jobs <= 1:
-            for t in tasks:
-                print(run_dataset(*t), file=sys.stderr, flush=True)
+            results = (run_dataset_safely(*t) for t in tasks)
         else:
-            with ProcessPoolExecutor(args.jobs) as pool:
-                for fut in as_completed([pool.submit(run_dataset, *t) for t in tasks]):
-                    print(fut.result(), file=sys.stderr, flush=True)
+            pool = ProcessPoolExecutor(args.jobs)
+            results = (fut.result() for fut in as_completed([pool.submit(run_dataset_safely, *t) for t in tasks]))
+        for ok, line in results:
+            print(line, file=sys.stderr, flush=True)
+            failed += not ok
+        if args.jobs > 1:
+            pool.shutdown()
 
     tables = collect(args.cache_dir, datasets, methods, args.iterations, args.repeats)
     shown = [a for a in (argv if argv is not None else sys.argv[1:]) if a not in ("--report-only", "--quiet")]
@@ -504,7 +518,9 @@ def main(argv=None) -> int:
         write_report(args.output, section, args.section)
     else:
         sys.stdout.write(section)
-    return 0
+    if failed:
+        print(f"{failed} data set(s) failed (above); the report shows them as incomplete", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

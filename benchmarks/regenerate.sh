@@ -67,3 +67,4 @@ section --section speed-java --code -- python benchmarks/bench_java_predict.py -
 section --section speed-ingest --code -- python benchmarks/bench_ingest.py
 section --section speed-structure --code -- python benchmarks/bench_structure.py
 section --section speed-discretize --code -- python benchmarks/bench_discretize.py
+section --section speed-machine-threads --code -- python benchmarks/bench_machine_threads.py
