@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     caps = [int(c) for c in args.caps.split(",")]
     keep = stochastic.GAIN_MAX_CLASS_CUTS
-    print(f"| data set | classes | " + " | ".join(f"CAP {c}: 0-1 / RMSE / log-loss" for c in caps) + " |")
+    print("| data set | classes | " + " | ".join(f"CAP {c}: 0-1 / RMSE / log-loss" for c in caps) + " |")
     print("|---|---:|" + "---|" * len(caps))
     for name in args.datasets.split(","):
         path, why = accuracy.find_dataset(name, [args.arff_dir], args.mlbench_dir)

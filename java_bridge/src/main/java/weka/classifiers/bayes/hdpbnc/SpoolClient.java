@@ -498,6 +498,7 @@ public final class SpoolClient {
     private final String m_Name;
     private final Thread m_Caller;
     private volatile boolean m_Succeeded;
+    private volatile boolean m_Released;
     private volatile boolean m_Left;
     private volatile boolean m_Stopped;
     private volatile boolean m_CleanedUp;
@@ -512,6 +513,11 @@ public final class SpoolClient {
 
     void succeeded() {
       m_Succeeded = true;
+    }
+
+    /** The caller has read the model and removed the finished job ({@link SpoolClient#cleanUp}). */
+    void released() {
+      m_Released = true;
     }
 
     void left() {
@@ -532,11 +538,37 @@ public final class SpoolClient {
       long lastConsole = System.nanoTime();
       long lastStack = 0;
       Object last = null;
+      long succeededAt = 0;
       while (true) {
         m_Feedback.flush();
         if (m_Succeeded) {
-          m_Feedback.flush();
-          return;
+          // the job is done; the caller reads its model, then cleanUp() removes the job's folder. A Stop
+          // (Thread.stop) can end the caller between the two, or half-way through the removal: then the
+          // folder would stay in done/ for good, so this thread removes it once the caller is gone
+          if (m_Released) {
+            return;
+          }
+          long now = System.nanoTime();
+          succeededAt = succeededAt == 0 ? now : succeededAt;
+          boolean left = !m_Caller.isAlive();
+          if (!left && (now - lastStack) / 1_000_000 > 500) {
+            lastStack = now;
+            left = !inBuild(m_Caller);
+          }
+          if (left && !m_Released) {
+            deleteTree(m_Root.resolve("done").resolve(m_Name));
+            try {
+              Files.deleteIfExists(m_Root.resolve("progress").resolve(m_Name + ".json"));
+            } catch (IOException e) {
+              // the daemon may remove it itself
+            }
+            return;
+          }
+          if ((now - succeededAt) / 1_000_000 > RELEASE_MILLIS) { // a caller that keeps the job: its business
+            return;
+          }
+          sleepQuietly(MONITOR_MILLIS);
+          continue;
         }
         long now = System.nanoTime();
         boolean gone = m_Left || m_Caller.isInterrupted() || !m_Caller.isAlive();
@@ -629,6 +661,35 @@ public final class SpoolClient {
   }
 
   /** @return true if the thread is inside {@link #train} (or its stack cannot be read) */
+  /** How long the monitor of a finished job waits for its caller's {@link #cleanUp} before leaving the job be. */
+  static final long RELEASE_MILLIS = 600_000;
+
+  /**
+   * @return true while {@code t} is still inside {@link #train} or {@link #cleanUp}, or in the code between them
+   *         (anything of this package or of the classifier on its stack)
+   */
+  static boolean inBuild(Thread t) {
+    StackTraceElement[] stack = t.getStackTrace();
+    if (stack.length == 0) {
+      return t.isAlive();
+    }
+    for (StackTraceElement e : stack) {
+      String c = e.getClassName();
+      if (c.startsWith("weka.classifiers.bayes.hdpbnc.") || c.equals("weka.classifiers.bayes.HDPBayesNet")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static void sleepQuietly(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   static boolean inTrain(Thread t) {
     StackTraceElement[] stack = t.getStackTrace();
     if (stack.length == 0) {
@@ -1060,6 +1121,9 @@ public final class SpoolClient {
   public void cleanUp() {
     if (m_Finished != null) {
       deleteTree(m_Finished);
+    }
+    if (m_Monitor != null && !Files.exists(m_Root.resolve("done").resolve(m_Job == null ? "" : m_Job))) {
+      m_Monitor.released();
     }
     if (m_Job != null) {
       try {

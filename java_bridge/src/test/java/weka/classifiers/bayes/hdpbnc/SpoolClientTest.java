@@ -135,6 +135,40 @@ class SpoolClientTest {
     }
   }
 
+  /**
+   * Weka's Stop (Thread.stop) can end the training thread after train() returned and before cleanUp() removed
+   * the finished job, or half-way through that removal: the job's monitor removes it then.
+   */
+  @Test
+  void aFinishedJobLeftByAStoppedCallerIsRemovedByItsMonitor() throws Exception {
+    SpoolClient c = client(0);
+    java.util.concurrent.atomic.AtomicReference<Path> got = new java.util.concurrent.atomic.AtomicReference<>();
+    Map<String, Object> params = new LinkedHashMap<>();
+    params.put("structure", "kdb");
+    Thread caller = new Thread(() -> {
+      try {
+        got.set(c.train(weather(), params)); // and then it ends, without cleanUp()
+      } catch (Exception e) {
+        // the assertion below says it
+      }
+    }, "a training thread that is stopped");
+    caller.start();
+    Path job = claim();
+    String name = job.getFileName().toString();
+    Files.copy(TestFiles.golden().resolve("weather-kdb1-hdp.hdpbnc"), job.resolve("model.arrow"));
+    Files.write(job.resolve("result.json"), ("{\"protocol\":1,\"job\":\"" + name + "\",\"status\":\"done\"}")
+      .getBytes(StandardCharsets.UTF_8));
+    Files.move(job, m_Spool.resolve("done").resolve(name), StandardCopyOption.ATOMIC_MOVE);
+    caller.join(20000);
+    assertEquals(m_Spool.resolve("done").resolve(name).resolve("model.arrow"), got.get());
+    Path done = m_Spool.resolve("done").resolve(name);
+    long end = System.currentTimeMillis() + 10000;
+    while (Files.exists(done) && System.currentTimeMillis() < end) {
+      Thread.sleep(50);
+    }
+    assertTrue(!Files.exists(done), "the finished job stays in done/ after its caller left without cleanUp()");
+  }
+
   @Test
   void aFailedJobGivesTheDaemonsMessage() throws Exception {
     Future<Path> f = train(client(0));
