@@ -329,13 +329,12 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
                 slot = block + slots + np.int64(X[r, par_idx[first + d]])
                 nxt = data[slot]
                 if nxt < 0:
-                    # a new node: zeroed counts and totals, then empty child slots
+                    # a new node: counts and totals (already 0: cells from ``used`` on were never
+                    # written, the tries start zeroed and grow zero-filled), then empty child slots
                     nxt = used
                     n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
                     used += slots + n_slots
                     data = _grow(data, used, 0)
-                    for i in range(slots):
-                        data[nxt + i] = 0
                     for i in range(n_slots):
                         data[nxt + slots + i] = -1
                     data[slot] = nxt
@@ -401,13 +400,11 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
                 if cb < 0:
                     continue
                 ca_ = data[ba + slots + v]
-                if ca_ < 0:
+                if ca_ < 0:  # a new node: its counts are already 0 (as in trie_insert_block)
                     ca_ = used
                     n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
                     used += slots + n_slots
                     data = _grow(data, used, 0)
-                    for i in range(slots):
-                        data[ca_ + i] = 0
                     for i in range(n_slots):
                         data[ca_ + slots + i] = -1
                     data[ba + slots + v] = ca_
