@@ -120,8 +120,8 @@ PARAMETERS: tuple[Param, ...] = (
           cli=("-m", "--prior-weight"), job="m", weka="M"),
     Param("discretization", "choice", "auto", choices=("auto",) + config.DISCRETIZATIONS,
           help="How numeric attributes become nominal; auto is stochastic-gain for eskdb (cuts drawn by "
-               "information gain, at least two per informative attribute, up to four with many classes) and mdl otherwise; stochastic-mdl "
-               "is the ESKDB of the method's authors.",
+               "information gain, at least two per informative attribute, up to four with many classes) and "
+               "mdl otherwise; stochastic-mdl is the ESKDB of the method's authors.",
           cli=("--discretization", "-d"), job="discretization", weka="discretization"),
     Param("categorical_features", "columns", None, nullable=True,
           help="Attributes to read as nominal although their values are numbers (integer codes such as "

@@ -127,8 +127,9 @@ class BayesNetClassifier(_EstimatorBase):
         How numeric attributes become nominal; cut points are learnt on the training data.
         ``"auto"`` is ``"stochastic-gain"`` for ESKDB (each member draws its own cut points: in
         proportion to the information gain, splitting further while the drawn cut passes the MDL
-        test, at least two per informative attribute, one fewer than the classes up to four) and ``"mdl"`` otherwise. ``"stochastic-mdl"``
-        draws them in proportion to the MDL margin, as the ESKDB of the method's authors does.
+        test, at least two per informative attribute, one fewer than the classes up to four) and
+        ``"mdl"`` otherwise. ``"stochastic-mdl"`` draws them in proportion to the MDL margin, as the
+        ESKDB of the method's authors does.
     categorical_features : None, "from_dtype", list of str, list of int or array-like of bool, default=None
         Attributes to read as nominal although their values are numbers (integer codes: 1 = red,
         2 = green, ...), in scikit-learn's forms: attribute names, attribute indices (positions among the
