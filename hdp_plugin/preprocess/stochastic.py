@@ -153,9 +153,6 @@ def stochastic_mdl_cut_points(col: SortedColumn, rng: np.random.Generator) -> np
 GAIN_MIN_CUTS = 2
 #: ... or, with more classes, one fewer than the classes present in its rows, up to this many
 GAIN_MAX_CLASS_CUTS = 4
-#: an attribute with fewer known training values than this is cut by the stochastic MDL instead
-#: (0: never; benchmarks/bench_small_gain.py's knob, the default has no such guard)
-GAIN_MIN_ROWS = 0
 
 
 def gain_min_cuts(col: SortedColumn) -> int:
@@ -170,10 +167,7 @@ def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_
     """Cut points of one attribute by the ``"stochastic-gain"`` rule (ESKDB's default),
     drawn by the kernel :func:`~hdp_plugin.preprocess.kernels.stochastic_cuts_sorted`, which
     reproduces :func:`stochastic_gain_reference` (the rule's definition in Python) draw for draw.
-    ``min_cuts`` defaults to :func:`gain_min_cuts`. An attribute with fewer than
-    :data:`GAIN_MIN_ROWS` known values is cut by :func:`stochastic_mdl_cut_points` instead."""
-    if col.values.shape[0] < GAIN_MIN_ROWS:
-        return stochastic_mdl_cut_points(col, rng)
+    ``min_cuts`` defaults to :func:`gain_min_cuts`."""
     if min_cuts is None:
         min_cuts = gain_min_cuts(col)
     return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx, True, int(min_cuts))

@@ -669,17 +669,8 @@ public final class SpoolClient {
    *         (anything of this package or of the classifier on its stack)
    */
   static boolean inBuild(Thread t) {
-    StackTraceElement[] stack = t.getStackTrace();
-    if (stack.length == 0) {
-      return t.isAlive();
-    }
-    for (StackTraceElement e : stack) {
-      String c = e.getClassName();
-      if (c.startsWith("weka.classifiers.bayes.hdpbnc.") || c.equals("weka.classifiers.bayes.HDPBayesNet")) {
-        return true;
-      }
-    }
-    return false;
+    return onStack(t, e -> e.getClassName().startsWith("weka.classifiers.bayes.hdpbnc.")
+      || e.getClassName().equals("weka.classifiers.bayes.HDPBayesNet"));
   }
 
   private static void sleepQuietly(long millis) {
@@ -691,12 +682,17 @@ public final class SpoolClient {
   }
 
   static boolean inTrain(Thread t) {
+    return onStack(t, e -> e.getClassName().equals(SpoolClient.class.getName()) && e.getMethodName().equals("train"));
+  }
+
+  /** @return true if a frame of {@code t}'s stack matches (an empty stack: whether {@code t} is alive) */
+  private static boolean onStack(Thread t, java.util.function.Predicate<StackTraceElement> frame) {
     StackTraceElement[] stack = t.getStackTrace();
     if (stack.length == 0) {
       return t.isAlive();
     }
     for (StackTraceElement e : stack) {
-      if (e.getClassName().equals(SpoolClient.class.getName()) && e.getMethodName().equals("train")) {
+      if (frame.test(e)) {
         return true;
       }
     }
