@@ -132,6 +132,14 @@ def test_many_attributes_do_not_underflow():
     np.testing.assert_allclose(grid, ref, rtol=1e-9, atol=1e-12)
 
 
+def _values_by_context(X, ctx_attrs, a):
+    """The values of attribute ``a`` seen in each context of the attributes ``ctx_attrs``."""
+    out = {}
+    for r in range(X.shape[0]):
+        out.setdefault(tuple(X[r, q] for q in ctx_attrs), set()).add(X[r, a])
+    return out
+
+
 def test_context_trie_counts(monkeypatch):
     """Every row's path holds n(x_a, y, first d parents); tiny blocks force growth mid-pass."""
     monkeypatch.setattr(config, "ROW_BLOCK", 13)
@@ -151,20 +159,25 @@ def test_context_trie_counts(monkeypatch):
             block = t.root[a]
             for d in range(len(ps) + 1):
                 if d:  # follow the child slot of the next parent's value
-                    block = t.data[block + 3 * ca + 3 + X[r, ps[d - 1]]]
+                    block = t.data[block + 3 + ca + X[r, ps[d - 1]]]
                 blocks.add(block)
                 ctx = tuple(X[r, q] for q in ps[:d])
+                for x in range(ca):
+                    vb = t.data[block + 3 + x]
+                    seen = sum(ref[(a, ctx, c, x)] for c in range(3))
+                    assert (vb >= 0) == (seen > 0)  # a value block exactly for the values seen here
+                    if vb >= 0:
+                        for c in range(3):
+                            assert t.data[vb + c] == ref[(a, ctx, c, x)]
                 for c in range(3):
-                    for x in range(ca):
-                        assert t.data[block + x * 3 + c] == ref[(a, ctx, c, x)]
                     total = sum(ref[(a, ctx, c, x)] for x in range(ca))
-                    assert t.data[block + 3 * ca + c] == total
+                    assert t.data[block + c] == total
     assert len(blocks) == t.n_nodes  # only visited contexts exist
-    # every block is accounted for: the array is exactly the visited blocks
-    n_cells = sum(3 * card[a] + 3 + (card[ps[d]] if d < len(ps) else 0)
+    # every block is accounted for: the array is exactly the visited node blocks and value blocks
+    n_cells = sum(3 + card[a] + (card[ps[d]] if d < len(ps) else 0) + 3 * len(xs)
                   for a, ps in enumerate(parents)
                   for d in range(len(ps) + 1)
-                  for _ in {tuple(X[r, q] for q in ps[:d]) for r in range(len(y))})  # fmt: skip
+                  for xs in _values_by_context(X, ps[:d], a).values())  # fmt: skip
     assert t.data.shape[0] == n_cells
 
 

@@ -16,20 +16,27 @@ Pairwise statistics (one counting pass, :func:`count_block`):
 
 Context tries for SkDB (:func:`trie_insert_block`), one trie per attribute ``a`` whose depth-``d``
 nodes are the observed values of its first ``d`` parents (in branching order). Every node is one
-*block* of the flat int64 array ``data``, at offset ``b`` (the root's is ``root[a]``)::
+*block* of the flat int64 array ``data``, at offset ``b`` (the root's is ``root[a]``), and every value
+of ``a`` seen in the node's context has a *value block* of its own, at offset ``v``::
 
-    data[b + x * C + y]               n(x_a = x, y, the node's context)      C * |X_a| cells
-    data[b + C * |X_a| + y]           n(y, the node's context)               C cells
-    data[b + C * |X_a| + C + v]       block of the child where the next      |next parent| cells,
-                                      parent takes value v (-1: none)        not at the deepest level
+    data[b + y]                       n(y, the node's context)                C cells
+    data[b + C + x]                   offset v of the value block of x         |X_a| cells
+                                      (-1: x never seen in this context)
+    data[b + C + |X_a| + w]           block of the child where the next        |next parent| cells,
+                                      parent takes value w (-1: none)          not at the deepest level
+    data[v + y]                       n(x_a = x, y, the node's context)        C cells
 
-A child slot holds the child's block offset itself, so descending one level is one load; the C
-classes of one value are adjacent, so the leave-one-out pass reads a context's estimates for the
-row's value from one or two cache lines.
+Sparse in the values: a context that few rows reach (most of a deep trie's nodes: one row each) holds
+the C counts of the values it saw, not C * |X_a| cells mostly zero, which on large data with many
+classes was most of the memory and of the time of building the tries. A child slot or value slot
+holds the block's offset itself, so descending one level or reading a value's counts is one load;
+the C classes of one value are adjacent, so the leave-one-out pass reads a context's estimates for
+the row's value from one or two cache lines.
 ``sizes`` holds ``[n_nodes, cells used]``. The layout depends on the order in which contexts are
-first seen; :func:`trie_canonical` re-lays a trie out in a canonical order (the roots first, then
-every attribute's nodes depth first, children by ascending value), so tries with the same counts
-are the same array however their rows were split and merged (:func:`trie_merge`).
+first seen; :func:`trie_canonical` re-lays a trie out in a canonical order (the roots' node blocks
+first, then attribute by attribute every node depth first, children by ascending value, each node's
+block followed by its value blocks by ascending value), so tries with the same counts are the same
+array however their rows were split and merged (:func:`trie_merge`).
 
 Leave-one-out sums (:func:`loo_squared_errors_block`) are fixed point and exact, so that they
 are associative: ``acc[0, u, k]`` counts whole units and ``acc[1..3, u, k]`` are three digits of
@@ -317,31 +324,38 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
         c = np.int64(y[r])
         for a in range(n_attr):
             ca = card[a]
-            cell = np.int64(X[r, a]) * C + c
-            tot = C * ca + c
-            slots = C * ca + C
+            xa = np.int64(X[r, a])
             block = root[a]
-            data[block + cell] += 1
-            data[block + tot] += 1
             first = par_ptr[a]
             depth = par_ptr[a + 1] - first
-            for d in range(depth):
-                slot = block + slots + np.int64(X[r, par_idx[first + d]])
+            d = 0
+            while True:
+                data[block + c] += 1
+                vslot = block + C + xa
+                vb = data[vslot]
+                if vb < 0:  # the value's first row in this context: a value block (already 0)
+                    vb = used
+                    used += C
+                    data = _grow(data, used, 0)
+                    data[vslot] = vb
+                data[vb + c] += 1
+                if d == depth:
+                    break
+                slot = block + C + ca + np.int64(X[r, par_idx[first + d]])
                 nxt = data[slot]
                 if nxt < 0:
-                    # a new node: counts and totals (already 0: cells from ``used`` on were never
-                    # written, the tries start zeroed and grow zero-filled), then empty child slots
+                    # a new node: class totals (already 0: cells from ``used`` on were never written,
+                    # the tries start zeroed and grow zero-filled), then empty value and child slots
                     nxt = used
                     n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
-                    used += slots + n_slots
+                    used += C + ca + n_slots
                     data = _grow(data, used, 0)
-                    for i in range(n_slots):
-                        data[nxt + slots + i] = -1
+                    for i in range(ca + n_slots):
+                        data[nxt + C + i] = -1
                     data[slot] = nxt
                     n_nodes += 1
                 block = nxt
-                data[block + cell] += 1
-                data[block + tot] += 1
+                d += 1
     sizes[0] = n_nodes
     sizes[1] = used
     return data
@@ -379,7 +393,7 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
     st_b = np.empty(stack_size, dtype=np.int64)  # block in other
     st_d = np.empty(stack_size, dtype=np.int64)  # depth
     for a in range(n_attr):
-        slots = C * card[a] + C
+        ca = card[a]
         first = par_ptr[a]
         depth = par_ptr[a + 1] - first
         st_a[0] = root[a]
@@ -391,23 +405,35 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
             ba = st_a[top]
             bb = st_b[top]
             d = st_d[top]
-            for i in range(slots):
+            for i in range(C):
                 data[ba + i] += other[bb + i]
+            for x in range(ca):
+                vo = other[bb + C + x]
+                if vo < 0:
+                    continue
+                va = data[ba + C + x]
+                if va < 0:  # a new value block (already 0, as in trie_insert_block)
+                    va = used
+                    used += C
+                    data = _grow(data, used, 0)
+                    data[ba + C + x] = va
+                for i in range(C):
+                    data[va + i] += other[vo + i]
             if d == depth:
                 continue
             for v in range(card[par_idx[first + d]]):
-                cb = other[bb + slots + v]
+                cb = other[bb + C + ca + v]
                 if cb < 0:
                     continue
-                ca_ = data[ba + slots + v]
-                if ca_ < 0:  # a new node: its counts are already 0 (as in trie_insert_block)
+                ca_ = data[ba + C + ca + v]
+                if ca_ < 0:  # a new node: its totals are already 0 (as in trie_insert_block)
                     ca_ = used
                     n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
-                    used += slots + n_slots
+                    used += C + ca + n_slots
                     data = _grow(data, used, 0)
-                    for i in range(n_slots):
-                        data[ca_ + slots + i] = -1
-                    data[ba + slots + v] = ca_
+                    for i in range(ca + n_slots):
+                        data[ca_ + C + i] = -1
+                    data[ba + C + ca + v] = ca_
                     n_nodes += 1
                 st_a[top] = ca_
                 st_b[top] = cb
@@ -420,8 +446,10 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
 
 @njit(**NJIT_OPTIONS)
 def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
-    """The tries of ``data`` (``used`` cells) laid out canonically: the roots where they are, then
-    each attribute's other nodes in depth-first preorder, children by ascending parent value.
+    """The tries of ``data`` (``used`` cells) laid out canonically: the roots' node blocks where they
+    are, then attribute by attribute the root's value blocks and every other node in depth-first
+    preorder, children by ascending parent value, each node's block followed by its value blocks by
+    ascending value.
 
     Returns ``(out, contexts)``: the new ndarray (used,) int64 (``data`` is not changed), and
     ``contexts[a, d]``, the number of (class, context) pairs with a row at depth ``d`` of attribute
@@ -446,7 +474,7 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
     for a in range(n_attr):
         first = par_ptr[a]
         n_slots = card[par_idx[first]] if par_ptr[a + 1] > first else 0
-        pos = max(pos, root[a] + C * card[a] + C + n_slots)
+        pos = max(pos, root[a] + C + card[a] + n_slots)
         s = 1
         for i in range(first, par_ptr[a + 1]):
             s += card[par_idx[i]]
@@ -459,7 +487,7 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
         max_depth = max(max_depth, par_ptr[a + 1] - par_ptr[a])
     contexts = np.zeros((n_attr, max_depth + 1), dtype=np.int64)
     for a in range(n_attr):
-        slots = C * card[a] + C
+        ca = card[a]
         first = par_ptr[a]
         depth = par_ptr[a + 1] - first
         st_old[0] = root[a]
@@ -475,19 +503,27 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
                 nb = root[a]
             else:
                 nb = pos
-                pos += slots + n_slots
+                pos += C + ca + n_slots
                 out[st_ref[top]] = nb
-            for i in range(slots):
+            for i in range(C):
                 out[nb + i] = data[ob + i]
-            for y in range(C):
-                if data[ob + slots - C + y] > 0:
+                if data[ob + i] > 0:
                     contexts[a, d] += 1
+            for x in range(ca):
+                vo = data[ob + C + x]
+                if vo < 0:
+                    out[nb + C + x] = -1
+                    continue
+                out[nb + C + x] = pos
+                for i in range(C):
+                    out[pos + i] = data[vo + i]
+                pos += C
             for v in range(n_slots - 1, -1, -1):  # pushed last to first: popped by ascending value
-                out[nb + slots + v] = -1
-                child = data[ob + slots + v]
+                out[nb + C + ca + v] = -1
+                child = data[ob + C + ca + v]
                 if child >= 0:
                     st_old[top] = child
-                    st_ref[top] = nb + slots + v
+                    st_ref[top] = nb + C + ca + v
                     st_d[top] = d + 1
                     top += 1
     return out, contexts
@@ -576,28 +612,30 @@ def loo_squared_errors_block(
             a = order[u]
             ca = card[a]
             xa = np.int64(X[r, a])
-            tot = C * ca
-            slots = tot + C
             first = par_ptr[a]
             depth = par_ptr[a + 1] - first
-            # walk down the row's path (it exists: the row itself was counted)
+            # walk down the row's path (it exists, with a value block for xa: the row itself was counted)
             block = root[a]
+            vb = data[block + C + xa]
             d = 0
             stop = 0
             while True:
-                _multiply_estimates(post, np.int64(d), data, block, ca, xa, tot, yi, C, m)
+                _multiply_estimates(post, np.int64(d), data, block, vb, ca, yi, C, m)
                 if d == depth:
                     stop = d
                     break
-                child = data[block + slots + np.int64(X[r, par_idx[first + d]])]
+                child = data[block + C + ca + np.int64(X[r, par_idx[first + d]])]
+                child_vb = data[child + C + xa]
                 cnt = 0
-                for c in range(C):
-                    cnt += data[child + xa * C + c]
+                if child_vb >= 0:
+                    for c in range(C):
+                        cnt += data[child_vb + c]
                 if cnt < 2:  # back off: the depth-d estimate serves k = d + 1 as well
-                    _multiply_estimates(post, d + 1, data, block, ca, xa, tot, yi, C, m)
+                    _multiply_estimates(post, d + 1, data, block, vb, ca, yi, C, m)
                     stop = d + 1
                     break
                 block = child
+                vb = child_vb
                 d += 1
             for k in range(stop + 1, max_k + 1):
                 for c in range(C):
@@ -615,7 +653,7 @@ def loo_squared_errors_block(
 
 
 @njit(**NJIT_OPTIONS)
-def _multiply_estimates(post, k, data, block, ca, xa, tot, yi, C, m):
+def _multiply_estimates(post, k, data, block, vb, ca, yi, C, m):
     """post[k, c] *= the m-estimate of p(x_a | c, the block's context), the row left out.
 
     Parameters
@@ -627,13 +665,11 @@ def _multiply_estimates(post, k, data, block, ca, xa, tot, yi, C, m):
     data : ndarray int64
         The context tries (the module docstring's layout).
     block : int
-        The context's block in ``data``.
+        The context's node block in ``data`` (its class totals n(y, context) first).
+    vb : int
+        The value block of the row's value of the attribute in that context (its counts by class).
     ca : int
         The attribute's cardinality, ``|X_a|``.
-    xa : int
-        The row's value of the attribute.
-    tot : int
-        ``C * ca``: where the block's class totals n(y, context) start, relative to ``block``.
     yi : int
         The row's class (its own count is taken off that class's cells).
     C : int
@@ -643,9 +679,9 @@ def _multiply_estimates(post, k, data, block, ca, xa, tot, yi, C, m):
     """
     for c in range(C):
         own = 1.0 if c == yi else 0.0
-        den = data[block + tot + c] - own + m
+        den = data[block + c] - own + m
         if den > 0.0:
-            post[k, c] *= (data[block + xa * C + c] - own + m / ca) / den
+            post[k, c] *= (data[vb + c] - own + m / ca) / den
         else:  # an empty context with m = 0: uniform
             post[k, c] /= ca
 

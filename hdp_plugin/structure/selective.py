@@ -23,7 +23,9 @@ models (an ESKDB's members) can share the two passes (:func:`selective_kdbs`).
 
 Memory: a trie has at most one node per distinct prefix of parent values seen in the data, so at
 most ``min(rows, product of the parents' cardinalities)`` nodes per level; each node is a block
-of ``C * |X_a| + C`` counts and ``|next parent|`` child slots (int64).
+of ``C`` class totals, ``|X_a|`` value slots and ``|next parent|`` child slots, plus ``C`` counts per
+value of ``X_a`` seen in its context (int64), so at most ``C + |X_a| + |next parent| + C`` cells
+per row and level, whatever the cardinalities.
 """
 
 from __future__ import annotations
@@ -92,10 +94,10 @@ class TrieAccumulator:
         heads = []
         for a in range(n_attr):
             root[a] = used
-            head = C * int(card[a]) + C
             n_slots = int(card[parents[a][0]]) if parents[a] else 0
-            heads.append(np.concatenate([np.zeros(head, np.int64), np.full(n_slots, -1, np.int64)]))
-            used += head + n_slots
+            # class totals, then no value block and no child yet
+            heads.append(np.concatenate([np.zeros(C, np.int64), np.full(int(card[a]) + n_slots, -1, np.int64)]))
+            used += C + int(card[a]) + n_slots
         data = np.zeros(max(4 * used, 1024), dtype=np.int64)
         if heads:
             data[:used] = np.concatenate(heads)
