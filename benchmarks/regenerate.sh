@@ -63,6 +63,9 @@ section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --itera
 # the default against scikit-learn's random forest, one thread each (needs scikit-learn: the bench extra)
 section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
   --rounds 5 --sum "${mlbench[@]}"
+# the four large mlbench sets (needs mlbench's .rda files)
+section --section speed-default-large -- python benchmarks/bench_default.py \
+  --datasets mlbench-LetterRecognition,mlbench-Satellite,mlbench-Shuttle,mlbench-DNA --rounds 2 "${mlbench[@]}"
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
 section --section speed-ingest --code -- python benchmarks/bench_ingest.py
 section --section speed-structure --code -- python benchmarks/bench_structure.py
