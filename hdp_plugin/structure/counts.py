@@ -150,13 +150,11 @@ def _pair_offsets(card: np.ndarray, n_classes: int) -> tuple[np.ndarray, int]:
     ``(i, j)``, ``i < j``, laid out in row-major order, ``card[i] * card[j] * C`` cells each."""
     n_attr = card.shape[0]
     pair_off = np.full((n_attr, n_attr), -1, dtype=np.int64)
-    pos = 0
-    for i in range(n_attr - 1):
-        sizes = card[i] * card[i + 1:] * n_classes
-        starts = np.cumsum(sizes)
-        pair_off[i, i + 1:] = pos + starts - sizes
-        pos += int(starts[-1])
-    return pair_off, pos
+    i, j = np.triu_indices(n_attr, 1)  # row-major, as the table is laid out
+    sizes = card[i].astype(np.int64) * card[j] * n_classes
+    ends = np.cumsum(sizes)
+    pair_off[i, j] = ends - sizes
+    return pair_off, int(ends[-1]) if ends.size else 0
 
 
 def validate_inputs(X, y, cardinalities, n_classes):

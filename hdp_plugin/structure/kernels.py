@@ -336,7 +336,8 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
                 if vb < 0:  # the value's first row in this context: a value block (already 0)
                     vb = used
                     used += C
-                    data = _grow(data, used, 0)
+                    if used > data.shape[0]:  # a call passing arrays costs reference counts: only to grow
+                        data = _grow(data, used, 0)
                     data[vslot] = vb
                 data[vb + c] += 1
                 if d == depth:
@@ -349,7 +350,8 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
                     nxt = used
                     n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
                     used += C + ca + n_slots
-                    data = _grow(data, used, 0)
+                    if used > data.shape[0]:  # a call passing arrays costs reference counts: only to grow
+                        data = _grow(data, used, 0)
                     for i in range(ca + n_slots):
                         data[nxt + C + i] = -1
                     data[slot] = nxt
@@ -415,7 +417,8 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
                 if va < 0:  # a new value block (already 0, as in trie_insert_block)
                     va = used
                     used += C
-                    data = _grow(data, used, 0)
+                    if used > data.shape[0]:  # a call passing arrays costs reference counts: only to grow
+                        data = _grow(data, used, 0)
                     data[ba + C + x] = va
                 for i in range(C):
                     data[va + i] += other[vo + i]
@@ -430,7 +433,8 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
                     ca_ = used
                     n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
                     used += C + ca + n_slots
-                    data = _grow(data, used, 0)
+                    if used > data.shape[0]:  # a call passing arrays costs reference counts: only to grow
+                        data = _grow(data, used, 0)
                     for i in range(ca + n_slots):
                         data[ca_ + C + i] = -1
                     data[ba + C + ca + v] = ca_
@@ -541,8 +545,9 @@ def loo_squared_errors_block(
     ``acc[:, u, k]`` accumulates, in fixed point (:func:`fixed_add`, the module docstring), the
     error of the model made of the class and the first ``u`` attributes of ``order`` with at most
     ``k`` parents each; ``u = 0`` is the class prior alone. The sum is exact, so it is the same
-    whatever order or split of the rows it is taken over. Estimates are m-estimates from the counts with the row itself removed, and each k's
-    posterior is formed as the published SkDB forms it (docs/method.md, "SkDB"): walking
+    whatever order or split of the rows it is taken over. Estimates are m-estimates from the counts
+    with the row itself removed, and each k's posterior is formed as the published SkDB forms it
+    (docs/method.md, "SkDB"): walking
     attribute ``a``'s context from the class-only node down its parents,
 
     * the estimate at depth ``d`` is multiplied into the posterior of ``k = d``;
@@ -652,7 +657,7 @@ def loo_squared_errors_block(
                         post[k, c] /= s
 
 
-@njit(**NJIT_OPTIONS)
+@njit(inline="always", **NJIT_OPTIONS)  # inlined: a call passing arrays costs atomic reference counts
 def _multiply_estimates(post, k, data, block, vb, ca, yi, C, m):
     """post[k, c] *= the m-estimate of p(x_a | c, the block's context), the row left out.
 
@@ -686,7 +691,7 @@ def _multiply_estimates(post, k, data, block, vb, ca, yi, C, m):
             post[k, c] /= ca
 
 
-@njit(**NJIT_OPTIONS)
+@njit(inline="always", **NJIT_OPTIONS)  # inlined into the passes, as _multiply_estimates
 def fixed_add(acc, u, k, e2):
     """Add ``e2`` (a squared error, in [0, 1]) exactly to the fixed-point sum ``acc[:, u, k]``
     (the module docstring); anything else (NaN) is counted in ``acc[4, u, k]``.

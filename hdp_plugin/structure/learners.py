@@ -26,11 +26,10 @@ def mi_order(mi: np.ndarray) -> np.ndarray:
 
 def branching_order(child: int, candidates, cmi: np.ndarray) -> tuple[int, ...]:
     """``candidates`` sorted by decreasing CMI(X_child; candidate | Y), ties by attribute index."""
-    cand = np.asarray(sorted(candidates), dtype=np.int64)
+    cand = np.sort(np.asarray(candidates, dtype=np.int64))
     if cand.size == 0:
         return ()
-    ranked = cand[np.argsort(-cmi[child, cand], kind="stable")]
-    return tuple(int(p) for p in ranked)
+    return tuple(cand[np.argsort(-cmi[child, cand], kind="stable")].tolist())
 
 
 def naive_bayes(stats: CountStatistics) -> Structure:
