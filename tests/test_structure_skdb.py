@@ -306,7 +306,16 @@ def test_merged_tries_are_the_tries_of_all_rows(seed):
     X, y, card = random_data(20 + seed, 500, [4, 6, 3, 5, 7, 2], 3)
     stats = count_statistics(X, y, card, 3)
     parents = learn_structure(X, y, card, 3, kind="kdb", k=3).parents
-    whole = build_context_tries(X, y, stats, parents)
+
+    def canonical(X, y):
+        acc = TrieAccumulator(card, 3, parents)
+        acc.add(X, y)
+        return acc.result(canonical=True)
+
+    whole = canonical(X, y)
+    as_counted = build_context_tries(X, y, stats, parents)  # the fit's tries: not laid out canonically
+    assert as_counted.n_nodes == whole.n_nodes and as_counted.data.shape == whole.data.shape
+    assert np.array_equal(as_counted.class_contexts, whole.class_contexts)
     parts = []
     for a, b in _splits(len(y), seed):
         acc = TrieAccumulator(card, 3, parents)
@@ -316,7 +325,7 @@ def test_merged_tries_are_the_tries_of_all_rows(seed):
         merged = TrieAccumulator(card, 3, parents)
         for i in perm:
             merged.merge(parts[i])
-        got = merged.result()
+        got = merged.result(canonical=True)
         assert got.n_nodes == whole.n_nodes
         assert np.array_equal(got.data, whole.data)
         assert np.array_equal(got.root, whole.root) and np.array_equal(got.par_idx, whole.par_idx)
@@ -325,12 +334,17 @@ def test_merged_tries_are_the_tries_of_all_rows(seed):
 
     left = pickle.loads(pickle.dumps(parts[0].merge(parts[1]).merge(parts[2])))
     right = pickle.loads(pickle.dumps(parts[3].merge(parts[4])))
-    assert np.array_equal(left.merge(right).merge(parts[5]).result().data, whole.data)
+    assert np.array_equal(left.merge(right).merge(parts[5]).result(canonical=True).data, whole.data)
     perm = np.random.default_rng(seed + 7).permutation(len(y))
-    assert np.array_equal(build_context_tries(X[perm], y[perm], stats, parents).data, whole.data)
-    # the leave-one-out grid read from them is the same
+    assert np.array_equal(canonical(X[perm], y[perm]).data, whole.data)
+    # the leave-one-out grid read from them is the same, whatever the layout
     order = np.array(learn_structure(X, y, card, 3, kind="kdb", k=3).order)
-    assert np.array_equal(loo_rmse_grid(X, y, stats, got, order, 3), loo_rmse_grid(X, y, stats, whole, order, 3))
+    grid = loo_rmse_grid(X, y, stats, whole, order, 3)
+    assert np.array_equal(loo_rmse_grid(X, y, stats, got, order, 3), grid)
+    assert np.array_equal(loo_rmse_grid(X, y, stats, as_counted, order, 3), grid)
+    shuffled = build_context_tries(X[perm], y[perm], stats, parents)
+    assert not np.array_equal(shuffled.data, as_counted.data)  # another layout ...
+    assert np.array_equal(loo_rmse_grid(X, y, stats, shuffled, order, 3), grid)  # ... the same grid
 
 
 def test_tries_of_different_parents_do_not_merge():

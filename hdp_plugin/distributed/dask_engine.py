@@ -5,7 +5,7 @@
   every partial is integers (or label sets and a sample chosen by row position), so the result is
   the single process's whatever the number of workers or partitions;
 * SkDB's two passes are maps and tree reduces too: each partition's context tries, merged into one
-  canonical trie (integer counts), sent to every worker, then each partition's leave-one-out sums
+  trie (integer counts), sent to every worker, then each partition's leave-one-out sums
   against it, merged (exact fixed-point sums: :mod:`hdp_plugin.structure.kernels`), so the selection
   is the single process's, bit for bit;
 * an ESKDB's members share the passes: per partition one task reads the file once and codes it as

@@ -33,7 +33,8 @@ holds the block's offset itself, so descending one level or reading a value's co
 the C classes of one value are adjacent, so the leave-one-out pass reads a context's estimates for
 the row's value from one or two cache lines.
 ``sizes`` holds ``[n_nodes, cells used]``. The layout depends on the order in which contexts are
-first seen; :func:`trie_canonical` re-lays a trie out in a canonical order (the roots' node blocks
+first seen (which the passes do not care about: they read counts); :func:`trie_canonical` re-lays a
+trie out in a canonical order (the roots' node blocks
 first, then attribute by attribute every node depth first, children by ascending value, each node's
 block followed by its value blocks by ascending value), so tries with the same counts are the same
 array however their rows were split and merged (:func:`trie_merge`).
@@ -446,6 +447,54 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
     sizes[0] = n_nodes
     sizes[1] = used
     return data
+
+
+@njit(**NJIT_OPTIONS)
+def trie_class_contexts(card, n_classes, par_ptr, par_idx, root, data):
+    """``contexts[a, d]`` of :func:`trie_canonical` (the (class, context) pairs with a row at depth
+    ``d`` of attribute ``a``'s trie), read from the tries in any layout without copying them.
+
+    Parameters
+    ----------
+    card, n_classes, par_ptr, par_idx, root, data :
+        As in :func:`trie_canonical`.
+    """
+    n_attr = root.shape[0]
+    C = n_classes
+    stack_size = 1
+    max_depth = 0
+    for a in range(n_attr):
+        s = 1
+        for i in range(par_ptr[a], par_ptr[a + 1]):
+            s += card[par_idx[i]]
+        stack_size = max(stack_size, s)
+        max_depth = max(max_depth, par_ptr[a + 1] - par_ptr[a])
+    st_b = np.empty(stack_size, dtype=np.int64)
+    st_d = np.empty(stack_size, dtype=np.int64)
+    contexts = np.zeros((n_attr, max_depth + 1), dtype=np.int64)
+    for a in range(n_attr):
+        ca = card[a]
+        first = par_ptr[a]
+        depth = par_ptr[a + 1] - first
+        st_b[0] = root[a]
+        st_d[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            b = st_b[top]
+            d = st_d[top]
+            for i in range(C):
+                if data[b + i] > 0:
+                    contexts[a, d] += 1
+            if d == depth:
+                continue
+            for v in range(card[par_idx[first + d]]):
+                child = data[b + C + ca + v]
+                if child >= 0:
+                    st_b[top] = child
+                    st_d[top] = d + 1
+                    top += 1
+    return contexts
 
 
 @njit(**NJIT_OPTIONS)

@@ -17,7 +17,7 @@ makes two more passes over the rows, as in Martinez et al. (2016):
    errors are summed exactly, in fixed point (:class:`LooSums`).
 
 Both passes can be split over any partition of the rows and merged (:class:`TrieAccumulator`,
-:meth:`LooSums.merge`): the tries are integer counts laid out canonically, and the fixed-point sum
+:meth:`LooSums.merge`): the tries are integer counts, and the fixed-point sum
 is exact, so the grid, and the selection, are the same bit for bit whatever the split. Several
 models (an ESKDB's members) can share the two passes (:func:`selective_kdbs`).
 
@@ -45,6 +45,7 @@ from .kernels import (
     fixed_merge,
     loo_squared_errors_block,
     trie_canonical,
+    trie_class_contexts,
     trie_insert_block,
     trie_merge,
 )
@@ -59,8 +60,10 @@ class ContextTries:
 
     See :mod:`hdp_plugin.structure.kernels` for the block layout of ``data``; ``root[a]`` is the
     block of attribute a's class-only context, ``par_ptr``/``par_idx`` the parents (CSR). The
-    layout is canonical (:func:`~hdp_plugin.structure.kernels.trie_canonical`): tries of the same
-    counts are the same arrays, whatever the order or split of the rows they were counted from.
+    layout follows the order in which contexts were first seen, unless laid out canonically
+    (:meth:`TrieAccumulator.result`; tries of the same counts are then the same arrays, whatever the
+    order or split of the rows they were counted from); what is read of them, counts, is the same
+    either way.
     ``class_contexts[a, d]`` counts the (class, context) pairs with a row at depth ``d`` of attribute
     a's trie (:func:`tree_cells`).
     """
@@ -120,10 +123,17 @@ class TrieAccumulator:
                                self.sizes, other.data)
         return self
 
-    def result(self) -> ContextTries:
-        """The tries, laid out canonically."""
-        data, contexts = trie_canonical(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root,
-                                        self.data, int(self.sizes[1]))
+    def result(self, canonical: bool = False) -> ContextTries:
+        """The tries: as counted (their layout follows the order the contexts were first seen in,
+        which nothing downstream reads: the passes and the cell counts read counts), or with
+        ``canonical`` laid out canonically, the same array however the rows were split."""
+        used = int(self.sizes[1])
+        if canonical:
+            data, contexts = trie_canonical(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root,
+                                            self.data, used)
+        else:
+            data = self.data[:used]
+            contexts = trie_class_contexts(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root, data)
         return ContextTries(par_ptr=self.par_ptr, par_idx=self.par_idx, root=self.root, data=data,
                             n_nodes=int(self.sizes[0]), class_contexts=contexts)
 
@@ -159,7 +169,7 @@ def build_context_tries(
     Returns
     -------
     ContextTries
-        Laid out canonically, so the same whatever the order of the rows.
+        As counted (:meth:`TrieAccumulator.result`): the same counts whatever the order of the rows.
     """
     acc = TrieAccumulator(stats.cardinalities, stats.n_classes, parents)
     for Xb, yb in (blocks or _in_memory(X, y))():
