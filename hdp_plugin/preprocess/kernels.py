@@ -111,7 +111,7 @@ def _log2(x):
     return math.log(x) / LN2
 
 
-@njit(**NJIT_OPTIONS)
+@njit(inline="always", **NJIT_OPTIONS)  # inlined, as _entropy_bits
 def _n_present(counts):
     """The number of classes present: the entries of ``counts`` above 0.
 
@@ -413,7 +413,7 @@ def _pairwise_sum(a, lo, n):
     return ret
 
 
-@njit(**NJIT_OPTIONS)
+@njit(inline="always", **NJIT_OPTIONS)  # inlined: a call passing arrays costs atomic reference counts
 def _entropy_bits(counts, scratch, xlogx):
     """Entropy in bits of one row of class counts (0 for an empty row), the sum over the classes
     taken as NumPy's pairwise sum.
