@@ -191,6 +191,28 @@ def test_same_seed_same_ensemble_whatever_the_threads(diabetes):
     assert not np.array_equal(a.predict_proba(diabetes), c.predict_proba(diabetes))
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_members_that_code_the_rows_alike_share_one_count(monkeypatch, diabetes, n_jobs):
+    """On nominal data every member codes the rows alike and differs by its order only: the counts
+    are made once and shared (the same model as counting for each); numeric data is counted per member."""
+    from hdp_plugin.model import rows
+
+    calls = []
+    real = rows.count_statistics
+    monkeypatch.setattr(rows, "count_statistics", lambda *a, **k: calls.append(1) or real(*a, **k))
+    vote = read_dataset(VOTE)
+    shared = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
+    assert len(calls) <= n_jobs  # once, or once per thread that found no counts yet
+    calls.clear()
+    eskdb(n_members=5, n_jobs=n_jobs).fit(diabetes)
+    assert len(calls) == 5
+    monkeypatch.setattr(rows.MemoryRows, "counted", lambda self, attributes, cards, pairs, count: count())
+    alone = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
+    np.testing.assert_array_equal(shared.predict_proba(vote), alone.predict_proba(vote))
+    for ma, mb in zip(shared.members_, alone.members_):
+        assert ma.structure == mb.structure
+
+
 def test_members_differ_in_cut_points_and_orders(diabetes):
     clf = eskdb(n_members=6).fit(diabetes)
     cuts = {tuple(a.cut_points) for mb in clf.members_ for a in mb.attributes[1:2]}

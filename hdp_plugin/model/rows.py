@@ -63,8 +63,10 @@ class MemoryRows:
         self.source = ds.source
         self.n_classes = ds.n_classes
         self.threads = resolved_threads(n_jobs)
-        # the last member's codes, for the next member with the same cut points (deterministic methods)
+        # the last member's codes and counts, for the next member with the same cut points (nominal
+        # data, where members differ by their orders only, or deterministic discretisations)
         self._last_coded = (None, None)
+        self._last_counted = (None, None)
         self._lock = threading.Lock()
 
     def least_cardinalities(self) -> np.ndarray:
@@ -93,6 +95,21 @@ class MemoryRows:
             self._last_coded = (key, coded)
         return coded
 
+    def counted(self, attributes, cards, pairs: bool, count):
+        """``count()``, the counts of the rows coded with ``attributes``, or the previous member's if it
+        coded them alike (the same numbers: counts are integers). The previous member's are let go
+        before counting anew, so no more copies are alive than members in flight."""
+        key = (_key(attributes), tuple(int(c) for c in cards), bool(pairs))
+        with self._lock:
+            last_key, last = self._last_counted
+            if last is not None and last_key == key:
+                return last
+            self._last_counted = (None, None)
+        stats = count()
+        with self._lock:
+            self._last_counted = (key, stats)
+        return stats
+
     def map(self, fn, items: list) -> list:
         if self.threads > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=min(self.threads, len(items))) as pool:
@@ -119,8 +136,11 @@ class _MemoryPart:
 
     def count(self, cards, pairs: bool) -> list:
         C = self.rows.n_classes
-        return self._each(lambda i: count_statistics(self.coded[i].X, self.coded[i].y, cards[i], C, pairs=pairs),
-                          range(len(self.coded)))
+
+        def one(i):
+            return self.rows.counted(self.attribute_sets[i], cards[i], pairs,
+                                     lambda: count_statistics(self.coded[i].X, self.coded[i].y, cards[i], C, pairs=pairs))
+        return self._each(one, range(len(self.coded)))
 
     def select(self, members, stats, k: int, m: float, orders, max_cells: int) -> list:
         """SkDB's selection of the members ``members`` (indices in the group) on their counts and orders,
