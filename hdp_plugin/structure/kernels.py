@@ -451,13 +451,18 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
 
 @njit(**NJIT_OPTIONS)
 def trie_class_contexts(card, n_classes, par_ptr, par_idx, root, data):
-    """``contexts[a, d]`` of :func:`trie_canonical` (the (class, context) pairs with a row at depth
-    ``d`` of attribute ``a``'s trie), read from the tries in any layout without copying them.
+    """``contexts[a, d]``, the number of (class, context) pairs with a row at depth ``d`` of attribute
+    ``a``'s trie (0 beyond its parents): the nodes at depth ``d + 1`` of the attribute's context tree
+    with ``d`` parents, from which the selection counts a tree's cells before choosing
+    (:func:`hdp_plugin.structure.selective.tree_cells`). Read from the tries in any layout, copying
+    nothing.
 
     Parameters
     ----------
-    card, n_classes, par_ptr, par_idx, root, data :
-        As in :func:`trie_canonical`.
+    card, n_classes, par_ptr, par_idx, root :
+        As in :func:`trie_insert_block`.
+    data : ndarray int64
+        The tries (the module docstring's layout), in any order of nodes.
     """
     n_attr = root.shape[0]
     C = n_classes
@@ -504,11 +509,8 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
     preorder, children by ascending parent value, each node's block followed by its value blocks by
     ascending value.
 
-    Returns ``(out, contexts)``: the new ndarray (used,) int64 (``data`` is not changed), and
-    ``contexts[a, d]``, the number of (class, context) pairs with a row at depth ``d`` of attribute
-    ``a``'s trie (0 beyond its parents): the nodes at depth ``d + 1`` of the attribute's context tree
-    with ``d`` parents, from which the selection counts a tree's cells before choosing
-    (:func:`hdp_plugin.structure.selective.tree_cells`).
+    Returns the new ndarray (used,) int64 (``data`` is not changed); :func:`trie_class_contexts` reads
+    the class contexts of either layout.
 
     Parameters
     ----------
@@ -535,10 +537,6 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
     st_old = np.empty(stack_size, dtype=np.int64)  # the node's block in data
     st_ref = np.empty(stack_size, dtype=np.int64)  # the cell of out that points to it (-1: a root)
     st_d = np.empty(stack_size, dtype=np.int64)
-    max_depth = 0
-    for a in range(n_attr):
-        max_depth = max(max_depth, par_ptr[a + 1] - par_ptr[a])
-    contexts = np.zeros((n_attr, max_depth + 1), dtype=np.int64)
     for a in range(n_attr):
         ca = card[a]
         first = par_ptr[a]
@@ -560,8 +558,6 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
                 out[st_ref[top]] = nb
             for i in range(C):
                 out[nb + i] = data[ob + i]
-                if data[ob + i] > 0:
-                    contexts[a, d] += 1
             for x in range(ca):
                 vo = data[ob + C + x]
                 if vo < 0:
@@ -579,7 +575,7 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
                     st_ref[top] = nb + C + ca + v
                     st_d[top] = d + 1
                     top += 1
-    return out, contexts
+    return out
 
 
 # --------------------------------------------------------------------------------------------

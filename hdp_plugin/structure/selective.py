@@ -129,11 +129,10 @@ class TrieAccumulator:
         ``canonical`` laid out canonically, the same array however the rows were split."""
         used = int(self.sizes[1])
         if canonical:
-            data, contexts = trie_canonical(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root,
-                                            self.data, used)
+            data = trie_canonical(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root, self.data, used)
         else:
             data = self.data[:used]
-            contexts = trie_class_contexts(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root, data)
+        contexts = trie_class_contexts(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root, data)
         return ContextTries(par_ptr=self.par_ptr, par_idx=self.par_idx, root=self.root, data=data,
                             n_nodes=int(self.sizes[0]), class_contexts=contexts)
 
