@@ -63,6 +63,10 @@ def _setup_numba() -> None:
             import numba
 
             numba.config.CACHE_DIR = cache_dir
+    if cache:
+        from . import _kernel_cache
+
+        _kernel_cache.install()
     from ._compile_notice import install
 
     install()

@@ -1,0 +1,75 @@
+"""First use after a fresh `pip install` of the wheel: the default fit with an empty numba cache against
+the same fit warm, for the wheel with its compiled kernels and for one without them.
+
+    python benchmarks/bench_first_use.py [--rounds 2] [--data examples/diabetes.arff]
+
+Builds both wheels with tools/build_wheel.py (with and without ``--no-kernels``), installs each into a
+fresh virtual environment (pip's cache may serve the dependencies), then, round by round, runs
+``hdp-bnc train DATA -o MODEL --seed 0`` (the default ESKDB) in each environment with an empty cache
+(a new ``XDG_CACHE_HOME`` and no ``NUMBA_CACHE_DIR``, as for a new user) and then again with that
+cache warm, and prints each run's wall time, whether it announced a compilation, and the minima.
+Run it on an otherwise idle machine: it times processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _venv(where: Path, wheel: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    py = where / ("Scripts" if os.name == "nt" else "bin") / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+                   check=True)
+    return py
+
+
+def _run(py: Path, data: Path, cache_home: Path, out: Path) -> tuple[float, bool]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env["XDG_CACHE_HOME"] = str(cache_home)
+    cli = py.parent / ("hdp-bnc.exe" if os.name == "nt" else "hdp-bnc")
+    started = time.perf_counter()
+    done = subprocess.run([str(cli), "train", str(data), "-o", str(out), "--seed", "0"], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True)
+    return time.perf_counter() - started, "compiling" in done.stderr
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--data", type=Path, default=ROOT / "examples" / "diabetes.arff")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hdp-first-use-") as tmp:
+        tmp = Path(tmp)
+        envs = {}
+        for name, extra in (("with kernels", []), ("without kernels", ["--no-kernels"])):
+            wheels = tmp / f"wheel-{len(envs)}"
+            subprocess.run([sys.executable, str(ROOT / "tools" / "build_wheel.py"), *extra, str(wheels)], check=True,
+                           stdout=subprocess.DEVNULL)
+            envs[name] = _venv(tmp / f"venv-{len(envs)}", next(wheels.glob("*.whl")))
+        times = {(name, kind): [] for name in envs for kind in ("cold", "warm")}
+        for r in range(args.rounds):
+            for name, py in envs.items():
+                cache = tmp / f"cache-{r}-{name.replace(' ', '-')}"
+                for kind in ("cold", "warm"):
+                    wall, compiled = _run(py, args.data, cache, tmp / "model.hdpbnc")
+                    times[(name, kind)].append(wall)
+                    print(f"round {r + 1}, {name}, {kind}: {wall:.2f} s{' (compiled)' if compiled else ''}", flush=True)
+        print(f"\n`hdp-bnc train {args.data.name} -o MODEL --seed 0` after a fresh pip install, minimum of "
+              f"{args.rounds} rounds:")
+        for name in envs:
+            cold, warm = min(times[(name, "cold")]), min(times[(name, "warm")])
+            print(f"  {name}: empty cache {cold:.2f} s, warm {warm:.2f} s, first use costs {cold - warm:+.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

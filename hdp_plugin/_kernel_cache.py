@@ -1,0 +1,358 @@
+"""Where numba caches hdp_plugin's kernels, and the kernels a wheel carries compiled.
+
+**One cache directory per kernel source.** numba checks a cache entry against the source file of its
+own function only: a kernel that calls a kernel of another file, or reads a constant of
+``config.py``, would be loaded stale after that other file changed. So hdp_plugin's kernels are
+cached by a locator of their own (:class:`PackageLocator`, put first in numba's list of locators; every
+other package's functions keep numba's): under ``<cache root>/hdp_plugin-<digest>/``, where the
+digest is a SHA-256 of every source file that holds kernels (those that use ``NJIT_OPTIONS``,
+``config.py`` included), and that same digest is the stamp numba checks in every entry. A change to
+any of them gives a new directory, never an entry compiled from other sources. The cache root is
+``NUMBA_CACHE_DIR`` when set (or the fallback of :func:`hdp_plugin.config._numba_cache_dir`), else
+numba's per-user cache directory.
+
+**Kernels compiled when the wheel is built.** ``python -m hdp_plugin._kernel_cache build`` (run by
+``tools/build_wheel.py`` inside the copy of the source that becomes the wheel) runs a few default fits
+and a prediction on small generated data sets, each a process of its own, and stores the entries
+numba wrote into ``hdp_plugin/_kernels/`` with a manifest: the digest, numba's version, the Python
+cache tag and numba's code-generation target (triple, CPU name, CPU features). On first use,
+:func:`install` copies them into the cache directory of the digest if that directory does not exist
+yet and the manifest matches this process exactly (same sources, numba, Python and CPU); otherwise it
+copies nothing and numba compiles as without them. The copy is prepared under a temporary name and
+renamed into place, so concurrent processes never see half a directory. numba still checks every
+entry (its version, the stamp, the signature and the target), so the bundle can only save the
+compilation, never change a result.
+
+Cache directories of older digests are left where they are (a few MB each); removing
+``<cache root>/hdp_plugin-*`` is always safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: the compiled kernels a wheel carries, inside the package
+BUNDLE_DIR = "_kernels"
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = 1
+#: the mark of a source file that holds kernels (or, for config.py, their options)
+_KERNEL_MARK = "NJIT_OPTIONS"
+
+_state: dict = {"digest": None, "installed": False, "root": None}
+
+
+def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The package's source files that hold kernels, sorted by their path in the package."""
+    found = []
+    for path in package_dir.rglob("*.py"):
+        if "__pycache__" in path.parts:
+            continue
+        try:
+            if _KERNEL_MARK in path.read_text(encoding="utf-8"):
+                found.append(path)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return sorted(found, key=lambda p: p.relative_to(package_dir).as_posix())
+
+
+def kernel_digest(package_dir: Path = PACKAGE_DIR) -> str:
+    """SHA-256 (hex) of the kernel sources' relative paths and bytes."""
+    if package_dir == PACKAGE_DIR and _state["digest"] is not None:
+        return _state["digest"]
+    h = hashlib.sha256()
+    for path in kernel_sources(package_dir):
+        h.update(path.relative_to(package_dir).as_posix().encode())
+        h.update(b"\0")
+        data = path.read_bytes()
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    digest = h.hexdigest()
+    if package_dir == PACKAGE_DIR:
+        _state["digest"] = digest
+    return digest
+
+
+def cache_dir_name(digest: str) -> str:
+    return f"hdp_plugin-{digest[:16]}"
+
+
+def _cache_root() -> str | None:
+    """NUMBA_CACHE_DIR (numba's config, which config._setup_numba may have set), else numba's
+    per-user cache directory."""
+    import numba
+
+    root = getattr(numba.config, "CACHE_DIR", "") or ""
+    if root:
+        return root
+    try:
+        from numba.misc.appdirs import AppDirs
+    except ImportError:  # pragma: no cover - numba moved its helper: numba's own locators then
+        return None
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
+
+
+def _subdir(py_file: str) -> str | None:
+    """The file's folder relative to the package (``"."`` for the package's own), or None outside it."""
+    try:
+        rel = Path(py_file).resolve().parent.relative_to(PACKAGE_DIR)
+    except ValueError:
+        return None
+    return rel.as_posix()
+
+
+def _target_magic() -> list:
+    """numba's code-generation target of this process: (triple, CPU name, CPU features)."""
+    from numba.core.registry import cpu_target
+
+    return list(cpu_target.target_context.codegen().magic_tuple())
+
+
+def _python_tag() -> str:
+    return "py%d%d" % sys.version_info[:2]  # what numba puts in its cache file names
+
+
+def _locator_base():
+    from numba.core import caching
+
+    return getattr(caching, "_CacheLocator", None)
+
+
+def _make_locator_class():
+    base = _locator_base()
+    if base is None:
+        return None
+
+    class PackageLocator(base):
+        """numba cache locator for hdp_plugin's kernels (see the module's docstring)."""
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            sub = _subdir(py_file)
+            self._cache_path = os.path.join(_state["root"], cache_dir_name(kernel_digest()),
+                                            "_" if sub == "." else sub.replace("/", "_"))
+
+        def ensure_cache_path(self):
+            os.makedirs(self._cache_path, exist_ok=True)
+            tempfile.TemporaryFile(dir=self._cache_path).close()  # writable, as numba's locators check
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        def get_source_stamp(self):
+            return "hdp_plugin-kernels-" + kernel_digest()
+
+        def get_disambiguator(self):
+            return str(self._lineno)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if _state["root"] is None or _subdir(py_file) is None or not os.path.isfile(py_file):
+                return None
+            self = cls(py_func, py_file)
+            try:
+                self.ensure_cache_path()
+            except OSError:  # not writable: numba's own locators then
+                return None
+            return self
+
+    return PackageLocator
+
+
+def install() -> None:
+    """Put :class:`PackageLocator` first in numba's locators and fill the digest's cache directory from
+    the wheel's compiled kernels when they fit. Called once, before the first kernel is decorated
+    (``config._setup_numba``); never raises (at worst numba's own locators and compilation remain)."""
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    try:
+        from numba.core import caching
+
+        impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+        locators = getattr(impl, "_locator_classes", None)
+        root = _cache_root()
+        cls = _make_locator_class()
+        if not isinstance(locators, list) or root is None or cls is None:
+            return
+        _state["root"] = root
+        globals()["PackageLocator"] = cls
+        locators.insert(0, cls)
+        seed(root)
+    except Exception as exc:  # noqa: BLE001 - only ever an optimisation
+        log.debug("hdp_plugin's kernel cache locator not installed: %s", exc)
+
+
+def read_manifest(package_dir: Path = PACKAGE_DIR) -> dict | None:
+    path = package_dir / BUNDLE_DIR / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def bundle_mismatch(manifest: dict | None) -> str | None:
+    """Why the wheel's compiled kernels do not fit this process, or None if they do."""
+    import numba
+
+    if manifest is None:
+        return "no compiled kernels in this installation"
+    expected = {"format": MANIFEST_FORMAT, "digest": kernel_digest(), "numba": numba.__version__,
+                "python": _python_tag(), "target": _target_magic()}
+    for key, value in expected.items():
+        if manifest.get(key) != value:
+            return f"built for another {key}"
+    files = manifest.get("files")
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return "a manifest without its file list"
+    return None
+
+
+def seed(root: str) -> bool:
+    """Copy the wheel's compiled kernels into ``root``'s directory of this digest, if it does not exist
+    yet and the manifest fits. True if they were copied."""
+    final = Path(root) / cache_dir_name(kernel_digest())
+    if final.exists():
+        return False
+    manifest = read_manifest()
+    why = bundle_mismatch(manifest)
+    if why is not None:
+        log.debug("compiled kernels not used: %s", why)
+        return False
+    bundle = PACKAGE_DIR / BUNDLE_DIR
+    temp = Path(root) / f".{final.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        for rel in manifest["files"]:
+            parts = Path(rel).parts
+            if len(parts) != 2 or any(p in ("", ".", "..") for p in parts):  # <subdir>/<file>, nothing else
+                raise ValueError(f"unexpected path in the manifest: {rel!r}")
+            (temp / parts[0]).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(bundle / rel, temp / rel)
+        try:
+            os.rename(temp, final)  # atomic; fails if another process got there first
+        except OSError:
+            return False
+        log.debug("compiled kernels copied into %s", final)
+        return True
+    except (OSError, ValueError) as exc:
+        log.debug("compiled kernels not copied: %s", exc)
+        return False
+    finally:
+        if temp.exists():
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+# --- building the bundle (tools/build_wheel.py) -----------------------------------------------------
+
+def _write_arff(path: Path, n_rows: int, numeric: int, nominal: int, seed: int) -> None:
+    """A small data set of 3 classes, with missing values, that a default fit learns something from."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n_rows)
+    lines = ["@relation warmup"]
+    lines += [f"@attribute n{j} numeric" for j in range(numeric)]
+    lines += [f"@attribute c{j} {{a,b,c,d}}" for j in range(nominal)]
+    lines += ["@attribute class {x,y,z}", "@data"]
+    cols = []
+    for _ in range(numeric):
+        cols.append([f"{v:.4f}" for v in y + rng.normal(0, 1, n_rows)])
+    for _ in range(nominal):
+        cols.append(["abcd"[min(3, int(c))] for c in (y + rng.integers(0, 2, n_rows))])
+    for col in cols:
+        for i in rng.choice(n_rows, max(1, n_rows // 20), replace=False):
+            col[i] = "?"
+    for i in range(n_rows):
+        lines.append(",".join([c[i] for c in cols] + ["xyz"[y[i]]]))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+#: what the bundle compiles (command lines of ``hdp-bnc``): the default on numeric, mixed and nominal
+#: data, a prediction, a single kDB as the README's first example trains it, and naive Bayes
+WORKLOAD = (
+    ("train", "mixed.arff", "-o", "mixed.model", "--seed", "0"),
+    ("train", "numeric.arff", "-o", "numeric.model", "--seed", "0"),
+    ("train", "nominal.arff", "-o", "nominal.model", "--seed", "0"),
+    ("predict", "mixed.model", "mixed.arff", "-o", "mixed.csv"),
+    ("train", "mixed.arff", "-s", "kdb", "-k", "3", "-o", "kdb.model", "--seed", "0"),
+    ("train", "mixed.arff", "-s", "nb", "-o", "nb.model", "--seed", "0"),
+)
+
+
+def build(package_dir: Path, python: str = sys.executable) -> dict:
+    """Compile the kernels of :data:`WORKLOAD` for the package at ``package_dir`` (a copy about to become
+    a wheel) and store them in its ``_kernels/`` with the manifest. Returns the manifest."""
+    package_dir = Path(package_dir).resolve()
+    bundle = package_dir / BUNDLE_DIR
+    if bundle.exists():
+        shutil.rmtree(bundle)
+    with tempfile.TemporaryDirectory(prefix="hdp-kernels-") as tmp:
+        work = Path(tmp)
+        _write_arff(work / "mixed.arff", 240, 3, 3, 1)
+        _write_arff(work / "numeric.arff", 240, 4, 0, 2)
+        _write_arff(work / "nominal.arff", 240, 0, 5, 3)
+        cache = work / "cache"
+        env = dict(os.environ, PYTHONPATH=str(package_dir.parent), NUMBA_CACHE_DIR=str(cache),
+                   HDP_NUMBA_CACHE="1", HDP_WARM_HELPER="always")
+        env.pop("NUMBA_DISABLE_JIT", None)
+        for args in WORKLOAD:
+            cmd = [python, "-m", "hdp_plugin", *args]
+            done = subprocess.run(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"compiling the kernels failed: {' '.join(args)}: "
+                                   f"{''.join((done.stderr or done.stdout).strip().splitlines()[-1:])}")
+        probe = [python, "-c", "import json, sys; from hdp_plugin import _kernel_cache as k; "
+                 "print(json.dumps({'digest': k.kernel_digest(), 'target': k._target_magic(), "
+                 "'numba': __import__('numba').__version__, 'python': k._python_tag(), "
+                 "'module': k.__file__}))"]
+        info = json.loads(subprocess.run(probe, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                                         text=True, check=True).stdout)
+        if Path(info["module"]).resolve().parent != package_dir:
+            raise RuntimeError(f"the workload imported hdp_plugin from {info['module']}, not from {package_dir}")
+        if info["digest"] != kernel_digest(package_dir):
+            raise RuntimeError("the kernel sources changed while their kernels compiled")
+        written = cache / cache_dir_name(info["digest"])
+        files = sorted(p.relative_to(written).as_posix() for p in written.rglob("*")
+                       if p.is_file() and p.suffix in (".nbi", ".nbc"))
+        if not files:
+            raise RuntimeError(f"the workload cached no kernels under {written}")
+        bundle.mkdir()
+        for rel in files:
+            (bundle / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(written / rel, bundle / rel)
+    manifest = {"format": MANIFEST_FORMAT, "digest": info["digest"], "numba": info["numba"],
+                "python": info["python"], "target": info["target"], "files": files}
+    (bundle / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] != "build":
+        print("usage: python -m hdp_plugin._kernel_cache build PACKAGE_DIR", file=sys.stderr)
+        return 2
+    try:
+        manifest = build(Path(argv[1]))
+    except (OSError, RuntimeError, subprocess.CalledProcessError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    size = sum((Path(argv[1]) / BUNDLE_DIR / f).stat().st_size for f in manifest["files"])
+    print(f"{len(manifest['files'])} compiled kernel files ({size / 1e6:.1f} MB) for {manifest['target'][1]}, "
+          f"numba {manifest['numba']}, {manifest['python']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
