@@ -13,7 +13,7 @@ numba's per-user cache directory.
 
 **Kernels compiled when the wheel is built.** ``python -m hdp_plugin._kernel_cache build`` (run by
 ``tools/build_wheel.py`` inside the copy of the source that becomes the wheel) runs a few default fits
-and a prediction on small generated data sets, each a process of its own, and stores the entries
+and a prediction on small generated data sets, in a process of their own, and stores the entries
 numba wrote into ``hdp_plugin/_kernels/`` with a manifest: the digest, numba's version, the Python
 cache tag and numba's code-generation target (triple, CPU name, CPU features). On first use,
 :func:`install` copies them into the cache directory of the digest if that directory does not exist
@@ -292,47 +292,66 @@ WORKLOAD = (
 )
 
 
-def build(package_dir: Path, python: str = sys.executable) -> dict:
-    """Compile the kernels of :data:`WORKLOAD` for the package at ``package_dir`` (a copy about to become
-    a wheel) and store them in its ``_kernels/`` with the manifest. Returns the manifest."""
+def build(package_dir: Path, python: str = sys.executable, workload=WORKLOAD) -> dict:
+    """Compile the kernels of ``workload`` (command lines of ``hdp-bnc``, run one after the other in one
+    process, in a folder holding the data sets mixed.arff, numeric.arff and nominal.arff) for the
+    package at ``package_dir`` (a copy about to become a wheel) and store them in its ``_kernels/`` with
+    the manifest (:func:`store`). Returns the manifest."""
     package_dir = Path(package_dir).resolve()
-    bundle = package_dir / BUNDLE_DIR
-    if bundle.exists():
-        shutil.rmtree(bundle)
     with tempfile.TemporaryDirectory(prefix="hdp-kernels-") as tmp:
         work = Path(tmp)
         _write_arff(work / "mixed.arff", 240, 3, 3, 1)
         _write_arff(work / "numeric.arff", 240, 4, 0, 2)
         _write_arff(work / "nominal.arff", 240, 0, 5, 3)
         cache = work / "cache"
-        env = dict(os.environ, PYTHONPATH=str(package_dir.parent), NUMBA_CACHE_DIR=str(cache),
-                   HDP_NUMBA_CACHE="1", HDP_WARM_HELPER="always")
-        env.pop("NUMBA_DISABLE_JIT", None)
-        for args in WORKLOAD:
-            cmd = [python, "-m", "hdp_plugin", *args]
-            done = subprocess.run(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise RuntimeError(f"compiling the kernels failed: {' '.join(args)}: "
-                                   f"{''.join((done.stderr or done.stdout).strip().splitlines()[-1:])}")
-        probe = [python, "-c", "import json, sys; from hdp_plugin import _kernel_cache as k; "
-                 "print(json.dumps({'digest': k.kernel_digest(), 'target': k._target_magic(), "
-                 "'numba': __import__('numba').__version__, 'python': k._python_tag(), "
-                 "'module': k.__file__}))"]
-        info = json.loads(subprocess.run(probe, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                         text=True, check=True).stdout)
-        if Path(info["module"]).resolve().parent != package_dir:
-            raise RuntimeError(f"the workload imported hdp_plugin from {info['module']}, not from {package_dir}")
-        if info["digest"] != kernel_digest(package_dir):
-            raise RuntimeError("the kernel sources changed while their kernels compiled")
-        written = cache / cache_dir_name(info["digest"])
-        files = sorted(p.relative_to(written).as_posix() for p in written.rglob("*")
-                       if p.is_file() and p.suffix in (".nbi", ".nbc"))
-        if not files:
-            raise RuntimeError(f"the workload cached no kernels under {written}")
-        bundle.mkdir()
-        for rel in files:
-            (bundle / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(written / rel, bundle / rel)
+        env = _build_env(package_dir, cache)
+        driver = ("import sys\nfrom hdp_plugin.cli import app\n"
+                  f"for args in {[list(a) for a in workload]!r}:\n"
+                  "    print(' '.join(args), file=sys.stderr, flush=True)\n"
+                  "    app(args, prog_name='hdp-bnc', standalone_mode=False)\n")
+        done = subprocess.run([python, "-c", driver], cwd=work, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError("compiling the kernels failed: "
+                               + " / ".join((done.stderr or done.stdout).strip().splitlines()[-2:]))
+        return store(package_dir, cache, python)
+
+
+def _build_env(package_dir: Path, cache: Path) -> dict:
+    """The environment of a process that imports the package at ``package_dir`` and caches its kernels
+    under ``cache``."""
+    env = dict(os.environ, PYTHONPATH=str(Path(package_dir).resolve().parent), NUMBA_CACHE_DIR=str(cache),
+               HDP_NUMBA_CACHE="1", HDP_WARM_HELPER="always")
+    env.pop("NUMBA_DISABLE_JIT", None)
+    return env
+
+
+def store(package_dir: Path, cache: Path, python: str = sys.executable) -> dict:
+    """Copy the kernels that processes of ``package_dir``'s package cached under the cache root ``cache``
+    into its ``_kernels/`` and write the manifest (of ``python``'s numba, Python and CPU). Returns it."""
+    package_dir = Path(package_dir).resolve()
+    bundle = package_dir / BUNDLE_DIR
+    if bundle.exists():
+        shutil.rmtree(bundle)
+    probe = [python, "-c", "import json, sys; from hdp_plugin import _kernel_cache as k; "
+             "print(json.dumps({'digest': k.kernel_digest(), 'target': k._target_magic(), "
+             "'numba': __import__('numba').__version__, 'python': k._python_tag(), "
+             "'module': k.__file__}))"]
+    info = json.loads(subprocess.run(probe, cwd=package_dir.parent, env=_build_env(package_dir, cache),
+                                     stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True).stdout)
+    if Path(info["module"]).resolve().parent != package_dir:
+        raise RuntimeError(f"the kernels were compiled for hdp_plugin at {info['module']}, not at {package_dir}")
+    if info["digest"] != kernel_digest(package_dir):
+        raise RuntimeError("the kernel sources changed while their kernels compiled")
+    written = Path(cache) / cache_dir_name(info["digest"])
+    files = sorted(p.relative_to(written).as_posix() for p in written.rglob("*")
+                   if p.is_file() and p.suffix in (".nbi", ".nbc"))
+    if not files:
+        raise RuntimeError(f"no kernels were cached under {written}")
+    bundle.mkdir()
+    for rel in files:
+        (bundle / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(written / rel, bundle / rel)
     manifest = {"format": MANIFEST_FORMAT, "digest": info["digest"], "numba": info["numba"],
                 "python": info["python"], "target": info["target"], "files": files}
     (bundle / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")

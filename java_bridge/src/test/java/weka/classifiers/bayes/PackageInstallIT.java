@@ -2,6 +2,7 @@ package weka.classifiers.bayes;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -67,6 +68,14 @@ class PackageInstallIT {
     assertTrue(Files.list(pkg.resolve("lib")).anyMatch(p -> p.getFileName().toString().startsWith("arrow-format")));
     assertTrue(Files.list(pkg.resolve("python")).anyMatch(p -> p.getFileName().toString().matches(
       "hdp_plugin-.*-py3-none-any\\.whl")), "the package carries no hdp_plugin wheel");
+    // the wheel carries the kernels compiled by tools/build_wheel.py (hdp_plugin/_kernel_cache.py)
+    Path wheel = Files.list(pkg.resolve("python")).filter(p -> p.getFileName().toString().endsWith(".whl"))
+      .findFirst().get();
+    try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(wheel.toFile())) {
+      assertNotNull(zip.getEntry("hdp_plugin/_kernels/manifest.json"), "no compiled kernels in " + wheel);
+      assertTrue(zip.stream().anyMatch(e -> e.getName().startsWith("hdp_plugin/_kernels/hdp/")
+        && e.getName().endsWith(".nbi")), "no sampler kernels in " + wheel);
+    }
   }
 
   @Test
