@@ -87,6 +87,8 @@ def main(argv=None) -> int:
     home = Path(tempfile.mkdtemp(prefix="weka-home-"))
     env = {k: v for k, v in os.environ.items() if k not in ("HDP_BNC_PYTHON", "PYTHONPATH", "NUMBA_CACHE_DIR")}
     env["WEKA_HOME"] = str(home)
+    # a new user's empty numba cache (not XDG_CACHE_HOME, which would also empty pip's cache)
+    env["NUMBA_CACHE_DIR"] = str(home / "numba-cache")
     java = ["java", "-Xmx2g", f"-Duser.home={home}", "-cp", cp]
     try:
         t = time.perf_counter()

@@ -71,9 +71,9 @@ class PackageInstallIT {
     // the wheel carries the kernels compiled by tools/build_wheel.py (hdp_plugin/_kernel_cache.py)
     Path wheel = Files.list(pkg.resolve("python")).filter(p -> p.getFileName().toString().endsWith(".whl"))
       .findFirst().get();
-    try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(wheel.toFile())) {
-      assertNotNull(zip.getEntry("hdp_plugin/_kernels/manifest.json"), "no compiled kernels in " + wheel);
-      assertTrue(zip.stream().anyMatch(e -> e.getName().startsWith("hdp_plugin/_kernels/hdp/")
+    try (java.util.zip.ZipFile wheelZip = new java.util.zip.ZipFile(wheel.toFile())) {
+      assertNotNull(wheelZip.getEntry("hdp_plugin/_kernels/manifest.json"), "no compiled kernels in " + wheel);
+      assertTrue(wheelZip.stream().anyMatch(e -> e.getName().startsWith("hdp_plugin/_kernels/hdp/")
         && e.getName().endsWith(".nbi")), "no sampler kernels in " + wheel);
     }
   }
