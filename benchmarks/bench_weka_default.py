@@ -52,7 +52,7 @@ def main(argv=None) -> int:
             ap.error(f"{path}: no such file (Debian's weka package: apt-get download weka; dpkg -x)")
     cp = subprocess.run(["bash", str(ROOT / "tools" / "weka" / "classpath.sh")], capture_output=True, text=True,
                         check=True).stdout.strip()
-    zip_path = args.zip
+    zip_path = args.zip.resolve() if args.zip else None
     if zip_path is None:
         subprocess.run(["mvn", "-q", "-B", "-o", "package", "-DskipTests"], cwd=ROOT / "java_bridge", check=True)
         zip_path = next((ROOT / "java_bridge" / "target").glob("HDPBayesNet-*.zip"))
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
                     done = subprocess.run(cmd, env=env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True,
                                           text=True, errors="replace")
                     wall = time.perf_counter() - t
-                    if done.returncode != 0:
+                    if done.returncode != 0 or "Correctly Classified Instances" not in done.stdout:
                         print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
                         return 1
                     label = "warm-up" if r < 0 else f"round {r + 1}"
