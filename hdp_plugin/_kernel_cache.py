@@ -3,7 +3,7 @@
 **One cache directory per kernel source.** numba checks a cache entry against the source file of its
 own function only: a kernel that calls a kernel of another file, or reads a constant of
 ``config.py``, would be loaded stale after that other file changed. So hdp_plugin's kernels are
-cached by a locator of their own (:class:`PackageLocator`, put first in numba's list of locators; every
+cached by a locator of their own (``PackageLocator``, put first in numba's list of locators; every
 other package's functions keep numba's): under ``<cache root>/hdp_plugin-<digest>/``, where the
 digest is a SHA-256 of every source file that holds kernels (those that use ``NJIT_OPTIONS``,
 ``config.py`` included), and that same digest is the stamp numba checks in every entry. A change to
@@ -123,14 +123,10 @@ def _python_tag() -> str:
     return "py%d%d" % sys.version_info[:2]  # what numba puts in its cache file names
 
 
-def _locator_base():
+def _make_locator_class():
     from numba.core import caching
 
-    return getattr(caching, "_CacheLocator", None)
-
-
-def _make_locator_class():
-    base = _locator_base()
+    base = getattr(caching, "_CacheLocator", None)
     if base is None:
         return None
 
@@ -172,8 +168,8 @@ def _make_locator_class():
 
 
 def install() -> None:
-    """Put :class:`PackageLocator` first in numba's locators and fill the digest's cache directory from
-    the wheel's compiled kernels when they fit. Called once, before the first kernel is decorated
+    """Put the package's locator (``PackageLocator``) first in numba's locators and fill the digest's
+    cache directory from the wheel's compiled kernels when they fit. Called once, before the first kernel is decorated
     (``config._setup_numba``); never raises (at worst numba's own locators and compilation remain)."""
     if _state["installed"]:
         return
@@ -188,7 +184,6 @@ def install() -> None:
         if not isinstance(locators, list) or root is None or cls is None:
             return
         _state["root"] = root
-        globals()["PackageLocator"] = cls
         locators.insert(0, cls)
         seed(root)
     except Exception as exc:  # noqa: BLE001 - only ever an optimisation
