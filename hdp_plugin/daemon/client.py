@@ -156,14 +156,16 @@ def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, p
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
     last = None
-    misses = 0
+    misses, missing_since = 0, None
     absent_since, noticed, next_look = None, False, start
     while True:
         st = job_state(spool, name)
         if st["state"] in (P.DONE, P.FAILED):
             return st
         misses = misses + 1 if st["state"] is None else 0
-        if misses >= 5:  # gone on five looks in a row: not a job moving between states
+        missing_since = (missing_since or time.monotonic()) if misses else None
+        # gone on five looks in a row, over as long as five looks at ``poll``: not a job moving between states
+        if misses >= 5 and time.monotonic() - missing_since >= 4 * poll:
             raise JobError(f"no job named {name} in {spool}")
         prog = st.get("progress")
         if on_progress is not None and prog and prog != last:
@@ -191,7 +193,8 @@ def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, p
                                         f"{name}")
         if deadline is not None and now > deadline:
             raise TimeoutError(f"job {name} is still {st['state']} after {timeout} s")
-        time.sleep(poll)
+        # a tenth of the job's age, so that a short job is seen done soon after it is (config.BRISK_POLL_SECONDS)
+        time.sleep(min(poll, max(config.BRISK_POLL_SECONDS, (now - start) / 10)))
 
 
 def cancel(spool: str | os.PathLike, name: str) -> None:

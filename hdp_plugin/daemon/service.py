@@ -271,8 +271,16 @@ class Daemon:
                 self.stop_event.set()
                 return None
         self.beat()
-        self.pool.wait(s.poll)
+        self.pool.wait(self._next_look(now))
         return None
+
+    def _next_look(self, now: float) -> float:
+        """Seconds until the next look at new/: soon after a job when a worker is free (the next job of a
+        cross-validation follows at once), ``poll`` after a while (config.BRISK_POLL_SECONDS)."""
+        poll = self.settings.poll
+        if self.stop_event.is_set() or not self.pool.idle():
+            return poll  # a worker's message ends the wait anyway
+        return min(poll, max(config.BRISK_POLL_SECONDS, (now - self._idle_since) / 10))
 
 
 def run(spool: str | os.PathLike, settings: Settings | None = None, *, install_signals: bool = True) -> int:

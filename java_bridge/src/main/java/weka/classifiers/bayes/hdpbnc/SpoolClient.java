@@ -65,6 +65,17 @@ public final class SpoolClient {
   /** Seconds to wait for a started daemon to take its lock. */
   static final int START_SECONDS = 600;
   static final long POLL_MILLIS = 200;
+  /** The shortest wait between two looks at a job (the daemon's config.BRISK_POLL_SECONDS). */
+  static final long BRISK_POLL_MILLIS = 10;
+
+  /**
+   * Milliseconds until the next look at a job that has waited {@code ageMillis}: a tenth of its age, between
+   * {@link #BRISK_POLL_MILLIS} and {@link #POLL_MILLIS}, so that a job of a fraction of a second (a fold of a
+   * cross-validation) is seen done soon after it is, and a long one costs a look every 0.2 s.
+   */
+  static long nextLookMillis(long ageMillis) {
+    return Math.min(POLL_MILLIS, Math.max(BRISK_POLL_MILLIS, ageMillis / 10));
+  }
   static final long PROGRESS_LOG_MILLIS = 5000;
   /**
    * The longest silence on the console (and the status line) while waiting: a line says what is going on. 8 s, so
@@ -748,7 +759,7 @@ public final class SpoolClient {
         throw new InterruptedException("HDPBayesNet: training interrupted; job " + name + " cancelled");
       }
       try {
-        Thread.sleep(POLL_MILLIS);
+        Thread.sleep(nextLookMillis((now - start) / 1_000_000L));
       } catch (InterruptedException e) {
         throw new InterruptedException("HDPBayesNet: training interrupted; job " + name + " cancelled");
       }
