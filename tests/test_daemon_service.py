@@ -674,3 +674,29 @@ def test_submit_wait_says_once_that_no_daemon_serves_the_spool_and_goes_on_waiti
     r = subprocess.run(_cmd("submit", spool, WEATHER, "--no-daemon-timeout", "1"), capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "needs --wait" in r.stderr
+
+
+def test_a_free_daemon_looks_at_new_soon_after_a_job_and_every_poll_later(tmp_path):
+    """The next job of a cross-validation follows the last at once: a daemon with a free worker waits
+    a tenth of the time since its last job before listing new/ again (config.BRISK_POLL_SECONDS at
+    least, --poll at most); with every worker busy or once stopping, --poll (a worker's message ends
+    the wait anyway)."""
+    from hdp_plugin import config
+    from hdp_plugin.daemon.service import Daemon, Settings
+
+    d = Daemon(tmp_path / "spool", Settings(poll=0.5))
+    d.pool.start(1, 1)
+    try:
+        deadline = time.monotonic() + 120
+        while not d.pool.idle() and time.monotonic() < deadline:
+            d.pool.wait(0.2)  # the worker's warm-up, then its ready message
+        assert d.pool.idle(), "the worker never said it was ready"
+        now = time.time()
+        d._idle_since = now
+        assert d._next_look(now) == config.BRISK_POLL_SECONDS
+        assert d._next_look(now + 1.0) == pytest.approx(0.1)
+        assert d._next_look(now + 60) == 0.5
+        d.stop_event.set()
+        assert d._next_look(now) == 0.5
+    finally:
+        d.pool.stop()

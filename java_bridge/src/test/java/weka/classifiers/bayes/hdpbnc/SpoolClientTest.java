@@ -112,6 +112,15 @@ class SpoolClientTest {
   }
 
   @Test
+  void aYoungJobIsLookedAtSoonAndAnOldOneEveryPollInterval() {
+    assertEquals(SpoolClient.BRISK_POLL_MILLIS, SpoolClient.nextLookMillis(0));
+    assertEquals(SpoolClient.BRISK_POLL_MILLIS, SpoolClient.nextLookMillis(50));
+    assertEquals(40, SpoolClient.nextLookMillis(400)); // a tenth of the job's age
+    assertEquals(SpoolClient.POLL_MILLIS, SpoolClient.nextLookMillis(2000));
+    assertEquals(SpoolClient.POLL_MILLIS, SpoolClient.nextLookMillis(3_600_000));
+  }
+
+  @Test
   void aModelComesBack() throws Exception {
     SpoolClient c = client(0);
     Future<Path> f = train(c);
