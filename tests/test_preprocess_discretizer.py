@@ -273,3 +273,18 @@ def test_class_codes_out_of_range_are_a_data_error():
     bad = Dataset(ds.attributes, ds.class_attribute, ds.X, np.where(ds.y == 1, 5, 0), ds.numeric, source="bad.arff")
     with pytest.raises(DataError, match="bad.arff: class code 5 is out of range for 2 class value"):
         Discretizer().fit(bad)
+
+
+def test_weka_number_short_path_equals_the_decimal_one():
+    # weka_number returns a double's shortest digits as they are when no rounding is needed; the
+    # Decimal path must agree on such numbers and on every other magnitude and precision
+    from hdp_plugin.preprocess.labels import _weka_number_rounded
+
+    rng = np.random.default_rng(3)
+    xs = np.concatenate([rng.normal(0, 10.0 ** rng.integers(-8, 12, 4000)),
+                         np.round(rng.normal(0, 1000, 4000) * 10.0 ** (d := rng.integers(0, 8, 4000))) / 10.0 ** d,
+                         (rng.integers(-10**6, 10**6, 2000) + 0.5) / 10.0 ** rng.integers(0, 7, 2000),
+                         [0.0, -0.0, 2.0, -1e-9, 1e15, 123456.5, 0.0000005, 1e-7]])
+    for precision in (6, 3, 9):
+        for x in xs:
+            assert weka_number(x, precision) == _weka_number_rounded(float(x), precision), (x, precision)

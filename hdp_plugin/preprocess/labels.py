@@ -58,6 +58,16 @@ def weka_number(x: float, precision: int = DEFAULT_PRECISION) -> str:
         return "NaN"
     if math.isinf(x):
         return "Infinity" if x > 0 else "-Infinity"
+    shortest = repr(x)
+    if "e" not in shortest and len(shortest) - shortest.index(".") - 1 <= precision:
+        # no rounding to do: the shortest digits are the answer (most cut points, which are midpoints
+        # of data values); a fit labels thousands of them, and the exact path below costs ~20 us each
+        return shortest.rstrip("0").rstrip(".")
+    return _weka_number_rounded(x, precision)
+
+
+def _weka_number_rounded(x: float, precision: int) -> str:
+    """:func:`weka_number` of a finite ``x`` by Decimal arithmetic, rounding and ties included."""
     with localcontext() as ctx:
         ctx.prec = 1100  # enough for every double written out in full
         quantum = Decimal(1).scaleb(-precision)
