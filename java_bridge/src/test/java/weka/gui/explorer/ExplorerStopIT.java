@@ -415,7 +415,10 @@ class ExplorerStopIT {
         awaitSpoolEmpty(s_Spool, "Stop during cross-validation");
       }
 
-      // 5. and Start still runs a cross-validation to its end
+      // 5. and Start still runs a cross-validation to its end (a second after the last start: Weka names a
+      // result "HH:mm:ss - classifier", and a run started in the same second as the one before shows the
+      // earlier run's output, since the history stores the new one as "NAME_0" but the panel updates NAME)
+      Thread.sleep(1100);
       String out = onEdt(m_Panel.m_OutText::getText);
       start();
       awaitPanelReady("a whole cross-validation", 300000);
