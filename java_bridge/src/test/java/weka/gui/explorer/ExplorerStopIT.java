@@ -220,7 +220,10 @@ class ExplorerStopIT {
       "Weka's task counter after " + when);
   }
 
-  /** Where the panel's thread and every thread of this plug-in are, for a failure's message. */
+  /**
+   * For a failure's message: the stacks of the panel's run thread, of AWT's threads, of every thread in this
+   * plug-in's code and of the owner of what the run thread waits for, then who holds the AWT lock.
+   */
   String stacks() {
     StringBuilder b = new StringBuilder();
     Thread run = m_Panel.m_RunThread;
