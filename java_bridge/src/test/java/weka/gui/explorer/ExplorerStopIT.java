@@ -227,13 +227,16 @@ class ExplorerStopIT {
   String stacks() {
     StringBuilder b = new StringBuilder();
     Thread run = m_Panel.m_RunThread;
+    java.lang.management.ThreadInfo info = run == null ? null : java.lang.management.ManagementFactory
+      .getThreadMXBean().getThreadInfo(new long[] {run.getId()}, true, true)[0];
+    long owner = info == null ? -1 : info.getLockOwnerId();
     for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
       StackTraceElement[] st = e.getValue();
       boolean ours = e.getKey() == run || e.getKey().getName().startsWith("AWT-");
       for (StackTraceElement f : st) {
         ours |= f.getClassName().contains("hdpbnc") || f.getClassName().contains("HDPBayesNet");
       }
-      if (!ours && !holdsWhatTheRunThreadWaitsFor(e.getKey(), run)) {
+      if (!ours && e.getKey().getId() != owner) {
         continue;
       }
       b.append("\n--- thread '").append(e.getKey().getName()).append("' (").append(e.getKey().getState())
@@ -249,25 +252,11 @@ class ExplorerStopIT {
     } catch (Exception | LinkageError e) {
       b.append("\n--- the AWT lock: unknown (").append(e).append(')');
     }
-    if (run != null) {
-      java.lang.management.ThreadInfo info = java.lang.management.ManagementFactory.getThreadMXBean().getThreadInfo(
-        new long[] {run.getId()}, true, true)[0];
-      if (info != null) {
-        b.append("\n--- the run thread waits for ").append(info.getLockName()).append(", held by '").append(info
-          .getLockOwnerName()).append("' (id ").append(info.getLockOwnerId()).append(')');
-      }
+    if (info != null) {
+      b.append("\n--- the run thread waits for ").append(info.getLockName()).append(", held by '").append(info
+        .getLockOwnerName()).append("' (id ").append(owner).append(')');
     }
     return b.toString();
-  }
-
-  /** Whether {@code t} owns the lock that {@code run} waits for (a thread stopped inside a lock can leave it held). */
-  static boolean holdsWhatTheRunThreadWaitsFor(Thread t, Thread run) {
-    if (run == null) {
-      return false;
-    }
-    java.lang.management.ThreadInfo info = java.lang.management.ManagementFactory.getThreadMXBean().getThreadInfo(
-      new long[] {run.getId()}, true, true)[0];
-    return info != null && info.getLockOwnerId() == t.getId();
   }
 
   /** Waits until the spool holds no job (new, claimed, done or failed), as it should after a Stop. */

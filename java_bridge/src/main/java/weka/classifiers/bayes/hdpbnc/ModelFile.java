@@ -555,39 +555,38 @@ public final class ModelFile {
     }
     // the checks of every cell and node: a message is only made for a failing one (made eagerly, the
     // strings of a 376,000-cell model took half of a cold JVM's read, about 0.5 s)
-    String tt = "tree ";
     for (int i = 0; i < n * card; i++) {
       int j = i / card;
       if (tree[i] != t) {
-        throw new Corrupt(tt + t + ": wrong tree column");
+        throw new Corrupt("tree " + t + ": wrong tree column");
       }
       if (node[i] != j || val[i] != i % card) {
-        throw new Corrupt(tt + t + ": cells out of order");
+        throw new Corrupt("tree " + t + ": cells out of order");
       }
       int f = j * card;
       if (par[i] != par[f] || dep[i] != dep[f] || br[i] != br[f] || grp[i] != grp[f]
         || Double.compare(conc[i], conc[f]) != 0) {
-        throw new Corrupt(tt + t + ": a column differs between the cells of a node");
+        throw new Corrupt("tree " + t + ": a column differs between the cells of a node");
       }
       if (cnt[i] < 0) {
-        throw new Corrupt(tt + t + ": negative counts");
+        throw new Corrupt("tree " + t + ": negative counts");
       }
     }
     for (int j = 0; j < n; j++) {
       int f = j * card;
       if (j == 0) {
         if (par[f] != -1 || dep[f] != 0 || br[f] != -1) {
-          throw new Corrupt(tt + t + ": bad root");
+          throw new Corrupt("tree " + t + ": bad root");
         }
       } else {
         if (par[f] < 0 || par[f] >= j) {
-          throw new Corrupt(tt + t + ": bad parent index");
+          throw new Corrupt("tree " + t + ": bad parent index");
         }
         if (dep[f] != dep[par[f] * card] + 1 || dep[f] < dep[f - card] || dep[f] > depthMax) {
-          throw new Corrupt(tt + t + ": bad depths");
+          throw new Corrupt("tree " + t + ": bad depths");
         }
         if (br[f] < 0 || br[f] >= radix[dep[f] - 1]) {
-          throw new Corrupt(tt + t + ": branch value out of range");
+          throw new Corrupt("tree " + t + ": branch value out of range");
         }
       }
       nodes.parent[off + j] = par[f] < 0 ? -1 : off + par[f];
