@@ -16,6 +16,11 @@ tree's slices of them into locals once per call and hands the per-iteration kern
 :func:`flush_still`) plain arrays and scalars: a call that passes a tuple of arrays costs two
 atomic reference-count updates for every array in it, used or not.
 
+The hot loops index with ``np.uint64`` casts of their (never negative) indices: numba wraps a
+negative signed index around (a shift, a mask and an add for every access, and a register to
+hold the length) but not an unsigned one; on the reference's segment-challenge fold the casts cut
+the sampler's instructions by a third with the same arithmetic, so the same draws.
+
 Shapes below: ``n_trees``, ``n_nodes``, ``n_cells`` (a node has one cell per value of its tree's
 attribute), ``n_groups`` (concentration groups), ``n_act`` (cells that can need a draw). Node,
 cell and group indices are global (all trees of a model in one set of arrays).
@@ -269,7 +274,8 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
     - log Gamma(c_p + N_p + t' - tc) (constants dropped). Consecutive candidates differ by the
     factor S(n, t'+1)/S(n, t') c S(m+1, t_p)/S(m, t_p) / (c_p + N_p + d), m = n_p + d, d = t' - tc:
     ``rt[row, t'] c rn_t[t_p, m] / (cp_Np + d)``. The weights are built outwards from the current
-    value (weight 1) by these factors; if that over- or underflows (an extreme state), they are
+    value (weight 1) by these factors (those below it first, then their running sums, then those
+    above it, each summed as it is made); if that over- or underflows (an extreme state), they are
     rebuilt in log space from the same factors. Then one uniform picks the candidate from the
     running sums (a branch-free count).
 
@@ -304,7 +310,8 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
     n_dense = 1
     s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
     for e in range(act_lo, act_hi):
-        cell = act[e, 0]
+        ue = np.uint64(e)
+        cell = np.uint64(act[ue, 0])
         nx = n[cell]
         if nx <= 1:
             continue  # t = n is forced (and already holds)
@@ -313,38 +320,44 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         m = min(nx, tc + 2 * window)
         if m > need:
             need = m
-        br = act[e, 4]
+        br = act[ue, 4]
         if br == -1 and nx > n_dense:  # an internal count (a leaf's is fixed: -2 or a row of its own)
             n_dense = nx
-        pcell = act[e, 1]
+        pcell = np.uint64(act[ue, 1])
         npx = n[pcell]
         tpx = t[pcell]
         lo = max(1, tc - window, tpx - npx + tc)
         hi = min(nx, tc + window)
         if hi <= lo:
             continue
-        j = act[e, 2]
-        p = act[e, 3]
-        c = conc[act[e, 5]]
-        cp_Np = conc[act[e, 6]] + node_N[p]
+        j = np.uint64(act[ue, 2])
+        p = np.uint64(act[ue, 3])
+        c = conc[np.uint64(act[ue, 5])]
+        cp_Np = conc[np.uint64(act[ue, 6])] + node_N[p]
         row = nx if br < 0 else big_base + br
         k0 = tc - lo
         size = hi - lo + 1
         w = 1.0
+        urow = np.uint64(row)
+        utp = np.uint64(tpx)
         for tt in range(tc, lo, -1):
             d = tt - tc - 1
-            w *= (cp_Np + d) / (rt[row, tt - 1] * c * rn_t[tpx, npx + d])
-            weights[tt - 1 - lo] = w
-        weights[k0] = 1.0
+            w *= (cp_Np + d) / (rt[urow, np.uint64(tt - 1)] * c * rn_t[utp, np.uint64(npx + d)])
+            weights[np.uint64(tt - 1 - lo)] = w
+        # the prefix sums of the lower candidates, then the upper ones' weights and sums in one pass
+        total = weights[0] if k0 > 0 else 1.0
+        for i in range(1, k0):
+            total += weights[np.uint64(i)]
+            weights[np.uint64(i)] = total
+        if k0 > 0:
+            total += 1.0
+        weights[np.uint64(k0)] = total
         w = 1.0
         for tt in range(tc, hi):
             d = tt - tc
-            w *= rt[row, tt] * c * rn_t[tpx, npx + d] / (cp_Np + d)
-            weights[tt + 1 - lo] = w
-        total = weights[0]
-        for i in range(1, size):
-            total += weights[i]
-            weights[i] = total
+            w *= rt[urow, np.uint64(tt)] * c * rn_t[utp, np.uint64(npx + d)] / (cp_Np + d)
+            total += w
+            weights[np.uint64(tt + 1 - lo)] = total
         if not (total > 0.0 and total < np.inf):
             # log space: the same factors, summed as logs, normalised by the largest
             log_c = math.log(c)
@@ -374,7 +387,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         u = unit_double(bits) * total
         k = 0
         for i in range(size - 1):
-            k += weights[i] <= u
+            k += weights[np.uint64(i)] <= u
         tt = lo + k
         d = tt - tc
         if d != 0:
@@ -461,17 +474,20 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
     for h in range(group_hi - group_lo):
         sum_T[h] = 0.0
         sum_q[h] = 0.0
-    for j in range(node_lo + 1, node_hi):
+    for jj in range(node_lo + 1, node_hi):
+        j = np.uint64(jj)
         Nj = node_N[j]
         if Nj > 0:
             g = node_group[j]
-            sum_T[g - group_lo] += node_T[j]
-            if group_fixed[g]:
+            ug = np.uint64(g)
+            h = np.uint64(g - group_lo)
+            sum_T[h] += node_T[j]
+            if group_fixed[ug]:
                 continue
             if Nj <= GROUPED_BETA_MAX:
-                hist[g - group_lo, Nj] += 1
+                hist[h, np.uint64(Nj)] += 1
             else:
-                sum_q[g - group_lo] += neg_log_beta(rng, conc[g], float(Nj))
+                sum_q[h] += neg_log_beta(rng, conc[ug], float(Nj))
     for g in range(group_lo, group_hi):
         if group_fixed[g]:
             continue
@@ -526,17 +542,19 @@ def accumulate_moving(moving, mv_lo, mv_hi, root, card, node_parent, node_group,
         cr = c * r
         if j == root:
             for x in range(card):
-                v = n[base + x] * r + cr * uniform_p
-                prob[base + x] = v
-                est_sum[base + x] += v
-                wsum[base + x] += v
+                cx = np.uint64(base + x)
+                v = n[cx] * r + cr * uniform_p
+                prob[cx] = v
+                est_sum[cx] += v
+                wsum[cx] += v
         else:
             pbase = node_cell_start[node_parent[j]]
             for x in range(card):
-                v = n[base + x] * r + cr * prob[pbase + x]
-                prob[base + x] = v
-                est_sum[base + x] += v
-                wsum[base + x] += v
+                cx = np.uint64(base + x)
+                v = n[cx] * r + cr * prob[np.uint64(pbase + x)]
+                prob[cx] = v
+                est_sum[cx] += v
+                wsum[cx] += v
 
 
 @njit(**NJIT_OPTIONS)
@@ -576,22 +594,30 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
             cr = c * r
             if j == root:
                 for x in range(card):
-                    w = n[base + x] * kr + cr * (k * uniform_p)
-                    est_sum[base + x] += w
-                    wsum[base + x] = w
+                    cx = np.uint64(base + x)
+                    w = n[cx] * kr + cr * (k * uniform_p)
+                    est_sum[cx] += w
+                    wsum[cx] = w
             else:
                 pbase = node_cell_start[node_parent[j]]
                 for x in range(card):
-                    w = n[base + x] * kr + cr * wsum[pbase + x]
-                    est_sum[base + x] += w
-                    wsum[base + x] = w
+                    cx = np.uint64(base + x)
+                    w = n[cx] * kr + cr * wsum[np.uint64(pbase + x)]
+                    est_sum[cx] += w
+                    wsum[cx] = w
     for e in range(mv_lo, mv_hi):
         base = node_cell_start[moving[e]]
         for x in range(card):
-            wsum[base + x] = 0.0
+            wsum[np.uint64(base + x)] = 0.0
 
 
-@njit(**NJIT_OPTIONS)
+#: :func:`sample_trees`'s options: numpy's error model, under which a float division by zero gives inf
+#: or nan instead of raising, so numba drops the test for zero before every division of a draw (no
+#: denominator of the sampler can be zero: Stirling ratios, concentrations and counts are > 0 there)
+SWEEP_NJIT_OPTIONS = {**NJIT_OPTIONS, "error_model": "numpy"}
+
+
+@njit(**SWEEP_NJIT_OPTIONS)
 def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settings):
     """Advance the trees ``order[lo:hi]`` (one thread's bin), one after the other, to iteration
     ``it_to``. The driver runs the bins on threads of its own (the kernels
