@@ -44,6 +44,92 @@ def generator(seed: np.random.SeedSequence, *key: int) -> np.random.Generator:
     return np.random.default_rng(child(seed, *key))
 
 
+# numpy's SeedSequence constants (numpy/random/bit_generator.pyx, after M. E. O'Neill's seed_seq)
+_MASK32 = 0xFFFFFFFF
+_INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
+_INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
+
+
+def _words32(n: int) -> list[int]:
+    """A whole number >= 0 as SeedSequence reads it: little-endian 32-bit words, 0 as one word."""
+    out = [n & _MASK32]
+    n >>= 32
+    while n:
+        out.append(n & _MASK32)
+        n >>= 32
+    return out
+
+
+def _hashmix(value: int, h: int) -> tuple[int, int]:
+    h2 = (h * _MULT_A) & _MASK32
+    v = ((value ^ h) * h2) & _MASK32
+    return v ^ (v >> 16), h2
+
+
+def _mix(x: int, y: int) -> int:
+    r = (_MIX_L * x - _MIX_R * y) & _MASK32
+    return r ^ (r >> 16)
+
+
+def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4) -> np.ndarray:
+    """``[c.generate_state(n_words, np.uint64) for c in seed.spawn(n)]`` as one (n, n_words) uint64
+    array, without spawning: ``seed`` is read, not advanced.
+
+    numpy's SeedSequence algorithm on plain integers, with what the children share done once: a
+    child's entropy is its parent's with its index appended, so the pool mixed from everything
+    before the index is the same for all of them, and each child only mixes in its index and draws
+    its words (about a tenth of the time of n SeedSequence objects). Seeds outside that form (entropy
+    not a whole number, a pool size other than 4) take numpy's own path; either way the words are
+    numpy's (tests compare them for many seeds).
+    """
+    entropy, key = seed.entropy, tuple(seed.spawn_key)
+    start = seed.n_children_spawned
+    if not (isinstance(entropy, (int, np.integer)) and entropy >= 0 and seed.pool_size == 4
+            and all(isinstance(k, (int, np.integer)) and k >= 0 for k in key) and start + n <= _MASK32 + 1):
+        kids = [np.random.SeedSequence(entropy, spawn_key=key + (i,), pool_size=seed.pool_size)
+                for i in range(start, start + n)]
+        return np.array([c.generate_state(n_words, np.uint64) for c in kids], dtype=np.uint64).reshape(n, n_words)
+    run = _words32(int(entropy))
+    run += [0] * (4 - len(run))  # a spawn key follows: the run entropy is padded to the pool size
+    head = run + [w for k in key for w in _words32(int(k))]
+    # the pool mixed from the entropy before the child's index (at least the 4 padded words)
+    h = _INIT_A
+    pool = [0, 0, 0, 0]
+    for i in range(4):
+        pool[i], h = _hashmix(head[i], h)
+    for src in range(4):
+        for dst in range(4):
+            if src != dst:
+                v, h = _hashmix(pool[src], h)
+                pool[dst] = _mix(pool[dst], v)
+    for src in range(4, len(head)):
+        for dst in range(4):
+            v, h = _hashmix(head[src], h)
+            pool[dst] = _mix(pool[dst], v)
+    out = np.empty((n, n_words), dtype=np.uint64)
+    for c in range(n):
+        # the child's index, the last entropy word, mixed into every pool word
+        p = pool.copy()
+        hc = h
+        for dst in range(4):
+            v, hc = _hashmix(start + c, hc)
+            p[dst] = _mix(p[dst], v)
+        # its state: 2 n_words 32-bit words drawn round the pool, paired little-endian
+        hb = _INIT_B
+        prev = 0
+        for j in range(2 * n_words):
+            d = p[j % 4] ^ hb
+            hb = (hb * _MULT_B) & _MASK32
+            d = (d * hb) & _MASK32
+            d ^= d >> 16
+            if j % 2:
+                out[c, j // 2] = prev | (d << 32)
+            else:
+                prev = d
+    return out
+
+
 def describe(seed: np.random.SeedSequence) -> dict:
     """The seed as plain JSON data: ``{"entropy": int, "spawn_key": [int, ...]}``."""
     return {"entropy": int(seed.entropy), "spawn_key": [int(k) for k in seed.spawn_key]}

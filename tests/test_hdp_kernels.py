@@ -96,6 +96,33 @@ def test_rng_is_deterministic_and_streams_differ():
     assert u == v and all(0.0 <= x < 1.0 for x in u)
 
 
+@pytest.mark.parametrize("entropy", [0, 1, 2**32 - 1, 2**32, 2**64 + 5, 2**128 - 1, 12345, np.int64(77)])
+def test_spawned_states_are_numpys_children(entropy):
+    """The trees' seeds: numpy's SeedSequence children, word for word, without spawning."""
+    from hdp_plugin import _seeds
+
+    for key in [(), (0,), (5,), (2**30, 7), (2**33,), (1, 2, 3, 4, 5), (2**30 + 2, 19, 2**30)]:
+        for n in (0, 1, 13):
+            for already in (0, 3):
+                ss = np.random.SeedSequence(entropy, spawn_key=key)
+                ss.spawn(already)
+                got = _seeds.spawned_states(ss, n)
+                assert ss.n_children_spawned == already  # read, not advanced
+                want = np.array([c.generate_state(4, np.uint64) for c in ss.spawn(n)], np.uint64).reshape(n, 4)
+                assert got.dtype == np.uint64 and np.array_equal(got, want), (entropy, key, n, already)
+
+
+def test_spawned_states_other_seeds_take_numpys_path():
+    from hdp_plugin import _seeds
+
+    ss = np.random.SeedSequence([1, 2, 3], spawn_key=(4,))  # entropy as a sequence
+    want = np.array([c.generate_state(4, np.uint64) for c in np.random.SeedSequence([1, 2, 3], spawn_key=(4,)).spawn(5)])
+    assert np.array_equal(_seeds.spawned_states(ss, 5), want)
+    ss = np.random.SeedSequence(9, pool_size=8)
+    want = np.array([c.generate_state(4, np.uint64) for c in np.random.SeedSequence(9, pool_size=8).spawn(3)])
+    assert np.array_equal(_seeds.spawned_states(ss, 3), want)
+
+
 def test_gamma_and_beta_moments():
     s = hrng.tree_states(1, 1)[0]
     for shape in [0.3, 1.0, 2.5, 40.0]:

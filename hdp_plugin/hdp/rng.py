@@ -18,6 +18,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
+from .._seeds import spawned_states
 from ..config import NJIT_OPTIONS
 
 
@@ -31,7 +32,8 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
         uint64 holds the states themselves (an ensemble derives each member's trees' states
         from the member's own seed) and is copied.
     n_streams : int
-        Number of streams (one per context tree).
+        Number of streams (one per context tree): stream ``i`` is the seed's child ``i``
+        (``ss.spawn``'s, counted from the children it has already spawned), which is not spawned.
 
     Returns
     -------
@@ -50,12 +52,10 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
         ss = np.random.SeedSequence()
     else:
         ss = np.random.SeedSequence(int(random_state))
-    states = np.zeros((max(n_streams, 0), 4), dtype=np.uint64)
-    for i, child in enumerate(ss.spawn(n_streams)):
-        words = child.generate_state(4, dtype=np.uint64)
-        if not words.any():  # the all-zero state is the one xoshiro cannot leave
-            words[0] = 1
-        states[i] = words
+    # stream i is child i of the seed (numpy's words, computed without spawning: a SeedSequence
+    # given is read, not advanced, so the same seed gives the same states every time)
+    states = spawned_states(ss, max(n_streams, 0))
+    states[~states.any(axis=1), 0] = 1  # the all-zero state is the one xoshiro cannot leave
     return states
 
 
