@@ -480,14 +480,14 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
         if Nj > 0:
             g = node_group[j]
             ug = np.uint64(g)
-            h = np.uint64(g - group_lo)
-            sum_T[h] += node_T[j]
+            uh = np.uint64(g - group_lo)
+            sum_T[uh] += node_T[j]
             if group_fixed[ug]:
                 continue
             if Nj <= GROUPED_BETA_MAX:
-                hist[h, np.uint64(Nj)] += 1
+                hist[uh, np.uint64(Nj)] += 1
             else:
-                sum_q[h] += neg_log_beta(rng, conc[ug], float(Nj))
+                sum_q[uh] += neg_log_beta(rng, conc[ug], float(Nj))
     for g in range(group_lo, group_hi):
         if group_fixed[g]:
             continue

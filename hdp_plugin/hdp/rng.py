@@ -32,8 +32,9 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
         uint64 holds the states themselves (an ensemble derives each member's trees' states
         from the member's own seed) and is copied.
     n_streams : int
-        Number of streams (one per context tree): stream ``i`` is the seed's child ``i``
-        (``ss.spawn``'s, counted from the children it has already spawned), which is not spawned.
+        Number of streams (one per context tree): stream ``i`` is what the seed's child ``i``
+        would give (counted from the children it has already spawned); a SeedSequence given is
+        read, not advanced.
 
     Returns
     -------
