@@ -72,6 +72,14 @@ def _mix(x: int, y: int) -> int:
     return r ^ (r >> 16)
 
 
+def _mix_in(pool: list[int], word: int, h: int) -> int:
+    """Mix one more entropy word into every word of ``pool`` (in place); returns the hash constant."""
+    for dst in range(4):
+        v, h = _hashmix(word, h)
+        pool[dst] = _mix(pool[dst], v)
+    return h
+
+
 def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4) -> np.ndarray:
     """``[c.generate_state(n_words, np.uint64) for c in seed.spawn(n)]`` as one (n, n_words) uint64
     array, without spawning: ``seed`` is read, not advanced.
@@ -79,7 +87,7 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4) -> np
     numpy's SeedSequence algorithm on plain integers, with what the children share done once: a
     child's entropy is its parent's with its index appended, so the pool mixed from everything
     before the index is the same for all of them, and each child only mixes in its index and draws
-    its words (about a tenth of the time of n SeedSequence objects). Seeds outside that form (entropy
+    its words (less than half the time of n SeedSequence objects and their words). Seeds outside that form (entropy
     not a whole number, a pool size other than 4) take numpy's own path; either way the words are
     numpy's (tests compare them for many seeds).
     """
@@ -103,18 +111,13 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4) -> np
             if src != dst:
                 v, h = _hashmix(pool[src], h)
                 pool[dst] = _mix(pool[dst], v)
-    for src in range(4, len(head)):
-        for dst in range(4):
-            v, h = _hashmix(head[src], h)
-            pool[dst] = _mix(pool[dst], v)
+    for word in head[4:]:
+        h = _mix_in(pool, word, h)
     out = np.empty((n, n_words), dtype=np.uint64)
     for c in range(n):
         # the child's index, the last entropy word, mixed into every pool word
         p = pool.copy()
-        hc = h
-        for dst in range(4):
-            v, hc = _hashmix(start + c, hc)
-            p[dst] = _mix(p[dst], v)
+        _mix_in(p, start + c, h)
         # its state: 2 n_words 32-bit words drawn round the pool, paired little-endian
         hb = _INIT_B
         prev = 0

@@ -329,7 +329,7 @@ def equal_frequency_cut_points_sorted(values, n_bins):
 # These follow the NumPy expressions of the rule's definition operation for operation, so the weights
 # are the doubles those expressions give: a sum over the classes is NumPy's pairwise sum
 # (:func:`_numpy_sum`), logarithms are ``log`` and ``log2``.
-@njit(inline="always", **NJIT_OPTIONS)  # inlined into _entropy_bits: see there
+@njit(inline="always", **NJIT_OPTIONS)  # inlined: see _pairwise_sum
 def _pairwise_block(a, lo, n):
     """NumPy's pairwise sum of ``a[lo:lo + n]`` for ``n <= 128`` (one block: 8 running sums).
 
@@ -367,7 +367,9 @@ def _pairwise_block(a, lo, n):
     return res
 
 
-@njit(**NJIT_OPTIONS)
+# inlined (with _pairwise_block) into _entropy_bits: a call passing the array cost two atomic reference
+# counts per entropy, a fifth of the stochastic cut points' time (segment-challenge's 380 columns)
+@njit(inline="always", **NJIT_OPTIONS)
 def _pairwise_sum(a, lo, n):
     """NumPy's pairwise summation of ``a[lo:lo + n]`` (``numpy.add.reduce`` over a contiguous axis):
     blocks of at most 128, halves (rounded down to a multiple of 8) added. NumPy recurses; this walks
@@ -433,12 +435,7 @@ def _entropy_bits(counts, scratch, xlogx):
         scratch[c] = xlogx[counts[c]] if counts[c] > 0 else 0.0
     if total == 0:
         return 0.0
-    C = counts.shape[0]
-    if C <= 128:  # one block, inlined: a call passing scratch cost two atomic reference counts per
-        # entropy, a fifth of the stochastic cut points' time (segment-challenge's 380 columns)
-        xl = 0.0 + _pairwise_block(scratch, np.int64(0), C)
-    else:
-        xl = 0.0 + _pairwise_sum(scratch, np.int64(0), C)  # not a literal 0: one specialisation
+    xl = 0.0 + _pairwise_sum(scratch, np.int64(0), counts.shape[0])  # not a literal 0: one specialisation
     return (xlogx[total] - xl) / (float(total) * LN2)
 
 
