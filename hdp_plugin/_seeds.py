@@ -89,8 +89,7 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4) -> np
     before the index is the same for all of them, and each child only mixes in its index and draws
     its words (less than half the time of n SeedSequence objects and their words). Seeds outside
     that form (entropy not a whole number, a pool size other than 4) take numpy's own path; either
-    way the words are
-    numpy's (tests compare them for many seeds).
+    way the words are numpy's (tests compare them for many seeds).
     """
     entropy, key = seed.entropy, tuple(seed.spawn_key)
     start = seed.n_children_spawned
