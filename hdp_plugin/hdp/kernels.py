@@ -345,13 +345,16 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
             w *= (cp_Np + d) / (rt[urow, np.uint64(tt - 1)] * c * rn_t[utp, np.uint64(npx + d)])
             weights[np.uint64(tt - 1 - lo)] = w
         # the prefix sums of the lower candidates, then the upper ones' weights and sums in one pass
-        total = weights[0] if k0 > 0 else 1.0
-        for i in range(1, k0):
-            total += weights[np.uint64(i)]
-            weights[np.uint64(i)] = total
-        if k0 > 0:
-            total += 1.0
-        weights[np.uint64(k0)] = total
+        if k0 >= 0:
+            total = weights[0] if k0 > 0 else 1.0
+            for i in range(1, k0):
+                total += weights[np.uint64(i)]
+                weights[np.uint64(i)] = total
+            if k0 > 0:
+                total += 1.0
+            weights[np.uint64(k0)] = total
+        else:  # tc = 0 (an internal cell that had no customers): every candidate is above it
+            total = 0.0
         w = 1.0
         for tt in range(tc, hi):
             d = tt - tc
