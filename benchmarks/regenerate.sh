@@ -39,6 +39,11 @@ if [[ "${1:-all}" != speed ]]; then
   section --section eskdb-iterations -- python benchmarks/bench_eskdb_iterations.py "${mlbench[@]}"
   # and against the burn-in (the same folds run to 200 iterations, about 5 minutes, one core)
   section --section eskdb-burn-in -- python benchmarks/bench_eskdb_iterations.py --burn-in-study "${mlbench[@]}"
+  # per-tree stopping rules for the ensemble (config.AUTO_FIRST_CHECK), on the tables' seeds and on seeds + 1000
+  # (one 1000-iteration run per fold, about 5 minutes each on two cores)
+  section --section eskdb-rules -- python benchmarks/bench_eskdb_iterations.py --rule-study --jobs 2 "${mlbench[@]}"
+  section --section eskdb-rules-seeds -- python benchmarks/bench_eskdb_iterations.py --rule-study --seed-offset 1000 \
+    --jobs 2 "${mlbench[@]}"
   # issue 24: integer-coded categories (part 2) and numeric attributes with few rows per class (part 3),
   # both cached under benchmarks/.cache/ (about 20 minutes each the first time, one core)
   section --section categorical -- python benchmarks/bench_categorical.py --datasets \

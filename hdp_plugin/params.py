@@ -105,9 +105,10 @@ PARAMETERS: tuple[Param, ...] = (
           help="How the probability tables are estimated.",
           cli=("--estimator", "-e"), job="estimator", weka="E"),
     Param("iterations", "int", None, minimum=1, maximum=config.MAX_ITERATIONS, nullable=True,
-          help=f"Gibbs iterations of the HDP sampler; by default (auto) {config.AUTO_ITERATIONS['eskdb']} for eskdb "
-               f"(an ensemble settles early) and otherwise each context tree until its averaged tables have "
-               f"converged, at most {config.DEFAULT_ITERATIONS} (the paper's experiments use 50000).",
+          help=f"Gibbs iterations of the HDP sampler; by default (auto) each context tree until its averaged "
+               f"tables have converged, at most {config.AUTO_ITERATIONS['eskdb']} for eskdb (an ensemble settles "
+               f"early: checked from {config.AUTO_FIRST_CHECK['eskdb']}) and {config.DEFAULT_ITERATIONS} otherwise "
+               f"(the paper's experiments use 50000).",
           cli=("--iterations", "-i"), job="iterations", weka="I", weka_default=0),
     Param("burn_in", "int", None, minimum=0, nullable=True,
           help=f"Iterations discarded before averaging, below iterations; by default {BURN_IN_RULE}.",
@@ -230,6 +231,13 @@ def burn_in_over(structure: str, iterations: int | None, burn_in: int | None, es
         return None
     cap = resolved_iterations(structure, iterations)
     return cap if burn_in is not None and burn_in >= cap else None
+
+
+def convergence_first_check(structure: str) -> int:
+    """The first iteration at which the stopping rule (:func:`sampler_tolerance`) may stop a tree of
+    ``structure``: 100 for eskdb (config.AUTO_FIRST_CHECK), 500 (config.CONVERGENCE_FIRST_CHECK)
+    otherwise; then every doubling below the cap (:func:`resolved_iterations`)."""
+    return config.AUTO_FIRST_CHECK.get(structure, config.CONVERGENCE_FIRST_CHECK)
 
 
 def sampler_tolerance(iterations: int | None) -> float | None:

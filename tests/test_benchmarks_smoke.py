@@ -347,6 +347,29 @@ def test_bench_eskdb_iterations_reads_every_point_of_one_run_per_fold(tmp_path):
     assert all(line.rstrip().endswith("of 1 |") for line in lines)
 
 
+def test_the_rule_study_gives_what_the_default_fit_gives(tmp_path, accuracy):
+    """--rule-study on one tiny set: every fold cached and every rule printed; its reading of the default's
+    rule (a check at 100, config.AUTO_FIRST_CHECK, then the cap of 200, tolerance 0.005) is exactly the test
+    measure of the default classifier fitted on that fold with that seed."""
+    from hdp_plugin import BayesNetClassifier, config
+
+    cache = tmp_path / "cache"
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_eskdb_iterations.py"), "--datasets", "contact-lenses",
+                           "--cache-dir", str(cache), "--rule-study"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    files = sorted((tmp_path / "eskdb-rules" / "contact-lenses").glob("r*f*.json"))
+    assert len(files) == 10
+    rows = {line.split("|")[1].strip() for line in proc.stdout.splitlines() if line.startswith("| ")}
+    key = f"{config.AUTO_FIRST_CHECK['eskdb']}-{config.AUTO_ITERATIONS['eskdb']}@{config.CONVERGENCE_TOLERANCE}"
+    assert {"50", "200", "1000", key} <= rows
+    rec = json.loads((tmp_path / "eskdb-rules" / "contact-lenses" / "r1f0.json").read_text())
+    train, test = accuracy.fold_split(accuracy.ROOT / "tests" / "data" / "contact-lenses.arff", 1, 0)
+    clf = BayesNetClassifier(random_state=accuracy.seed_of(1, 0), n_jobs=1).fit(train)
+    got = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
+    for m in ("rmse", "log_loss", "zero_one"):
+        assert got[m] == pytest.approx(rec["points"][key][m], rel=1e-9, abs=1e-12), m
+
+
 def test_bench_default_prints_both_sides_on_the_same_rows():
     pytest.importorskip("sklearn", reason="scikit-learn (the bench extra) is the forest")
     proc = subprocess.run([sys.executable, str(BENCH / "bench_default.py"), "--datasets", "contact-lenses",

@@ -45,7 +45,7 @@ class Engine(Protocol):
         class, rows, the discretisation sample), with the ``categorical`` columns nominal."""
 
     def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None,
-               tolerance=None):
+               tolerance=None, first_check=None):
         """The HDP sampler on ``trees``: :func:`hdp_plugin.hdp.sampler.sample`'s result."""
 
     def count_members(self, source, attribute_sets, class_attribute, cards, n_classes, pairs=True):

@@ -216,7 +216,8 @@ class DaskEngine:
         parts, offsets = self._offsets(source)
         return self._reduce(self.client.map(_scan, parts, offsets, [categorical] * len(parts), pure=False))
 
-    def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None, tolerance=None):
+    def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None, tolerance=None,
+               first_check=None):
         """Every tree an independent task (largest first), with its own stream of ``random_state``."""
         from ..hdp.rng import tree_states
         from ..hdp.sampler import SamplerResult
@@ -228,7 +229,8 @@ class DaskEngine:
         states = tree_states(random_state, trees.n_trees)
         sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
         # every tree a task of its own: its stopping rule (tolerance) reads its own chain only
-        kwargs = {"iterations": iterations, "burn_in": burn_in, "tying": tying, "tolerance": tolerance}
+        kwargs = {"iterations": iterations, "burn_in": burn_in, "tying": tying, "tolerance": tolerance,
+                  "first_check": first_check}
         futs = {}
         for tr in np.argsort(-sizes, kind="stable"):
             futs[int(tr)] = self.client.submit(_sample_trees, subset_trees(trees, [tr]), states[[tr]], kwargs,

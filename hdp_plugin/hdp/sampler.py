@@ -183,6 +183,7 @@ def sample(
     checkpoints=(),
     on_checkpoint: Callable[[int, np.ndarray], bool | None] | None = None,
     debug: bool = False,
+    first_check: int | None = None,
     _initial_sizes: tuple[int, int] | None = None,
 ) -> SamplerResult:
     """Estimate every tree's probability tables with the HDP collapsed Gibbs sampler.
@@ -208,7 +209,7 @@ def sample(
     tolerance : float or None
         Stop every tree on its own once its averaged tables have converged, ``iterations`` being
         then the most a tree runs (:func:`convergence_checks`, docs/method.md section 4): at
-        iterations 500, 1000, 2000, ... a tree whose averaged tables changed by less than
+        iterations 500, 1000, 2000, ... (from ``first_check``) a tree whose averaged tables changed by less than
         ``tolerance`` since half as many iterations (the mean of |log p_i - log p_{i/2}| over its
         leaf cells, weighted by their data counts) stops, with the tables of a run of that many
         iterations (its burn-in ``burn_in``, or by default that of the shorter run). Each tree's
@@ -224,6 +225,9 @@ def sample(
         touch the chain, so a run gives the same tables with or without checkpoints.
     debug : bool
         Check the sampler invariants after every iteration (slow).
+    first_check : int or None
+        With a ``tolerance``: the first iteration at which a tree may stop (then every doubling);
+        None is ``config.CONVERGENCE_FIRST_CHECK`` (500).
 
     Returns
     -------
@@ -237,7 +241,8 @@ def sample(
     given_burn_in = burn_in
     iterations, burn_in = _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint)
     started, cpu_started = time.perf_counter(), time.process_time()
-    rule, burn_in, stops = _stops(trees, iterations, burn_in, given_burn_in, tolerance, checkpoints, on_checkpoint)
+    rule, burn_in, stops = _stops(trees, iterations, burn_in, given_burn_in, tolerance, checkpoints, on_checkpoint,
+                                  first_check)
     run = _setup(trees, tying, random_state, n_jobs, _settings(burn_in, window), _initial_sizes)
     try:
         # the first chunk is one iteration: its time sizes the next (_next_chunk), up to SAMPLER_CHUNK
@@ -277,13 +282,14 @@ def _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint) -> t
     return iterations, burn_in
 
 
-def _stops(trees: ContextTrees, iterations: int, burn_in: int, given_burn_in, tolerance, checkpoints, on_checkpoint):
+def _stops(trees: ContextTrees, iterations: int, burn_in: int, given_burn_in, tolerance, checkpoints, on_checkpoint,
+           first_check: int | None = None):
     """The stopping rule of a ``tolerance`` (:class:`_Convergence`, or None), the iteration from
     which the estimates are summed, and the iterations after which the running sums are read
     (``checkpoints`` and the rule's; none when nothing reads them)."""
     rule = None
     if tolerance is not None:
-        rule = _Convergence(trees, iterations, given_burn_in, float(tolerance))
+        rule = _Convergence(trees, iterations, given_burn_in, float(tolerance), first_check)
         # the running sums start where the earliest averaged run starts: each run's tables are
         # then a difference of two snapshots of them
         burn_in = rule.accumulate_from
@@ -491,11 +497,13 @@ def stopping_info(res: SamplerResult, tolerance: float | None) -> dict:
     return {"tolerance": float(tolerance), "tree_iterations": np.asarray(res.tree_iterations, np.int64)}
 
 
-def convergence_checks(iterations: int, burn_in: int | None = None) -> list[int]:
-    """The iterations at which a tree may stop under a tolerance: ``config.CONVERGENCE_FIRST_CHECK``
-    doubled while below ``iterations`` (each compared with its half, so only those whose half is
-    past a given ``burn_in``)."""
-    out, i = [], config.CONVERGENCE_FIRST_CHECK
+def convergence_checks(iterations: int, burn_in: int | None = None, first: int | None = None) -> list[int]:
+    """The iterations at which a tree may stop under a tolerance: ``first`` (default
+    ``config.CONVERGENCE_FIRST_CHECK``) doubled while below ``iterations`` (each compared with its
+    half, so only those whose half is past a given ``burn_in``)."""
+    out, i = [], int(first) if first is not None else config.CONVERGENCE_FIRST_CHECK
+    if i < 2:
+        raise ParameterError(f"the first convergence check must be >= 2, got {first!r}")
     while i < iterations:
         if burn_in is None or i // 2 > burn_in:
             out.append(i)
@@ -507,9 +515,10 @@ class _Convergence:
     """The per-tree stopping rule of :func:`sample` (``tolerance``): which running sums to keep, which
     trees stop at a check, and their tables."""
 
-    def __init__(self, trees: ContextTrees, iterations: int, burn_in: int | None, tolerance: float):
+    def __init__(self, trees: ContextTrees, iterations: int, burn_in: int | None, tolerance: float,
+                 first_check: int | None = None):
         self.iterations, self.given, self.tol = iterations, burn_in, tolerance
-        self.checks = convergence_checks(iterations, burn_in)
+        self.checks = convergence_checks(iterations, burn_in, first_check)
         self.accumulate_from = burn_in if burn_in is not None else min(
             [self.burn_in_of(i // 2) for i in self.checks] + [self.burn_in_of(iterations)])
         need = set()

@@ -39,7 +39,7 @@ class Estimates:
 
 def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, sample, random_state, iterations: int,
                     burn_in: int | None, tying: str, tolerance: float | None, n_jobs: int | None,
-                    progress=None) -> Estimates:
+                    progress=None, first_check: int | None = None) -> Estimates:
     """Estimate the tables of every network in ``trees``.
 
     Parameters
@@ -56,7 +56,7 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
     random_state
         What the sampler's ``random_state`` takes: one network's seed, or the stacked tree generator
         states of every member's trees (:func:`hdp_plugin.hdp.rng.tree_states`), in tree order.
-    iterations, burn_in, tying, tolerance, n_jobs, progress
+    iterations, burn_in, tying, tolerance, first_check, n_jobs, progress
         The sampler's settings (HDP only).
     """
     if estimator != "hdp":
@@ -71,7 +71,7 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
     else:
         combined, cell_start = concatenate_trees(trees)
     res = sample(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=random_state,
-                 n_jobs=n_jobs, progress=progress, tolerance=tolerance)
+                 n_jobs=n_jobs, progress=progress, tolerance=tolerance, first_check=first_check)
     info = dict(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
                 **stopping_info(res, tolerance))
     if getattr(res, "cpu_seconds", None) is not None:

@@ -41,7 +41,7 @@ from ..errors import TooLargeError
 from ..hdp.rng import tree_states
 from ..hdp.tables import ProbabilityTables, class_prior_of_counts
 from ..hdp.trees import ContextTrees
-from ..params import resolved_iterations, sampler_tolerance, structure_name
+from ..params import convergence_first_check, resolved_iterations, sampler_tolerance, structure_name
 from ..preprocess import Discretizer, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
 from ..structure import Structure
 from ..structure.counts import check_pairwise_bytes, needs_pairs
@@ -243,6 +243,7 @@ def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, 
     est = estimate_tables([d.trees for d in drafts], estimator=plan.estimator, m=plan.m, sample=sample,
                           random_state=states, iterations=resolved_iterations(plan.structure, plan.iterations),
                           burn_in=plan.burn_in, tying=plan.tying, tolerance=sampler_tolerance(plan.iterations),
+                          first_check=convergence_first_check(plan.structure),
                           n_jobs=plan.n_jobs, progress=progress)
     info = dict(est.info)
     if plan.estimator == "hdp":
