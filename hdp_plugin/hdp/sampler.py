@@ -550,18 +550,20 @@ class _Convergence:
         self.snap[it] = sums
         if it not in self.checks:
             return np.zeros(0, np.int64)
-        out = []
-        for tr in running:
+        # every tree's change at once: the cells' weighted |log p_i - log p_(i/2)|, summed tree by tree
+        n = self.weight.shape[0]
+        new, old = self.tables(it, 0, n), self.tables(it // 2, 0, n)
+        m = self.weight > 0
+        cell = np.zeros(n)
+        cell[m] = self.weight[m] * np.abs(np.log(new[m]) - np.log(old[m]))
+        total = np.add.reduceat(cell, self.cell_start[:-1]) if n else np.zeros(0)
+        tw = self.tree_weight
+        d = np.divide(total, tw, out=np.zeros_like(total), where=tw > 0)
+        out = running[d[running] < self.tol]
+        for tr in out:
             lo, hi = int(self.cell_start[tr]), int(self.cell_start[tr + 1])
-            new, old = self.tables(it, lo, hi), self.tables(it // 2, lo, hi)
-            w = self.weight[lo:hi]
-            m = w > 0
-            d = float(np.sum(w[m] * np.abs(np.log(new[m]) - np.log(old[m])))) / self.tree_weight[tr] \
-                if self.tree_weight[tr] > 0 else 0.0
-            if d < self.tol:
-                self.stop[tr] = it
-                self.final[lo:hi] = new
-                out.append(tr)
+            self.stop[tr] = it
+            self.final[lo:hi] = new[lo:hi]
         # sums no later check reads
         later = [i for i in self.checks if i > it] + [self.iterations]
         keep = {p for i in later for p in (i, i // 2, self.burn_in_of(i), self.burn_in_of(i // 2))}
