@@ -195,3 +195,31 @@ def test_compiled_and_numpy_layouts_are_the_same_arrays():
         a, b = getattr(trees, f.name), getattr(again, f.name)
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=f.name)
     np.testing.assert_array_equal(trees.raw_counts(), trees.raw_counts(compiled=True))
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_one_call_layout_equals_the_tree_by_tree_layout(seed):
+    """build_trees lays every tree out in one kernel call (lay_out_trees); the same arrays, dtypes included,
+    as ContextTrees.from_nodes in NumPy tree by tree (a model file's reader), for rows in one block or many,
+    no rows, no kept attribute, and cells counted elsewhere (leaf_cells)."""
+    from dataclasses import fields
+
+    from hdp_plugin.hdp.trees import ContextTrees, subset_trees
+
+    n_rows = [0, 1, 5, 40, 300, 1000][seed % 6]
+    rng, X, y, cards = _random(seed, n_rows, 5, 1 + seed % 3)
+    parents = [tuple(int(p) for p in rng.permutation([b for b in range(5) if b != a])[: rng.integers(0, 4)])
+               for a in range(5)]
+    kept = [] if seed == 7 else sorted(int(a) for a in rng.choice(5, int(rng.integers(1, 6)), replace=False))
+    block = [64, 1 << 16][seed % 2]
+    trees = build_trees(X, y, cards, 1 + seed % 3, parents, kept, block=block)
+    cells = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cards, 1 + seed % 3)
+    counted = build_trees(None, None, cards, 1 + seed % 3, parents, kept, leaf_cells=cells)
+    again = subset_trees(trees, np.arange(trees.n_trees)) if kept else \
+        ContextTrees.from_nodes([], 1 + seed % 3, cards)
+    for f in fields(ContextTrees):
+        for other in (again, counted):
+            a, b = np.asarray(getattr(trees, f.name)), np.asarray(getattr(other, f.name))
+            assert a.dtype == b.dtype, f.name
+            np.testing.assert_array_equal(a, b, err_msg=f.name)
+    assert trees.leaf_counts.sum() == n_rows * len(kept)

@@ -265,3 +265,122 @@ def tree_child_table(parent, depth, branch, radix, node_off, child_off):
             return child_start, table, False
         table[slot] = j + node_off
     return child_start, table, True
+
+
+@njit(**NJIT_OPTIONS)
+def block_leaf_cells_all(X, y, attrs, parents, parent_start, cards):
+    """:func:`block_leaf_cells` of every tree of a model over one block of rows, in one call.
+
+    Parameters
+    ----------
+    X : ndarray (n_rows, n_attributes) of unsigned integer codes
+        The block's rows, as in :func:`block_leaf_cells`.
+    y : ndarray (n_rows,) of integer class codes
+        The block's classes.
+    attrs : ndarray (n_trees,) int64
+        Every tree's attribute.
+    parents : ndarray int64
+        Every tree's parents in branching order, one tree after the other.
+    parent_start : ndarray (n_trees + 1,) int64
+        Tree ``t``'s parents are ``parents[parent_start[t]:parent_start[t + 1]]``.
+    cards : ndarray (n_attributes,) int64
+        The attributes' cardinalities.
+
+    Returns
+    -------
+    (keys, counts, key_start) : ndarray int64 each
+        Tree ``t``'s sorted distinct keys and their counts are ``keys[key_start[t]:key_start[t + 1]]``
+        and the same slice of ``counts``.
+    """
+    n_trees = attrs.shape[0]
+    parts_k = []
+    parts_n = []
+    key_start = np.zeros(n_trees + 1, dtype=np.int64)
+    for t in range(n_trees):
+        c = attrs[t]
+        k, n = block_leaf_cells(X, y, c, parents[parent_start[t]:parent_start[t + 1]], cards, cards[c])
+        parts_k.append(k)
+        parts_n.append(n)
+        key_start[t + 1] = key_start[t] + k.shape[0]
+    keys = np.empty(key_start[n_trees], dtype=np.int64)
+    counts = np.empty(key_start[n_trees], dtype=np.int64)
+    for t in range(n_trees):
+        keys[key_start[t]:key_start[t + 1]] = parts_k[t]
+        counts[key_start[t]:key_start[t + 1]] = parts_n[t]
+    return keys, counts, key_start
+
+
+@njit(**NJIT_OPTIONS)
+def lay_out_trees(keys, counts, key_start, card_c, radix, radix_start, max_cells):
+    """Every tree of a model laid out in the flat arrays of :class:`~hdp_plugin.hdp.trees.ContextTrees`,
+    in one call: per tree :func:`tree_levels`, :func:`tree_nodes` and :func:`tree_child_table`, the
+    results placed one tree after the other (what ``ContextTrees.from_nodes`` does tree by tree).
+
+    Parameters
+    ----------
+    keys, counts, key_start : ndarray int64
+        Every tree's sorted distinct leaf keys and their counts (:func:`block_leaf_cells_all`).
+    card_c : ndarray (n_trees,) int64
+        Every tree's attribute's cardinality.
+    radix, radix_start : ndarray int64
+        Tree ``t``'s radices (the number of classes, then its parents' cardinalities) are
+        ``radix[radix_start[t]:radix_start[t + 1]]``.
+    max_cells : int
+        The most cells the trees may have: checked once the levels are known, before any layout.
+
+    Returns
+    -------
+    (total, node_start, parent, depth, branch, child_start, child_table, leaf_counts)
+        ``total`` the trees' cells; when it is above ``max_cells`` nothing is laid out (empty arrays).
+        Otherwise ``node_start`` (n_trees + 1,) and, per node, its global parent (-1 at a root), depth,
+        branch value and first child slot (-1 at a leaf); the child table (global node indices, -1: no
+        such child) and every cell's data count (0 at internal nodes). ``child_start`` is -2 at a node
+        when a tree's child table is inconsistent (which the caller reports).
+    """
+    n_trees = card_c.shape[0]
+    lv_keys = []
+    lv_start = []
+    lv_leaf = []
+    node_start = np.zeros(n_trees + 1, dtype=np.int64)
+    total = 0
+    for t in range(n_trees):
+        r = radix[radix_start[t]:radix_start[t + 1]]
+        lk, ls, li = tree_levels(keys[key_start[t]:key_start[t + 1]], card_c[t], r)
+        lv_keys.append(lk)
+        lv_start.append(ls)
+        lv_leaf.append(li)
+        node_start[t + 1] = node_start[t] + lk.shape[0]
+        total += lk.shape[0] * card_c[t]
+    empty = np.zeros(0, dtype=np.int64)
+    if total > max_cells:
+        return total, node_start, empty, empty, empty, empty, empty, empty
+    n_nodes = node_start[n_trees]
+    parent = np.empty(n_nodes, dtype=np.int64)
+    depth = np.empty(n_nodes, dtype=np.int64)
+    branch = np.empty(n_nodes, dtype=np.int64)
+    child_start = np.empty(n_nodes, dtype=np.int64)
+    leaf_counts = np.empty(total, dtype=np.int64)
+    tables = []
+    child_off = 0
+    cell_off = 0
+    for t in range(n_trees):
+        lo, hi = key_start[t], key_start[t + 1]
+        r = radix[radix_start[t]:radix_start[t + 1]]
+        par, dep, br, cells = tree_nodes(lv_keys[t], lv_start[t], lv_leaf[t], keys[lo:hi], counts[lo:hi], card_c[t], r)
+        off = node_start[t]
+        cs, tab, ok = tree_child_table(par, dep, br, r, off, child_off)
+        for j in range(par.shape[0]):
+            parent[off + j] = par[j] + off if par[j] >= 0 else -1
+            depth[off + j] = dep[j]
+            branch[off + j] = br[j]
+            child_start[off + j] = cs[j] if ok else -2
+        leaf_counts[cell_off:cell_off + cells.shape[0]] = cells
+        cell_off += cells.shape[0]
+        child_off += tab.shape[0]
+        tables.append(tab)
+    child_table = np.empty(child_off, dtype=np.int64)
+    pos = 0
+    for t in range(n_trees):
+        child_table[pos:pos + tables[t].shape[0]] = tables[t]
+        pos += tables[t].shape[0]
+    return total, node_start, parent, depth, branch, child_start, child_table, leaf_counts

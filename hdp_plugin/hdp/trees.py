@@ -357,29 +357,70 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     cardinalities = np.asarray(cardinalities, dtype=np.int64)
     limit = config.MAX_MODEL_CELLS if max_cells is None else max_cells
     kept = list(kept)
+    specs = [(c, list(parents[c])) for c in kept]
     if leaf_cells is None:
-        leaf_cells = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cardinalities,
-                                      n_classes, block)
-    from .tree_kernels import tree_levels, tree_nodes
+        keys, counts, key_start = _leaf_cells_flat(X, y, specs, cardinalities, n_classes, block)
+    else:
+        keys = np.ascontiguousarray(np.concatenate([k for k, _ in leaf_cells]) if leaf_cells else np.zeros(0), np.int64)
+        counts = np.ascontiguousarray(np.concatenate([n for _, n in leaf_cells]) if leaf_cells else np.zeros(0),
+                                      np.int64)
+        key_start = np.concatenate(([0], np.cumsum([k.shape[0] for k, _ in leaf_cells], dtype=np.int64)))
+    from .tree_kernels import lay_out_trees
 
-    # Step 0: the nodes of every level of every tree (the leaf contexts, then by dropping the last
-    # branching variable), and the size check before anything is laid out
-    all_levels, total = [], 0
-    for c, (keys, counts) in zip(kept, leaf_cells):
-        radix = np.asarray([int(n_classes)] + [int(cardinalities[p]) for p in parents[c]], np.int64)
-        levels = tree_levels(keys, int(cardinalities[c]), radix)
-        all_levels.append((radix, levels))
-        total += int(levels[1][-1]) * int(cardinalities[c])
+    # every tree's levels (the leaf contexts, then by dropping the last branching variable), the size
+    # check before anything is laid out, then every tree's nodes, child table and cells: one kernel call
+    card_c = np.asarray([cardinalities[c] for c in kept], np.int64)
+    radix = np.asarray([v for c, ps in specs for v in [int(n_classes)] + [int(cardinalities[p]) for p in ps]],
+                       np.int64)
+    radix_start = np.concatenate(([0], np.cumsum([1 + len(ps) for _, ps in specs], dtype=np.int64)))
+    total, node_start, parent, depth, branch, child_start, child_table, leaf_counts = lay_out_trees(
+        keys, counts, np.asarray(key_start, np.int64), card_c, radix, radix_start, int(limit))
     if total > limit:
-        raise model_size_error(total, len(kept), 1 + max([len(parents[c]) for c in kept], default=0),
-                               int(max([cardinalities[c] for c in kept], default=0)), limit)
-    # Step 1: every tree's nodes (parent, depth, branch value) and leaf cells
-    nodes = []
-    for c, (keys, counts), (radix, levels) in zip(kept, leaf_cells, all_levels):
-        card_c = int(cardinalities[c])
-        par, dep, br, cells = tree_nodes(*levels, keys, counts, card_c, radix)
-        nodes.append(TreeNodes(c, card_c, [-1] + list(parents[c]), par, dep, br, cells))
-    return ContextTrees.from_nodes(nodes, n_classes, cardinalities, compiled=True)
+        raise model_size_error(int(total), len(kept), 1 + max([len(ps) for _, ps in specs], default=0),
+                               int(max(card_c, default=0)), limit)
+    if (child_start == -2).any():  # cannot happen for trees counted from data: a defect, not bad input
+        raise ValueError("two nodes of a context tree share a context, or a node's parent, depth or branch "
+                         "value is out of place")
+    n_per_tree = np.diff(node_start)
+    tree_card = card_c
+    card_per_node = np.repeat(tree_card, n_per_tree)
+    n_levels = np.diff(radix_start)
+    return ContextTrees(
+        attrs=np.asarray(kept, np.int64),
+        tree_card=tree_card,
+        tree_node_start=node_start,
+        tree_var_start=radix_start,
+        branch_vars=np.asarray([v for _, ps in specs for v in [-1] + [int(p) for p in ps]], np.int64),
+        node_parent=parent,
+        node_depth=depth,
+        node_branch=branch,
+        node_cell_start=np.concatenate(([0], np.cumsum(card_per_node))).astype(np.int64),
+        node_tree=np.repeat(np.arange(len(kept), dtype=np.int64), n_per_tree),
+        is_leaf=depth == np.repeat(n_levels, n_per_tree),
+        child_start=child_start,
+        child_table=child_table,
+        leaf_counts=leaf_counts,
+        n_classes=int(n_classes),
+        cardinalities=cardinalities,
+    )
+
+
+def _leaf_cells_flat(X, y, specs, cardinalities, n_classes, block):
+    """:func:`count_leaf_cells` as flat arrays ``(keys, counts, key_start)``: tree ``t``'s cells are
+    ``key_start[t]:key_start[t + 1]`` (one kernel call for all the trees when the rows fit in one block)."""
+    for c, ps in specs:
+        _radices([n_classes] + [int(cardinalities[p]) for p in ps] + [int(cardinalities[c])])
+    if X.shape[0] > block:
+        cells = count_leaf_cells(X, y, specs, cardinalities, n_classes, block)
+        return (np.ascontiguousarray(np.concatenate([k for k, _ in cells]) if cells else np.zeros(0), np.int64),
+                np.ascontiguousarray(np.concatenate([n for _, n in cells]) if cells else np.zeros(0), np.int64),
+                np.concatenate(([0], np.cumsum([k.shape[0] for k, _ in cells], dtype=np.int64))))
+    from .tree_kernels import block_leaf_cells_all
+
+    attrs = np.asarray([c for c, _ in specs], np.int64)
+    flat = np.asarray([p for _, ps in specs for p in ps], np.int64)
+    pstart = np.concatenate(([0], np.cumsum([len(ps) for _, ps in specs], dtype=np.int64)))
+    return block_leaf_cells_all(X, y, attrs, flat, pstart, np.ascontiguousarray(cardinalities, np.int64))
 
 
 def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarray]:
