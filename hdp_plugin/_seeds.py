@@ -80,9 +80,10 @@ def _mix_in(pool: list[int], word: int, h: int) -> int:
     return h
 
 
-def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4) -> np.ndarray:
+def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indices=None) -> np.ndarray:
     """``[c.generate_state(n_words, np.uint64) for c in seed.spawn(n)]`` as one (n, n_words) uint64
-    array, without spawning: ``seed`` is read, not advanced.
+    array, without spawning: ``seed`` is read, not advanced. With ``indices`` (a sequence of whole
+    numbers), only the children of those indices among the ``n``, in that order.
 
     numpy's SeedSequence algorithm on plain integers, with what the children share done once: a
     child's entropy is its parent's with its index appended, so the pool mixed from everything
@@ -93,11 +94,15 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4) -> np
     """
     entropy, key = seed.entropy, tuple(seed.spawn_key)
     start = seed.n_children_spawned
+    which = list(range(n)) if indices is None else [int(i) for i in indices]
+    if any(not 0 <= i < n for i in which):
+        raise ValueError(f"child indices must be in [0, {n}), got {which}")
     if not (isinstance(entropy, (int, np.integer)) and entropy >= 0 and seed.pool_size == 4
             and all(isinstance(k, (int, np.integer)) and k >= 0 for k in key) and start + n <= _MASK32 + 1):
-        kids = [np.random.SeedSequence(entropy, spawn_key=key + (i,), pool_size=seed.pool_size)
-                for i in range(start, start + n)]
-        return np.array([c.generate_state(n_words, np.uint64) for c in kids], dtype=np.uint64).reshape(n, n_words)
+        kids = [np.random.SeedSequence(entropy, spawn_key=key + (start + i,), pool_size=seed.pool_size)
+                for i in which]
+        return np.array([c.generate_state(n_words, np.uint64) for c in kids],
+                        dtype=np.uint64).reshape(len(which), n_words)
     run = _words32(int(entropy))
     run += [0] * (4 - len(run))  # a spawn key follows: the run entropy is padded to the pool size
     head = run + [w for k in key for w in _words32(int(k))]
@@ -113,11 +118,11 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4) -> np
                 pool[dst] = _mix(pool[dst], v)
     for word in head[4:]:
         h = _mix_in(pool, word, h)
-    out = np.empty((n, n_words), dtype=np.uint64)
-    for c in range(n):
+    out = np.empty((len(which), n_words), dtype=np.uint64)
+    for c, i in enumerate(which):
         # the child's index, the last entropy word, mixed into every pool word
         p = pool.copy()
-        _mix_in(p, start + c, h)
+        _mix_in(p, start + i, h)
         # its state: 2 n_words 32-bit words drawn round the pool, paired little-endian
         hb = _INIT_B
         prev = 0

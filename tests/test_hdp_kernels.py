@@ -112,6 +112,21 @@ def test_spawned_states_are_numpys_children(entropy):
                 assert got.dtype == np.uint64 and np.array_equal(got, want), (entropy, key, n, already)
 
 
+def test_spawned_states_of_some_indices_are_those_rows():
+    """``indices``: only those children, in that order (the stochastic cut points' numeric columns), on both
+    paths; an index outside ``[0, n)`` is refused."""
+    from hdp_plugin import _seeds
+
+    for ss in (np.random.SeedSequence(2**70 + 3, spawn_key=(1, 2**30)), np.random.SeedSequence([1, 2, 3])):
+        ss.spawn(2)
+        full = _seeds.spawned_states(ss, 12)
+        for idx in ([], [0], [11, 3, 3, 0], list(range(12))):
+            got = _seeds.spawned_states(ss, 12, indices=idx)
+            assert got.shape == (len(idx), 4) and np.array_equal(got, full[idx]), idx
+    with pytest.raises(ValueError, match="child indices"):
+        _seeds.spawned_states(np.random.SeedSequence(1), 3, indices=[3])
+
+
 def test_spawned_states_other_seeds_take_numpys_path():
     from hdp_plugin import _seeds
 

@@ -118,3 +118,54 @@ def test_the_kernel_is_the_python_rule_draw_for_draw(seed):
     a, b = np.random.default_rng(seed + 2000), np.random.default_rng(seed + 2000)  # the default minimum
     np.testing.assert_array_equal(stochastic_gain_cut_points(col, a), stochastic_gain_reference(col, b))
     assert a.random() == b.random()
+
+
+@pytest.mark.parametrize("entropy", [0, 7, 2**64 - 1, 2**127 + 12345, 2**128 - 1])
+def test_the_kernels_pcg64_is_numpys_generator_bit_for_bit(entropy):
+    """The cut points' streams: pcg64_seed on a SeedSequence's words and pcg64_random give what
+    numpy.random.default_rng of that SeedSequence gives (states whose high words carry included)."""
+    from hdp_plugin.preprocess.kernels import pcg64_random, pcg64_seed
+
+    for key in [(), (3,), (2**30, 5)]:
+        ss = np.random.SeedSequence(entropy, spawn_key=key)
+        state = np.empty(4, np.uint64)
+        pcg64_seed(ss.generate_state(4, np.uint64), state)
+        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
+        want = rng.bit_generator.state["state"]
+        assert ((int(state[0]) << 64) | int(state[1]), (int(state[2]) << 64) | int(state[3])) == \
+            (want["state"], want["inc"])
+        assert [pcg64_random(state) for _ in range(300)] == [rng.random() for _ in range(300)]
+
+
+def test_a_generator_given_is_advanced_as_if_it_had_drawn_the_cuts_itself():
+    """stochastic_gain_cut_points(col, rng) draws on rng's own PCG64 state and leaves rng where the
+    reference (which calls rng.random() per cut) leaves it; a Generator on another bit generator is refused."""
+    rows = np.random.default_rng(3)
+    values = rows.normal(size=300)
+    col = SortedColumn(values, (values + rows.normal(scale=0.7, size=300) > 0).astype(np.int64), 2)
+    for s in range(5):
+        a, b = np.random.default_rng(s), np.random.default_rng(s)
+        assert np.array_equal(stochastic_gain_cut_points(col, a), stochastic_gain_reference(col, b))
+        assert a.random() == b.random()
+    with pytest.raises(TypeError, match="PCG64"):
+        stochastic_gain_cut_points(col, np.random.Generator(np.random.MT19937(0)))
+
+
+def test_every_column_in_one_call_equals_column_by_column():
+    """stochastic_cut_points draws all of a member's columns in one kernel call; each column's cuts are
+    those of its own stream (DISCRETIZE, j) drawn on its own, for both rules."""
+    from hdp_plugin import _seeds
+    from hdp_plugin.preprocess import sorted_numeric_columns, stochastic_cut_points
+    from hdp_plugin.preprocess.stochastic import stochastic_mdl_cut_points
+
+    ds = read_dataset(HERE / "data" / "labor.arff")  # numeric and nominal attributes, missing values
+    cols = sorted_numeric_columns(ds)
+    assert 3 <= len(cols) < ds.n_attributes
+    for e in range(6):
+        seed = _seeds.child(np.random.SeedSequence(e), _seeds.MEMBER, e)
+        for method, draw in (("stochastic-gain", stochastic_gain_cut_points), ("stochastic-mdl", stochastic_mdl_cut_points)):
+            got = stochastic_cut_points(cols, seed, method)
+            assert list(got) == list(cols)
+            for j, col in cols.items():
+                assert np.array_equal(got[j], draw(col, _seeds.generator(seed, _seeds.DISCRETIZE, j))), (e, j)
+    assert stochastic_cut_points({}, np.random.SeedSequence(0), "stochastic-gain") == {}

@@ -26,7 +26,8 @@ from .cutpoints import (
     equal_width_cut_points,
 )
 from .labels import interval_labels
-from .stochastic import SortedColumn, stochastic_gain_cut_points, stochastic_mdl_cut_points
+from .kernels import stochastic_cuts_columns, xlogx_table
+from .stochastic import SortedColumn, gain_min_cuts
 
 log = logging.getLogger(__name__)
 
@@ -215,12 +216,31 @@ class Discretizer:
         return self.fit(dataset).transform(dataset)
 
 
-def sorted_numeric_columns(dataset: Dataset) -> dict[int, SortedColumn]:
+class SortedColumns(dict):
+    """``{attribute index: SortedColumn}`` of a data set's numeric attributes, with the flat arrays that
+    draw every column's cut points in one kernel call (made once, on first use, for all the members)."""
+
+    _flat = None
+
+    def flat(self) -> tuple:
+        """``(values, classes, col_start, xlogx, gain_min_cuts)`` of the columns in key order."""
+        if self._flat is None:
+            cols = list(self.values())
+            lengths = [c.values.shape[0] for c in cols]
+            self._flat = (np.ascontiguousarray(np.concatenate([c.values for c in cols]), np.float64),
+                          np.ascontiguousarray(np.concatenate([c.classes for c in cols]), np.int64),
+                          np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))),
+                          xlogx_table(max(lengths + [1])),
+                          np.asarray([gain_min_cuts(c) for c in cols], np.int64))
+        return self._flat
+
+
+def sorted_numeric_columns(dataset: Dataset) -> SortedColumns:
     """Every numeric attribute's training values (known class, not missing), sorted, by index.
 
     An ensemble sorts once and draws every member's stochastic cut points from these.
     """
-    cols = {}
+    cols = SortedColumns()
     for j, col in dataset.numeric_columns().items():
         cols[j] = SortedColumn(dataset.numeric[:, col], dataset.y, dataset.n_classes)
     return cols
@@ -229,9 +249,20 @@ def sorted_numeric_columns(dataset: Dataset) -> dict[int, SortedColumn]:
 def stochastic_cut_points(columns: dict[int, SortedColumn], seed, method: str = "stochastic-mdl") -> dict[int, np.ndarray]:
     """Stochastic cut points of every column (``method``: ``"stochastic-mdl"``, ESKDB's, or
     ``"stochastic-gain"``); attribute ``j`` draws from ``(DISCRETIZE, j)`` of ``seed`` (a
-    SeedSequence), so its cuts do not depend on the other attributes."""
-    draw = stochastic_gain_cut_points if method == "stochastic-gain" else stochastic_mdl_cut_points
-    return {j: draw(col, _seeds.generator(seed, _seeds.DISCRETIZE, j)) for j, col in columns.items()}
+    SeedSequence), so its cuts do not depend on the other attributes: what
+    :func:`~hdp_plugin.preprocess.stochastic.stochastic_gain_cut_points` (or ``..._mdl_...``) gives with
+    ``numpy.random.default_rng`` of that stream, all columns in one kernel call."""
+    if not columns:
+        return {}
+    if not isinstance(columns, SortedColumns):
+        columns = SortedColumns(columns)
+    values, classes, col_start, xlogx, min_cuts = columns.flat()
+    keys = list(columns)
+    words = _seeds.spawned_states(_seeds.child(seed, _seeds.DISCRETIZE), max(keys) + 1, indices=keys)
+    by_gain = method == "stochastic-gain"
+    cuts, cut_start = stochastic_cuts_columns(values, classes, col_start, int(next(iter(columns.values())).n_classes),
+                                              words, xlogx, by_gain, min_cuts if by_gain else np.zeros_like(min_cuts))
+    return {j: cuts[cut_start[i]:cut_start[i + 1]].copy() for i, j in enumerate(keys)}
 
 
 def apply_cut_points(dataset: Dataset, attributes: list[Attribute]) -> Dataset:

@@ -503,10 +503,96 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
     return m
 
 
+# --- numpy's PCG64 (the bit generator of numpy.random.default_rng) on a state of four uint64 words --------
+# [state_hi, state_lo, inc_hi, inc_lo]: a column's stream as numpy's Generator gives it, without the
+# Generator (whose every call from numba unboxes it: about 27 us) or the Python that makes it
+_PCG_MULT_HI = np.uint64(0x2360ED051FC65DA4)
+_PCG_MULT_LO = np.uint64(0x4385DF649FCCF645)
+_MASK32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(**NJIT_OPTIONS)
+def _mulhi64(a, b):
+    """The high 64 bits of the 128-bit product of two uint64.
+
+    Parameters
+    ----------
+    a, b : uint64
+        The factors.
+    """
+    s32 = np.uint64(32)
+    a0, a1 = a & _MASK32, a >> s32
+    b0, b1 = b & _MASK32, b >> s32
+    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    mid = (p00 >> s32) + (p01 & _MASK32) + (p10 & _MASK32)
+    return p11 + (p01 >> s32) + (p10 >> s32) + (mid >> s32)
+
+
+@njit(**NJIT_OPTIONS)
+def _pcg64_step(state):
+    """One step of PCG64's 128-bit LCG in place: ``state = state * MULT + inc`` (mod 2**128).
+
+    Parameters
+    ----------
+    state : ndarray (4,) uint64
+        ``[state_hi, state_lo, inc_hi, inc_lo]``.
+    """
+    hi, lo = state[0], state[1]
+    new_lo = lo * _PCG_MULT_LO
+    new_hi = _mulhi64(lo, _PCG_MULT_LO) + lo * _PCG_MULT_HI + hi * _PCG_MULT_LO
+    out_lo = new_lo + state[3]
+    carry = np.uint64(1) if out_lo < new_lo else np.uint64(0)
+    state[0] = new_hi + state[2] + carry
+    state[1] = out_lo
+
+
+@njit(**NJIT_OPTIONS)
+def pcg64_seed(words, state):
+    """``state`` as numpy's PCG64 seeds itself from a SeedSequence: ``words`` its ``generate_state(4,
+    np.uint64)``, the first two the initial state and the last two the stream (pcg64_set_seed).
+
+    Parameters
+    ----------
+    words : ndarray (4,) uint64
+        The seed's words.
+    state : ndarray (4,) uint64
+        Written: ``[state_hi, state_lo, inc_hi, inc_lo]``.
+    """
+    one = np.uint64(1)
+    state[2] = (words[2] << one) | (words[3] >> np.uint64(63))
+    state[3] = (words[3] << one) | one
+    state[0] = np.uint64(0)
+    state[1] = np.uint64(0)
+    _pcg64_step(state)
+    lo = state[1] + words[1]
+    state[0] = state[0] + words[0] + (one if lo < words[1] else np.uint64(0))
+    state[1] = lo
+    _pcg64_step(state)
+
+
+@njit(**NJIT_OPTIONS)
+def pcg64_random(state):
+    """The next double in [0, 1) of the stream ``state`` (advanced in place): numpy's
+    ``Generator.random()`` on a PCG64, bit for bit (XSL-RR output, its top 53 bits).
+
+    Parameters
+    ----------
+    state : ndarray (4,) uint64
+        ``[state_hi, state_lo, inc_hi, inc_lo]``.
+    """
+    _pcg64_step(state)
+    hi, lo = state[0], state[1]
+    x = hi ^ lo
+    rot = hi >> np.uint64(58)
+    out = (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
+    return float(out >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
 @njit(**NJIT_OPTIONS)
 def _draw_index(weights, m, rng):
     """An index of ``weights[:m]`` drawn with probability proportional to them (some weight is > 0):
-    NumPy's ``min(searchsorted(cumsum(w), rng.random() * sum(w), "right"), m - 1)``, one uniform.
+    NumPy's ``min(searchsorted(cumsum(w), rng.random() * sum(w), "right"), m - 1)``, one uniform
+    (:func:`pcg64_random`).
 
     Parameters
     ----------
@@ -514,13 +600,13 @@ def _draw_index(weights, m, rng):
         The weights (each >= 0); only the first ``m`` are read.
     m : int
         The number of candidates, >= 1.
-    rng : numpy.random.Generator
-        The column's stream: one ``rng.random()`` is drawn.
+    rng : ndarray (4,) uint64
+        The column's PCG64 stream (:func:`pcg64_seed`): one uniform is drawn.
     """
     total = 0.0
     for j in range(m):
         total += weights[j]
-    u = rng.random() * total
+    u = pcg64_random(rng) * total
     c = 0.0
     for j in range(m):
         c += weights[j]
@@ -550,8 +636,10 @@ def stochastic_cuts_sorted(values, classes, n_classes, rng, xlogx, by_gain, min_
         Their class codes ``0 .. n_classes - 1``.
     n_classes : int
         Number of classes.
-    rng : numpy.random.Generator
-        The column's own stream: one uniform number per cut drawn, ranges split left part first.
+    rng : ndarray (4,) uint64
+        The column's own PCG64 stream (:func:`pcg64_seed`; numpy's ``default_rng`` of the same seed
+        draws the same numbers), advanced in place: one uniform per cut drawn, ranges split left part
+        first.
     xlogx : ndarray of float64
         :func:`xlogx_table` of at least ``len(values)``.
     by_gain : bool
@@ -647,3 +735,49 @@ def stochastic_cuts_sorted(values, classes, n_classes, rng, xlogx, by_gain, min_
     for j in range(n_cuts):
         cuts[j] = (values[cut_at[j]] + values[cut_at[j] + 1]) / 2.0
     return cuts
+
+
+@njit(**NJIT_OPTIONS)
+def stochastic_cuts_columns(values, classes, col_start, n_classes, words, xlogx, by_gain, min_cuts):
+    """:func:`stochastic_cuts_sorted` of every column of a member in one call, each column on its own
+    PCG64 stream seeded from its words (what ``numpy.random.default_rng`` of the column's SeedSequence
+    draws).
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        Every column's sorted non-missing values, one column after the other.
+    classes : ndarray of int64
+        Their class codes.
+    col_start : ndarray (n_columns + 1,) int64
+        Column ``i`` is ``values[col_start[i]:col_start[i + 1]]``.
+    n_classes : int
+        Number of classes.
+    words : ndarray (n_columns, 4) uint64
+        Every column's seed words (its SeedSequence's ``generate_state(4, np.uint64)``).
+    xlogx : ndarray of float64
+        :func:`xlogx_table` of at least the longest column.
+    by_gain : bool
+        The ``"stochastic-gain"`` rule (else ``"stochastic-mdl"``).
+    min_cuts : ndarray (n_columns,) int64
+        Every column's fewest cuts (the gain rule's step 2; 0: none added).
+
+    Returns
+    -------
+    (cuts, cut_start) : ndarray float64, ndarray int64
+        Column ``i``'s ascending cut points are ``cuts[cut_start[i]:cut_start[i + 1]]``.
+    """
+    n_cols = col_start.shape[0] - 1
+    parts = []
+    cut_start = np.zeros(n_cols + 1, np.int64)
+    state = np.empty(4, np.uint64)
+    for i in range(n_cols):
+        pcg64_seed(words[i], state)
+        lo, hi = col_start[i], col_start[i + 1]
+        c = stochastic_cuts_sorted(values[lo:hi], classes[lo:hi], n_classes, state, xlogx, by_gain, min_cuts[i])
+        parts.append(c)
+        cut_start[i + 1] = cut_start[i] + c.shape[0]
+    cuts = np.empty(cut_start[n_cols], np.float64)
+    for i in range(n_cols):
+        cuts[cut_start[i]:cut_start[i + 1]] = parts[i]
+    return cuts, cut_start

@@ -146,7 +146,8 @@ def stochastic_mdl_cut_points(col: SortedColumn, rng: np.random.Generator) -> np
         Ascending cut points (midpoints between consecutive distinct values); empty when no
         candidate carries any information.
     """
-    return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx, False, 0)
+    return _with_stream(rng, lambda state: stochastic_cuts_sorted(col.values, col.classes, col.n_classes, state,
+                                                                  col.xlogx, False, 0))
 
 
 #: cut points of every informative attribute that ``"stochastic-gain"`` makes at least ...
@@ -170,7 +171,25 @@ def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_
     ``min_cuts`` defaults to :func:`gain_min_cuts`."""
     if min_cuts is None:
         min_cuts = gain_min_cuts(col)
-    return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, rng, col.xlogx, True, int(min_cuts))
+    return _with_stream(rng, lambda state: stochastic_cuts_sorted(col.values, col.classes, col.n_classes, state,
+                                                                  col.xlogx, True, int(min_cuts)))
+
+
+def _with_stream(rng: np.random.Generator, draw):
+    """``draw(state)`` on the PCG64 state of ``rng`` (numpy's ``default_rng``), the Generator then advanced
+    past what ``draw`` used, as if ``draw`` had called ``rng.random()`` itself."""
+    bg = rng.bit_generator
+    if not isinstance(bg, np.random.PCG64):
+        raise TypeError(f"the stochastic cut points need a Generator on PCG64 (numpy.random.default_rng), "
+                        f"got one on {type(bg).__name__}")
+    st = bg.state
+    mask = (1 << 64) - 1
+    s, inc = int(st["state"]["state"]), int(st["state"]["inc"])
+    state = np.array([s >> 64, s & mask, inc >> 64, inc & mask], np.uint64)
+    out = draw(state)
+    st["state"]["state"] = (int(state[0]) << 64) | int(state[1])
+    bg.state = st
+    return out
 
 
 def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_cuts: int | None = None) -> np.ndarray:
