@@ -10,7 +10,8 @@ node's parent is the run it falls in.
 
 These kernels compute exactly what :func:`numpy.unique` and :func:`numpy.searchsorted` compute in the
 slow twins of the tests, without a Python step per tree level and with the GIL released, so the
-members of an ensemble lay out their trees on threads.
+members of an ensemble lay out their trees on threads. :func:`block_leaf_cells_all` and
+:func:`lay_out_trees` do it for every tree of a model in one call (no Python step per tree either).
 """
 
 from __future__ import annotations
