@@ -258,7 +258,8 @@ def test_bench_eskdb_runs_auto_beside_a_fixed_number(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] in (["40"], ["auto"])]
     assert [(r[0], r[1]) for r in rows] == [("40", "1"), ("40", "2"), ("auto", "1"), ("auto", "2")]
-    assert float(rows[0][6]) == 40 and float(rows[2][6]) == 200  # iterations run, mean per cell (auto: 200)
+    # iterations run, mean per cell: auto stops an ensemble's trees at 100 (config.AUTO_FIRST_CHECK) or 200
+    assert float(rows[0][6]) == 40 and 100 <= float(rows[2][6]) <= 200
     assert "yes, bit for bit on every fold" in proc.stdout
 
 

@@ -446,8 +446,8 @@ def test_help_types_and_long_names():
         if "--iterations" in line:  # an integer, or auto: at most the structure's default, which the help states
             assert "<int|auto>" in line, line
     flat = " ".join(text.replace("│", " ").split())
-    assert "200 for eskdb (an ensemble settles early) and otherwise each context tree until its averaged tables " \
-           "have converged, at most 5000" in flat
+    assert "each context tree until its averaged tables have converged, at most 200 for eskdb (an ensemble " \
+           "settles early: checked from 100) and 5000 otherwise" in flat
     assert "--k " not in text and "--m " not in text
     result = runner.invoke(cli.app, ["daemon", "status", "--help"], env={"COLUMNS": "200"})
     assert "it must exist" in result.stdout and "created" not in result.stdout

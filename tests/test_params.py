@@ -65,8 +65,8 @@ def test_command_line_options_are_the_specification(command):
         expected = p.default_in_job if command == "daemon submit" else (0 if p.name == "random_state" else p.default)
         if p.name == "iterations":  # None on the command line: "auto", which the help explains
             expected = "auto"
-            assert "200 for eskdb (an ensemble settles early)" in o.help, command
-            assert "converged, at most 5000" in o.help, command
+            assert "converged, at most 200 for eskdb (an ensemble settles early: checked from 100)" in o.help, command
+            assert "and 5000 otherwise" in o.help, command
         got = o.default
         assert str(got) == str(expected), (command, p.name, got, expected)
         assert o.help.startswith(p.cli_text or p.help), (command, p.name)  # cli_text: the help without Python values
