@@ -88,7 +88,7 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indic
     numpy's SeedSequence algorithm on plain integers, with what the children share done once: a
     child's entropy is its parent's with its index appended, so the pool mixed from everything
     before the index is the same for all of them, and each child only mixes in its index and draws
-    its words (less than half the time of n SeedSequence objects and their words). Seeds outside
+    its words, in a numba kernel (:mod:`hdp_plugin._seed_kernels`) for all the children at once. Seeds outside
     that form (entropy not a whole number, a pool size other than 4) take numpy's own path; either
     way the words are numpy's (tests compare them for many seeds).
     """
@@ -118,24 +118,10 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indic
                 pool[dst] = _mix(pool[dst], v)
     for word in head[4:]:
         h = _mix_in(pool, word, h)
-    out = np.empty((len(which), n_words), dtype=np.uint64)
-    for c, i in enumerate(which):
-        # the child's index, the last entropy word, mixed into every pool word
-        p = pool.copy()
-        _mix_in(p, start + i, h)
-        # its state: 2 n_words 32-bit words drawn round the pool, paired little-endian
-        hb = _INIT_B
-        prev = 0
-        for j in range(2 * n_words):
-            d = p[j % 4] ^ hb
-            hb = (hb * _MULT_B) & _MASK32
-            d = (d * hb) & _MASK32
-            d ^= d >> 16
-            if j % 2:
-                out[c, j // 2] = prev | (d << 32)
-            else:
-                prev = d
-    return out
+    from ._seed_kernels import children_words
+
+    return children_words(np.asarray(pool, np.uint64), int(h), np.asarray([start + i for i in which], np.int64),
+                          int(n_words))
 
 
 def describe(seed: np.random.SeedSequence) -> dict:
