@@ -225,3 +225,22 @@ def test_bad_parameters(kwargs, match):
 def test_no_rows():
     with pytest.raises(DataError, match="0 rows"):
         learn_structure(np.zeros((0, 2), np.uint8), np.zeros(0, np.int32), [1, 1], 1)
+
+
+def test_kdb_parents_kernel_is_the_stable_sort_by_decreasing_cmi():
+    """kdb's parents come from one kernel call (kdb_parents); for every position they are what
+    branching_order (a stable sort of the index-sorted candidates by decreasing CMI) cut to k gives, ties
+    (many equal CMIs) included."""
+    from hdp_plugin.structure.kernels import kdb_parents
+    from hdp_plugin.structure.learners import branching_order
+
+    rng = np.random.default_rng(0)
+    for case in range(400):
+        n, k = int(rng.integers(1, 25)), int(rng.integers(1, 7))
+        cmi = rng.choice([0.0, 0.1, 0.2, 0.5], size=(n, n)) if case % 2 else rng.random((n, n))
+        order = rng.permutation(n)[: int(rng.integers(1, n + 1))].astype(np.int64)
+        got = kdb_parents(order, cmi, k)
+        assert (got[0] == -1).all()
+        for u in range(1, order.size):
+            row = got[u]
+            assert tuple(int(p) for p in row[row >= 0]) == branching_order(int(order[u]), order[:u], cmi)[:k], (case, u)

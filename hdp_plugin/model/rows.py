@@ -44,7 +44,11 @@ from ..structure.selective import selective_kdb
 def model_cardinalities(ds: Dataset) -> np.ndarray:
     """Codes per attribute as a model sees them: the labels, plus a slot for missing if the
     training data has any missing value of that attribute (at least 1)."""
-    miss = np.array([(ds.X[:, j] == a.missing_code).any() for j, a in enumerate(ds.attributes)], bool)
+    top = max((a.missing_code for a in ds.attributes), default=0)
+    codes = np.array([a.missing_code for a in ds.attributes], np.promote_types(ds.X.dtype, np.min_scalar_type(top)))
+    miss = np.zeros(len(codes), bool)
+    for lo in range(0, ds.n_rows, 8192):  # every column at once, a block of rows at a time
+        miss |= (ds.X[lo:lo + 8192] == codes).any(axis=0)
     cards = np.array([len(a.values) for a in ds.attributes], np.int64) + miss
     return np.maximum(cards, 1)
 

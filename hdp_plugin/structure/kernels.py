@@ -812,3 +812,50 @@ def fixed_merge(acc, other):
                 acc[j, u, k] = lo
             acc[0, u, k] += other[0, u, k] + c
             acc[FIXED_DIGITS + 1, u, k] += other[FIXED_DIGITS + 1, u, k]
+
+
+@njit(**NJIT_OPTIONS)
+def kdb_parents(order, cmi, k):
+    """kDB's parents of every attribute of ``order``: position ``u`` takes the ``min(u, k)`` earlier
+    attributes with the highest CMI with it, in decreasing CMI, ties by attribute index (what a stable
+    sort of the index-sorted candidates by decreasing CMI gives, cut to ``k``).
+
+    Parameters
+    ----------
+    order : ndarray (n_order,) int64
+        The attributes in the order they join the model.
+    cmi : ndarray (n_attributes, n_attributes) float64
+        CMI(X_i; X_j | Y).
+    k : int
+        The most parents.
+
+    Returns
+    -------
+    ndarray (n_order, k) int64
+        Row ``u``: the parents of ``order[u]`` in branching order, -1 after the last.
+    """
+    n = order.shape[0]
+    out = np.full((n, max(k, 1)), -1, dtype=np.int64)
+    for u in range(1, n):
+        child = order[u]
+        size = 0
+        for i in range(u):  # insertion into the best min(u, k) so far
+            j = order[i]
+            w = cmi[child, j]
+            pos = size
+            while pos > 0:
+                q = out[u, pos - 1]
+                wq = cmi[child, q]
+                if w > wq or (w == wq and j < q):
+                    pos -= 1
+                else:
+                    break
+            if pos >= k:
+                continue
+            last = min(size, k - 1)
+            for s in range(last, pos, -1):
+                out[u, s] = out[u, s - 1]
+            out[u, pos] = j
+            if size < k:
+                size += 1
+    return out

@@ -181,9 +181,13 @@ def kdb(stats: CountStatistics, k: int = config.DEFAULT_K, *, order=None) -> Str
     parents = [()] * stats.n_attributes
     # CMI is only needed when some attribute can take a parent (kDB-0 is naive Bayes: no pairs counted)
     if k > 0 and order.size > 1:
-        cmi = conditional_mutual_information(stats)
-        for u in range(1, order.size):
-            parents[int(order[u])] = branching_order(int(order[u]), order[:u], cmi)[:k]
+        from .kernels import kdb_parents
+
+        cmi = np.ascontiguousarray(conditional_mutual_information(stats), np.float64)
+        chosen = kdb_parents(np.ascontiguousarray(order, np.int64), cmi, int(k))
+        for u in range(1, order.size):  # what branching_order(order[u], order[:u], cmi)[:k] gives
+            row = chosen[u]
+            parents[int(order[u])] = tuple(int(p) for p in row[row >= 0])
     return Structure(
         kind="kdb",
         k=k,
