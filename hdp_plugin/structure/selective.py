@@ -89,21 +89,17 @@ class TrieAccumulator:
         n_attr = card.shape[0]
         # Step 1: parent lists as CSR arrays
         par_ptr = np.zeros(n_attr + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in parents], out=par_ptr[1:])
+        par_ptr[1:] = np.cumsum(np.fromiter((len(p) for p in parents), np.int64, n_attr))
         par_idx = np.array([q for p in parents for q in p], dtype=np.int64)
-        # Step 2: one root block per attribute (the class-only context), laid out first
-        root = np.zeros(n_attr, dtype=np.int64)
-        used = 0
-        heads = []
-        for a in range(n_attr):
-            root[a] = used
-            n_slots = int(card[parents[a][0]]) if parents[a] else 0
-            # class totals, then no value block and no child yet
-            heads.append(np.concatenate([np.zeros(C, np.int64), np.full(int(card[a]) + n_slots, -1, np.int64)]))
-            used += C + int(card[a]) + n_slots
+        # Step 2: one root block per attribute (the class-only context), laid out first: class totals
+        # (0), then no value block and no child yet (-1) for each value and each value of its first parent
+        first = np.fromiter((p[0] if p else -1 for p in parents), np.int64, n_attr)
+        size = C + card + np.where(first >= 0, card[np.maximum(first, 0)], 0) if n_attr else np.zeros(0, np.int64)
+        root = np.concatenate(([0], np.cumsum(size)[:-1])).astype(np.int64) if n_attr else np.zeros(0, np.int64)
+        used = int(size.sum())
         data = np.zeros(max(4 * used, 1024), dtype=np.int64)
-        if heads:
-            data[:used] = np.concatenate(heads)
+        offset = np.arange(used, dtype=np.int64) - np.repeat(root, size)
+        data[:used][offset >= C] = -1
         self.card, self.n_classes = card, C
         self.par_ptr, self.par_idx, self.root = par_ptr, par_idx, root
         self.data = data
