@@ -202,7 +202,8 @@ def test_bench_hdp_trains_on_reference_style_fold_files(tmp_path):
         cells = [c.strip() for c in row.strip("|").split("|")]
         ran = cells[2].split("; ")  # per fold; mean per cell
         assert ran[0] == "60, 60" if its == "60" else all(int(v) >= 500 for v in ran[0].split(", ")), row
-        assert cells[3] == "1" and float(cells[4]) > 0 and float(cells[7]) > 0  # CPU s; ns per cell and iteration
+        # CPU s (two decimals: vote's 60 iterations can print 0.00 on a fast machine); ns per cell and iteration
+        assert cells[3] == "1" and float(cells[4]) >= 0 and float(cells[7]) > 0
         assert 0.05 < float(cells[8]) < 0.5 and cells[9] == ""  # pooled RMSE; no other program's results here
     bad = subprocess.run([sys.executable, str(BENCH / "bench_hdp.py"), "--reference-folds", str(tmp_path),
                           "--workloads", "nowhere:kdb:2", "--threads", "1"], capture_output=True, text=True,
