@@ -293,7 +293,8 @@ def _stops(trees: ContextTrees, iterations: int, burn_in: int, given_burn_in, to
         # the running sums start where the earliest averaged run starts: each run's tables are
         # then a difference of two snapshots of them
         burn_in = rule.accumulate_from
-        checkpoints = sorted(set(checkpoints) | set(rule.points))
+        # the last iteration's sums are the run's own (_Convergence.finish reads them): no snapshot there
+        checkpoints = sorted(set(checkpoints) | (set(rule.points) - {iterations}))
     stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations}) \
         if (on_checkpoint or rule) else []
     return rule, burn_in, stops
