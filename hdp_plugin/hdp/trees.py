@@ -361,10 +361,7 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     if leaf_cells is None:
         keys, counts, key_start = _leaf_cells_flat(X, y, specs, cardinalities, n_classes, block)
     else:
-        keys = np.ascontiguousarray(np.concatenate([k for k, _ in leaf_cells]) if leaf_cells else np.zeros(0), np.int64)
-        counts = np.ascontiguousarray(np.concatenate([n for _, n in leaf_cells]) if leaf_cells else np.zeros(0),
-                                      np.int64)
-        key_start = np.concatenate(([0], np.cumsum([k.shape[0] for k, _ in leaf_cells], dtype=np.int64)))
+        keys, counts, key_start = _flat_cells(leaf_cells)
     from .tree_kernels import lay_out_trees
 
     # every tree's levels (the leaf contexts, then by dropping the last branching variable), the size
@@ -382,12 +379,11 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
         raise ValueError("two nodes of a context tree share a context, or a node's parent, depth or branch "
                          "value is out of place")
     n_per_tree = np.diff(node_start)
-    tree_card = card_c
-    card_per_node = np.repeat(tree_card, n_per_tree)
+    card_per_node = np.repeat(card_c, n_per_tree)
     n_levels = np.diff(radix_start)
     return ContextTrees(
         attrs=np.asarray(kept, np.int64),
-        tree_card=tree_card,
+        tree_card=card_c,
         tree_node_start=node_start,
         tree_var_start=radix_start,
         branch_vars=np.asarray([v for _, ps in specs for v in [-1] + [int(p) for p in ps]], np.int64),
@@ -411,16 +407,21 @@ def _leaf_cells_flat(X, y, specs, cardinalities, n_classes, block):
     for c, ps in specs:
         _radices([n_classes] + [int(cardinalities[p]) for p in ps] + [int(cardinalities[c])])
     if X.shape[0] > block:
-        cells = count_leaf_cells(X, y, specs, cardinalities, n_classes, block)
-        return (np.ascontiguousarray(np.concatenate([k for k, _ in cells]) if cells else np.zeros(0), np.int64),
-                np.ascontiguousarray(np.concatenate([n for _, n in cells]) if cells else np.zeros(0), np.int64),
-                np.concatenate(([0], np.cumsum([k.shape[0] for k, _ in cells], dtype=np.int64))))
+        return _flat_cells(count_leaf_cells(X, y, specs, cardinalities, n_classes, block))
     from .tree_kernels import block_leaf_cells_all
 
     attrs = np.asarray([c for c, _ in specs], np.int64)
     flat = np.asarray([p for _, ps in specs for p in ps], np.int64)
     pstart = np.concatenate(([0], np.cumsum([len(ps) for _, ps in specs], dtype=np.int64)))
     return block_leaf_cells_all(X, y, attrs, flat, pstart, np.ascontiguousarray(cardinalities, np.int64))
+
+
+def _flat_cells(cells: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-tree ``(keys, counts)`` pairs (:func:`count_leaf_cells`) as ``(keys, counts, key_start)``."""
+    keys = np.concatenate([k for k, _ in cells]) if cells else np.zeros(0)
+    counts = np.concatenate([n for _, n in cells]) if cells else np.zeros(0)
+    key_start = np.concatenate(([0], np.cumsum([k.shape[0] for k, _ in cells], dtype=np.int64)))
+    return np.ascontiguousarray(keys, np.int64), np.ascontiguousarray(counts, np.int64), key_start.astype(np.int64)
 
 
 def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarray]:

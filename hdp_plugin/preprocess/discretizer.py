@@ -218,7 +218,8 @@ class Discretizer:
 
 class SortedColumns(dict):
     """``{attribute index: SortedColumn}`` of a data set's numeric attributes, with the flat arrays that
-    draw every column's cut points in one kernel call (made once, on first use, for all the members)."""
+    draw every column's cut points in one kernel call (made once, on first use, for all the members:
+    the columns are not to change after that)."""
 
     _flat = None
 
