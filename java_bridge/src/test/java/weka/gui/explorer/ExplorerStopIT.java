@@ -56,7 +56,11 @@ import weka.gui.WekaTaskMonitor;
  * stuck the panel on the first try; jstack then showed the AWT lock owned by no live thread). The
  * cross-validation's presses therefore wait, if the run thread is in AWT or Swing code at the drawn moment,
  * until it leaves it (the check and the press in one task of the event thread), and fall within the measured
- * duration of a whole cross-validation.
+ * duration of a whole cross-validation. For the same reason they wait until the run thread is inside the
+ * evaluation ({@code weka.classifiers} code: Weka's cross-validation and this classifier): a Stop that lands in
+ * the panel's own code after the evaluation, in its finally block before it enables Start again, kills the
+ * thread there and leaves Start disabled for good, whatever the classifier (CI saw it once the folds got
+ * quick: no run thread alive, Start disabled, the AWT threads idle).
  */
 class ExplorerStopIT {
 
@@ -142,18 +146,28 @@ class ExplorerStopIT {
     return false;
   }
 
+  /** Whether a thread is inside the evaluation: in {@code weka.classifiers} code (Weka's or this classifier's). */
+  static boolean inEvaluation(Thread t) {
+    for (StackTraceElement f : t.getStackTrace()) {
+      if (f.getClassName().startsWith("weka.classifiers.")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
-   * Presses Stop as soon as the panel's run thread is outside AWT and Swing code (checked and pressed in one task
-   * of the event thread); false if the run ended first.
+   * Presses Stop as soon as the panel's run thread is inside the evaluation and outside AWT and Swing code
+   * (checked and pressed in one task of the event thread; see the class comment); false if the run ended first.
    */
-  boolean stopOutsideAwt(String phase) throws Exception {
+  boolean stopInEvaluation(String phase) throws Exception {
     while (true) {
       Boolean[] done = new Boolean[1];
       SwingUtilities.invokeAndWait(() -> {
         Thread t = m_Panel.m_RunThread;
         if (t == null) {
           done[0] = Boolean.FALSE;
-        } else if (!inAwt(t)) {
+        } else if (!inAwt(t) && inEvaluation(t)) {
           m_Panel.m_StopBut.doClick(0); // doClick() would hold the button down for 68 ms before it acts
           done[0] = Boolean.TRUE;
         }
@@ -399,7 +413,7 @@ class ExplorerStopIT {
       for (int i = 0; i < 30 && m_Presses.getOrDefault("cross-validation", 0) < 9; i++) {
         start();
         Thread.sleep(rnd.nextInt(Math.max(1, whole * 8 / 10)));
-        if (!stopOutsideAwt("cross-validation")) { // finished before the press
+        if (!stopInEvaluation("cross-validation")) { // finished before the press
           finished++;
           awaitPanelReady("a run that finished");
           continue;
