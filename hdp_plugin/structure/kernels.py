@@ -638,6 +638,7 @@ def loo_squared_errors_block(
     n_attr = order.shape[0]
     C = n_classes
     post = np.empty((max_k + 1, C))
+    tail = np.empty(C)
     prior = np.empty(C)
     n_loo = n_rows_total - 1.0  # rows left after removing this one
     for r in range(n_rows):
@@ -653,9 +654,13 @@ def loo_squared_errors_block(
         for c in range(C):
             prior[c] /= s
         e = 1.0 - prior[yi]
+        # every k's products start as the prior; rows above ``eq`` all hold ``tail`` without being written
+        # (_materialize writes them when a deeper estimate is about to be multiplied in)
+        for c in range(C):
+            post[0, c] = prior[c]
+            tail[c] = prior[c]
+        eq = 0
         for k in range(max_k + 1):
-            for c in range(C):
-                post[k, c] = prior[c]
             fixed_add(acc, np.int64(0), k, e * e)  # one specialisation (not one for a literal 0)
         # Step 2: add attributes in MI order
         for u in range(n_attr):
@@ -670,6 +675,7 @@ def loo_squared_errors_block(
             d = 0
             stop = 0
             while True:
+                eq = _materialize(post, tail, eq, np.int64(d), C)
                 _multiply_estimates(post, np.int64(d), data, block, vb, ca, yi, C, m)
                 if d == depth:
                     stop = d
@@ -681,17 +687,18 @@ def loo_squared_errors_block(
                     for c in range(C):
                         cnt += data[child_vb + c]
                 if cnt < 2:  # back off: the depth-d estimate serves k = d + 1 as well
+                    eq = _materialize(post, tail, eq, d + 1, C)
                     _multiply_estimates(post, d + 1, data, block, vb, ca, yi, C, m)
                     stop = d + 1
                     break
                 block = child
                 vb = child_vb
                 d += 1
-            for k in range(stop + 1, max_k + 1):
-                for c in range(C):
-                    post[k, c] = post[stop, c]
-            # Step 3: every k's squared error after the first u + 1 attributes
-            for k in range(max_k + 1):
+            # every larger k takes the walk's last posterior: rows above stop stand for row stop
+            eq = stop
+            # Step 3: every k's squared error after the first u + 1 attributes (rows above eq hold row
+            # eq's products, so its sum, error and rescaling: computed once)
+            for k in range(eq + 1):
                 s = 0.0
                 for c in range(C):
                     s += post[k, c]
@@ -700,6 +707,36 @@ def loo_squared_errors_block(
                 if s < RESCALE_BELOW:  # keep the unnormalised products away from underflow
                     for c in range(C):
                         post[k, c] /= s
+            for k in range(eq + 1, max_k + 1):
+                fixed_add(acc, u + 1, k, e * e)
+            for c in range(C):
+                tail[c] = post[eq, c]
+
+
+@njit(inline="always", **NJIT_OPTIONS)  # inlined, as _multiply_estimates
+def _materialize(post, tail, eq, r, C):
+    """Write ``tail`` (what they hold) into rows ``eq + 1 .. r`` of ``post`` before row ``r`` is multiplied
+    into; returns the new ``eq`` (``max(eq, r)``).
+
+    Parameters
+    ----------
+    post : ndarray (max_k + 1, C) float64
+        The row's per-class products; rows above ``eq`` hold ``tail`` but are not written.
+    tail : ndarray (C,) float64
+        The products of every row above ``eq``.
+    eq : int
+        The last row written.
+    r : int
+        The row about to be multiplied into.
+    C : int
+        The number of classes.
+    """
+    if r <= eq:
+        return eq
+    for k in range(eq + 1, r + 1):
+        for c in range(C):
+            post[k, c] = tail[c]
+    return r
 
 
 @njit(inline="always", **NJIT_OPTIONS)  # inlined: a call passing arrays costs atomic reference counts
