@@ -44,11 +44,7 @@ def generator(seed: np.random.SeedSequence, *key: int) -> np.random.Generator:
     return np.random.default_rng(child(seed, *key))
 
 
-# numpy's SeedSequence constants (numpy/random/bit_generator.pyx, after M. E. O'Neill's seed_seq)
 _MASK32 = 0xFFFFFFFF
-_INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
-_INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
-_MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
 
 
 def _words32(n: int) -> list[int]:
@@ -61,36 +57,17 @@ def _words32(n: int) -> list[int]:
     return out
 
 
-def _hashmix(value: int, h: int) -> tuple[int, int]:
-    h2 = (h * _MULT_A) & _MASK32
-    v = ((value ^ h) * h2) & _MASK32
-    return v ^ (v >> 16), h2
-
-
-def _mix(x: int, y: int) -> int:
-    r = (_MIX_L * x - _MIX_R * y) & _MASK32
-    return r ^ (r >> 16)
-
-
-def _mix_in(pool: list[int], word: int, h: int) -> int:
-    """Mix one more entropy word into every word of ``pool`` (in place); returns the hash constant."""
-    for dst in range(4):
-        v, h = _hashmix(word, h)
-        pool[dst] = _mix(pool[dst], v)
-    return h
-
-
 def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indices=None) -> np.ndarray:
     """``[c.generate_state(n_words, np.uint64) for c in seed.spawn(n)]`` as one (n, n_words) uint64
     array, without spawning: ``seed`` is read, not advanced. With ``indices`` (a sequence of whole
     numbers), only the children of those indices among the ``n``, in that order.
 
-    numpy's SeedSequence algorithm on plain integers, with what the children share done once: a
-    child's entropy is its parent's with its index appended, so the pool mixed from everything
-    before the index is the same for all of them, and each child only mixes in its index and draws
-    its words, in a numba kernel (:mod:`hdp_plugin._seed_kernels`) for all the children at once. Seeds outside
-    that form (entropy not a whole number, a pool size other than 4) take numpy's own path; either
-    way the words are numpy's (tests compare them for many seeds).
+    numpy's SeedSequence algorithm in a numba kernel (:mod:`hdp_plugin._seed_kernels`), with what the
+    children share done once: a child's entropy is its parent's with its index appended, so the pool
+    mixed from everything before the index is the same for all of them, and each child only mixes in
+    its index and draws its words. Seeds outside that form (entropy not a whole number, a pool size
+    other than 4) take numpy's own path; either way the words are numpy's (tests compare them for
+    many seeds).
     """
     entropy, key = seed.entropy, tuple(seed.spawn_key)
     start = seed.n_children_spawned
@@ -106,22 +83,9 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indic
     run = _words32(int(entropy))
     run += [0] * (4 - len(run))  # a spawn key follows: the run entropy is padded to the pool size
     head = run + [w for k in key for w in _words32(int(k))]
-    # the pool mixed from the entropy before the child's index (at least the 4 padded words)
-    h = _INIT_A
-    pool = [0, 0, 0, 0]
-    for i in range(4):
-        pool[i], h = _hashmix(head[i], h)
-    for src in range(4):
-        for dst in range(4):
-            if src != dst:
-                v, h = _hashmix(pool[src], h)
-                pool[dst] = _mix(pool[dst], v)
-    for word in head[4:]:
-        h = _mix_in(pool, word, h)
     from ._seed_kernels import children_words
 
-    return children_words(np.asarray(pool, np.uint64), int(h), np.asarray([start + i for i in which], np.int64),
-                          int(n_words))
+    return children_words(np.asarray(head, np.uint64), np.asarray([start + i for i in which], np.int64), int(n_words))
 
 
 def describe(seed: np.random.SeedSequence) -> dict:
