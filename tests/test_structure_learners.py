@@ -232,7 +232,10 @@ def test_kdb_parents_kernel_is_the_stable_sort_by_decreasing_cmi():
     branching_order (a stable sort of the index-sorted candidates by decreasing CMI) cut to k gives, ties
     (many equal CMIs) included."""
     from hdp_plugin.structure.kernels import kdb_parents
-    from hdp_plugin.structure.learners import branching_order
+
+    def branching_order(child, candidates, cmi):  # the definition: index-sorted, stable by decreasing CMI
+        cand = np.sort(np.asarray(candidates, dtype=np.int64))
+        return tuple(cand[np.argsort(-cmi[child, cand], kind="stable")].tolist()) if cand.size else ()
 
     rng = np.random.default_rng(0)
     for case in range(400):

@@ -90,16 +90,15 @@ class ContextTrees:
         return int(self.leaf_counts.shape[0])
 
     @classmethod
-    def from_nodes(cls, trees: list["TreeNodes"], n_classes: int, cardinalities, *,
-                   compiled: bool = False) -> "ContextTrees":
+    def from_nodes(cls, trees: list["TreeNodes"], n_classes: int, cardinalities) -> "ContextTrees":
         """All trees' flat arrays from each tree's nodes (parents local to the tree, nodes sorted by
         depth): global node, cell and child indices, leaves and child tables (level by level, every
         node above the leaves with one slot per value of the variable it branches on).
 
-        The one place that lays trees out: :func:`build_trees` (from data) and the model-file reader
-        (from a file) both call it. Raises ValueError if two nodes of a tree share a context.
-        ``compiled`` lays the child tables out with a numba kernel (a fit's trees); without it, with
-        NumPy, so that reading a model file never imports numba. Both give the same arrays.
+        The model-file reader and :func:`subset_trees` lay trees out with it, in NumPy (reading a model
+        file never imports numba); :func:`build_trees` lays a fit's trees out with one kernel call
+        (:func:`~hdp_plugin.hdp.tree_kernels.lay_out_trees`), tested to give the same arrays. Raises
+        ValueError if two nodes of a tree share a context.
         """
         cardinalities = np.asarray(cardinalities, dtype=np.int64)
         node_start, var_start, bvars, child_tables, child_starts = [0], [0], [], [], []
@@ -107,7 +106,7 @@ class ContextTrees:
         for tr in trees:
             n_nodes, off = tr.parent.shape[0], node_start[-1]
             radix = np.asarray([int(n_classes)] + [int(cardinalities[v]) for v in tr.branching[1:]], np.int64)
-            cstart, tab = (_child_table_compiled if compiled else _child_table)(tr, radix, off, child_off)
+            cstart, tab = _child_table(tr, radix, off, child_off)
             child_off += tab.size
             child_tables.append(tab)
             child_starts.append(cstart)
@@ -184,18 +183,6 @@ def _child_table(tr: TreeNodes, radix: np.ndarray, off: int, child_off: int) -> 
         child_off += tab.size
         tables.append(tab)
     return cstart, (np.concatenate(tables) if tables else np.zeros(0, np.int64))
-
-
-def _child_table_compiled(tr: TreeNodes, radix: np.ndarray, off: int, child_off: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_child_table` by a numba kernel (a fit's trees, laid out in order by :func:`build_trees`)."""
-    from .tree_kernels import tree_child_table
-
-    cstart, tab, ok = tree_child_table(np.ascontiguousarray(tr.parent, np.int64), np.ascontiguousarray(tr.depth, np.int64),
-                                       np.ascontiguousarray(tr.branch, np.int64), radix, off, child_off)
-    if not ok:
-        raise ValueError(f"two nodes of the tree of attribute {tr.attr} share a context, or a node's parent, "
-                         "depth or branch value is out of place")
-    return cstart, tab
 
 
 def _radices(card_vars: list[int]) -> None:

@@ -24,14 +24,6 @@ def mi_order(mi: np.ndarray) -> np.ndarray:
     return np.argsort(-np.asarray(mi, dtype=np.float64), kind="stable")
 
 
-def branching_order(child: int, candidates, cmi: np.ndarray) -> tuple[int, ...]:
-    """``candidates`` sorted by decreasing CMI(X_child; candidate | Y), ties by attribute index."""
-    cand = np.sort(np.asarray(candidates, dtype=np.int64))
-    if cand.size == 0:
-        return ()
-    return tuple(cand[np.argsort(-cmi[child, cand], kind="stable")].tolist())
-
-
 def naive_bayes(stats: CountStatistics) -> Structure:
     """Naive Bayes: the class is the only parent of every attribute.
 
@@ -185,7 +177,7 @@ def kdb(stats: CountStatistics, k: int = config.DEFAULT_K, *, order=None) -> Str
 
         cmi = np.ascontiguousarray(conditional_mutual_information(stats), np.float64)
         chosen = kdb_parents(np.ascontiguousarray(order, np.int64), cmi, int(k))
-        for u in range(1, order.size):  # what branching_order(order[u], order[:u], cmi)[:k] gives
+        for u in range(1, order.size):
             row = chosen[u]
             parents[int(order[u])] = tuple(int(p) for p in row[row >= 0])
     return Structure(
