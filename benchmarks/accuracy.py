@@ -133,7 +133,12 @@ def slug(method: str, iterations: int) -> str:
     s = re.sub(r"[^a-z0-9]+", "-", method.lower()).strip("-")
     if method in ESKDB:
         s += f"-e{ESKDB_MEMBERS}-k{ESKDB_K}"
-        return f"{s}-i{ESKDB_ITERATIONS or 'auto' + str(eskdb_iterations())}" if ESKDB[method] == "hdp" else s
+        if ESKDB[method] != "hdp":
+            return s
+        if ESKDB_ITERATIONS is not None:
+            return f"{s}-i{ESKDB_ITERATIONS}"
+        first = eskdb_first_check()  # results of another stopping rule are not these
+        return f"{s}-iauto{eskdb_iterations()}" + (f"-c{first}" if first else "")
     return f"{s}-i{iterations}" if method.startswith("HDP ") else s
 
 
@@ -312,9 +317,27 @@ def collect(cache: Path, datasets, methods, iterations, repeats):
     return tables
 
 
+def eskdb_first_check() -> int | None:
+    """The iteration at which the default's stopping rule first checks an ESKDB tree (None at fixed iterations)."""
+    from hdp_plugin.config import AUTO_FIRST_CHECK
+
+    return AUTO_FIRST_CHECK.get("eskdb") if ESKDB_ITERATIONS is None else None
+
+
 def eskdb_label() -> str:
     n = eskdb_iterations()
-    return f"its default ({n})" if ESKDB_ITERATIONS is None else str(n)
+    if ESKDB_ITERATIONS is not None:
+        return str(n)
+    first = eskdb_first_check()
+    return f"its default (auto: trees checked at {first}, at most {n})" if first else f"its default ({n})"
+
+
+def eskdb_burn_in() -> str:
+    """ESKDB's burn-in as the tables' notes state it."""
+    n, first = eskdb_iterations(), eskdb_first_check()
+    if first:
+        return f"that of the length each tree runs: {first // 10} at {first}, {n // 10} at {n}"
+    return str(min(1000, n // 10))
 
 
 def render(tables, datasets, methods, args, command: str) -> str:
@@ -330,7 +353,7 @@ def render(tables, datasets, methods, args, command: str) -> str:
          f"`random_state = 10*repeat + fold`, one thread; m-estimates with m = 1.",
          f"- ESKDB: `structure=\"eskdb\"`, E = {ESKDB_MEMBERS} members, K = {ESKDB_K}, always "
          f"{eskdb_label()} iterations whatever the HDP setting above (default burn-in, "
-         f"{min(1000, eskdb_iterations() // 10)}); each member discretises the raw training fold with "
+         f"{eskdb_burn_in()}); each member discretises the raw training fold with "
          "its own stochastic cut points inside `fit`: the default's (`stochastic-gain`), but "
          + ", ".join(f"{m} `{d}`" for m, d in ESKDB_DISCRETIZATION.items()) + ".",
          f"- {args.repeats}x2 stratified cross-validation (`stratified_folds(y, 2, seed)`, seeds "
