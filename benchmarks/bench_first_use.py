@@ -1,10 +1,13 @@
 """First use after a fresh `pip install` of the wheel: the default fit with an empty numba cache against
-the same fit warm, for the wheel with its compiled kernels and for one without them.
+the same fit warm, for the wheel with its compiled kernels (on this CPU, and as on a machine of another
+CPU) and for one without them.
 
     python benchmarks/bench_first_use.py [--rounds 2] [--data examples/diabetes.arff]
 
 Builds both wheels with tools/build_wheel.py (with and without ``--no-kernels``), installs each into a
-fresh virtual environment (pip's cache may serve the dependencies), then, round by round, runs
+fresh virtual environment (pip's cache may serve the dependencies; the wheel with kernels twice, the
+second time with its native kernels' manifest naming another CPU, which is what an installation on a
+machine of another CPU sees: there the portable kernels apply), then, round by round, runs
 ``hdp-bnc train DATA -o MODEL --seed 0`` (the default ESKDB) in each environment with an empty cache
 (a new ``XDG_CACHE_HOME`` and no ``NUMBA_CACHE_DIR``, as for a new user) and then again with that
 cache warm, and prints each run's wall time, whether it announced a compilation, and the minima.
@@ -32,6 +35,18 @@ def _venv(where: Path, wheel: Path) -> Path:
     return py
 
 
+def _foreign_cpu(py: Path) -> None:
+    """Make the installed wheel's native kernels those of another CPU (their manifest's CPU name)."""
+    import json
+
+    where = subprocess.run([str(py), "-c", "import hdp_plugin, pathlib; print(pathlib.Path(hdp_plugin.__file__).parent)"],
+                           cwd=py.parent, capture_output=True, text=True, check=True).stdout.strip()
+    path = Path(where) / "_kernels" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["target"][1] = "another-cpu"
+    path.write_text(json.dumps(manifest))
+
+
 def _run(py: Path, data: Path, cache_home: Path, out: Path) -> tuple[float, bool]:
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     env["XDG_CACHE_HOME"] = str(cache_home)
@@ -49,12 +64,16 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="hdp-first-use-") as tmp:
         tmp = Path(tmp)
-        envs = {}
+        envs, built = {}, {}
         for name, extra in (("with kernels", []), ("without kernels", ["--no-kernels"])):
             wheels = tmp / f"wheel-{len(envs)}"
             subprocess.run([sys.executable, str(ROOT / "tools" / "build_wheel.py"), *extra, str(wheels)], check=True,
                            stdout=subprocess.DEVNULL)
-            envs[name] = _venv(tmp / f"venv-{len(envs)}", next(wheels.glob("*.whl")))
+            built[name] = next(wheels.glob("*.whl"))
+            envs[name] = _venv(tmp / f"venv-{len(envs)}", built[name])
+        name = "with kernels, another CPU"
+        envs[name] = _venv(tmp / f"venv-{len(envs)}", built["with kernels"])
+        _foreign_cpu(envs[name])
         times = {(name, kind): [] for name in envs for kind in ("cold", "warm")}
         for r in range(args.rounds):
             for name, py in envs.items():

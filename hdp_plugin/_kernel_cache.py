@@ -23,6 +23,19 @@ renamed into place, so concurrent processes never see half a directory. numba st
 entry (its version, the stamp, the signature and the target), so the bundle can only save the
 compilation, never change a result.
 
+**A portable bundle for every other x86-64 CPU.** The wheel also carries the same kernels compiled for
+numba's ``generic`` CPU (``_kernels_generic/``: no instruction set beyond the architecture's baseline,
+so they run on any CPU of the wheel's platform; the same results bit for bit, and about the same speed:
+the kernels are scalar code). numba's code-generation target is one per process, so hdp_plugin's own
+processes (the ``hdp-bnc`` command line, the daemon and what they start) choose it: with
+``HDP_PORTABLE_KERNELS=1`` (which they set unless it is set), when the native bundle does not fit this
+CPU but the portable one fits, the process compiles and loads for the ``generic`` CPU (numba's
+``CPU_NAME``; before anything in the process compiled) and copies the portable bundle in. A Python
+program that imports hdp_plugin keeps numba's native target, which its own numba functions share,
+unless it sets ``HDP_PORTABLE_KERNELS=1`` itself; ``NUMBA_CPU_NAME``, when set, always wins. Each target
+has its own cache directory (``hdp_plugin-<digest>-cpu-generic`` for the portable one), so the two never
+mix.
+
 Cache directories of older digests are left where they are (a few MB each); removing
 ``<cache root>/hdp_plugin-*`` is always safe.
 """
@@ -45,12 +58,17 @@ log = logging.getLogger(__name__)
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: the compiled kernels a wheel carries, inside the package
 BUNDLE_DIR = "_kernels"
+#: the same kernels compiled for numba's generic CPU (see the module docstring)
+PORTABLE_BUNDLE_DIR = "_kernels_generic"
+PORTABLE_CPU = "generic"
+#: "1": a process may switch numba to the portable target when only the portable bundle fits
+PORTABLE_ENV = "HDP_PORTABLE_KERNELS"
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
 #: the mark of a source file that holds kernels (or, for config.py, their options)
 _KERNEL_MARK = "NJIT_OPTIONS"
 
-_state: dict = {"digest": None, "installed": False, "root": None}
+_state: dict = {"digest": None, "installed": False, "root": None, "dir": None, "target": "native"}
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
@@ -84,8 +102,11 @@ def kernel_digest(package_dir: Path = PACKAGE_DIR) -> str:
     return digest
 
 
-def cache_dir_name(digest: str) -> str:
-    return f"hdp_plugin-{digest[:16]}"
+def cache_dir_name(digest: str, cpu_name: str | None = None) -> str:
+    """The cache directory of a digest, for numba's native target or, when numba's ``CPU_NAME`` is set
+    (the portable target, or the user's ``NUMBA_CPU_NAME``), for that CPU."""
+    tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in cpu_name) if cpu_name else ""
+    return f"hdp_plugin-{digest[:16]}" + (f"-cpu-{tag}" if tag else "")
 
 
 def _cache_root() -> str | None:
@@ -119,6 +140,30 @@ def _target_magic() -> list:
     return list(cpu_target.target_context.codegen().magic_tuple())
 
 
+def _host_target() -> list:
+    """What :func:`_target_magic` will be, computed as numba's codegen computes it but without making
+    the codegen (after which the target can no longer be chosen)."""
+    import llvmlite.binding as ll
+    from numba.core import codegen
+    from numba.core import config as nconfig
+
+    features = nconfig.CPU_FEATURES if nconfig.CPU_FEATURES is not None else codegen.get_host_cpu_features()
+    return [ll.get_process_triple(), nconfig.CPU_NAME or ll.get_host_cpu_name(), features]
+
+
+def _portable_target() -> list:
+    import llvmlite.binding as ll
+
+    return [ll.get_process_triple(), PORTABLE_CPU, ""]
+
+
+def _codegen_made() -> bool:
+    """True once numba's CPU target context (and so its codegen and target) exists in this process."""
+    from numba.core.registry import cpu_target
+
+    return cpu_target.__dict__.get("_toplevel_target_context") is not None
+
+
 def _python_tag() -> str:
     return "py%d%d" % sys.version_info[:2]  # what numba puts in its cache file names
 
@@ -137,7 +182,7 @@ def _make_locator_class():
             self._py_file = py_file
             self._lineno = py_func.__code__.co_firstlineno
             sub = _subdir(py_file)
-            self._cache_path = os.path.join(_state["root"], cache_dir_name(kernel_digest()),
+            self._cache_path = os.path.join(_state["root"], _state["dir"],
                                             "_" if sub == "." else sub.replace("/", "_"))
 
         def ensure_cache_path(self):
@@ -183,15 +228,38 @@ def install() -> None:
         cls = _make_locator_class()
         if not isinstance(locators, list) or root is None or cls is None:
             return
+        from numba.core import config as nconfig
+
+        _state["target"] = choose_target()
         _state["root"] = root
+        _state["dir"] = cache_dir_name(kernel_digest(), nconfig.CPU_NAME)
         locators.insert(0, cls)
         seed(root)
     except Exception as exc:  # noqa: BLE001 - only ever an optimisation
         log.debug("hdp_plugin's kernel cache locator not installed: %s", exc)
 
 
-def read_manifest(package_dir: Path = PACKAGE_DIR) -> dict | None:
-    path = package_dir / BUNDLE_DIR / MANIFEST
+def choose_target() -> str:
+    """``"portable"`` after switching numba to the generic CPU, when this process may
+    (``HDP_PORTABLE_KERNELS=1``, no ``NUMBA_CPU_NAME``, nothing compiled yet) and only the portable bundle
+    fits; else ``"native"`` (numba's target left as it is). Processes this one starts inherit the choice
+    (``NUMBA_CPU_NAME``)."""
+    from numba.core import config as nconfig
+
+    if os.environ.get(PORTABLE_ENV, "") != "1" or nconfig.CPU_NAME is not None or _codegen_made():
+        return "native"
+    if bundle_mismatch(read_manifest(), _host_target()) is None:
+        return "native"
+    if bundle_mismatch(read_manifest(portable=True), _portable_target()) is not None:
+        return "native"
+    nconfig.CPU_NAME, nconfig.CPU_FEATURES = PORTABLE_CPU, ""
+    os.environ["NUMBA_CPU_NAME"] = PORTABLE_CPU
+    log.debug("numba's target: the generic CPU, whose compiled kernels this installation carries")
+    return "portable"
+
+
+def read_manifest(package_dir: Path = PACKAGE_DIR, portable: bool = False) -> dict | None:
+    path = package_dir / (PORTABLE_BUNDLE_DIR if portable else BUNDLE_DIR) / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -199,14 +267,15 @@ def read_manifest(package_dir: Path = PACKAGE_DIR) -> dict | None:
     return manifest if isinstance(manifest, dict) else None
 
 
-def bundle_mismatch(manifest: dict | None) -> str | None:
-    """Why the wheel's compiled kernels do not fit this process, or None if they do."""
+def bundle_mismatch(manifest: dict | None, target: list | None = None) -> str | None:
+    """Why the wheel's compiled kernels do not fit this process (or ``target``, numba's (triple, CPU name,
+    CPU features)), or None if they do."""
     import numba
 
     if manifest is None:
         return "no compiled kernels in this installation"
     expected = {"format": MANIFEST_FORMAT, "digest": kernel_digest(), "numba": numba.__version__,
-                "python": _python_tag(), "target": _target_magic()}
+                "python": _python_tag(), "target": _host_target() if target is None else target}
     for key, value in expected.items():
         if manifest.get(key) != value:
             return f"built for another {key}"
@@ -219,15 +288,18 @@ def bundle_mismatch(manifest: dict | None) -> str | None:
 def seed(root: str) -> bool:
     """Copy the wheel's compiled kernels into ``root``'s directory of this digest, if it does not exist
     yet and the manifest fits. True if they were copied."""
-    final = Path(root) / cache_dir_name(kernel_digest())
+    from numba.core import config as nconfig
+
+    final = Path(root) / cache_dir_name(kernel_digest(), nconfig.CPU_NAME)
     if final.exists():
         return False
-    manifest = read_manifest()
+    portable = _host_target()[1:] == [PORTABLE_CPU, ""]  # chosen here, or by the process that started this one
+    manifest = read_manifest(portable=portable)
     why = bundle_mismatch(manifest)
     if why is not None:
         log.debug("compiled kernels not used: %s", why)
         return False
-    bundle = PACKAGE_DIR / BUNDLE_DIR
+    bundle = PACKAGE_DIR / (PORTABLE_BUNDLE_DIR if portable else BUNDLE_DIR)
     temp = Path(root) / f".{final.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
     try:
         for rel in manifest["files"]:
@@ -287,58 +359,72 @@ WORKLOAD = (
 )
 
 
-def build(package_dir: Path, python: str = sys.executable, workload=WORKLOAD) -> dict:
+def build(package_dir: Path, python: str = sys.executable, workload=WORKLOAD) -> list[dict]:
     """Compile the kernels of ``workload`` (command lines of ``hdp-bnc``, run one after the other in one
     process, in a folder holding the data sets mixed.arff, numeric.arff and nominal.arff) for the
-    package at ``package_dir`` (a copy about to become a wheel) and store them in its ``_kernels/`` with
-    the manifest (:func:`store`). Returns the manifest."""
+    package at ``package_dir`` (a copy about to become a wheel), for this CPU and for the generic one
+    (two processes at once), and store them in its ``_kernels/`` and ``_kernels_generic/`` with their
+    manifests (:func:`store`). Returns the two manifests."""
     package_dir = Path(package_dir).resolve()
     with tempfile.TemporaryDirectory(prefix="hdp-kernels-") as tmp:
         work = Path(tmp)
         _write_arff(work / "mixed.arff", 240, 3, 3, 1)
         _write_arff(work / "numeric.arff", 240, 4, 0, 2)
         _write_arff(work / "nominal.arff", 240, 0, 5, 3)
-        cache = work / "cache"
-        env = _build_env(package_dir, cache)
         driver = ("import sys\nfrom hdp_plugin.cli import app\n"
                   f"for args in {[list(a) for a in workload]!r}:\n"
                   "    print(' '.join(args), file=sys.stderr, flush=True)\n"
                   "    app(args, prog_name='hdp-bnc', standalone_mode=False)\n")
-        done = subprocess.run([python, "-c", driver], cwd=work, env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError("compiling the kernels failed: "
-                               + " / ".join((done.stderr or done.stdout).strip().splitlines()[-2:]))
-        return store(package_dir, cache, python)
+        runs = []
+        for portable in (False, True):
+            cache = work / ("cache-generic" if portable else "cache")
+            runs.append((cache, portable, subprocess.Popen(
+                [python, "-c", driver], cwd=work, env=_build_env(package_dir, cache, portable),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        failed = None
+        for cache, portable, proc in runs:
+            out, err = proc.communicate()
+            if proc.returncode != 0 and failed is None:
+                failed = " / ".join((err or out).strip().splitlines()[-2:])
+        if failed is not None:
+            raise RuntimeError("compiling the kernels failed: " + failed)
+        return [store(package_dir, cache, python, portable) for cache, portable, _ in runs]
 
 
-def _build_env(package_dir: Path, cache: Path) -> dict:
+def _build_env(package_dir: Path, cache: Path, portable: bool = False) -> dict:
     """The environment of a process that imports the package at ``package_dir`` and caches its kernels
-    under ``cache``."""
+    under ``cache`` (for the generic CPU if ``portable``)."""
     env = dict(os.environ, PYTHONPATH=str(Path(package_dir).resolve().parent), NUMBA_CACHE_DIR=str(cache),
                HDP_NUMBA_CACHE="1", HDP_WARM_HELPER="always")
-    env.pop("NUMBA_DISABLE_JIT", None)
+    for name in ("NUMBA_DISABLE_JIT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", PORTABLE_ENV):
+        env.pop(name, None)
+    if portable:
+        env["NUMBA_CPU_NAME"] = PORTABLE_CPU
     return env
 
 
-def store(package_dir: Path, cache: Path, python: str = sys.executable) -> dict:
+def store(package_dir: Path, cache: Path, python: str = sys.executable, portable: bool = False) -> dict:
     """Copy the kernels that processes of ``package_dir``'s package cached under the cache root ``cache``
-    into its ``_kernels/`` and write the manifest (of ``python``'s numba, Python and CPU). Returns it."""
+    (for the generic CPU if ``portable``) into its ``_kernels/`` (``_kernels_generic/``) and write the
+    manifest (of ``python``'s numba, Python and CPU). Returns it."""
     package_dir = Path(package_dir).resolve()
-    bundle = package_dir / BUNDLE_DIR
+    bundle = package_dir / (PORTABLE_BUNDLE_DIR if portable else BUNDLE_DIR)
     if bundle.exists():
         shutil.rmtree(bundle)
     probe = [python, "-c", "import json, sys; from hdp_plugin import _kernel_cache as k; "
+             "from numba.core import config as c; "
              "print(json.dumps({'digest': k.kernel_digest(), 'target': k._target_magic(), "
              "'numba': __import__('numba').__version__, 'python': k._python_tag(), "
-             "'module': k.__file__}))"]
-    info = json.loads(subprocess.run(probe, cwd=package_dir.parent, env=_build_env(package_dir, cache),
+             "'module': k.__file__, 'cpu_name': c.CPU_NAME}))"]
+    info = json.loads(subprocess.run(probe, cwd=package_dir.parent, env=_build_env(package_dir, cache, portable),
                                      stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True).stdout)
     if Path(info["module"]).resolve().parent != package_dir:
         raise RuntimeError(f"the kernels were compiled for hdp_plugin at {info['module']}, not at {package_dir}")
     if info["digest"] != kernel_digest(package_dir):
         raise RuntimeError("the kernel sources changed while their kernels compiled")
-    written = Path(cache) / cache_dir_name(info["digest"])
+    if portable and info["target"][1:] != [PORTABLE_CPU, ""]:
+        raise RuntimeError(f"the portable kernels were compiled for {info['target']}")
+    written = Path(cache) / cache_dir_name(info["digest"], info["cpu_name"])
     files = sorted(p.relative_to(written).as_posix() for p in written.rglob("*")
                    if p.is_file() and p.suffix in (".nbi", ".nbc"))
     if not files:
@@ -358,13 +444,14 @@ def main(argv: list[str]) -> int:
         print("usage: python -m hdp_plugin._kernel_cache build PACKAGE_DIR", file=sys.stderr)
         return 2
     try:
-        manifest = build(Path(argv[1]))
+        manifests = build(Path(argv[1]))
     except (OSError, RuntimeError, subprocess.CalledProcessError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    size = sum((Path(argv[1]) / BUNDLE_DIR / f).stat().st_size for f in manifest["files"])
-    print(f"{len(manifest['files'])} compiled kernel files ({size / 1e6:.1f} MB) for {manifest['target'][1]}, "
-          f"numba {manifest['numba']}, {manifest['python']}")
+    for manifest, folder in zip(manifests, (BUNDLE_DIR, PORTABLE_BUNDLE_DIR)):
+        size = sum((Path(argv[1]) / folder / f).stat().st_size for f in manifest["files"])
+        print(f"{len(manifest['files'])} compiled kernel files ({size / 1e6:.1f} MB) for {manifest['target'][1]}, "
+              f"numba {manifest['numba']}, {manifest['python']}")
     return 0
 
 

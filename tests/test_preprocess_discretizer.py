@@ -276,15 +276,21 @@ def test_class_codes_out_of_range_are_a_data_error():
 
 
 def test_weka_number_short_path_equals_the_decimal_one():
-    # weka_number returns a double's shortest digits as they are when no rounding is needed; the
-    # Decimal path must agree on such numbers and on every other magnitude and precision
+    # weka_number returns a double's shortest digits as they are when no rounding is needed and rounds
+    # them as strings otherwise (carries included, ties decided on the exact value); the Decimal path must agree
+    # on such numbers and on every other magnitude and precision
     from hdp_plugin.preprocess.labels import _weka_number_rounded
 
     rng = np.random.default_rng(3)
     xs = np.concatenate([rng.normal(0, 10.0 ** rng.integers(-8, 12, 4000)),
                          np.round(rng.normal(0, 1000, 4000) * 10.0 ** (d := rng.integers(0, 8, 4000))) / 10.0 ** d,
                          (rng.integers(-10**6, 10**6, 2000) + 0.5) / 10.0 ** rng.integers(0, 7, 2000),
-                         [0.0, -0.0, 2.0, -1e-9, 1e15, 123456.5, 0.0000005, 1e-7]])
-    for precision in (6, 3, 9):
+                         (rng.integers(-10**9, 10**9, 2000) * 2 + 1) / 2.0 ** rng.integers(1, 40, 2000),
+                         # midpoints of numbers with 6 and 4 decimals (cut points): ties at the next digit
+                         ((a := rng.integers(0, 10**6, 3000)) + a + rng.integers(1, 1000, 3000)) / 2e6,
+                         -((b := rng.integers(0, 10**4, 3000)) + b + rng.integers(1, 1000, 3000)) / 2e4,
+                         [0.0, -0.0, 2.0, -1e-9, 1e15, 123456.5, 0.0000005, 1e-7, 9.9999995, -9.99999951,
+                          0.99999999, 99.9999996, -0.0000004, -0.0000006, 0.00012345678, 1234.5678905]])
+    for precision in (6, 3, 9, 0):
         for x in xs:
             assert weka_number(x, precision) == _weka_number_rounded(float(x), precision), (x, precision)

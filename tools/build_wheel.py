@@ -4,9 +4,11 @@
 
 The source is copied to a temporary folder first, so that concurrent builds do not share setuptools'
 build/ folder and the clone stays clean. In that copy, the numba kernels a default fit and a prediction
-use are compiled for this machine (``python -m hdp_plugin._kernel_cache build``, about a minute) and
-go into the wheel, so that a first use on a machine of the same CPU, numba and Python loads them
-instead of compiling (hdp_plugin/_kernel_cache.py); on any other machine they are ignored.
+use are compiled for this machine's CPU and for numba's generic CPU (``python -m hdp_plugin._kernel_cache
+build``, about a minute, the two at once) and go into the wheel, so that a first use with the same numba
+and Python loads them instead of compiling: the native ones on a machine of the same CPU, the generic
+ones in hdp_plugin's own processes (``hdp-bnc``, the daemon) on any other CPU of the platform
+(hdp_plugin/_kernel_cache.py); elsewhere they are ignored.
 ``--no-kernels`` leaves them out; if compiling them fails, the wheel is built without them and a
 warning says why. With setuptools 77 or later installed (the `test` extra brings
 it) the build needs no network (`--no-build-isolation`); otherwise pip fetches setuptools for an isolated
@@ -45,6 +47,7 @@ def _compile_kernels(package: Path) -> None:
         print(f"warning: the wheel carries no compiled kernels (its first use compiles them): {reason[0]}",
               file=sys.stderr)
         shutil.rmtree(package / "_kernels", ignore_errors=True)
+        shutil.rmtree(package / "_kernels_generic", ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:
@@ -63,7 +66,8 @@ def main(argv: list[str]) -> int:
         for name in ("pyproject.toml", "README.md", "LICENSE"):
             shutil.copy2(ROOT / name, src / name)
         shutil.copytree(ROOT / "hdp_plugin", src / "hdp_plugin",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc", "_kernels"))
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc", "_kernels",
+                                                      "_kernels_generic"))
         if kernels:
             _compile_kernels(src / "hdp_plugin")
         cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "--quiet",

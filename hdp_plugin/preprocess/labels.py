@@ -59,11 +59,41 @@ def weka_number(x: float, precision: int = DEFAULT_PRECISION) -> str:
     if math.isinf(x):
         return "Infinity" if x > 0 else "-Infinity"
     shortest = repr(x)
-    if "e" not in shortest and len(shortest) - shortest.index(".") - 1 <= precision:
-        # no rounding to do: the shortest digits are the answer (most cut points, which are midpoints
-        # of data values); a fit labels thousands of them, and the exact path below costs ~20 us each
-        return shortest.rstrip("0").rstrip(".")
+    if "e" not in shortest:
+        point = shortest.index(".")
+        if len(shortest) - point - 1 <= precision:
+            # no rounding to do: the shortest digits are the answer (most cut points, which are midpoints
+            # of data values); a fit labels thousands of them, and the exact path below costs ~60 us each
+            return shortest.rstrip("0").rstrip(".")
+        rounded = _rounded_digits(x, shortest, point, precision)
+        if rounded is not None:
+            return rounded
     return _weka_number_rounded(x, precision)
+
+
+def _rounded_digits(x: float, shortest: str, point: int, precision: int) -> str | None:
+    """:func:`weka_number` of the double ``x`` whose shortest digits ``shortest`` (``repr``, no exponent,
+    the point at ``point``) have more than ``precision`` fraction digits: rounded half-up on those
+    digits as strings, a tie decided by the exact binary value in integers (as the Decimal path does);
+    None where the answer needs the Decimal path (one significant digit: :func:`_java_pads_digit`)."""
+    negative = shortest[0] == "-"
+    whole = shortest[1 if negative else 0:point]
+    frac = shortest[point + 1:]
+    rest = frac[precision:]
+    if len((whole + frac).strip("0")) <= 1:
+        return None
+    digits = whole + frac[:precision]
+    if rest == "5":  # the shortest digits sit on the tie D + 1/2: up (away from zero) unless |x| < it
+        num, den = abs(x).as_integer_ratio()
+        up = num * 2 * 10 ** precision >= (2 * int(digits) + 1) * den
+    else:  # above the tie (a 5 followed by more digits, or 6-9) or below it
+        up = rest[0] >= "5"
+    if up:
+        digits = str(int(digits) + 1).rjust(len(digits), "0")
+    head, tail = digits[:len(digits) - precision], digits[len(digits) - precision:].rstrip("0")
+    head = head.lstrip("0") or "0"
+    text = f"{head}.{tail}" if tail else head
+    return "-" + text if negative else text
 
 
 def _weka_number_rounded(x: float, precision: int) -> str:

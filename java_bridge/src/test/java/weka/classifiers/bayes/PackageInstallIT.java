@@ -75,6 +75,10 @@ class PackageInstallIT {
       assertNotNull(wheelZip.getEntry("hdp_plugin/_kernels/manifest.json"), "no compiled kernels in " + wheel);
       assertTrue(wheelZip.stream().anyMatch(e -> e.getName().startsWith("hdp_plugin/_kernels/hdp/")
         && e.getName().endsWith(".nbi")), "no sampler kernels in " + wheel);
+      // and the same kernels for numba's generic CPU, which the daemon loads on a machine of another CPU
+      assertNotNull(wheelZip.getEntry("hdp_plugin/_kernels_generic/manifest.json"), "no portable kernels in " + wheel);
+      assertTrue(wheelZip.stream().anyMatch(e -> e.getName().startsWith("hdp_plugin/_kernels_generic/hdp/")
+        && e.getName().endsWith(".nbi")), "no portable sampler kernels in " + wheel);
     }
   }
 
