@@ -23,18 +23,16 @@ renamed into place, so concurrent processes never see half a directory. numba st
 entry (its version, the stamp, the signature and the target), so the bundle can only save the
 compilation, never change a result.
 
-**A portable bundle for every other x86-64 CPU.** The wheel also carries the same kernels compiled for
-numba's ``generic`` CPU (``_kernels_generic/``: no instruction set beyond the architecture's baseline,
-so they run on any CPU of the wheel's platform; the same results bit for bit, and about the same speed:
-the kernels are scalar code). numba's code-generation target is one per process, so hdp_plugin's own
-processes (the ``hdp-bnc`` command line, the daemon and what they start) choose it: with
-``HDP_PORTABLE_KERNELS=1`` (which they set unless it is set), when the native bundle does not fit this
-CPU but the portable one fits, the process compiles and loads for the ``generic`` CPU (numba's
-``CPU_NAME``; before anything in the process compiled) and copies the portable bundle in. A Python
-program that imports hdp_plugin keeps numba's native target, which its own numba functions share,
-unless it sets ``HDP_PORTABLE_KERNELS=1`` itself; ``NUMBA_CPU_NAME``, when set, always wins. Each target
-has its own cache directory (``hdp_plugin-<digest>-cpu-generic`` for the portable one), so the two never
-mix.
+**A portable bundle for every other CPU of the platform.** The wheel also carries the same kernels
+compiled for numba's ``generic`` CPU (``_kernels_generic/``: no instruction beyond the architecture's
+baseline, so they run on any CPU of the wheel's platform; the same results bit for bit, and about the
+same speed: the kernels are scalar code). When the native bundle does not fit this CPU but the
+portable one fits (same sources, numba, Python and target triple), :func:`seed` copies the portable
+one in, and hdp_plugin's kernels, when numba finds no entry for this CPU, look for the generic CPU's
+entry of the same signature and load it (:func:`_install_portable_lookup`, which only ever accepts
+entries compiled for ``(this triple, "generic", "")``: code that every CPU of the triple runs). numba's
+target stays the process's own, so a program's own numba functions are not touched, and anything
+compiled anew is compiled, and cached, for this CPU as before.
 
 Cache directories of older digests are left where they are (a few MB each); removing
 ``<cache root>/hdp_plugin-*`` is always safe.
@@ -61,14 +59,12 @@ BUNDLE_DIR = "_kernels"
 #: the same kernels compiled for numba's generic CPU (see the module docstring)
 PORTABLE_BUNDLE_DIR = "_kernels_generic"
 PORTABLE_CPU = "generic"
-#: "1": a process may switch numba to the portable target when only the portable bundle fits
-PORTABLE_ENV = "HDP_PORTABLE_KERNELS"
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
 #: the mark of a source file that holds kernels (or, for config.py, their options)
 _KERNEL_MARK = "NJIT_OPTIONS"
 
-_state: dict = {"digest": None, "installed": False, "root": None, "dir": None, "target": "native"}
+_state: dict = {"digest": None, "installed": False, "root": None, "dir": None, "locator": None}
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
@@ -157,13 +153,6 @@ def _portable_target() -> list:
     return [ll.get_process_triple(), PORTABLE_CPU, ""]
 
 
-def _codegen_made() -> bool:
-    """True once numba's CPU target context (and so its codegen and target) exists in this process."""
-    from numba.core.registry import cpu_target
-
-    return cpu_target.__dict__.get("_toplevel_target_context") is not None
-
-
 def _python_tag() -> str:
     return "py%d%d" % sys.version_info[:2]  # what numba puts in its cache file names
 
@@ -230,32 +219,39 @@ def install() -> None:
             return
         from numba.core import config as nconfig
 
-        _state["target"] = choose_target()
         _state["root"] = root
         _state["dir"] = cache_dir_name(kernel_digest(), nconfig.CPU_NAME)
+        _state["locator"] = cls
         locators.insert(0, cls)
+        _install_portable_lookup(caching)
         seed(root)
     except Exception as exc:  # noqa: BLE001 - only ever an optimisation
         log.debug("hdp_plugin's kernel cache locator not installed: %s", exc)
 
 
-def choose_target() -> str:
-    """``"portable"`` after switching numba to the generic CPU, when this process may
-    (``HDP_PORTABLE_KERNELS=1``, no ``NUMBA_CPU_NAME``, nothing compiled yet) and only the portable bundle
-    fits; else ``"native"`` (numba's target left as it is). Processes this one starts inherit the choice
-    (``NUMBA_CPU_NAME``)."""
-    from numba.core import config as nconfig
+def _install_portable_lookup(caching) -> None:
+    """Make numba's cache, for hdp_plugin's kernels only, fall back to the entry compiled for the generic
+    CPU of this process's triple when it has none for this process's target (see the module docstring).
+    Entries are still saved for this process's own target."""
+    original = caching.Cache._load_overload
+    if getattr(original, "_hdp_portable", False):
+        return
 
-    if os.environ.get(PORTABLE_ENV, "") != "1" or nconfig.CPU_NAME is not None or _codegen_made():
-        return "native"
-    if bundle_mismatch(read_manifest(), _host_target()) is None:
-        return "native"
-    if bundle_mismatch(read_manifest(portable=True), _portable_target()) is not None:
-        return "native"
-    nconfig.CPU_NAME, nconfig.CPU_FEATURES = PORTABLE_CPU, ""
-    os.environ["NUMBA_CPU_NAME"] = PORTABLE_CPU
-    log.debug("numba's target: the generic CPU, whose compiled kernels this installation carries")
-    return "portable"
+    def _load_overload(self, sig, target_context):
+        data = original(self, sig, target_context)
+        locator = getattr(getattr(self, "_impl", None), "locator", None)
+        if data is not None or not self._enabled or _state["locator"] is None \
+                or not isinstance(locator, _state["locator"]):
+            return data
+        key = self._index_key(sig, target_context.codegen())
+        portable = (key[0], (key[1][0], PORTABLE_CPU, ""), *key[2:])
+        if portable == key:
+            return None
+        entry = self._cache_file.load(portable)
+        return None if entry is None else self._impl.rebuild(target_context, entry)
+
+    _load_overload._hdp_portable = True
+    caching.Cache._load_overload = _load_overload
 
 
 def read_manifest(package_dir: Path = PACKAGE_DIR, portable: bool = False) -> dict | None:
@@ -293,12 +289,18 @@ def seed(root: str) -> bool:
     final = Path(root) / cache_dir_name(kernel_digest(), nconfig.CPU_NAME)
     if final.exists():
         return False
-    portable = _host_target()[1:] == [PORTABLE_CPU, ""]  # chosen here, or by the process that started this one
-    manifest = read_manifest(portable=portable)
+    # this CPU's own kernels if the wheel has them, else the generic CPU's (which every CPU of the
+    # triple runs: _install_portable_lookup finds them)
+    portable = False
+    manifest = read_manifest()
     why = bundle_mismatch(manifest)
     if why is not None:
-        log.debug("compiled kernels not used: %s", why)
-        return False
+        portable = True
+        manifest = read_manifest(portable=True)
+        why_portable = bundle_mismatch(manifest, _portable_target())
+        if why_portable is not None:
+            log.debug("compiled kernels not used: %s; the portable ones: %s", why, why_portable)
+            return False
     bundle = PACKAGE_DIR / (PORTABLE_BUNDLE_DIR if portable else BUNDLE_DIR)
     temp = Path(root) / f".{final.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
     try:
@@ -396,7 +398,7 @@ def _build_env(package_dir: Path, cache: Path, portable: bool = False) -> dict:
     under ``cache`` (for the generic CPU if ``portable``)."""
     env = dict(os.environ, PYTHONPATH=str(Path(package_dir).resolve().parent), NUMBA_CACHE_DIR=str(cache),
                HDP_NUMBA_CACHE="1", HDP_WARM_HELPER="always")
-    for name in ("NUMBA_DISABLE_JIT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", PORTABLE_ENV):
+    for name in ("NUMBA_DISABLE_JIT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
         env.pop(name, None)
     if portable:
         env["NUMBA_CPU_NAME"] = PORTABLE_CPU

@@ -773,10 +773,6 @@ _mount_daemon()
 
 def main() -> None:
     """Entry point of the ``hdp-bnc`` console script and of ``python -m hdp_plugin``."""
-    from . import _kernel_cache
-
-    # this process (and what it starts) may load the wheel's portable kernels on another CPU
-    os.environ.setdefault(_kernel_cache.PORTABLE_ENV, "1")
     try:
         app(prog_name="hdp-bnc")
     except BrokenPipeError:  # e.g. `hdp-bnc predict ... | head`: stop quietly, as other tools do

@@ -7,8 +7,7 @@ build/ folder and the clone stays clean. In that copy, the numba kernels a defau
 use are compiled for this machine's CPU and for numba's generic CPU (``python -m hdp_plugin._kernel_cache
 build``, about a minute, the two at once) and go into the wheel, so that a first use with the same numba
 and Python loads them instead of compiling: the native ones on a machine of the same CPU, the generic
-ones in hdp_plugin's own processes (``hdp-bnc``, the daemon) on any other CPU of the platform
-(hdp_plugin/_kernel_cache.py); elsewhere they are ignored.
+ones on any other CPU of the platform (hdp_plugin/_kernel_cache.py); elsewhere they are ignored.
 ``--no-kernels`` leaves them out; if compiling them fails, the wheel is built without them and a
 warning says why. With setuptools 77 or later installed (the `test` extra brings
 it) the build needs no network (`--no-build-isolation`); otherwise pip fetches setuptools for an isolated

@@ -318,10 +318,4 @@ def stop(
 
 def main() -> None:
     """``python -m hdp_plugin.daemon``."""
-    import os
-
-    from .. import _kernel_cache
-
-    # the daemon (and its workers) may load the wheel's portable kernels on another CPU (the Weka package's case)
-    os.environ.setdefault(_kernel_cache.PORTABLE_ENV, "1")
     app(prog_name="hdp-bnc daemon")
