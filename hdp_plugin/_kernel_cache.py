@@ -138,7 +138,7 @@ def _target_magic() -> list:
 
 def _host_target() -> list:
     """What :func:`_target_magic` will be, computed as numba's codegen computes it but without making
-    the codegen (after which the target can no longer be chosen)."""
+    the codegen (which :func:`install` need not pay for before the first kernel compiles or loads)."""
     import llvmlite.binding as ll
     from numba.core import codegen
     from numba.core import config as nconfig
@@ -247,8 +247,12 @@ def _install_portable_lookup(caching) -> None:
         portable = (key[0], (key[1][0], PORTABLE_CPU, ""), *key[2:])
         if portable == key:
             return None
-        entry = self._cache_file.load(portable)
-        return None if entry is None else self._impl.rebuild(target_context, entry)
+        try:
+            entry = self._cache_file.load(portable)
+            return None if entry is None else self._impl.rebuild(target_context, entry)
+        except Exception as exc:  # noqa: BLE001 - only ever an optimisation: numba compiles instead
+            log.debug("portable kernel entry not loaded: %s", exc)
+            return None
 
     _load_overload._hdp_portable = True
     caching.Cache._load_overload = _load_overload
