@@ -18,6 +18,7 @@ Run it on an otherwise idle machine: it times processes.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -38,8 +39,6 @@ def _venv(where: Path, wheel: Path) -> Path:
 
 def _foreign_cpu(py: Path) -> None:
     """Make the installed wheel's native kernels those of another CPU (their manifest's CPU name)."""
-    import json
-
     where = subprocess.run([str(py), "-c", "import hdp_plugin, pathlib; print(pathlib.Path(hdp_plugin.__file__).parent)"],
                            cwd=py.parent, capture_output=True, text=True, check=True).stdout.strip()
     path = Path(where) / "_kernels" / "manifest.json"

@@ -258,8 +258,13 @@ def _install_portable_lookup(caching) -> None:
     caching.Cache._load_overload = _load_overload
 
 
+def _bundle(package_dir: Path, portable: bool) -> Path:
+    """The folder of the package's native (or portable) compiled kernels."""
+    return package_dir / (PORTABLE_BUNDLE_DIR if portable else BUNDLE_DIR)
+
+
 def read_manifest(package_dir: Path = PACKAGE_DIR, portable: bool = False) -> dict | None:
-    path = package_dir / (PORTABLE_BUNDLE_DIR if portable else BUNDLE_DIR) / MANIFEST
+    path = _bundle(package_dir, portable) / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -286,11 +291,10 @@ def bundle_mismatch(manifest: dict | None, target: list | None = None) -> str | 
 
 
 def seed(root: str) -> bool:
-    """Copy the wheel's compiled kernels into ``root``'s directory of this digest, if it does not exist
-    yet and the manifest fits. True if they were copied."""
-    from numba.core import config as nconfig
-
-    final = Path(root) / cache_dir_name(kernel_digest(), nconfig.CPU_NAME)
+    """Copy the wheel's compiled kernels into ``root``'s directory of this digest and target
+    (``_state["dir"]``, set by :func:`install`), if it does not exist yet and a manifest fits. True if
+    they were copied."""
+    final = Path(root) / _state["dir"]
     if final.exists():
         return False
     # this CPU's own kernels if the wheel has them, else the generic CPU's (which every CPU of the
@@ -305,7 +309,7 @@ def seed(root: str) -> bool:
         if why_portable is not None:
             log.debug("compiled kernels not used: %s; the portable ones: %s", why, why_portable)
             return False
-    bundle = PACKAGE_DIR / (PORTABLE_BUNDLE_DIR if portable else BUNDLE_DIR)
+    bundle = _bundle(PACKAGE_DIR, portable)
     temp = Path(root) / f".{final.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
     try:
         for rel in manifest["files"]:
@@ -414,7 +418,7 @@ def store(package_dir: Path, cache: Path, python: str = sys.executable, portable
     (for the generic CPU if ``portable``) into its ``_kernels/`` (``_kernels_generic/``) and write the
     manifest (of ``python``'s numba, Python and CPU). Returns it."""
     package_dir = Path(package_dir).resolve()
-    bundle = package_dir / (PORTABLE_BUNDLE_DIR if portable else BUNDLE_DIR)
+    bundle = _bundle(package_dir, portable)
     if bundle.exists():
         shutil.rmtree(bundle)
     probe = [python, "-c", "import json, sys; from hdp_plugin import _kernel_cache as k; "
@@ -454,8 +458,8 @@ def main(argv: list[str]) -> int:
     except (OSError, RuntimeError, subprocess.CalledProcessError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    for manifest, folder in zip(manifests, (BUNDLE_DIR, PORTABLE_BUNDLE_DIR)):
-        size = sum((Path(argv[1]) / folder / f).stat().st_size for f in manifest["files"])
+    for manifest, portable in zip(manifests, (False, True)):
+        size = sum((_bundle(Path(argv[1]), portable) / f).stat().st_size for f in manifest["files"])
         print(f"{len(manifest['files'])} compiled kernel files ({size / 1e6:.1f} MB) for {manifest['target'][1]}, "
               f"numba {manifest['numba']}, {manifest['python']}")
     return 0
