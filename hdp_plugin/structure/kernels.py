@@ -605,6 +605,9 @@ def loo_squared_errors_block(
     The per-class products are kept in linear space and normalised only to read p(y_i | x_i) off
     them, which avoids a log and an exp per (row, attribute, k, class); they are rescaled when
     their sum falls below ``RESCALE_BELOW``, so any number of attributes is safe from underflow.
+    Where a walk stops at ``k = s``, every ``k >= s`` gets the same error: it is added once, to a
+    block-local sum that :func:`_add_suffix_sums` adds to every ``k >= s`` at the end of the block
+    (the sums are exact, so this is the same sum as adding it to each).
 
     Parameters
     ----------
@@ -640,6 +643,8 @@ def loo_squared_errors_block(
     post = np.empty((max_k + 1, C))
     tail = np.empty(C)
     prior = np.empty(C)
+    # suffix[:, u, s]: errors that every k >= s takes (added to acc by _add_suffix_sums at the end)
+    suffix = np.zeros(acc.shape, np.int64)
     n_loo = n_rows_total - 1.0  # rows left after removing this one
     for r in range(n_rows):
         yi = np.int64(y[r])
@@ -660,8 +665,7 @@ def loo_squared_errors_block(
             post[0, c] = prior[c]
             tail[c] = prior[c]
         eq = 0
-        for k in range(max_k + 1):
-            fixed_add(acc, np.int64(0), k, e * e)  # one specialisation (not one for a literal 0)
+        fixed_add(suffix, np.int64(0), np.int64(0), e * e)  # every k (int64: one specialisation)
         # Step 2: add attributes in MI order
         for u in range(n_attr):
             a = order[u]
@@ -697,20 +701,59 @@ def loo_squared_errors_block(
             # every larger k takes the walk's last posterior: rows above stop stand for row stop
             eq = stop
             # Step 3: every k's squared error after the first u + 1 attributes (rows above eq hold row
-            # eq's products, so its sum, error and rescaling: computed once)
+            # eq's products, so its sum, error and rescaling: computed once, and its error added once
+            # for every k >= eq)
             for k in range(eq + 1):
                 s = 0.0
                 for c in range(C):
                     s += post[k, c]
                 e = 1.0 - post[k, yi] / s  # exactly 0 when C = 1
-                fixed_add(acc, u + 1, k, e * e)
+                if k < eq:
+                    fixed_add(acc, u + 1, k, e * e)
+                else:
+                    fixed_add(suffix, u + 1, k, e * e)
                 if s < RESCALE_BELOW:  # keep the unnormalised products away from underflow
                     for c in range(C):
                         post[k, c] /= s
-            for k in range(eq + 1, max_k + 1):
-                fixed_add(acc, u + 1, k, e * e)
             for c in range(C):
                 tail[c] = post[eq, c]
+    _add_suffix_sums(acc, suffix)
+
+
+@njit(**NJIT_OPTIONS)
+def _add_suffix_sums(acc, suffix):
+    """Add to every ``acc[:, u, k]`` the fixed-point sums ``suffix[:, u, s]`` of every ``s <= k``,
+    exactly (a running sum over ``k``, added cell by cell).
+
+    Parameters
+    ----------
+    acc : ndarray (FIXED_DIGITS + 2, n_order + 1, max_k + 1) int64
+        The fixed-point sums (the module docstring), added to.
+    suffix : ndarray int64, the shape of ``acc``
+        Sums each of which every larger ``k`` takes too; read only.
+    """
+    run = np.zeros(FIXED_DIGITS + 2, np.int64)
+    for u in range(acc.shape[1]):
+        for j in range(FIXED_DIGITS + 2):
+            run[j] = 0
+        for k in range(acc.shape[2]):
+            _fixed_add_digits(run, suffix[:, u, k])
+            _fixed_add_digits(acc[:, u, k], run)
+
+
+@njit(inline="always", **NJIT_OPTIONS)
+def _fixed_add_digits(to, add):
+    """``to += add`` for one fixed-point sum each (``FIXED_DIGITS + 2`` digits, the module docstring)."""
+    c = 0
+    for j in range(FIXED_DIGITS, 0, -1):
+        lo = to[j] + add[j] + c  # both digits < 2**62
+        c = 0
+        if lo >= FIXED_ONE:
+            lo -= FIXED_ONE
+            c = 1
+        to[j] = lo
+    to[0] += add[0] + c
+    to[FIXED_DIGITS + 1] += add[FIXED_DIGITS + 1]
 
 
 @njit(inline="always", **NJIT_OPTIONS)  # inlined, as _multiply_estimates
@@ -835,20 +878,9 @@ def fixed_merge(acc, other):
     other : ndarray int64, the shape of ``acc``
         The sums added; read only.
     """
-    U = acc.shape[1]
-    K = acc.shape[2]
-    for u in range(U):
-        for k in range(K):
-            c = 0
-            for j in range(FIXED_DIGITS, 0, -1):
-                lo = acc[j, u, k] + other[j, u, k] + c  # both digits < 2**62
-                c = 0
-                if lo >= FIXED_ONE:
-                    lo -= FIXED_ONE
-                    c = 1
-                acc[j, u, k] = lo
-            acc[0, u, k] += other[0, u, k] + c
-            acc[FIXED_DIGITS + 1, u, k] += other[FIXED_DIGITS + 1, u, k]
+    for u in range(acc.shape[1]):
+        for k in range(acc.shape[2]):
+            _fixed_add_digits(acc[:, u, k], other[:, u, k])
 
 
 @njit(**NJIT_OPTIONS)
