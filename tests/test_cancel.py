@@ -28,9 +28,9 @@ def test_the_sampler_gives_the_same_tables_whatever_its_chunks(segment, monkeypa
 
     expected = fit()
     rnd = random.Random(1)
-    monkeypatch.setattr(sampler, "_next_chunk", lambda chunk, done, seconds: rnd.randint(1, 50))
+    monkeypatch.setattr(sampler, "_batch_chunk", lambda pace, cost: rnd.randint(1, 50))
     assert np.array_equal(fit(), expected)
-    monkeypatch.setattr(sampler, "_next_chunk", lambda chunk, done, seconds: 1)
+    monkeypatch.setattr(sampler, "_batch_chunk", lambda pace, cost: 1)
     assert np.array_equal(fit(), expected)
 
 

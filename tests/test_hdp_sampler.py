@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hdp_plugin.hdp import kernels
-from hdp_plugin.hdp.sampler import (Cancelled, convergence_checks, default_burn_in, new_state, sample, tree_layout,
+from hdp_plugin.hdp.sampler import (Cancelled, _no_rule, convergence_checks, default_burn_in, new_state, sample, tree_layout,
                                     tying_groups)
 from hdp_plugin.hdp.trees import build_trees
 from hdp_plugin.errors import ParameterError
@@ -216,7 +216,8 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
                                         no_big)
         reached = np.array([7], np.int64)
         kernels.sample_trees(np.zeros(1, np.int64), 0, 1, reached, 9, layout, tables, state,
-                             kernels.Settings(0, 10, 5, 3, 2.0, 1.0, 4000.0))
+                             kernels.Settings(0, 10, 5, 3, 2.0, 1.0, 4000.0), _no_rule(trees, 9),
+                             np.empty(trees.n_cells))
         assert reached[0] == 7
         assert np.array_equal(t, r.table_counts)
 

@@ -185,6 +185,73 @@ class Settings(NamedTuple):
     max_c: float
 
 
+class StopRule(NamedTuple):
+    """Where a run ends and how each tree may stop before (the ``tolerance`` of
+    :func:`hdp_plugin.hdp.sampler.sample`), for :func:`sample_trees`; built by the driver.
+
+    A tree's running sums are copied (its open window of still-node estimates added to the copy) after
+    each of the iterations ``points``, into row ``slot[i]`` of ``snap`` (rows are reused once no
+    later check reads them). A point that is a check compares the averaged tables of a run of that many
+    iterations with those of a run of half as many: a run of ``i`` iterations with burn-in ``b`` averages
+    ``(sums at i - sums at b) / (i - b)`` (no subtraction where the sums start at ``b``: a slot of -1),
+    and the tree stops there if the cells' ``weight``-weighted mean of ``|log p_i - log p_(i/2)|`` is
+    below ``tol``: ``final`` gets its tables, ``stop`` its iterations. A tree that reaches ``end`` has
+    its window flushed into the running sums and, under a rule, ``final`` the tables of the whole run.
+
+    Parameters
+    ----------
+    end : int
+        The iterations of the run (the most any tree runs).
+    active : bool
+        False: no rule (``points`` empty; the driver divides the running sums itself).
+    tol : float
+        The tolerance.
+    points, slot : ndarray (n_points,) int64
+        The iterations after which a tree's sums are copied, ascending, and the row of ``snap`` each
+        copy goes to.
+    is_check : ndarray (n_points,) bool
+        True at a check.
+    new_b, old_i, old_b : ndarray (n_points,) int64
+        At a check ``i``: the rows of ``snap`` holding the sums at ``i``'s burn-in, at ``i // 2`` and
+        at the burn-in of ``i // 2`` (-1: none to subtract).
+    den_new, den_old : ndarray (n_points,) float64
+        At a check ``i``: ``i - b(i)`` and ``i // 2 - b(i // 2)``.
+    end_b : int
+        The row holding the sums at the burn-in of ``end`` (-1: none to subtract).
+    end_den : float
+        ``end - b(end)``.
+    snap : ndarray (rows, n_cells) float64
+        The copies; a tree writes its own cells only.
+    weight : ndarray (n_cells,) float64
+        The cells' data counts (leaf cells; 0 elsewhere).
+    tree_weight : ndarray (n_trees,) float64
+        The sum of ``weight`` over each tree's cells.
+    final : ndarray (n_cells,) float64
+        Written: every tree's tables, once it stops or ends.
+    stop : ndarray (n_trees,) int64
+        The iterations each tree ran (``end`` until it stops early).
+    """
+
+    end: int
+    active: bool
+    tol: float
+    points: np.ndarray
+    slot: np.ndarray
+    is_check: np.ndarray
+    new_b: np.ndarray
+    old_i: np.ndarray
+    old_b: np.ndarray
+    den_new: np.ndarray
+    den_old: np.ndarray
+    end_b: int
+    end_den: float
+    snap: np.ndarray
+    weight: np.ndarray
+    tree_weight: np.ndarray
+    final: np.ndarray
+    stop: np.ndarray
+
+
 @njit(**NJIT_OPTIONS)
 def digamma(x):
     """The digamma function for x > 0 (recurrence to x >= 10, then the asymptotic series).
@@ -621,11 +688,13 @@ SWEEP_NJIT_OPTIONS = {**NJIT_OPTIONS, "error_model": "numpy"}
 
 
 @njit(**SWEEP_NJIT_OPTIONS)
-def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settings):
-    """Advance the trees ``order[lo:hi]`` (one thread's bin), one after the other, to iteration
-    ``it_to``. The driver runs the bins on threads of its own (the kernels
-    release the GIL); every tree has its own random stream, so the result does not depend on the
-    bins or the threads.
+def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settings, rule, scratch):
+    """Advance the trees ``order[lo:hi]`` (one thread's batch), one after the other, to iteration
+    ``it_to`` (at most ``rule.end``), each stopping early where ``rule`` says so (:class:`StopRule`:
+    its sums are copied at the rule's points and, at a check, its tables compared; the tree's own
+    chain only). The driver runs batches on threads of its own (the kernels release the GIL); every
+    tree has its own random stream, so the result does not depend on the batches or the threads.
+    A tree that has stopped, or is already at ``it_to``, is passed over.
 
     Every tree in turn: its nodes split (:func:`moving_nodes`) into those whose counts can change
     and the rest; ``state.wsum`` and ``state.win_k[tr]`` carry the current window of
@@ -660,10 +729,18 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
     state : SamplerState
         Updated in place.
     settings : Settings
+    rule : StopRule
+        Its ``snap``, ``final`` and ``stop`` are written for these trees.
+    scratch : ndarray (n_cells,) float64
+        Scratch for the window sums of a copy (this thread's own).
     """
+    end = rule.end
+    points = rule.points
     for i in range(lo, hi):
         tr = order[i]
         it_from = it_reached[tr]
+        if it_from >= it_to or rule.stop[tr] < end:
+            continue
         # the tree's slices and the run's constants as locals, once: the loop below passes the per-
         # iteration kernels plain arrays and scalars (a tuple of arrays costs a reference-count update
         # per array and call)
@@ -694,6 +771,9 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
         t_cap = rt.shape[1] - 1
         n_cap = big_base - 1
         need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
+        pi = 0  # the next point of the rule
+        while pi < points.shape[0] and points[pi] <= it_from:
+            pi += 1
         reached = it_to
         for it in range(it_from, it_to):
             if need > t_cap or dense_n + window * (max_children + 1) > n_cap:
@@ -721,12 +801,77 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
                 accumulate_moving(moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group, node_cell_start,
                                   conc, n, node_N, prob, est_sum, wsum)
                 k_win += 1
+            # Step 4: at the rule's points, a copy of the tree's sums; at a check, stop if converged
+            if pi < points.shape[0] and points[pi] == it + 1:
+                row = rule.snap[rule.slot[pi]]
+                for x in range(cell_lo, cell_hi):
+                    row[x] = est_sum[x]
+                    scratch[x] = wsum[x]
+                flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
+                            node_cell_start, conc, n, node_N, row, scratch, k_win)
+                stop_here = rule.is_check[pi] and tree_converged(rule, pi, tr, cell_lo, cell_hi)
+                pi += 1
+                if stop_here:
+                    rule.stop[tr] = it + 1
+                    reached = it + 1
+                    break
+        if reached == end:  # the whole run: its last window into the sums, then (under a rule) its tables
+            flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
+                        node_cell_start, conc, n, node_N, est_sum, wsum, k_win)
+            k_win = 0
+            if rule.active:
+                for x in range(cell_lo, cell_hi):
+                    v = est_sum[x]
+                    if rule.end_b >= 0:
+                        v = v - rule.snap[rule.end_b, x]
+                    rule.final[x] = v / rule.end_den
         # element by element: a slice assignment would compile numba's shape-mismatch error path and its
         # string formatting (about 3 s of the first use's compilation)
         for i in range(local_rng.shape[0]):
             rng[i] = local_rng[i]
         win_k[tr] = k_win
         it_reached[tr] = reached
+
+
+@njit(**NJIT_OPTIONS)
+def tree_converged(rule, pi, tr, cell_lo, cell_hi):
+    """True if tree ``tr`` (cells ``cell_lo .. cell_hi - 1``) stops at the check ``rule.points[pi]``
+    (:class:`StopRule`), whose sums are in ``snap`` already; then its tables go to ``rule.final``.
+
+    Parameters
+    ----------
+    rule : StopRule
+    pi : int
+        The check's index in ``rule.points``.
+    tr : int
+        The tree.
+    cell_lo, cell_hi : int
+        The tree's cells.
+    """
+    snap, weight = rule.snap, rule.weight
+    s_new, s_nb, s_old, s_ob = rule.slot[pi], rule.new_b[pi], rule.old_i[pi], rule.old_b[pi]
+    den_new, den_old = rule.den_new[pi], rule.den_old[pi]
+    total = 0.0
+    for x in range(cell_lo, cell_hi):
+        w = weight[x]
+        if w > 0.0:
+            new = snap[s_new, x]
+            if s_nb >= 0:
+                new = new - snap[s_nb, x]
+            old = snap[s_old, x]
+            if s_ob >= 0:
+                old = old - snap[s_ob, x]
+            total += w * abs(math.log(new / den_new) - math.log(old / den_old))
+    tw = rule.tree_weight[tr]
+    d = total / tw if tw > 0.0 else 0.0
+    if not d < rule.tol:
+        return False
+    for x in range(cell_lo, cell_hi):
+        new = snap[s_new, x]
+        if s_nb >= 0:
+            new = new - snap[s_nb, x]
+        rule.final[x] = new / den_new
+    return True
 
 
 @njit(**NJIT_OPTIONS)

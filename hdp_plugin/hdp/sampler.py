@@ -16,8 +16,9 @@ progress, cancel) and, at a checkpoint, :func:`_checkpoint`; last :func:`_result
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable
 
@@ -241,25 +242,20 @@ def sample(
     given_burn_in = burn_in
     iterations, burn_in = _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint)
     started, cpu_started = time.perf_counter(), time.process_time()
-    rule, burn_in, stops = _stops(trees, iterations, burn_in, given_burn_in, tolerance, checkpoints, on_checkpoint,
-                                  first_check)
-    run = _setup(trees, tying, random_state, n_jobs, _settings(burn_in, window), _initial_sizes)
+    plan = _StopPlan(iterations, given_burn_in, tolerance, first_check) if tolerance is not None else None
+    if plan is not None:
+        burn_in = plan.accumulate_from  # the running sums start where the earliest averaged run starts
+    run = _setup(trees, tying, random_state, n_jobs if not debug else 1, _settings(burn_in, window), _initial_sizes,
+                 plan, iterations)
     try:
-        # the first chunk is one iteration: its time sizes the next (_next_chunk), up to SAMPLER_CHUNK
-        chunk, target = 1, 0
-        while target < iterations:
-            before, chunk_started = target, time.perf_counter()
-            target = min(iterations, target + chunk, *[c for c in stops if c > target][:1])
-            _advance(run, target)
-            _after_chunk(run, target, iterations, progress, debug)
-            if not debug:  # chunks of about SAMPLER_CHUNK_SECONDS at most, so that a cancel is seen soon
-                chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
-            if target in stops and _checkpoint(run, target, rule, on_checkpoint):
-                break
+        if on_checkpoint is not None:
+            reached = _lockstep(run, iterations, burn_in, checkpoints, on_checkpoint, progress)
+        else:
+            reached = _TreeQueue(run, progress, debug).run_all()
         kernels.flush_trees(run.layout, run.state)
     finally:
         run.close()
-    return _result(run, rule, target, started, cpu_started)
+    return _result(run, plan, reached, started, cpu_started)
 
 
 def _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint) -> tuple[int, int]:
@@ -280,24 +276,6 @@ def _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint) -> t
     if window < 1:
         raise ParameterError(f"window must be >= 1, got {window!r}")
     return iterations, burn_in
-
-
-def _stops(trees: ContextTrees, iterations: int, burn_in: int, given_burn_in, tolerance, checkpoints, on_checkpoint,
-           first_check: int | None = None):
-    """The stopping rule of a ``tolerance`` (:class:`_Convergence`, or None), the iteration from
-    which the estimates are summed, and the iterations after which the running sums are read
-    (``checkpoints`` and the rule's; none when nothing reads them)."""
-    rule = None
-    if tolerance is not None:
-        rule = _Convergence(trees, iterations, given_burn_in, float(tolerance), first_check)
-        # the running sums start where the earliest averaged run starts: each run's tables are
-        # then a difference of two snapshots of them
-        burn_in = rule.accumulate_from
-        # the last iteration's sums are the run's own (_Convergence.finish reads them): no snapshot there
-        checkpoints = sorted(set(checkpoints) | (set(rule.points) - {iterations}))
-    stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations}) \
-        if (on_checkpoint or rule) else []
-    return rule, burn_in, stops
 
 
 def _settings(burn_in: int, window: int) -> kernels.Settings:
@@ -354,8 +332,8 @@ class _TableSizes:
 
 @dataclass
 class _Run:
-    """What one run of :func:`sample` carries from chunk to chunk: the kernels' tuples, the tables'
-    sizes, the iterations each tree reached, the trees still running and their bins of trees."""
+    """What one run of :func:`sample` carries: the kernels' tuples, the tables' sizes, the iterations
+    each tree reached, the stopping rule's arrays and the threads."""
 
     trees: ContextTrees
     layout: kernels.TreeLayout
@@ -363,18 +341,22 @@ class _Run:
     settings: kernels.Settings
     sizes: _TableSizes
     tables: kernels.StirlingTables
+    rule: kernels.StopRule
     threads: int
     cost: np.ndarray  # (n_trees,) the estimated cost of one iteration of each tree
-    order: np.ndarray  # the running trees, bin by bin (kernels.balance_trees)
-    bin_start: np.ndarray
     reached: np.ndarray  # (n_trees,) iterations run
-    running: np.ndarray  # the trees not yet stopped by a tolerance
     pool: ThreadPoolExecutor | None = None
 
-    def rebalance(self) -> None:
-        """Bins of the running trees only (after some stopped)."""
-        order, self.bin_start = kernels.balance_trees(self.cost[self.running], self.threads)
-        self.order = self.running[order]
+    def grow(self) -> None:
+        """Grow the Stirling tables to what every tree's state needs (no kernel may be running)."""
+        state, sizes = self.state, self.sizes
+        t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, self.trees.n_cells, state.n, state.t,
+                                                                   self.tables.big_row, self.settings.window))
+        if not sizes.grow(t_need, dense_need):  # a tree stops only when its exact need is past an edge
+            raise HDPError(f"sampler stopped at iteration {int(self.reached.min())} with tables of "
+                           f"{sizes.n_dense + 1} x {sizes.t_cap + 1} that cover its needs (an internal error)")
+        log.debug("growing the Stirling tables to %d x %d", sizes.n_dense + 1, sizes.t_cap + 1)
+        self.tables = sizes.tables(self.layout, self.tables.big_row)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -382,94 +364,47 @@ class _Run:
 
 
 def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kernels.Settings,
-           initial_sizes) -> _Run:
+           initial_sizes, plan: "_StopPlan | None", iterations: int) -> _Run:
     """:func:`sample`'s setup: the layout and tying groups, the initial state, the Stirling tables,
-    the bins of trees (one per thread) and the threads for them."""
+    the stopping rule's arrays and the threads."""
     raw = trees.raw_counts(compiled=True)
     layout = tree_layout(trees, tying, raw)
     state = new_state(trees, layout, random_state)
-    threads = _threads(n_jobs)
+    threads = min(_threads(n_jobs), max(trees.n_trees, 1))
     kernels.init_trees(layout, state)
     sizes = _TableSizes(trees, raw, layout, state, settings.window, initial_sizes)
     tables = sizes.tables(layout, np.full(trees.n_cells, -1, np.int64))
+    rule = plan.rule(trees) if plan is not None else _no_rule(trees, iterations)
     _cancel.check()
-    # One bin of trees per thread, balanced by the cost of an iteration (per draw-able cell,
-    # per cell for the estimates, per node for the concentrations: measured weights)
+    # the cost of an iteration of each tree (per draw-able cell, per cell for the estimates, per node
+    # for the concentrations: measured weights), for the order of the queue and the bins
     cells = np.diff(trees.node_cell_start[trees.tree_node_start])
     nodes = np.diff(trees.tree_node_start)
     cost = 35.0 * np.diff(layout.tree_act_start) + 2.5 * cells + 12.0 * nodes
-    order, bin_start = kernels.balance_trees(cost, threads)
-    run = _Run(trees, layout, state, settings, sizes, tables, threads, cost, order, bin_start,
-               reached=np.zeros(trees.n_trees, np.int64), running=np.arange(trees.n_trees))
-    if len(bin_start) > 2:
-        run.pool = ThreadPoolExecutor(max_workers=len(bin_start) - 1, thread_name_prefix="hdp-sampler")
+    run = _Run(trees, layout, state, settings, sizes, tables, rule, threads, cost,
+               reached=np.zeros(trees.n_trees, np.int64))
+    if threads > 1:
+        run.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hdp-sampler")
     return run
 
 
-def _advance(run: _Run, target: int) -> None:
-    """One chunk of :func:`sample`: every running tree to iteration ``target``, one bin of trees per
-    thread; when a tree stops short of the Stirling tables' edge, grow them and carry on."""
-
-    def run_bin(b):
-        kernels.sample_trees(run.order, run.bin_start[b], run.bin_start[b + 1], run.reached, target, run.layout,
-                             run.tables, run.state, run.settings)
-
-    while True:
-        if run.pool is None:
-            run_bin(0)
-        else:  # the kernels release the GIL; list() waits for every bin and re-raises
-            list(run.pool.map(run_bin, range(len(run.bin_start) - 1)))
-        if (run.reached[run.running] >= target).all():
-            return
-        # a tree needs more of the Stirling tables: grow them and carry on
-        state, sizes = run.state, run.sizes
-        t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, run.trees.n_cells, state.n, state.t,
-                                                                   run.tables.big_row, run.settings.window))
-        if not sizes.grow(t_need, dense_need):  # a tree stops only when its exact need is past an edge
-            raise HDPError(f"sampler stopped at iteration {int(run.reached.min())} with tables of "
-                           f"{sizes.n_dense + 1} x {sizes.t_cap + 1} that cover its needs (an internal error)")
-        log.debug("growing the Stirling tables to %d x %d", sizes.n_dense + 1, sizes.t_cap + 1)
-        run.tables = sizes.tables(run.layout, run.tables.big_row)
+def _no_rule(trees: ContextTrees, iterations: int) -> kernels.StopRule:
+    """The :class:`~hdp_plugin.hdp.kernels.StopRule` of a run of ``iterations`` for every tree."""
+    none, empty = np.zeros(0, np.int64), np.zeros(0)
+    return kernels.StopRule(end=int(iterations), active=False, tol=0.0, points=none, slot=none,
+                            is_check=np.zeros(0, np.bool_), new_b=none, old_i=none, old_b=none, den_new=empty,
+                            den_old=empty, end_b=-1, end_den=1.0, snap=np.zeros((0, 0)), weight=empty,
+                            tree_weight=empty, final=empty, stop=np.full(trees.n_trees, int(iterations), np.int64))
 
 
-def _after_chunk(run: _Run, target: int, iterations: int, progress, debug: bool) -> None:
-    """After every chunk of :func:`sample`: the invariants (``debug``), the progress callback
-    (which may cancel: :class:`Cancelled`) and the installed cancel check."""
-    if debug:
-        bad = kernels.check_invariants(run.layout, run.state)
-        if bad >= 0:
-            raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
-    if progress is not None and progress(target, iterations) is False:
-        raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
-    _cancel.check()
-
-
-def _checkpoint(run: _Run, target: int, rule: "_Convergence | None", on_checkpoint) -> bool:
-    """After a chunk of :func:`sample` that ends at a checkpoint or a convergence check: the running
-    sums with the still nodes' open windows added (to copies: the chain is not touched) go to the
-    stopping rule, whose stopped trees leave the bins, and to ``on_checkpoint``. True if the run
-    ends here (every tree stopped, or ``on_checkpoint`` said so)."""
-    state = run.state
-    sums = state.est_sum.copy()
-    kernels.flush_trees(run.layout, state._replace(est_sum=sums, wsum=state.wsum.copy(), win_k=state.win_k.copy()))
-    if rule is not None:
-        stopped = rule.check(target, sums, run.running)
-        if stopped.size:
-            run.running = np.setdiff1d(run.running, stopped)
-            if not run.running.size:
-                return True
-            run.rebalance()
-    return on_checkpoint is not None and on_checkpoint(target, sums) is True
-
-
-def _result(run: _Run, rule: "_Convergence | None", reached: int, started: float, cpu_started: float) -> SamplerResult:
+def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, cpu_started: float) -> SamplerResult:
     """:func:`sample`'s last step: the averaged tables of a run that reached iteration ``reached`` (each
     tree's own length under a stopping rule) and the final state."""
     state, tables, n_trees = run.state, run.tables, run.trees.n_trees
-    if rule is not None:
-        probabilities, tree_its = rule.finish(state.est_sum, reached)
-        iterations = int(tree_its.max(initial=reached))
-        burn_in = rule.burn_in_of(iterations)
+    if plan is not None:
+        probabilities, tree_its = run.rule.final, run.rule.stop.copy()
+        iterations = int(tree_its.max()) if tree_its.size else reached  # the longest tree's
+        burn_in = plan.burn_in_of(iterations)
     else:
         iterations, burn_in = reached, run.settings.burn_in
         probabilities, tree_its = state.est_sum / (iterations - burn_in), np.full(n_trees, iterations, np.int64)
@@ -488,6 +423,183 @@ def _result(run: _Run, rule: "_Convergence | None", reached: int, started: float
         cpu_seconds=time.process_time() - cpu_started,
         tree_iterations=tree_its,
     )
+
+
+def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkpoint, progress) -> int:
+    """Every tree to each checkpoint in turn, the running sums read there (``on_checkpoint``); returns
+    the iterations run. The trees of a chunk are in bins, one per thread, that advance together."""
+    stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations})
+    order, bin_start = kernels.balance_trees(run.cost, run.threads)
+    scratch = [np.empty(run.trees.n_cells) for _ in range(len(bin_start) - 1)]
+
+    def run_bin(b):
+        kernels.sample_trees(order, bin_start[b], bin_start[b + 1], run.reached, target, run.layout, run.tables,
+                             run.state, run.settings, run.rule, scratch[b])
+
+    # the first chunk is one iteration: its time sizes the next (_next_chunk), up to SAMPLER_CHUNK
+    chunk, target = 1, 0
+    while target < iterations:
+        before, chunk_started = target, time.perf_counter()
+        target = min(iterations, target + chunk, *[c for c in stops if c > target][:1])
+        while True:
+            if run.pool is None or len(bin_start) < 3:
+                for b in range(len(bin_start) - 1):
+                    run_bin(b)
+            else:  # the kernels release the GIL; list() waits for every bin and re-raises
+                list(run.pool.map(run_bin, range(len(bin_start) - 1)))
+            if (run.reached >= target).all():
+                break
+            run.grow()  # a tree needs more of the Stirling tables
+        if progress is not None and progress(target, iterations) is False:
+            raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
+        _cancel.check()
+        chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
+        if target in stops:
+            state = run.state
+            sums = state.est_sum.copy()  # the still nodes' open windows added to copies: the chain is not touched
+            kernels.flush_trees(run.layout, state._replace(est_sum=sums, wsum=state.wsum.copy(),
+                                                           win_k=state.win_k.copy()))
+            if on_checkpoint(target, sums) is True:
+                break
+    return target
+
+
+class _Gate:
+    """Kernels in flight against the Stirling tables, and their growth: a thread grows the tables only
+    while no kernel runs (a growth rewrites ``act``'s large-leaf column in place)."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.inside = 0
+        self.growing = False
+        self.generation = 0  # growths so far
+
+    def __enter__(self) -> int:
+        with self.cond:
+            while self.growing:
+                self.cond.wait()
+            self.inside += 1
+            return self.generation
+
+    def __exit__(self, *exc) -> None:
+        with self.cond:
+            self.inside -= 1
+            self.cond.notify_all()
+
+    def grow(self, run: "_Run", seen: int) -> None:
+        """Grow ``run``'s tables for a kernel that ran on the tables of generation ``seen`` and stopped
+        short of them (unless another thread grew them since: then the caller only runs again)."""
+        with self.cond:
+            while self.growing:
+                self.cond.wait()
+            if self.generation != seen:
+                return
+            self.growing = True
+            while self.inside:
+                self.cond.wait()
+        try:
+            run.grow()
+        finally:
+            with self.cond:
+                self.generation += 1
+                self.growing = False
+                self.cond.notify_all()
+
+
+class _TreeQueue:
+    """:func:`sample` without checkpoints: the trees in a queue, largest first; a thread takes a batch
+    of them (a share of the work left that shrinks as the queue empties, so that the threads finish
+    together) and runs it to the end, each tree stopping on its own under a ``tolerance``. No thread
+    waits for another but while the Stirling tables grow (:class:`_Gate`). A batch advances in calls of
+    about ``config.SAMPLER_CHUNK_SECONDS``; between calls the thread reports progress (the share of the
+    work done, as iterations of ``iterations``; calls are serialised) and sees a cancel."""
+
+    def __init__(self, run: "_Run", progress, debug: bool):
+        self.run, self.progress, self.debug = run, progress, debug
+        self.end = run.rule.end
+        self.cost = np.maximum(run.cost, 1e-9)
+        self.order = np.argsort(-self.cost, kind="stable")
+        self.left = float(self.cost.sum())  # cost of the trees not taken yet
+        self.pos = 0
+        self.total = float(self.cost.sum()) * self.end
+        self.done = 0.0  # work done (cost x iterations, trees stopped early counted as ended)
+        self.pace = None  # seconds per unit of cost and iteration, from the last call
+        self.lock = threading.Lock()
+        self.report_lock = threading.Lock()
+        self.gate = _Gate()
+        self.halt = False
+
+    def take(self) -> np.ndarray | None:
+        """The next batch: trees from the head of the queue, about 1 / (4 x threads) of the cost left."""
+        with self.lock:
+            if self.pos >= self.order.size:
+                return None
+            budget, first, acc = self.left / (4 * self.run.threads), self.pos, 0.0
+            while self.pos < self.order.size and (self.pos == first or acc + self.cost[self.order[self.pos]] <= budget):
+                acc += self.cost[self.order[self.pos]]
+                self.pos += 1
+            self.left -= acc
+            return self.order[first:self.pos]
+
+    def work(self) -> None:
+        run = self.run
+        scratch = np.empty(run.trees.n_cells)
+        reached, stop = run.reached, run.rule.stop
+        while not self.halt:
+            batch = self.take()
+            if batch is None:
+                return
+            while not self.halt:
+                live = batch[(reached[batch] < self.end) & (stop[batch] == self.end)]
+                if not live.size:
+                    break
+                low = int(reached[live].min())
+                its = 1 if self.debug else _batch_chunk(self.pace, float(self.cost[live].sum()))
+                target = min(self.end, low + its)
+                before = reached[live].copy()
+                took = time.perf_counter()
+                with self.gate as generation:
+                    kernels.sample_trees(live, 0, live.size, reached, target, run.layout, run.tables, run.state,
+                                         run.settings, run.rule, scratch)
+                took = time.perf_counter() - took
+                ran = np.minimum(reached[live], stop[live]) - before
+                work = float((self.cost[live] * ran).sum())
+                if work > 0 and took > 0:
+                    self.pace = took / work
+                skipped = float((self.cost[live] * (self.end - stop[live])).sum())  # stopped early
+                self.report(work + skipped)
+                if self.debug:
+                    bad = kernels.check_invariants(run.layout, run.state)
+                    if bad >= 0:
+                        raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
+                short = (reached[live] < target) & (stop[live] == self.end)
+                if short.any():  # a tree needs more of the Stirling tables
+                    self.gate.grow(run, generation)
+
+    def report(self, work: float) -> None:
+        with self.report_lock:
+            self.done += work
+            if self.progress is not None:
+                at = min(self.end, int(self.end * self.done / self.total)) if self.total > 0 else self.end
+                if self.progress(at, self.end) is False:
+                    raise Cancelled(f"sampling cancelled after {at} of {self.end} iterations")
+        _cancel.check()
+
+    def run_all(self) -> int:
+        """Every tree to its end; returns the iterations of the run."""
+        run = self.run
+        if run.pool is None:
+            self.work()
+        else:
+            futures = [run.pool.submit(self.work) for _ in range(run.threads)]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            self.halt = True  # one failed (a cancel, an error): the others stop at their next call
+            wait(futures)
+            for f in futures:
+                f.result()  # re-raises the first failure
+        if self.progress is not None and self.progress(self.end, self.end) is False:
+            raise Cancelled(f"sampling cancelled after {self.end} of {self.end} iterations")
+        return self.end
 
 
 def stopping_info(res: SamplerResult, tolerance: float | None) -> dict:
@@ -512,74 +624,67 @@ def convergence_checks(iterations: int, burn_in: int | None = None, first: int |
     return out
 
 
-class _Convergence:
-    """The per-tree stopping rule of :func:`sample` (``tolerance``): which running sums to keep, which
-    trees stop at a check, and their tables."""
+class _StopPlan:
+    """The per-tree stopping rule of :func:`sample` (``tolerance``) as the kernels run it
+    (:class:`~hdp_plugin.hdp.kernels.StopRule`): the checks, the iterations whose running sums they
+    read, and a row of copies for each such iteration while a later check still reads it."""
 
-    def __init__(self, trees: ContextTrees, iterations: int, burn_in: int | None, tolerance: float,
-                 first_check: int | None = None):
-        self.iterations, self.given, self.tol = iterations, burn_in, tolerance
+    def __init__(self, iterations: int, burn_in: int | None, tolerance: float, first_check: int | None = None):
+        self.iterations, self.given, self.tol = iterations, burn_in, float(tolerance)
         self.checks = convergence_checks(iterations, burn_in, first_check)
         self.accumulate_from = burn_in if burn_in is not None else min(
             [self.burn_in_of(i // 2) for i in self.checks] + [self.burn_in_of(iterations)])
-        need = set()
+        last_read: dict[int, int] = {}  # iteration -> the last iteration at which it is read
+
+        def read(p: int, at: int) -> None:
+            if p > self.accumulate_from:  # the sums start there: nothing to subtract
+                last_read[p] = max(last_read.get(p, 0), at)
+
         for i in self.checks:
-            need |= {i, i // 2, self.burn_in_of(i), self.burn_in_of(i // 2)}
-        need |= {iterations, self.burn_in_of(iterations)}
-        self.points = sorted(p for p in need if p > self.accumulate_from)
-        self.snap: dict[int, np.ndarray] = {}
-        self.cell_start = trees.node_cell_start[trees.tree_node_start]
-        w = trees.leaf_counts.astype(np.float64)
-        self.weight = w
-        self.tree_weight = np.add.reduceat(w, self.cell_start[:-1]) if trees.n_trees else np.zeros(0)
-        self.stop = np.full(trees.n_trees, iterations, np.int64)
-        self.final = np.zeros(trees.n_cells)
+            for p in (i, self.burn_in_of(i), i // 2, self.burn_in_of(i // 2)):
+                read(p, i)
+        read(self.burn_in_of(iterations), iterations)
+        self.points = sorted(last_read)
+        # rows of copies: a row is free again after the last check that reads it (a copy made at
+        # that check's own iteration cannot take it: the check reads both)
+        self.slot: dict[int, int] = {}
+        free_after: list[int] = []
+        for p in self.points:
+            row = next((r for r, at in enumerate(free_after) if at < p), len(free_after))
+            if row == len(free_after):
+                free_after.append(0)
+            free_after[row] = last_read[p]
+            self.slot[p] = row
+        self.n_rows = len(free_after)
 
     def burn_in_of(self, i: int) -> int:
         return self.given if self.given is not None else default_burn_in(i)
 
-    def tables(self, i: int, lo: int, hi: int) -> np.ndarray:
-        """Cells ``lo:hi`` of the averaged tables of a run of ``i`` iterations."""
-        b = self.burn_in_of(i)
-        s = self.snap[i][lo:hi]
-        if b > self.accumulate_from:
-            s = s - self.snap[b][lo:hi]
-        return s / (i - b)
+    def _row(self, p: int) -> int:
+        """The row of the sums at ``p`` that a run's average subtracts (-1: none)."""
+        return self.slot[p] if p > self.accumulate_from else -1
 
-    def check(self, it: int, sums: np.ndarray, running: np.ndarray) -> np.ndarray:
-        """Keep the sums at ``it``; at a check, the running trees that stop there (their tables kept)."""
-        self.snap[it] = sums
-        if it not in self.checks:
-            return np.zeros(0, np.int64)
-        # every tree's change at once: the cells' weighted |log p_i - log p_(i/2)|, summed tree by tree
-        n = self.weight.shape[0]
-        new, old = self.tables(it, 0, n), self.tables(it // 2, 0, n)
-        m = self.weight > 0
-        cell = np.zeros(n)
-        cell[m] = self.weight[m] * np.abs(np.log(new[m]) - np.log(old[m]))
-        total = np.add.reduceat(cell, self.cell_start[:-1]) if n else np.zeros(0)
-        tw = self.tree_weight
-        d = np.divide(total, tw, out=np.zeros_like(total), where=tw > 0)
-        out = running[d[running] < self.tol]
-        for tr in out:
-            lo, hi = int(self.cell_start[tr]), int(self.cell_start[tr + 1])
-            self.stop[tr] = it
-            self.final[lo:hi] = new[lo:hi]
-        # sums no later check reads
-        later = [i for i in self.checks if i > it] + [self.iterations]
-        keep = {p for i in later for p in (i, i // 2, self.burn_in_of(i), self.burn_in_of(i // 2))}
-        for p in [p for p in self.snap if p not in keep]:
-            del self.snap[p]
-        return np.asarray(out, np.int64)
-
-    def finish(self, est_sum: np.ndarray, reached: int):
-        """Every tree's tables (those that ran to the end from the final sums) and iterations."""
-        if reached == self.iterations:
-            self.snap[self.iterations] = est_sum
-            for tr in np.nonzero(self.stop == self.iterations)[0]:
-                lo, hi = int(self.cell_start[tr]), int(self.cell_start[tr + 1])
-                self.final[lo:hi] = self.tables(self.iterations, lo, hi)
-        return self.final, self.stop
+    def rule(self, trees: ContextTrees) -> kernels.StopRule:
+        """The kernels' arrays for ``trees`` (the copies, the weights and the results allocated)."""
+        pts = self.points
+        is_check = np.array([p in self.checks for p in pts], np.bool_)
+        new_b = [self._row(self.burn_in_of(p)) if c else -1 for p, c in zip(pts, is_check)]
+        old_i = [self.slot[p // 2] if c else -1 for p, c in zip(pts, is_check)]
+        old_b = [self._row(self.burn_in_of(p // 2)) if c else -1 for p, c in zip(pts, is_check)]
+        den_new = [float(p - self.burn_in_of(p)) if c else 1.0 for p, c in zip(pts, is_check)]
+        den_old = [float(p // 2 - self.burn_in_of(p // 2)) if c else 1.0 for p, c in zip(pts, is_check)]
+        w = trees.leaf_counts.astype(np.float64)
+        cell_start = trees.node_cell_start[trees.tree_node_start]
+        tree_weight = np.add.reduceat(w, cell_start[:-1]) if trees.n_trees and w.size else np.zeros(trees.n_trees)
+        end_b = self.burn_in_of(self.iterations)
+        i64 = lambda v: np.asarray(v, np.int64)  # noqa: E731
+        return kernels.StopRule(
+            end=int(self.iterations), active=True, tol=self.tol, points=i64(pts), slot=i64([self.slot[p] for p in pts]),
+            is_check=is_check, new_b=i64(new_b), old_i=i64(old_i), old_b=i64(old_b),
+            den_new=np.asarray(den_new, np.float64), den_old=np.asarray(den_old, np.float64),
+            end_b=self._row(end_b), end_den=float(self.iterations - end_b),
+            snap=np.zeros((self.n_rows, trees.n_cells)), weight=w, tree_weight=np.asarray(tree_weight, np.float64),
+            final=np.zeros(trees.n_cells), stop=np.full(trees.n_trees, int(self.iterations), np.int64))
 
 
 def _max_children(trees: ContextTrees) -> np.ndarray:
@@ -614,3 +719,12 @@ def _next_chunk(chunk: int, done: int, seconds: float) -> int:
         return chunk
     fit = int(done * config.SAMPLER_CHUNK_SECONDS / seconds)
     return max(1, min(config.SAMPLER_CHUNK, fit))
+
+
+def _batch_chunk(pace: float | None, cost: float) -> int:
+    """The iterations of a queue's next call on a batch of trees of summed ``cost`` (per iteration):
+    about ``config.SAMPLER_CHUNK_SECONDS`` at ``pace`` (seconds per unit of cost and iteration, from
+    the last call); one iteration while the pace is unknown."""
+    if pace is None or pace <= 0 or cost <= 0:
+        return 1
+    return max(1, int(config.SAMPLER_CHUNK_SECONDS / (pace * cost)))

@@ -743,7 +743,15 @@ def _add_suffix_sums(acc, suffix):
 
 @njit(inline="always", **NJIT_OPTIONS)
 def _fixed_add_digits(to, add):
-    """``to += add`` for one fixed-point sum each (``FIXED_DIGITS + 2`` digits, the module docstring)."""
+    """``to += add``, exactly, for one fixed-point sum each (the module docstring).
+
+    Parameters
+    ----------
+    to : ndarray (FIXED_DIGITS + 2,) int64
+        The sum added to.
+    add : ndarray (FIXED_DIGITS + 2,) int64
+        The sum added; read only.
+    """
     c = 0
     for j in range(FIXED_DIGITS, 0, -1):
         lo = to[j] + add[j] + c  # both digits < 2**62
