@@ -206,7 +206,10 @@ def sample(
     window : int
         Half-width of the window of candidate table counts.
     progress : callable(iteration_done, iterations) -> bool, optional
-        Called between chunks; returning ``False`` cancels the run (:class:`Cancelled`).
+        Called between calls of the kernels (about every quarter second of a thread's work, from that
+        thread; never two calls at once), with the share of the work done as iterations of
+        ``iterations``, and once at the end with ``(iterations, iterations)``; returning ``False``
+        cancels the run (:class:`Cancelled`).
     tolerance : float or None
         Stop every tree on its own once its averaged tables have converged, ``iterations`` being
         then the most a tree runs (:func:`convergence_checks`, docs/method.md section 4): at
@@ -225,7 +228,7 @@ def sample(
         the result is then that of a run of ``iteration`` iterations. Reading the sums does not
         touch the chain, so a run gives the same tables with or without checkpoints.
     debug : bool
-        Check the sampler invariants after every iteration (slow).
+        Check the sampler invariants after every iteration (slow; one thread).
     first_check : int or None
         With a ``tolerance``: the first iteration at which a tree may stop (then every doubling);
         None is ``config.CONVERGENCE_FIRST_CHECK`` (500).
@@ -249,7 +252,7 @@ def sample(
                  plan, iterations)
     try:
         if on_checkpoint is not None:
-            reached = _lockstep(run, iterations, burn_in, checkpoints, on_checkpoint, progress)
+            reached = _lockstep(run, iterations, burn_in, checkpoints, on_checkpoint, progress, debug)
         else:
             reached = _TreeQueue(run, progress, debug).run_all()
         kernels.flush_trees(run.layout, run.state)
@@ -425,12 +428,12 @@ def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, c
     )
 
 
-def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkpoint, progress) -> int:
+def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkpoint, progress, debug: bool) -> int:
     """Every tree to each checkpoint in turn, the running sums read there (``on_checkpoint``); returns
     the iterations run. The trees of a chunk are in bins, one per thread, that advance together."""
     stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations})
     order, bin_start = kernels.balance_trees(run.cost, run.threads)
-    scratch = [np.empty(run.trees.n_cells) for _ in range(len(bin_start) - 1)]
+    scratch = [np.empty(0) for _ in range(len(bin_start) - 1)]  # no rule: no copies
 
     def run_bin(b):
         kernels.sample_trees(order, bin_start[b], bin_start[b + 1], run.reached, target, run.layout, run.tables,
@@ -450,10 +453,13 @@ def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkp
             if (run.reached >= target).all():
                 break
             run.grow()  # a tree needs more of the Stirling tables
+        if debug:
+            _check_invariants(run, target)
         if progress is not None and progress(target, iterations) is False:
             raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
         _cancel.check()
-        chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
+        if not debug:  # chunks of about SAMPLER_CHUNK_SECONDS at most, so that a cancel is seen soon
+            chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
         if target in stops:
             state = run.state
             sums = state.est_sum.copy()  # the still nodes' open windows added to copies: the chain is not touched
@@ -462,6 +468,13 @@ def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkp
             if on_checkpoint(target, sums) is True:
                 break
     return target
+
+
+def _check_invariants(run: "_Run", target: int) -> None:
+    """``debug``: the sampler's invariants, after the call that ran to iteration ``target``."""
+    bad = kernels.check_invariants(run.layout, run.state)
+    if bad >= 0:
+        raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
 
 
 class _Gate:
@@ -543,7 +556,7 @@ class _TreeQueue:
 
     def work(self) -> None:
         run = self.run
-        scratch = np.empty(run.trees.n_cells)
+        scratch = np.empty(run.trees.n_cells if run.rule.points.size else 0)  # for the rule's copies
         reached, stop = run.reached, run.rule.stop
         while not self.halt:
             batch = self.take()
@@ -569,9 +582,7 @@ class _TreeQueue:
                 skipped = float((self.cost[live] * (self.end - stop[live])).sum())  # stopped early
                 self.report(work + skipped)
                 if self.debug:
-                    bad = kernels.check_invariants(run.layout, run.state)
-                    if bad >= 0:
-                        raise HDPError(f"sampler invariant broken at node {bad} after iteration {target}")
+                    _check_invariants(run, target)
                 short = (reached[live] < target) & (stop[live] == self.end)
                 if short.any():  # a tree needs more of the Stirling tables
                     self.gate.grow(run, generation)
