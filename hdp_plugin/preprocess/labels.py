@@ -8,6 +8,7 @@ with at most six fraction digits, ``HALF_UP`` rounding, no grouping and no trail
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, localcontext
 
@@ -114,6 +115,18 @@ def _weka_number_rounded(x: float, precision: int) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _cached_number(x: float, precision: int) -> str:
+    return weka_number(x, precision)
+
+
+def _cut_number(x: float, precision: int) -> str:
+    """:func:`weka_number`, remembered: an ensemble's members cut at the same candidate points (the
+    midpoints of a column's values), so most labels repeat from member to member (segment-challenge:
+    about 2,500 numbers a fit). Zero is not remembered (``0.0 == -0.0`` would share an entry)."""
+    return _cached_number(x, precision) if x != 0.0 else weka_number(x, precision)
+
+
 def _labels(numbers: list[str]) -> tuple[str, ...]:
     n = len(numbers)
     return tuple(
@@ -153,7 +166,7 @@ def interval_labels(cut_points, precision: int = DEFAULT_PRECISION) -> tuple[str
     if not cut_points:
         return (ALL_LABEL,)
     for p in range(precision, 18):
-        numbers = [weka_number(c, p) for c in cut_points]
+        numbers = [_cut_number(c, p) for c in cut_points]
         if len(set(numbers)) == len(numbers):
             return _labels(numbers)
     return _labels([repr(c) for c in cut_points])
