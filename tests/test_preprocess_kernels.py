@@ -234,3 +234,22 @@ def test_equal_width_matches_twin(seed, bins):
     got = equal_width_cut_points(values, bins)
     expected = twin_equal_width(values, bins)
     assert got.tobytes() == expected.tobytes(), (got, expected)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_bin_columns_is_assign_bins_column_by_column(seed):
+    """The one-call binning of apply_cut_points gives assign_bins' codes: values on a cut point, below
+    the first and above the last, signed zeros, infinities and NaN (missing) included."""
+    from hdp_plugin.preprocess import assign_bins
+
+    rng = np.random.default_rng(seed)
+    n, m = 200, 5
+    grid = np.array([-np.inf, -2.0, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, np.nan])
+    numeric = np.where(rng.random((n, m)) < 0.5, rng.choice(grid, (n, m)), rng.normal(0, 2, (n, m)))
+    cuts = [np.sort(rng.choice([-2.0, -0.0, 0.5, 1.0, 3.0], size=k, replace=False)) for k in (0, 1, 2, 3, 5)]
+    cols = rng.permutation(m).astype(np.int64)
+    out = np.empty((n, m), np.int64)
+    kernels.bin_columns(numeric, cols, np.concatenate(cuts), np.cumsum([0] + [c.size for c in cuts]).astype(np.int64),
+                        out)
+    for i in range(m):
+        np.testing.assert_array_equal(out[:, i], assign_bins(numeric[:, cols[i]], cuts[i]))

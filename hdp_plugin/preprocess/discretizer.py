@@ -21,7 +21,6 @@ from . import kernels
 from .cutpoints import (
     _check_bins,
     _mdl_cut_points,
-    assign_bins,
     equal_frequency_cut_points,
     equal_width_cut_points,
 )
@@ -308,8 +307,7 @@ def apply_cut_points(dataset: Dataset, attributes: list[Attribute]) -> Dataset:
     if not pending:
         return dataset
     new_attributes = list(dataset.attributes)
-    columns = [dataset.X[:, j] for j in range(dataset.n_attributes)]
-    for j, col in pending.items():
+    for j in pending:
         here, train = dataset.attributes[j], attributes[j]
         if here.name != train.name:
             raise DataError(
@@ -319,7 +317,14 @@ def apply_cut_points(dataset: Dataset, attributes: list[Attribute]) -> Dataset:
             raise DataError(f"{dataset.source}: attribute {here.name!r} is numeric here but was nominal in training")
         if train.cut_points is None:
             raise DataError(f"{dataset.source}: attribute {here.name!r} has no cut points in the training attributes")
-        columns[j] = assign_bins(dataset.numeric[:, col], train.cut_points)
         new_attributes[j] = train
-    X = encode_codes(columns, new_attributes)
+    # every numeric column's codes in one kernel call (assign_bins' rule), then one matrix of codes
+    targets = list(pending)
+    cuts = [np.asarray(attributes[j].cut_points, np.float64) for j in targets]
+    cut_start = np.cumsum([0] + [c.size for c in cuts]).astype(np.int64)
+    codes = np.empty((dataset.n_rows, len(targets)), np.int64)
+    kernels.bin_columns(np.ascontiguousarray(dataset.numeric, np.float64), np.asarray(list(pending.values()), np.int64),
+                        np.concatenate(cuts) if cuts else np.zeros(0), cut_start, codes)
+    X = encode_codes([dataset.X[:, j] for j in range(dataset.n_attributes)], new_attributes)
+    X[:, targets] = codes
     return replace(dataset, attributes=new_attributes, X=X, numeric=None)

@@ -781,3 +781,43 @@ def stochastic_cuts_columns(values, classes, col_start, n_classes, words, xlogx,
     for i in range(n_cols):
         cuts[cut_start[i]:cut_start[i + 1]] = parts[i]
     return cuts, cut_start
+
+
+@njit(**NJIT_OPTIONS)
+def bin_columns(numeric, cols, cut_flat, cut_start, out):
+    """Bin codes of several numeric columns at once: :func:`~hdp_plugin.preprocess.cutpoints.assign_bins`
+    of column ``cols[i]`` at the cut points ``cut_flat[cut_start[i]:cut_start[i + 1]]`` into ``out[:, i]``
+    (the first ``b`` with ``value <= cut[b]``, else the last bin; a missing value, NaN, the code after
+    the last bin).
+
+    Parameters
+    ----------
+    numeric : ndarray (n_rows, n_numeric) float64
+        The numeric values, NaN for missing.
+    cols : ndarray (n_out,) int64
+        The column of ``numeric`` of each output column.
+    cut_flat : ndarray float64
+        Every output column's ascending cut points, one after the other.
+    cut_start : ndarray (n_out + 1,) int64
+        Where each output column's cut points start in ``cut_flat``.
+    out : ndarray (n_rows, n_out) int64
+        Written: the codes.
+    """
+    for i in range(cols.shape[0]):
+        first = cut_start[i]
+        n_cuts = cut_start[i + 1] - first
+        c = cols[i]
+        for r in range(numeric.shape[0]):
+            v = numeric[r, c]
+            if v != v:  # NaN: missing
+                out[r, i] = n_cuts + 1
+                continue
+            lo = 0
+            hi = n_cuts
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if cut_flat[first + mid] < v:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[r, i] = lo
