@@ -153,6 +153,29 @@ def test_a_tolerance_stops_every_tree_on_its_own_with_the_tables_of_a_run_that_l
         sample(trees, iterations=300, tolerance=0)
 
 
+def test_the_queue_gives_the_same_run_whatever_its_threads_batches_and_growths(monkeypatch):
+    """Trees run from a queue, each to its own end (sampler._TreeQueue): one or two threads, batches of
+    any size, calls of any length and the Stirling tables grown mid-run while the other thread samples
+    give the same tables and stops."""
+    import random
+
+    from hdp_plugin.hdp import sampler
+
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(3000, 6)).astype(np.uint8)
+    y = rng.integers(0, 2, 3000).astype(np.int32)
+    trees = build_trees(X, y, np.full(6, 3), 2, [(), (0,), (1, 0), (2, 1), (3, 0), (4, 2)], range(6))
+    kw = dict(iterations=2000, random_state=9, tolerance=0.001)
+    expected = sample(trees, n_jobs=1, **kw)
+    rnd = random.Random(3)
+    monkeypatch.setattr(sampler, "_batch_chunk", lambda pace, cost: rnd.randint(1, 300))
+    for n_jobs, sizes in [(2, None), (2, (8, 2)), (1, (8, 2))]:
+        got = sample(trees, n_jobs=n_jobs, _initial_sizes=sizes, **kw)
+        assert np.array_equal(got.probabilities, expected.probabilities)
+        assert np.array_equal(got.tree_iterations, expected.tree_iterations)
+    assert got.stirling_shape[0][0] > 9  # the tables grew
+
+
 def test_an_earlier_first_check_stops_trees_there_with_the_tables_of_a_run_that_long():
     """``first_check`` (an ensemble's 100, config.AUTO_FIRST_CHECK): checks at it and its doublings below
     the cap; a tree stopped at a check has the tables of a run of that many iterations."""

@@ -1,16 +1,17 @@
-"""The collapsed Gibbs sampler's driver: validate, allocate, seed, run the kernels in chunks.
+"""The collapsed Gibbs sampler's driver: validate, allocate, seed, run the kernels from a queue.
 
 See docs/method.md section 4 and Petitjean et al. (2018). The kernels live in
 :mod:`hdp_plugin.hdp.kernels`; this module chooses the tying groups, sizes the shared Stirling
 tables (and grows them on demand), derives one random stream per tree from ``random_state``, runs
-the iterations in chunks (so that progress can be reported and a run cancelled between chunks) and
-returns averaged tables.
+every tree to its end in calls of about a quarter second (so that progress can be reported and a
+run cancelled between calls) and returns averaged tables.
 
 :func:`sample` is a short driver over its steps: :func:`_checked_lengths` (the arguments),
-:func:`_stops` (the stopping rule and the checkpoints), :func:`_setup` (the kernels' named tuples,
-built by :func:`tree_layout` and :func:`new_state`, the Stirling tables and the bins of trees), then
-chunk by chunk :func:`_advance` (every tree to the chunk's end), :func:`_after_chunk` (invariants,
-progress, cancel) and, at a checkpoint, :func:`_checkpoint`; last :func:`_result`.
+:class:`_StopPlan` (the stopping rule of a ``tolerance``), :func:`_setup` (the kernels' named tuples,
+built by :func:`tree_layout` and :func:`new_state`, the Stirling tables and the rule's arrays), then
+:class:`_TreeQueue` (every tree to its end, batches of trees on the threads; :class:`_Gate` lets the
+tables grow between calls) or, when the caller reads the running sums at checkpoints,
+:func:`_lockstep`; last :func:`_result`.
 """
 
 from __future__ import annotations
@@ -700,11 +701,15 @@ class _StopPlan:
 
 def _max_children(trees: ContextTrees) -> np.ndarray:
     """Per tree, the most children a node can have: the largest radix among its branching variables."""
+    vs = np.asarray(trees.branch_vars, np.int64)
+    cards = np.asarray(trees.cardinalities, np.int64)
+    radices = np.where(vs < 0, int(trees.n_classes), cards[np.maximum(vs, 0)] if cards.size else 1)
+    # the largest of each tree's run of variables (reduceat over the non-empty runs), 1 for a tree without any
+    start = np.asarray(trees.tree_var_start, np.int64)
     out = np.ones(trees.n_trees, np.int64)
-    for tr in range(trees.n_trees):
-        vs = trees.branch_vars[trees.tree_var_start[tr] : trees.tree_var_start[tr + 1]]
-        radices = [trees.n_classes if v < 0 else int(trees.cardinalities[v]) for v in vs]
-        out[tr] = max(radices, default=1)
+    has = np.diff(start) > 0
+    if has.any():
+        out[has] = np.maximum(np.maximum.reduceat(radices, start[:-1][has]), 1)
     return out
 
 
