@@ -9,7 +9,9 @@ not change any model, and again after with ``--compare``::
     ... change the code ...
     python tools/model_fingerprints.py --compare /tmp/before.json
 
-``--compare`` exits 1 and names every model whose fingerprint changed. The fingerprints hold for one
+``--compare`` exits 1 and names every model whose fingerprint changed. The tool runs the hdp_plugin
+of its own tree, so the "before" file can come from a worktree of the older commit
+(``python /tmp/base/tools/model_fingerprints.py -o /tmp/before.json``). The fingerprints hold for one
 machine and one set of library versions (bit identity); they are not golden files for other machines.
 Data sets are looked for in tests/data and in Debian's weka examples (``--data-dir`` adds folders).
 """
@@ -25,6 +27,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# the hdp_plugin of this tool's own tree, not whichever one is installed: run from a worktree of an
+# older commit (``git worktree add /tmp/base HEAD``), it fingerprints that commit's models
+sys.path.insert(0, str(ROOT))
 DEBIAN_EXAMPLES = Path("/tmp/wekadeb/usr/share/doc/weka/examples")
 DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris", "iris.2D", "glass",
             "breast-cancer", "ionosphere", "vote", "diabetes", "soybean", "unbalanced", "credit-g",
