@@ -456,8 +456,7 @@ def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkp
             run.grow()  # a tree needs more of the Stirling tables
         if debug:
             _check_invariants(run, target)
-        if progress is not None and progress(target, iterations) is False:
-            raise Cancelled(f"sampling cancelled after {target} of {iterations} iterations")
+        _progress(progress, target, iterations)
         _cancel.check()
         if not debug:  # chunks of about SAMPLER_CHUNK_SECONDS at most, so that a cancel is seen soon
             chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
@@ -469,6 +468,12 @@ def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkp
             if on_checkpoint(target, sums) is True:
                 break
     return target
+
+
+def _progress(progress, done: int, iterations: int) -> None:
+    """Call :func:`sample`'s ``progress`` hook (if any); :class:`Cancelled` if it returns False."""
+    if progress is not None and progress(done, iterations) is False:
+        raise Cancelled(f"sampling cancelled after {done} of {iterations} iterations")
 
 
 def _check_invariants(run: "_Run", target: int) -> None:
@@ -591,10 +596,8 @@ class _TreeQueue:
     def report(self, work: float) -> None:
         with self.report_lock:
             self.done += work
-            if self.progress is not None:
-                at = min(self.end, int(self.end * self.done / self.total)) if self.total > 0 else self.end
-                if self.progress(at, self.end) is False:
-                    raise Cancelled(f"sampling cancelled after {at} of {self.end} iterations")
+            at = min(self.end, int(self.end * self.done / self.total)) if self.total > 0 else self.end
+            _progress(self.progress, at, self.end)
         _cancel.check()
 
     def run_all(self) -> int:
@@ -609,8 +612,7 @@ class _TreeQueue:
             wait(futures)
             for f in futures:
                 f.result()  # re-raises the first failure
-        if self.progress is not None and self.progress(self.end, self.end) is False:
-            raise Cancelled(f"sampling cancelled after {self.end} of {self.end} iterations")
+        _progress(self.progress, self.end, self.end)
         return self.end
 
 

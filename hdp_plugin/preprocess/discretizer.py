@@ -318,13 +318,15 @@ def apply_cut_points(dataset: Dataset, attributes: list[Attribute]) -> Dataset:
         if train.cut_points is None:
             raise DataError(f"{dataset.source}: attribute {here.name!r} has no cut points in the training attributes")
         new_attributes[j] = train
-    # every numeric column's codes in one kernel call (assign_bins' rule), then one matrix of codes
+    # every numeric column's codes in one kernel call (assign_bins' rule), then the matrix of all codes
     targets = list(pending)
     cuts = [np.asarray(attributes[j].cut_points, np.float64) for j in targets]
     cut_start = np.cumsum([0] + [c.size for c in cuts]).astype(np.int64)
     codes = np.empty((dataset.n_rows, len(targets)), np.int64)
     kernels.bin_columns(np.ascontiguousarray(dataset.numeric, np.float64), np.asarray(list(pending.values()), np.int64),
                         np.concatenate(cuts) if cuts else np.zeros(0), cut_start, codes)
-    X = encode_codes([dataset.X[:, j] for j in range(dataset.n_attributes)], new_attributes)
-    X[:, targets] = codes
+    columns = [dataset.X[:, j] for j in range(dataset.n_attributes)]
+    for i, j in enumerate(targets):
+        columns[j] = codes[:, i]
+    X = encode_codes(columns, new_attributes)
     return replace(dataset, attributes=new_attributes, X=X, numeric=None)
