@@ -143,6 +143,9 @@ MAX_PAIR_BYTES = 4 * 1024**3
 ESTIMATORS = ("hdp", "m-estimate", "laplace", "mle")
 DEFAULT_ESTIMATOR = "hdp"
 DEFAULT_M = 1.0
+#: the m of the hierarchical m-estimates with which an ESKDB with HDP tables selects each member's
+#: (n*, k*) (docs/method.md, "SkDB"; docs/benchmarks.md, "Selecting members for HDP tables")
+HDP_SELECTION_M = 3.0
 
 #: most table cells a model may have (a cell per value of an attribute in each context its tree keeps);
 #: checked, counted exactly, before the trees are laid out and sampled. About 160 bytes each while

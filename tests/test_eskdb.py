@@ -258,6 +258,25 @@ def test_one_member_with_mdl_and_m_estimates_is_skdb():
     np.testing.assert_allclose(one.predict_proba(vote), skdb.predict_proba(vote), rtol=1e-12)
 
 
+def test_hdp_members_are_selected_with_hierarchical_m_estimates():
+    """An ESKDB with HDP tables scores its members' (n*, k*) with hierarchical m-estimates
+    (config.HDP_SELECTION_M); with m-estimate tables, and a single SkDB, with the published flat ones.
+    On vote (nominal: the members of both ensembles have the same orders for one seed) the
+    hierarchical scores keep more parents."""
+    from hdp_plugin import config
+
+    vote = read_dataset(VOTE)
+    hdp = BayesNetClassifier(structure="eskdb", n_members=5, random_state=0, iterations=20).fit(vote)
+    mest = BayesNetClassifier(structure="eskdb", n_members=5, estimator="m-estimate", random_state=0).fit(vote)
+    single = BayesNetClassifier(structure="skdb", random_state=0, iterations=20).fit(vote)
+    for mb in hdp.members_:
+        assert mb.structure.info["hierarchical"] is True and mb.structure.info["m"] == config.HDP_SELECTION_M
+    for st in [mb.structure for mb in mest.members_] + [single.structure_]:
+        assert "hierarchical" not in st.info and st.info["m"] == 1.0
+    assert [mb.structure.order for mb in hdp.members_] == [mb.structure.order for mb in mest.members_]
+    assert sum(mb.structure.k for mb in hdp.members_) > sum(mb.structure.k for mb in mest.members_)
+
+
 def test_uninformative_data_is_the_class_prior_said_once():
     rng = np.random.default_rng(0)
     grid = np.array(np.meshgrid(*[np.arange(3)] * 3, indexing="ij")).reshape(3, -1).T

@@ -11,6 +11,7 @@ import pytest
 from hdp_plugin import config
 from hdp_plugin.structure import CountStatistics, count_statistics, learn_structure
 from hdp_plugin.structure.selective import (
+    Smoothing,
     build_context_tries,
     loo_rmse_grid,
     select_prefix_and_k,
@@ -18,8 +19,11 @@ from hdp_plugin.structure.selective import (
 
 
 # -- slow reference: remove the row, recount, predict ------------------------------------------
-def ref_loo_rmse(X, y, card, C, order, parents, K, m=1.0):
+def ref_loo_rmse(X, y, card, C, order, parents, K, m=1.0, hierarchical=False):
     """For each row: drop it, recount from scratch, and form every k's posterior as published.
+
+    ``hierarchical``: each context's m-estimate is smoothed towards the estimate of the context one
+    level up (the uniform distribution above the class-only context) instead of the uniform.
 
     Walking each attribute's contexts (class, then its parents one by one), the depth-d estimate
     goes into k = d; the walk stops at the deepest context, or backs off (the depth-d estimate
@@ -39,22 +43,26 @@ def ref_loo_rmse(X, y, card, C, order, parents, K, m=1.0):
                 post = np.exp(logpost[k] - logpost[k].max())
                 sq[row, k] += (1.0 - post[y[i]] / post.sum()) ** 2
 
-        def log_estimate(a, ctx):
-            """log m-estimate of x_a = X[i, a] for every class, in context ctx, row i left out."""
+        def log_estimate(a, ctx, up):
+            """log m-estimate of x_a = X[i, a] for every class, in context ctx, row i left out, smoothed
+            towards ``up`` (the estimates one level up) if hierarchical, else towards 1 / |X_a|."""
             out = np.empty(C)
             for c in range(C):
                 mask = (yo == c) & np.all(Xo[:, ctx] == X[i, ctx], axis=1)
                 den = mask.sum() + m
                 hits = np.sum(Xo[mask, a] == X[i, a])
-                out[c] = math.log((hits + m / card[a]) / den if den > 0 else 1.0 / card[a])
+                toward = up[c] if hierarchical else 1.0 / card[a]
+                out[c] = math.log((hits + m * toward) / den if den > 0 else toward)
             return out
 
         add_error(0)
         for u, a in enumerate(order):
             ps = list(parents[a])
             d = 0
+            up = np.full(C, 1.0 / card[a])
             while True:
-                est = log_estimate(a, ps[:d])
+                est = log_estimate(a, ps[:d], up)
+                up = np.exp(est)
                 logpost[d] += est
                 if d == len(ps):
                     stop = d
@@ -109,6 +117,25 @@ def test_loo_grid_matches_brute_force(seed, n_rows, card, C, K):
     np.testing.assert_allclose(grid, ref, rtol=1e-10, atol=1e-12)
     s = learn_structure(X, y, card, C, kind="skdb", k=K)
     np.testing.assert_allclose(np.array(s.info["rmse"]), ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("m", [1.0, 10.0])
+@pytest.mark.parametrize("seed,n_rows,card,C,K", LOO_CASES)
+def test_hierarchical_loo_grid_matches_brute_force(seed, n_rows, card, C, K, m):
+    """Hierarchical m-estimates: each context's estimate smoothed towards its parent context's."""
+    X, y, card = random_data(seed, n_rows, card, C)
+    if n_rows > 5 and C > 1:
+        y[y == C - 1] = 0
+        y[3] = C - 1
+    stats = count_statistics(X, y, card, C)
+    full = learn_structure(X, y, card, C, kind="kdb", k=K)
+    tries = build_context_tries(X, y, stats, full.parents)
+    grid = loo_rmse_grid(X, y, stats, tries, np.array(full.order), K, Smoothing(m, hierarchical=True))
+    ref = ref_loo_rmse(X, y, card, C, full.order, full.parents, K, m=m, hierarchical=True)
+    np.testing.assert_allclose(grid, ref, rtol=1e-10, atol=1e-12)
+    if K > 0 and n_rows > 5 and C > 1:  # deep contexts are scored differently from the flat rule's
+        flat = ref_loo_rmse(X, y, card, C, full.order, full.parents, K, m=m)
+        assert not np.allclose(grid[1:, 1:], flat[1:, 1:], rtol=1e-10, atol=1e-12)
 
 
 def test_many_attributes_do_not_underflow():

@@ -46,6 +46,7 @@ from ..preprocess import Discretizer, discretized_attribute, sorted_numeric_colu
 from ..structure import Structure
 from ..structure.counts import check_pairwise_bytes, needs_pairs
 from ..structure.eskdb import member_order, prior_structure
+from ..structure.selective import Smoothing
 from ..structure.learn import network_k, structure_from_counts
 from .ensemble import Member
 from .estimate import estimate_tables
@@ -95,9 +96,15 @@ class FitPlan:
         return network_k(self.kind, self.k)
 
     @property
-    def selection_m(self) -> float:
-        """The m of SkDB's leave-one-out m-estimates: ESKDB's ``m``; a single SkDB's is the default 1."""
-        return self.m if self.ensemble else config.DEFAULT_M
+    def selection_m(self) -> Smoothing:
+        """The estimates of SkDB's leave-one-out selection: an ESKDB with HDP tables selects its members
+        with hierarchical m-estimates (``config.HDP_SELECTION_M``, docs/method.md "SkDB"); another ESKDB
+        with flat m-estimates of its ``m``; a single SkDB with the published flat ones, m = 1."""
+        if not self.ensemble:
+            return Smoothing(config.DEFAULT_M)
+        if self.estimator == "hdp":
+            return Smoothing(config.HDP_SELECTION_M, hierarchical=True)
+        return Smoothing(self.m)
 
 
 @dataclass
@@ -222,7 +229,7 @@ def _structures(plan: FitPlan, part, stats: list, group: list[int], seeds: list,
         else:
             pending.append((i, order))
     if pending:
-        found = part.select([i for i, _ in pending], [stats[i] for i, _ in pending], k, plan.m,
+        found = part.select([i for i, _ in pending], [stats[i] for i, _ in pending], k, plan.selection_m,
                             [o for _, o in pending], cell_limit)
         for (i, _), s in zip(pending, found):
             out[i] = s

@@ -583,7 +583,7 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
 # --------------------------------------------------------------------------------------------
 @njit(**NJIT_OPTIONS)
 def loo_squared_errors_block(
-    X, y, card, n_classes, order, par_ptr, par_idx, root, data, n_y, n_rows_total, m, max_k, acc,
+    X, y, card, n_classes, order, par_ptr, par_idx, root, data, n_y, n_rows_total, m, hierarchical, max_k, acc,
 ):
     """Add one block's leave-one-out squared errors ``(1 - p(y_i | x_i))^2`` to ``acc``.
 
@@ -591,8 +591,11 @@ def loo_squared_errors_block(
     error of the model made of the class and the first ``u`` attributes of ``order`` with at most
     ``k`` parents each; ``u = 0`` is the class prior alone. The sum is exact, so it is the same
     whatever order or split of the rows it is taken over. Estimates are m-estimates from the counts
-    with the row itself removed, and each k's posterior is formed as the published SkDB forms it
-    (docs/method.md, "SkDB"): walking
+    with the row itself removed: flat, ``(n(x, c) + m / |X|) / (n(c) + m)`` in every context, as the
+    published SkDB has them, or ``hierarchical``, ``(n(x, c) + m p') / (n(c) + m)`` where ``p'`` is
+    the estimate of the context one level up (``1 / |X|`` above the class-only one), which scores
+    deep contexts as HDP tables estimate them (docs/method.md, "SkDB"). Each k's posterior is formed
+    as the published SkDB forms it: walking
     attribute ``a``'s context from the class-only node down its parents,
 
     * the estimate at depth ``d`` is multiplied into the posterior of ``k = d``;
@@ -632,6 +635,9 @@ def loo_squared_errors_block(
         The number of all the rows.
     m : float
         The m-estimate's m.
+    hierarchical : bool
+        Each context's estimate smoothed towards its parent context's (True) or towards the uniform
+        distribution (False, the published rule).
     max_k : int
         The most parents per attribute.
     acc : ndarray (FIXED_DIGITS + 2, n_order + 1, max_k + 1) int64
@@ -643,6 +649,7 @@ def loo_squared_errors_block(
     post = np.empty((max_k + 1, C))
     tail = np.empty(C)
     prior = np.empty(C)
+    up = np.empty(C)  # hierarchical: the estimates of the context one level up, per class
     # suffix[:, u, s]: errors that every k >= s takes (added to acc by _add_suffix_sums at the end)
     suffix = np.zeros(acc.shape, np.int64)
     n_loo = n_rows_total - 1.0  # rows left after removing this one
@@ -676,11 +683,14 @@ def loo_squared_errors_block(
             # walk down the row's path (it exists, with a value block for xa: the row itself was counted)
             block = root[a]
             vb = data[block + C + xa]
+            if hierarchical:
+                for c in range(C):
+                    up[c] = 1.0 / ca
             d = 0
             stop = 0
             while True:
                 eq = _materialize(post, tail, eq, np.int64(d), C)
-                _multiply_estimates(post, np.int64(d), data, block, vb, ca, yi, C, m)
+                _multiply_estimates(post, np.int64(d), data, block, vb, ca, yi, C, m, hierarchical, up)
                 if d == depth:
                     stop = d
                     break
@@ -692,7 +702,11 @@ def loo_squared_errors_block(
                         cnt += data[child_vb + c]
                 if cnt < 2:  # back off: the depth-d estimate serves k = d + 1 as well
                     eq = _materialize(post, tail, eq, d + 1, C)
-                    _multiply_estimates(post, d + 1, data, block, vb, ca, yi, C, m)
+                    if hierarchical:  # ``up`` holds it
+                        for c in range(C):
+                            post[d + 1, c] *= up[c]
+                    else:
+                        _multiply_estimates(post, d + 1, data, block, vb, ca, yi, C, m, False, up)
                     stop = d + 1
                     break
                 block = child
@@ -791,8 +805,9 @@ def _materialize(post, tail, eq, r, C):
 
 
 @njit(inline="always", **NJIT_OPTIONS)  # inlined: a call passing arrays costs atomic reference counts
-def _multiply_estimates(post, k, data, block, vb, ca, yi, C, m):
-    """post[k, c] *= the m-estimate of p(x_a | c, the block's context), the row left out.
+def _multiply_estimates(post, k, data, block, vb, ca, yi, C, m, hierarchical, up):
+    """post[k, c] *= the m-estimate of p(x_a | c, the block's context), the row left out: flat, or
+    ``hierarchical`` (smoothed towards ``up``, the parent context's estimates, which it then holds).
 
     Parameters
     ----------
@@ -814,11 +829,19 @@ def _multiply_estimates(post, k, data, block, vb, ca, yi, C, m):
         The number of classes.
     m : float
         The m-estimate's m.
+    hierarchical : bool
+        Smooth towards ``up`` (and write this context's estimates into it) instead of ``1 / ca``.
+    up : ndarray (C,) float64
+        Hierarchical: the parent context's estimates (``1 / ca`` above the class-only context).
     """
     for c in range(C):
         own = 1.0 if c == yi else 0.0
         den = data[block + c] - own + m
-        if den > 0.0:
+        if hierarchical:
+            if den > 0.0:  # else an empty context with m = 0: its parent's estimate
+                up[c] = (data[vb + c] - own + m * up[c]) / den
+            post[k, c] *= up[c]
+        elif den > 0.0:
             post[k, c] *= (data[vb + c] - own + m / ca) / den
         else:  # an empty context with m = 0: uniform
             post[k, c] /= ca

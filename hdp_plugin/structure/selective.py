@@ -13,8 +13,10 @@ makes two more passes over the rows, as in Martinez et al. (2016):
    shallower context where the row's value is rare, and its copy of that k's posterior into the
    larger k: :func:`hdp_plugin.structure.kernels.loo_squared_errors_block`), adding attributes
    one at a time (O(rows x n x K x C)). With m-estimates it selects exactly what the published
-   code selects on that code's own fold files (tests/test_skdb_published.py). The rows' squared
-   errors are summed exactly, in fixed point (:class:`LooSums`).
+   code selects on that code's own fold files (tests/test_skdb_published.py). An ensemble with HDP
+   tables scores with hierarchical m-estimates instead (:class:`Smoothing`: each context smoothed
+   towards its parent context's estimate, as HDP tables are). The rows' squared errors are summed
+   exactly, in fixed point (:class:`LooSums`).
 
 Both passes can be split over any partition of the rows and merged (:class:`TrieAccumulator`,
 :meth:`LooSums.merge`): the tries are integer counts, and the fixed-point sum
@@ -33,6 +35,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,6 +55,21 @@ from .kernels import (
 from .learners import check_k, kdb
 
 log = logging.getLogger(__name__)
+
+
+class Smoothing(NamedTuple):
+    """The estimates of the leave-one-out selection: m-estimates with this ``m``, each context's smoothed
+    towards the uniform distribution (flat, the published SkDB's) or towards its parent context's
+    estimate (``hierarchical``, as HDP tables are: docs/method.md, "SkDB"). Wherever a function of this
+    module takes ``m``, a plain number means flat m-estimates with that m."""
+
+    m: float
+    hierarchical: bool = False
+
+
+def smoothing(m) -> Smoothing:
+    """``m`` as a :class:`Smoothing` (a number: flat m-estimates)."""
+    return m if isinstance(m, Smoothing) else Smoothing(float(m))
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,12 +227,12 @@ class LooAccumulator:
     :class:`LooSums`, which is all that needs to travel: the tries stay where they are)."""
 
     def __init__(self, tries: ContextTries, cardinalities, n_classes: int, n_y: np.ndarray, n_rows: int,
-                 order: np.ndarray, max_k: int, m: float = config.DEFAULT_M):
+                 order: np.ndarray, max_k: int, m: float | Smoothing = config.DEFAULT_M):
         self.tries = tries
         self.order = np.ascontiguousarray(order, dtype=np.int64)
         self.card = np.ascontiguousarray(cardinalities, dtype=np.int64)
         self.n_y = np.ascontiguousarray(n_y, dtype=np.int64)
-        self.n_classes, self.n_rows, self.max_k, self.m = int(n_classes), float(n_rows), int(max_k), float(m)
+        self.n_classes, self.n_rows, self.max_k, self.smoothing = int(n_classes), float(n_rows), int(max_k), smoothing(m)
         self.sums = LooSums(len(self.order), max_k)
 
     def add(self, X: np.ndarray, y: np.ndarray) -> None:
@@ -222,12 +240,12 @@ class LooAccumulator:
         t = self.tries
         loo_squared_errors_block(
             X, y, self.card, self.n_classes, self.order, t.par_ptr, t.par_idx, t.root, t.data, self.n_y,
-            self.n_rows, self.m, self.max_k, self.sums.acc,
+            self.n_rows, self.smoothing.m, self.smoothing.hierarchical, self.max_k, self.sums.acc,
         )  # fmt: skip
 
 
 def loo_sums(blocks, tries: ContextTries, cardinalities, n_classes: int, n_y: np.ndarray, n_rows: int,
-             order: np.ndarray, max_k: int, m: float = config.DEFAULT_M) -> LooSums:
+             order: np.ndarray, max_k: int, m: float | Smoothing = config.DEFAULT_M) -> LooSums:
     """The leave-one-out sums of the rows of ``blocks`` (a function returning an iterator of
     ``(X, y)`` code blocks), against the tries, class counts ``n_y`` and ``n_rows`` of all the rows."""
     acc = LooAccumulator(tries, cardinalities, n_classes, n_y, n_rows, order, max_k, m)
@@ -244,7 +262,7 @@ def loo_rmse_grid(
     tries: ContextTries,
     order: np.ndarray,
     max_k: int,
-    m: float = config.DEFAULT_M,
+    m: float | Smoothing = config.DEFAULT_M,
     *,
     blocks=None,
 ) -> np.ndarray:
@@ -260,8 +278,8 @@ def loo_rmse_grid(
         Attributes by decreasing MI (or another order); n* keeps a prefix of it.
     max_k : int
         K: k* ranges over 0..K.
-    m : float, default 1
-        The m of the m-estimates p_x = (n_x + m/|X|)/(N + m).
+    m : float or Smoothing, default 1
+        The m of the m-estimates p_x = (n_x + m/|X|)/(N + m) (or hierarchical ones: :class:`Smoothing`).
     blocks : callable, optional
         As for :func:`build_context_tries`.
 
@@ -308,7 +326,7 @@ class RowPasses:
     def tries(self, stats: CountStatistics, parents) -> ContextTries:
         return build_context_tries(None, None, stats, parents, blocks=self.blocks)
 
-    def loo(self, stats: CountStatistics, tries: ContextTries, order, max_k: int, m: float) -> LooSums:
+    def loo(self, stats: CountStatistics, tries: ContextTries, order, max_k: int, m: float | Smoothing) -> LooSums:
         return loo_sums(self.blocks, tries, stats.cardinalities, stats.n_classes, stats.n_y, stats.n_rows,
                         order, max_k, m)
 
@@ -339,7 +357,7 @@ def selective_kdb(
     stats: CountStatistics,
     max_k: int = config.DEFAULT_K,
     *,
-    m: float = config.DEFAULT_M,
+    m: float | Smoothing = config.DEFAULT_M,
     order=None,
     blocks=None,
     passes=None,
@@ -349,8 +367,9 @@ def selective_kdb(
 
     From kDB-K, choose the number n* of attributes (a prefix of the MI order) and k* <= K that
     minimise the leave-one-out RMSE on the training data, RMSE = sqrt(mean over rows of
-    (1 - p(true class))^2), with m-estimates and the class prior (n_y + 1/C)/(N + 1), all with
-    the row left out, and the back-off of the published SkDB (see
+    (1 - p(true class))^2), with m-estimates (flat, as published, or hierarchical: :class:`Smoothing`)
+    and the class prior (n_y + 1/C)/(N + 1), all with the row left out, and the back-off of the
+    published SkDB (see
     :func:`~hdp_plugin.structure.kernels.loo_squared_errors_block`). Only a strict
     improvement is accepted, starting from the class-prior-only model, scanning n* ascending
     then k* ascending. Each kept attribute keeps its first k* parents.
@@ -364,8 +383,8 @@ def selective_kdb(
         Of the same ``X`` and ``y``.
     max_k : int, default 5
         K, the largest number of attribute parents considered.
-    m : float, default 1
-        The m of the m-estimates used by the selection.
+    m : float or Smoothing, default 1
+        The m of the (flat) m-estimates used by the selection, or a :class:`Smoothing`.
     order : sequence of int, optional
         The attribute order whose prefixes are candidates (an ESKDB member's drawn order,
         possibly a subset of the attributes); default decreasing MI.
@@ -386,7 +405,7 @@ def selective_kdb(
         ``kind="skdb"``, ``k=k*``; ``kept`` is the first n* attributes of the MI order
         (ascending), ``()`` when the class prior wins. ``info`` holds ``rmse`` (the
         ``(n + 1) x (K + 1)`` grid as nested lists, row 0 the class prior), ``n_star``,
-        ``k_star``, ``max_k`` and ``m``.
+        ``k_star``, ``max_k``, ``m`` and, for hierarchical m-estimates, ``"hierarchical": true``.
 
     References
     ----------
@@ -406,7 +425,7 @@ def selective_kdb(
     return _selected(stats, full, tries, sums, max_k, m, max_cells)
 
 
-def selective_kdbs(stats: list, max_k: int, *, m: float, orders: list, passes,
+def selective_kdbs(stats: list, max_k: int, *, m: float | Smoothing, orders: list, passes,
                    max_cells: int | None = None) -> list[Structure]:
     """:func:`selective_kdb` of several models at once (an ESKDB's members), each on its own counts
     ``stats[e]`` and order ``orders[e]``, with the two passes shared: ``passes.tries(stats, parents)``
@@ -432,7 +451,7 @@ def tree_cells(stats: CountStatistics, tries: ContextTries, max_k: int) -> np.nd
 
 
 def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums: LooSums, max_k: int,
-              m: float, max_cells: int | None = None) -> Structure:
+              m: float | Smoothing, max_cells: int | None = None) -> Structure:
     """The SkDB of the lowest leave-one-out RMSE (:func:`select_prefix_and_k`) within kDB-K ``full``,
     among the models of at most ``max_cells`` table cells if given."""
     rmse = sums.rmse(stats.n_rows)
@@ -466,7 +485,8 @@ def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums
             "n_star": n_star,
             "k_star": k_star,
             "max_k": max_k,
-            "m": float(m),
+            "m": smoothing(m).m,
+            **({"hierarchical": True} if smoothing(m).hierarchical else {}),
             "n_trie_nodes": tries.n_nodes,
             **({"cell_limited": limited} if limited else {}),
         },
