@@ -55,6 +55,10 @@ if [[ "${1:-all}" != speed ]]; then
     --datasets credit-g,labor,weather.numeric,iris.2D,unbalanced
   section --section numeric-seeds -- python benchmarks/bench_numeric.py "${mlbench[@]}" --markdown \
     --variants smdl,gain-min2 --seed-offset 1000
+  # how an ensemble with HDP tables selects its members (config.HDP_SELECTION_M), on seeds + 1000 (about
+  # 10 minutes per variant on two cores, cached under benchmarks/.cache/selection/)
+  section --section selection -- python benchmarks/bench_selection.py --variants flat,hier-3,hier-10,hier-30,budget-3 \
+    --jobs 2 "${mlbench[@]}"
 fi
 section --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
