@@ -12,7 +12,7 @@ and chains than the accuracy tables', to choose without their seeds) under each 
 
 * ``flat``: the published rule, flat m-estimates with m = 1 (the default before issue 24's change);
 * ``hier-M``: hierarchical m-estimates with m = M, each context's estimate smoothed towards its
-  parent context's (``config.HDP_SELECTION_M``; the default's M is 10);
+  parent context's (``config.HDP_SELECTION_M``; the default's M is 3);
 * ``budget-M``: hierarchical m-estimates with m = M, among the models no larger (in table cells) than
   the one the flat rule selects for the same member (both leave-one-out grids computed; patched in
   here, not a library option);
@@ -22,8 +22,8 @@ and chains than the accuracy tables', to choose without their seeds) under each 
 It prints, per data set, each variant's mean 0-1 loss, RMSE and log-loss over the 10 test folds and
 its members' mean n* and k*, then the means over the data sets and each variant's wins and losses
 against ``flat``. Training seconds are printed for information only (the runs share the machine).
-Results are cached per (offset, data set, variant, fold) under benchmarks/.cache/selection/, keyed by
-those and not by code: delete the cache after a change to the model.
+Results are cached per (offset, members, data set, variant, fold) under benchmarks/.cache/selection/, keyed
+by those and not by code: delete the cache after a change to the model.
 
 Usage::
 
@@ -115,32 +115,40 @@ def _originals():
 _PLAN_SELECTION, _SELECT, _HDP_M = _originals()
 
 
+def cache_dir(root: Path, offset: int, n_members: int) -> Path:
+    """Where the results of one seed offset and ensemble size are kept."""
+    return root / f"{offset}-e{n_members}"
+
+
 def run_one(task) -> None:
-    name, path, variant, r, f, offset = task
-    out = CACHE / str(offset) / f"{name}__{variant}__{r}{f}.json"
+    name, path, variant, r, f, offset, n_members, root = task
+    out = cache_dir(root, offset, n_members) / f"{name}__{variant}__{r}{f}.json"
     if out.exists():
         return
     _apply(variant)
     from hdp_plugin import BayesNetClassifier
 
     train, test = accuracy.fold_split(path, r, f)
-    clf = BayesNetClassifier(random_state=accuracy.seed_of(r, f) + offset, n_jobs=1)
+    clf = BayesNetClassifier(random_state=accuracy.seed_of(r, f) + offset, n_members=n_members, n_jobs=1)
     t0 = time.perf_counter()
     clf.fit(train)
     secs = time.perf_counter() - t0
     m = accuracy.metrics(clf.predict_proba(test), test.y, secs, 0.0)
     m["nk"] = [[len(mb.structure.kept), mb.structure.k] for mb in clf.members_]
+    m["cells"] = [int(mb.tables.log_probs.size) for mb in clf.members_]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(m))
     tmp.replace(out)
 
 
-def summary(names: list[str], variants: list[str], offset: int) -> str:
+def summary(names: list[str], variants: list[str], offset: int, n_members: int = 20, root: Path = CACHE,
+            repeats: int = 5) -> str:
     res = {}
     for n in names:
         for v in variants:
-            folds = [CACHE / str(offset) / f"{n}__{v}__{r}{f}.json" for r in range(5) for f in range(2)]
+            folds = [cache_dir(root, offset, n_members) / f"{n}__{v}__{r}{f}.json" for r in range(repeats)
+                     for f in range(2)]
             if all(p.exists() for p in folds):
                 rec = [json.loads(p.read_text()) for p in folds]
                 nk = np.array([x["nk"] for x in rec], dtype=float)
@@ -148,9 +156,9 @@ def summary(names: list[str], variants: list[str], offset: int) -> str:
                              "log_loss": np.mean([x["log_loss"] for x in rec]), "n": nk[..., 0].mean(),
                              "k": nk[..., 1].mean(), "s": np.mean([x["train_s"] for x in rec])}
     names = [n for n in names if all((n, v) in res for v in variants)]
-    lines = [f"ESKDB (20 members, K = 5, HDP, auto iterations), 5x2 cross-validation, `random_state` + {offset}; "
-             f"{len(names)} data sets. Each cell: 0-1 loss / RMSE / log-loss (means over the 10 test folds), then "
-             "the members' mean n* and k*.", "",
+    lines = [f"ESKDB ({n_members} members, K = 5, HDP, auto iterations), {repeats}x2 cross-validation, `random_state` "
+             f"+ {offset}; {len(names)} data sets. Each cell: 0-1 loss / RMSE / log-loss (means over the "
+             f"{2 * repeats} test folds), then the members' mean n* and k*.", "",
              "| data set | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
     for n in names:
         cells = [f"{res[n, v]['zero_one']:.4f} / {res[n, v]['rmse']:.4f} / {res[n, v]['log_loss']:.4f} "
@@ -178,6 +186,9 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--seed-offset", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=5, help="Repetitions of 2-fold cross-validation (5: the docs').")
+    ap.add_argument("--n-members", type=int, default=20)
+    ap.add_argument("--cache-dir", type=Path, default=CACHE)
     ap.add_argument("--arff-dir", type=Path, default=Path("/tmp/wekadeb/usr/share/doc/weka/examples"))
     ap.add_argument("--mlbench-dir", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -193,14 +204,15 @@ def main(argv=None) -> int:
             print(f"{name}: skipped ({why})", file=sys.stderr)
             continue
         names.append(name)
-        tasks += [(name, path, v, r, f, args.seed_offset) for v in variants for r in range(5) for f in range(2)]
+        tasks += [(name, path, v, r, f, args.seed_offset, args.n_members, args.cache_dir) for v in variants
+                  for r in range(args.repeats) for f in range(2)]
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
             list(pool.map(run_one, tasks))
     else:
         for t in tasks:
             run_one(t)
-    print(summary(names, variants, args.seed_offset))
+    print(summary(names, variants, args.seed_offset, args.n_members, args.cache_dir, args.repeats))
     return 0
 
 

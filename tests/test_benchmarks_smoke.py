@@ -380,3 +380,32 @@ def test_bench_default_prints_both_sides_on_the_same_rows():
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| contact-lenses |"))
     cells = [c.strip() for c in row.split("|")[1:-1]]
     assert len(cells) == 9 and float(cells[1]) > 0 and float(cells[5]) > 0 and 0 < float(cells[7]) < 1
+
+
+def test_bench_selection_hier3_is_the_default_and_budget_stays_within_the_flat_cells(tmp_path):
+    """bench_selection.py on iris, one repeat, 3 members: ``hier-3`` is the library's default fit (the
+    same RMSE as a plain BayesNetClassifier with the fold's seed), ``flat`` differs from it, and every
+    ``budget-3`` member has at most the cells of the same member under ``flat``."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_selection.py"), "--datasets", "iris", "--repeats", "1", "--n-members", "3",
+         "--variants", "flat,hier-3,budget-3", "--seed-offset", "7", "--cache-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| iris |" in proc.stdout and "| budget-3 |" in proc.stdout
+    rec = {v: [json.loads((tmp_path / "7-e3" / f"iris__{v}__0{f}.json").read_text()) for f in (0, 1)]
+           for v in ("flat", "hier-3", "budget-3")}
+    sys.path.insert(0, str(BENCH))
+    try:
+        accuracy = importlib.import_module("accuracy")
+    finally:
+        sys.path.remove(str(BENCH))
+    from hdp_plugin import BayesNetClassifier, config
+
+    assert config.HDP_SELECTION_M == 3.0
+    path = Path(__file__).resolve().parent / "data" / "iris.arff"
+    for f in (0, 1):
+        train, test = accuracy.fold_split(path, 0, f)
+        clf = BayesNetClassifier(n_members=3, random_state=accuracy.seed_of(0, f) + 7, n_jobs=1).fit(train)
+        assert accuracy.metrics(clf.predict_proba(test), test.y, 0, 0)["rmse"] == rec["hier-3"][f]["rmse"]
+        assert all(b <= a for a, b in zip(rec["flat"][f]["cells"], rec["budget-3"][f]["cells"]))
+    assert [r["nk"] for r in rec["flat"]] != [r["nk"] for r in rec["hier-3"]]
