@@ -100,7 +100,9 @@ class BayesNetClassifier(_EstimatorBase):
         Naive Bayes, tree-augmented naive Bayes, k-dependence Bayes, selective kDB (which
         chooses how many attributes to keep and k* <= k by leave-one-out RMSE), or ESKDB, an
         ensemble of ``n_members`` SkDB classifiers on sampled attribute orders and stochastic
-        discretisations, averaged in probability (:mod:`hdp_plugin.model.ensemble`).
+        discretisations, averaged in probability (:mod:`hdp_plugin.model.ensemble`); with HDP
+        tables its members' leave-one-out selection uses hierarchical m-estimates, which keep
+        deeper contexts than the published flat ones (docs/method.md, "SkDB").
     k : int, default=5
         Maximum number of attribute parents for kDB, SkDB and ESKDB members (ignored by NB and
         TAN).
@@ -110,10 +112,10 @@ class BayesNetClassifier(_EstimatorBase):
         How the conditional probability tables are estimated.
     iterations : int or None, default=None
         Gibbs iterations of the HDP sampler. None ("auto") stops every context tree once its
-        averaged tables have converged (checked at 500, 1000, 2000, 4000 iterations against half as
-        many, docs/method.md section 4), at most 1000 iterations for ESKDB (the published setting,
-        which the benchmarks measured) and 5000 for the single networks; a number runs every tree
-        that long (the paper's experiments use 50,000). ``get_params`` returns the argument as given
+        averaged tables have converged (checked against a run of half as many iterations,
+        docs/method.md section 4): for ESKDB at 100, at most 200 iterations (an ensemble settles
+        early); for the single networks at 500, 1000, 2000 and 4000, at most 5000. A number runs
+        every tree that long (the paper's experiments use 50,000). ``get_params`` returns the argument as given
         (None); the most any tree ran is ``fit_info_["iterations"]`` (every tree's count in
         ``fit_info_["tree_iterations"]``) and is written to the model file.
     burn_in : int or None, default=None
@@ -122,7 +124,8 @@ class BayesNetClassifier(_EstimatorBase):
     tying : {"level", "none", "same-parent", "single"}, default="level"
         How HDP concentrations are shared between the nodes of a context tree.
     m : float, default=1.0
-        The m of the m-estimate.
+        The m of the m-estimate (``estimator="m-estimate"``; an ESKDB with such tables also selects
+        its members with flat m-estimates of this m).
     discretization : {"auto", "mdl", "stochastic-mdl", "stochastic-gain", "equal-frequency", "equal-width", "none"}, default="auto"
         How numeric attributes become nominal; cut points are learnt on the training data.
         ``"auto"`` is ``"stochastic-gain"`` for ESKDB (each member draws its own cut points: in
