@@ -102,16 +102,21 @@ LOO_CASES = [
 ]
 
 
-@pytest.mark.parametrize("seed,n_rows,card,C,K", LOO_CASES)
-def test_loo_grid_matches_brute_force(seed, n_rows, card, C, K):
+def loo_case(seed, n_rows, card, C, K):
+    """One case of LOO_CASES: its data (with a class that occurs once, so its context empties when that
+    row is left out), counts, kDB-K structure and tries."""
     X, y, card = random_data(seed, n_rows, card, C)
-    # a class that occurs once, so its context empties when that row is left out
     if n_rows > 5 and C > 1:
         y[y == C - 1] = 0
         y[3] = C - 1
     stats = count_statistics(X, y, card, C)
     full = learn_structure(X, y, card, C, kind="kdb", k=K)
-    tries = build_context_tries(X, y, stats, full.parents)
+    return X, y, card, stats, full, build_context_tries(X, y, stats, full.parents)
+
+
+@pytest.mark.parametrize("seed,n_rows,card,C,K", LOO_CASES)
+def test_loo_grid_matches_brute_force(seed, n_rows, card, C, K):
+    X, y, card, stats, full, tries = loo_case(seed, n_rows, card, C, K)
     grid = loo_rmse_grid(X, y, stats, tries, np.array(full.order), K)
     ref = ref_loo_rmse(X, y, card, C, full.order, full.parents, K)
     np.testing.assert_allclose(grid, ref, rtol=1e-10, atol=1e-12)
@@ -123,13 +128,7 @@ def test_loo_grid_matches_brute_force(seed, n_rows, card, C, K):
 @pytest.mark.parametrize("seed,n_rows,card,C,K", LOO_CASES)
 def test_hierarchical_loo_grid_matches_brute_force(seed, n_rows, card, C, K, m):
     """Hierarchical m-estimates: each context's estimate smoothed towards its parent context's."""
-    X, y, card = random_data(seed, n_rows, card, C)
-    if n_rows > 5 and C > 1:
-        y[y == C - 1] = 0
-        y[3] = C - 1
-    stats = count_statistics(X, y, card, C)
-    full = learn_structure(X, y, card, C, kind="kdb", k=K)
-    tries = build_context_tries(X, y, stats, full.parents)
+    X, y, card, stats, full, tries = loo_case(seed, n_rows, card, C, K)
     grid = loo_rmse_grid(X, y, stats, tries, np.array(full.order), K, Smoothing(m, hierarchical=True))
     ref = ref_loo_rmse(X, y, card, C, full.order, full.parents, K, m=m, hierarchical=True)
     np.testing.assert_allclose(grid, ref, rtol=1e-10, atol=1e-12)

@@ -454,6 +454,7 @@ def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums
               m: float | Smoothing, max_cells: int | None = None) -> Structure:
     """The SkDB of the lowest leave-one-out RMSE (:func:`select_prefix_and_k`) within kDB-K ``full``,
     among the models of at most ``max_cells`` table cells if given."""
+    sm = smoothing(m)
     rmse = sums.rmse(stats.n_rows)
     n_star, k_star = select_prefix_and_k(rmse)
     limited = None
@@ -485,8 +486,8 @@ def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums
             "n_star": n_star,
             "k_star": k_star,
             "max_k": max_k,
-            "m": smoothing(m).m,
-            **({"hierarchical": True} if smoothing(m).hierarchical else {}),
+            "m": sm.m,
+            **({"hierarchical": True} if sm.hierarchical else {}),
             "n_trie_nodes": tries.n_nodes,
             **({"cell_limited": limited} if limited else {}),
         },
