@@ -387,19 +387,49 @@ def test_balance_trees_gives_every_thread_its_share():
     assert order.size == 0 and bin_start.tolist() == [0, 0]
 
 
-def test_growing_the_dense_rows_continues_them_and_keeps_the_large_rows():
-    """The sampler's tables grown from an earlier pair equal the tables computed afresh, bit for bit;
-    a change of columns recomputes."""
+def test_growing_the_tables_continues_them_and_keeps_the_large_rows():
+    """The sampler's tables grown from an earlier pair (more dense rows, more columns, both) equal the
+    tables computed afresh, bit for bit; so do the same growths with the new columns on two threads."""
     from hdp_plugin.hdp.stirling import grow_stirling_rows
 
-    first = grow_stirling_rows(None, 100, 20, np.array([150, 300, 500]))
-    grown = grow_stirling_rows(first, 400, 20, np.array([500]))
-    fresh = log_stirling_rows(400, 20, np.array([500]))
-    assert np.array_equal(grown[0], fresh[0]) and np.array_equal(grown[1], fresh[1])
-    wider = grow_stirling_rows(grown, 400, 30, np.array([500]))
-    fresh = log_stirling_rows(400, 30, np.array([500]))
-    assert np.array_equal(wider[0], fresh[0]) and np.array_equal(wider[1], fresh[1])
-    assert np.array_equal(grow_stirling_rows(first, 100, 20, np.array([150, 300, 500]))[1], first[1])
+    for threads in (1, 2):
+        first = grow_stirling_rows(None, 100, 20, np.array([150, 300, 500]), threads)
+        grown = grow_stirling_rows(first, 400, 20, np.array([500]), threads)
+        fresh = log_stirling_rows(400, 20, np.array([500]))
+        assert np.array_equal(grown[0], fresh[0]) and np.array_equal(grown[1], fresh[1])
+        wider = grow_stirling_rows(grown, 400, 30, np.array([500]), threads)
+        fresh = log_stirling_rows(400, 30, np.array([500]))
+        assert np.array_equal(wider[0], fresh[0]) and np.array_equal(wider[1], fresh[1])
+        both = grow_stirling_rows(first, 700, 45, np.zeros(0, np.int64), threads)  # dense past every leaf
+        fresh = log_stirling_rows(700, 45, np.zeros(0, np.int64))
+        assert np.array_equal(both[0], fresh[0]) and both[1].shape == (0, 46)
+        assert np.array_equal(grow_stirling_rows(first, 100, 20, np.array([150, 300, 500]), threads)[1], first[1])
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="millions of entries: minutes without JIT")
+def test_large_leaf_rows_streamed_on_two_threads_equal_one_thread():
+    """Enough entries to stream the columns on two threads, one a chunk behind the other: the same
+    numbers, bit for bit, fresh and when columns are added; the last column's history is that column."""
+    from hdp_plugin.hdp import stirling
+    from hdp_plugin.hdp.stirling import grow_stirling_rows
+
+    values = np.array([1500, 40_000, 90_001, 90_002, 150_000], np.int64)
+    assert 150_000 * 30 >= stirling._PIPELINE_ENTRIES  # the two-thread path is the one tested
+    one = grow_stirling_rows(None, 1024, 40, values, 1)
+    two = grow_stirling_rows(None, 1024, 40, values, 2)
+    assert all(np.array_equal(a, b) for a, b in zip(one, two))
+    assert np.isfinite(one[1][:, 1:]).all() and np.array_equal(one[1][:, 40], one[3][values])
+    wide_one = grow_stirling_rows(one, 1024, 100, values, 1)
+    wide_two = grow_stirling_rows(two, 1024, 100, values, 2)
+    fresh = log_stirling_rows(1024, 100, values)
+    for wide in (wide_one, wide_two):
+        assert np.array_equal(wide[0], fresh[0]) and np.array_equal(wide[1], fresh[1])
+    # closed forms: S(n, 1) = (n - 1)!, S(n, 2) = (n - 1)! H(n - 1), S(n, n - 1) = n (n - 1) / 2
+    for row, n in [(fresh[0][1024], 1024), (fresh[1][4], 150_000)]:
+        assert row[1] == pytest.approx(math.lgamma(n), rel=1e-12)
+        harmonic = math.fsum(1.0 / i for i in range(1, n))
+        assert row[2] == pytest.approx(math.lgamma(n) + math.log(harmonic), rel=1e-12)
+    assert fresh[0][101, 100] == pytest.approx(math.log(101 * 100 / 2), rel=1e-12)
 
 
 def _kernels_in(path):

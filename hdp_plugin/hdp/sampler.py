@@ -299,8 +299,9 @@ class _TableSizes:
     """
 
     def __init__(self, trees: ContextTrees, raw: np.ndarray, layout: kernels.TreeLayout,
-                 state: kernels.SamplerState, window: int, initial_sizes: tuple[int, int] | None):
+                 state: kernels.SamplerState, window: int, initial_sizes: tuple[int, int] | None, threads: int = 1):
         self.raw = raw
+        self.threads = threads  # for the new columns of the tables (grow_stirling_rows)
         self.n_max = int(raw.max(initial=1))
         self.cell_is_leaf = np.repeat(trees.is_leaf, trees.tree_card[trees.node_tree])
         # within one iteration a count can grow by the window per child
@@ -329,7 +330,8 @@ class _TableSizes:
     def tables(self, layout: kernels.TreeLayout, big_row: np.ndarray) -> kernels.StirlingTables:
         """The tables for the current sizes (:func:`_stirling`): ``big_row`` and ``layout.act``'s
         large-leaf column are rewritten in place."""
-        rt, big_base, rn_t = _stirling(self.raw, self.cell_is_leaf, self.n_dense, self.t_cap, big_row, self.cache)
+        rt, big_base, rn_t = _stirling(self.raw, self.cell_is_leaf, self.n_dense, self.t_cap, big_row, self.cache,
+                                       self.threads)
         layout.act[:, 4] = big_row[layout.act[:, 0]]
         return kernels.StirlingTables(rt, big_base, rn_t, big_row)
 
@@ -376,7 +378,7 @@ def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kern
     state = new_state(trees, layout, random_state)
     threads = min(_threads(n_jobs), max(trees.n_trees, 1))
     kernels.init_trees(layout, state)
-    sizes = _TableSizes(trees, raw, layout, state, settings.window, initial_sizes)
+    sizes = _TableSizes(trees, raw, layout, state, settings.window, initial_sizes, threads)
     tables = sizes.tables(layout, np.full(trees.n_cells, -1, np.int64))
     rule = plan.rule(trees) if plan is not None else _no_rule(trees, iterations)
     _cancel.check()
@@ -715,18 +717,18 @@ def _max_children(trees: ContextTrees) -> np.ndarray:
     return out
 
 
-def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, cache):
+def _stirling(raw, cell_is_leaf, n_dense, t_cap, big_row, cache, threads=1):
     """Build the tables for the current sizes and point the large leaves at their own rows.
 
-    ``cache`` (a dict, empty at first) keeps the log tables between calls, so that growing only
-    the dense rows continues them instead of recomputing (:func:`grow_stirling_rows`).
+    ``cache`` (a dict, empty at first) keeps the log tables between calls, so that growing them
+    computes only their new rows and columns (:func:`grow_stirling_rows`, new columns on ``threads``).
     Returns the Stirling ratio tables ``(rt, big_base, rn_t)`` the table sweep reads."""
     big = cell_is_leaf & (raw > n_dense)
     values = np.unique(raw[big])
     big_row[:] = -1  # internal cells: their counts move, the dense rows must cover them plus a margin
     big_row[cell_is_leaf] = -2  # leaves within the dense rows: fixed counts, no margin
     big_row[big] = np.searchsorted(values, raw[big])
-    cache["log"] = grow_stirling_rows(cache.get("log"), n_dense, t_cap, values)
+    cache["log"] = grow_stirling_rows(cache.get("log"), n_dense, t_cap, values, threads)
     return stirling_ratios(*cache["log"][:2])
 
 

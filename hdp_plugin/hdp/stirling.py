@@ -20,6 +20,8 @@ the Gamma function, so a draw needs no ``exp``, ``log`` or ``lgamma`` per candid
 from __future__ import annotations
 
 import math
+import queue
+import threading
 
 import numpy as np
 from numba import njit
@@ -27,73 +29,166 @@ from numba import njit
 from ..config import NJIT_OPTIONS
 
 
-@njit(**NJIT_OPTIONS)
-def _next_row(prev, cur, n):
-    """Row ``n`` of log S into ``cur`` from row ``n - 1`` in ``prev`` (the recurrence above).
+@njit(inline="always", **NJIT_OPTIONS)
+def _log_add(a, b):
+    """log(exp(a) + exp(b)) for two terms of the recurrence.
 
     Parameters
     ----------
-    prev, cur : ndarray (columns,) float64
-        Row ``n - 1`` (read) and row ``n`` (written), ``-inf`` for a zero Stirling number.
-    n : int
-        The row, >= 1.
+    a, b : float
+        The logs of the two terms (either may be -inf).
     """
-    n_cols = cur.shape[0]
-    cur[0] = -np.inf
-    log_nm1 = math.log(n - 1) if n > 1 else -np.inf
-    top = min(n, n_cols - 1)
-    for t in range(1, top + 1):
-        a = prev[t - 1]
-        b = log_nm1 + prev[t] if t <= n - 1 else -np.inf
-        if a == -np.inf:
-            cur[t] = b
-        elif b == -np.inf:
-            cur[t] = a
-        elif a > b:
-            cur[t] = a + math.log1p(math.exp(b - a))
-        else:
-            cur[t] = b + math.log1p(math.exp(a - b))
-    for t in range(top + 1, n_cols):
-        cur[t] = -np.inf
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    if a > b:
+        return a + math.log1p(math.exp(b - a))
+    return b + math.log1p(math.exp(a - b))
 
 
 @njit(**NJIT_OPTIONS)
-def _fill_dense_and_big(dense, big, big_values):
-    """Rows 0..len(dense)-1 into ``dense`` and rows ``big_values`` (ascending) into ``big``.
+def _stream(n_from, n_to, t_lo, prev, left, left_base, right, right_base, dense, big, big_values, k):
+    """Rows ``n_from .. n_to - 1`` of log S in the columns ``t_lo .. t_lo + w - 1`` (``w`` =
+    ``len(prev)``), by the recurrence above, from row ``n_from - 1`` in ``prev``.
 
-    Streams the recurrence with two row buffers, so rows beyond the dense part cost time but no
-    memory unless they are wanted.
+    A column depends only on itself and the column to its left, so any run of columns can be streamed
+    on its own given the history of the column left of it: that is what lets the tables gain columns
+    without streaming the old ones again, and two threads stream two runs of columns at once. Every
+    entry is computed by the same operations whatever the runs, so the numbers are the same bit for bit.
 
     Parameters
     ----------
+    n_from, n_to : int
+        The rows streamed (``n_from >= 1``).
+    t_lo : int
+        The first column of the run.
+    prev : ndarray (w,) float64
+        Row ``n_from - 1`` of the run's columns on entry, row ``n_to - 1`` on return.
+    left, left_base : ndarray float64, int
+        ``left[n - left_base]`` is log S(n, t_lo - 1) for the rows ``n_from - 1 .. n_to - 2`` (not read
+        when ``t_lo`` is 0).
+    right, right_base : ndarray float64, int
+        Written: ``right[n - right_base]`` = log S(n, t_lo + w - 1) for the rows streamed (an empty
+        ``right`` is not written).
     dense : ndarray (n_dense + 1, columns) float64
-        Written: rows 0 .. n_dense of log S.
-    big : ndarray (len(big_values), columns) float64
-        Written: the rows ``big_values``.
-    big_values : ndarray int64
-        Ascending row numbers (repeats allowed).
+        Written: the rows up to ``n_dense``, in the run's columns.
+    big, big_values : ndarray (len(big_values), columns) float64, ndarray int64
+        Written: the rows ``big_values`` (ascending), in the run's columns, from ``big_values[k]`` on.
+    k : int
+        The first entry of ``big_values`` not yet reached; returns the first one past ``n_to - 1``.
     """
-    n_cols = dense.shape[1]
+    w = prev.shape[0]
     n_dense = dense.shape[0] - 1
-    n_last = n_dense
-    if big_values.shape[0] > 0 and big_values[-1] > n_last:
-        n_last = big_values[-1]
-    prev = np.full(n_cols, -np.inf)
-    cur = np.full(n_cols, -np.inf)
-    prev[0] = 0.0
-    for t in range(n_cols):  # element loops: slice assignment compiles broadcasting checks
-        dense[0, t] = prev[t]
-    k = 0
-    for n in range(1, n_last + 1):
-        _next_row(prev, cur, n)
-        if n <= n_dense:
-            for t in range(n_cols):
-                dense[n, t] = cur[t]
+    p = prev.copy()
+    cur = np.empty(w)
+    for n in range(n_from, n_to):
+        log_nm1 = math.log(n - 1) if n > 1 else -np.inf
+        top = min(n - t_lo, w - 1)  # the last entry of the run with t <= n (the rest are 0: -inf)
+        i0 = 0
+        if t_lo == 0:
+            cur[0] = -np.inf
+            i0 = 1
+        elif top >= 0:  # the run's first column reads the column left of it
+            cur[0] = _log_add(left[n - 1 - left_base], log_nm1 + p[0] if t_lo <= n - 1 else -np.inf)
+            i0 = 1
+        last = min(top, n - 1 - t_lo)  # entries below the diagonal t = n read both neighbours
+        for i in range(i0, last + 1):
+            cur[i] = _log_add(p[i - 1], log_nm1 + p[i])
+        if top == n - t_lo and top >= i0:  # the diagonal: S(n - 1, n) = 0
+            cur[top] = _log_add(p[top - 1], -np.inf)
+        for i in range(max(top + 1, i0), w):
+            cur[i] = -np.inf
+        if n <= n_dense:  # element loops: slice assignment compiles broadcasting checks
+            for i in range(w):
+                dense[n, t_lo + i] = cur[i]
         while k < big_values.shape[0] and big_values[k] == n:
-            for t in range(n_cols):
-                big[k, t] = cur[t]
+            for i in range(w):
+                big[k, t_lo + i] = cur[i]
             k += 1
-        prev, cur = cur, prev
+        if right.shape[0] > 0:
+            right[n - right_base] = cur[w - 1]
+        p, cur = cur, p
+    for i in range(w):
+        prev[i] = p[i]
+    return k
+
+
+#: a run of columns is streamed on two threads (in row chunks, one thread a chunk behind the other)
+#: when it has at least this many entries
+_PIPELINE_ENTRIES = 1 << 22
+_NO_VALUES = np.zeros(0, np.float64)
+
+
+def _stream_columns(t_lo, t_hi, n_last, first_row, left, dense, big, big_values, threads):
+    """Columns ``t_lo .. t_hi`` of rows ``first_row .. n_last`` (row ``first_row - 1`` of those columns
+    read from ``dense``), into ``dense`` and ``big`` (:func:`_stream`); ``left`` the history of column
+    ``t_lo - 1`` (rows 0 .. n_last - 1; None when ``t_lo`` is 0). Returns the history of column
+    ``t_hi`` (rows 0 .. n_last; those below ``first_row`` from ``dense``).
+
+    With ``threads`` > 1 and enough entries, the columns are split into two runs: this thread streams
+    the left run chunk by chunk and hands each chunk's last column to a second thread, which streams
+    the right run one chunk behind.
+    """
+    left = _NO_VALUES if left is None else left
+    edge = np.empty(n_last + 1, np.float64)
+    edge[:first_row] = dense[:first_row, t_hi]
+    k0 = int(np.searchsorted(big_values, first_row))
+    width = t_hi - t_lo + 1
+    if threads < 2 or width < 2 or (n_last - first_row) * width < _PIPELINE_ENTRIES:
+        prev = np.array(dense[first_row - 1, t_lo:t_hi + 1])
+        _stream(first_row, n_last + 1, t_lo, prev, left, 0, edge, 0, dense, big, big_values, k0)
+        return edge
+    mid = t_lo + width // 2  # the right run starts here
+    chunk = max(2048, -(-(n_last + 1 - first_row) // 64))
+    handed: queue.Queue = queue.Queue(maxsize=4)
+    failed: list = []
+
+    def right_run():
+        prev = np.array(dense[first_row - 1, mid:t_hi + 1])
+        k = k0
+        try:
+            while True:
+                item = handed.get()
+                if item is None:
+                    return
+                lo, hi, hist = item
+                k = _stream(lo, hi, mid, prev, hist, lo - 1, edge, 0, dense, big, big_values, k)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the caller's thread
+            failed.append(exc)
+            while handed.get() is not None:  # drain, so that the left run never blocks
+                pass
+
+    worker = threading.Thread(target=right_run, name="hdp-stirling", daemon=True)
+    worker.start()
+    try:
+        prev = np.array(dense[first_row - 1, t_lo:mid])
+        k = k0
+        carry = dense[first_row - 1, mid - 1]
+        for lo in range(first_row, n_last + 1, chunk):
+            hi = min(lo + chunk, n_last + 1)
+            hist = np.empty(hi - lo + 1, np.float64)  # column mid - 1, rows lo - 1 .. hi - 1
+            hist[0] = carry
+            k = _stream(lo, hi, t_lo, prev, left, 0, hist, lo - 1, dense, big, big_values, k)
+            carry = hist[-1]
+            handed.put((lo, hi, hist))
+    finally:
+        handed.put(None)
+        worker.join()
+    if failed:
+        raise failed[0]
+    return edge
+
+
+def _streamed_rows(n_dense: int, t_max: int, big_values: np.ndarray, threads: int = 1):
+    """:func:`log_stirling_rows` and the history of its last column: ``(dense, big, edge)``."""
+    n_last = max(n_dense, int(big_values[-1]) if big_values.shape[0] else 0)
+    dense = np.empty((n_dense + 1, t_max + 1), dtype=np.float64)
+    big = np.empty((big_values.shape[0], t_max + 1), dtype=np.float64)
+    dense[0] = -np.inf
+    dense[0, 0] = 0.0
+    edge = _stream_columns(0, t_max, n_last, 1, None, dense, big, big_values, threads)
+    return dense, big, edge
 
 
 def log_stirling_rows(n_dense: int, t_max: int, big_values: np.ndarray):
@@ -109,52 +204,51 @@ def log_stirling_rows(n_dense: int, t_max: int, big_values: np.ndarray):
     dense : ndarray of shape (n_dense + 1, t_max + 1)
     big : ndarray of shape (len(big_values), t_max + 1)
     """
-    n_dense = max(int(n_dense), 1)
     big_values = np.ascontiguousarray(big_values, dtype=np.int64)
-    t_max = max(int(t_max), 1)
-    dense = np.empty((n_dense + 1, t_max + 1), dtype=np.float64)
-    big = np.empty((big_values.shape[0], t_max + 1), dtype=np.float64)
-    _fill_dense_and_big(dense, big, big_values)
-    return dense, big
+    return _streamed_rows(max(int(n_dense), 1), max(int(t_max), 1), big_values)[:2]
 
 
-@njit(**NJIT_OPTIONS)
-def _continue_dense(dense, n_from):
-    """Rows ``n_from + 1 ..`` of ``dense`` by the recurrence, from row ``n_from`` (already there).
+def grow_stirling_rows(previous, n_dense: int, t_max: int, big_values: np.ndarray, threads: int = 1):
+    """:func:`log_stirling_rows`, reusing ``previous`` (an earlier result of this function): the old
+    rows and columns are kept; new dense rows continue the recurrence in the old columns, and new
+    columns are streamed from the history of the old last column (``_stream``: a column needs only
+    the one left of it), so the recurrence runs up to the largest leaf count (the expensive part on
+    large data) only in the columns that are new. The large leaves' rows are kept when the large
+    leaves are among the old ones (growing the dense rows only ever drops some). ``threads``: new
+    columns on that many threads (at most two are used).
 
-    Parameters
-    ----------
-    dense : ndarray (rows, columns) float64
-        Rows 0 .. n_from are read, the rest written.
-    n_from : int
-        The last row already filled.
-    """
-    for n in range(n_from + 1, dense.shape[0]):
-        _next_row(dense[n - 1], dense[n], n)
-
-
-def grow_stirling_rows(previous, n_dense: int, t_max: int, big_values: np.ndarray):
-    """:func:`log_stirling_rows`, reusing ``previous`` (an earlier result ``(dense, big, big_values)``)
-    when only the dense part grows: its rows are kept and continued by the recurrence, and the large
-    leaves still beyond the dense rows keep their rows. Streaming the recurrence up to the largest
-    leaf count (the expensive part on large data) then happens only when the columns change.
-
-    Returns ``(dense, big, big_values)``, the same numbers as a fresh :func:`log_stirling_rows`.
+    Returns ``(dense, big, big_values, edge)``, ``edge`` the history of the last column; ``dense`` and
+    ``big`` are the same numbers as a fresh :func:`log_stirling_rows`, bit for bit.
     """
     n_dense = max(int(n_dense), 1)
     t_max = max(int(t_max), 1)
     big_values = np.ascontiguousarray(big_values, dtype=np.int64)
+    n_last = max(n_dense, int(big_values[-1]) if big_values.shape[0] else 0)
     if previous is not None:
-        old_dense, old_big, old_values = previous
-        if old_dense.shape[1] == t_max + 1 and old_dense.shape[0] <= n_dense + 1:
-            idx = np.searchsorted(old_values, big_values)
-            if idx.size == 0 or (idx.max() < old_values.size and np.array_equal(old_values[idx], big_values)):
-                dense = np.empty((n_dense + 1, t_max + 1), dtype=np.float64)
-                dense[: old_dense.shape[0]] = old_dense
-                _continue_dense(dense, old_dense.shape[0] - 1)
-                return dense, old_big[idx], big_values
-    dense, big = log_stirling_rows(n_dense, t_max, big_values)
-    return dense, big, big_values
+        old_dense, old_big, old_values, old_edge = previous
+        old_rows, old_cols = old_dense.shape
+        idx = np.searchsorted(old_values, big_values)
+        kept = idx.size == 0 or (idx.max() < old_values.size and np.array_equal(old_values[idx], big_values))
+        # the old last column's history must reach n_last, or the dense rows must (and give the rest)
+        covered = old_edge.shape[0] > n_last or n_last == n_dense
+        if kept and old_cols <= t_max + 1 and old_rows <= n_dense + 1 and covered:
+            dense = np.empty((n_dense + 1, t_max + 1), dtype=np.float64)
+            dense[:old_rows, :old_cols] = old_dense
+            dense[0, old_cols:] = -np.inf
+            big = np.empty((big_values.shape[0], t_max + 1), dtype=np.float64)
+            big[:, :old_cols] = old_big[idx]
+            if old_rows <= n_dense:  # the new dense rows, in the old columns (no large row among them)
+                prev = np.array(old_dense[-1])
+                _stream(old_rows, n_dense + 1, 0, prev, _NO_VALUES, 0, _NO_VALUES, 0, dense, big,
+                        np.zeros(0, np.int64), 0)
+            edge = old_edge[:n_last + 1]
+            if edge.shape[0] <= n_last:
+                edge = np.concatenate([edge, dense[edge.shape[0]:, old_cols - 1]])
+            if old_cols < t_max + 1:
+                edge = _stream_columns(old_cols, t_max, n_last, 1, edge, dense, big, big_values, threads)
+            return dense, big, big_values, edge
+    dense, big, edge = _streamed_rows(n_dense, t_max, big_values, threads)
+    return dense, big, big_values, edge
 
 
 def log_stirling_table(n_max: int, t_max: int) -> np.ndarray:
