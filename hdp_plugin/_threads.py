@@ -25,3 +25,24 @@ def members_at_once(params: dict) -> int:
     if params.get("structure") != "eskdb":
         return 1
     return min(resolved_threads(params.get("n_jobs")), int(params["n_members"]))
+
+
+def row_parts(n_rows: int, block: int, threads: int) -> list[tuple[int, int]]:
+    """``(lo, hi)`` of at most ``threads`` contiguous parts of ``n_rows`` rows, each whole blocks of
+    ``block`` rows (the last part takes the rest): one part unless there are at least two blocks."""
+    n_blocks = -(-int(n_rows) // int(block))
+    n_parts = max(1, min(int(threads), n_blocks))
+    cuts = [int(block) * (n_blocks * i // n_parts) for i in range(n_parts)] + [int(n_rows)]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def map_parts(fn, parts: list) -> list:
+    """``fn(lo, hi)`` for every part, on one thread each (the kernels release the interpreter's lock),
+    the results in the parts' order; an exception is raised for the first part, in that order, that
+    raised one (so a fit reports the first bad row, as one thread would)."""
+    if len(parts) < 2:
+        return [fn(lo, hi) for lo, hi in parts]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(parts), thread_name_prefix="hdp-rows") as pool:
+        return list(pool.map(lambda part: fn(*part), parts))

@@ -14,7 +14,7 @@ from hdp_plugin.structure import (
     count_statistics,
     mutual_information,
 )
-from hdp_plugin.structure.counts import pair_table_bytes
+from hdp_plugin.structure.counts import pair_table_bytes, pairwise_bytes
 
 
 # -- slow references -----------------------------------------------------------------------
@@ -142,8 +142,11 @@ def test_streaming_blocks_give_the_same_counts(monkeypatch):
     whole = count_statistics(X, y, card, 3)
     monkeypatch.setattr(config, "ROW_BLOCK", 37)
     blocks = count_statistics(X, y, card, 3)
+    threaded = count_statistics(X, y, card, 3, n_jobs=2)  # 28 blocks in two parts, on two threads
     for name in ("n_y", "n_xy", "n_xxy"):
         np.testing.assert_array_equal(getattr(whole, name), getattr(blocks, name))
+        np.testing.assert_array_equal(getattr(whole, name), getattr(threaded, name))
+    assert threaded.n_rows == 1000
 
 
 def test_input_is_not_copied_and_views_work():
@@ -204,3 +207,23 @@ def test_bad_code_in_a_later_block_names_the_global_row(monkeypatch):
     X[6, 1] = 9
     with pytest.raises(DataError, match=r"X\[6, 1\] = 9"):
         count_statistics(X, np.zeros(10, np.int32), [2, 2], 1)
+    X[9, 0] = 7  # two bad rows in two parts counted on two threads: the first one is named, as on one
+    for n_jobs in (1, 2):
+        with pytest.raises(DataError, match=r"X\[6, 1\] = 9"):
+            count_statistics(X, np.zeros(10, np.int32), [2, 2], 1, n_jobs=n_jobs)
+
+
+def test_threads_fall_back_to_one_copy_of_the_counts_when_two_do_not_fit(monkeypatch):
+    from hdp_plugin.structure import counts
+
+    monkeypatch.setattr(config, "ROW_BLOCK", 10)
+    parts_seen = []
+    real = counts.map_parts
+    monkeypatch.setattr(counts, "map_parts", lambda fn, parts: parts_seen.append(len(parts)) or real(fn, parts))
+    X, y, card = random_table(3, 100, [3, 3, 3], 2)
+    one = pairwise_bytes(card, 2)
+    s = count_statistics(X, y, card, 2, max_bytes=2 * one, n_jobs=2)
+    s1 = count_statistics(X, y, card, 2, max_bytes=one, n_jobs=2)  # two copies would not fit: one part
+    assert parts_seen == [2, 1]
+    for stats in (s, s1):
+        np.testing.assert_array_equal(stats.n_xxy, count_statistics(X, y, card, 2).n_xxy)

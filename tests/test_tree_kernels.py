@@ -73,9 +73,12 @@ def test_blocks_merge_to_the_whole():
     trees = [(c, [a for a in range(5) if a != c][:2]) for c in range(5)]
     whole = count_leaf_cells(X, y, trees, cards, 3)
     blocks = count_leaf_cells(X, y, trees, cards, 3, block=97)
-    for (k1, n1), (k2, n2), (c, ps) in zip(whole, blocks, trees):
+    threaded = count_leaf_cells(X, y, trees, cards, 3, block=97, n_jobs=3)  # 11 blocks in 3 parts on threads
+    for (k1, n1), (k2, n2), (k3, n3), (c, ps) in zip(whole, blocks, threaded, trees):
         np.testing.assert_array_equal(k1, k2)
         np.testing.assert_array_equal(n1, n2)
+        np.testing.assert_array_equal(k1, k3)
+        np.testing.assert_array_equal(n1, n3)
         wk, wn = slow_leaf_cells(X, y, c, ps, cards)
         np.testing.assert_array_equal(k1, wk)
         np.testing.assert_array_equal(n1, wn)

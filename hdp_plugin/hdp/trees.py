@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import config
+from .._threads import map_parts, row_parts
 from ..config import ROW_BLOCK
 from ..errors import DataError, TooLargeError
 
@@ -207,13 +208,14 @@ def _merge(keys_list, counts_list):
     return keys[starts], np.add.reduceat(counts, starts)
 
 
-def count_leaf_cells(X, y, trees, cardinalities, n_classes, block=ROW_BLOCK):
+def count_leaf_cells(X, y, trees, cardinalities, n_classes, block=ROW_BLOCK, n_jobs=1):
     """Sorted unique leaf (context, value) keys of every tree and their counts, in one pass.
 
     ``trees`` is a list of ``(c, parents)``. The key of a row in the tree of ``X_c`` is the
     mixed-radix number ``(((y * r1 + x_p1) * r2 + x_p2) ...) * r_c + x_c``. The rows are read once,
     block by block; each block yields per-tree partial counts that are merged by key at the end
-    (the merge is associative, so blocks may come from anywhere).
+    (the merge is associative, so blocks may come from anywhere: with ``n_jobs`` > 1, contiguous
+    parts of the blocks are counted on that many threads).
 
     Returns
     -------
@@ -225,13 +227,19 @@ def count_leaf_cells(X, y, trees, cardinalities, n_classes, block=ROW_BLOCK):
 
     cards = np.ascontiguousarray(cardinalities, dtype=np.int64)
     specs = [(int(c), np.asarray(parents, np.int64)) for c, parents in trees]
-    partial = [([], []) for _ in trees]
-    for lo in range(0, X.shape[0], block):
-        Xb, yb = X[lo : lo + block], y[lo : lo + block]
-        for (c, parents), (keys_list, counts_list) in zip(specs, partial):
-            u, cnt = block_leaf_cells(Xb, yb, c, parents, cards, int(cards[c]))
-            keys_list.append(u)
-            counts_list.append(cnt)
+
+    def count(first, last):
+        partial = [([], []) for _ in trees]
+        for lo in range(first, last, block):
+            Xb, yb = X[lo : min(lo + block, last)], y[lo : min(lo + block, last)]
+            for (c, parents), (keys_list, counts_list) in zip(specs, partial):
+                u, cnt = block_leaf_cells(Xb, yb, c, parents, cards, int(cards[c]))
+                keys_list.append(u)
+                counts_list.append(cnt)
+        return partial
+
+    parts = map_parts(count, row_parts(X.shape[0], block, n_jobs))
+    partial = [([k for p in parts for k in p[t][0]], [n for p in parts for n in p[t][1]]) for t in range(len(trees))]
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     return [(_merge(k, n) if len(k) > 1 else (k[0], n[0])) if k else empty for k, n in partial]
 
@@ -309,7 +317,7 @@ def model_size_error(cells: int, n_trees: int, depth: int, widest: int, limit: i
 
 
 def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, *,
-                max_cells: int | None = None, leaf_cells=None) -> ContextTrees:
+                max_cells: int | None = None, leaf_cells=None, n_jobs: int = 1) -> ContextTrees:
     """Build the context trees of the kept attributes.
 
     Parameters
@@ -330,6 +338,8 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     leaf_cells : list, optional
         The leaf cells already counted (:meth:`LeafCellCounter.result` over streamed rows, in
         ``kept`` order); then ``X`` and ``y`` are not read (pass None).
+    n_jobs : int, default 1
+        Threads for the pass over more than one block of rows (:func:`count_leaf_cells`).
 
     Returns
     -------
@@ -346,7 +356,7 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     kept = list(kept)
     specs = [(c, list(parents[c])) for c in kept]
     if leaf_cells is None:
-        keys, counts, key_start = _leaf_cells_flat(X, y, specs, cardinalities, n_classes, block)
+        keys, counts, key_start = _leaf_cells_flat(X, y, specs, cardinalities, n_classes, block, n_jobs)
     else:
         keys, counts, key_start = _flat_cells(leaf_cells)
     from .tree_kernels import lay_out_trees
@@ -388,13 +398,13 @@ def build_trees(X, y, cardinalities, n_classes, parents, kept, block=ROW_BLOCK, 
     )
 
 
-def _leaf_cells_flat(X, y, specs, cardinalities, n_classes, block):
+def _leaf_cells_flat(X, y, specs, cardinalities, n_classes, block, n_jobs=1):
     """:func:`count_leaf_cells` as flat arrays ``(keys, counts, key_start)``: tree ``t``'s cells are
     ``key_start[t]:key_start[t + 1]`` (one kernel call for all the trees when the rows fit in one block)."""
     for c, ps in specs:
         _radices([n_classes] + [int(cardinalities[p]) for p in ps] + [int(cardinalities[c])])
     if X.shape[0] > block:
-        return _flat_cells(count_leaf_cells(X, y, specs, cardinalities, n_classes, block))
+        return _flat_cells(count_leaf_cells(X, y, specs, cardinalities, n_classes, block, n_jobs))
     from .tree_kernels import block_leaf_cells_all
 
     attrs = np.asarray([c for c, _ in specs], np.int64)

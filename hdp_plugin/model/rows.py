@@ -143,7 +143,8 @@ class _MemoryPart:
 
         def one(i):
             return self.rows.counted(self.attribute_sets[i], cards[i], pairs,
-                                     lambda: count_statistics(self.coded[i].X, self.coded[i].y, cards[i], C, pairs=pairs))
+                                     lambda: count_statistics(self.coded[i].X, self.coded[i].y, cards[i], C, pairs=pairs,
+                                                              n_jobs=self.rows.threads))
         return self._each(one, range(len(self.coded)))
 
     def select(self, members, stats, k: int, m: float, orders, max_cells: int) -> list:
@@ -160,7 +161,8 @@ class _MemoryPart:
         def one(i):
             s, c = structures[i], self.coded[i]
             try:
-                return build_trees(c.X, c.y, cards[i], C, s.parents, s.kept, max_cells=max_cells)
+                return build_trees(c.X, c.y, cards[i], C, s.parents, s.kept, max_cells=max_cells,
+                                   n_jobs=self.rows.threads)
             except TooLargeError as exc:
                 return exc
         return self._each(one, range(len(self.coded)))

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _cancel, config
+from .._threads import map_parts, row_parts
 from ..errors import DataError, ParameterError, TooLargeError
 from . import kernels
 
@@ -104,10 +105,11 @@ class CountStatistics:
         return self.n_xy.reshape(-1, self.n_classes).sum(axis=1)
 
 
-def row_blocks(n_rows: int):
-    """``(start, stop)`` of consecutive blocks of :data:`hdp_plugin.config.ROW_BLOCK` rows."""
+def row_blocks(n_rows: int, first: int = 0):
+    """``(start, stop)`` of consecutive blocks of :data:`hdp_plugin.config.ROW_BLOCK` rows, from row
+    ``first`` to ``n_rows``."""
     step = config.ROW_BLOCK
-    for start in range(0, n_rows, step):
+    for start in range(first, n_rows, step):
         _cancel.check()  # a fit stops between blocks when cancelled (hdp_plugin._cancel)
         yield start, min(start + step, n_rows)
 
@@ -222,6 +224,7 @@ def count_statistics(
     *,
     max_bytes: int | None = None,
     pairs: bool = True,
+    n_jobs: int = 1,
 ) -> CountStatistics:
     """Count n(y), n(x_i, y) and n(x_i, x_j, y) in one pass over the rows.
 
@@ -240,6 +243,9 @@ def count_statistics(
         (:func:`pairwise_bytes`); default :data:`hdp_plugin.config.MAX_PAIR_BYTES` (4 GiB).
     pairs : bool, default True
         Count n(x_i, x_j, y); False counts n(y) and n(x_i, y) only (naive Bayes needs no more).
+    n_jobs : int, default 1
+        Threads: rows of more than one block are cut into that many parts, each counted on its own
+        thread and added up (the same integers), if that many copies of the counts fit ``max_bytes``.
 
     Returns
     -------
@@ -255,10 +261,21 @@ def count_statistics(
         A code outside its attribute's range or a class code outside ``0 .. n_classes - 1``.
     """
     X, y, card, n_classes = validate_inputs(X, y, cardinalities, n_classes)
-    acc = CountAccumulator(card, n_classes, max_bytes=max_bytes, pairs=pairs)
-    for start, stop in row_blocks(X.shape[0]):
-        acc.add(X[start:stop], y[start:stop], start)
-    return acc.result()
+    parts = row_parts(X.shape[0], config.ROW_BLOCK, n_jobs)
+    limit = config.MAX_PAIR_BYTES if max_bytes is None else max_bytes
+    if pairs and pairwise_bytes(card, n_classes) * len(parts) > limit:
+        parts = [(0, X.shape[0])]  # one copy of the counts (refused below if even that is too large)
+
+    def count(lo, hi):
+        acc = CountAccumulator(card, n_classes, max_bytes=max_bytes, pairs=pairs)
+        for start, stop in row_blocks(hi, lo):
+            acc.add(X[start:stop], y[start:stop], start)
+        return acc
+
+    counted = map_parts(count, parts)
+    for other in counted[1:]:
+        counted[0].merge(other)
+    return counted[0].result()
 
 
 class CountAccumulator:
