@@ -183,6 +183,9 @@ SAMPLER_CHUNK_SECONDS = 0.25
 #: the Stirling tables start at least this big (rows of counts, columns of table counts) and grow on demand
 STIRLING_MIN_ROWS = 1024
 STIRLING_MIN_COLUMNS = 64
+#: the most memory the Stirling tables keep for adding columns without streaming the old ones again
+#: (the last column's history: 8 bytes a row up to the largest leaf count, 1M rows per 8 MB)
+STIRLING_HISTORY_BYTES = 1 << 30
 INITIAL_CONCENTRATION = 2.0
 ROOT_CONCENTRATION = 2.0
 CONCENTRATION_SHAPE = 2.0

@@ -387,13 +387,19 @@ def test_balance_trees_gives_every_thread_its_share():
     assert order.size == 0 and bin_start.tolist() == [0, 0]
 
 
-def test_growing_the_tables_continues_them_and_keeps_the_large_rows():
+@pytest.mark.parametrize("history", [True, False])
+def test_growing_the_tables_continues_them_and_keeps_the_large_rows(history, monkeypatch):
     """The sampler's tables grown from an earlier pair (more dense rows, more columns, both) equal the
-    tables computed afresh, bit for bit; so do the same growths with the new columns on two threads."""
+    tables computed afresh, bit for bit; so do the same growths with the new columns on two threads,
+    and without the last column's history (beyond config.STIRLING_HISTORY_BYTES: all columns again)."""
+    from hdp_plugin import config
     from hdp_plugin.hdp.stirling import grow_stirling_rows
 
+    if not history:
+        monkeypatch.setattr(config, "STIRLING_HISTORY_BYTES", 8 * 450)  # kept up to row 449 only
     for threads in (1, 2):
         first = grow_stirling_rows(None, 100, 20, np.array([150, 300, 500]), threads)
+        assert first[3].shape == ((501,) if history else (0,))
         grown = grow_stirling_rows(first, 400, 20, np.array([500]), threads)
         fresh = log_stirling_rows(400, 20, np.array([500]))
         assert np.array_equal(grown[0], fresh[0]) and np.array_equal(grown[1], fresh[1])

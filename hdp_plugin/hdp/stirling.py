@@ -26,6 +26,7 @@ import threading
 import numpy as np
 from numba import njit
 
+from .. import config
 from ..config import NJIT_OPTIONS
 
 
@@ -120,19 +121,20 @@ _PIPELINE_ENTRIES = 1 << 22
 _NO_VALUES = np.zeros(0, np.float64)
 
 
-def _stream_columns(t_lo, t_hi, n_last, first_row, left, dense, big, big_values, threads):
+def _stream_columns(t_lo, t_hi, n_last, first_row, left, dense, big, big_values, threads, keep_edge=True):
     """Columns ``t_lo .. t_hi`` of rows ``first_row .. n_last`` (row ``first_row - 1`` of those columns
     read from ``dense``), into ``dense`` and ``big`` (:func:`_stream`); ``left`` the history of column
     ``t_lo - 1`` (rows 0 .. n_last - 1; None when ``t_lo`` is 0). Returns the history of column
-    ``t_hi`` (rows 0 .. n_last; those below ``first_row`` from ``dense``).
+    ``t_hi`` (rows 0 .. n_last; those below ``first_row`` from ``dense``), or an empty array unless
+    ``keep_edge``.
 
     With ``threads`` > 1 and enough entries, the columns are split into two runs: this thread streams
     the left run chunk by chunk and hands each chunk's last column to a second thread, which streams
     the right run one chunk behind.
     """
     left = _NO_VALUES if left is None else left
-    edge = np.empty(n_last + 1, np.float64)
-    edge[:first_row] = dense[:first_row, t_hi]
+    edge = np.empty(n_last + 1, np.float64) if keep_edge else _NO_VALUES
+    edge[:first_row if keep_edge else 0] = dense[:first_row if keep_edge else 0, t_hi]
     k0 = int(np.searchsorted(big_values, first_row))
     width = t_hi - t_lo + 1
     if threads < 2 or width < 2 or (n_last - first_row) * width < _PIPELINE_ENTRIES:
@@ -180,6 +182,13 @@ def _stream_columns(t_lo, t_hi, n_last, first_row, left, dense, big, big_values,
     return edge
 
 
+def _keeps_history(n_last: int) -> bool:
+    """Whether the history of the last column (8 bytes a row up to ``n_last``) is kept for growing the
+    columns later: up to ``config.STIRLING_HISTORY_BYTES``; beyond, a growth of the columns streams
+    all of them again (slower, never different)."""
+    return 8 * (n_last + 1) <= config.STIRLING_HISTORY_BYTES
+
+
 def _streamed_rows(n_dense: int, t_max: int, big_values: np.ndarray, threads: int = 1):
     """:func:`log_stirling_rows` and the history of its last column: ``(dense, big, edge)``."""
     n_last = max(n_dense, int(big_values[-1]) if big_values.shape[0] else 0)
@@ -187,7 +196,7 @@ def _streamed_rows(n_dense: int, t_max: int, big_values: np.ndarray, threads: in
     big = np.empty((big_values.shape[0], t_max + 1), dtype=np.float64)
     dense[0] = -np.inf
     dense[0, 0] = 0.0
-    edge = _stream_columns(0, t_max, n_last, 1, None, dense, big, big_values, threads)
+    edge = _stream_columns(0, t_max, n_last, 1, None, dense, big, big_values, threads, _keeps_history(n_last))
     return dense, big, edge
 
 
@@ -245,7 +254,8 @@ def grow_stirling_rows(previous, n_dense: int, t_max: int, big_values: np.ndarra
             if edge.shape[0] <= n_last:
                 edge = np.concatenate([edge, dense[edge.shape[0]:, old_cols - 1]])
             if old_cols < t_max + 1:
-                edge = _stream_columns(old_cols, t_max, n_last, 1, edge, dense, big, big_values, threads)
+                edge = _stream_columns(old_cols, t_max, n_last, 1, edge, dense, big, big_values, threads,
+                                       _keeps_history(n_last))
             return dense, big, big_values, edge
     dense, big, edge = _streamed_rows(n_dense, t_max, big_values, threads)
     return dense, big, big_values, edge
