@@ -133,8 +133,10 @@ def _stream_columns(t_lo, t_hi, n_last, first_row, left, dense, big, big_values,
     the right run one chunk behind.
     """
     left = _NO_VALUES if left is None else left
-    edge = np.empty(n_last + 1, np.float64) if keep_edge else _NO_VALUES
-    edge[:first_row if keep_edge else 0] = dense[:first_row if keep_edge else 0, t_hi]
+    edge = _NO_VALUES
+    if keep_edge:
+        edge = np.empty(n_last + 1, np.float64)
+        edge[:first_row] = dense[:first_row, t_hi]
     k0 = int(np.searchsorted(big_values, first_row))
     width = t_hi - t_lo + 1
     if threads < 2 or width < 2 or (n_last - first_row) * width < _PIPELINE_ENTRIES:
