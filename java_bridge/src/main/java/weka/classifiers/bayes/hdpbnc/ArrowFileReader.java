@@ -65,13 +65,20 @@ public final class ArrowFileReader {
     public final boolean[] valid;
     /** The values: int[], long[], double[], boolean[] or String[] (null where not valid). */
     public final Object values;
+    /**
+     * A fixed-width column's values as the file holds them (little-endian, exactly {@code length} values,
+     * read only; position 0), or null for other types: what a checksum over the values reads without
+     * encoding them again.
+     */
+    public final ByteBuffer raw;
 
-    Column(String name, ColumnType type, int length, boolean[] valid, Object values) {
+    Column(String name, ColumnType type, int length, boolean[] valid, Object values, ByteBuffer raw) {
       this.name = name;
       this.type = type;
       this.length = length;
       this.valid = valid;
       this.values = values;
+      this.raw = raw;
     }
 
     /** @return the number of nulls */
@@ -304,12 +311,20 @@ public final class ArrowFileReader {
         valid = bits(validity, n, name);
       }
       Object values;
+      ByteBuffer raw = null;
       switch (type) {
         case INT32:
         case INT64:
-        case FLOAT64:
-          values = fixedWidth(type, need(buffer(body, rb, buf + 1), (type == ColumnType.INT32 ? 4L : 8L) * n, name), n);
+        case FLOAT64: {
+          long bytes = (type == ColumnType.INT32 ? 4L : 8L) * n;
+          ByteBuffer d = need(buffer(body, rb, buf + 1), bytes, name); // so bytes fits the buffer's int capacity
+          ByteBuffer exact = d.duplicate();
+          exact.position(0);
+          exact.limit((int) bytes);
+          raw = exact.slice().asReadOnlyBuffer();
+          values = fixedWidth(type, d, n);
           break;
+        }
         case BOOL:
           values = bits(buffer(body, rb, buf + 1), n, name);
           break;
@@ -337,7 +352,7 @@ public final class ArrowFileReader {
         default:
           throw new AssertionError(type);
       }
-      out.add(new Column(name, type, n, valid, values));
+      out.add(new Column(name, type, n, valid, values, raw));
       buf += nBuffers;
     }
     return out;

@@ -229,6 +229,10 @@ public final class ModelFile {
     md.update(trainingJson);
     for (List<Column> cols : batches) {
       for (Column c : cols) {
+        if (c.raw != null) { // the file's own little-endian bytes: no copy
+          md.update(c.raw.duplicate());
+          continue;
+        }
         int width = c.type == ColumnType.INT32 ? 4 : 8;
         ByteBuffer b = ByteBuffer.allocate(width * c.length).order(ByteOrder.LITTLE_ENDIAN);
         switch (c.type) {
