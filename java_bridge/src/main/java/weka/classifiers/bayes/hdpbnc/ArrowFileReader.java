@@ -63,7 +63,10 @@ public final class ArrowFileReader {
     public final int length;
     /** Validity per row, or null when the column has no nulls. */
     public final boolean[] valid;
-    /** The values: int[], long[], double[], boolean[] or String[] (null where not valid). */
+    /**
+     * The values: int[], long[], double[], boolean[] or String[] (null where not valid); null for a
+     * fixed-width column read without its values ({@link ArrowFileReader#values(Column)} decodes them).
+     */
     public final Object values;
     /**
      * A fixed-width column's values as the file holds them (little-endian, exactly {@code length} values,
@@ -251,14 +254,43 @@ public final class ArrowFileReader {
    * @throws IOException if the batch is truncated, compressed or inconsistent with the schema
    */
   public List<Column> readBatch(int index) throws IOException {
+    return readBatch(index, true);
+  }
+
+  /**
+   * Decodes one record batch, its fixed-width columns' values only if {@code values} (else their
+   * {@link Column#values} are null and {@link #values(Column)} decodes them from {@link Column#raw} when
+   * wanted: a reader that checks a large file first and then uses one batch at a time holds one batch's
+   * arrays at a time).
+   *
+   * @param index the batch, 0-based
+   * @param values whether to decode the fixed-width columns' values now
+   * @return its columns, in schema order
+   * @throws IOException if the batch is truncated, compressed or inconsistent with the schema
+   */
+  public List<Column> readBatch(int index, boolean values) throws IOException {
     try {
-      return decodeBatch(index);
+      return decodeBatch(index, values);
     } catch (RuntimeException e) {
       throw new IOException("unreadable record batch " + index + " (" + e + ")", e);
     }
   }
 
-  private List<Column> decodeBatch(int index) throws IOException {
+  /**
+   * A column's values: {@link Column#values}, or decoded now from {@link Column#raw} for a fixed-width
+   * column read without them.
+   *
+   * @param c a column of {@link #readBatch(int, boolean)}
+   * @return int[], long[], double[], boolean[] or String[]
+   */
+  public static Object values(Column c) {
+    if (c.values != null || c.raw == null) {
+      return c.values;
+    }
+    return fixedWidth(c.type, c.raw.duplicate().order(ByteOrder.LITTLE_ENDIAN), c.length);
+  }
+
+  private List<Column> decodeBatch(int index, boolean decodeValues) throws IOException {
     Block block = m_Blocks.get(index);
     long offset = block.offset();
     int metaLength = block.metaDataLength();
@@ -322,7 +354,7 @@ public final class ArrowFileReader {
           exact.position(0);
           exact.limit((int) bytes);
           raw = exact.slice().asReadOnlyBuffer();
-          values = fixedWidth(type, d, n);
+          values = decodeValues ? fixedWidth(type, d, n) : null;
           break;
         }
         case BOOL:

@@ -190,7 +190,7 @@ public final class ModelFile {
     List<List<Column>> batches = new ArrayList<>();
     try {
       for (int i = 0; i < reader.numBatches(); i++) {
-        List<Column> b = reader.readBatch(i);
+        List<Column> b = reader.readBatch(i, false); // the values one tree at a time, when building
         for (Column c : b) {
           if (c.nullCount() > 0) {
             throw new ModelFileException(source + ": corrupted model file (nulls in column '" + c.name + "')", null);
@@ -237,13 +237,13 @@ public final class ModelFile {
         ByteBuffer b = ByteBuffer.allocate(width * c.length).order(ByteOrder.LITTLE_ENDIAN);
         switch (c.type) {
           case INT32:
-            b.asIntBuffer().put((int[]) c.values);
+            b.asIntBuffer().put((int[]) ArrowFileReader.values(c));
             break;
           case INT64:
-            b.asLongBuffer().put((long[]) c.values);
+            b.asLongBuffer().put((long[]) ArrowFileReader.values(c));
             break;
           case FLOAT64:
-            b.asDoubleBuffer().put((double[]) c.values);
+            b.asDoubleBuffer().put((double[]) ArrowFileReader.values(c));
             break;
           default:
             throw new IllegalStateException("unexpected column type " + c.type);
@@ -539,16 +539,16 @@ public final class ModelFile {
   private static int readTree(int t, Layout lay, List<Column> b, int nClasses, int[] cards, Nodes nodes,
       int cellOff) throws Corrupt {
     int card = lay.treeCard[t];
-    int[] tree = (int[]) b.get(0).values;
-    int[] node = (int[]) b.get(1).values;
-    int[] par = (int[]) b.get(2).values;
-    int[] dep = (int[]) b.get(3).values;
-    int[] br = (int[]) b.get(4).values;
-    int[] val = (int[]) b.get(5).values;
-    long[] cnt = (long[]) b.get(6).values;
-    double[] lpr = (double[]) b.get(7).values;
-    int[] grp = (int[]) b.get(8).values;
-    double[] conc = (double[]) b.get(9).values;
+    int[] tree = (int[]) ArrowFileReader.values(b.get(0));
+    int[] node = (int[]) ArrowFileReader.values(b.get(1));
+    int[] par = (int[]) ArrowFileReader.values(b.get(2));
+    int[] dep = (int[]) ArrowFileReader.values(b.get(3));
+    int[] br = (int[]) ArrowFileReader.values(b.get(4));
+    int[] val = (int[]) ArrowFileReader.values(b.get(5));
+    long[] cnt = (long[]) ArrowFileReader.values(b.get(6));
+    double[] lpr = (double[]) ArrowFileReader.values(b.get(7));
+    int[] grp = (int[]) ArrowFileReader.values(b.get(8));
+    double[] conc = (double[]) ArrowFileReader.values(b.get(9));
     int n = lay.treeNodeStart[t + 1] - lay.treeNodeStart[t];
     int off = lay.treeNodeStart[t];
     int depthMax = lay.branching[t].length;

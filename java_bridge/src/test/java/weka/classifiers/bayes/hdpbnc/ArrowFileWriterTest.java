@@ -51,6 +51,13 @@ class ArrowFileWriterTest {
       List<ArrowFileReader.Column> cols = reader.readBatch(b);
       double[] x = (double[]) cols.get(0).values;
       double[] y = (double[]) cols.get(1).values;
+      // read without the values: the same values decoded later from the raw bytes, the same validity
+      List<ArrowFileReader.Column> later = reader.readBatch(b, false);
+      assertEquals(null, later.get(0).values);
+      assertArrayEquals(x, (double[]) ArrowFileReader.values(later.get(0)));
+      assertArrayEquals(y, (double[]) ArrowFileReader.values(later.get(1)));
+      assertArrayEquals(cols.get(0).valid, later.get(0).valid);
+      assertEquals(8 * x.length, later.get(0).raw.remaining());
       for (int i = 0; i < x.length; i++, row++) {
         boolean missing = d.instance(row).isMissing(0);
         assertEquals(!missing, cols.get(0).valid == null || cols.get(0).valid[i], "row " + row);
