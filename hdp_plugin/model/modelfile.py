@@ -149,7 +149,7 @@ def _digest(model_json: bytes, training_json: bytes, batches) -> str:
     h.update(training_json)
     for cols in batches:
         for col, field in zip(cols, CELL_SCHEMA):
-            h.update(np.ascontiguousarray(col, _NUMPY_TYPES[field.type]).tobytes())
+            h.update(np.ascontiguousarray(col, _NUMPY_TYPES[field.type]).view(np.uint8))  # its bytes, no copy
     return h.hexdigest()
 
 
@@ -301,8 +301,7 @@ def save_model(clf, path) -> Path:
         CHECKSUM_KEY: _digest(model_json, training_json, batches).encode("ascii"),
     })
     try:
-        with replacing(path, fsync=True) as tmp, open(tmp, "wb") as fh:
-            sink = pa.PythonFile(fh, mode="w")
+        with replacing(path, fsync=True) as tmp, pa.OSFile(str(tmp), "wb") as sink:  # written by Arrow, not Python
             options = pa.ipc.IpcWriteOptions(compression=None)
             with pa.ipc.new_file(sink, schema, options=options) as writer:
                 for cols in batches:
