@@ -221,27 +221,17 @@ def count_leaf_cells(X, y, trees, cardinalities, n_classes, block=ROW_BLOCK, n_j
     -------
     list of (keys, counts) pairs of int64 arrays, one per tree.
     """
-    for c, parents in trees:
-        _radices([n_classes] + [int(cardinalities[p]) for p in parents] + [int(cardinalities[c])])
-    from .tree_kernels import block_leaf_cells
-
-    cards = np.ascontiguousarray(cardinalities, dtype=np.int64)
-    specs = [(int(c), np.asarray(parents, np.int64)) for c, parents in trees]
 
     def count(first, last):
-        partial = [([], []) for _ in trees]
+        counter = LeafCellCounter(trees, cardinalities, n_classes)
         for lo in range(first, last, block):
-            Xb, yb = X[lo : min(lo + block, last)], y[lo : min(lo + block, last)]
-            for (c, parents), (keys_list, counts_list) in zip(specs, partial):
-                u, cnt = block_leaf_cells(Xb, yb, c, parents, cards, int(cards[c]))
-                keys_list.append(u)
-                counts_list.append(cnt)
-        return partial
+            counter.add(X[lo : min(lo + block, last)], y[lo : min(lo + block, last)])
+        return counter
 
-    parts = map_parts(count, row_parts(X.shape[0], block, n_jobs))
-    partial = [([k for p in parts for k in p[t][0]], [n for p in parts for n in p[t][1]]) for t in range(len(trees))]
-    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    return [(_merge(k, n) if len(k) > 1 else (k[0], n[0])) if k else empty for k, n in partial]
+    counters = map_parts(count, row_parts(X.shape[0], block, n_jobs))
+    for other in counters[1:]:
+        counters[0].merge(other)
+    return counters[0].result()
 
 
 class LeafCellCounter:

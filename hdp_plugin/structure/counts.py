@@ -262,9 +262,11 @@ def count_statistics(
     """
     X, y, card, n_classes = validate_inputs(X, y, cardinalities, n_classes)
     parts = row_parts(X.shape[0], config.ROW_BLOCK, n_jobs)
-    limit = config.MAX_PAIR_BYTES if max_bytes is None else max_bytes
-    if pairs and pairwise_bytes(card, n_classes) * len(parts) > limit:
-        parts = [(0, X.shape[0])]  # one copy of the counts (refused below if even that is too large)
+    if pairs and len(parts) > 1:
+        try:
+            check_pairwise_bytes(card, n_classes, max_bytes, copies=len(parts))
+        except TooLargeError:
+            parts = [(0, X.shape[0])]  # one copy of the counts (refused below if even that is too large)
 
     def count(lo, hi):
         acc = CountAccumulator(card, n_classes, max_bytes=max_bytes, pairs=pairs)

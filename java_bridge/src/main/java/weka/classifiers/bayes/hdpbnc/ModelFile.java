@@ -8,8 +8,6 @@
 package weka.classifiers.bayes.hdpbnc;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -229,26 +227,10 @@ public final class ModelFile {
     md.update(trainingJson);
     for (List<Column> cols : batches) {
       for (Column c : cols) {
-        if (c.raw != null) { // the file's own little-endian bytes: no copy
-          md.update(c.raw.duplicate());
-          continue;
+        if (c.raw == null) { // only fixed-width columns are hashed (the schema is checked before)
+          throw new IllegalStateException("unexpected column type " + c.type);
         }
-        int width = c.type == ColumnType.INT32 ? 4 : 8;
-        ByteBuffer b = ByteBuffer.allocate(width * c.length).order(ByteOrder.LITTLE_ENDIAN);
-        switch (c.type) {
-          case INT32:
-            b.asIntBuffer().put((int[]) ArrowFileReader.values(c));
-            break;
-          case INT64:
-            b.asLongBuffer().put((long[]) ArrowFileReader.values(c));
-            break;
-          case FLOAT64:
-            b.asDoubleBuffer().put((double[]) ArrowFileReader.values(c));
-            break;
-          default:
-            throw new IllegalStateException("unexpected column type " + c.type);
-        }
-        md.update(b.array());
+        md.update(c.raw.duplicate()); // the file's own little-endian bytes: no copy
       }
     }
     StringBuilder hex = new StringBuilder();
