@@ -26,6 +26,9 @@ from test_daemon_service import (
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX signals, modes and resource limits")
 
 OK = {"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20}
+# a kDB-3 job on vote this long samples for about 10 s on one thread here (20,000 iterations took 0.8 s,
+# short enough to end between two looks at its progress file): long enough to be caught sampling
+SLOW_ITERATIONS = 250_000
 
 
 def _error(sp: P.Spool, name: str) -> dict:
@@ -129,7 +132,7 @@ def test_job_names_are_unique(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log"):
-        client.publish(spool, VOTE, {"structure": "kdb", "k": 2, "iterations": 20000, "seed": 1}, name="same")
+        client.publish(spool, VOTE, {"structure": "kdb", "k": 2, "iterations": 300_000, "seed": 1}, name="same")
         wait_until(lambda: "same" in sum(sp.claimed().values(), []), 30, "the first job to run")
         with pytest.raises(JobError, match="a job named same is already in claimed/"):
             client.publish(spool, WEATHER, OK, name="same")
@@ -192,7 +195,7 @@ def test_a_worker_death_always_brings_a_new_worker(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log") as d:
-        client.publish(spool, VOTE, {"structure": "kdb", "k": 3, "iterations": 20000, "seed": 2}, name="victim")
+        client.publish(spool, VOTE, {"structure": "kdb", "k": 3, "iterations": SLOW_ITERATIONS, "seed": 2}, name="victim")
         prog = wait_until(lambda: (P.read_json(sp.progress("victim")) or {}).get("iteration", 0) > 0
                           and P.read_json(sp.progress("victim")), 60, "sampling")
         folder = sp.job(P.CLAIMED, "victim", prog["daemon"])
@@ -284,7 +287,7 @@ def test_a_well_formed_producer_attempts_file_counts_for_nothing(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
     forged = {"protocol": 1, "lost": 2, "history": [{"reason": "forged", "time": "2026-01-01T00:00:00.000Z"}] * 2}
-    slow = {"protocol": 1, "structure": "kdb", "k": 3, "iterations": 20000, "seed": 2}
+    slow = {"protocol": 1, "structure": "kdb", "k": 3, "iterations": SLOW_ITERATIONS, "seed": 2}
     publish_raw(spool, "forged", {P.JOB_FILE: OK, "data.arff": WEATHER, P.ATTEMPTS_FILE: forged})
     publish_raw(spool, "victim", {P.JOB_FILE: slow, "data.arff": VOTE, P.ATTEMPTS_FILE: forged})
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log"):

@@ -300,7 +300,7 @@ def test_kill_9_at_several_points_loses_nothing_and_does_nothing_twice(tmp_path)
     spool = tmp_path / "spool"
     sp = P.Spool(spool)
     # long enough (several seconds each) that the test can catch jobs in the middle of sampling
-    jobs = {f"long-{i}": dict(structure="kdb", k=4, iterations=20000, seed=i) for i in range(6)}
+    jobs = {f"long-{i}": dict(structure="kdb", k=4, iterations=100_000, seed=i) for i in range(6)}
     for name, job in jobs.items():
         client.publish(spool, VOTE, job, name=name)
     watcher = Watcher(spool)
@@ -543,7 +543,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(tmp_path):
     """What the out-of-memory killer does: the daemon survives, the job runs again (attempt 2)."""
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
-    job = dict(structure="kdb", k=5, iterations=20000, seed=5)
+    job = dict(structure="kdb", k=5, iterations=100_000, seed=5)  # about 7 s on one thread
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log") as d:
         client.publish(spool, VOTE, job, name="victim")
         prog = wait_until(lambda: (P.read_json(sp.progress("victim")) or {}).get("iteration", 0) > 0
