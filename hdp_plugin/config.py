@@ -203,8 +203,13 @@ MODEL_FORMAT_MAJOR = 2
 MODEL_FORMAT_MINOR = 0
 #: a single network is still written as 1.0, which readers of 1.x (older Weka packages) read
 NETWORK_FORMAT = (1, 0)
+#: 3.0 is the node table (per-node fields once, each node's cells as two lists): one network or an
+#: ensemble, which its ``members`` tell apart; written where the layout is "nodes"
+NODE_FORMAT = (3, 0)
+#: the layout ``save_model`` writes: "cells" (1.0 / 2.0, one row per cell) or "nodes" (3.0)
+MODEL_LAYOUT = "cells"
 #: the majors this package reads
-MODEL_FORMAT_READS = (1, 2)
+MODEL_FORMAT_READS = (1, 2, 3)
 
 # --- the training daemon and its spool (docs/spool-protocol.md) -------------------------
 #: ``daemon run`` defaults: worker processes, seconds between looks at new/, seconds running jobs get

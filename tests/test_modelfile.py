@@ -304,7 +304,7 @@ def test_foreign_files(tmp_path):
 
 
 def test_newer_major_version_is_refused_and_newer_minor_read(tmp_path):
-    _rewrite(tmp_path / "new.hdpbnc", lambda d: d.update(format_version=[config.MODEL_FORMAT_MAJOR + 1, 0]))
+    _rewrite(tmp_path / "new.hdpbnc", lambda d: d.update(format_version=[max(config.MODEL_FORMAT_READS) + 1, 0]))
     with pytest.raises(ModelFileError, match=r"new.hdpbnc: model format \d+\.0 is newer .* upgrade"):
         load_model(tmp_path / "new.hdpbnc")
     _rewrite(tmp_path / "minor.hdpbnc", lambda d: d.update(format_version=[config.NETWORK_FORMAT[0], 99]))

@@ -63,6 +63,22 @@ CELL_SCHEMA = pa.schema(
         pa.field("concentration", pa.float64(), nullable=False),
     ]
 )
+#: format 3.0's node table (one row per node, one record batch per tree): the per-node fields once, and
+#: the node's cells as two lists of ``cardinality`` values
+NODE_SCHEMA = pa.schema(
+    [
+        pa.field("parent", pa.int32(), nullable=False),
+        pa.field("depth", pa.int32(), nullable=False),
+        pa.field("branch", pa.int32(), nullable=False),
+        pa.field("group", pa.int32(), nullable=False),
+        pa.field("concentration", pa.float64(), nullable=False),
+        pa.field("count", pa.list_(pa.field("item", pa.int64(), nullable=False)), nullable=False),
+        pa.field("log_prob", pa.list_(pa.field("item", pa.float64(), nullable=False)), nullable=False),
+    ]
+)
+#: the node table's per-node columns; its list columns are the cells' ``count`` and ``log_prob``
+NODE_COLUMNS = ("parent", "depth", "branch", "group", "concentration")
+CELL_LISTS = ("count", "log_prob")
 _NUMPY_TYPES = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8"), pa.float64(): np.dtype("<f8")}
 #: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles,
 #: so single-network files are what they were before ensembles existed. categorical_features is not
@@ -142,12 +158,53 @@ def _cell_columns(tables: ProbabilityTables, concentrations, node_group) -> list
     return batches
 
 
+def _node_columns(tables: ProbabilityTables, concentrations, node_group) -> list[list]:
+    """The columns of every tree's record batch of format 3.0, in NODE_SCHEMA order: five per-node numpy
+    arrays, then the cells' counts and log-probabilities as (offsets, values) pairs."""
+    tr = tables.trees
+    batches = []
+    raw = tr.raw_counts()
+    for t in range(tr.n_trees):
+        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
+        card = int(tr.tree_card[t])
+        n_nodes = hi - lo
+        c_lo, c_hi = int(tr.node_cell_start[lo]), int(tr.node_cell_start[hi])
+        parent = tr.node_parent[lo:hi].copy()
+        parent[parent >= 0] -= lo
+        if node_group is None:
+            group = np.full(n_nodes, -1, np.int64)
+            conc = np.full(n_nodes, np.nan)
+        else:
+            group = np.asarray(node_group[lo:hi], np.int64)
+            conc = np.asarray(concentrations, np.float64)[group]
+        offsets = np.arange(0, (n_nodes + 1) * card, card, dtype="<i4")
+        batches.append([
+            parent.astype("<i4"),
+            np.asarray(tr.node_depth[lo:hi]).astype("<i4"),
+            np.asarray(tr.node_branch[lo:hi]).astype("<i4"),
+            group.astype("<i4"),
+            conc.astype("<f8"),
+            (offsets, raw[c_lo:c_hi].astype("<i8")),
+            (offsets, np.ascontiguousarray(tables.log_probs[c_lo:c_hi], "<f8")),
+        ])
+    return batches
+
+
 def _digest(model_json: bytes, training_json: bytes, batches) -> str:
-    """SHA-256 of the two JSON documents, then of every column of every batch, little-endian."""
+    """SHA-256 of the two JSON documents, then of every column of every batch, little-endian (a list
+    column of 3.0: its int32 offsets, then its values)."""
     h = hashlib.sha256()
     h.update(model_json)
     h.update(training_json)
     for cols in batches:
+        if len(cols) == len(NODE_SCHEMA):  # 3.0: a list column is hashed as its offsets, then its values
+            for col, field in zip(cols, NODE_SCHEMA):
+                if isinstance(col, tuple):
+                    h.update(np.ascontiguousarray(col[0], "<i4").view(np.uint8))
+                    h.update(np.ascontiguousarray(col[1], _NUMPY_TYPES[field.type.value_type]).view(np.uint8))
+                else:
+                    h.update(np.ascontiguousarray(col, _NUMPY_TYPES[field.type]).view(np.uint8))
+            continue
         for col, field in zip(cols, CELL_SCHEMA):
             h.update(np.ascontiguousarray(col, _NUMPY_TYPES[field.type]).view(np.uint8))  # its bytes, no copy
     return h.hexdigest()
@@ -181,13 +238,15 @@ def _network_document(attributes, cardinalities, structure: Structure, tables: P
     }
 
 
-def model_document(clf) -> tuple[dict, dict]:
+def model_document(clf, layout: str | None = None) -> tuple[dict, dict]:
     """The model and training JSON documents of a fitted classifier (see docs/model-format.md).
 
-    A single network is written as format 1.0 (its attributes, structure and trees at the top
-    level); an ensemble as 2.0, whose ``members`` list holds one such network part per member
-    with its ``weight`` and ``seed``.
+    In the cell layout a single network is written as format 1.0 (its attributes, structure and
+    trees at the top level); an ensemble as 2.0, whose ``members`` list holds one such network part
+    per member with its ``weight`` and ``seed``. The node layout (``layout="nodes"``) writes the same
+    document as 3.0, for a network or an ensemble.
     """
+    layout = _layout(layout)
     info = clf.fit_info_
     params = {p: getattr(clf, p, None) for p in _INIT_PARAMS}
     params["discretization"] = getattr(clf, "discretization_", clf.discretization)  # "auto" resolved
@@ -220,8 +279,8 @@ def model_document(clf) -> tuple[dict, dict]:
     ensemble = members is not None
     doc = {
         "format": FORMAT_NAME,
-        "format_version": [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR] if ensemble
-        else list(config.NETWORK_FORMAT),
+        "format_version": list(config.NODE_FORMAT) if layout == "nodes"
+        else [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR] if ensemble else list(config.NETWORK_FORMAT),
         "package_version": __version__,
     }
     if ensemble:
@@ -249,7 +308,14 @@ def model_document(clf) -> tuple[dict, dict]:
     return doc, training
 
 
-def save_model(clf, path) -> Path:
+def _layout(layout: str | None) -> str:
+    layout = config.MODEL_LAYOUT if layout is None else layout
+    if layout not in ("cells", "nodes"):
+        raise ValueError(f"layout must be 'cells' or 'nodes', got {layout!r}")
+    return layout
+
+
+def save_model(clf, path, layout: str | None = None) -> Path:
     """Write a fitted classifier to ``path`` as a model file, atomically.
 
     The file is written under a temporary name in the same directory and renamed over ``path``
@@ -261,6 +327,9 @@ def save_model(clf, path) -> Path:
         A fitted classifier.
     path : str or os.PathLike
         Where to write; by convention the suffix is ``.hdpbnc`` (any name works).
+    layout : {"cells", "nodes"}, optional
+        The record batches' layout: one row per cell (formats 1.0 and 2.0) or one row per node
+        (3.0, smaller); by default ``config.MODEL_LAYOUT``.
 
     Returns
     -------
@@ -282,20 +351,22 @@ def save_model(clf, path) -> Path:
         raise ModelFileError(f"{path}: {problem}; save the model to a regular file")
     if os.path.islink(path):  # write through a link: replace the file it names, not the link
         path = target
-    doc, training = model_document(clf)
+    layout = _layout(layout)
+    doc, training = model_document(clf, layout)
     info = clf.fit_info_
     hdp = clf.estimator == "hdp"
     from .ensemble import members_of
 
     members = members_of(clf)
+    columns, schema_of = (_node_columns, NODE_SCHEMA) if layout == "nodes" else (_cell_columns, CELL_SCHEMA)
     if members is not None:
-        batches = [cols for m in members for cols in _cell_columns(m.tables, m.concentrations, m.node_group)]
+        batches = [cols for m in members for cols in columns(m.tables, m.concentrations, m.node_group)]
     else:
-        batches = _cell_columns(clf.tables_, info.get("concentrations") if hdp else None,
-                                info.get("node_group") if hdp else None)
+        batches = columns(clf.tables_, info.get("concentrations") if hdp else None,
+                          info.get("node_group") if hdp else None)
     model_json = json.dumps(doc, allow_nan=False, separators=(",", ":")).encode("utf-8")
     training_json = json.dumps(training, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    schema = CELL_SCHEMA.with_metadata({
+    schema = schema_of.with_metadata({
         MODEL_KEY: model_json,
         TRAINING_KEY: training_json,
         CHECKSUM_KEY: _digest(model_json, training_json, batches).encode("ascii"),
@@ -305,7 +376,9 @@ def save_model(clf, path) -> Path:
             options = pa.ipc.IpcWriteOptions(compression=None)
             with pa.ipc.new_file(sink, schema, options=options) as writer:
                 for cols in batches:
-                    arrays = [pa.array(c, type=f.type) for c, f in zip(cols, CELL_SCHEMA)]
+                    arrays = [pa.ListArray.from_arrays(pa.array(c[0], pa.int32()), pa.array(c[1], f.type.value_type),
+                                                       type=f.type)
+                              if isinstance(c, tuple) else pa.array(c, type=f.type) for c, f in zip(cols, schema_of)]
                     writer.write_batch(pa.record_batch(arrays, schema=schema))
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot write the model file: {exc.strerror or exc}") from exc
@@ -338,8 +411,23 @@ def _values(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
     return np.frombuffer(buf, dtype=native, count=len(arr), offset=arr.offset * native.itemsize)
 
 
+def _list_values(arr: pa.Array, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """A list column without nulls: its int32 offsets (rows + 1) and its items' values, as numpy views."""
+    if arr.values.null_count:
+        raise ValueError("nulls in a list's items")
+    buf = arr.buffers()[1]
+    n = len(arr)
+    if buf is None or buf.size < 4 * (arr.offset + n + 1):
+        raise ValueError("a list column without its offsets")
+    offsets = np.frombuffer(buf, dtype=np.int32, count=n + 1, offset=4 * arr.offset)
+    return offsets, _values(arr.values, dtype)
+
+
 def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
-    """Read and verify a model file: the model document, the training document, the cell batches.
+    """Read and verify a model file: the model document, the training document, the record batches
+    (per batch a dict of numpy arrays: the cell table's columns; for 3.0 the node table's per-node
+    columns, ``count`` and ``log_prob`` (every cell of the tree) and their ``count_offsets`` and
+    ``log_prob_offsets``).
 
     Checks the magic, the schema, the format name and major version, and the checksum. Raises
     :class:`ModelFileError` naming the file for anything unreadable.
@@ -378,11 +466,12 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     if (not isinstance(version, list) or len(version) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in version)):
         raise ModelFileError(f"{path}: corrupted model file (bad format_version {version!r})")
+    newest = max(config.MODEL_FORMAT_READS)
     if version[0] not in config.MODEL_FORMAT_READS:
-        newer = version[0] > config.MODEL_FORMAT_MAJOR
+        newer = version[0] > newest
         raise ModelFileError(
             f"{path}: model format {version[0]}.{version[1]} "
-            + (f"is newer than this hdp_plugin {__version__} reads ({config.MODEL_FORMAT_MAJOR}.x); upgrade hdp_plugin"
+            + (f"is newer than this hdp_plugin {__version__} reads ({newest}.x); upgrade hdp_plugin"
                if newer else f"is not supported by hdp_plugin {__version__} (it reads "
                f"{', '.join(f'{v}.x' for v in config.MODEL_FORMAT_READS)})")
         )
@@ -390,23 +479,34 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
         fields = [(f.name, f.type) for f in reader.schema]
     except UnicodeDecodeError as exc:
         raise ModelFileError(f"{path}: corrupted model file (column names that are not UTF-8)") from exc
-    if fields != [(f.name, f.type) for f in CELL_SCHEMA]:
+    nodes = version[0] >= 3
+    schema = NODE_SCHEMA if nodes else CELL_SCHEMA
+    if fields != [(f.name, f.type) for f in schema]:
         raise ModelFileError(f"{path}: corrupted model file (unexpected columns {[n for n, _ in fields]})")
     batches = []
     try:
         for i in range(reader.num_record_batches):
             b = reader.get_batch(i)
             cols = {}
-            for j, f in enumerate(CELL_SCHEMA):
+            for j, f in enumerate(schema):
                 arr = b.column(j)
                 if arr.null_count:
                     raise ModelFileError(f"{path}: corrupted model file (nulls in column {f.name!r})")
-                cols[f.name] = np.array(_values(arr, _NUMPY_TYPES[f.type]), dtype=_NUMPY_TYPES[f.type])
+                if isinstance(f.type, pa.ListType):
+                    offsets, values = _list_values(arr, _NUMPY_TYPES[f.type.value_type])
+                    if offsets.size and (offsets[0] != 0 or offsets[-1] != values.size):
+                        raise ModelFileError(f"{path}: corrupted model file (bad offsets in column {f.name!r})")
+                    cols[f.name + "_offsets"] = np.array(offsets, dtype="<i4")
+                    cols[f.name] = np.array(values, dtype=_NUMPY_TYPES[f.type.value_type])
+                else:
+                    cols[f.name] = np.array(_values(arr, _NUMPY_TYPES[f.type]), dtype=_NUMPY_TYPES[f.type])
             batches.append(cols)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (unreadable record batch: {exc})") from exc
     expected = meta.get(CHECKSUM_KEY, b"").decode("ascii", "replace")
-    actual = _digest(model_json, training_json, [[c[f.name] for f in CELL_SCHEMA] for c in batches])
+    actual = _digest(model_json, training_json, [
+        [(c[f.name + "_offsets"], c[f.name]) if isinstance(f.type, pa.ListType) else c[f.name] for f in schema]
+        for c in batches])
     if expected != actual:
         raise ModelFileError(f"{path}: corrupted model file (checksum mismatch)")
     return doc, training, batches
@@ -430,20 +530,29 @@ def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
         _need(vars_ == [-1] + [int(p) for p in parents[c]], f"tree {t}: branching order does not match the structure")
         radix = [n_classes] + [int(cards[p]) for p in vars_[1:]]
         D = len(vars_)
-        n_cells = b["value"].shape[0]
-        _need(n_cells % card == 0 and n_cells // card == int(td["nodes"]) >= 1, f"tree {t}: wrong number of cells")
-        n_nodes = n_cells // card
-        _need((b["tree"] == t).all(), f"tree {t}: wrong tree column")
-        _need((b["node"] == np.repeat(np.arange(n_nodes), card)).all(), f"tree {t}: cells out of order")
-        _need((b["value"] == np.tile(np.arange(card), n_nodes)).all(), f"tree {t}: cells out of order")
-        first = np.arange(n_nodes) * card
-        for col in ("parent", "depth", "branch", "group", "concentration"):
-            per = b[col].reshape(n_nodes, card)
-            _need(np.array_equal(per, np.broadcast_to(per[:, :1], per.shape), equal_nan=True),
-                  f"tree {t}: column {col!r} differs between the cells of a node")
-        par = b["parent"][first].astype(np.int64)
-        dep = b["depth"][first].astype(np.int64)
-        br = b["branch"][first].astype(np.int64)
+        if "count_offsets" in b:  # 3.0: one row per node, its cells in two lists
+            n_nodes = b["parent"].shape[0]
+            _need(n_nodes == int(td["nodes"]) >= 1, f"tree {t}: wrong number of nodes")
+            bounds = np.arange(0, (n_nodes + 1) * card, card)
+            _need(np.array_equal(b["count_offsets"], bounds) and np.array_equal(b["log_prob_offsets"], bounds),
+                  f"tree {t}: a node's lists do not hold one value per value of the attribute")
+            per_node = {col: b[col] for col in NODE_COLUMNS}
+        else:
+            n_cells = b["value"].shape[0]
+            _need(n_cells % card == 0 and n_cells // card == int(td["nodes"]) >= 1, f"tree {t}: wrong number of cells")
+            n_nodes = n_cells // card
+            _need((b["tree"] == t).all(), f"tree {t}: wrong tree column")
+            _need((b["node"] == np.repeat(np.arange(n_nodes), card)).all(), f"tree {t}: cells out of order")
+            _need((b["value"] == np.tile(np.arange(card), n_nodes)).all(), f"tree {t}: cells out of order")
+            per_node = {}
+            for col in NODE_COLUMNS:
+                per = b[col].reshape(n_nodes, card)
+                _need(np.array_equal(per, np.broadcast_to(per[:, :1], per.shape), equal_nan=True),
+                      f"tree {t}: column {col!r} differs between the cells of a node")
+                per_node[col] = per[:, 0]
+        par = per_node["parent"].astype(np.int64)
+        dep = per_node["depth"].astype(np.int64)
+        br = per_node["branch"].astype(np.int64)
         _need(par[0] == -1 and dep[0] == 0 and br[0] == -1, f"tree {t}: bad root")
         if n_nodes > 1:
             p = par[1:]
@@ -455,8 +564,8 @@ def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
         _need((b["count"] >= 0).all(), f"tree {t}: negative counts")
         nodes.append(TreeNodes(c, card, vars_, par, dep, br, b["count"].astype(np.int64)))
         lp_l.append(b["log_prob"])
-        grp_l.append(b["group"][first].astype(np.int64))
-        conc_l.append(b["concentration"][first])
+        grp_l.append(per_node["group"].astype(np.int64))
+        conc_l.append(np.asarray(per_node["concentration"], np.float64))
     try:
         trees = ContextTrees.from_nodes(nodes, n_classes, cards)
     except ValueError as exc:
@@ -610,7 +719,13 @@ class ModelContents:
 
     @property
     def ensemble(self) -> bool:
-        return self.doc["format_version"][0] >= 2
+        return is_ensemble(self.doc)
+
+
+def is_ensemble(doc: dict) -> bool:
+    """Whether a model document holds an ensemble: 2.0 always, 3.0 when it has ``members``."""
+    major = doc["format_version"][0]
+    return major == 2 or (major >= 3 and "members" in doc)
 
 
 def read_model(path) -> ModelContents:
@@ -629,7 +744,7 @@ def read_model(path) -> ModelContents:
         _need(classes.shape == (len(class_attribute.values),), "classes do not match the class labels")
         log_prior = np.asarray(doc["class_log_prior"], np.float64)
         _need(log_prior.shape == (len(class_attribute.values),), "bad class log-prior")
-        ensemble = doc["format_version"][0] >= 2
+        ensemble = is_ensemble(doc)
         parts = doc["members"] if ensemble else [doc]
         _need(isinstance(parts, list) and len(parts) >= 1, "an ensemble without members")
         networks, first = [], 0
