@@ -207,8 +207,11 @@ def test_evaluate_5x2_matches_cross_validate():
 def test_info_text_and_json():
     result = run("info", GOLDEN_VOTE)
     assert result.exit_code == 0, result.output
-    for text in ("format         1.0", "kDB-2", "hdp", "tying level", "16 trees", "physician-fee-freeze"):
+    for text in ("format         3.0", "kDB-2", "hdp", "tying level", "16 trees", "physician-fee-freeze"):
         assert text in result.stdout
+    legacy = run("info", GOLDEN_VOTE.parent / "legacy" / GOLDEN_VOTE.name)  # the cell table of 1.0
+    assert legacy.exit_code == 0 and "format         1.0" in legacy.stdout
+    assert legacy.stdout.split("\n", 2)[2] == result.stdout.split("\n", 2)[2]  # all but the path and format
     doc = json.loads(run("info", GOLDEN_VOTE, "--json").stdout)
     assert doc["model"]["structure"]["kind"] == "kdb" and doc["model"]["seed"] == 7
 

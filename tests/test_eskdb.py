@@ -307,15 +307,16 @@ def test_stochastic_mdl_for_a_single_network_is_seeded(diabetes):
 
 
 # -- the model file ---------------------------------------------------------------------------
+@pytest.mark.parametrize("layout, version", [("nodes", [3, 0]), ("cells", [2, 0])])
 @pytest.mark.parametrize("estimator", ["hdp", "m-estimate"])
-def test_an_ensemble_round_trips_through_a_format_2_model_file(tmp_path, diabetes, estimator):
+def test_an_ensemble_round_trips_through_a_model_file(tmp_path, diabetes, estimator, layout, version):
     from hdp_plugin import load_model
     from hdp_plugin.model.modelfile import read_model_file, save_model
 
     clf = eskdb(estimator=estimator).fit(diabetes)
-    path = save_model(clf, tmp_path / "e.hdpbnc")
+    path = save_model(clf, tmp_path / "e.hdpbnc", layout=layout)
     doc, _, batches = read_model_file(path)
-    assert doc["format_version"] == [2, 0] and len(doc["members"]) == 4
+    assert doc["format_version"] == version and len(doc["members"]) == 4
     assert "structure" not in doc and "attributes" not in doc  # every network lives in its member
     assert len(batches) == sum(len(m["trees"]) for m in doc["members"])
     for part, mb in zip(doc["members"], clf.members_):
@@ -328,16 +329,19 @@ def test_an_ensemble_round_trips_through_a_format_2_model_file(tmp_path, diabete
     np.testing.assert_array_equal(back.predict_proba(diabetes), clf.predict_proba(diabetes))
     assert back.n_members == 4 and back.discretization_ == "stochastic-gain"
     # writing the loaded model again gives the same bytes
-    again = save_model(back, tmp_path / "again.hdpbnc")
+    again = save_model(back, tmp_path / "again.hdpbnc", layout=layout)
     assert again.read_bytes() == path.read_bytes()
 
 
-def test_a_single_network_is_still_written_as_format_1(tmp_path):
-    from hdp_plugin.model.modelfile import read_model_file, save_model
+def test_a_single_network_is_3_0_without_members_or_1_0_in_the_cell_layout(tmp_path):
+    from hdp_plugin.model.modelfile import read_model, read_model_file, save_model
 
     clf = BayesNetClassifier(structure="skdb", iterations=20, random_state=0).fit(read_dataset(VOTE))
-    doc, _, _ = read_model_file(save_model(clf, tmp_path / "s.hdpbnc"))
-    assert doc["format_version"] == [1, 0] and "members" not in doc and "n_members" not in doc["params"]
+    for layout, version in (("nodes", [3, 0]), ("cells", [1, 0])):
+        path = save_model(clf, tmp_path / f"{layout}.hdpbnc", layout=layout)
+        doc, _, _ = read_model_file(path)
+        assert doc["format_version"] == version and "members" not in doc and "n_members" not in doc["params"]
+        assert not read_model(path).ensemble
 
 
 def test_members_asked_of_another_structure_are_ignored_with_a_warning():

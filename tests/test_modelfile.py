@@ -20,6 +20,8 @@ from hdp_plugin.model import modelfile
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 GOLDEN = HERE / "golden" / "models"
+#: the golden models as the cell table of formats 1.0 and 2.0 wrote them (before 3.0): still read
+LEGACY = GOLDEN / "legacy"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
 
 
@@ -124,13 +126,19 @@ def test_save_is_atomic_and_replaces(tmp_path):
 def test_the_file_is_plain_arrow_without_pickle():
     source = Path(modelfile.__file__).read_text()
     assert "pickle" not in source.replace("No pickle", "")
+    primitive = (pa.int32(), pa.int64(), pa.float64())
     reader = pa.ipc.open_file(GOLDEN / "vote-kdb2-hdp.hdpbnc")
-    assert reader.schema.remove_metadata() == modelfile.CELL_SCHEMA
-    for field in reader.schema:
-        assert field.type in (pa.int32(), pa.int64(), pa.float64()) and not field.nullable
+    assert reader.schema.remove_metadata() == modelfile.NODE_SCHEMA
+    for field in reader.schema:  # primitive columns, or lists of primitive items; nothing nullable
+        item = field.type.value_field if isinstance(field.type, pa.ListType) else field
+        assert item.type in primitive and not item.nullable and not field.nullable
     doc = json.loads(reader.schema.metadata[b"hdp_plugin.model"])
-    assert doc["format_version"] == list(config.NETWORK_FORMAT)
+    assert doc["format_version"] == list(config.NODE_FORMAT) == [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR]
     assert reader.num_record_batches == len(doc["trees"])
+    legacy = pa.ipc.open_file(LEGACY / "vote-kdb2-hdp.hdpbnc")  # the cell table of 1.0 and 2.0
+    assert legacy.schema.remove_metadata() == modelfile.CELL_SCHEMA
+    assert all(f.type in primitive and not f.nullable for f in legacy.schema)
+    assert json.loads(legacy.schema.metadata[b"hdp_plugin.model"])["format_version"] == list(config.NETWORK_FORMAT)
 
 
 def test_record_batches_hold_only_data_buffers():
@@ -143,9 +151,14 @@ def test_record_batches_hold_only_data_buffers():
     for message in messages:
         if message.type != "record batch":
             continue
-        n = pa.ipc.read_record_batch(message, schema).num_rows
-        widths = [f.type.bit_width // 8 for f in modelfile.CELL_SCHEMA]
-        assert message.body.size == sum(pad(w * n) for w in widths)
+        batch = pa.ipc.read_record_batch(message, schema)
+        n, size = batch.num_rows, 0
+        for f, col in zip(modelfile.NODE_SCHEMA, batch.columns):
+            if isinstance(f.type, pa.ListType):  # int32 offsets, then the items
+                size += pad(4 * (n + 1)) + pad(f.type.value_type.bit_width // 8 * len(col.values))
+            else:
+                size += pad(f.type.bit_width // 8 * n)
+        assert message.body.size == size
         seen += 1
     assert seen == 16
 
@@ -166,10 +179,11 @@ def _golden_case(name, rows):
     return HERE.parent / entry[data_key], table[0], np.array([[float(v) for v in r[1:]] for r in table[1:]])
 
 
+@pytest.mark.parametrize("folder", [GOLDEN, LEGACY], ids=["3.0", "legacy"])
 @pytest.mark.parametrize("name, rows", GOLDEN_CASES)
-def test_golden_model_gives_the_golden_probabilities(name, rows):
+def test_golden_model_gives_the_golden_probabilities(name, rows, folder):
     entry = MANIFEST[name]
-    clf = load_model(GOLDEN / entry["model"])
+    clf = load_model(folder / entry["model"])
     data_file, header, expected = _golden_case(name, rows)
     assert header == ["row"] + [f"p_{c}" for c in clf.classes_]
     ds = read_dataset(data_file, class_attribute=entry["class"])
@@ -257,19 +271,10 @@ TINY = GOLDEN / "weather-kdb1-hdp.hdpbnc"
 
 def _rewrite(path: Path, edit) -> None:
     """Rewrite the tiny golden model to ``path`` with ``edit(doc)`` applied and a valid checksum."""
-    reader = pa.ipc.open_file(TINY)
-    meta = dict(reader.schema.metadata)
-    doc = json.loads(meta[modelfile.MODEL_KEY])
+    doc, _, batches = modelfile.read_model_file(TINY)
+    training_json = pa.ipc.open_file(TINY).schema.metadata[modelfile.TRAINING_KEY]
     edit(doc)
-    model_json = json.dumps(doc).encode()
-    batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
-    cols = [[b.column(j).to_numpy() for j in range(b.num_columns)] for b in batches]
-    meta[modelfile.MODEL_KEY] = model_json
-    meta[modelfile.CHECKSUM_KEY] = modelfile._digest(model_json, meta[modelfile.TRAINING_KEY], cols).encode()
-    schema = reader.schema.with_metadata(meta)
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        for b in batches:
-            writer.write_batch(pa.record_batch(b.columns, schema=schema))
+    path.write_bytes(modelfile.file_bytes(json.dumps(doc).encode(), training_json, batches))
 
 
 def test_missing_and_empty_files(tmp_path):
@@ -307,7 +312,7 @@ def test_newer_major_version_is_refused_and_newer_minor_read(tmp_path):
     _rewrite(tmp_path / "new.hdpbnc", lambda d: d.update(format_version=[max(config.MODEL_FORMAT_READS) + 1, 0]))
     with pytest.raises(ModelFileError, match=r"new.hdpbnc: model format \d+\.0 is newer .* upgrade"):
         load_model(tmp_path / "new.hdpbnc")
-    _rewrite(tmp_path / "minor.hdpbnc", lambda d: d.update(format_version=[config.NETWORK_FORMAT[0], 99]))
+    _rewrite(tmp_path / "minor.hdpbnc", lambda d: d.update(format_version=[config.MODEL_FORMAT_MAJOR, 99]))
     load_model(tmp_path / "minor.hdpbnc")
 
 

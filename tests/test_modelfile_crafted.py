@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from hdp_plugin.errors import ModelFileError
@@ -19,14 +18,7 @@ GOLDEN = Path(__file__).parent / "golden" / "models" / "vote-kdb2-hdp.hdpbnc"
 
 def write_crafted(path: Path, doc: dict, training: dict, batches: list[dict]) -> Path:
     """A model file with the given documents and cells, and a checksum that matches them."""
-    model_json = json.dumps(doc).encode()
-    training_json = json.dumps(training).encode()
-    cols = [[b[f.name] for f in MF.CELL_SCHEMA] for b in batches]
-    schema = MF.CELL_SCHEMA.with_metadata({MF.MODEL_KEY: model_json, MF.TRAINING_KEY: training_json,
-                                           MF.CHECKSUM_KEY: MF._digest(model_json, training_json, cols).encode()})
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as w:
-        for c in cols:
-            w.write_batch(pa.record_batch([pa.array(a, type=f.type) for a, f in zip(c, MF.CELL_SCHEMA)], schema=schema))
+    path.write_bytes(MF.file_bytes(json.dumps(doc).encode(), json.dumps(training).encode(), batches))
     return path
 
 
@@ -68,13 +60,7 @@ def test_crafted_model_files_are_one_model_file_error(tmp_path, case):
 
 
 def _rewrite_model_json(path, model_json, training, batches):
-    training_json = json.dumps(training).encode()
-    cols = [[b[f.name] for f in MF.CELL_SCHEMA] for b in batches]
-    schema = MF.CELL_SCHEMA.with_metadata({MF.MODEL_KEY: model_json, MF.TRAINING_KEY: training_json,
-                                           MF.CHECKSUM_KEY: MF._digest(model_json, training_json, cols).encode()})
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as w:
-        for c in cols:
-            w.write_batch(pa.record_batch([pa.array(a, type=f.type) for a, f in zip(c, MF.CELL_SCHEMA)], schema=schema))
+    path.write_bytes(MF.file_bytes(model_json, json.dumps(training).encode(), batches))
 
 
 def test_the_crafting_itself_round_trips(tmp_path):

@@ -280,7 +280,7 @@ def model_document(clf, layout: str | None = None) -> tuple[dict, dict]:
     doc = {
         "format": FORMAT_NAME,
         "format_version": list(config.NODE_FORMAT) if layout == "nodes"
-        else [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR] if ensemble else list(config.NETWORK_FORMAT),
+        else list(config.ENSEMBLE_FORMAT) if ensemble else list(config.NETWORK_FORMAT),
         "package_version": __version__,
     }
     if ensemble:
@@ -376,13 +376,38 @@ def save_model(clf, path, layout: str | None = None) -> Path:
             options = pa.ipc.IpcWriteOptions(compression=None)
             with pa.ipc.new_file(sink, schema, options=options) as writer:
                 for cols in batches:
-                    arrays = [pa.ListArray.from_arrays(pa.array(c[0], pa.int32()), pa.array(c[1], f.type.value_type),
-                                                       type=f.type)
-                              if isinstance(c, tuple) else pa.array(c, type=f.type) for c, f in zip(cols, schema_of)]
-                    writer.write_batch(pa.record_batch(arrays, schema=schema))
+                    writer.write_batch(_record_batch(cols, schema))
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot write the model file: {exc.strerror or exc}") from exc
     return path
+
+
+def file_bytes(model_json: bytes, training_json: bytes, batches: list[dict[str, np.ndarray]],
+               nodes: bool | None = None) -> bytes:
+    """A model file's bytes from its two documents and its record batches as :func:`read_model_file`
+    returns them (the node table's where they hold ``count_offsets``, or where ``nodes``), with the
+    checksum that matches them: what tests and tools write to craft a file whose only faults are the
+    ones they put in it."""
+    if nodes is None:
+        nodes = bool(batches) and "count_offsets" in batches[0]
+    schema_of = NODE_SCHEMA if nodes else CELL_SCHEMA
+    cols = [[(b[f.name + "_offsets"], b[f.name]) if isinstance(f.type, pa.ListType) else b[f.name] for f in schema_of]
+            for b in batches]
+    schema = schema_of.with_metadata({MODEL_KEY: model_json, TRAINING_KEY: training_json,
+                                      CHECKSUM_KEY: _digest(model_json, training_json, cols).encode("ascii")})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, schema) as writer:
+        for c in cols:
+            writer.write_batch(_record_batch(c, schema))
+    return sink.getvalue().to_pybytes()
+
+
+def _record_batch(cols: list, schema: pa.Schema) -> pa.RecordBatch:
+    """One record batch of ``schema`` from numpy columns ((offsets, values) pairs for list columns, which
+    pyarrow checks: offsets outside the values are a ValueError)."""
+    arrays = [pa.ListArray.from_arrays(pa.array(c[0], pa.int32()), pa.array(c[1], f.type.value_type), type=f.type)
+              if isinstance(c, tuple) else pa.array(c, type=f.type) for c, f in zip(cols, schema)]
+    return pa.record_batch(arrays, schema=schema)
 
 
 # ------------------------------------------------------------------------------------------
@@ -770,6 +795,9 @@ def read_model(path) -> ModelContents:
             n_groups = int(doc["estimator"].get("n_groups", int(group.max(initial=-1)) + 1))
             _need(0 <= n_groups <= group.size and (group < n_groups).all(), "bad concentration groups")
             info.update(concentrations=_concentrations(group, conc, n_groups), node_group=group)
+        if hdp and ensemble:  # the members' groups are numbered across the ensemble: at most one per node
+            total = sum(net[5].size for net in networks)
+            _need(all(net[5].max(initial=-1) < total for net in networks), "bad concentration groups")
         nets = []
         for part, w, (attrs, cards, structure, trees, log_probs, group, conc) in zip(parts, weights, networks):
             if not hdp:

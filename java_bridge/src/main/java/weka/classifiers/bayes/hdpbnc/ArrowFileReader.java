@@ -37,9 +37,10 @@ import org.apache.arrow.flatbuf.Utf8;
  * built directly on the flatbuffer classes of {@code arrow-format}, so that it needs neither
  * arrow-vector nor arrow-memory (and no {@code --add-opens} on JDK 17).
  *
- * <p>It reads what the hdp-bnc model file and spool jobs use: flat, uncompressed, non-dictionary
- * columns of type int32, int64, float64, bool and utf8, with or without nulls, and the schema's custom
- * metadata. Anything else is refused with an {@link IOException} that names the column.
+ * <p>It reads what the hdp-bnc model file and spool jobs use: uncompressed, non-dictionary columns of
+ * type int32, int64, float64, bool and utf8, with or without nulls, lists of int64 or float64 (no null
+ * lists or items: the node table of model format 3.0), and the schema's custom metadata. Anything else
+ * is refused with an {@link IOException} that names the column.
  *
  * <p>Layout (Arrow columnar format, "IPC File Format"): {@code ARROW1} plus 2 bytes of padding; the
  * stream messages; the footer flatbuffer; its length as a little-endian int32; {@code ARROW1}. Each
@@ -50,7 +51,21 @@ public final class ArrowFileReader {
 
   /** The column types this reader understands. */
   public enum ColumnType {
-    INT32, INT64, FLOAT64, BOOL, UTF8
+    INT32, INT64, FLOAT64, BOOL, UTF8,
+    /** A list of int64 items: {@link Column#values} holds the items, {@link Column#offsets} each row's. */
+    LIST_INT64,
+    /** A list of float64 items, as {@link #LIST_INT64}. */
+    LIST_FLOAT64;
+
+    /** @return whether this is a list type */
+    public boolean isList() {
+      return this == LIST_INT64 || this == LIST_FLOAT64;
+    }
+
+    /** @return the type of a list's items (the type itself for the others) */
+    ColumnType item() {
+      return this == LIST_INT64 ? INT64 : this == LIST_FLOAT64 ? FLOAT64 : this;
+    }
   }
 
   /** One column of one record batch, decoded into a plain Java array. */
@@ -70,18 +85,32 @@ public final class ArrowFileReader {
     public final Object values;
     /**
      * A fixed-width column's values as the file holds them (little-endian, exactly {@code length} values,
-     * read only; position 0), or null for other types: what a checksum over the values reads without
-     * encoding them again.
+     * read only; position 0), or a list column's items (all of them, as the child array holds them), or
+     * null for other types: what a checksum over the values reads without encoding them again.
      */
     public final ByteBuffer raw;
+    /** A list column's offsets ({@code length + 1}, non-decreasing, into the items), else null. */
+    public final int[] offsets;
+    /** A list column's offsets as the file holds them (little-endian int32, {@code length + 1}), else null. */
+    public final ByteBuffer rawOffsets;
+    /** A list column's number of items, else {@code length}. */
+    public final int items;
 
     Column(String name, ColumnType type, int length, boolean[] valid, Object values, ByteBuffer raw) {
+      this(name, type, length, valid, values, raw, null, null, length);
+    }
+
+    Column(String name, ColumnType type, int length, boolean[] valid, Object values, ByteBuffer raw, int[] offsets,
+        ByteBuffer rawOffsets, int items) {
       this.name = name;
       this.type = type;
       this.length = length;
       this.valid = valid;
       this.values = values;
       this.raw = raw;
+      this.offsets = offsets;
+      this.rawOffsets = rawOffsets;
+      this.items = items;
     }
 
     /** @return the number of nulls */
@@ -153,15 +182,30 @@ public final class ArrowFileReader {
       if (f.dictionary() != null) {
         throw new IOException("column '" + name + "' is dictionary-encoded, which is not supported");
       }
-      if (f.childrenLength() > 0) {
-        throw new IOException("column '" + name + "' is nested, which is not supported");
-      }
       m_FieldNames.add(name);
-      m_FieldTypes.add(columnType(f));
+      m_FieldTypes.add(f.childrenLength() > 0 ? listType(f) : columnType(f));
     }
     for (int i = 0; i < footer.recordBatchesLength(); i++) {
       m_Blocks.add(footer.recordBatches(new Block(), i));
     }
+  }
+
+  /** A list of int64 or float64 items (the items' field flat itself), else refused as nested. */
+  private static ColumnType listType(org.apache.arrow.flatbuf.Field f) throws IOException {
+    if (f.typeType() == Type.List && f.childrenLength() == 1) {
+      org.apache.arrow.flatbuf.Field item = f.children(0);
+      if (item.childrenLength() == 0 && item.dictionary() == null) {
+        ColumnType t = columnType(item);
+        if (t == ColumnType.INT64) {
+          return ColumnType.LIST_INT64;
+        }
+        if (t == ColumnType.FLOAT64) {
+          return ColumnType.LIST_FLOAT64;
+        }
+      }
+    }
+    throw new IOException("column '" + f.name() + "' is nested, which is not supported (only lists of int64 or "
+      + "float64)");
   }
 
   private static ColumnType columnType(org.apache.arrow.flatbuf.Field f) throws IOException {
@@ -287,7 +331,7 @@ public final class ArrowFileReader {
     if (c.values != null || c.raw == null) {
       return c.values;
     }
-    return fixedWidth(c.type, c.raw.duplicate().order(ByteOrder.LITTLE_ENDIAN), c.length);
+    return fixedWidth(c.type.item(), c.raw.duplicate().order(ByteOrder.LITTLE_ENDIAN), c.items);
   }
 
   private List<Column> decodeBatch(int index, boolean decodeValues) throws IOException {
@@ -319,19 +363,30 @@ public final class ArrowFileReader {
     }
     int n = (int) rows;
     int nFields = m_FieldNames.size();
-    if (rb.nodesLength() != nFields) {
-      throw new IOException("record batch " + index + " has " + rb.nodesLength() + " columns, the schema "
-        + nFields);
+    int nNodes = nFields;
+    for (ColumnType t : m_FieldTypes) {
+      nNodes += t.isList() ? 1 : 0; // a list's items are a field node (and two buffers) of their own
+    }
+    if (rb.nodesLength() != nNodes) {
+      throw new IOException("record batch " + index + " has " + rb.nodesLength() + " field nodes, the schema "
+        + nNodes);
     }
     List<Column> out = new ArrayList<>(nFields);
     int buf = 0;
+    int fieldNode = 0;
     for (int f = 0; f < nFields; f++) {
-      FieldNode node = rb.nodes(new FieldNode(), f);
+      FieldNode node = rb.nodes(new FieldNode(), fieldNode++);
       String name = m_FieldNames.get(f);
       ColumnType type = m_FieldTypes.get(f);
       if (node.length() != n) {
         throw new IOException("column '" + name + "' of batch " + index + " has " + node.length()
           + " rows, the batch " + n);
+      }
+      if (type.isList()) {
+        out.add(listColumn(body, rb, buf, node, rb.nodes(new FieldNode(), fieldNode++), name, type, n,
+          decodeValues));
+        buf += 4;
+        continue;
       }
       int nBuffers = type == ColumnType.UTF8 ? 3 : 2;
       if (buf + nBuffers > rb.buffersLength()) {
@@ -388,6 +443,47 @@ public final class ArrowFileReader {
       buf += nBuffers;
     }
     return out;
+  }
+
+  /**
+   * A list column: no null lists or items; offsets from 0, non-decreasing, the last one the number of
+   * items; the items' values (long[] or double[]) decoded if {@code decodeValues}.
+   */
+  private Column listColumn(ByteBuffer body, RecordBatch rb, int buf, FieldNode node, FieldNode itemNode,
+      String name, ColumnType type, int n, boolean decodeValues) throws IOException {
+    if (buf + 4 > rb.buffersLength()) {
+      throw new IOException("too few buffers for column '" + name + "'");
+    }
+    if (node.nullCount() > 0 || itemNode.nullCount() > 0) {
+      throw new IOException("column '" + name + "': null lists or items are not supported");
+    }
+    long m = itemNode.length();
+    if (m < 0 || m > Integer.MAX_VALUE / 8) {
+      throw new IOException("column '" + name + "': bad number of items " + m);
+    }
+    int items = (int) m;
+    ByteBuffer offs = need(buffer(body, rb, buf + 1), 4L * (n + 1), name);
+    ByteBuffer exactOffsets = offs.duplicate();
+    exactOffsets.position(0);
+    exactOffsets.limit(4 * (n + 1));
+    int[] offsets = new int[n + 1];
+    exactOffsets.slice().order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(offsets);
+    if (offsets[0] != 0 || offsets[n] != items) {
+      throw new IOException("column '" + name + "': bad list offsets");
+    }
+    for (int i = 0; i < n; i++) {
+      if (offsets[i + 1] < offsets[i]) {
+        throw new IOException("column '" + name + "': bad list offsets");
+      }
+    }
+    ByteBuffer d = need(buffer(body, rb, buf + 3), 8L * items, name);
+    ByteBuffer exact = d.duplicate();
+    exact.position(0);
+    exact.limit(8 * items);
+    ByteBuffer raw = exact.slice().asReadOnlyBuffer();
+    Object values = decodeValues ? fixedWidth(type.item(), d, items) : null;
+    return new Column(name, type, n, null, values, raw, offsets,
+      exactOffsets.slice().asReadOnlyBuffer(), items);
   }
 
   /** The values of a fixed-width column: int[], long[] or double[]. */

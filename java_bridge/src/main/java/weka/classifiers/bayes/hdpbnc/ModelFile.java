@@ -36,9 +36,10 @@ public final class ModelFile {
   public static final String FORMAT_NAME = "hdp-bnc-model";
   /**
    * The newest major version of the format this reader reads (any minor): 1 is one network, 2 an
-   * ensemble of weighted member networks.
+   * ensemble of weighted member networks (both one row per cell), 3 either in a node table (one row per
+   * node, its cells as two lists; an ensemble has {@code members}).
    */
-  public static final int FORMAT_MAJOR = 2;
+  public static final int FORMAT_MAJOR = 3;
   /** The oldest major version this reader reads. */
   public static final int FORMAT_MAJOR_OLDEST = 1;
 
@@ -51,6 +52,10 @@ public final class ModelFile {
   static final ColumnType[] TYPES = {ColumnType.INT32, ColumnType.INT32, ColumnType.INT32, ColumnType.INT32,
     ColumnType.INT32, ColumnType.INT32, ColumnType.INT64, ColumnType.FLOAT64, ColumnType.INT32,
     ColumnType.FLOAT64};
+  /** The node table of format 3.0: per-node fields, then each node's cells as lists. */
+  static final String[] NODE_COLUMNS = {"parent", "depth", "branch", "group", "concentration", "count", "log_prob"};
+  static final ColumnType[] NODE_TYPES = {ColumnType.INT32, ColumnType.INT32, ColumnType.INT32, ColumnType.INT32,
+    ColumnType.FLOAT64, ColumnType.LIST_INT64, ColumnType.LIST_FLOAT64};
 
   private ModelFile() {
   }
@@ -181,7 +186,9 @@ public final class ModelFile {
           + ".x); upgrade the HDPBayesNet package" : " is not supported (this package reads "
             + FORMAT_MAJOR_OLDEST + ".x to " + FORMAT_MAJOR + ".x)"), null);
     }
-    if (!reader.fieldNames().equals(Arrays.asList(COLUMNS)) || !reader.fieldTypes().equals(Arrays.asList(TYPES))) {
+    boolean nodeTable = major >= 3;
+    if (!reader.fieldNames().equals(Arrays.asList(nodeTable ? NODE_COLUMNS : COLUMNS))
+      || !reader.fieldTypes().equals(Arrays.asList(nodeTable ? NODE_TYPES : TYPES))) {
       throw new ModelFileException(source + ": corrupted model file (unexpected columns " + reader.fieldNames()
         + ")", null);
     }
@@ -207,7 +214,8 @@ public final class ModelFile {
       throw new ModelFileException(source + ": corrupted model file (checksum mismatch)", null);
     }
     try {
-      return major >= 2 ? buildEnsemble(doc, batches) : build(doc, batches);
+      return major == 2 || (nodeTable && doc.containsKey("members")) ? buildEnsemble(doc, batches)
+        : build(doc, batches);
     } catch (Corrupt e) {
       throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
     } catch (RuntimeException e) { // missing keys, wrong JSON types, indices out of range
@@ -215,7 +223,10 @@ public final class ModelFile {
     }
   }
 
-  /** SHA-256 of the two JSON documents, then of every column of every batch, little-endian. */
+  /**
+   * SHA-256 of the two JSON documents, then of every column of every batch, little-endian (a list column:
+   * its int32 offsets, then its items).
+   */
   static String digest(byte[] modelJson, byte[] trainingJson, List<List<Column>> batches) {
     MessageDigest md;
     try {
@@ -229,6 +240,9 @@ public final class ModelFile {
       for (Column c : cols) {
         if (c.raw == null) { // only fixed-width columns are hashed (the schema is checked before)
           throw new IllegalStateException("unexpected column type " + c.type);
+        }
+        if (c.rawOffsets != null) {
+          md.update(c.rawOffsets.duplicate());
         }
         md.update(c.raw.duplicate()); // the file's own little-endian bytes: no copy
       }
@@ -471,7 +485,9 @@ public final class ModelFile {
       need(vars.length == parents[c].length + 1 && vars[0] == -1
         && Arrays.equals(Arrays.copyOfRange(vars, 1, vars.length), parents[c]),
         "tree " + t + ": branching order does not match the structure");
-      int cells = batches.get(t).get(0).length;
+      List<Column> b = batches.get(t);
+      // the cell table has a row per cell; the node table (3.0) a row per node
+      int cells = b.size() == NODE_COLUMNS.length ? b.get(0).length * card : b.get(0).length;
       need(cells % card == 0 && cells / card == asInt(td.get("nodes")) && cells >= card,
         "tree " + t + ": wrong number of cells");
       lay.treeAttr[t] = c;
@@ -520,6 +536,9 @@ public final class ModelFile {
   /** Check tree {@code t}'s cells and copy its nodes into {@code nodes}; return the next cell offset. */
   private static int readTree(int t, Layout lay, List<Column> b, int nClasses, int[] cards, Nodes nodes,
       int cellOff) throws Corrupt {
+    if (b.size() == NODE_COLUMNS.length) {
+      return readNodeTree(t, lay, b, nClasses, cards, nodes, cellOff);
+    }
     int card = lay.treeCard[t];
     int[] tree = (int[]) ArrowFileReader.values(b.get(0));
     int[] node = (int[]) ArrowFileReader.values(b.get(1));
@@ -532,13 +551,7 @@ public final class ModelFile {
     int[] grp = (int[]) ArrowFileReader.values(b.get(8));
     double[] conc = (double[]) ArrowFileReader.values(b.get(9));
     int n = lay.treeNodeStart[t + 1] - lay.treeNodeStart[t];
-    int off = lay.treeNodeStart[t];
-    int depthMax = lay.branching[t].length;
-    int[] radix = new int[depthMax];
-    radix[0] = nClasses;
-    for (int j = 1; j < depthMax; j++) {
-      radix[j] = cards[lay.branching[t][j]];
-    }
+    int[] radix = radix(lay, t, nClasses, cards);
     // the checks of every cell and node: a message is only made for a failing one (made eagerly, the
     // strings of a 376,000-cell model took half of a cold JVM's read, about 0.5 s)
     for (int i = 0; i < n * card; i++) {
@@ -560,32 +573,99 @@ public final class ModelFile {
     }
     for (int j = 0; j < n; j++) {
       int f = j * card;
-      if (j == 0) {
-        if (par[f] != -1 || dep[f] != 0 || br[f] != -1) {
-          throw new Corrupt("tree " + t + ": bad root");
-        }
-      } else {
-        if (par[f] < 0 || par[f] >= j) {
-          throw new Corrupt("tree " + t + ": bad parent index");
-        }
-        if (dep[f] != dep[par[f] * card] + 1 || dep[f] < dep[f - card] || dep[f] > depthMax) {
-          throw new Corrupt("tree " + t + ": bad depths");
-        }
-        if (br[f] < 0 || br[f] >= radix[dep[f] - 1]) {
-          throw new Corrupt("tree " + t + ": branch value out of range");
-        }
+      checkNode(t, j, par[f], dep[f], br[f], j > 0 && par[f] >= 0 && par[f] < j ? dep[par[f] * card] : 0,
+        j > 0 ? dep[f - card] : 0, radix);
+    }
+    return copyTree(t, lay, radix, par, dep, br, conc, card, cnt, lpr, nodes, cellOff);
+  }
+
+  /** {@link #readTree} for the node table of format 3.0: a row per node, its cells as two lists. */
+  private static int readNodeTree(int t, Layout lay, List<Column> b, int nClasses, int[] cards, Nodes nodes,
+      int cellOff) throws Corrupt {
+    int card = lay.treeCard[t];
+    int n = lay.treeNodeStart[t + 1] - lay.treeNodeStart[t];
+    int[] par = (int[]) ArrowFileReader.values(b.get(0));
+    int[] dep = (int[]) ArrowFileReader.values(b.get(1));
+    int[] br = (int[]) ArrowFileReader.values(b.get(2));
+    double[] conc = (double[]) ArrowFileReader.values(b.get(4));
+    for (int c = 5; c <= 6; c++) {
+      int[] offsets = b.get(c).offsets;
+      boolean ok = offsets.length == n + 1;
+      for (int j = 0; ok && j <= n; j++) {
+        ok = offsets[j] == j * card;
       }
+      need(ok, "tree " + t + ": a node's lists do not hold one value per value of the attribute");
+    }
+    long[] cnt = (long[]) ArrowFileReader.values(b.get(5));
+    double[] lpr = (double[]) ArrowFileReader.values(b.get(6));
+    for (long x : cnt) {
+      if (x < 0) {
+        throw new Corrupt("tree " + t + ": negative counts");
+      }
+    }
+    int[] radix = radix(lay, t, nClasses, cards);
+    for (int j = 0; j < n; j++) {
+      checkNode(t, j, par[j], dep[j], br[j], j > 0 ? dep[par[j] >= 0 && par[j] < j ? par[j] : 0] : 0,
+        j > 0 ? dep[j - 1] : 0, radix);
+    }
+    return copyTree(t, lay, radix, par, dep, br, conc, 1, cnt, lpr, nodes, cellOff);
+  }
+
+  private static int[] radix(Layout lay, int t, int nClasses, int[] cards) {
+    int depthMax = lay.branching[t].length;
+    int[] radix = new int[depthMax];
+    radix[0] = nClasses;
+    for (int j = 1; j < depthMax; j++) {
+      radix[j] = cards[lay.branching[t][j]];
+    }
+    return radix;
+  }
+
+  /**
+   * The checks of node {@code j} of tree {@code t}: the root's fields; a parent before the node, one level
+   * up; depths in order, at most the branching's length; a branch value the branching variable has.
+   */
+  private static void checkNode(int t, int j, int par, int dep, int br, int parentDepth, int previousDepth,
+      int[] radix) throws Corrupt {
+    if (j == 0) {
+      if (par != -1 || dep != 0 || br != -1) {
+        throw new Corrupt("tree " + t + ": bad root");
+      }
+      return;
+    }
+    if (par < 0 || par >= j) {
+      throw new Corrupt("tree " + t + ": bad parent index");
+    }
+    if (dep != parentDepth + 1 || dep < previousDepth || dep > radix.length) {
+      throw new Corrupt("tree " + t + ": bad depths");
+    }
+    if (br < 0 || br >= radix[dep - 1]) {
+      throw new Corrupt("tree " + t + ": branch value out of range");
+    }
+  }
+
+  /**
+   * Copy tree {@code t}'s nodes into {@code nodes} (the per-node arrays read with a stride of
+   * {@code stride} entries per node: the cell table's card, the node table's 1) and its cells; add a child
+   * block for every node above the leaves. Returns the next cell offset.
+   */
+  private static int copyTree(int t, Layout lay, int[] radix, int[] par, int[] dep, int[] br, double[] conc,
+      int stride, long[] cnt, double[] lpr, Nodes nodes, int cellOff) {
+    int card = lay.treeCard[t];
+    int n = lay.treeNodeStart[t + 1] - lay.treeNodeStart[t];
+    int off = lay.treeNodeStart[t];
+    for (int j = 0; j < n; j++) {
+      int f = j * stride;
       nodes.parent[off + j] = par[f] < 0 ? -1 : off + par[f];
       nodes.depth[off + j] = dep[f];
       nodes.branch[off + j] = br[f];
       nodes.concentration[off + j] = conc[f];
-      nodes.cellStart[off + j] = cellOff + f;
+      nodes.cellStart[off + j] = cellOff + j * card;
       nodes.childStart[off + j] = -1;
     }
-    // a child block for every node above the leaves (filled by linkChildren)
     for (int j = 0; j < n; j++) {
-      int d = dep[j * card];
-      if (d < depthMax) {
+      int d = dep[j * stride];
+      if (d < radix.length) {
         nodes.childStart[off + j] = nodes.childCells;
         int[] block = new int[radix[d]];
         Arrays.fill(block, -1);

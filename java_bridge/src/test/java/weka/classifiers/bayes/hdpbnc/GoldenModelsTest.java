@@ -53,6 +53,39 @@ class GoldenModelsTest {
     check(name, data(name), name + ".proba.csv");
   }
 
+  /** The same models as format 1.0 and 2.0 files (the cell table), which this reader keeps reading. */
+  @ParameterizedTest
+  @MethodSource("names")
+  void legacyCellTablesGiveTheSameProbabilities(String name) throws Exception {
+    check("legacy/" + name, data(name), name + ".proba.csv");
+    check("legacy/" + name, data(name, "edge_data"), name + ".edge.proba.csv");
+    HDPModel nodes = ModelFile.read(TestFiles.golden().resolve(name + ".hdpbnc"));
+    HDPModel cells = ModelFile.read(TestFiles.golden().resolve("legacy").resolve(name + ".hdpbnc"));
+    assertEquals(cells.numCells(), nodes.numCells());
+    assertEquals(cells.describe(), nodes.describe());
+  }
+
+  /** The node table's list columns as the reader hands them out: offsets by the cardinality, every item. */
+  @org.junit.jupiter.api.Test
+  void theNodeTablesListsAreReadWithTheirOffsets() throws Exception {
+    byte[] bytes = Files.readAllBytes(TestFiles.golden().resolve("weather-kdb1-hdp.hdpbnc"));
+    ArrowFileReader reader = new ArrowFileReader(bytes);
+    assertEquals(java.util.Arrays.asList(ModelFile.NODE_COLUMNS), reader.fieldNames());
+    List<ArrowFileReader.Column> tree1 = reader.readBatch(1);
+    ArrowFileReader.Column count = tree1.get(5);
+    ArrowFileReader.Column logProb = tree1.get(6);
+    assertEquals(ArrowFileReader.ColumnType.LIST_INT64, count.type);
+    assertEquals(ArrowFileReader.ColumnType.LIST_FLOAT64, logProb.type);
+    assertEquals(8, count.length); // the temperature tree: 8 nodes of 3 values (docs/model-format.md section 7)
+    assertArrayEquals(new int[] {0, 3, 6, 9, 12, 15, 18, 21, 24}, count.offsets);
+    assertEquals(24, count.items);
+    assertArrayEquals(new long[] {4, 6, 4, 2, 4, 3}, java.util.Arrays.copyOf((long[]) count.values, 6));
+    assertEquals(-1.233906, ((double[]) logProb.values)[0], 1e-6);
+    assertEquals(-1.056416, ((double[]) logProb.values)[23], 1e-6);
+    List<ArrowFileReader.Column> lazy = reader.readBatch(1, false);
+    assertArrayEquals((double[]) logProb.values, (double[]) ArrowFileReader.values(lazy.get(6)), 0.0);
+  }
+
   /** Missing values, labels unseen in training, values on (every member's) cut points, far values. */
   @ParameterizedTest
   @MethodSource("names")

@@ -154,15 +154,15 @@ class ModelFileErrorsTest {
   void newerMajorVersionAndOtherFormat() throws Exception {
     byte[] g = golden();
     String s = new String(g, StandardCharsets.ISO_8859_1);
-    byte[] newer = s.replace("\"format_version\":[1,0]", "\"format_version\":[3,0]").getBytes(
+    byte[] newer = s.replace("\"format_version\":[3,0]", "\"format_version\":[4,0]").getBytes(
       StandardCharsets.ISO_8859_1);
     assertTrue(!java.util.Arrays.equals(g, newer), "format_version not found in the golden file");
     String msg = fails(newer);
-    assertTrue(msg.contains("model format 3.0 is newer"), msg);
+    assertTrue(msg.contains("model format 4.0 is newer"), msg);
     byte[] other = s.replace("\"format\":\"hdp-bnc-model\"", "\"format\":\"hdp-bnc-modeX\"").getBytes(
       StandardCharsets.ISO_8859_1);
     assertTrue(fails(other).contains("not an hdp-bnc model file"));
-    byte[] minor = s.replace("\"format_version\":[1,0]", "\"format_version\":[1,7]").getBytes(
+    byte[] minor = s.replace("\"format_version\":[3,0]", "\"format_version\":[3,7]").getBytes(
       StandardCharsets.ISO_8859_1);
     assertTrue(fails(minor).contains("checksum mismatch"), "a newer minor is read, but the checksum covers it");
   }
