@@ -11,7 +11,9 @@ on a cut point and far outside the training range. Python's tests
 (``tests/test_modelfile.py``) and, later, the Java reader's tests check both.
 
 Re-run it only when a change to the model file format or to the estimates is intended, and say so
-in the commit message: the files pin the estimates bit for bit.
+in the commit message: the files pin the estimates bit for bit. ``legacy/`` holds the same models in
+the cell table of formats 1.0 and 2.0, as written before 3.0; this script does not touch them (a
+changed estimate makes them stale: then write them again with ``save_model(clf, path, layout="cells")``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ MODELS = {
                       dict(structure="kdb", k=2, estimator="hdp", iterations=300, random_state=7)),
     "diabetes-tan-mestimate": ("diabetes.arff",
                                dict(structure="tan", estimator="m-estimate", random_state=0)),
-    # ensembles (format 2.0): members with their own cut points, orders and seeds
+    # ensembles (format 3.0 with members; 2.0 in legacy/): members with their own cut points, orders and seeds
     "diabetes-eskdb-hdp": ("diabetes.arff",
                            dict(structure="eskdb", n_members=3, k=2, estimator="hdp", iterations=100,
                                 random_state=3)),

@@ -72,7 +72,7 @@ public final class HDPModel implements Serializable {
   final String m_PackageVersion;
   final long m_Rows;
 
-  // ---- ensembles (model format 2.0): this object is member 0's network, m_Members all members
+  // ---- ensembles (model format 2.0, or 3.0 with members): this object is member 0's network, m_Members all members
   /** every member's network (member 0 first), or null for a single network */
   HDPModel[] m_Members;
   /** the members' weights (positive), or null for a single network */

@@ -308,7 +308,8 @@ public final class ModelFile {
   // building the model (the checks of _rebuild_trees in modelfile.py)
   // ------------------------------------------------------------------------------------------
   /**
-   * A format 2.0 model: each member's network keys over the common keys, its trees' batches in turn.
+   * An ensemble (format 2.0, or 3.0 with members): each member's network keys over the common keys, its
+   * trees' batches in turn.
    */
   private static HDPModel buildEnsemble(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
     List<?> parts = asList(doc.get("members"));
@@ -352,7 +353,7 @@ public final class ModelFile {
   }
 
   /**
-   * A single network (format 1.0, or one member of an ensemble), in the steps the checks follow: the
+   * A single network (format 1.0 or 3.0, or one member of an ensemble), in the steps the checks follow: the
    * attributes, the class, the structure, the trees' layout, the nodes and cells of every tree, and
    * finally the child tables that link each node to the context it refines.
    */
