@@ -7,7 +7,8 @@ and the final model on all the data, 11 fits), once with ``weka.classifiers.baye
 options: the default ESKDB) and once with ``weka.classifiers.trees.RandomForest`` (no options: 100
 trees), one after the other, round by round, in the same minutes. The package zip (built with
 ``mvn -B -o package -DskipTests`` unless ``--zip`` names one) is installed into a temporary Weka home;
-the daemon trains with the Python running this script (``HDP_BNC_PYTHON``), so no environment is made.
+the daemon trains with the Python running this script, or ``--python`` (``HDP_BNC_PYTHON``), so no
+environment is made.
 A first HDPBayesNet run, not timed, starts the daemon and warms numba's cache; every timed run is a
 whole ``java`` process (the JVM's start included, for both). Prints each run's wall time and Weka's
 figures (percent correct, RMSE), and the minimum of each side with their ratio.
@@ -45,6 +46,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--zip", type=Path, help="the package zip (default: build it with Maven)")
     ap.add_argument("--weka-examples", type=Path, default=WEKA_EXAMPLES)
+    ap.add_argument("--python", default=sys.executable,
+                    help="the daemon's Python (HDP_BNC_PYTHON; default this one): a script that runs Python on "
+                         "another checkout compares that code's daemon with the same script")
     args = ap.parse_args(argv)
     data = args.data or [args.weka_examples / "credit-g.arff", args.weka_examples / "segment-challenge.arff"]
     for path in data:
@@ -58,13 +62,13 @@ def main(argv=None) -> int:
         zip_path = next((ROOT / "java_bridge" / "target").glob("HDPBayesNet-*.zip"))
     home = Path(tempfile.mkdtemp(prefix="weka-home-"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
-    env.update(WEKA_HOME=str(home), HDP_BNC_PYTHON=sys.executable)
+    env.update(WEKA_HOME=str(home), HDP_BNC_PYTHON=args.python)
     java = ["java", "-Xmx2g", f"-Duser.home={home}", "-cp", cp]
     spool = home / "spool"
     try:
         subprocess.run(java + ["weka.core.WekaPackageManager", "-install-package", str(zip_path)], env=env, cwd=home,
                        check=True, capture_output=True, text=True)
-        print(f"# {zip_path.name} in a fresh Weka home; {os.cpu_count()} CPUs; daemon's Python {sys.executable}")
+        print(f"# {zip_path} in a fresh Weka home; {os.cpu_count()} CPUs; daemon's Python {args.python}")
         for path in data:
             times: dict[str, list[float]] = {name: [] for name in CLASSIFIERS}
             for r in range(-1, args.rounds):
