@@ -78,7 +78,6 @@ NODE_SCHEMA = pa.schema(
 )
 #: the node table's per-node columns; its list columns are the cells' ``count`` and ``log_prob``
 NODE_COLUMNS = ("parent", "depth", "branch", "group", "concentration")
-CELL_LISTS = ("count", "log_prob")
 _NUMPY_TYPES = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8"), pa.float64(): np.dtype("<f8")}
 #: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles,
 #: so single-network files are what they were before ensembles existed. categorical_features is not
@@ -124,34 +123,42 @@ def _classes_document(classes: np.ndarray) -> dict:
                                           for v in classes.tolist()]}
 
 
-def _cell_columns(tables: ProbabilityTables, concentrations, node_group) -> list[list[np.ndarray]]:
-    """The columns of every tree's record batch, as numpy arrays in CELL_SCHEMA order."""
+def _trees(tables: ProbabilityTables, concentrations, node_group):
+    """Per tree, what both layouts write: (tree, cardinality, nodes, its cells' slice, parent indices
+    within the tree, per-node group and concentration (-1 and NaN without HDP))."""
     tr = tables.trees
-    batches = []
-    raw = tr.raw_counts()
     for t in range(tr.n_trees):
         lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
-        card = int(tr.tree_card[t])
-        n_nodes = hi - lo
-        c_lo, c_hi = int(tr.node_cell_start[lo]), int(tr.node_cell_start[hi])
-        rep = lambda a: np.repeat(np.asarray(a), card)  # noqa: E731 - per node -> per cell
         parent = tr.node_parent[lo:hi].copy()
         parent[parent >= 0] -= lo
         if node_group is None:
-            group = np.full(n_nodes, -1, np.int64)
-            conc = np.full(n_nodes, np.nan)
+            group = np.full(hi - lo, -1, np.int64)
+            conc = np.full(hi - lo, np.nan)
         else:
             group = np.asarray(node_group[lo:hi], np.int64)
             conc = np.asarray(concentrations, np.float64)[group]
+        cells = slice(int(tr.node_cell_start[lo]), int(tr.node_cell_start[hi]))
+        yield t, int(tr.tree_card[t]), slice(lo, hi), cells, parent, group, conc
+
+
+def _cell_columns(tables: ProbabilityTables, concentrations, node_group) -> list[list[np.ndarray]]:
+    """The columns of every tree's record batch of the cell table (1.0, 2.0), as numpy arrays in
+    CELL_SCHEMA order."""
+    tr = tables.trees
+    raw = tr.raw_counts()
+    batches = []
+    for t, card, nodes, cells, parent, group, conc in _trees(tables, concentrations, node_group):
+        n_nodes = nodes.stop - nodes.start
+        rep = lambda a: np.repeat(np.asarray(a), card)  # noqa: E731 - per node -> per cell
         batches.append([
             np.full(n_nodes * card, t, "<i4"),
             rep(np.arange(n_nodes)).astype("<i4"),
             rep(parent).astype("<i4"),
-            rep(tr.node_depth[lo:hi]).astype("<i4"),
-            rep(tr.node_branch[lo:hi]).astype("<i4"),
+            rep(tr.node_depth[nodes]).astype("<i4"),
+            rep(tr.node_branch[nodes]).astype("<i4"),
             np.tile(np.arange(card), n_nodes).astype("<i4"),
-            raw[c_lo:c_hi].astype("<i8"),
-            np.ascontiguousarray(tables.log_probs[c_lo:c_hi], "<f8"),
+            raw[cells].astype("<i8"),
+            np.ascontiguousarray(tables.log_probs[cells], "<f8"),
             rep(group).astype("<i4"),
             rep(conc).astype("<f8"),
         ])
@@ -159,33 +166,21 @@ def _cell_columns(tables: ProbabilityTables, concentrations, node_group) -> list
 
 
 def _node_columns(tables: ProbabilityTables, concentrations, node_group) -> list[list]:
-    """The columns of every tree's record batch of format 3.0, in NODE_SCHEMA order: five per-node numpy
-    arrays, then the cells' counts and log-probabilities as (offsets, values) pairs."""
+    """The columns of every tree's record batch of the node table (3.0), in NODE_SCHEMA order: five
+    per-node numpy arrays, then the cells' counts and log-probabilities as (offsets, values) pairs."""
     tr = tables.trees
-    batches = []
     raw = tr.raw_counts()
-    for t in range(tr.n_trees):
-        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
-        card = int(tr.tree_card[t])
-        n_nodes = hi - lo
-        c_lo, c_hi = int(tr.node_cell_start[lo]), int(tr.node_cell_start[hi])
-        parent = tr.node_parent[lo:hi].copy()
-        parent[parent >= 0] -= lo
-        if node_group is None:
-            group = np.full(n_nodes, -1, np.int64)
-            conc = np.full(n_nodes, np.nan)
-        else:
-            group = np.asarray(node_group[lo:hi], np.int64)
-            conc = np.asarray(concentrations, np.float64)[group]
-        offsets = np.arange(0, (n_nodes + 1) * card, card, dtype="<i4")
+    batches = []
+    for _, card, nodes, cells, parent, group, conc in _trees(tables, concentrations, node_group):
+        offsets = np.arange(0, (nodes.stop - nodes.start + 1) * card, card, dtype="<i4")
         batches.append([
             parent.astype("<i4"),
-            np.asarray(tr.node_depth[lo:hi]).astype("<i4"),
-            np.asarray(tr.node_branch[lo:hi]).astype("<i4"),
+            np.asarray(tr.node_depth[nodes]).astype("<i4"),
+            np.asarray(tr.node_branch[nodes]).astype("<i4"),
             group.astype("<i4"),
             conc.astype("<f8"),
-            (offsets, raw[c_lo:c_hi].astype("<i8")),
-            (offsets, np.ascontiguousarray(tables.log_probs[c_lo:c_hi], "<f8")),
+            (offsets, raw[cells].astype("<i8")),
+            (offsets, np.ascontiguousarray(tables.log_probs[cells], "<f8")),
         ])
     return batches
 
@@ -197,15 +192,11 @@ def _digest(model_json: bytes, training_json: bytes, batches) -> str:
     h.update(model_json)
     h.update(training_json)
     for cols in batches:
-        if len(cols) == len(NODE_SCHEMA):  # 3.0: a list column is hashed as its offsets, then its values
-            for col, field in zip(cols, NODE_SCHEMA):
-                if isinstance(col, tuple):
-                    h.update(np.ascontiguousarray(col[0], "<i4").view(np.uint8))
-                    h.update(np.ascontiguousarray(col[1], _NUMPY_TYPES[field.type.value_type]).view(np.uint8))
-                else:
-                    h.update(np.ascontiguousarray(col, _NUMPY_TYPES[field.type]).view(np.uint8))
-            continue
-        for col, field in zip(cols, CELL_SCHEMA):
+        for col, field in zip(cols, NODE_SCHEMA if len(cols) == len(NODE_SCHEMA) else CELL_SCHEMA):
+            if isinstance(col, tuple):  # a list column (3.0): its offsets, then its items
+                offsets, col = col
+                h.update(np.ascontiguousarray(offsets, "<i4").view(np.uint8))
+                field = field.type.value_field
             h.update(np.ascontiguousarray(col, _NUMPY_TYPES[field.type]).view(np.uint8))  # its bytes, no copy
     return h.hexdigest()
 
