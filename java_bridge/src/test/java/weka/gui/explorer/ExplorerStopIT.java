@@ -220,8 +220,10 @@ class ExplorerStopIT {
 
   void awaitPanelReady(String when, long millis) throws Exception {
     long end = System.currentTimeMillis() + millis;
-    while (!(onEdt(() -> "" + m_Panel.m_StartBut.isEnabled()).equals("true") && m_Panel.m_RunThread == null)
-      && System.currentTimeMillis() < end) {
+    // all three: the panel's run thread ends by enabling Start, disabling Stop and forgetting itself, one
+    // after the other, so a look between two of them sees Start on and Stop still on (seen once in CI)
+    while (!(onEdt(() -> m_Panel.m_StartBut.isEnabled() + " " + m_Panel.m_StopBut.isEnabled()).equals("true false")
+      && m_Panel.m_RunThread == null) && System.currentTimeMillis() < end) {
       noDialog(when);
       Thread.sleep(20);
     }
