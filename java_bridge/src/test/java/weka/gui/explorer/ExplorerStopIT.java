@@ -220,8 +220,8 @@ class ExplorerStopIT {
 
   void awaitPanelReady(String when, long millis) throws Exception {
     long end = System.currentTimeMillis() + millis;
-    // all three: the panel's run thread ends by enabling Start, disabling Stop and forgetting itself, one
-    // after the other, so a look between two of them sees Start on and Stop still on (seen once in CI)
+    // all three: Weka's panel sets them in separate steps when its run ends; CI once looked in between and
+    // saw Start on and no run thread with Stop still on
     while (!(onEdt(() -> m_Panel.m_StartBut.isEnabled() + " " + m_Panel.m_StopBut.isEnabled()).equals("true false")
       && m_Panel.m_RunThread == null) && System.currentTimeMillis() < end) {
       noDialog(when);
