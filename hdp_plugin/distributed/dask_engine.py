@@ -222,7 +222,7 @@ class DaskEngine:
         from ..hdp.rng import tree_states
         from ..hdp.sampler import SamplerResult
         from ..params import default_burn_in
-        from ..hdp.trees import subset_trees
+        from ..hdp.trees import take_trees
 
         started = time.perf_counter()
         given = burn_in
@@ -233,7 +233,7 @@ class DaskEngine:
                   "first_check": first_check}
         futs = {}
         for tr in np.argsort(-sizes, kind="stable"):
-            futs[int(tr)] = self.client.submit(_sample_trees, subset_trees(trees, [tr]), states[[tr]], kwargs,
+            futs[int(tr)] = self.client.submit(_sample_trees, take_trees(trees, [tr]), states[[tr]], kwargs,
                                                priority=int(sizes[tr]), pure=False)
         done = 0
         parts = {}

@@ -17,7 +17,9 @@ Reproducibility and parallelism: member ``e`` draws everything from its own seed
 ensemble is the same bit for bit whatever the number of threads. The members are fitted by the
 pipeline of every model (:mod:`hdp_plugin.model.pipeline`): in memory on threads (the counting and
 selection kernels release the GIL), and then the trees of **all** members are sampled in one run: one
-set of Stirling tables, one pool of threads taking the largest trees first. Nothing is written to disk.
+set of Stirling tables, one pool of threads taking the largest trees first, a tree that poses the
+same problem as another member's (nominal data: the same attribute and parents) sampled once and copied
+(:func:`hdp_plugin.hdp.trees.tree_sources`). Nothing is written to disk.
 
 This module holds what a fitted ensemble is (:class:`Member`) and how a model, single network or
 ensemble, predicts.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hdp.tables import laplace, m_estimate
-from ..hdp.trees import ContextTrees, concatenate_trees
+from ..hdp.trees import ContextTrees, concatenate_trees, take_trees, tree_sources
 
 
 @dataclass
@@ -70,10 +70,13 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
         combined, cell_start = trees[0], np.array([0, trees[0].n_cells], np.int64)
     else:
         combined, cell_start = concatenate_trees(trees)
-    res = sample(combined, iterations=iterations, burn_in=burn_in, tying=tying, random_state=random_state,
-                 n_jobs=n_jobs, progress=progress, tolerance=tolerance, first_check=first_check)
+    res, shared = _sample_once_each(combined, sample, random_state, tying, dict(
+        iterations=iterations, burn_in=burn_in, tying=tying, n_jobs=n_jobs, progress=progress, tolerance=tolerance,
+        first_check=first_check))
     info = dict(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
                 **stopping_info(res, tolerance))
+    if shared:
+        info["shared_trees"] = shared
     if getattr(res, "cpu_seconds", None) is not None:
         info["sampler_cpu_seconds"] = res.cpu_seconds
     log_probs, groups, concs = [], [], []
@@ -93,3 +96,50 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
         concs.append(res.concentrations[g_lo:max(g_hi, g_lo)].copy())
         node_lo += t.n_nodes
     return Estimates(log_probs, groups, concs, info)
+
+
+def _sample_once_each(trees: ContextTrees, sample, random_state, tying: str, kwargs: dict):
+    """``sample(trees, random_state=..., **kwargs)``, every estimation problem sampled once.
+
+    A tree that poses the same problem as an earlier one (:func:`~hdp_plugin.hdp.trees.tree_sources`:
+    the same nodes and counts, as an ensemble's members often share on categorical data) is not sampled:
+    it gets a copy of the earlier tree's tables, concentrations and final counts. The other trees run
+    on their own streams exactly as they would among all the trees (a tree's chain reads only its own
+    stream and counts), so sharing changes nothing but the copies. Returns ``(result, number of trees
+    that took a copy)``.
+    """
+    from dataclasses import replace
+
+    from ..hdp.rng import tree_states
+    from ..hdp.sampler import tying_groups
+
+    source = tree_sources(trees)
+    copies = source != np.arange(trees.n_trees)
+    if not copies.any():
+        return sample(trees, random_state=random_state, **kwargs), 0
+    keep = np.flatnonzero(~copies)
+    sub = take_trees(trees, keep)
+    res = sample(sub, random_state=tree_states(random_state, trees.n_trees)[keep], **kwargs)
+    at = np.empty(trees.n_trees, np.int64)
+    at[keep] = np.arange(keep.size)
+    src = at[source]  # every tree's tree in ``sub``
+
+    def spread(sub_start, full_start):
+        """Index into ``sub``'s per-item arrays of every item of every tree (items: nodes, cells or
+        groups, laid out per tree by the ``*_start`` offsets)."""
+        lengths = np.diff(full_start)
+        return np.arange(int(full_start[-1]), dtype=np.int64) + np.repeat(sub_start[src] - full_start[:-1], lengths)
+
+    node_start = np.asarray(trees.tree_node_start, np.int64)
+    cell_start = np.asarray(trees.node_cell_start, np.int64)[node_start]
+    sub_cell_start = np.asarray(sub.node_cell_start, np.int64)[np.asarray(sub.tree_node_start, np.int64)]
+    sub_groups = tying_groups(sub, tying)[2]
+    groups = np.concatenate(([0], np.cumsum(np.diff(sub_groups)[src]))).astype(np.int64)
+    nodes = spread(np.asarray(sub.tree_node_start, np.int64), node_start)
+    cells = spread(sub_cell_start, cell_start)
+    node_tree = np.asarray(trees.node_tree, np.int64)
+    node_group = res.node_group[nodes] - sub_groups[src][node_tree] + groups[node_tree]
+    tree_its = None if res.tree_iterations is None else np.asarray(res.tree_iterations)[src]
+    return replace(res, probabilities=res.probabilities[cells], concentrations=res.concentrations[spread(sub_groups, groups)],
+                   node_group=node_group, table_counts=res.table_counts[cells],
+                   customer_counts=res.customer_counts[cells], tree_iterations=tree_its), int(copies.sum())
