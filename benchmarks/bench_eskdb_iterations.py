@@ -132,7 +132,7 @@ def run_fold_rules(name: str, path: str, r: int, f: int, out: str, seed_offset: 
     rec, fit_s = convergence.recorded_fit(clf, train, RULE_GRID)
     trees = rec.trees
     cs = trees.node_cell_start[trees.tree_node_start]
-    cost = tree_costs(trees)
+    cost = np.where(rec.copies, 0.0, tree_costs(trees))  # a copy of another tree's tables costs nothing
     points = {}
     for i in RULE_FIXED:
         convergence._set_tables(clf, rec.tables(i))

@@ -85,14 +85,30 @@ class _Recorder:
 
 
 def recorded_fit(clf, train, grid):
-    """Fit ``clf`` on ``train`` with a :class:`_Recorder` of ``grid`` as its engine: ``(recorder, seconds)``."""
+    """Fit ``clf`` on ``train`` with a :class:`_Recorder` of ``grid`` as its engine: ``(recorder, seconds)``.
+
+    The recorder's trees and sums are then those of all the model's trees (its members' one after the
+    other): the engine sampled one tree per estimation problem (``hdp_plugin.model.estimate``), and a
+    tree that shares another's problem takes that tree's sums, as the fit gave it that tree's tables.
+    ``recorder.copies`` marks those trees (no sampling of their own: no cost)."""
     from hdp_plugin.distributed import use_engine
+    from hdp_plugin.hdp.trees import concatenate_trees, tree_sources
+    from hdp_plugin.model.estimate import shared_cells
 
     rec = _Recorder(grid)
     t0 = time.perf_counter()
     with use_engine(rec):
         clf.fit(train)
-    return rec, time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    nets = [mb.tables.trees for mb in clf.members_] if hasattr(clf, "members_") else [clf.tables_.trees]
+    trees = nets[0] if len(nets) == 1 else concatenate_trees(nets)[0]
+    cells = shared_cells(trees)
+    if cells is not None:
+        rec.sums = {i: s[cells] for i, s in rec.sums.items()}
+    if any(s.shape[0] != trees.n_cells for s in rec.sums.values()):
+        raise RuntimeError("the recorded sums do not cover the model's cells")
+    rec.trees, rec.copies = trees, tree_sources(trees) != np.arange(trees.n_trees)
+    return rec, seconds
 
 
 def _set_tables(clf, p: np.ndarray) -> None:
@@ -135,7 +151,7 @@ def rule_tables(rec, mode: str, tol: float, first: int = RULE_CHECKS[0], weighte
     cost as a fraction of running every tree to the last check)."""
     trees = rec.trees
     cs = trees.node_cell_start[trees.tree_node_start]
-    cells = np.diff(cs).astype(np.float64)
+    cells = np.where(rec.copies, 0.0, np.diff(cs).astype(np.float64))  # a shared tree is sampled once
     stop = np.full(trees.n_trees, RULE_CHECKS[-1], np.int64)
     done = np.zeros(trees.n_trees, bool)
     for i in RULE_CHECKS[:-1]:
