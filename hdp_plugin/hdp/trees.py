@@ -29,6 +29,7 @@ blocks read from disk or counted elsewhere.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -554,7 +555,8 @@ def tree_sources(trees: ContextTrees) -> np.ndarray:
 
     The HDP sampler's result for a tree reads nothing else (its stream aside), so such trees need one
     chain, not several: an ensemble's members often share one (the same attribute with the same parents,
-    every member coding both alike: categorical data). Returns an int64 array of shape (n_trees,).
+    every member coding both alike: categorical data). Trees are told apart by a SHA-256 digest of those
+    arrays (among trees of the same sizes only). Returns an int64 array of shape (n_trees,).
     """
     n = trees.n_trees
     source = np.arange(n, dtype=np.int64)
@@ -567,17 +569,19 @@ def tree_sources(trees: ContextTrees) -> np.ndarray:
     cards = np.asarray(trees.cardinalities, np.int64)
     vs = np.asarray(trees.branch_vars, np.int64)
     radix = np.where(vs < 0, int(trees.n_classes), cards[np.maximum(vs, 0)] if cards.size else 1)
-    # only trees whose sizes match another's are compared, by their arrays' bytes (exact, no hash)
+    # only trees whose sizes match another's are compared, by a SHA-256 digest of their arrays (what
+    # is kept of a tree seen: 32 bytes, not its arrays)
     shape = np.stack([np.asarray(trees.tree_card, np.int64), n_nodes, n_cells, n_vars], axis=1)
     _, inverse, counts = np.unique(shape, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
+    vstart = np.asarray(trees.tree_var_start, np.int64)
     first: dict[bytes, int] = {}
     for t in np.flatnonzero(counts[inverse] > 1):
         lo, hi = int(ns[t]), int(ns[t + 1])
-        parent = trees.node_parent[lo:hi]
-        key = b"".join(np.ascontiguousarray(a, np.int64).tobytes() for a in (
-            shape[t], radix[int(trees.tree_var_start[t]):int(trees.tree_var_start[t + 1])],
-            np.where(parent >= 0, parent - lo, -1), trees.node_depth[lo:hi], trees.node_branch[lo:hi],
-            trees.leaf_counts[int(cs[lo]):int(cs[hi])]))
-        source[t] = first.setdefault(key, int(t))
+        parent = np.asarray(trees.node_parent[lo:hi], np.int64)
+        h = hashlib.sha256()
+        for a in (shape[t], radix[int(vstart[t]):int(vstart[t + 1])], np.where(parent >= 0, parent - lo, -1),
+                  trees.node_depth[lo:hi], trees.node_branch[lo:hi], trees.leaf_counts[int(cs[lo]):int(cs[hi])]):
+            h.update(np.ascontiguousarray(a, np.int64))
+        source[t] = first.setdefault(h.digest(), int(t))
     return source
