@@ -228,6 +228,10 @@ DAEMON_POLL_SECONDS = 0.5
 #: cross-validation come one after another (docs/spool-protocol.md section 5: a credit-g job's round trip
 #: went from 1.0 s to under 0.5 s), and a look costs a directory listing or a stat
 BRISK_POLL_SECONDS = 0.01
+#: a client that has published a job nudges the daemons of its host through their heartbeat's wake_port
+#: (hdp_plugin.daemon.wake): the longest it waits for the loopback connection (a nudge lost is only a later
+#: look)
+WAKE_CONNECT_SECONDS = 0.2
 DAEMON_GRACE_SECONDS = 10.0
 #: default resource limits of a daemon (``run --max-input-mb/--max-cardinality``; ``--max-cells`` is MAX_CELLS)
 DEFAULT_MAX_INPUT_BYTES = 1 << 30

@@ -700,3 +700,79 @@ def test_a_free_daemon_looks_at_new_soon_after_a_job_and_every_poll_later(tmp_pa
         assert d._next_look(now) == 0.5
     finally:
         d.pool.stop()
+
+
+def test_a_nudge_from_a_client_ends_the_daemons_wait_at_once(tmp_path):
+    """A client that publishes a job nudges the daemons of its host through their heartbeat's wake_port
+    (hdp_plugin.daemon.wake): the daemon's wait for workers or its next look at new/ ends there, not
+    after its --poll; a real daemon writes the port and listens on it."""
+    from hdp_plugin.daemon.service import Daemon as InProcess
+    from hdp_plugin.daemon.service import Settings
+    from hdp_plugin.daemon.wake import WakeSocket
+
+    d = InProcess(tmp_path / "spool", Settings(poll=120))
+    d.spool.create()
+    d.waker = WakeSocket()
+    try:
+        assert isinstance(d.waker.port, int)
+        d.beat(force=True)
+        hb = client.daemons(d.spool.root)[0]
+        assert hb["wake_port"] == d.waker.port
+        waiter = threading.Thread(target=d.pool.wait, args=(120, d.waker), daemon=True)  # no workers: the socket only
+        waiter.start()
+        time.sleep(0.2)
+        assert waiter.is_alive()  # nothing to end the wait yet
+        client.publish(d.spool.root, WEATHER, {"structure": "nb"}, name="nudged")
+        waiter.join(30)
+        assert not waiter.is_alive(), "publishing a job did not end the daemon's wait"
+        assert d.waker.drain() == 0  # the nudge was accepted and closed by the wait
+    finally:
+        d.waker.close()
+    # a real daemon: the port in its heartbeat takes a connection, and a job published is done
+    spool = tmp_path / "real"
+    with daemon(spool, "--poll", "60", log=tmp_path / "daemon.log"):
+        hb = wait_until(lambda: next(iter(client.daemons(spool)), None), 60, "the heartbeat")
+        assert isinstance(hb["wake_port"], int) and not isinstance(hb["wake_port"], bool)
+        from hdp_plugin.daemon.wake import wake
+
+        assert wake(spool) == 1
+        client.publish(spool, WEATHER, {"structure": "nb"}, name="after-nudge")
+        wait_until(lambda: (P.Spool(spool).job(P.DONE, "after-nudge") / P.RESULT_FILE).exists(), 120, "the job")
+
+
+def test_a_nudge_goes_only_to_this_hosts_listening_daemons_and_never_fails(tmp_path):
+    """wake() reads every heartbeat and connects only where a port of this host is written; other hosts,
+    stopping daemons, bad ports, unreadable heartbeats and a port nobody listens on are passed over
+    without an error (polling finds the job anyway)."""
+    import socket as so
+
+    from hdp_plugin.daemon.wake import WakeSocket, wake
+
+    assert wake(tmp_path / "no-spool") == 0
+    folder = tmp_path / "spool" / "daemons"
+    folder.mkdir(parents=True)
+    ws = WakeSocket()
+    closed = so.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead_port = closed.getsockname()[1]
+    closed.close()  # nobody listens there now
+    here = so.gethostname()
+    docs = {"live": {"host": here, "wake_port": ws.port},
+            "other-host": {"host": "not-" + here + "-at-all", "wake_port": ws.port},
+            "stopping": {"host": here, "wake_port": ws.port, "state": "stopping"},
+            "no-port": {"host": here}, "null-port": {"host": here, "wake_port": None},
+            "text-port": {"host": here, "wake_port": str(ws.port)}, "bool-port": {"host": here, "wake_port": True},
+            "big-port": {"host": here, "wake_port": 70000}, "dead": {"host": here, "wake_port": dead_port}}
+    for name, doc in docs.items():
+        (folder / f"{name}.json").write_text(json.dumps(doc))
+    (folder / "garbage.json").write_text("{not json")
+    (folder / "list.json").write_text("[1, 2]")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(folder / "fifo.json")  # never opened for reading: a reader would block
+    try:
+        assert wake(tmp_path / "spool") == 1  # the live one only
+        time.sleep(0.1)
+        assert ws.drain() == 1
+    finally:
+        ws.close()
+    assert ws.drain() == 0  # closed: nothing to accept, no error

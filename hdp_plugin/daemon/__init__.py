@@ -5,7 +5,8 @@ The protocol: :mod:`.protocol` (job schema, error codes, limits; re-exports the 
 liveness). Its two sides: :mod:`.client` (publish, wait, cancel, status, stop) and the daemon:
 :mod:`.service` (its life and loop), :mod:`.workers` (supervision of the worker processes),
 :mod:`.claiming`, :mod:`.ledger` (moves of jobs to their next state), :mod:`.recovery` (crash recovery),
-:mod:`.sweeping`, :mod:`.heartbeat`, and :mod:`.jobs` (run one job, in a worker). :mod:`.commands` is
+:mod:`.sweeping`, :mod:`.heartbeat`, :mod:`.wake` (clients nudge a waiting daemon) and :mod:`.jobs` (run one
+job, in a worker). :mod:`.commands` is
 the ``hdp-bnc daemon`` sub-app.
 """
 

@@ -15,6 +15,7 @@ from .. import config
 from .._fs import fsync_directory
 from ..errors import JobError
 from . import protocol as P
+from .wake import wake
 
 def new_job_name(prefix: str = "job") -> str:
     """A fresh, unique job name: ``<prefix>-<UTC time>-<pid>-<random>``."""
@@ -75,6 +76,7 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    wake(sp.root)  # the daemons of this host look at new/ now, not at their next poll
     return name
 
 

@@ -21,8 +21,9 @@ log = logs.logger(__name__)
 
 
 def document(*, daemon_id: str, state: str, started: float, now: float, settings, workers: list,
-             done: int, failed: int, process_started: float | None = None) -> dict:
-    """The heartbeat document of a daemon (``settings``: its :class:`~hdp_plugin.daemon.service.Settings`)."""
+             done: int, failed: int, process_started: float | None = None, wake_port: int | None = None) -> dict:
+    """The heartbeat document of a daemon (``settings``: its :class:`~hdp_plugin.daemon.service.Settings`;
+    ``wake_port``: the loopback port it listens on for nudges, :mod:`hdp_plugin.daemon.wake`)."""
     return {
         "protocol": P.PROTOCOL_VERSION, "daemon": daemon_id, "pid": os.getpid(), "host": socket.gethostname(),
         "version": __version__, "python": sys.executable, "state": state, "started_unix": started,
@@ -35,7 +36,7 @@ def document(*, daemon_id: str, state: str, started: float, now: float, settings
         "limits": {"max_input_bytes": settings.limits.max_input_bytes,
                    "max_cardinality": settings.limits.max_cardinality,
                    "max_cells": settings.limits.max_cells},
-        "done": done, "failed": failed,
+        "done": done, "failed": failed, "wake_port": wake_port,
     }
 
 

@@ -10,7 +10,8 @@ a requeue (counted as a lost attempt) instead of losing every running job. Proce
 numba's parallel layer to one launcher per process, which numba's default ``workqueue`` layer
 requires. Each worker pays numba's start-up once, in a warm-up before it takes its first job.
 
-Polling is the source of truth: the supervisor lists ``new/`` every ``poll`` seconds. Signals
+Polling is the source of truth: the supervisor lists ``new/`` every ``poll`` seconds (sooner after a
+job, and at once when a client that published a job nudges it: :mod:`.wake`). Signals
 (SIGTERM, SIGINT) and the ``daemons/<id>.stop`` marker only set a stop event; the loop then stops
 claiming, lets running jobs finish for ``grace`` seconds, puts back the ones still running, and
 exits cleanly. On start, and every few seconds, jobs left in ``claimed/<dead daemon>/`` are
@@ -19,7 +20,7 @@ requeued with their attempt counter raised.
 The :class:`Daemon` here owns the daemon's life (start, the loop, stop, shutdown) and composes the
 parts that do the work: :mod:`.workers` (supervision of the worker processes), :mod:`.claiming`,
 :mod:`.ledger` (the moves of jobs to their next state), :mod:`.recovery` (crash recovery),
-:mod:`.sweeping` and :mod:`.heartbeat`.
+:mod:`.sweeping`, :mod:`.heartbeat` and :mod:`.wake` (the loopback socket clients nudge it through).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from .claiming import Claimer, waiting
 from .jobs import Limits
 from .ledger import Ledger
 from .recovery import Recovery
+from .wake import WakeSocket
 from .workers import Worker, WorkerPool
 
 log = logs.logger(__name__)
@@ -87,6 +89,7 @@ class Daemon:
         self.claimer = Claimer(self.spool, self.id, self.ledger)
         self.recovery = Recovery(self.spool, self.id, self.ledger)
         self.heartbeat = heartbeat.Heartbeat(self.spool, self.id, self.settings.heartbeat)
+        self.waker: WakeSocket | None = None  # listening from start() on
 
     @property
     def workers(self) -> list[Worker]:
@@ -141,6 +144,7 @@ class Daemon:
         self.lock = P.DaemonLock(self.spool.lock(self.id))
         self.lock.acquire()
         (self.spool.dir(P.CLAIMED) / self.id).mkdir(mode=0o700)
+        self.waker = WakeSocket()
         self.beat(force=True)
         log.info("daemon %s serving %s with %d worker(s)", self.id, self.spool.root, self.settings.workers)
         self.recover()
@@ -179,6 +183,8 @@ class Daemon:
                 log.warning("cannot remove %s: %s", mine, exc)
         P.remove_quietly(self.spool.heartbeat(self.id))
         P.remove_quietly(self.spool.stop_marker(self.id))
+        if self.waker is not None:
+            self.waker.close()
         if self.lock is not None:
             self.lock.release()
             P.remove_quietly(self.spool.lock(self.id))
@@ -192,7 +198,8 @@ class Daemon:
         """Write the heartbeat if one is due (or ``force``)."""
         self.heartbeat.beat(lambda now: heartbeat.document(
             daemon_id=self.id, state=self.state, started=self.started, now=now, settings=self.settings,
-            workers=self.workers, done=self.done, failed=self.failed, process_started=self.process_started),
+            workers=self.workers, done=self.done, failed=self.failed, process_started=self.process_started,
+            wake_port=self.waker.port if self.waker is not None else None),
             force=force)
 
     def stop_requested(self) -> bool:
@@ -271,7 +278,7 @@ class Daemon:
                 self.stop_event.set()
                 return None
         self.beat()
-        self.pool.wait(self._next_look(now))
+        self.pool.wait(self._next_look(now), self.waker)
         return None
 
     def _next_look(self, now: float) -> float:

@@ -201,16 +201,22 @@ class WorkerPool:
                 w.process.kill()
 
     # --- messages and deaths ------------------------------------------------------------
-    def wait(self, timeout: float) -> None:
-        """Wait up to ``timeout`` seconds for a message or a death; handle what came."""
+    def wait(self, timeout: float, wake=None) -> None:
+        """Wait up to ``timeout`` seconds for a message, a death or a nudge on ``wake`` (a
+        :class:`~hdp_plugin.daemon.wake.WakeSocket`, or None); handle what came."""
         waitables = {}
         for w in self.workers:
             waitables[w.conn] = w
             waitables[w.process.sentinel] = w
+        if wake is not None and wake.sock is not None:
+            waitables[wake] = None
         ready = mpc.wait(list(waitables), timeout=timeout) if waitables else time.sleep(timeout) or []
         dead = []
         for r in ready:
             w = waitables[r]
+            if w is None:  # a client published a job: drain the nudges, the loop looks at new/ next
+                r.drain()
+                continue
             if r is w.conn and w in self.workers:
                 self._on_message(w)
         for w in list(self.workers):

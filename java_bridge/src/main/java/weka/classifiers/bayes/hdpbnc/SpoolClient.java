@@ -67,6 +67,10 @@ public final class SpoolClient {
   static final long POLL_MILLIS = 200;
   /** The shortest wait between two looks at a job (the daemon's config.BRISK_POLL_SECONDS). */
   static final long BRISK_POLL_MILLIS = 10;
+  /** The longest wait for the loopback connection that nudges a daemon (the daemon's config.WAKE_CONNECT_SECONDS). */
+  static final int WAKE_CONNECT_MILLIS = 200;
+  /** The largest heartbeat read for its wake-up port (the daemon's documents are a few hundred bytes). */
+  static final long MAX_HEARTBEAT_BYTES = 1 << 20;
 
   /**
    * Milliseconds until the next look at a job that has waited {@code ageMillis}: a tenth of its age, between
@@ -250,6 +254,62 @@ public final class SpoolClient {
     }
   }
 
+  private static volatile String s_LocalHost;
+
+  /** {@link #localHost()}, looked up once (a name lookup can be slow on some systems). */
+  private static String cachedLocalHost() {
+    String h = s_LocalHost;
+    if (h == null) {
+      h = localHost();
+      s_LocalHost = h;
+    }
+    return h;
+  }
+
+  /**
+   * Nudges the daemons of this host that serve the spool and listen for it (docs/spool-protocol.md, section
+   * 6b): for every heartbeat with a {@code wake_port} and this host's name, a connection to that port of the
+   * loopback interface, closed at once. The daemon then looks at {@code new/} at once instead of at its next
+   * poll. Never fails: a daemon not reached finds the job at its next look.
+   *
+   * @param root the spool
+   * @return how many daemons were reached
+   */
+  static int wake(Path root) {
+    int reached = 0;
+    Path dir = root.resolve("daemons");
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.json")) {
+      for (Path p : ds) {
+        if (p.getFileName().toString().startsWith(".") || !Files.isRegularFile(p)
+          || Files.size(p) > MAX_HEARTBEAT_BYTES) {
+          continue; // not a heartbeat (a FIFO would block the read)
+        }
+        Object beat = readJson(p);
+        if (!(beat instanceof Map)) {
+          continue;
+        }
+        Map<?, ?> h = (Map<?, ?>) beat;
+        Object port = h.get("wake_port");
+        Object host = h.get("host");
+        if (!(port instanceof Long) || ((Long) port) < 1 || ((Long) port) > 65535 || !(host instanceof String)
+          || "stopping".equals(h.get("state"))
+          || !shortHost((String) host).equalsIgnoreCase(shortHost(cachedLocalHost()))) {
+          continue;
+        }
+        try (java.net.Socket s = new java.net.Socket()) {
+          s.connect(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), ((Long) port).intValue()),
+            WAKE_CONNECT_MILLIS);
+          reached++;
+        } catch (IOException e) {
+          // not listening (any more): polling finds the job
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // no daemons/ to read: nothing to nudge
+    }
+    return reached;
+  }
+
   /**
    * The ids of the live daemons of a spool.
    *
@@ -406,6 +466,7 @@ public final class SpoolClient {
       deleteTree(tmp);
       throw e;
     }
+    wake(m_Root); // the daemons of this host look at new/ now, not at their next poll
     m_Job = name;
     return name;
   }

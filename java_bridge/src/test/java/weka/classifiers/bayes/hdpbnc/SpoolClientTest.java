@@ -120,6 +120,49 @@ class SpoolClientTest {
     assertEquals(SpoolClient.POLL_MILLIS, SpoolClient.nextLookMillis(3_600_000));
   }
 
+  /**
+   * A job published nudges the daemons of this host through their heartbeat's wake_port (docs/spool-protocol.md,
+   * section 6b): a connection to that port of the loopback interface; heartbeats of another host, of a stopping
+   * daemon or without a usable port are passed over, and a port nobody listens on is no error.
+   */
+  @Test
+  void publishingAJobNudgesTheListeningDaemonsOfThisHost() throws Exception {
+    String here = java.net.InetAddress.getLocalHost().getHostName();
+    try (java.net.ServerSocket listening = new java.net.ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress());
+      java.net.ServerSocket other = new java.net.ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress())) {
+      listening.setSoTimeout(20000);
+      other.setSoTimeout(300);
+      int dead;
+      try (java.net.ServerSocket closed = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        dead = closed.getLocalPort();
+      }
+      Path daemons = m_Spool.resolve("daemons");
+      Files.write(daemons.resolve("fake.json"), ("{\"host\":" + Json.write(here) + ",\"wake_port\":"
+        + listening.getLocalPort() + ",\"state\":\"running\"}").getBytes(StandardCharsets.UTF_8));
+      Files.write(daemons.resolve("elsewhere.json"), ("{\"host\":\"not-" + here + "-at-all\",\"wake_port\":"
+        + other.getLocalPort() + "}").getBytes(StandardCharsets.UTF_8));
+      Files.write(daemons.resolve("stopping.json"), ("{\"host\":" + Json.write(here) + ",\"wake_port\":"
+        + other.getLocalPort() + ",\"state\":\"stopping\"}").getBytes(StandardCharsets.UTF_8));
+      Files.write(daemons.resolve("text.json"), ("{\"host\":" + Json.write(here) + ",\"wake_port\":\""
+        + other.getLocalPort() + "\"}").getBytes(StandardCharsets.UTF_8));
+      Files.write(daemons.resolve("dead.json"), ("{\"host\":" + Json.write(here) + ",\"wake_port\":" + dead + "}")
+        .getBytes(StandardCharsets.UTF_8));
+      Files.write(daemons.resolve("garbage.json"), "{not json".getBytes(StandardCharsets.UTF_8));
+      SpoolClient c = client(0);
+      Map<String, Object> params = new LinkedHashMap<>();
+      params.put("structure", "nb");
+      c.publish(weather(), params);
+      try (java.net.Socket nudge = listening.accept()) {
+        assertEquals(-1, nudge.getInputStream().read(), "a nudge carries no data and is closed at once");
+      }
+      assertThrows(java.net.SocketTimeoutException.class, () -> other.accept().close(),
+        "another host's, a stopping daemon's or a text port was nudged");
+      assertEquals(1, SpoolClient.wake(m_Spool)); // the listening daemon only, again
+      listening.accept().close();
+      assertEquals(0, SpoolClient.wake(m_Spool.resolve("no-such-spool")));
+    }
+  }
+
   @Test
   void aModelComesBack() throws Exception {
     SpoolClient c = client(0);
