@@ -6,7 +6,7 @@ A daemon with an idle worker looks at ``new/`` sooner after a job than after a l
 that long. So the daemon also listens on a TCP socket of the loopback interface (an ephemeral port,
 written as ``wake_port`` in its heartbeat), and a client that has just published a job connects to the
 ``wake_port`` of every daemon of its host and closes the connection at once. The daemon accepts and
-closes every pending connection, reads nothing from them, and looks at ``new/``.
+closes every connection, reads nothing from them, and looks at ``new/``.
 
 Polling stays the source of truth: a daemon that cannot listen writes no port, a client that cannot
 connect does nothing more, and either way the job is claimed at the next look. A connection carries no
@@ -16,8 +16,10 @@ make the daemon list ``new/`` again.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import socket
+import threading
 from pathlib import Path
 
 from .. import config
@@ -29,18 +31,27 @@ log = logs.logger(__name__)
 
 
 class WakeSocket:
-    """The daemon's listening socket (loopback, ephemeral port, non-blocking); ``port`` is None when
-    the daemon could not listen (it then only polls)."""
+    """The daemon's listening socket (loopback, ephemeral port); ``port`` is None when the daemon could not
+    listen (it then only polls).
+
+    A thread of its own accepts the connections (closing each at once, reading nothing) and says so on a
+    pipe whose reading end, :meth:`waitable`, the daemon's loop waits on with its workers' pipes: a pipe
+    connection is waitable on every platform (``multiprocessing.connection.wait``), a listening socket is
+    not on Windows. The thread looks at :meth:`close` every ``ACCEPT_SECONDS``.
+    """
+
+    ACCEPT_SECONDS = 0.5
 
     def __init__(self) -> None:
         self.sock: socket.socket | None = None
         self.port: int | None = None
+        self._closed = threading.Event()
         try:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
                 s.bind(("127.0.0.1", 0))
                 s.listen(16)
-                s.setblocking(False)
+                s.settimeout(self.ACCEPT_SECONDS)
             except OSError:
                 s.close()
                 raise
@@ -48,29 +59,54 @@ class WakeSocket:
             log.info("no wake-up socket (%s): looking at new/ by polling only", exc)
             return
         self.sock, self.port = s, int(s.getsockname()[1])
+        self._recv, self._send = multiprocessing.Pipe(duplex=False)
+        self._thread = threading.Thread(target=self._serve, name="hdp-bnc-wake", daemon=True)
+        self._thread.start()
 
-    def fileno(self) -> int:
-        return self.sock.fileno() if self.sock is not None else -1
+    def _serve(self) -> None:
+        sock = self.sock  # its own reference: close() drops the attribute
+        while not self._closed.is_set():
+            try:
+                conn, _ = sock.accept()
+            except socket.timeout:
+                continue
+            except OSError as exc:  # closed, or a connection reset before it was accepted
+                if self._closed.is_set():
+                    break
+                log.debug("wake-up socket: %s", exc)
+                self._closed.wait(0.05)  # not a busy loop on a lasting error (no descriptors left)
+                continue
+            conn.close()
+            try:
+                self._send.send_bytes(b"w")
+            except OSError:  # the reading end is closed: the daemon has stopped
+                self._send.close()
+                return
+        self._send.close()
+
+    def waitable(self):
+        """What the daemon's loop waits on (None without a socket): readable after a nudge."""
+        return self._recv if self.sock is not None else None
 
     def drain(self) -> int:
-        """Accept and close every pending connection (nothing is read); return how many."""
+        """Take the nudges that came (each was accepted and closed already); return how many."""
         n = 0
-        while self.sock is not None:
-            try:
-                conn, _ = self.sock.accept()
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError as exc:  # a connection reset before it was accepted, or a closed socket
-                log.debug("wake-up socket: %s", exc)
-                break
-            conn.close()
-            n += 1
+        try:
+            while self.sock is not None and self._recv.poll():
+                self._recv.recv_bytes()
+                n += 1
+        except (OSError, EOFError):
+            pass
         return n
 
     def close(self) -> None:
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
+        """Stop listening (the thread ends within ``ACCEPT_SECONDS``; nothing waits for it)."""
+        if self.sock is None:
+            return
+        self._closed.set()
+        self.sock.close()
+        self._recv.close()
+        self.sock = None
 
 
 def same_host(host) -> bool:

@@ -208,14 +208,15 @@ class WorkerPool:
         for w in self.workers:
             waitables[w.conn] = w
             waitables[w.process.sentinel] = w
-        if wake is not None and wake.sock is not None:
-            waitables[wake] = None
+        nudges = wake.waitable() if wake is not None else None
+        if nudges is not None:
+            waitables[nudges] = None
         ready = mpc.wait(list(waitables), timeout=timeout) if waitables else time.sleep(timeout) or []
         dead = []
         for r in ready:
             w = waitables[r]
-            if w is None:  # a client published a job: drain the nudges, the loop looks at new/ next
-                r.drain()
+            if w is None:  # a client published a job: take the nudges, the loop looks at new/ next
+                wake.drain()
                 continue
             if r is w.conn and w in self.workers:
                 self._on_message(w)
