@@ -122,6 +122,7 @@ public final class SpoolClient {
     m_TimeoutSeconds = timeoutSeconds;
     m_Verbose = verbose;
     m_Feedback = new Feedback(null, verbose);
+    lookUpHost(); // for wake(), by the time the first job is published
   }
 
   /**
@@ -254,28 +255,45 @@ public final class SpoolClient {
     }
   }
 
+  /** This host's name for {@link #wake}, once looked up (null until then). */
   private static volatile String s_LocalHost;
+  private static final java.util.concurrent.atomic.AtomicBoolean s_HostLookup =
+    new java.util.concurrent.atomic.AtomicBoolean();
 
-  /** {@link #localHost()}, looked up once (a name lookup can be slow on some systems). */
-  private static String cachedLocalHost() {
-    String h = s_LocalHost;
-    if (h == null) {
-      h = localHost();
-      s_LocalHost = h;
+  /** @return true once this host's name is known ({@link #lookUpHost}) */
+  static boolean hostKnown() {
+    return s_LocalHost != null;
+  }
+
+  /**
+   * Looks up this host's name once per JVM, on a thread of its own: {@code InetAddress.getLocalHost()} asks
+   * the name service, which takes seconds on some machines (macOS without its name in /etc/hosts), and no
+   * job waits for it.
+   */
+  static void lookUpHost() {
+    if (s_HostLookup.compareAndSet(false, true)) {
+      Thread t = new Thread(() -> s_LocalHost = localHost(), "HDPBayesNet host name");
+      t.setDaemon(true);
+      t.start();
     }
-    return h;
   }
 
   /**
    * Nudges the daemons of this host that serve the spool and listen for it (docs/spool-protocol.md, section
    * 6b): for every heartbeat with a {@code wake_port} and this host's name, a connection to that port of the
    * loopback interface, closed at once. The daemon then looks at {@code new/} at once instead of at its next
-   * poll. Never fails: a daemon not reached finds the job at its next look.
+   * poll. Never fails and never waits for the host's name ({@link #lookUpHost}: none is nudged until it is
+   * known): a daemon not reached finds the job at its next look.
    *
    * @param root the spool
    * @return how many daemons were reached
    */
   static int wake(Path root) {
+    lookUpHost();
+    String here = s_LocalHost;
+    if (here == null) {
+      return 0;
+    }
     int reached = 0;
     Path dir = root.resolve("daemons");
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.json")) {
@@ -293,12 +311,13 @@ public final class SpoolClient {
         Object host = h.get("host");
         if (!(port instanceof Long) || ((Long) port) < 1 || ((Long) port) > 65535 || !(host instanceof String)
           || "stopping".equals(h.get("state"))
-          || !shortHost((String) host).equalsIgnoreCase(shortHost(cachedLocalHost()))) {
+          || !shortHost((String) host).equalsIgnoreCase(shortHost(here))) {
           continue;
         }
         try (java.net.Socket s = new java.net.Socket()) {
-          s.connect(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), ((Long) port).intValue()),
-            WAKE_CONNECT_MILLIS);
+          // 127.0.0.1, where the daemon listens, even where Java would prefer IPv6's ::1 as the loopback address
+          java.net.InetAddress loopback = java.net.InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
+          s.connect(new java.net.InetSocketAddress(loopback, ((Long) port).intValue()), WAKE_CONNECT_MILLIS);
           reached++;
         } catch (IOException e) {
           // not listening (any more): polling finds the job

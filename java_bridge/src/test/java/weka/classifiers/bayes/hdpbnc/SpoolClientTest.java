@@ -128,12 +128,13 @@ class SpoolClientTest {
   @Test
   void publishingAJobNudgesTheListeningDaemonsOfThisHost() throws Exception {
     String here = java.net.InetAddress.getLocalHost().getHostName();
-    try (java.net.ServerSocket listening = new java.net.ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress());
-      java.net.ServerSocket other = new java.net.ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress())) {
+    java.net.InetAddress loopback = java.net.InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
+    try (java.net.ServerSocket listening = new java.net.ServerSocket(0, 16, loopback);
+      java.net.ServerSocket other = new java.net.ServerSocket(0, 16, loopback)) {
       listening.setSoTimeout(20000);
       other.setSoTimeout(300);
       int dead;
-      try (java.net.ServerSocket closed = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      try (java.net.ServerSocket closed = new java.net.ServerSocket(0, 1, loopback)) {
         dead = closed.getLocalPort();
       }
       Path daemons = m_Spool.resolve("daemons");
@@ -149,6 +150,10 @@ class SpoolClientTest {
         .getBytes(StandardCharsets.UTF_8));
       Files.write(daemons.resolve("garbage.json"), "{not json".getBytes(StandardCharsets.UTF_8));
       SpoolClient c = client(0);
+      long end = System.currentTimeMillis() + 20000;
+      while (!SpoolClient.hostKnown() && System.currentTimeMillis() < end) {
+        Thread.sleep(10); // the host's name is looked up on a thread of its own
+      }
       Map<String, Object> params = new LinkedHashMap<>();
       params.put("structure", "nb");
       c.publish(weather(), params);
