@@ -43,7 +43,7 @@ def run(
         Optional[float],
         typer.Option("--idle-exit", help="Exit after this many seconds with no job queued or running; by default never."),
     ] = None,
-    poll: Annotated[float, typer.Option("--poll", help="Seconds between looks at new/ (polling is the source of truth).")] = config.DAEMON_POLL_SECONDS,
+    poll: Annotated[float, typer.Option("--poll", help="Most seconds between looks at new/ (polling is the source of truth; sooner after a job, and at once when a client that published a job nudges the daemon through a loopback port: docs/spool-protocol.md section 6b).")] = config.DAEMON_POLL_SECONDS,
     grace: Annotated[
         float,
         typer.Option("--grace", help="On SIGTERM, SIGINT or 'stop': seconds running jobs get to finish before they are put back in new/."),
