@@ -102,12 +102,13 @@ def recorded_fit(clf, train, grid):
     seconds = time.perf_counter() - t0
     nets = [mb.tables.trees for mb in clf.members_] if hasattr(clf, "members_") else [clf.tables_.trees]
     trees = nets[0] if len(nets) == 1 else concatenate_trees(nets)[0]
-    cells = shared_cells(trees)
+    source = tree_sources(trees)
+    cells = shared_cells(trees, source)
     if cells is not None:
         rec.sums = {i: s[cells] for i, s in rec.sums.items()}
     if any(s.shape[0] != trees.n_cells for s in rec.sums.values()):
         raise RuntimeError("the recorded sums do not cover the model's cells")
-    rec.trees, rec.copies = trees, tree_sources(trees) != np.arange(trees.n_trees)
+    rec.trees, rec.copies = trees, source != np.arange(trees.n_trees)
     return rec, seconds
 
 

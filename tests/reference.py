@@ -169,3 +169,26 @@ def exact_posterior_means(parent, leaf_counts, card, group, root_c=2.0, max_conf
                 est[j] = n[j] * a + b * est[parent[j]]
         acc += w * est
     return acc / total_w
+
+
+# --------------------------------------------------------------------------------------------
+# Context trees
+def relaid_trees(trees, index):
+    """Trees ``index`` (in that order) of ``trees`` laid out again tree by tree in NumPy
+    (``ContextTrees.from_nodes``, what a model file's reader does): the oracle of the one-call kernel
+    layout of ``build_trees`` and of the slicing of ``take_trees``."""
+    from hdp_plugin.hdp.trees import ContextTrees, TreeNodes
+
+    parts = []
+    for tr in np.asarray(index, dtype=np.int64):
+        lo, hi = int(trees.tree_node_start[tr]), int(trees.tree_node_start[tr + 1])
+        vlo, vhi = int(trees.tree_var_start[tr]), int(trees.tree_var_start[tr + 1])
+        card = int(trees.tree_card[tr])
+        cells = trees.leaf_counts[int(trees.node_cell_start[lo]):int(trees.node_cell_start[hi])]
+        parts.append(TreeNodes(
+            attr=int(trees.attrs[tr]), card=card,
+            branching=[int(v) for v in trees.branch_vars[vlo:vhi]],
+            parent=np.where(trees.node_parent[lo:hi] >= 0, trees.node_parent[lo:hi] - lo, -1),
+            depth=trees.node_depth[lo:hi].copy(), branch=trees.node_branch[lo:hi].copy(),
+            counts=cells.copy()))
+    return ContextTrees.from_nodes(parts, trees.n_classes, trees.cardinalities)

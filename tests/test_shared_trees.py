@@ -1,8 +1,9 @@
 """Trees that pose the same estimation problem are sampled once (an ensemble's members on nominal data).
 
-``tree_sources`` finds them, ``take_trees`` cuts the others out of the flat arrays (the same arrays as
-the NumPy layout of ``subset_trees``), and the estimation step gives every copy its source's tables,
-concentrations and counts while the other trees keep exactly the result of sampling them all.
+``tree_sources`` finds them, ``take_trees`` cuts the others out of the flat arrays (the arrays of laying
+them out again, ``relaid_trees`` of tests/reference.py), and the estimation step gives every copy its
+source's tables, concentrations and counts while the other trees keep exactly the result of sampling
+them all.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import pytest
 from hdp_plugin import BayesNetClassifier, _seeds, read_dataset
 from hdp_plugin.hdp.rng import tree_states
 from hdp_plugin.hdp.sampler import sample
-from hdp_plugin.hdp.trees import ContextTrees, build_trees, concatenate_trees, subset_trees, take_trees, tree_sources
+from hdp_plugin.hdp.trees import ContextTrees, build_trees, concatenate_trees, take_trees, tree_sources
+from reference import relaid_trees
 from hdp_plugin.model.estimate import _sample_once_each
 
 VOTE = Path(__file__).parent.parent / "examples" / "vote.arff"
@@ -44,7 +46,7 @@ def test_taking_trees_gives_the_arrays_of_laying_them_out_again(seed):
     trees = concatenate_trees(parts)[0]
     for index in (np.arange(trees.n_trees), rng.permutation(trees.n_trees)[: rng.integers(1, trees.n_trees + 1)],
                   np.zeros(0, np.int64)):
-        want = subset_trees(trees, index) if index.size else ContextTrees.from_nodes([], trees.n_classes, trees.cardinalities)
+        want = relaid_trees(trees, index) if index.size else ContextTrees.from_nodes([], trees.n_classes, trees.cardinalities)
         got = take_trees(trees, index)
         for f in fields(ContextTrees):
             a, b = np.asarray(getattr(got, f.name)), np.asarray(getattr(want, f.name))

@@ -190,10 +190,11 @@ def test_radix_sort_equals_numpy(n, top):
 def test_compiled_and_numpy_layouts_are_the_same_arrays():
     from dataclasses import fields
 
-    from hdp_plugin.hdp.trees import ContextTrees, subset_trees
+    from hdp_plugin.hdp.trees import ContextTrees
+    from reference import relaid_trees
 
     trees = _some_trees()
-    again = subset_trees(trees, np.arange(trees.n_trees))  # the NumPy layout (what a model file's reader uses)
+    again = relaid_trees(trees, np.arange(trees.n_trees))  # the NumPy layout (what a model file's reader uses)
     for f in fields(ContextTrees):
         a, b = getattr(trees, f.name), getattr(again, f.name)
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=f.name)
@@ -207,7 +208,8 @@ def test_one_call_layout_equals_the_tree_by_tree_layout(seed):
     no rows, no kept attribute, and cells counted elsewhere (leaf_cells)."""
     from dataclasses import fields
 
-    from hdp_plugin.hdp.trees import ContextTrees, subset_trees
+    from hdp_plugin.hdp.trees import ContextTrees
+    from reference import relaid_trees
 
     n_rows = [0, 1, 5, 40, 300, 1000][seed % 6]
     rng, X, y, cards = _random(seed, n_rows, 5, 1 + seed % 3)
@@ -218,7 +220,7 @@ def test_one_call_layout_equals_the_tree_by_tree_layout(seed):
     trees = build_trees(X, y, cards, 1 + seed % 3, parents, kept, block=block)
     cells = count_leaf_cells(X, y, [(c, list(parents[c])) for c in kept], cards, 1 + seed % 3)
     counted = build_trees(None, None, cards, 1 + seed % 3, parents, kept, leaf_cells=cells)
-    again = subset_trees(trees, np.arange(trees.n_trees)) if kept else \
+    again = relaid_trees(trees, np.arange(trees.n_trees)) if kept else \
         ContextTrees.from_nodes([], 1 + seed % 3, cards)
     for f in fields(ContextTrees):
         for other in (again, counted):

@@ -32,7 +32,7 @@ from ..params import default_burn_in  # noqa: F401 - also this module's name for
 from . import kernels
 from .rng import tree_states
 from .stirling import grow_stirling_rows, stirling_ratios
-from .trees import ContextTrees
+from .trees import ContextTrees, branch_radices
 
 log = logging.getLogger(__name__)
 
@@ -705,9 +705,7 @@ class _StopPlan:
 
 def _max_children(trees: ContextTrees) -> np.ndarray:
     """Per tree, the most children a node can have: the largest radix among its branching variables."""
-    vs = np.asarray(trees.branch_vars, np.int64)
-    cards = np.asarray(trees.cardinalities, np.int64)
-    radices = np.where(vs < 0, int(trees.n_classes), cards[np.maximum(vs, 0)] if cards.size else 1)
+    radices = branch_radices(trees)
     # the largest of each tree's run of variables (reduceat over the non-empty runs), 1 for a tree without any
     start = np.asarray(trees.tree_var_start, np.int64)
     out = np.ones(trees.n_trees, np.int64)

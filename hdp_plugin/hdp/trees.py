@@ -97,7 +97,7 @@ class ContextTrees:
         depth): global node, cell and child indices, leaves and child tables (level by level, every
         node above the leaves with one slot per value of the variable it branches on).
 
-        The model-file reader and :func:`subset_trees` lay trees out with it, in NumPy (reading a model
+        The model-file reader lays trees out with it, in NumPy (reading a model
         file never imports numba); :func:`build_trees` lays a fit's trees out with one kernel call
         (:func:`~hdp_plugin.hdp.tree_kernels.lay_out_trees`), tested to give the same arrays. Raises
         ValueError if two nodes of a tree share a context.
@@ -468,24 +468,12 @@ def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarr
     return ContextTrees(n_classes=int(n_classes), **arrays), np.asarray(cell_start, np.int64)
 
 
-def subset_trees(trees: ContextTrees, index) -> ContextTrees:
-    """Trees ``index`` (in that order) of ``trees`` as their own :class:`ContextTrees`, with the same
-    attributes and cardinalities: a unit of work that samples on its own (each tree has its own random
-    stream and concentration groups, so sampling a subset with those trees' generator states gives
-    exactly their part of sampling all the trees)."""
-    parts = []
-    for tr in np.asarray(index, dtype=np.int64):
-        lo, hi = int(trees.tree_node_start[tr]), int(trees.tree_node_start[tr + 1])
-        vlo, vhi = int(trees.tree_var_start[tr]), int(trees.tree_var_start[tr + 1])
-        card = int(trees.tree_card[tr])
-        cells = trees.leaf_counts[int(trees.node_cell_start[lo]):int(trees.node_cell_start[hi])]
-        parts.append(TreeNodes(
-            attr=int(trees.attrs[tr]), card=card,
-            branching=[int(v) for v in trees.branch_vars[vlo:vhi]],
-            parent=np.where(trees.node_parent[lo:hi] >= 0, trees.node_parent[lo:hi] - lo, -1),
-            depth=trees.node_depth[lo:hi].copy(), branch=trees.node_branch[lo:hi].copy(),
-            counts=cells.copy()))
-    return ContextTrees.from_nodes(parts, trees.n_classes, trees.cardinalities)
+def branch_radices(trees: ContextTrees) -> np.ndarray:
+    """The number of values of every branching variable in ``trees.branch_vars`` (the classes for
+    ``-1``, else the attribute's cardinality): how many children a node branching on it can have."""
+    vs = np.asarray(trees.branch_vars, np.int64)
+    cards = np.asarray(trees.cardinalities, np.int64)
+    return np.where(vs < 0, int(trees.n_classes), cards[np.maximum(vs, 0)] if cards.size else 1)
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -497,10 +485,13 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def take_trees(trees: ContextTrees, index) -> ContextTrees:
-    """:func:`subset_trees`, the same arrays, by slicing the flat arrays rather than laying the trees
-    out again: every tree's nodes, cells, branching variables and child slots are contiguous and in tree
-    order, so each is a range to copy, its indices shifted. What a fit uses (a few milliseconds for an
-    ensemble's hundreds of trees, where the layout takes tens)."""
+    """Trees ``index`` (in that order) of ``trees`` as their own :class:`ContextTrees`, with the same
+    attributes and cardinalities: a unit of work that samples on its own (each tree has its own random
+    stream and concentration groups, so sampling a subset with those trees' generator states gives
+    exactly their part of sampling all the trees). The arrays ``ContextTrees.from_nodes`` would lay out
+    for those trees, cut from the flat arrays instead: every tree's nodes, cells, branching variables and
+    child slots are contiguous and in tree order, so each is a range to copy, its indices shifted (a few
+    milliseconds for an ensemble's hundreds of trees, where laying them out again takes tens)."""
     idx = np.asarray(index, dtype=np.int64).reshape(-1)
     ns, vs = np.asarray(trees.tree_node_start, np.int64), np.asarray(trees.tree_var_start, np.int64)
     cs = np.asarray(trees.node_cell_start, np.int64)
@@ -509,7 +500,7 @@ def take_trees(trees: ContextTrees, index) -> ContextTrees:
     depth = np.asarray(trees.node_depth, np.int64)
     cards = np.asarray(trees.cardinalities, np.int64)
     bv = np.asarray(trees.branch_vars, np.int64)
-    radix = np.where(bv < 0, int(trees.n_classes), cards[np.maximum(bv, 0)] if cards.size else 1)
+    radix = branch_radices(trees)
     inner = np.flatnonzero(~np.asarray(trees.is_leaf, np.bool_))
     slots = np.bincount(node_tree[inner], weights=radix[vs[node_tree[inner]] + depth[inner]],
                         minlength=trees.n_trees).astype(np.int64)
@@ -563,18 +554,16 @@ def tree_sources(trees: ContextTrees) -> np.ndarray:
     if n < 2:
         return source
     ns, cs = np.asarray(trees.tree_node_start, np.int64), np.asarray(trees.node_cell_start, np.int64)
+    vstart = np.asarray(trees.tree_var_start, np.int64)
     n_nodes = np.diff(ns)
     n_cells = cs[ns[1:]] - cs[ns[:-1]]
-    n_vars = np.diff(np.asarray(trees.tree_var_start, np.int64))
-    cards = np.asarray(trees.cardinalities, np.int64)
-    vs = np.asarray(trees.branch_vars, np.int64)
-    radix = np.where(vs < 0, int(trees.n_classes), cards[np.maximum(vs, 0)] if cards.size else 1)
+    n_vars = np.diff(vstart)
+    radix = branch_radices(trees)
     # only trees whose sizes match another's are compared, by a SHA-256 digest of their arrays (what
     # is kept of a tree seen: 32 bytes, not its arrays)
     shape = np.stack([np.asarray(trees.tree_card, np.int64), n_nodes, n_cells, n_vars], axis=1)
     _, inverse, counts = np.unique(shape, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
-    vstart = np.asarray(trees.tree_var_start, np.int64)
     first: dict[bytes, int] = {}
     for t in np.flatnonzero(counts[inverse] > 1):
         lo, hi = int(ns[t]), int(ns[t + 1])

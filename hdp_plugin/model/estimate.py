@@ -98,25 +98,26 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
     return Estimates(log_probs, groups, concs, info)
 
 
-def _sharing(trees: ContextTrees):
-    """``(keep, sub, src)`` of the trees that pose the same estimation problem as an earlier one
-    (:func:`~hdp_plugin.hdp.trees.tree_sources`), or None when none does: the trees sampled (``keep``, the
-    first of each problem), them as their own :class:`ContextTrees` (``sub``), and every tree's tree in
-    ``sub`` (``src``)."""
-    source = tree_sources(trees)
+def _sharing(trees: ContextTrees, source: np.ndarray | None = None):
+    """``(keep, src)`` for the trees that pose the same estimation problem as an earlier one
+    (``source``, by default :func:`~hdp_plugin.hdp.trees.tree_sources`), or None when none does: the
+    trees sampled (``keep``, the first of each problem) and every tree's place among them (``src``)."""
+    source = tree_sources(trees) if source is None else source
     copies = source != np.arange(trees.n_trees)
     if not copies.any():
         return None
     keep = np.flatnonzero(~copies)
     at = np.empty(trees.n_trees, np.int64)
     at[keep] = np.arange(keep.size)
-    return keep, take_trees(trees, keep), at[source]
+    return keep, at[source]
 
 
-def _spread(sub_start: np.ndarray, full_start: np.ndarray, src: np.ndarray) -> np.ndarray:
-    """The index into ``sub``'s per-item arrays of every item of every tree (items: nodes, cells or
-    groups, laid out tree by tree by the ``*_start`` offsets, ``sub``'s and the full trees')."""
+def _spread(full_start: np.ndarray, keep: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """The index, into the per-item arrays of the trees ``keep`` laid out one after the other, of every
+    item of every tree (items: nodes, cells or groups, laid out tree by tree by ``full_start``, whose
+    tree ``t`` takes the items of ``keep[src[t]]``)."""
     lengths = np.diff(full_start)
+    sub_start = np.concatenate(([0], np.cumsum(lengths[keep]))).astype(np.int64)
     return np.arange(int(full_start[-1]), dtype=np.int64) + np.repeat(sub_start[src] - full_start[:-1], lengths)
 
 
@@ -124,15 +125,13 @@ def _cell_starts(trees: ContextTrees) -> np.ndarray:
     return np.asarray(trees.node_cell_start, np.int64)[np.asarray(trees.tree_node_start, np.int64)]
 
 
-def shared_cells(trees: ContextTrees) -> np.ndarray | None:
+def shared_cells(trees: ContextTrees, source: np.ndarray | None = None) -> np.ndarray | None:
     """Where every cell of ``trees`` is among the cells of the trees the estimation step samples (one tree per
-    estimation problem, :func:`_sample_once_each`), or None when it samples them all: a sampler's per-cell
-    arrays for those trees, indexed with it, are the arrays of all of them."""
-    sharing = _sharing(trees)
-    if sharing is None:
-        return None
-    _, sub, src = sharing
-    return _spread(_cell_starts(sub), _cell_starts(trees), src)
+    estimation problem, :func:`_sample_once_each`; ``source`` as :func:`~hdp_plugin.hdp.trees.tree_sources`
+    gives it, computed when not given), or None when it samples them all: a sampler's per-cell arrays for
+    those trees, indexed with it, are the arrays of all of them."""
+    sharing = _sharing(trees, source)
+    return None if sharing is None else _spread(_cell_starts(trees), *sharing)
 
 
 def _sample_once_each(trees: ContextTrees, sample, random_state, tying: str, kwargs: dict):
@@ -153,16 +152,18 @@ def _sample_once_each(trees: ContextTrees, sample, random_state, tying: str, kwa
     sharing = _sharing(trees)
     if sharing is None:
         return sample(trees, random_state=random_state, **kwargs), 0
-    keep, sub, src = sharing
+    keep, src = sharing
+    sub = take_trees(trees, keep)
     res = sample(sub, random_state=tree_states(random_state, trees.n_trees)[keep], **kwargs)
-    node_start = np.asarray(trees.tree_node_start, np.int64)
+    # every tree's groups: its sampled tree's, renumbered in the order of all the trees
     sub_groups = tying_groups(sub, tying)[2]
-    groups = np.concatenate(([0], np.cumsum(np.diff(sub_groups)[src]))).astype(np.int64)
-    nodes = _spread(np.asarray(sub.tree_node_start, np.int64), node_start, src)
-    cells = _spread(_cell_starts(sub), _cell_starts(trees), src)
+    group_start = np.concatenate(([0], np.cumsum(np.diff(sub_groups)[src]))).astype(np.int64)
+    nodes = _spread(np.asarray(trees.tree_node_start, np.int64), keep, src)
+    cells = _spread(_cell_starts(trees), keep, src)
     node_tree = np.asarray(trees.node_tree, np.int64)
-    node_group = res.node_group[nodes] - sub_groups[src][node_tree] + groups[node_tree]
+    node_group = res.node_group[nodes] - sub_groups[src][node_tree] + group_start[node_tree]
     tree_its = None if res.tree_iterations is None else np.asarray(res.tree_iterations)[src]
-    return replace(res, probabilities=res.probabilities[cells], concentrations=res.concentrations[_spread(sub_groups, groups, src)],
-                   node_group=node_group, table_counts=res.table_counts[cells],
-                   customer_counts=res.customer_counts[cells], tree_iterations=tree_its), int(trees.n_trees - keep.size)
+    return replace(res, probabilities=res.probabilities[cells],
+                   concentrations=res.concentrations[_spread(group_start, keep, src)], node_group=node_group,
+                   table_counts=res.table_counts[cells], customer_counts=res.customer_counts[cells],
+                   tree_iterations=tree_its), int(trees.n_trees - keep.size)
