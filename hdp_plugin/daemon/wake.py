@@ -20,12 +20,11 @@ import multiprocessing
 import os
 import socket
 import threading
-from pathlib import Path
 
 from .. import config
 from . import logs
 from .fileops import read_json
-from .layout import DAEMONS
+from .layout import DAEMONS, Spool
 
 log = logs.logger(__name__)
 
@@ -121,13 +120,11 @@ def wake(spool: str | os.PathLike, timeout: float = config.WAKE_CONNECT_SECONDS)
     ``wake_port``): connect to the port on the loopback interface and close. Never raises; returns how
     many daemons were reached."""
     reached = 0
-    folder = Path(spool) / DAEMONS
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith(".")]
-    except OSError:
-        return 0
-    for name in names:
-        doc = read_json(folder / name)  # None when missing, malformed, too large or not a regular file
+    sp = Spool(spool)
+    for name in sp.names(DAEMONS):
+        if not name.endswith(".json"):
+            continue
+        doc = read_json(sp.heartbeat(name[: -len(".json")]))  # None: missing, malformed, too large, not a file
         if doc is None:
             continue
         port = doc.get("wake_port")
