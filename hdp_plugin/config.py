@@ -94,6 +94,12 @@ ROW_BLOCK = 65536
 #: SkDB's passes over in-memory rows take blocks of about this many seconds (from 1024 rows up to
 #: ROW_BLOCK), so that a cancel is seen between them soon; the sums do not depend on the blocks
 STRUCTURE_BLOCK_SECONDS = 0.25
+#: an ensemble's members that code the rows alike count their SkDB context tries together (one node per
+#: context of any member's parent prefix, structure/selective.py): a group shares one set of tries while
+#: a bound of its memory (from the rows and the parents' values) stays within this many bytes, or within
+#: SHARED_TRIES_MEMBERS times the bound of its largest member's own tries
+SHARED_TRIES_BYTES = 1 << 28
+SHARED_TRIES_MEMBERS = 8
 #: most values (rows x columns) a columnar file (Arrow, Feather, Parquet, CSV) may declare or decode to;
 #: checked before the values are decoded into arrays (about 8 bytes each)
 MAX_CELLS = 1 << 28

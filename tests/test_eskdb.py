@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hdp_plugin import BayesNetClassifier, read_dataset
+from hdp_plugin import BayesNetClassifier, config, read_dataset
 from hdp_plugin import _seeds
 from hdp_plugin.errors import ParameterError
 from hdp_plugin.hdp.rng import tree_states
@@ -211,6 +211,35 @@ def test_members_that_code_the_rows_alike_share_one_count(monkeypatch, diabetes,
     np.testing.assert_array_equal(shared.predict_proba(vote), alone.predict_proba(vote))
     for ma, mb in zip(shared.members_, alone.members_):
         assert ma.structure == mb.structure
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_members_that_code_the_rows_alike_share_their_tries(monkeypatch, n_jobs):
+    """On nominal data the members' SkDB tries are counted together (each shared context once): the same
+    model as every member counting its own, whatever the groups and the threads."""
+    from hdp_plugin.model import rows
+    from hdp_plugin.structure import selective
+
+    calls = []
+    real = selective.shared_tries
+    monkeypatch.setattr(selective, "shared_tries", lambda *a, **k: calls.append(len(a[4])) or real(*a, **k))
+    vote = read_dataset(VOTE)
+    shared = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
+    assert calls == [5]
+    monkeypatch.setattr(config, "SHARED_TRIES_BYTES", 0)
+    monkeypatch.setattr(config, "SHARED_TRIES_MEMBERS", 1)
+    calls.clear()
+    grouped = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
+    assert len(calls) >= 2 and sum(calls) == 5
+    calls.clear()
+    monkeypatch.setattr(rows.MemoryRows, "run_members", lambda self, step, n, alike=False: [
+        r for e in range(n) for r in step(self, [e])])
+    alone = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
+    assert calls == []
+    for other in (grouped, alone):
+        np.testing.assert_array_equal(shared.predict_proba(vote), other.predict_proba(vote))
+        for ma, mb in zip(shared.members_, other.members_):
+            assert ma.structure == mb.structure
 
 
 def test_members_differ_in_cut_points_and_orders(diabetes):

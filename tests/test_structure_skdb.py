@@ -505,3 +505,71 @@ def test_a_cell_limit_takes_the_best_model_that_fits():
     assert build_trees(X, y, card, 3, small.parents, small.kept).n_cells <= n_free - 1
     rmse = np.array(free.info["rmse"])
     assert rmse[small.info["n_star"], small.k] >= rmse[free.info["n_star"], free.k]
+
+
+def _random_parents(rng, n_attr, max_k):
+    """Every attribute's parents: up to ``max_k`` other attributes, in a random branching order."""
+    out = []
+    for a in range(n_attr):
+        others = [b for b in range(n_attr) if b != a]
+        k = int(rng.integers(0, min(max_k, len(others)) + 1))
+        out.append(tuple(int(v) for v in rng.permutation(others)[:k]))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_shared_tries_are_each_models_own_tries(seed):
+    """Tries counted together for several models (their shared contexts once) give every model exactly
+    the arrays of its own tries laid out canonically, with the same node count and class contexts;
+    models that share everything, nothing, or have no parents at all included."""
+    from hdp_plugin.structure.selective import TrieAccumulator, shared_tries
+
+    rng = np.random.default_rng(seed)
+    n_attr, C = int(rng.integers(1, 7)), int(rng.integers(1, 4))
+    X, y, card = random_data(seed, int(rng.integers(1, 400)), rng.integers(1, 6, n_attr), C)
+    models = [_random_parents(rng, n_attr, 4) for _ in range(int(rng.integers(1, 6)))]
+    models += [models[0], tuple(() for _ in range(n_attr))]
+    for parents, got in zip(models, shared_tries(X, y, card, C, models)):
+        acc = TrieAccumulator(card, C, parents)
+        acc.add(X, y)
+        own = acc.result(canonical=True)
+        assert got.n_nodes == own.n_nodes
+        assert np.array_equal(got.data, own.data) and np.array_equal(got.root, own.root)
+        assert np.array_equal(got.par_ptr, own.par_ptr) and np.array_equal(got.par_idx, own.par_idx)
+        assert np.array_equal(got.class_contexts, own.class_contexts)
+
+
+def test_share_groups_bound_the_shared_tries():
+    """Models are grouped in order; within the byte budget all share, and beyond it a group holds at most
+    ``members`` times its largest model's contexts (models that share nothing: ``members`` a group)."""
+    from hdp_plugin.structure.selective import share_groups
+
+    card, C, n_rows = [5] * 8, 2, 1000
+    same = [tuple(((a + 1) % 8,) for a in range(8))] * 7
+    assert share_groups(card, C, same, n_rows) == [list(range(7))]
+    assert share_groups(card, C, same, n_rows, budget=0, members=1) == [list(range(7))]  # nothing new
+    apart = [tuple(((a + e) % 8,) if (a + e) % 8 != a else () for a in range(8)) for e in range(1, 8)]
+    assert share_groups(card, C, apart, n_rows) == [list(range(7))]
+    groups = share_groups(card, C, apart, n_rows, budget=0, members=2)
+    assert [g for grp in groups for g in grp] == list(range(7)) and max(len(g) for g in groups) <= 3
+    assert share_groups(card, C, apart, n_rows, budget=0, members=1) == [[e] for e in range(7)]
+
+
+def test_members_coded_alike_select_what_each_selects_alone(monkeypatch):
+    """An ensemble's selection with the tries shared is each member's own selection, bit for bit
+    (grids, (n*, k*), parents and trie nodes), whatever the grouping."""
+    from hdp_plugin.structure.eskdb import member_order
+    from hdp_plugin.structure.selective import selective_kdb, selective_kdbs_alike
+
+    X, y, card = random_data(7, 600, [4, 6, 3, 5, 7, 2, 3, 4], 3)
+    stats = count_statistics(X, y, card, 3, pairs=True)
+    orders = [member_order(stats, None if e == 0 else np.random.default_rng(e))[1] for e in range(6)]
+    sm = Smoothing(1.0, hierarchical=True)
+    alone = [selective_kdb(X, y, stats, 3, m=sm, order=o) for o in orders]
+    for budget, members in ((None, None), (0, 1), (0, 2)):
+        if budget is not None:
+            monkeypatch.setattr(config, "SHARED_TRIES_BYTES", budget)
+            monkeypatch.setattr(config, "SHARED_TRIES_MEMBERS", members)
+        together = selective_kdbs_alike(X, y, [stats] * len(orders), 3, m=sm, orders=orders)
+        for a, b in zip(alone, together):
+            assert a.parents == b.parents and a.kept == b.kept and a.info == b.info

@@ -49,6 +49,8 @@ from .kernels import (
     loo_squared_errors_block,
     trie_canonical,
     trie_class_contexts,
+    stencil_counts,
+    stencil_trie,
     trie_insert_block,
     trie_merge,
 )
@@ -94,6 +96,40 @@ class ContextTries:
     class_contexts: np.ndarray
 
 
+def _parent_lists(parents) -> tuple[np.ndarray, np.ndarray]:
+    """Every attribute's parents as CSR arrays ``(par_ptr, par_idx)``."""
+    n_attr = len(parents)
+    par_ptr = np.zeros(n_attr + 1, dtype=np.int64)
+    par_ptr[1:] = np.cumsum(np.fromiter((len(p) for p in parents), np.int64, n_attr))
+    par_idx = np.array([q for p in parents for q in p], dtype=np.int64)
+    return par_ptr, par_idx
+
+
+def _root_offsets(card: np.ndarray, C: int, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(root, size)``: one root block per attribute laid out first, attribute ``a``'s of ``C + card[a] +
+    slots[a]`` cells at ``root[a]``."""
+    size = C + card + slots if card.shape[0] else np.zeros(0, np.int64)
+    root = np.concatenate(([0], np.cumsum(size)[:-1])).astype(np.int64) if card.shape[0] else np.zeros(0, np.int64)
+    return root, size
+
+
+def _first_parent_slots(card: np.ndarray, parents) -> np.ndarray:
+    """The child slots of every attribute's root in its own tries: its first parent's values (0 without)."""
+    first = np.fromiter((p[0] if p else -1 for p in parents), np.int64, card.shape[0])
+    return np.where(first >= 0, card[np.maximum(first, 0)], 0)
+
+
+def _root_blocks(card: np.ndarray, C: int, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The tries' array with one root block per attribute laid out first (class totals 0, then no value
+    block and no child yet, -1, in its ``card[a] + slots[a]`` slots): ``(data, root, cells used)``."""
+    root, size = _root_offsets(card, C, slots)
+    used = int(size.sum())
+    data = np.zeros(max(4 * used, 1024), dtype=np.int64)
+    offset = np.arange(used, dtype=np.int64) - np.repeat(root, size)
+    data[:used][offset >= C] = -1
+    return data, root, used
+
+
 class TrieAccumulator:
     """The context tries block by block: :meth:`add` blocks of codes, :meth:`merge` the tries of
     other rows (integers, so any split and order of the rows gives the same counts), :meth:`result`.
@@ -106,18 +142,10 @@ class TrieAccumulator:
         C = int(n_classes)
         n_attr = card.shape[0]
         # Step 1: parent lists as CSR arrays
-        par_ptr = np.zeros(n_attr + 1, dtype=np.int64)
-        par_ptr[1:] = np.cumsum(np.fromiter((len(p) for p in parents), np.int64, n_attr))
-        par_idx = np.array([q for p in parents for q in p], dtype=np.int64)
-        # Step 2: one root block per attribute (the class-only context), laid out first: class totals
-        # (0), then no value block and no child yet (-1) for each value and each value of its first parent
-        first = np.fromiter((p[0] if p else -1 for p in parents), np.int64, n_attr)
-        size = C + card + np.where(first >= 0, card[np.maximum(first, 0)], 0) if n_attr else np.zeros(0, np.int64)
-        root = np.concatenate(([0], np.cumsum(size)[:-1])).astype(np.int64) if n_attr else np.zeros(0, np.int64)
-        used = int(size.sum())
-        data = np.zeros(max(4 * used, 1024), dtype=np.int64)
-        offset = np.arange(used, dtype=np.int64) - np.repeat(root, size)
-        data[:used][offset >= C] = -1
+        par_ptr, par_idx = _parent_lists(parents)
+        # Step 2: one root block per attribute (the class-only context), laid out first, with a child slot
+        # for each value of its first parent
+        data, root, used = _root_blocks(card, C, _first_parent_slots(card, parents))
         self.card, self.n_classes = card, C
         self.par_ptr, self.par_idx, self.root = par_ptr, par_idx, root
         self.data = data
@@ -154,6 +182,136 @@ class TrieAccumulator:
         state = self.__dict__.copy()
         state["data"] = self.data[: int(self.sizes[1])]
         return state
+
+
+def shared_tries(X: np.ndarray, y: np.ndarray, cardinalities, n_classes: int, parents_list: list) -> list[ContextTries]:
+    """The context tries of several models whose codes are the same rows ``X``, ``y`` (an ensemble's members
+    coded alike: nominal data, or a discretisation that cuts every member alike), counted together: a
+    context that two models share (the same attribute and first parents) is counted once.
+
+    Every distinct prefix of parents some model gives attribute ``a`` is a *stencil*; each is counted
+    over all the rows in turn (:func:`~hdp_plugin.structure.kernels.stencil_counts`), then each model's
+    tries are laid out from the stencils on its paths
+    (:func:`~hdp_plugin.structure.kernels.stencil_trie`). Returns each model's :class:`ContextTries`:
+    the arrays of :meth:`TrieAccumulator.result` ``(canonical=True)`` of its parents alone. The memory
+    is the distinct contexts of the stencils (:func:`share_groups` bounds it) and a few integers per row
+    and depth.
+    """
+    card = np.ascontiguousarray(cardinalities, dtype=np.int64)
+    C = int(n_classes)
+    n_attr = card.shape[0]
+    plist = [tuple(tuple(int(q) for q in p) for p in parents) for parents in parents_list]
+    # Step 1: the stencils, attribute by attribute; sorted, in depth-first order (a prefix before its
+    # extensions)
+    ids: dict = {}
+    s_attr, s_up, s_var = [], [], []
+    for a in range(n_attr):
+        for pre in sorted({p[a][:d] for p in plist for d in range(len(p[a]) + 1)}):
+            ids[(a, pre)] = len(s_attr)
+            s_attr.append(a)
+            s_up.append(ids[(a, pre[:-1])] if pre else -1)
+            s_var.append(pre[-1] if pre else -1)
+    n = len(s_attr)
+    s_attr, s_up, s_var = (np.array(v, dtype=np.int64).reshape(n) for v in (s_attr, s_up, s_var))
+    s_depth = np.zeros(n, np.int64)
+    for s in np.flatnonzero(s_up >= 0).tolist():
+        s_depth[s] = s_depth[s_up[s]] + 1
+    # Step 2: count the stencils, a run of attributes per call (a cancel is seen between calls)
+    Xt = np.ascontiguousarray(X.T)
+    n_rows = Xt.shape[1]
+    ids_scratch = np.zeros((int(s_depth.max(initial=0)) + 1, n_rows), np.int64)
+    n_nodes, n_values, n_contexts = (np.zeros(n, np.int64) for _ in range(3))
+    node_off, map_off, vm_off = (np.zeros(n + 1, np.int64) for _ in range(3))
+    counts = np.zeros(1, np.int64)
+    cnt, vc = np.zeros(1024, np.int64), np.zeros(1024, np.int64)
+    vm, maps = np.full(1024, -1, np.int64), np.full(1024, -1, np.int64)
+    step = max(1, int(config.ROW_BLOCK // max(n_rows, 1)))  # stencils per call: about ROW_BLOCK row visits
+    for lo in range(0, n, step):
+        _cancel.check()
+        cnt, vm, vc, maps = stencil_counts(Xt, y, card, C, s_attr, s_up, s_var, s_depth, lo, min(n, lo + step),
+                                           ids_scratch, n_nodes, n_values, n_contexts, node_off, map_off, vm_off,
+                                           counts, cnt, vm, vc, maps)
+    del ids_scratch, Xt
+    # Step 3: every model's own tries, their size, nodes and class contexts from the stencils on its paths
+    root_sten = np.array([ids[(a, ())] for a in range(n_attr)], dtype=np.int64).reshape(n_attr)
+    out = []
+    for parents in plist:
+        par_ptr, par_idx = _parent_lists(parents)
+        path = np.array([ids[(a, p[:d + 1])] for a, p in enumerate(parents) for d in range(len(p))],
+                        dtype=np.int64).reshape(par_idx.shape[0])
+        depth = np.diff(par_ptr)
+        own_root, root_size = _root_offsets(card, C, _first_parent_slots(card, parents))
+        # a root's block is root_size; a deeper node's C + |X_a| and its next parent's slots; C per value block
+        attr = np.repeat(np.arange(n_attr), depth)
+        last = np.zeros(par_idx.shape[0], bool)
+        last[par_ptr[1:][depth > 0] - 1] = True
+        slots = np.zeros(par_idx.shape[0], np.int64)
+        slots[~last] = card[par_idx[np.flatnonzero(~last) + 1]]
+        used = int(root_size.sum() + (C * n_values[root_sten]).sum()
+                   + (n_nodes[path] * (C + card[attr] + slots) + C * n_values[path]).sum())
+        data = stencil_trie(card, C, par_ptr, par_idx, path, root_sten, own_root, used, node_off, map_off, vm_off,
+                            cnt, vm, vc, maps)
+        contexts = np.zeros((n_attr, int(depth.max(initial=0)) + 1), np.int64)
+        contexts[:, 0] = n_contexts[root_sten]
+        contexts[attr, np.arange(par_idx.shape[0]) - par_ptr[attr] + 1] = n_contexts[path]
+        n_own = int(n_attr + n_nodes[path].sum())
+        out.append(ContextTries(par_ptr=par_ptr, par_idx=par_idx, root=own_root, data=data, n_nodes=n_own,
+                                class_contexts=contexts))
+    return out
+
+
+def share_groups(cardinalities, n_classes: int, parents_list: list, n_rows: int, budget: int | None = None,
+                 members: int | None = None) -> list[list[int]]:
+    """The models (indices into ``parents_list``, each model's parents per attribute) in consecutive
+    groups whose tries are counted together (:func:`shared_tries`).
+
+    A context with parents ``p_1 .. p_d`` has at most ``min(n_rows, |p_1| ... |p_d|)`` nodes, each of
+    at most ``C + |X_a| (C + 1)`` cells plus its map from the nodes it extends: a group grows while the
+    bound of its distinct stencils stays within ``budget`` bytes, or within ``members`` times the
+    bound of its largest model's own tries (so sharing holds at most that many models' tries at once
+    where the budget does not suffice). Defaults: ``config.SHARED_TRIES_BYTES`` and
+    ``config.SHARED_TRIES_MEMBERS``.
+    """
+    budget = config.SHARED_TRIES_BYTES if budget is None else budget
+    members = config.SHARED_TRIES_MEMBERS if members is None else members
+    card = [int(c) for c in cardinalities]
+    C = int(n_classes)
+    rows = max(int(n_rows), 1)
+    nodes: dict = {}
+
+    def node_bound(pre):
+        b = nodes.get(pre)
+        if b is None:
+            b = 1
+            for q in pre:
+                b *= card[q]
+                if b >= rows:
+                    b = rows
+                    break
+            nodes[pre] = b
+        return b
+
+    def cells(key):  # the stencil's nodes, and the child slots it adds to the nodes it extends
+        a, pre = key
+        own = node_bound(pre) * (C + card[a] * (C + 1))
+        return own + node_bound(pre[:-1]) * card[pre[-1]] if pre else own
+
+    groups: list[list[int]] = []
+    seen: set = set()
+    total = largest = 0
+    for e, parents in enumerate(parents_list):
+        keys = {(a, tuple(p[:d])) for a, p in enumerate(parents) for d in range(len(p) + 1)}
+        own = sum(cells(k) for k in keys)
+        new = sum(cells(k) for k in keys - seen)
+        if groups and (total + new) * 8 <= max(budget, members * max(largest, own) * 8):
+            groups[-1].append(e)
+            seen |= keys
+            total += new
+            largest = max(largest, own)
+        else:
+            groups.append([e])
+            seen, total, largest = keys, own, own
+    return groups
 
 
 def build_context_tries(
@@ -437,6 +595,34 @@ def selective_kdbs(stats: list, max_k: int, *, m: float | Smoothing, orders: lis
     tries = passes.tries(stats, [f.parents for f in fulls])
     sums = passes.loo(stats, tries, [np.asarray(f.order, dtype=np.int64) for f in fulls], max_k, m)
     return [_selected(*args, max_k, m, max_cells) for args in zip(stats, fulls, tries, sums)]
+
+
+def selective_kdbs_alike(X: np.ndarray, y: np.ndarray, stats: list, max_k: int, *, m: float | Smoothing, orders: list,
+                         max_cells: int | None = None, map=None) -> list[Structure]:
+    """:func:`selective_kdbs` of models whose codes are the same in-memory rows ``X``, ``y`` (an ensemble's
+    members coded alike), their tries shared: each group of :func:`share_groups` counts its tries in one
+    pass (:func:`shared_tries`), then each model of the group runs its leave-one-out pass on its own
+    tries. ``map(fn, items)`` (a list, in order; default in turn) runs the models' kDB and
+    leave-one-out passes, e.g. on threads. Each model's structure is :func:`selective_kdb`'s, bit for bit
+    (the same counts, read the same way)."""
+    max_k = check_k(max_k)
+    run = map or (lambda fn, items: [fn(i) for i in items])
+    fulls = run(lambda e: kdb(stats[e], max_k, order=orders[e]), list(range(len(stats))))
+    blocks = _in_memory(X, y)
+    s0 = stats[0]
+    out: list = [None] * len(stats)
+    for group in share_groups(s0.cardinalities, s0.n_classes, [f.parents for f in fulls], s0.n_rows):
+        own = dict(zip(group, shared_tries(X, y, s0.cardinalities, s0.n_classes, [fulls[e].parents for e in group])))
+
+        def one(e):
+            st, tries = stats[e], own[e]
+            sums = loo_sums(blocks, tries, st.cardinalities, st.n_classes, st.n_y, st.n_rows,
+                            np.asarray(fulls[e].order, dtype=np.int64), max_k, m)
+            return _selected(st, fulls[e], tries, sums, max_k, m, max_cells)
+
+        for e, found in zip(group, run(one, group)):
+            out[e] = found
+    return out
 
 
 def tree_cells(stats: CountStatistics, tries: ContextTries, max_k: int) -> np.ndarray:
