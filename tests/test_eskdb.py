@@ -221,8 +221,8 @@ def test_members_that_code_the_rows_alike_share_their_tries(monkeypatch, n_jobs)
     from hdp_plugin.structure import selective
 
     calls = []
-    real = selective.shared_tries
-    monkeypatch.setattr(selective, "shared_tries", lambda *a, **k: calls.append(len(a[4])) or real(*a, **k))
+    real = selective.StencilTries
+    monkeypatch.setattr(selective, "StencilTries", lambda *a, **k: calls.append(len(a[4])) or real(*a, **k))
     vote = read_dataset(VOTE)
     shared = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
     assert calls == [5]

@@ -522,14 +522,16 @@ def test_shared_tries_are_each_models_own_tries(seed):
     """Tries counted together for several models (their shared contexts once) give every model exactly
     the arrays of its own tries laid out canonically, with the same node count and class contexts;
     models that share everything, nothing, or have no parents at all included."""
-    from hdp_plugin.structure.selective import TrieAccumulator, shared_tries
+    from hdp_plugin.structure.selective import StencilTries, TrieAccumulator
 
     rng = np.random.default_rng(seed)
     n_attr, C = int(rng.integers(1, 7)), int(rng.integers(1, 4))
     X, y, card = random_data(seed, int(rng.integers(1, 400)), rng.integers(1, 6, n_attr), C)
     models = [_random_parents(rng, n_attr, 4) for _ in range(int(rng.integers(1, 6)))]
     models += [models[0], tuple(() for _ in range(n_attr))]
-    for parents, got in zip(models, shared_tries(X, y, card, C, models)):
+    shared = StencilTries(X, y, card, C, models)
+    for e, parents in enumerate(models):
+        got = shared.own(e)
         acc = TrieAccumulator(card, C, parents)
         acc.add(X, y)
         own = acc.result(canonical=True)

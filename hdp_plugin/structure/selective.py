@@ -47,10 +47,10 @@ from .kernels import (
     FIXED_DIGITS,
     fixed_merge,
     loo_squared_errors_block,
-    trie_canonical,
-    trie_class_contexts,
     stencil_counts,
     stencil_trie,
+    trie_canonical,
+    trie_class_contexts,
     trie_insert_block,
     trie_merge,
 )
@@ -184,60 +184,67 @@ class TrieAccumulator:
         return state
 
 
-def shared_tries(X: np.ndarray, y: np.ndarray, cardinalities, n_classes: int, parents_list: list) -> list[ContextTries]:
-    """The context tries of several models whose codes are the same rows ``X``, ``y`` (an ensemble's members
-    coded alike: nominal data, or a discretisation that cuts every member alike), counted together: a
-    context that two models share (the same attribute and first parents) is counted once.
+class StencilTries:
+    """The context tries of several models whose codes are the same rows ``X``, ``y`` (an ensemble's
+    members coded alike: nominal data, or a discretisation that cuts every member alike), counted
+    together: a context that two models share (the same attribute and first parents) is counted once.
 
     Every distinct prefix of parents some model gives attribute ``a`` is a *stencil*; each is counted
-    over all the rows in turn (:func:`~hdp_plugin.structure.kernels.stencil_counts`), then each model's
-    tries are laid out from the stencils on its paths
-    (:func:`~hdp_plugin.structure.kernels.stencil_trie`). Returns each model's :class:`ContextTries`:
-    the arrays of :meth:`TrieAccumulator.result` ``(canonical=True)`` of its parents alone. The memory
-    is the distinct contexts of the stencils (:func:`share_groups` bounds it) and a few integers per row
-    and depth.
+    over all the rows in turn (:func:`~hdp_plugin.structure.kernels.stencil_counts`). :meth:`own` lays
+    out a model's own tries from the stencils on its paths
+    (:func:`~hdp_plugin.structure.kernels.stencil_trie`): the arrays of :meth:`TrieAccumulator.result`
+    ``(canonical=True)`` of its parents alone. The memory is the distinct contexts of the stencils
+    (:func:`share_groups` bounds it), and while counting a few integers per row and depth.
     """
-    card = np.ascontiguousarray(cardinalities, dtype=np.int64)
-    C = int(n_classes)
-    n_attr = card.shape[0]
-    plist = [tuple(tuple(int(q) for q in p) for p in parents) for parents in parents_list]
-    # Step 1: the stencils, attribute by attribute; sorted, in depth-first order (a prefix before its
-    # extensions)
-    ids: dict = {}
-    s_attr, s_up, s_var = [], [], []
-    for a in range(n_attr):
-        for pre in sorted({p[a][:d] for p in plist for d in range(len(p[a]) + 1)}):
-            ids[(a, pre)] = len(s_attr)
-            s_attr.append(a)
-            s_up.append(ids[(a, pre[:-1])] if pre else -1)
-            s_var.append(pre[-1] if pre else -1)
-    n = len(s_attr)
-    s_attr, s_up, s_var = (np.array(v, dtype=np.int64).reshape(n) for v in (s_attr, s_up, s_var))
-    s_depth = np.zeros(n, np.int64)
-    for s in np.flatnonzero(s_up >= 0).tolist():
-        s_depth[s] = s_depth[s_up[s]] + 1
-    # Step 2: count the stencils, a run of attributes per call (a cancel is seen between calls)
-    Xt = np.ascontiguousarray(X.T)
-    n_rows = Xt.shape[1]
-    ids_scratch = np.zeros((int(s_depth.max(initial=0)) + 1, n_rows), np.int64)
-    n_nodes, n_values, n_contexts = (np.zeros(n, np.int64) for _ in range(3))
-    node_off, map_off, vm_off = (np.zeros(n + 1, np.int64) for _ in range(3))
-    counts = np.zeros(1, np.int64)
-    cnt, vc = np.zeros(1024, np.int64), np.zeros(1024, np.int64)
-    vm, maps = np.full(1024, -1, np.int64), np.full(1024, -1, np.int64)
-    step = max(1, int(config.ROW_BLOCK // max(n_rows, 1)))  # stencils per call: about ROW_BLOCK row visits
-    for lo in range(0, n, step):
-        _cancel.check()
-        cnt, vm, vc, maps = stencil_counts(Xt, y, card, C, s_attr, s_up, s_var, s_depth, lo, min(n, lo + step),
-                                           ids_scratch, n_nodes, n_values, n_contexts, node_off, map_off, vm_off,
-                                           counts, cnt, vm, vc, maps)
-    del ids_scratch, Xt
-    # Step 3: every model's own tries, their size, nodes and class contexts from the stencils on its paths
-    root_sten = np.array([ids[(a, ())] for a in range(n_attr)], dtype=np.int64).reshape(n_attr)
-    out = []
-    for parents in plist:
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, cardinalities, n_classes: int, parents_list: list):
+        card = np.ascontiguousarray(cardinalities, dtype=np.int64)
+        C = int(n_classes)
+        n_attr = card.shape[0]
+        plist = [tuple(tuple(int(q) for q in p) for p in parents) for parents in parents_list]
+        # Step 1: the stencils, attribute by attribute; sorted, in depth-first order (a prefix before its
+        # extensions)
+        ids: dict = {}
+        s_attr, s_up, s_var = [], [], []
+        for a in range(n_attr):
+            for pre in sorted({p[a][:d] for p in plist for d in range(len(p[a]) + 1)}):
+                ids[(a, pre)] = len(s_attr)
+                s_attr.append(a)
+                s_up.append(ids[(a, pre[:-1])] if pre else -1)
+                s_var.append(pre[-1] if pre else -1)
+        n = len(s_attr)
+        s_attr, s_up, s_var = (np.array(v, dtype=np.int64).reshape(n) for v in (s_attr, s_up, s_var))
+        s_depth = np.zeros(n, np.int64)
+        for s in np.flatnonzero(s_up >= 0).tolist():
+            s_depth[s] = s_depth[s_up[s]] + 1
+        # Step 2: count the stencils, a run of them per call (a cancel is seen between calls)
+        Xt = np.ascontiguousarray(X.T)
+        n_rows = Xt.shape[1]
+        scratch = np.zeros((int(s_depth.max(initial=0)) + 1, n_rows), np.int64)
+        n_nodes, n_values, n_contexts = (np.zeros(n, np.int64) for _ in range(3))
+        node_off, map_off, vm_off = (np.zeros(n + 1, np.int64) for _ in range(3))
+        counts = np.zeros(1, np.int64)
+        cnt, vc = np.zeros(1024, np.int64), np.zeros(1024, np.int64)
+        vm, maps = np.full(1024, -1, np.int64), np.full(1024, -1, np.int64)
+        step = max(1, int(config.ROW_BLOCK // max(n_rows, 1)))  # stencils per call: about ROW_BLOCK row visits
+        for lo in range(0, n, step):
+            _cancel.check()
+            cnt, vm, vc, maps = stencil_counts(Xt, y, card, C, s_attr, s_up, s_var, s_depth, lo, min(n, lo + step),
+                                               scratch, n_nodes, n_values, n_contexts, node_off, map_off, vm_off,
+                                               counts, cnt, vm, vc, maps)
+        self.card, self.n_classes, self.parents_list = card, C, plist
+        self.tables = (node_off, map_off, vm_off, cnt, vm, vc, maps)
+        self.n_nodes, self.n_values, self.n_contexts = n_nodes, n_values, n_contexts
+        self.root_sten = np.array([ids[(a, ())] for a in range(n_attr)], dtype=np.int64).reshape(n_attr)
+        self._ids = ids
+
+    def own(self, e: int) -> ContextTries:
+        """Model ``e``'s own tries, laid out canonically; their size, nodes and class contexts from the
+        stencils on its paths."""
+        card, C, parents = self.card, self.n_classes, self.parents_list[e]
+        n_attr = card.shape[0]
         par_ptr, par_idx = _parent_lists(parents)
-        path = np.array([ids[(a, p[:d + 1])] for a, p in enumerate(parents) for d in range(len(p))],
+        path = np.array([self._ids[(a, p[:d + 1])] for a, p in enumerate(parents) for d in range(len(p))],
                         dtype=np.int64).reshape(par_idx.shape[0])
         depth = np.diff(par_ptr)
         own_root, root_size = _root_offsets(card, C, _first_parent_slots(card, parents))
@@ -247,23 +254,20 @@ def shared_tries(X: np.ndarray, y: np.ndarray, cardinalities, n_classes: int, pa
         last[par_ptr[1:][depth > 0] - 1] = True
         slots = np.zeros(par_idx.shape[0], np.int64)
         slots[~last] = card[par_idx[np.flatnonzero(~last) + 1]]
-        used = int(root_size.sum() + (C * n_values[root_sten]).sum()
-                   + (n_nodes[path] * (C + card[attr] + slots) + C * n_values[path]).sum())
-        data = stencil_trie(card, C, par_ptr, par_idx, path, root_sten, own_root, used, node_off, map_off, vm_off,
-                            cnt, vm, vc, maps)
+        used = int(root_size.sum() + (C * self.n_values[self.root_sten]).sum()
+                   + (self.n_nodes[path] * (C + card[attr] + slots) + C * self.n_values[path]).sum())
+        data = stencil_trie(card, C, par_ptr, par_idx, path, self.root_sten, own_root, used, *self.tables)
         contexts = np.zeros((n_attr, int(depth.max(initial=0)) + 1), np.int64)
-        contexts[:, 0] = n_contexts[root_sten]
-        contexts[attr, np.arange(par_idx.shape[0]) - par_ptr[attr] + 1] = n_contexts[path]
-        n_own = int(n_attr + n_nodes[path].sum())
-        out.append(ContextTries(par_ptr=par_ptr, par_idx=par_idx, root=own_root, data=data, n_nodes=n_own,
-                                class_contexts=contexts))
-    return out
+        contexts[:, 0] = self.n_contexts[self.root_sten]
+        contexts[attr, np.arange(par_idx.shape[0]) - par_ptr[attr] + 1] = self.n_contexts[path]
+        return ContextTries(par_ptr=par_ptr, par_idx=par_idx, root=own_root, data=data,
+                            n_nodes=int(n_attr + self.n_nodes[path].sum()), class_contexts=contexts)
 
 
 def share_groups(cardinalities, n_classes: int, parents_list: list, n_rows: int, budget: int | None = None,
                  members: int | None = None) -> list[list[int]]:
     """The models (indices into ``parents_list``, each model's parents per attribute) in consecutive
-    groups whose tries are counted together (:func:`shared_tries`).
+    groups whose tries are counted together (:class:`StencilTries`).
 
     A context with parents ``p_1 .. p_d`` has at most ``min(n_rows, |p_1| ... |p_d|)`` nodes, each of
     at most ``C + |X_a| (C + 1)`` cells plus its map from the nodes it extends: a group grows while the
@@ -601,10 +605,10 @@ def selective_kdbs_alike(X: np.ndarray, y: np.ndarray, stats: list, max_k: int, 
                          max_cells: int | None = None, map=None) -> list[Structure]:
     """:func:`selective_kdbs` of models whose codes are the same in-memory rows ``X``, ``y`` (an ensemble's
     members coded alike), their tries shared: each group of :func:`share_groups` counts its tries in one
-    pass (:func:`shared_tries`), then each model of the group runs its leave-one-out pass on its own
-    tries. ``map(fn, items)`` (a list, in order; default in turn) runs the models' kDB and
-    leave-one-out passes, e.g. on threads. Each model's structure is :func:`selective_kdb`'s, bit for bit
-    (the same counts, read the same way)."""
+    pass (:class:`StencilTries`), then each model of the group lays out its own tries and runs its
+    leave-one-out pass on them (one model's tries at a time per thread). ``map(fn, items)`` (a list, in
+    order; default in turn) runs the models' kDB and leave-one-out passes, e.g. on threads. Each model's
+    structure is :func:`selective_kdb`'s, bit for bit (the same counts, read the same way)."""
     max_k = check_k(max_k)
     run = map or (lambda fn, items: [fn(i) for i in items])
     fulls = run(lambda e: kdb(stats[e], max_k, order=orders[e]), list(range(len(stats))))
@@ -612,15 +616,16 @@ def selective_kdbs_alike(X: np.ndarray, y: np.ndarray, stats: list, max_k: int, 
     s0 = stats[0]
     out: list = [None] * len(stats)
     for group in share_groups(s0.cardinalities, s0.n_classes, [f.parents for f in fulls], s0.n_rows):
-        own = dict(zip(group, shared_tries(X, y, s0.cardinalities, s0.n_classes, [fulls[e].parents for e in group])))
+        shared = StencilTries(X, y, s0.cardinalities, s0.n_classes, [fulls[e].parents for e in group])
 
-        def one(e):
-            st, tries = stats[e], own[e]
+        def one(i, group=group, shared=shared):
+            e = group[i]
+            st, tries = stats[e], shared.own(i)
             sums = loo_sums(blocks, tries, st.cardinalities, st.n_classes, st.n_y, st.n_rows,
                             np.asarray(fulls[e].order, dtype=np.int64), max_k, m)
             return _selected(st, fulls[e], tries, sums, max_k, m, max_cells)
 
-        for e, found in zip(group, run(one, group)):
+        for e, found in zip(group, run(one, list(range(len(group))))):
             out[e] = found
     return out
 
