@@ -370,8 +370,8 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
 
 
 @njit(**NJIT_OPTIONS)
-def stencil_counts(Xt, y, card, n_classes, s_attr, s_up, s_var, s_depth, lo, hi, ids, n_nodes, n_values, n_contexts,
-                   node_off, map_off, vm_off, counts, cnt, vm, vc, maps):
+def stencil_counts(Xt, y, card, n_classes, s_attr, s_up, s_var, s_depth, lo, hi, ids, sizes, offsets, counts, cnt, vm,
+                   vc, maps):
     """Count the contexts of the stencils ``lo .. hi - 1`` (the module docstring, "shared tries"), one
     stencil at a time over all the rows.
 
@@ -397,13 +397,14 @@ def stencil_counts(Xt, y, card, n_classes, s_attr, s_up, s_var, s_depth, lo, hi,
         The stencils counted by this call (those before ``lo`` are counted already).
     ids : ndarray (max depth + 1, n_rows) int64
         Scratch: every row's node at each depth of the current path of stencils.
-    n_nodes, n_values, n_contexts : ndarray (n_stencils,) int64
-        Every stencil's nodes, value blocks and (class, node) pairs with a row (written for
-        ``lo .. hi - 1``).
-    node_off, map_off, vm_off : ndarray (n_stencils + 1,) int64
-        Where each stencil's nodes start (in units of nodes: class totals at ``cnt[(node_off[s] + j) *
-        C + y]``), its child map in ``maps`` and its value slots (``vm[vm_off[s] + j * |X_a| + x]``, the
-        value block of x in node j, -1: none), each filled in from ``lo`` (``[lo]`` given).
+    sizes : ndarray (3, n_stencils) int64
+        Every stencil's nodes, value blocks and (class, node) pairs with a row (``n_nodes``,
+        ``n_values``, ``n_contexts``; written for ``lo .. hi - 1``).
+    offsets : ndarray (3, n_stencils + 1) int64
+        ``node_off``, ``map_off``, ``vm_off``: where each stencil's nodes start (in units of nodes: class
+        totals at ``cnt[(node_off[s] + j) * C + y]``), its child map in ``maps`` and its value slots
+        (``vm[vm_off[s] + j * |X_a| + x]``, the value block of x in node j, -1: none), each filled in
+        from ``lo`` (``[:, lo]`` given).
     counts : ndarray (1,) int64
         The value blocks in use (``vc[b * C + y]`` is value block b's count of class y).
     cnt, vm, vc, maps : ndarray int64
@@ -412,6 +413,8 @@ def stencil_counts(Xt, y, card, n_classes, s_attr, s_up, s_var, s_depth, lo, hi,
     n = Xt.shape[1]
     C = n_classes
     nvc = counts[0]
+    n_nodes, n_values, n_contexts = sizes[0], sizes[1], sizes[2]
+    node_off, map_off, vm_off = offsets[0], offsets[1], offsets[2]
     for s in range(lo, hi):
         a = s_attr[s]
         ca = card[a]

@@ -221,8 +221,8 @@ class StencilTries:
         Xt = np.ascontiguousarray(X.T)
         n_rows = Xt.shape[1]
         scratch = np.zeros((int(s_depth.max(initial=0)) + 1, n_rows), np.int64)
-        n_nodes, n_values, n_contexts = (np.zeros(n, np.int64) for _ in range(3))
-        node_off, map_off, vm_off = (np.zeros(n + 1, np.int64) for _ in range(3))
+        sizes = np.zeros((3, n), np.int64)  # per stencil: nodes, value blocks, class contexts
+        offsets = np.zeros((3, n + 1), np.int64)  # node_off, map_off, vm_off
         counts = np.zeros(1, np.int64)
         cnt, vc = np.zeros(1024, np.int64), np.zeros(1024, np.int64)
         vm, maps = np.full(1024, -1, np.int64), np.full(1024, -1, np.int64)
@@ -230,11 +230,10 @@ class StencilTries:
         for lo in range(0, n, step):
             _cancel.check()
             cnt, vm, vc, maps = stencil_counts(Xt, y, card, C, s_attr, s_up, s_var, s_depth, lo, min(n, lo + step),
-                                               scratch, n_nodes, n_values, n_contexts, node_off, map_off, vm_off,
-                                               counts, cnt, vm, vc, maps)
+                                               scratch, sizes, offsets, counts, cnt, vm, vc, maps)
         self.card, self.n_classes, self.parents_list = card, C, plist
-        self.tables = (node_off, map_off, vm_off, cnt, vm, vc, maps)
-        self.n_nodes, self.n_values, self.n_contexts = n_nodes, n_values, n_contexts
+        self.tables = (offsets[0], offsets[1], offsets[2], cnt, vm, vc, maps)
+        self.n_nodes, self.n_values, self.n_contexts = sizes
         self.root_sten = np.array([ids[(a, ())] for a in range(n_attr)], dtype=np.int64).reshape(n_attr)
         self._ids = ids
 
