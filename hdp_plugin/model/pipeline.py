@@ -24,8 +24,9 @@ streams of its own seed.
 
 Where the rows are is the backend's business (:mod:`hdp_plugin.model.rows`): in memory (a Dataset,
 coded once per member, the members on threads, each thread running steps 1 to 4 of one member after
-another; members that code the rows alike in one group, their SkDB tries counted together) or a batch source on an engine (one read of the data per step for all the members). Both
-give the same integers, so the same model bit for bit.
+another; members that code the rows alike in one group, their SkDB tries counted together) or a batch
+source on an engine (one read of the data per step for all the members). Both give the same integers,
+so the same model bit for bit.
 """
 
 from __future__ import annotations
@@ -203,7 +204,8 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
             out.append((Draft(seed, attrs, card, s, trees), st.n_y))
         return out
 
-    done = rows.run_members(draft, len(seeds), alike=plan.ensemble and members_code_alike(rows.sample, plan.discretization))
+    alike = plan.ensemble and members_code_alike(rows.sample, plan.discretization)
+    done = rows.run_members(draft, len(seeds), alike=alike)
     drafts = [d for d, _ in done]
     n_y = done[0][1]  # every member counts the same rows
     structure_seconds = time.perf_counter() - t0
