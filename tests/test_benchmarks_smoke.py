@@ -382,6 +382,17 @@ def test_bench_default_prints_both_sides_on_the_same_rows():
     assert len(cells) == 9 and float(cells[1]) > 0 and float(cells[5]) > 0 and 0 < float(cells[7]) < 1
 
 
+def test_bench_members_scores_every_count_on_the_same_folds():
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_members.py"), "--datasets", "contact-lenses",
+                           "--members", "2,3", "--repeats", "1"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| 2 |") or line.startswith("| 3 |")]
+    assert len(rows) == 2 and proc.stdout.startswith("1 data sets, 1x2")
+    for row in rows:
+        cells = [float(c) for c in row.split("|")[1:-1]]
+        assert 0 < cells[1] < 1 and cells[2] > 0 and 0 <= cells[3] <= 1 and cells[4] > 0
+
+
 def test_bench_selection_hier3_is_the_default_and_budget_stays_within_the_flat_cells(tmp_path):
     """bench_selection.py on iris, one repeat, 3 members: ``hier-3`` is the library's default fit (the
     same RMSE as a plain BayesNetClassifier with the fold's seed), ``flat`` differs from it, and every
