@@ -213,31 +213,38 @@ def test_members_that_code_the_rows_alike_share_one_count(monkeypatch, diabetes,
         assert ma.structure == mb.structure
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
-def test_members_that_code_the_rows_alike_share_their_tries(monkeypatch, n_jobs):
-    """On nominal data the members' SkDB tries are counted together (each shared context once): the same
-    model as every member counting its own, whatever the groups and the threads."""
+@pytest.mark.parametrize("n_jobs, data, discretization", [(1, VOTE, "auto"), (2, VOTE, "auto"),
+                                                          (1, DIABETES, "mdl")])
+def test_members_that_code_the_rows_alike_share_their_tries(monkeypatch, n_jobs, data, discretization):
+    """On nominal data, or numeric data cut alike for every member (Weka's MDL), the members' SkDB tries
+    are counted together (each shared context once): the same model as every member counting its own,
+    whatever the groups and the threads."""
     from hdp_plugin.model import rows
     from hdp_plugin.structure import selective
 
     calls = []
     real = selective.StencilTries
     monkeypatch.setattr(selective, "StencilTries", lambda *a, **k: calls.append(len(a[4])) or real(*a, **k))
-    vote = read_dataset(VOTE)
-    shared = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
+    rows_ = read_dataset(data)
+
+    def eskdb(**kw):  # noqa: F811 (the module's, with the discretisation of this case)
+        return BayesNetClassifier(**{"structure": "eskdb", "k": 2, "iterations": 60, "random_state": 3,
+                                     "discretization": discretization, **kw})
+
+    shared = eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
     assert calls == [5]
     monkeypatch.setattr(config, "SHARED_TRIES_BYTES", 0)
     monkeypatch.setattr(config, "SHARED_TRIES_MEMBERS", 1)
     calls.clear()
-    grouped = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
+    grouped = eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
     assert len(calls) >= 2 and sum(calls) == 5
     calls.clear()
     monkeypatch.setattr(rows.MemoryRows, "run_members", lambda self, step, n, alike=False: [
         r for e in range(n) for r in step(self, [e])])
-    alone = eskdb(n_members=5, n_jobs=n_jobs).fit(vote)
+    alone = eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
     assert calls == []
     for other in (grouped, alone):
-        np.testing.assert_array_equal(shared.predict_proba(vote), other.predict_proba(vote))
+        np.testing.assert_array_equal(shared.predict_proba(rows_), other.predict_proba(rows_))
         for ma, mb in zip(shared.members_, other.members_):
             assert ma.structure == mb.structure
 
