@@ -369,6 +369,43 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
     return data
 
 
+@njit(inline="always", **NJIT_OPTIONS)  # inlined: a call passing arrays costs atomic reference counts
+def _walk_stack_size(card, par_ptr, par_idx):
+    """The most nodes a depth-first walk of the tries holds on its stack: one more than the most child
+    slots along any attribute's parents (every node pushes at most its children).
+
+    Parameters
+    ----------
+    card, par_ptr, par_idx :
+        As in :func:`trie_insert_block`.
+    """
+    stack_size = 1
+    for a in range(par_ptr.shape[0] - 1):
+        sz = 1
+        for i in range(par_ptr[a], par_ptr[a + 1]):
+            sz += card[par_idx[i]]
+        stack_size = max(stack_size, sz)
+    return stack_size
+
+
+@njit(inline="always", **NJIT_OPTIONS)  # inlined, as _walk_stack_size
+def _after_roots(card, n_classes, par_ptr, par_idx, root):
+    """The first cell after the root blocks laid out at ``root`` (each ``C + |X_a|`` cells and its
+    first parent's child slots): where a canonical layout's other blocks start.
+
+    Parameters
+    ----------
+    card, n_classes, par_ptr, par_idx, root :
+        As in :func:`trie_insert_block` (``root`` where the layout puts the roots).
+    """
+    pos = 0
+    for a in range(root.shape[0]):
+        first = par_ptr[a]
+        n_slots = card[par_idx[first]] if par_ptr[a + 1] > first else 0
+        pos = max(pos, root[a] + n_classes + card[a] + n_slots)
+    return pos
+
+
 @njit(**NJIT_OPTIONS)
 def stencil_counts(Xt, y, card, n_classes, s_attr, s_up, s_var, s_depth, lo, hi, ids, sizes, offsets, counts, cnt, vm,
                    vc, maps):
@@ -496,22 +533,13 @@ def stencil_trie(card, n_classes, par_ptr, par_idx, path, root_sten, out_root, u
     """
     n_attr = root_sten.shape[0]
     C = n_classes
-    stack_size = 1
-    for a in range(n_attr):
-        sz = 1
-        for i in range(par_ptr[a], par_ptr[a + 1]):
-            sz += card[par_idx[i]]
-        stack_size = max(stack_size, sz)
+    stack_size = _walk_stack_size(card, par_ptr, par_idx)
     st_s = np.empty(stack_size, dtype=np.int64)  # the node's stencil
     st_j = np.empty(stack_size, dtype=np.int64)  # its number in the stencil
     st_ref = np.empty(stack_size, dtype=np.int64)  # the cell of out that points to it (-1: a root)
     st_d = np.empty(stack_size, dtype=np.int64)
     out = np.empty(used, dtype=np.int64)
-    pos = 0
-    for a in range(n_attr):
-        first = par_ptr[a]
-        n_slots = card[par_idx[first]] if par_ptr[a + 1] > first else 0
-        pos = max(pos, out_root[a] + C + card[a] + n_slots)
+    pos = _after_roots(card, C, par_ptr, par_idx, out_root)
     for a in range(n_attr):
         ca = card[a]
         first = par_ptr[a]
@@ -584,12 +612,7 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
     C = n_classes
     n_nodes = sizes[0]
     used = sizes[1]
-    stack_size = 1
-    for a in range(n_attr):
-        s = 1
-        for i in range(par_ptr[a], par_ptr[a + 1]):
-            s += card[par_idx[i]]
-        stack_size = max(stack_size, s)
+    stack_size = _walk_stack_size(card, par_ptr, par_idx)
     st_a = np.empty(stack_size, dtype=np.int64)  # block in data
     st_b = np.empty(stack_size, dtype=np.int64)  # block in other
     st_d = np.empty(stack_size, dtype=np.int64)  # depth
@@ -664,13 +687,9 @@ def trie_class_contexts(card, n_classes, par_ptr, par_idx, root, data):
     """
     n_attr = root.shape[0]
     C = n_classes
-    stack_size = 1
+    stack_size = _walk_stack_size(card, par_ptr, par_idx)
     max_depth = 0
     for a in range(n_attr):
-        s = 1
-        for i in range(par_ptr[a], par_ptr[a + 1]):
-            s += card[par_idx[i]]
-        stack_size = max(stack_size, s)
         max_depth = max(max_depth, par_ptr[a + 1] - par_ptr[a])
     st_b = np.empty(stack_size, dtype=np.int64)
     st_d = np.empty(stack_size, dtype=np.int64)
@@ -722,16 +741,8 @@ def trie_canonical(card, n_classes, par_ptr, par_idx, root, data, used):
     n_attr = root.shape[0]
     C = n_classes
     out = np.empty(used, dtype=np.int64)
-    pos = 0
-    stack_size = 1
-    for a in range(n_attr):
-        first = par_ptr[a]
-        n_slots = card[par_idx[first]] if par_ptr[a + 1] > first else 0
-        pos = max(pos, root[a] + C + card[a] + n_slots)
-        s = 1
-        for i in range(first, par_ptr[a + 1]):
-            s += card[par_idx[i]]
-        stack_size = max(stack_size, s)
+    pos = _after_roots(card, C, par_ptr, par_idx, root)
+    stack_size = _walk_stack_size(card, par_ptr, par_idx)
     st_old = np.empty(stack_size, dtype=np.int64)  # the node's block in data
     st_ref = np.empty(stack_size, dtype=np.int64)  # the cell of out that points to it (-1: a root)
     st_d = np.empty(stack_size, dtype=np.int64)
