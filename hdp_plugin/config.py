@@ -100,6 +100,9 @@ STRUCTURE_BLOCK_SECONDS = 0.25
 #: SHARED_TRIES_MEMBERS times the bound of its largest member's own tries
 SHARED_TRIES_BYTES = 1 << 28
 SHARED_TRIES_MEMBERS = 8
+#: ... and a member lays out its own tries from the shared counts when they have at most this many cells
+#: per trie step of its rows (a cell laid out costs about a third of a step counted), else counts them
+SHARED_TRIES_LAYOUT = 3
 #: most values (rows x columns) a columnar file (Arrow, Feather, Parquet, CSV) may declare or decode to;
 #: checked before the values are decoded into arrays (about 8 bytes each)
 MAX_CELLS = 1 << 28

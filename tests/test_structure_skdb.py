@@ -529,9 +529,17 @@ def test_shared_tries_are_each_models_own_tries(seed):
     X, y, card = random_data(seed, int(rng.integers(1, 400)), rng.integers(1, 6, n_attr), C)
     models = [_random_parents(rng, n_attr, 4) for _ in range(int(rng.integers(1, 6)))]
     models += [models[0], tuple(() for _ in range(n_attr))]
-    shared = StencilTries(X, y, card, C, models)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:  # counted in runs of attributes on threads, laid end to end: the same
+        runs = [StencilTries(X, y, card, C, models, map=lambda fn, items: list(pool.map(fn, items)), parts=k)
+                for k in (2, 3, 7)]
     for e, parents in enumerate(models):
-        got = shared.own(e)
+        got = StencilTries(X, y, card, C, models).own(e)
+        for other in runs:
+            mine = other.own(e)
+            assert np.array_equal(mine.data, got.data) and mine.n_nodes == got.n_nodes
+            assert np.array_equal(mine.class_contexts, got.class_contexts)
         acc = TrieAccumulator(card, C, parents)
         acc.add(X, y)
         own = acc.result(canonical=True)
@@ -568,7 +576,8 @@ def test_members_coded_alike_select_what_each_selects_alone(monkeypatch):
     orders = [member_order(stats, None if e == 0 else np.random.default_rng(e))[1] for e in range(6)]
     sm = Smoothing(1.0, hierarchical=True)
     alone = [selective_kdb(X, y, stats, 3, m=sm, order=o) for o in orders]
-    for budget, members in ((None, None), (0, 1), (0, 2)):
+    for budget, members, layout in ((None, None, 10**9), (None, None, 0), (0, 1, 10**9), (0, 2, 3)):
+        monkeypatch.setattr(config, "SHARED_TRIES_LAYOUT", layout)  # lay every member's tries out, or count all
         if budget is not None:
             monkeypatch.setattr(config, "SHARED_TRIES_BYTES", budget)
             monkeypatch.setattr(config, "SHARED_TRIES_MEMBERS", members)

@@ -135,6 +135,8 @@ class _MemoryPart:
     def __init__(self, rows: MemoryRows, attribute_sets: list):
         self.rows, self.attribute_sets = rows, attribute_sets
         self.coded = rows.map(rows.coded, attribute_sets)
+        # a step of one member uses the threads itself; several members take them one each
+        self.inner_threads = rows.threads if len(attribute_sets) == 1 else 1
 
     def _each(self, fn, members) -> list:
         def one(i):
@@ -151,7 +153,7 @@ class _MemoryPart:
         def one(i):
             return self.rows.counted(self.attribute_sets[i], cards[i], pairs,
                                      lambda: count_statistics(self.coded[i].X, self.coded[i].y, cards[i], C, pairs=pairs,
-                                                              n_jobs=self.rows.threads))
+                                                              n_jobs=self.inner_threads))
         return self._each(one, range(len(self.coded)))
 
     def select(self, members, stats, k: int, m: float, orders, max_cells: int) -> list:
@@ -161,7 +163,7 @@ class _MemoryPart:
         if len(members) > 1 and all(_key(self.attribute_sets[i]) == key for i in members):
             coded = self.coded[members[0]]  # coded alike: the tries shared
             return selective_kdbs_alike(coded.X, coded.y, stats, k, m=m, orders=orders, max_cells=max_cells,
-                                        map=self._each)
+                                        map=self._each, threads=self.rows.threads)
         jobs = dict(zip(members, zip(stats, orders)))
         return self._each(lambda i: selective_kdb(self.coded[i].X, self.coded[i].y, jobs[i][0], k, m=m,
                                                   order=jobs[i][1], max_cells=max_cells), members)
@@ -174,7 +176,7 @@ class _MemoryPart:
             s, c = structures[i], self.coded[i]
             try:
                 return build_trees(c.X, c.y, cards[i], C, s.parents, s.kept, max_cells=max_cells,
-                                   n_jobs=self.rows.threads)
+                                   n_jobs=self.inner_threads)
             except TooLargeError as exc:
                 return exc
         return self._each(one, range(len(self.coded)))

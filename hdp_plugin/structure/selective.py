@@ -184,6 +184,27 @@ class TrieAccumulator:
         return state
 
 
+def _count_stencils(Xt, y, card, C: int, stencils: tuple, bounds: tuple, sizes: np.ndarray) -> tuple:
+    """Count the stencils ``bounds[0] .. bounds[1] - 1`` (whole attributes) into tables of their own
+    (:func:`~hdp_plugin.structure.kernels.stencil_counts`, a run of stencils per call, so that a cancel
+    is seen between calls); ``sizes`` is written for them. Returns ``(offsets, value blocks, cnt, vm, vc,
+    maps)``, the offsets counted from 0 at ``bounds[0]``."""
+    lo, hi = bounds
+    s_attr, s_up, s_var, s_depth = stencils
+    n_rows = Xt.shape[1]
+    scratch = np.zeros((int(s_depth[lo:hi].max(initial=0)) + 1, n_rows), np.int64)
+    offsets = np.zeros((3, s_attr.shape[0] + 1), np.int64)
+    counts = np.zeros(1, np.int64)
+    cnt, vc = np.zeros(1024, np.int64), np.zeros(1024, np.int64)
+    vm, maps = np.full(1024, -1, np.int64), np.full(1024, -1, np.int64)
+    step = max(1, int(config.ROW_BLOCK // max(n_rows, 1)))  # stencils per call: about ROW_BLOCK row visits
+    for s0 in range(lo, hi, step):
+        _cancel.check()
+        cnt, vm, vc, maps = stencil_counts(Xt, y, card, C, s_attr, s_up, s_var, s_depth, s0, min(hi, s0 + step),
+                                           scratch, sizes, offsets, counts, cnt, vm, vc, maps)
+    return offsets, int(counts[0]), cnt, vm, vc, maps
+
+
 class StencilTries:
     """The context tries of several models whose codes are the same rows ``X``, ``y`` (an ensemble's
     members coded alike: nominal data, or a discretisation that cuts every member alike), counted
@@ -197,7 +218,8 @@ class StencilTries:
     (:func:`share_groups` bounds it), and while counting a few integers per row and depth.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, cardinalities, n_classes: int, parents_list: list):
+    def __init__(self, X: np.ndarray, y: np.ndarray, cardinalities, n_classes: int, parents_list: list, map=None,
+                 parts: int = 1):
         card = np.ascontiguousarray(cardinalities, dtype=np.int64)
         C = int(n_classes)
         n_attr = card.shape[0]
@@ -217,29 +239,38 @@ class StencilTries:
         s_depth = np.zeros(n, np.int64)
         for s in np.flatnonzero(s_up >= 0).tolist():
             s_depth[s] = s_depth[s_up[s]] + 1
-        # Step 2: count the stencils, a run of them per call (a cancel is seen between calls)
+        # Step 2: count the stencils in ``parts`` runs of whole attributes (given to ``map``, e.g. on
+        # threads), each into tables of its own, then laid end to end
         Xt = np.ascontiguousarray(X.T)
-        n_rows = Xt.shape[1]
-        scratch = np.zeros((int(s_depth.max(initial=0)) + 1, n_rows), np.int64)
         sizes = np.zeros((3, n), np.int64)  # per stencil: nodes, value blocks, class contexts
+        starts = np.flatnonzero(s_up < 0)  # every attribute's first stencil
+        k = max(int(parts), 1)
+        at = [int(np.searchsorted(starts, n * i / k)) for i in range(1, k)]  # about n / k stencils a run
+        cuts = sorted({0, n} | {int(starts[j]) for j in at if j < starts.size})
+        stencils = (s_attr, s_up, s_var, s_depth)
+        run = map or (lambda fn, items: [fn(i) for i in items])
+        counted = run(lambda bounds: _count_stencils(Xt, y, card, C, stencils, bounds, sizes),
+                      list(zip(cuts[:-1], cuts[1:])))
         offsets = np.zeros((3, n + 1), np.int64)  # node_off, map_off, vm_off
-        counts = np.zeros(1, np.int64)
-        cnt, vc = np.zeros(1024, np.int64), np.zeros(1024, np.int64)
-        vm, maps = np.full(1024, -1, np.int64), np.full(1024, -1, np.int64)
-        step = max(1, int(config.ROW_BLOCK // max(n_rows, 1)))  # stencils per call: about ROW_BLOCK row visits
-        for lo in range(0, n, step):
-            _cancel.check()
-            cnt, vm, vc, maps = stencil_counts(Xt, y, card, C, s_attr, s_up, s_var, s_depth, lo, min(n, lo + step),
-                                               scratch, sizes, offsets, counts, cnt, vm, vc, maps)
+        cnt, vm, vc, maps = [], [], [], []
+        base = np.zeros(4, np.int64)  # nodes, map cells, value slots, value blocks of the runs before
+        for (lo, hi), (off, n_blocks, c, v, b, m_) in zip(zip(cuts[:-1], cuts[1:]), counted):
+            offsets[:, lo:hi + 1] = off[:, lo:hi + 1] + base[:3, None]
+            used = off[:, hi]
+            cnt.append(c[: used[0] * C])
+            vm.append(np.where(v[: used[2]] >= 0, v[: used[2]] + base[3], -1))
+            vc.append(b[: n_blocks * C])
+            maps.append(m_[: used[1]])
+            base += np.array([used[0], used[1], used[2], n_blocks])
+        cat = lambda parts_: np.concatenate(parts_) if parts_ else np.zeros(0, np.int64)  # noqa: E731
         self.card, self.n_classes, self.parents_list = card, C, plist
-        self.tables = (offsets[0], offsets[1], offsets[2], cnt, vm, vc, maps)
+        self.tables = (offsets[0], offsets[1], offsets[2], cat(cnt), cat(vm), cat(vc), cat(maps))
         self.n_nodes, self.n_values, self.n_contexts = sizes
         self.root_sten = np.array([ids[(a, ())] for a in range(n_attr)], dtype=np.int64).reshape(n_attr)
         self._ids = ids
 
-    def own(self, e: int) -> ContextTries:
-        """Model ``e``'s own tries, laid out canonically; their size, nodes and class contexts from the
-        stencils on its paths."""
+    def _plan(self, e: int) -> tuple:
+        """Model ``e``'s parents (CSR), stencil path, root blocks and own tries' cells."""
         card, C, parents = self.card, self.n_classes, self.parents_list[e]
         n_attr = card.shape[0]
         par_ptr, par_idx = _parent_lists(parents)
@@ -255,6 +286,18 @@ class StencilTries:
         slots[~last] = card[par_idx[np.flatnonzero(~last) + 1]]
         used = int(root_size.sum() + (C * self.n_values[self.root_sten]).sum()
                    + (self.n_nodes[path] * (C + card[attr] + slots) + C * self.n_values[path]).sum())
+        return par_ptr, par_idx, path, depth, attr, own_root, used
+
+    def cells(self, e: int) -> int:
+        """The cells of model ``e``'s own tries (what :meth:`own` lays out)."""
+        return self._plan(e)[-1]
+
+    def own(self, e: int) -> ContextTries:
+        """Model ``e``'s own tries, laid out canonically; their size, nodes and class contexts from the
+        stencils on its paths."""
+        card, C = self.card, self.n_classes
+        n_attr = card.shape[0]
+        par_ptr, par_idx, path, depth, attr, own_root, used = self._plan(e)
         data = stencil_trie(card, C, par_ptr, par_idx, path, self.root_sten, own_root, used, *self.tables)
         contexts = np.zeros((n_attr, int(depth.max(initial=0)) + 1), np.int64)
         contexts[:, 0] = self.n_contexts[self.root_sten]
@@ -601,12 +644,13 @@ def selective_kdbs(stats: list, max_k: int, *, m: float | Smoothing, orders: lis
 
 
 def selective_kdbs_alike(X: np.ndarray, y: np.ndarray, stats: list, max_k: int, *, m: float | Smoothing, orders: list,
-                         max_cells: int | None = None, map=None) -> list[Structure]:
+                         max_cells: int | None = None, map=None, threads: int = 1) -> list[Structure]:
     """:func:`selective_kdbs` of models whose codes are the same in-memory rows ``X``, ``y`` (an ensemble's
     members coded alike), their tries shared: each group of :func:`share_groups` counts its tries in one
     pass (:class:`StencilTries`), then each model of the group lays out its own tries and runs its
     leave-one-out pass on them (one model's tries at a time per thread). ``map(fn, items)`` (a list, in
-    order; default in turn) runs the models' kDB and leave-one-out passes, e.g. on threads. Each model's
+    order; default in turn) runs the models' kDB and leave-one-out passes and the count's ``threads`` runs
+    of attributes, e.g. on threads. Each model's
     structure is :func:`selective_kdb`'s, bit for bit (the same counts, read the same way)."""
     max_k = check_k(max_k)
     run = map or (lambda fn, items: [fn(i) for i in items])
@@ -615,11 +659,17 @@ def selective_kdbs_alike(X: np.ndarray, y: np.ndarray, stats: list, max_k: int, 
     s0 = stats[0]
     out: list = [None] * len(stats)
     for group in share_groups(s0.cardinalities, s0.n_classes, [f.parents for f in fulls], s0.n_rows):
-        shared = StencilTries(X, y, s0.cardinalities, s0.n_classes, [fulls[e].parents for e in group])
+        shared = StencilTries(X, y, s0.cardinalities, s0.n_classes, [fulls[e].parents for e in group], map=run,
+                              parts=threads)
 
         def one(i, group=group, shared=shared):
             e = group[i]
-            st, tries = stats[e], shared.own(i)
+            st, parents = stats[e], fulls[e].parents
+            visits = st.n_rows * sum(len(p) + 1 for p in parents)  # the rows' trie steps of counting its own
+            if shared.cells(i) <= config.SHARED_TRIES_LAYOUT * visits:
+                tries = shared.own(i)
+            else:  # wide nodes (many classes and values) and few rows: counting its own is cheaper
+                tries = build_context_tries(X, y, st, parents, blocks=blocks)
             sums = loo_sums(blocks, tries, st.cardinalities, st.n_classes, st.n_y, st.n_rows,
                             np.asarray(fulls[e].order, dtype=np.int64), max_k, m)
             return _selected(st, fulls[e], tries, sums, max_k, m, max_cells)
