@@ -103,6 +103,10 @@ SHARED_TRIES_MEMBERS = 8
 #: ... and a member lays out its own tries from the shared counts when they have at most this many cells
 #: per trie step of its rows (a cell laid out costs about a third of a step counted), else counts them
 SHARED_TRIES_LAYOUT = 3
+#: on several threads members share their tries only with at least this many attributes: with few, each
+#: member on a thread of its own was 20-40 ms faster (two threads: the reference's segment fold, soybean,
+#: vote), with many the shared tries win (supermarket's 217 and DNA's 180: 0.4-0.7 s faster)
+SHARED_TRIES_MIN_ATTRIBUTES = 64
 #: most values (rows x columns) a columnar file (Arrow, Feather, Parquet, CSV) may declare or decode to;
 #: checked before the values are decoded into arrays (about 8 bytes each)
 MAX_CELLS = 1 << 28

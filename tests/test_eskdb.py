@@ -231,6 +231,10 @@ def test_members_that_code_the_rows_alike_share_their_tries(monkeypatch, n_jobs,
         return BayesNetClassifier(**{"structure": "eskdb", "k": 2, "iterations": 60, "random_state": 3,
                                      "discretization": discretization, **kw})
 
+    if n_jobs > 1:  # few attributes: on several threads each member counts its own ...
+        eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
+        assert calls == []
+        monkeypatch.setattr(config, "SHARED_TRIES_MIN_ATTRIBUTES", 1)  # ... unless told otherwise
     shared = eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
     assert calls == [5]
     monkeypatch.setattr(config, "SHARED_TRIES_BYTES", 0)

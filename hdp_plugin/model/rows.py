@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import _cancel
+from .. import _cancel, config
 from .._threads import resolved_threads
 from ..data import Dataset
 from ..errors import TooLargeError
@@ -85,8 +85,9 @@ class MemoryRows:
     def run_members(self, step, n: int, alike: bool = False) -> list:
         """Each member on its own, on the threads: every thread's member runs inline on a serial view; or,
         for members that code the rows ``alike``, all in one group (its steps on the threads), so that
-        their SkDB selections share the tries (:meth:`_MemoryPart.select`)."""
-        if alike and n > 1:
+        their SkDB selections share the tries (:meth:`_MemoryPart.select`): on one thread, or on several
+        with at least ``config.SHARED_TRIES_MIN_ATTRIBUTES`` attributes."""
+        if alike and n > 1 and (self.threads == 1 or len(self.ds.attributes) >= config.SHARED_TRIES_MIN_ATTRIBUTES):
             return step(self, list(range(n)))
         serial = self
         if self.threads > 1 and n > 1:
