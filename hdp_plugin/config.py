@@ -101,8 +101,9 @@ STRUCTURE_BLOCK_SECONDS = 0.25
 SHARED_TRIES_BYTES = 1 << 28
 SHARED_TRIES_MEMBERS = 8
 #: ... and a member lays out its own tries from the shared counts when they have at most this many cells
-#: per trie step of its rows (a cell laid out costs about a third of a step counted), else counts them
-SHARED_TRIES_LAYOUT = 3
+#: per trie step of its rows, else counts them from the rows (on the reference's segment fold a cell laid
+#: out took about 6.5 ns, a step counted about 40 ns: its members have 2.9-3.8 cells a step)
+SHARED_TRIES_LAYOUT = 6
 #: on several threads members share their tries only with at least this many attributes: with few, each
 #: member on a thread of its own was 20-40 ms faster (two threads: the reference's segment fold, soybean,
 #: vote), with many the shared tries win (supermarket's 217 and DNA's 180: 0.4-0.7 s faster)
