@@ -414,7 +414,7 @@ def stencil_counts(Xt, y, card, n_classes, s_attr, s_up, s_var, s_depth, lo, hi,
 
     A stencil's nodes are numbered in the order rows first reach them; a row's node of stencil ``s``
     extending ``u`` by parent ``v`` is ``maps[map_off[s] + j * |v| + x_v]`` for its node ``j`` of ``u``
-    (-1: none yet). Returns the (possibly grown) ``(cnt, vm, vc, maps)``; ``n_nodes``, the offsets
+    (-1: none yet). Returns the (possibly grown) ``(cnt, vm, vc, maps)``; ``sizes``, ``offsets``
     and ``counts`` are updated in place.
 
     Parameters

@@ -288,16 +288,14 @@ class StencilTries:
                    + (self.n_nodes[path] * (C + card[attr] + slots) + C * self.n_values[path]).sum())
         return par_ptr, par_idx, path, depth, attr, own_root, used
 
-    def cells(self, e: int) -> int:
-        """The cells of model ``e``'s own tries (what :meth:`own` lays out)."""
-        return self._plan(e)[-1]
-
-    def own(self, e: int) -> ContextTries:
+    def own(self, e: int, max_cells: int | None = None) -> ContextTries | None:
         """Model ``e``'s own tries, laid out canonically; their size, nodes and class contexts from the
-        stencils on its paths."""
+        stencils on its paths. None if they would have more than ``max_cells`` cells."""
         card, C = self.card, self.n_classes
         n_attr = card.shape[0]
         par_ptr, par_idx, path, depth, attr, own_root, used = self._plan(e)
+        if max_cells is not None and used > max_cells:
+            return None
         data = stencil_trie(card, C, par_ptr, par_idx, path, self.root_sten, own_root, used, *self.tables)
         contexts = np.zeros((n_attr, int(depth.max(initial=0)) + 1), np.int64)
         contexts[:, 0] = self.n_contexts[self.root_sten]
@@ -666,9 +664,8 @@ def selective_kdbs_alike(X: np.ndarray, y: np.ndarray, stats: list, max_k: int, 
             e = group[i]
             st, parents = stats[e], fulls[e].parents
             visits = st.n_rows * sum(len(p) + 1 for p in parents)  # the rows' trie steps of counting its own
-            if shared.cells(i) <= config.SHARED_TRIES_LAYOUT * visits:
-                tries = shared.own(i)
-            else:  # wide nodes (many classes and values) and few rows: counting its own is cheaper
+            tries = shared.own(i, max_cells=config.SHARED_TRIES_LAYOUT * visits)
+            if tries is None:  # wide nodes (many classes and values) and few rows: counting its own is cheaper
                 tries = build_context_tries(X, y, st, parents, blocks=blocks)
             sums = loo_sums(blocks, tries, st.cardinalities, st.n_classes, st.n_y, st.n_rows,
                             np.asarray(fulls[e].order, dtype=np.int64), max_k, m)
