@@ -73,6 +73,9 @@ FIXED_DIGITS = 3
 FIXED_ONE = 1 << FIXED_BITS
 FIXED_SCALE = float(FIXED_ONE)
 
+#: stencil_counts makes room for this many rows' value blocks at a time (see there)
+STENCIL_ROWS = 4096
+
 # Status codes returned by the counting kernels (the driver turns them into errors).
 OK = 0
 BAD_CLASS = 1
@@ -326,7 +329,13 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
     C = n_classes
     n_nodes = sizes[0]
     used = sizes[1]
+    row_need = _row_cells(card, C, par_ptr, par_idx)
     for r in range(n_rows):
+        # room for the most cells one row can add, made here and never in the loops below: an array
+        # reassigned inside the inner loops keeps LLVM from holding its data pointer and length in
+        # registers (those loops ran 4-9 times slower, tested on supermarket and the reference fold)
+        if used + row_need > data.shape[0]:
+            data = _grow(data, used + row_need, 0)
         c = np.int64(y[r])
         for a in range(n_attr):
             ca = card[a]
@@ -342,8 +351,6 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
                 if vb < 0:  # the value's first row in this context: a value block (already 0)
                     vb = used
                     used += C
-                    if used > data.shape[0]:  # a call passing arrays costs reference counts: only to grow
-                        data = _grow(data, used, 0)
                     data[vslot] = vb
                 data[vb + c] += 1
                 if d == depth:
@@ -356,8 +363,6 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
                     nxt = used
                     n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
                     used += C + ca + n_slots
-                    if used > data.shape[0]:  # a call passing arrays costs reference counts: only to grow
-                        data = _grow(data, used, 0)
                     for i in range(ca + n_slots):
                         data[nxt + C + i] = -1
                     data[slot] = nxt
@@ -367,6 +372,26 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
     sizes[0] = n_nodes
     sizes[1] = used
     return data
+
+
+@njit(inline="always", **NJIT_OPTIONS)  # inlined: a call passing arrays costs atomic reference counts
+def _row_cells(card, n_classes, par_ptr, par_idx):
+    """The most cells one row can add to the tries: along every attribute's path, a value block at
+    each depth and a new node (class totals, value slots, child slots) at each depth below the root.
+
+    Parameters
+    ----------
+    card, n_classes, par_ptr, par_idx :
+        As in :func:`trie_insert_block`.
+    """
+    need = 0
+    for a in range(par_ptr.shape[0] - 1):
+        first = par_ptr[a]
+        depth = par_ptr[a + 1] - first
+        need += (depth + 1) * n_classes
+        for d in range(depth):
+            need += n_classes + card[a] + (card[par_idx[first + d + 1]] if d + 1 < depth else 0)
+    return need
 
 
 @njit(inline="always", **NJIT_OPTIONS)  # inlined: a call passing arrays costs atomic reference counts
@@ -472,28 +497,32 @@ def stencil_counts(Xt, y, card, n_classes, s_attr, s_up, s_var, s_depth, lo, hi,
             vm = _grow(vm, vb0 + bound * ca, -1)
         nn = 1 if up < 0 else 0
         v = s_var[s]
-        for r in range(n):
-            if up < 0:
-                j = 0
-            else:
-                key = mb + ids[d - 1, r] * cv + np.int64(Xt[v, r])
-                j = maps[key]
-                if j < 0:
-                    j = nn
-                    nn += 1
-                    maps[key] = j
-            ids[d, r] = j
-            c = np.int64(y[r])
-            cnt[(nb + j) * C + c] += 1
-            vs = vb0 + j * ca + np.int64(Xt[a, r])
-            b = vm[vs]
-            if b < 0:
-                b = nvc
-                nvc += 1
-                vm[vs] = b
-                if nvc * C > vc.shape[0]:
-                    vc = _grow(vc, nvc * C, 0)
-            vc[b * C + c] += 1
+        for r0 in range(0, n, STENCIL_ROWS):
+            # room for a value block per row of the run, made outside the loop over its rows (an array
+            # reassigned inside that loop would slow it: trie_insert_block)
+            r1 = min(n, r0 + STENCIL_ROWS)
+            if (nvc + r1 - r0) * C > vc.shape[0]:
+                vc = _grow(vc, (nvc + r1 - r0) * C, 0)
+            for r in range(r0, r1):
+                if up < 0:
+                    j = 0
+                else:
+                    key = mb + ids[d - 1, r] * cv + np.int64(Xt[v, r])
+                    j = maps[key]
+                    if j < 0:
+                        j = nn
+                        nn += 1
+                        maps[key] = j
+                ids[d, r] = j
+                c = np.int64(y[r])
+                cnt[(nb + j) * C + c] += 1
+                vs = vb0 + j * ca + np.int64(Xt[a, r])
+                b = vm[vs]
+                if b < 0:
+                    b = nvc
+                    nvc += 1
+                    vm[vs] = b
+                vc[b * C + c] += 1
         n_nodes[s] = nn
         ctx = 0
         for i in range(nb * C, (nb + nn) * C):
@@ -606,12 +635,16 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
         As in :func:`trie_insert_block`: the tries added to (use the returned array) and their
         ``[n_nodes, cells used]``, updated in place.
     other : ndarray int64
-        The tries added, in the module docstring's layout (any order of nodes); read only.
+        The tries added, in the module docstring's layout (any order of nodes), their cells in use
+        (``data`` grows by its length at most); read only.
     """
     n_attr = root.shape[0]
     C = n_classes
     n_nodes = sizes[0]
     used = sizes[1]
+    # room for every cell of other, once, before the walk (each node or value block added here is one of
+    # other's, as large): an array reassigned inside the loops below would slow them (trie_insert_block)
+    data = _grow(data, used + other.shape[0], 0)
     stack_size = _walk_stack_size(card, par_ptr, par_idx)
     st_a = np.empty(stack_size, dtype=np.int64)  # block in data
     st_b = np.empty(stack_size, dtype=np.int64)  # block in other
@@ -639,8 +672,6 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
                 if va < 0:  # a new value block (already 0, as in trie_insert_block)
                     va = used
                     used += C
-                    if used > data.shape[0]:  # a call passing arrays costs reference counts: only to grow
-                        data = _grow(data, used, 0)
                     data[ba + C + x] = va
                 for i in range(C):
                     data[va + i] += other[vo + i]
@@ -655,8 +686,6 @@ def trie_merge(card, n_classes, par_ptr, par_idx, root, data, sizes, other):
                     ca_ = used
                     n_slots = card[par_idx[first + d + 1]] if d + 1 < depth else 0
                     used += C + ca + n_slots
-                    if used > data.shape[0]:  # a call passing arrays costs reference counts: only to grow
-                        data = _grow(data, used, 0)
                     for i in range(ca + n_slots):
                         data[ca_ + C + i] = -1
                     data[ba + C + ca + v] = ca_

@@ -162,7 +162,7 @@ class TrieAccumulator:
                 and np.array_equal(self.par_ptr, other.par_ptr) and np.array_equal(self.par_idx, other.par_idx)):
             raise ValueError("cannot merge context tries of different attributes, classes or parents")
         self.data = trie_merge(self.card, self.n_classes, self.par_ptr, self.par_idx, self.root, self.data,
-                               self.sizes, other.data)
+                               self.sizes, other.data[: int(other.sizes[1])])
         return self
 
     def result(self, canonical: bool = False) -> ContextTries:
