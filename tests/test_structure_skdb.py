@@ -584,3 +584,52 @@ def test_members_coded_alike_select_what_each_selects_alone(monkeypatch):
         together = selective_kdbs_alike(X, y, [stats] * len(orders), 3, m=sm, orders=orders)
         for a, b in zip(alone, together):
             assert a.parents == b.parents and a.kept == b.kept and a.info == b.info
+
+
+_BOUNDS_SCRIPT = r"""
+import numpy as np
+from hdp_plugin.structure import kernels, learn_structure
+kernels.STENCIL_ROWS = 7  # read when stencil_counts compiles (below): many runs of rows, each making its room
+from hdp_plugin.structure.selective import StencilTries, TrieAccumulator
+
+rng = np.random.default_rng(5)
+card = np.array([9, 7, 8, 9, 6, 9], np.int64)
+C, n = 7, 900
+y = rng.integers(0, C, n).astype(np.int32)
+X = np.stack([rng.integers(0, c, n) for c in card], axis=1).astype(np.uint8)  # a new context at most rows
+models = [learn_structure(X, y, card, C, kind="kdb", k=4).parents, ((), (0,), (0, 1), (0, 1, 2), (3, 2, 1, 0), (4,))]
+for e, parents in enumerate(models):
+    whole = TrieAccumulator(card, C, parents)
+    whole.data = whole.data[: int(whole.sizes[1])]  # no spare room: the first row grows it
+    whole.add(X, y)
+    want = whole.result(canonical=True)
+    merged = TrieAccumulator(card, C, parents)
+    merged.data = merged.data[: int(merged.sizes[1])]
+    for lo in range(0, n, 150):
+        part = TrieAccumulator(card, C, parents)
+        part.add(X[lo:lo + 150], y[lo:lo + 150])
+        merged.merge(part)
+    assert np.array_equal(merged.result(canonical=True).data, want.data)
+    shared = StencilTries(X, y, card, C, models).own(e)
+    assert np.array_equal(shared.data, want.data) and shared.n_nodes == want.n_nodes
+print("ok", int(want.data.shape[0]))
+"""
+
+
+def test_tries_make_room_before_writing(tmp_path):
+    """The tries' kernels make their room outside their inner loops (before each row, a merge, a run of
+    rows): compiled with numba's bounds checking (its own cache), tries that grow from no spare room,
+    merges into them and shared counts in runs of 7 rows write nothing out of bounds and give the same
+    arrays."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", _BOUNDS_SCRIPT], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("ok ")
