@@ -335,7 +335,7 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
     for r in range(n_rows):
         # room for the most cells one row can add, made here and never in the loops below: an array
         # reassigned inside the inner loops keeps LLVM from holding its data pointer and length in
-        # registers (those loops ran 4-9 times slower, tested on supermarket and the reference fold)
+        # registers (those loops ran 3-9 times slower: docs/benchmarks.md, "The default against a random forest")
         if used + row_need > data.shape[0]:
             data = _grow(data, used + row_need, 0)
         c = np.int64(y[r])
