@@ -200,7 +200,7 @@ def test_table_sweep_matches_slow_twin(seed):
     state_slow = state_fast.copy()
     fast = [a.copy() for a in (n, t, N, T)]
     slow = [a.copy() for a in (n, t, N, T)]
-    weights = np.empty(2 * 3 + 1)
+    weights = np.empty(9)  # max(2 window + 1, 9): table_sweep's slots
     no_big = np.full(trees.n_cells, -1, np.int64)
     tables = stirling_ratios(log_s, np.zeros((0, log_s.shape[1])))
     act, act_start = kernels.active_cells(trees, trees.raw_counts(), group, no_big)
@@ -241,7 +241,7 @@ def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     a = [v.copy() for v in state]
     b = [v.copy() for v in state]
     sa, sb = hrng.tree_states(3, 1)[0], hrng.tree_states(3, 1)[0]
-    w = np.empty(2 * window + 1)
+    w = np.empty(max(2 * window + 1, 9))
     for _ in range(sweeps):
         need_a = kernels.table_sweep(act_a, 0, act_start[1], 0, 3, conc, *split, *a, window, w, sa)
         need_b = kernels.table_sweep(act_b, 0, act_start[1], 0, 3, conc, *full, *b, window, w, sb)
@@ -336,6 +336,62 @@ def test_a_draw_follows_the_log_weights(c):
         k = min(int(np.searchsorted(cum / cum[-1], u, side="right")), len(cands) - 1)
         if abs(cum[k] / cum[-1] - u) > 1e-9 and (k == 0 or abs(cum[k - 1] / cum[-1] - u) > 1e-9):
             assert got == cands[k], (nx, tc, npx, tpx, cp_Np, c)
+
+
+_EDGE_SCRIPT = r"""
+import numpy as np
+from hdp_plugin.hdp import kernels, rng as hrng
+from hdp_plugin.hdp.stirling import log_stirling_table, stirling_ratios
+
+def draw(tc, nx, npx, tpx, cp_Np, tables, window, seed):
+    rt, big_base, rn_t = tables
+    conc = np.array([0.9, cp_Np - int(cp_Np)])
+    n = np.array([nx, npx], np.int32)
+    t = np.array([tc, tpx], np.int32)
+    node_N = np.array([nx, int(cp_Np)], np.int64)
+    node_T = np.array([tc, tpx], np.int64)
+    act = np.array([[0, 1, 0, 1, -1, 0, 1]], np.int64)
+    state = hrng.tree_states(seed, 1)[0]
+    kernels.table_sweep(act, 0, 1, 1, 1, conc, rt, big_base, rn_t, n, t, node_N, node_T, window,
+                        np.empty(max(2 * window + 1, 9)), state)
+    return int(t[0]), state
+
+wide = stirling_ratios(log_stirling_table(80, 60), np.zeros((0, 61)))
+rng = np.random.default_rng(5)
+cases = 0
+for window in (1, 2, 3, 4, 10):
+    for _ in range(400):
+        nx = int(rng.integers(2, 30))
+        tc = int(rng.choice([1, 2, 3, nx - 1, nx, int(rng.integers(1, nx + 1))]))
+        tc = min(max(tc, 1), nx)
+        tpx = int(rng.integers(1, 12))
+        npx = int(rng.integers(max(tc, tpx), 31))
+        cp_Np = float(rng.uniform(0.01, 3.0)) + npx + int(rng.integers(0, 5))
+        # tables no larger than the sampler's size check lets them be: columns up to what either cell
+        # can need (min(n, t + 2 window)), dense rows up to the parent's count plus a window
+        t_cap = max(min(nx, tc + 2 * window), min(npx, tpx + 2 * window))
+        n_cap = max(nx, npx + window)
+        exact = stirling_ratios(log_stirling_table(n_cap, t_cap), np.zeros((0, t_cap + 1)))
+        seed = int(rng.integers(1 << 30))
+        got = draw(tc, nx, npx, tpx, cp_Np, exact, window, seed)
+        want = draw(tc, nx, npx, tpx, cp_Np, wide, window, seed)
+        assert got[0] == want[0] and np.array_equal(got[1], want[1]), (window, nx, tc, npx, tpx)
+        cases += 1
+print("ok", cases)
+"""
+
+
+def test_draws_read_only_within_tables_sized_to_their_need(tmp_path):
+    """The draws' loop-free and fixed-trip paths read clamped cells for absent candidates: with numba's
+    bounds checking on (a subprocess, a cache of its own), draws at the edges (tc near 1 or n, small
+    parent counts, windows 1 to 10) on tables as small as the sampler's size check allows read nothing
+    out of range and give the draws of wide tables."""
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", _EDGE_SCRIPT], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("ok ")
 
 
 @pytest.mark.parametrize("a,count", [(0.3, 1.0), (2.0, 1.0), (0.05, 6.0), (4.0, 7.0), (0.8, 40.0)])

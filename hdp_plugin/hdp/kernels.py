@@ -320,7 +320,16 @@ def needed_sizes(cell_lo, cell_hi, n, t, big_row, window):
     return need, n_dense
 
 
-@njit(inline="always", **NJIT_OPTIONS)  # inlined into sample_trees: see its docstring
+#: :func:`sample_trees`'s and :func:`table_sweep`'s options: numpy's error model, under which a float
+#: division by zero gives inf or nan instead of raising, so numba drops the test for zero before every
+#: division of a draw (no denominator of a candidate's weight can be zero: Stirling ratios,
+#: concentrations and counts are > 0 there; an absent candidate's masked factor may divide by zero, and
+#: is never used). table_sweep is inlined into sample_trees, whose options rule there; its own matter
+#: when a test calls it alone.
+SWEEP_NJIT_OPTIONS = {**NJIT_OPTIONS, "error_model": "numpy"}
+
+
+@njit(inline="always", **SWEEP_NJIT_OPTIONS)  # inlined into sample_trees: see its docstring
 def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, n, t, node_N, node_T,
                 window, weights, rng):
     """One bottom-up sweep of windowed Gibbs draws of every non-root table count.
@@ -346,6 +355,16 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
     rebuilt in log space from the same factors. Then one uniform picks the candidate from the
     running sums (a branch-free count).
 
+    Most draws have few candidates (on the reference's segment-challenge fold, 70% at most two each side
+    of tc, 85% at most four), and there the loops' variable trip counts cost more than the arithmetic:
+    every loop end is a branch the processor mispredicts. So a draw with at most two each side computes
+    its factors and running sums without loops, and one with at most four in loops of fixed trip counts,
+    absent candidates masked (their factors read clamped cells and are replaced by 0.0 in the sums,
+    which adding 0.0 leaves exact): the same operations on the same values in the same order, so the same
+    weights and draws as the general loops, which serve the rest. The counts are written whether or not
+    the draw changed them, for the same reason. (Measured alone, the sweep took 0.12 s against 0.16 s on
+    that fold; the sampler 0.31-0.34 s against 0.42 s.)
+
     Written as one loop with no calls that take arrays, and the random state held in locals: every
     such call costs two atomic reference-count updates per array, which cost more than the draw
     itself (tables are indexed in place, never sliced, for the same reason).
@@ -368,7 +387,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         :class:`SamplerState`'s fields of those names, updated in place.
     window : int
         Half-width of the window of candidate table counts.
-    weights : ndarray (>= 2 window + 1,) float64
+    weights : ndarray (>= max(2 window + 1, 9),) float64
         Scratch for a draw's candidate weights.
     rng : ndarray (4,) uint64
         The tree's random state, advanced in place.
@@ -426,6 +445,39 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
                 # candidates below lo have running sum 0 <= u, so they count as passed
                 tt = tc - 2 + (np.int64(sum_l2 <= u) + np.int64(sum_l1 <= u) + np.int64((sum_0 <= u) & (tc < hi))
                                + np.int64((sum_u1 <= u) & (tc + 1 < hi)))
+                d = tt - tc
+                t[cell] = tt
+                node_T[j] += d
+                n[pcell] += d
+                node_N[p] += d
+                continue
+        if k0 >= 0 and k0 <= 4 and hi - tc <= 4:
+            # up to four each side (about 15% more draws): the loops below with fixed trip counts (nothing
+            # to mispredict at their ends), slots tc - 4 .. tc + 4 in weights[0 .. 8], absent candidates
+            # masked as above
+            w = 1.0
+            for i in range(1, 5):
+                w *= (cp_Np - i) / (rt[urow, np.uint64(max(tc - i, 0))] * c * rn_t[utp, np.uint64(max(npx - i, 0))])
+                weights[np.uint64(4 - i)] = w if i <= k0 else 0.0
+            total = 0.0
+            for i in range(4):
+                total += weights[np.uint64(i)]
+                weights[np.uint64(i)] = total
+            total += 1.0
+            weights[4] = total
+            w = 1.0
+            for i in range(4):
+                w *= (rt[urow, np.uint64(min(tc + i, rt.shape[1] - 1))] * c * rn_t[utp, np.uint64(npx + i)]
+                      / (cp_Np + i))
+                total += w if i < hi - tc else 0.0
+                weights[np.uint64(5 + i)] = total
+            if total > 0.0 and total < np.inf:
+                bits, s0, s1, s2, s3 = xoshiro_step(s0, s1, s2, s3)
+                u = unit_double(bits) * total
+                k = 0
+                for i in range(8):
+                    k += (weights[np.uint64(i)] <= u) & (tc - 4 + i < hi)
+                tt = tc - 4 + k
                 d = tt - tc
                 t[cell] = tt
                 node_T[j] += d
@@ -707,12 +759,6 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
             wsum[np.uint64(base + x)] = 0.0
 
 
-#: :func:`sample_trees`'s options: numpy's error model, under which a float division by zero gives inf
-#: or nan instead of raising, so numba drops the test for zero before every division of a draw (no
-#: denominator of the sampler can be zero: Stirling ratios, concentrations and counts are > 0 there)
-SWEEP_NJIT_OPTIONS = {**NJIT_OPTIONS, "error_model": "numpy"}
-
-
 @njit(**SWEEP_NJIT_OPTIONS)
 def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settings, rule, scratch):
     """Advance the trees ``order[lo:hi]`` (one thread's batch), one after the other, to iteration
@@ -786,7 +832,7 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
         shape, rate, max_c = settings.shape, settings.rate, settings.max_c
         # scratch and state of this tree only, written back at the end: trees of other threads sit next
         # to this one in the shared arrays, and writes to a shared cache line make threads take turns
-        weights = np.empty(2 * window + 1, dtype=np.float64)
+        weights = np.empty(max(2 * window + 1, 9), dtype=np.float64)  # table_sweep's slots
         hist = np.zeros((group_hi - group_lo, GROUPED_BETA_MAX + 1), dtype=np.int64)
         sums_T = np.zeros(group_hi - group_lo)
         sums_q = np.zeros(group_hi - group_lo)
