@@ -470,6 +470,29 @@ def test_fixed_point_digits_carry_at_their_limits():
     assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**158)) + 1 - Fraction(1, 2**186)
 
 
+def test_fixed_point_two_digit_path_and_the_general_one_sum_exactly():
+    """Errors at and around FIXED_TWO_DIGITS (the two-digit path's smallest, the largest below it that the
+    three digits take), errors spanning the first two digits whose repeated sums carry from the second
+    into the first and into the units, and 1 itself: exactly their rational sum, in any order."""
+    from fractions import Fraction
+
+    from hdp_plugin.structure.kernels import FIXED_TWO_DIGITS, fixed_add
+    from hdp_plugin.structure.selective import LooSums
+
+    below = np.nextafter(FIXED_TWO_DIGITS, 0.0)
+    span = float((2**53 - 1) * Fraction(1, 2**90))  # bits from 2**-38 down to 2**-90
+    vals = [FIXED_TWO_DIGITS, below, span, 1.0, 0.0, 2.0**-158, 1.0 - 2.0**-53] * 300
+    truth = sum(Fraction(v) for v in vals)
+    rng = np.random.default_rng(3)
+    for order in (vals, list(rng.permutation(vals))):
+        s = LooSums(0, 0)
+        for v in order:
+            fixed_add(s.acc, 0, 0, float(v))
+        assert _exact(s.acc) == truth
+        assert all(0 <= s.acc[j, 0, 0] < 2**62 for j in (1, 2, 3))
+        assert s.acc[4, 0, 0] == 0
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_tree_cells_from_the_tries_are_what_the_trees_count(seed):
     """The selection's cell count of every (attribute, k) is the trees' own (build_trees), exactly."""
