@@ -424,7 +424,7 @@ def test_fixed_point_sum_is_exact_where_the_float_sum_depends_on_the_order():
     for seq in (vals, vals[::-1]):
         s = LooSums(0, 0)
         for v in seq:
-            fixed_add(s.acc, 0, 0, v)
+            fixed_add(s.acc, 0, 0, 0, v)
         assert _exact(s.acc) == 1 + Fraction(1, 2**52)
         assert s.acc[0, 0, 0] == 1 and s.acc[1, 0, 0] == 2**10 and s.totals()[0, 0] == 1 + 2.0**-52
     # squared errors as the kernel makes them, e = 1 - p, down to the smallest (2**-53)**2, split over
@@ -438,7 +438,7 @@ def test_fixed_point_sum_is_exact_where_the_float_sum_depends_on_the_order():
     for c in chunks:
         s = LooSums(0, 0)
         for v in c:
-            fixed_add(s.acc, 0, 0, float(v))
+            fixed_add(s.acc, 0, 0, 0, float(v))
         partial.append(s)
     for perm in (range(7), rng.permutation(7)):
         merged = LooSums(0, 0)
@@ -448,7 +448,7 @@ def test_fixed_point_sum_is_exact_where_the_float_sum_depends_on_the_order():
         assert all(0 <= merged.acc[j, 0, 0] < 2**62 for j in (1, 2, 3))
     assert merged.totals()[0, 0] == pytest.approx(float(truth), rel=1e-15)
     # a row whose error is not a number makes its cell NaN, as a float sum would
-    fixed_add(merged.acc, 0, 0, float("nan"))
+    fixed_add(merged.acc, 0, 0, 0, float("nan"))
     assert merged.acc[4, 0, 0] == 1 and np.isnan(merged.rmse(10)[0, 0])
 
 
@@ -461,8 +461,8 @@ def test_fixed_point_digits_carry_at_their_limits():
     v = 1.0 - 2.0**-53  # every digit below the point as full as a double can make it
     s = LooSums(0, 0)
     for _ in range(1000):
-        fixed_add(s.acc, 0, 0, v)
-        fixed_add(s.acc, 0, 0, 2.0**-158)
+        fixed_add(s.acc, 0, 0, 0, v)
+        fixed_add(s.acc, 0, 0, 0, 2.0**-158)
     assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**158))
     t = LooSums(0, 0)
     t.acc[1:4] = 2**62 - 1  # the largest digits there can be, merged: the carries ripple up
@@ -487,7 +487,7 @@ def test_fixed_point_two_digit_path_and_the_general_one_sum_exactly():
     for order in (vals, list(rng.permutation(vals))):
         s = LooSums(0, 0)
         for v in order:
-            fixed_add(s.acc, 0, 0, float(v))
+            fixed_add(s.acc, 0, 0, 0, float(v))
         assert _exact(s.acc) == truth
         assert all(0 <= s.acc[j, 0, 0] < 2**62 for j in (1, 2, 3))
         assert s.acc[4, 0, 0] == 0
