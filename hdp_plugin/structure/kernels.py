@@ -895,7 +895,7 @@ def loo_squared_errors_block(
     up = np.empty(C)  # hierarchical: the estimates of the context one level up, per class
     # the block's sums: rows 0-4 the errors of one k, rows 5-9 (``suffix[:, u, s]``) those that every k >= s
     # takes (added to acc at the end, by fixed_merge and _add_suffix_sums); a row's k picks its sum by
-    # index, not by a branch (one the processor mispredicts at every walk's end: the pass 11-26% slower)
+    # index, not by a branch (one the processor mispredicts at every walk's end: the pass took 12-36% longer)
     both = np.zeros((2 * (FIXED_DIGITS + 2), acc.shape[1], acc.shape[2]), np.int64)
     n_loo = n_rows_total - 1.0  # rows left after removing this one
     for r in range(n_rows):
