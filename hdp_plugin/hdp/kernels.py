@@ -988,6 +988,10 @@ def balance_trees(cost, n_bins):
     return order, bin_start
 
 
+#: :func:`init_trees` keeps the initial table counts of data counts below this (per concentration)
+INIT_MEMO = 64
+
+
 @njit(**NJIT_OPTIONS)
 def init_trees(layout, state):
     """Initialise every tree, children before parents: leaves get their data counts, an internal
@@ -1002,6 +1006,10 @@ def init_trees(layout, state):
         Its ``n``, ``t``, ``node_N`` and ``node_T`` are written for every cell and node, from its
         ``conc``.
     """
+    # initial_tables of the counts below INIT_MEMO for the concentration last seen (every group starts
+    # at the same one): two digammas a cell were most of this kernel's time
+    memo = np.full(INIT_MEMO, -1, np.int64)
+    memo_c = -1.0
     for tr in range(layout.tree_card.shape[0]):
         node_lo, node_hi = layout.tree_node_start[tr], layout.tree_node_start[tr + 1]
         card = layout.tree_card[tr]
@@ -1022,6 +1030,15 @@ def init_trees(layout, state):
                 nx = n[base + x]
                 if j == node_lo:
                     tx = 1 if nx > 0 else 0
+                elif nx < INIT_MEMO:
+                    if c != memo_c:
+                        for i in range(INIT_MEMO):
+                            memo[i] = -1
+                        memo_c = c
+                    tx = memo[nx]
+                    if tx < 0:
+                        tx = initial_tables(nx, c)
+                        memo[nx] = tx
                 else:
                     tx = initial_tables(nx, c)
                 t[base + x] = tx
