@@ -424,6 +424,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         k0 = tc - lo
         urow = np.uint64(row)
         utp = np.uint64(tpx)
+        tt = -1  # the drawn count, once a path below has drawn it
         if k0 >= 0 and k0 <= 2 and hi - tc <= 2:
             # at most two candidates each side of tc (about 70% of draws): the factors and running
             # sums of the loops below without the loops, absent candidates masked (a sum adds 0.0, exact;
@@ -445,13 +446,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
                 # candidates below lo have running sum 0 <= u, so they count as passed
                 tt = tc - 2 + (np.int64(sum_l2 <= u) + np.int64(sum_l1 <= u) + np.int64((sum_0 <= u) & (tc < hi))
                                + np.int64((sum_u1 <= u) & (tc + 1 < hi)))
-                d = tt - tc
-                t[cell] = tt
-                node_T[j] += d
-                n[pcell] += d
-                node_N[p] += d
-                continue
-        if k0 >= 0 and k0 <= 4 and hi - tc <= 4:
+        if tt < 0 and k0 >= 0 and k0 <= 4 and hi - tc <= 4:
             # up to four each side (about 15% more draws): the loops below with fixed trip counts (nothing
             # to mispredict at their ends), slots tc - 4 .. tc + 4 in weights[0 .. 8], absent candidates
             # masked as above
@@ -478,66 +473,61 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
                 for i in range(8):
                     k += (weights[np.uint64(i)] <= u) & (tc - 4 + i < hi)
                 tt = tc - 4 + k
-                d = tt - tc
-                t[cell] = tt
-                node_T[j] += d
-                n[pcell] += d
-                node_N[p] += d
-                continue
-        size = hi - lo + 1
-        w = 1.0
-        for tt in range(tc, lo, -1):
-            d = tt - tc - 1
-            w *= (cp_Np + d) / (rt[urow, np.uint64(tt - 1)] * c * rn_t[utp, np.uint64(npx + d)])
-            weights[np.uint64(tt - 1 - lo)] = w
-        # the prefix sums of the lower candidates, then the upper ones' weights and sums in one pass
-        if k0 >= 0:
-            total = weights[0] if k0 > 0 else 1.0
-            for i in range(1, k0):
-                total += weights[np.uint64(i)]
-                weights[np.uint64(i)] = total
-            if k0 > 0:
-                total += 1.0
-            weights[np.uint64(k0)] = total
-        else:  # tc = 0 (an internal cell that had no customers): every candidate is above it
-            total = 0.0
-        w = 1.0
-        for tt in range(tc, hi):
-            d = tt - tc
-            w *= rt[urow, np.uint64(tt)] * c * rn_t[utp, np.uint64(npx + d)] / (cp_Np + d)
-            total += w
-            weights[np.uint64(tt + 1 - lo)] = total
-        if not (total > 0.0 and total < np.inf):
-            # log space: the same factors, summed as logs, normalised by the largest
-            log_c = math.log(c)
-            weights[k0] = 0.0
-            lw = 0.0
-            for tt in range(tc, hi):
-                d = tt - tc
-                lw += math.log(rt[row, tt]) + log_c + math.log(rn_t[tpx, npx + d]) - math.log(cp_Np + d)
-                weights[tt + 1 - lo] = lw
-            lw = 0.0
+        if tt < 0:  # neither path above drew: the general loops (and log space)
+            size = hi - lo + 1
+            w = 1.0
             for tt in range(tc, lo, -1):
                 d = tt - tc - 1
-                lw += math.log(cp_Np + d) - math.log(rt[row, tt - 1]) - log_c - math.log(rn_t[tpx, npx + d])
-                weights[tt - 1 - lo] = lw
-            wmax = -np.inf
-            for i in range(size):
-                if weights[i] > wmax:
-                    wmax = weights[i]
-            for i in range(size):
-                weights[i] = math.exp(weights[i] - wmax)
-            total = weights[0]
-            for i in range(1, size):
-                total += weights[i]
-                weights[i] = total
-        # the first candidate whose running sum exceeds u: count those that do not
-        bits, s0, s1, s2, s3 = xoshiro_step(s0, s1, s2, s3)
-        u = unit_double(bits) * total
-        k = 0
-        for i in range(size - 1):
-            k += weights[np.uint64(i)] <= u
-        tt = lo + k
+                w *= (cp_Np + d) / (rt[urow, np.uint64(tt - 1)] * c * rn_t[utp, np.uint64(npx + d)])
+                weights[np.uint64(tt - 1 - lo)] = w
+            # the prefix sums of the lower candidates, then the upper ones' weights and sums in one pass
+            if k0 >= 0:
+                total = weights[0] if k0 > 0 else 1.0
+                for i in range(1, k0):
+                    total += weights[np.uint64(i)]
+                    weights[np.uint64(i)] = total
+                if k0 > 0:
+                    total += 1.0
+                weights[np.uint64(k0)] = total
+            else:  # tc = 0 (an internal cell that had no customers): every candidate is above it
+                total = 0.0
+            w = 1.0
+            for tt in range(tc, hi):
+                d = tt - tc
+                w *= rt[urow, np.uint64(tt)] * c * rn_t[utp, np.uint64(npx + d)] / (cp_Np + d)
+                total += w
+                weights[np.uint64(tt + 1 - lo)] = total
+            if not (total > 0.0 and total < np.inf):
+                # log space: the same factors, summed as logs, normalised by the largest
+                log_c = math.log(c)
+                weights[k0] = 0.0
+                lw = 0.0
+                for tt in range(tc, hi):
+                    d = tt - tc
+                    lw += math.log(rt[row, tt]) + log_c + math.log(rn_t[tpx, npx + d]) - math.log(cp_Np + d)
+                    weights[tt + 1 - lo] = lw
+                lw = 0.0
+                for tt in range(tc, lo, -1):
+                    d = tt - tc - 1
+                    lw += math.log(cp_Np + d) - math.log(rt[row, tt - 1]) - log_c - math.log(rn_t[tpx, npx + d])
+                    weights[tt - 1 - lo] = lw
+                wmax = -np.inf
+                for i in range(size):
+                    if weights[i] > wmax:
+                        wmax = weights[i]
+                for i in range(size):
+                    weights[i] = math.exp(weights[i] - wmax)
+                total = weights[0]
+                for i in range(1, size):
+                    total += weights[i]
+                    weights[i] = total
+            # the first candidate whose running sum exceeds u: count those that do not
+            bits, s0, s1, s2, s3 = xoshiro_step(s0, s1, s2, s3)
+            u = unit_double(bits) * total
+            k = 0
+            for i in range(size - 1):
+                k += weights[np.uint64(i)] <= u
+            tt = lo + k
         d = tt - tc
         t[cell] = tt  # unconditionally: a branch on d != 0 is mispredicted often (the sweep 15% slower)
         node_T[j] += d
