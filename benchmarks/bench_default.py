@@ -22,6 +22,11 @@ Workloads:
 * ``--sum``: the same first fold of every data set of the 1000-iteration accuracy tables, the times
   summed (``--mlbench-dir`` as benchmarks/accuracy.py).
 
+``--members 5,10,20`` fits ours once per count in every round (``n_members``; member ``e`` draws from the
+same stream whatever the count, so a smaller ensemble is the larger one's first members) and prints a row
+per workload and count, named ``workload (E members)``, each against the forest of the same rounds: what
+a smaller default would give on these workloads. The default, 20, prints the rows as named above.
+
 The forest gets the attributes as numbers: numeric attributes as they are, nominal ones as their
 codes, missing values as NaN (scikit-learn's forests split them natively).
 """
@@ -41,6 +46,7 @@ sys.path.insert(0, str(HERE))
 import accuracy  # noqa: E402
 
 RAW = ["segment-challenge", "ionosphere", "credit-g", "soybean"]
+DEFAULT_MEMBERS = 20  # the classifier's default n_members (checked in main)
 
 
 def forest_matrix(ds) -> np.ndarray:
@@ -63,27 +69,34 @@ def first_fold(path: Path):
     return accuracy.fold_split(path, 0, 1)
 
 
-def one_round(train, test, Xtr, Xte) -> dict:
-    """One fit of each side on the same data: seconds and test RMSE."""
+def one_round(train, test, Xtr, Xte, members=(DEFAULT_MEMBERS,)) -> dict:
+    """One fit of each side on the same data (ours once per member count): seconds and test RMSE,
+    ``{count: record}`` for ours, each record also holding the forest's figures of this round."""
     from sklearn.ensemble import RandomForestClassifier
 
     from hdp_plugin import BayesNetClassifier
     from hdp_plugin.model.evaluation import rmse
 
-    t0 = time.perf_counter()
-    ours = BayesNetClassifier(random_state=0, n_jobs=1).fit(train)
+    ours = {}
+    for e in members:
+        t0 = time.perf_counter()
+        fitted = BayesNetClassifier(random_state=0, n_jobs=1, n_members=e).fit(train)
+        took = time.perf_counter() - t0
+        ours[e] = {"ours_s": took, "ours_rmse": rmse(fitted.predict_proba(test), test.y),
+                   "structure_s": fitted.fit_info_.get("structure_seconds", 0.0),
+                   "sampler_s": fitted.fit_info_.get("sampler_seconds", 0.0),
+                   "iterations": fitted.fit_info_.get("iterations")}
     t1 = time.perf_counter()
     forest = RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=0).fit(Xtr, train.y)
     t2 = time.perf_counter()
     p_forest = np.zeros((test.n_rows, train.n_classes))
     p_forest[:, forest.classes_] = forest.predict_proba(Xte)
-    return {"ours_s": t1 - t0, "forest_s": t2 - t1, "ours_rmse": rmse(ours.predict_proba(test), test.y),
-            "forest_rmse": rmse(p_forest, test.y),
-            "structure_s": ours.fit_info_.get("structure_seconds", 0.0),
-            "sampler_s": ours.fit_info_.get("sampler_seconds", 0.0), "iterations": ours.fit_info_.get("iterations")}
+    side = {"forest_s": t2 - t1, "forest_rmse": rmse(p_forest, test.y)}
+    return {e: {**rec, **side} for e, rec in ours.items()}
 
 
-def run(workloads: dict, rounds: int) -> dict:
+def run(workloads: dict, rounds: int, members=(DEFAULT_MEMBERS,)) -> dict:
+    """``{(workload, count): [record per round]}``: every workload's rounds, per member count."""
     from hdp_plugin import BayesNetClassifier
 
     prepared = {}
@@ -91,10 +104,11 @@ def run(workloads: dict, rounds: int) -> dict:
         prepared[name] = (train, test, forest_matrix(train), forest_matrix(test))
     first = next(iter(prepared.values()))
     BayesNetClassifier(random_state=0, n_jobs=1).fit(first[0])  # warm-up: numba's compilation or cache load
-    out = {name: [] for name in prepared}
+    out = {(name, e): [] for name in prepared for e in members}
     for _ in range(rounds):  # round by round, every workload, the two sides one after the other
         for name, args in prepared.items():
-            out[name].append(one_round(*args))
+            for e, rec in one_round(*args, members=members).items():
+                out[name, e].append(rec)
     return out
 
 
@@ -112,8 +126,18 @@ def main(argv=None) -> int:
     ap.add_argument("--sum", action="store_true", help="Also the sum over the accuracy tables' 26 data sets.")
     ap.add_argument("--mlbench-dir", type=Path)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--members", default=str(DEFAULT_MEMBERS),
+                    help="Ensemble sizes to fit (comma-separated; default the classifier's, 20).")
     args = ap.parse_args(argv)
-    from hdp_plugin import read_dataset
+    from hdp_plugin import BayesNetClassifier, read_dataset
+
+    assert BayesNetClassifier().n_members == DEFAULT_MEMBERS, "bench_default's default is the classifier's"
+    try:
+        members = tuple(int(e) for e in args.members.split(","))
+    except ValueError:
+        ap.error(f"--members: a comma-separated list of whole numbers, got {args.members!r}")
+    if not members or min(members) < 1:
+        ap.error(f"--members: every count at least 1, got {args.members!r}")
 
     dirs = [accuracy.ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]
     workloads = {}
@@ -138,18 +162,21 @@ def main(argv=None) -> int:
             key = f"sum:{name}"
             workloads[key] = first_fold(path)
             summed.append(key)
-    res = run(workloads, args.rounds)
+    res = run(workloads, args.rounds, members)
     print(f"{args.rounds} rounds, one thread each, the same training and test rows; shortest training time per side")
     print("| workload | ours (s) | structure (s) | sampler (s) | iterations | forest (s) | ours / forest | "
           "RMSE ours | RMSE forest |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    rows = [summary(n, r) for n, r in res.items() if n not in summed]
-    if summed:
-        parts = [summary(n, res[n]) for n in summed]
-        rows.append({"name": f"sum over {len(parts)} data sets", "iterations": "",
-                     **{k: sum(p[k] for p in parts) for k in ("ours_s", "forest_s", "structure_s", "sampler_s")},
-                     "ours_rmse": float(np.mean([p["ours_rmse"] for p in parts])),
-                     "forest_rmse": float(np.mean([p["forest_rmse"] for p in parts]))})
+    label = (lambda name, e: name) if members == (DEFAULT_MEMBERS,) else (lambda name, e: f"{name} ({e} members)")
+    rows = []
+    for e in members:
+        rows += [summary(label(n, e), res[n, e]) for n in workloads if n not in summed]
+        if summed:
+            parts = [summary(n, res[n, e]) for n in summed]
+            rows.append({"name": label(f"sum over {len(parts)} data sets", e), "iterations": "",
+                         **{k: sum(p[k] for p in parts) for k in ("ours_s", "forest_s", "structure_s", "sampler_s")},
+                         "ours_rmse": float(np.mean([p["ours_rmse"] for p in parts])),
+                         "forest_rmse": float(np.mean([p["forest_rmse"] for p in parts]))})
     for s in rows:
         print(f"| {s['name']} | {s['ours_s']:.3f} | {s['structure_s']:.3f} | {s['sampler_s']:.3f} | {s['iterations']} | "
               f"{s['forest_s']:.3f} | {s['ours_s'] / s['forest_s']:.2f} | {s['ours_rmse']:.4f} | "

@@ -382,6 +382,24 @@ def test_bench_default_prints_both_sides_on_the_same_rows():
     assert len(cells) == 9 and float(cells[1]) > 0 and float(cells[5]) > 0 and 0 < float(cells[7]) < 1
 
 
+def test_bench_default_members_prints_a_row_per_count_against_the_same_forest():
+    """``--members 2,3``: a row per workload and count, named with the count, each against the forest of
+    the same rounds (one forest time for both), the smaller ensemble a different model."""
+    pytest.importorskip("sklearn", reason="scikit-learn (the bench extra) is the forest")
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_default.py"), "--datasets", "contact-lenses",
+                           "--rounds", "1", "--members", "2,3"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in proc.stdout.splitlines() if line.startswith("| contact-lenses")}
+    assert set(rows) == {"contact-lenses (2 members)", "contact-lenses (3 members)"}
+    two, three = rows["contact-lenses (2 members)"], rows["contact-lenses (3 members)"]
+    assert two[4] == three[4] and float(two[4]) > 0  # the same forest
+    assert two[6] != three[6]  # RMSE ours: two ensembles
+    bad = subprocess.run([sys.executable, str(BENCH / "bench_default.py"), "--datasets", "contact-lenses",
+                          "--members", "0"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "--members" in bad.stderr
+
+
 def test_bench_members_scores_every_count_on_the_same_folds():
     proc = subprocess.run([sys.executable, str(BENCH / "bench_members.py"), "--datasets", "contact-lenses",
                            "--members", "2,3", "--repeats", "1"], capture_output=True, text=True, timeout=600)
