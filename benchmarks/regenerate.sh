@@ -72,6 +72,9 @@ section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --itera
 # the default against scikit-learn's random forest, one thread each (needs scikit-learn: the bench extra)
 section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
   --rounds 5 --sum "${mlbench[@]}"
+# the same at 5, 10 and 20 members (what a smaller default would give; issue 23, item 1)
+section --section speed-default-members -- python benchmarks/bench_default.py \
+  ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} --rounds 3 --sum --members 5,10,20 "${mlbench[@]}"
 # the four large mlbench sets (needs mlbench's .rda files)
 section --section speed-default-large -- python benchmarks/bench_default.py \
   --datasets mlbench-LetterRecognition,mlbench-Satellite,mlbench-Shuttle,mlbench-DNA --rounds 2 "${mlbench[@]}"
