@@ -46,7 +46,6 @@ sys.path.insert(0, str(HERE))
 import accuracy  # noqa: E402
 
 RAW = ["segment-challenge", "ionosphere", "credit-g", "soybean"]
-DEFAULT_MEMBERS = 20  # the classifier's default n_members (checked in main)
 
 
 def forest_matrix(ds) -> np.ndarray:
@@ -69,7 +68,7 @@ def first_fold(path: Path):
     return accuracy.fold_split(path, 0, 1)
 
 
-def one_round(train, test, Xtr, Xte, members=(DEFAULT_MEMBERS,)) -> dict:
+def one_round(train, test, Xtr, Xte, members) -> dict:
     """One fit of each side on the same data (ours once per member count): seconds and test RMSE,
     ``{count: record}`` for ours, each record also holding the forest's figures of this round."""
     from sklearn.ensemble import RandomForestClassifier
@@ -95,7 +94,7 @@ def one_round(train, test, Xtr, Xte, members=(DEFAULT_MEMBERS,)) -> dict:
     return {e: {**rec, **side} for e, rec in ours.items()}
 
 
-def run(workloads: dict, rounds: int, members=(DEFAULT_MEMBERS,)) -> dict:
+def run(workloads: dict, rounds: int, members) -> dict:
     """``{(workload, count): [record per round]}``: every workload's rounds, per member count."""
     from hdp_plugin import BayesNetClassifier
 
@@ -126,14 +125,13 @@ def main(argv=None) -> int:
     ap.add_argument("--sum", action="store_true", help="Also the sum over the accuracy tables' 26 data sets.")
     ap.add_argument("--mlbench-dir", type=Path)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--members", default=str(DEFAULT_MEMBERS),
-                    help="Ensemble sizes to fit (comma-separated; default the classifier's, 20).")
+    ap.add_argument("--members", help="Ensemble sizes to fit (comma-separated; default the classifier's, 20).")
     args = ap.parse_args(argv)
     from hdp_plugin import BayesNetClassifier, read_dataset
 
-    assert BayesNetClassifier().n_members == DEFAULT_MEMBERS, "bench_default's default is the classifier's"
+    default = (BayesNetClassifier().n_members,)
     try:
-        members = tuple(int(e) for e in args.members.split(","))
+        members = tuple(int(e) for e in args.members.split(",")) if args.members is not None else default
     except ValueError:
         ap.error(f"--members: a comma-separated list of whole numbers, got {args.members!r}")
     if not members or min(members) < 1:
@@ -167,7 +165,7 @@ def main(argv=None) -> int:
     print("| workload | ours (s) | structure (s) | sampler (s) | iterations | forest (s) | ours / forest | "
           "RMSE ours | RMSE forest |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    label = (lambda name, e: name) if members == (DEFAULT_MEMBERS,) else (lambda name, e: f"{name} ({e} members)")
+    label = (lambda name, e: name) if members == default else (lambda name, e: f"{name} ({e} members)")
     rows = []
     for e in members:
         rows += [summary(label(n, e), res[n, e]) for n in workloads if n not in summed]
