@@ -588,7 +588,7 @@ def evaluate(
     out = _Out(quiet, verbose)
     with _errors():
         from .model import BayesNetClassifier
-        from .model.evaluation import cross_validate
+        from .model.evaluation import cross_validate, warm_up
 
         if as_json and as_csv:
             raise ParameterError("--json and --csv cannot be used together")
@@ -602,6 +602,7 @@ def evaluate(
                                  discretization=discretization)
         limits = _limits(max_input_mb, max_cardinality)
         results = []
+        warm_seconds = 0.0
         with out.progress() as bar:
             line = _Phases(bar)
             line.phase(f"reading {data}")
@@ -614,6 +615,8 @@ def evaluate(
             total = len(configs) * n_folds * n_repeats
             overall = bar.add_task("cross-validation", total=total) if bar else None
             for params in configs:
+                line.phase(f"{_describe(params)}: compiling or loading its kernels (not timed)")
+                warm_seconds += warm_up(lambda params=params: BayesNetClassifier(**params), ds, seed=seed)
                 fits = [0]
 
                 def make(params=params, fits=fits):
@@ -631,7 +634,7 @@ def evaluate(
                     bar.advance(overall)
                 results.append((params, res))
                 log.info("%s: RMSE %.4f", _describe(params), res.rmse)
-        _print_results(results, ds, n_folds, n_repeats, as_json, as_csv)
+        _print_results(results, ds, n_folds, n_repeats, as_json, as_csv, warm_seconds)
 
 
 _RESULT_COLUMNS = ("structure", "k", "n_members", "estimator", "iterations", "tying", "discretization",
@@ -667,10 +670,35 @@ def _finite(obj):
     return obj
 
 
-def _print_results(results, ds, n_folds: int, n_repeats: int, as_json: bool, as_csv: bool) -> None:
+def _best_line(results, rows) -> str:
+    """The closing line of the table: which configuration has the lowest value of each metric."""
+    if len(rows) < 2:
+        return ""
+    best: dict[str, list[str]] = {}
+    for key, label in (("rmse", "RMSE"), ("zero_one_loss", "0-1 loss"), ("log_loss", "log-loss")):
+        values = [r[key] for r in rows]
+        finite = [v for v in values if math.isfinite(v)]
+        if not finite:
+            continue
+        low = min(finite)
+        winners = [i for i, v in enumerate(values) if v == low]
+        if len(winners) > 1:  # a tie names nobody
+            continue
+        (params, _), r = results[winners[0]], rows[winners[0]]
+        name = _describe(params).split(" ")[0] + " " + r["estimator"]
+        best.setdefault(name, []).append(label)
+    def words(metrics):
+        return metrics[0] if len(metrics) == 1 else ", ".join(metrics[:-1]) + " and " + metrics[-1]
+
+    return "; ".join(f"lowest {words(metrics)}: {name}" for name, metrics in best.items())
+
+
+def _print_results(results, ds, n_folds: int, n_repeats: int, as_json: bool, as_csv: bool,
+                   warm_seconds: float = 0.0) -> None:
     rows = _result_rows(results)
     if as_json:
         doc = {"data": str(ds.source), "rows": ds.n_rows, "folds": n_folds, "repeats": n_repeats,
+               "untimed_warm_up_seconds": warm_seconds,
                "results": [_finite({**r, "per_fold": [dict(zip(("rmse", "zero_one_loss", "log_loss"), f))
                                                       for f in res.folds]})
                            for r, (_, res) in zip(rows, results)]}
@@ -697,7 +725,15 @@ def _print_results(results, ds, n_folds: int, n_repeats: int, as_json: bool, as_
         est = r["estimator"] + (f" ({r['iterations']} it.)" if r["iterations"] else "")
         table.add_row(_describe(params).split(" ")[0], est, f"{r['rmse']:.4f}", f"{r['zero_one_loss']:.4f}",
                       f"{r['log_loss']:.4f}", f"{r['train_seconds']:.2f}", f"{r['test_seconds']:.2f}")
-    Console(width=max(100, shutil.get_terminal_size().columns)).print(table)
+    n_fits = n_folds * n_repeats
+    table.caption = (f"Lower is better in every column. Times are summed over the {n_fits} folds "
+                     f"(training: discretisation, structure and estimation); compiling or loading numba's kernels "
+                     f"took {warm_seconds:.2f} s before the folds and is not counted.")
+    console = Console(width=max(100, shutil.get_terminal_size().columns))
+    console.print(table)
+    best = _best_line(results, rows)
+    if best:
+        console.print(best[0].upper() + best[1:] + ".", highlight=False)
 
 
 # ------------------------------------------------------------------------------------------

@@ -160,6 +160,32 @@ def test_evaluate_table_json_and_csv():
     assert [r["rmse"] for r in again["results"]] == [r["rmse"] for r in doc["results"]]
 
 
+def test_evaluate_table_says_how_to_read_it_and_leaves_the_compile_untimed():
+    args = ["evaluate", WEATHER, "-s", "nb,kdb", "-k", "2", "-e", "hdp,m-estimate", "-i", "30"]
+    text = " ".join(run(*args).stdout.split())  # rich wraps the caption to the terminal
+    assert "Lower is better in every column." in text
+    assert "compiling or loading numba's kernels took" in text and "is not counted" in text
+    last = run(*args).stdout.rstrip().splitlines()[-1]
+    assert last.startswith("Lowest ") and last.endswith("."), last
+    doc = json.loads(run(*args, "--json").stdout)
+    assert doc["untimed_warm_up_seconds"] >= 0
+
+
+def test_warm_up_fits_the_configuration_on_a_few_rows_of_every_class():
+    from hdp_plugin.model.evaluation import warm_up
+
+    ds = read_dataset(DATA / "diabetes.arff")
+    seen = []
+
+    class Recording(BayesNetClassifier):
+        def fit(self, X, *args, **kwargs):
+            seen.append((self.structure, np.bincount(X.y).tolist()))
+            return super().fit(X, *args, **kwargs)
+
+    assert warm_up(lambda: Recording(structure="tan", estimator="m-estimate"), ds, rows_per_class=5) >= 0
+    assert seen == [("tan", [5, 5])]
+
+
 def test_train_with_no_options_trains_the_default_eskdb(tmp_path):
     """hdp-bnc train DATA -o MODEL, nothing else: ESKDB-5 x20, auto iterations (200), stochastic MDL."""
     model = tmp_path / "d.hdpbnc"

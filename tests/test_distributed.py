@@ -213,7 +213,7 @@ def test_without_dask_the_message_says_what_to_install(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install hdp-plugin[distributed]" in lines[0], done.stderr
+    assert len(lines) == 1 and "pip install 'dask[distributed]'" in lines[0], done.stderr
 
 
 def test_bad_engine_options_are_one_line_errors(tmp_path):

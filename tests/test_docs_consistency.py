@@ -191,3 +191,22 @@ def test_prose_naming_the_default_structure_names_the_default():
         for m in re.finditer(r"[Tt]he defaults? \(`(\w+)`", " ".join(_prose(path).split())):
             if m.group(1) in config.STRUCTURES:
                 assert m.group(1) == config.DEFAULT_STRUCTURE, f"{path.name}: {m.group(0)!r}"
+
+
+def test_install_commands_name_only_what_can_be_installed():
+    # hdp-plugin is not on a package index: extras install from a clone (".[extra]") or a built wheel
+    for path in [*DOCS, *sorted((ROOT / "hdp_plugin").rglob("*.py"))]:
+        for line in _text(path).splitlines():
+            assert not re.search(r"pip install\W+hdp[-_]plugin\b", line), f"{path.name}: {line.strip()!r}"
+
+
+def test_no_document_claims_a_single_kdb_is_faster_than_the_ensemble():
+    for path in DOCS:
+        for clause in _clauses(_prose(path)):
+            assert not re.search(r"-S kdb[^.;]*(?<!no )(?<!not )faster than the (?:default )?ensemble", clause), \
+                f"{path.relative_to(ROOT)}: {clause!r}"
+
+
+def test_the_readme_states_no_test_count():
+    # a count rots with every test added; the README says how long the suite takes instead
+    assert not re.search(r"\b[\d,]+ tests\b", _text(ROOT / "README.md"))

@@ -9,7 +9,7 @@ the engine's.
 ``with engine("dask", scheduler="tcp://host:8786"): clf.fit(open_batches(path))`` runs the counting
 passes as map per partition and tree reduce on the cluster and samples the trees there
 (:mod:`hdp_plugin.distributed.dask_engine`); without ``scheduler`` a LocalCluster starts on this
-machine. Dask is optional: ``pip install hdp-plugin[distributed]``. Whatever the engine, the model
+machine. Dask is optional: ``pip install "dask[distributed]"``. Whatever the engine, the model
 is the same, bit for bit.
 """
 

@@ -37,8 +37,7 @@ from ..errors import ParameterError
 
 log = logging.getLogger(__name__)
 
-MISSING = ("the dask engine needs dask and distributed: pip install hdp-plugin[distributed] "
-           "(or pip install 'dask[distributed]')")
+MISSING = "the dask engine needs dask and distributed: pip install 'dask[distributed]'"
 
 
 def _import_distributed():
