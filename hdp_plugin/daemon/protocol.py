@@ -198,6 +198,12 @@ def validate_job(doc) -> dict:
         elif v is not None:
             if f.choices is not None and v not in f.choices:
                 raise _bad(f.name, f"job.json: {f.name} must be one of {', '.join(f.choices)}; got {v!r}")
+            if f.kind.startswith("number") and isinstance(v, int) and not isinstance(v, bool):
+                try:  # a JSON number field holds a double: an integer beyond one's range is not finite
+                    float(v)
+                except OverflowError:
+                    raise _bad(f.name, f"job.json: {f.name} must be finite, got an integer of {len(str(v))} "
+                                       "digits") from None
             if isinstance(v, float) and not math.isfinite(v):
                 raise _bad(f.name, f"job.json: {f.name} must be finite, got {v!r}")
             if f.minimum is not None and v < f.minimum:
