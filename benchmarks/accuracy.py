@@ -339,8 +339,8 @@ def eskdb_burn_in() -> str:
 
 def _header(tables, datasets, methods, present, complete, args, command: str, summary: bool = False) -> list[str]:
     """The section's title, the command that regenerates it and what ran where."""
-    L = [f"## Accuracy: {args.repeats}x2 cross-validation, {len(datasets)} data sets, "
-         f"HDP at {args.iterations} iterations, ESKDB at {eskdb_label()}", "",
+    L = [f"**Accuracy: {args.repeats}x2 cross-validation, {len(datasets)} data sets, "
+         f"HDP at {args.iterations} iterations, ESKDB at {eskdb_label()}**", "",
          "Regenerate (resumes from the cache under `benchmarks/.cache/`):", "", "```",
          command, "```", "",
          f"- HDP at {args.iterations} iterations (burn-in min(1000, iterations/10)), LEVEL tying, "

@@ -297,7 +297,7 @@ def test_accuracy_time_plot_reads_the_summary_table(accuracy, tmp_path):
             for key in ("rmse", "zero_one", "log_loss"):
                 tables[key].setdefault(ds, {})[m] = 0.1 * (1 + (i + j) % 3)
             tables["train_s"].setdefault(ds, {})[m] = 10.0 ** j
-    body = ["## Accuracy: a test", "", *accuracy.summary_table(tables, methods, ["a", "b", "c"])]
+    body = ["**Accuracy: a test**", "", *accuracy.summary_table(tables, methods, ["a", "b", "c"])]
     doc = tmp_path / "doc.md"
     doc.write_text("# Benchmarks\n\n<!-- acc:begin (generated) -->\n" + "\n".join(body)
                    + "\n<!-- acc:end -->\n\n<!-- other:begin (generated) -->\nno table\n<!-- other:end -->\n")
