@@ -1,4 +1,4 @@
-"""Integer-coded categories: should integer columns with few values be nominal by default? (issue 24)
+"""Integer-coded categories: should integer columns with few values be nominal by default?
 
 A CSV export of a nominal data set holds its categories as integer codes (1 = red, 2 = green, ...),
 which read as numbers and get discretised. For every data set this writes that CSV (each nominal
@@ -164,11 +164,11 @@ def run_condition(ds, params: dict, folds: int, repeats: int, seed: int, cache: 
 
 
 METRICS = ("rmse", "zero_one_loss", "log_loss")
-TOLERANCE = 0.005  # issue 24: "declared-vs-ARFF within 0.005 on every set"
+TOLERANCE = 0.005  # declared against ARFF: within this on every set
 
 
 def decide(rows: list[dict], infos: dict, thresholds) -> list[str]:
-    """The issue's two tests on the results, as Markdown lines: declared within TOLERANCE of the ARFF on
+    """The two tests on the results, as Markdown lines: declared within TOLERANCE of the ARFF on
     every set (RMSE and 0-1), and, per N, the sets where csv-auto-N declares genuinely numeric integer
     columns (the controls) and whether it makes any of them worse than the ARFF by more than TOLERANCE."""
     by = {(r["dataset"], r["condition"]): r for r in rows}
@@ -253,7 +253,7 @@ def main(argv=None) -> int:
                              "Results are keyed by parameters and data, not by code: delete the cache after a "
                              "change to the model")
     parser.add_argument("--markdown", action="store_true",
-                        help="print the results as a Markdown section (docs/benchmarks.md) instead of the log")
+                        help="print the results as a Markdown section (benchmarks/studies.md) instead of the log")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 

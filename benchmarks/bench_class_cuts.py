@@ -1,4 +1,4 @@
-"""How many cuts with many classes? The cap of ``"stochastic-gain"``'s class-dependent minimum (issue 24).
+"""How many cuts with many classes? The cap of ``"stochastic-gain"``'s class-dependent minimum.
 
 The gain rule gives every informative numeric attribute at least ``max(2, min(c - 1, CAP))`` cuts for
 the ``c`` classes present in its training rows (``hdp_plugin.preprocess.stochastic``:
@@ -11,7 +11,7 @@ no cap), and prints the mean 0-1 loss, RMSE and log-loss over the 10 test folds 
 
 Usage::
 
-    python benchmarks/bench_class_cuts.py --mlbench-dir DIR      # docs/benchmarks.md's table
+    python benchmarks/bench_class_cuts.py --mlbench-dir DIR      # benchmarks/studies.md's table
     python benchmarks/bench_class_cuts.py --datasets glass --caps 2,4 --seed-offset 0
 """
 

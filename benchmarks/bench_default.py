@@ -1,4 +1,4 @@
-"""The default classifier against a random forest, side by side (issue 23, item 1).
+"""The default classifier against a random forest, side by side.
 
 Run on a quiet machine (the figures are wall-clock times):
 

@@ -1,4 +1,4 @@
-"""How many Gibbs iterations the default ensemble needs (issue 23, item 4), on the accuracy tables' data.
+"""How many Gibbs iterations the default ensemble needs, on the accuracy tables' data.
 
 Run (resumable; one JSON file per data set and fold under --cache-dir):
 
@@ -249,7 +249,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mlbench-dir", type=Path)
     ap.add_argument("--cache-dir", type=Path, default=HERE / ".cache" / "eskdb-iterations")
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--markdown", action="store_true", help="Print the table only (for docs/benchmarks.md).")
+    ap.add_argument("--markdown", action="store_true", help="Print the table only (for a generated section).")
     ap.add_argument("--burn-in-study", action="store_true",
                     help="Iterations against burn-in (BURN_IN_POINTS), cached under --cache-dir's sibling eskdb-burn-in.")
     ap.add_argument("--rule-study", action="store_true",

@@ -177,9 +177,9 @@ def main_folds(args, threads: list[int]) -> int:
     if not folds_dir.is_dir():
         raise SystemExit(f"--reference-folds: {folds_dir} is not a directory")
     its_list = (args.iterations or "5000").split(",")
-    print(f"# HDP sampling on fold files of {folds_dir.name}/ ({platform.processor() or platform.machine()}, "
+    print(f"**HDP sampling on fold files of {folds_dir.name}/ ({platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, {', '.join(its_list)} iterations, "
-          f"minimum of {args.repeat} run(s))\n")
+          f"minimum of {args.repeat} run(s))**\n")
     print("| workload | iterations | iterations run (per fold; mean per cell) | threads | sampling CPU s | "
           "sampling wall s | speed-up of wall (same rounds) | "
           "ns per cell and iteration (CPU) | HDP pooled RMSE | other's HDP pooled RMSE | m-est. pooled RMSE | "
@@ -251,8 +251,8 @@ def main(argv=None) -> int:
         return 0
 
     names = ["segment-kdb5", "synthetic5k-kdb5", "synthetic50k-kdb5"] if args.quick else list(WORKLOADS)
-    print(f"# HDP training benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()})\n")
+    print(f"**HDP training benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()})**\n")
     print("| workload | threads | iterations | train s | HDP RMSE / 0-1 | "
           "m-est. RMSE / 0-1 | nodes | cells | draws/s | log-weights/s | peak MB |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -1,4 +1,4 @@
-"""What two threads can give on this machine, with no shared data and no interpreter lock (issue 23).
+"""What two threads can give on this machine, with no shared data and no interpreter lock.
 
 Our thread figures (bench_eskdb, bench_scale, bench_hdp) are only meaningful against what the machine
 itself allows. This runs three numba kernels that share nothing, each on one thread and then on two

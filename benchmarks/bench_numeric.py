@@ -1,4 +1,4 @@
-"""Why ESKDB's members lose 0-1 on numeric data with few rows per class (issue 24, part 3).
+"""Why ESKDB's members lose 0-1 on numeric data with few rows per class.
 
 On the numeric data sets with few training rows per class this fits the default ensemble (ESKDB:
 20 SkDB-5 members, HDP tables, auto iterations, one thread) in the 5x2 cross-validation of

@@ -74,8 +74,8 @@ def main(argv=None) -> int:
         rows, k, its, th = (int(v) for v in args.one.split(","))
         print(json.dumps(run_one(rows, k, its, th)))
         return 0
-    print(f"# Scale benchmark ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{args.iterations} iterations)\n")
+    print(f"**Scale benchmark ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{args.iterations} iterations)**\n")
     print("| rows | k | threads | fit s | sampler s | predict s | predict rows/s | peak MB | nodes | cells |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     points = [(int(r), int(k), int(t)) for r in args.rows.split(",") for k in args.k.split(",")

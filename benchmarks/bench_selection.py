@@ -1,4 +1,4 @@
-"""How should an ensemble with HDP tables select its members? (issue 24)
+"""How should an ensemble with HDP tables select its members?
 
 Each ESKDB member is an SkDB: kDB-K on the member's order, then the prefix n* and the parent count
 k* <= K of the lowest leave-one-out RMSE on the training rows. The published SkDB scores the
@@ -10,7 +10,7 @@ members, K = 5, HDP, auto iterations, one thread) in the 5x2 folds of benchmarks
 and chains than the accuracy tables', to choose without their seeds) under each selection of
 ``--variants``:
 
-* ``flat``: the published rule, flat m-estimates with m = 1 (the default before issue 24's change);
+* ``flat``: the published rule, flat m-estimates with m = 1 (a single SkDB's, and an ensemble's with m-estimate tables);
 * ``hier-M``: hierarchical m-estimates with m = M, each context's estimate smoothed towards its
   parent context's (``config.HDP_SELECTION_M``; the default's M is 3);
 * ``budget-M``: hierarchical m-estimates with m = M, among the models no larger (in table cells) than

@@ -1,4 +1,4 @@
-"""How few training rows can ``"stochastic-gain"``'s extra cuts take? (issue 24, part 3)
+"""How few training rows can ``"stochastic-gain"``'s extra cuts take?
 
 The ``"stochastic-gain"`` rule gives every informative numeric attribute at least
 ``GAIN_MIN_CUTS`` (2) cut points, where ESKDB's stochastic MDL gives about one. With many rows per

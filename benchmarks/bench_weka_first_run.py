@@ -1,4 +1,4 @@
-"""Weka's first run from a fresh Weka home: time to the result and the longest silence (issue 23, item 6).
+"""Weka's first run from a fresh Weka home: time to the result and the longest silence.
 
 A Weka user installs the package zip and trains: the first training makes the package's own Python
 environment from the wheel the zip carries (pip, from pip's cache when it is warm), starts the daemon,

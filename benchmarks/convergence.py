@@ -1,8 +1,8 @@
-"""How many Gibbs iterations the HDP estimates need: accuracy against iterations (issue 12).
+"""How many Gibbs iterations the HDP estimates need: accuracy against iterations.
 
 Run (resumable; one JSON file per data set, method and fold under --cache-dir):
 
-    python benchmarks/convergence.py --jobs 2 -o docs/benchmarks.md
+    python benchmarks/convergence.py --jobs 2 -o benchmarks/studies.md --plot benchmarks/convergence.svg
 
 Protocol: the 5x2 cross-validation folds of benchmarks/accuracy.py (same seeds), on the 16
 classification ARFF files of Debian's ``weka`` package. Every (method, fold) runs the sampler once,
@@ -301,6 +301,7 @@ def plot(res, datasets, methods, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     matplotlib.rcParams["svg.hashsalt"] = "hdp-bnc"  # the same file for the same figures
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text as text, not as outlines: a small file
     top = str(max(GRID))
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for m in methods:

@@ -1,69 +1,81 @@
 #!/usr/bin/env bash
-# Regenerate every generated section of docs/benchmarks.md, accuracy and speed. Run from anywhere:
+# Regenerate every generated section of docs/benchmarks.md and benchmarks/studies.md, accuracy and speed.
+# Run from anywhere:
 #
 #   benchmarks/regenerate.sh            # everything (hours the first time; accuracy results are cached)
 #   benchmarks/regenerate.sh speed      # only the speed and scale sections (about 15 minutes,
 #                                       # plus ESKDB's 5x2 CV at one and two threads)
 #
-# Needs: pip install -e '.[bench]' for the PyPI peers and the mlbench converter (rdata), the
+# Needs: pip install -e '.[bench]' for the PyPI peers, matplotlib and the mlbench converter (rdata), the
 # r-cran-mlbench .rda files (see benchmarks/mlbench.py); Java 11+ and Maven for the Weka columns and
 # the Java prediction figures. Run it on a quiet machine: the speed figures are wall-clock times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 doc=docs/benchmarks.md
+studies=benchmarks/studies.md
 section() { python benchmarks/report_sections.py -o "$doc" "$@"; }
+study() { python benchmarks/report_sections.py -o "$studies" "$@"; }
 
-# The 1000-iteration section (with ESKDB) covers Weka's 16 sets and 10 of mlbench's: the four large
-# mlbench sets (DNA, Satellite, LetterRecognition, Shuttle) take hours (one ESKDB fold of
-# LetterRecognition: about 11 minutes). MLBENCH_DIR is r-cran-mlbench's data folder (see mlbench.py).
+# The 26-set sections (every method) cover Weka's 16 sets and 10 of mlbench's: the four large mlbench
+# sets (DNA, Satellite, LetterRecognition, Shuttle) take hours for the slowest peers. MLBENCH_DIR is
+# r-cran-mlbench's data folder (see mlbench.py).
 small="weather.nominal,weather.numeric,contact-lenses,labor,iris,iris.2D,glass,breast-cancer,ionosphere,vote"
 small+=",diabetes,soybean,unbalanced,credit-g,segment-challenge,supermarket,mlbench-Zoo,mlbench-Sonar"
 small+=",mlbench-Glass,mlbench-Ionosphere,mlbench-HouseVotes84,mlbench-Soybean,mlbench-BreastCancer"
 small+=",mlbench-PimaIndiansDiabetes,mlbench-Vehicle,mlbench-Vowel"
+peers="HDP ESKDB,HDP ESKDB smdl,m-est. ESKDB,Weka NB,Weka TAN,XGBoost (bins),sklearn CategoricalNB,Weka RF,sklearn RF,XGBoost (raw)"
 mlbench=()
 [[ -n "${MLBENCH_DIR:-}" ]] && mlbench=(--mlbench-dir "$MLBENCH_DIR")
 if [[ "${1:-all}" != speed ]]; then
-  python benchmarks/accuracy.py --iterations 5000 -o "$doc" --section accuracy-i5000
-  python benchmarks/accuracy.py --iterations 1000 --datasets "$small" "${mlbench[@]}" -o "$doc" --section accuracy-i1000
-  # the default (ESKDB at auto) on all 30 sets, the four large mlbench ones included, against the peers that
-  # run on all of them (hours the first time: DNA and LetterRecognition take the longest)
+  # every structure and every peer on 26 sets: the tables per data set, then their summary
+  python benchmarks/accuracy.py --iterations 1000 --datasets "$small" "${mlbench[@]}" -o "$studies" \
+    --section accuracy-i1000-by-set
+  python benchmarks/accuracy.py --iterations 1000 --datasets "$small" "${mlbench[@]}" -o "$doc" \
+    --section accuracy-i1000 --summary --report-only
+  # the default on all 30 sets, the four large mlbench ones included, against the peers that run on all of
+  # them (hours the first time: DNA and LetterRecognition take the longest); then the figure from its table
+  python benchmarks/accuracy.py --iterations 1000 "${mlbench[@]}" -o "$studies" --section accuracy-default-by-set \
+    --methods "$peers"
   python benchmarks/accuracy.py --iterations 1000 "${mlbench[@]}" -o "$doc" --section accuracy-default \
-    --methods "HDP ESKDB,HDP ESKDB smdl,m-est. ESKDB,Weka NB,Weka TAN,XGBoost (bins),sklearn CategoricalNB,Weka RF,sklearn RF,XGBoost (raw)"
+    --methods "$peers" --summary --report-only
+  python benchmarks/plot_accuracy_time.py --doc "$doc" --section accuracy-default -o docs/accuracy-time.svg
   # how many iterations: accuracy against iterations on Weka's 16 sets (one 5000-iteration run per fold
   # and method read at checkpoints), and the stopping rules on kDB-2, kDB-5 and SkDB
-  python benchmarks/convergence.py --jobs 2 -o "$doc" --section convergence --parts curves,fewest \
-    --plot docs/convergence.svg
-  python benchmarks/convergence.py --jobs 2 --methods kDB-2,kDB-5,SkDB -o "$doc" --section convergence-rules \
+  python benchmarks/convergence.py --jobs 2 -o "$studies" --section convergence --parts curves,fewest \
+    --plot benchmarks/convergence.svg
+  python benchmarks/convergence.py --jobs 2 --methods kDB-2,kDB-5,SkDB -o "$studies" --section convergence-rules \
     --parts rules
-  # the default ensemble's iterations on the 26 sets of the 1000-iteration tables (about 15 minutes, one core)
+  # the default ensemble's iterations on the 26 sets (about 15 minutes, one core)
   section --section eskdb-iterations -- python benchmarks/bench_eskdb_iterations.py "${mlbench[@]}"
   # and against the burn-in (the same folds run to 200 iterations, about 5 minutes, one core)
-  section --section eskdb-burn-in -- python benchmarks/bench_eskdb_iterations.py --burn-in-study "${mlbench[@]}"
+  study --section eskdb-burn-in -- python benchmarks/bench_eskdb_iterations.py --burn-in-study "${mlbench[@]}"
   # per-tree stopping rules for the ensemble (config.AUTO_FIRST_CHECK), on the tables' seeds and on seeds + 1000
   # (one 1000-iteration run per fold, about 5 minutes each on two cores)
-  section --section eskdb-rules -- python benchmarks/bench_eskdb_iterations.py --rule-study --jobs 2 "${mlbench[@]}"
-  section --section eskdb-rules-seeds -- python benchmarks/bench_eskdb_iterations.py --rule-study --seed-offset 1000 \
+  study --section eskdb-rules -- python benchmarks/bench_eskdb_iterations.py --rule-study --jobs 2 "${mlbench[@]}"
+  study --section eskdb-rules-seeds -- python benchmarks/bench_eskdb_iterations.py --rule-study --seed-offset 1000 \
     --jobs 2 "${mlbench[@]}"
-  # issue 24: integer-coded categories (part 2) and numeric attributes with few rows per class (part 3),
-  # both cached under benchmarks/.cache/ (about 20 minutes each the first time, one core)
-  section --section categorical -- python benchmarks/bench_categorical.py --datasets \
+  # accuracy and time against the number of members (interleaved, one thread)
+  section --section eskdb-members -- python benchmarks/bench_members.py "${mlbench[@]}"
+  # integer-coded categories and numeric attributes with few rows per class, both cached under
+  # benchmarks/.cache/ (about 20 minutes each the first time, one core)
+  study --section categorical -- python benchmarks/bench_categorical.py --datasets \
     weather.nominal,weather.numeric,contact-lenses,labor,mlbench-Zoo,breast-cancer,vote,mlbench-HouseVotes84,ionosphere,mlbench-Ionosphere,credit-g,diabetes,mlbench-PimaIndiansDiabetes,mlbench-BreastCancer,unbalanced,mlbench-Vehicle,segment-challenge,soybean,mlbench-Soybean,mlbench-Vowel,supermarket,mlbench-DNA \
     --arff-dir /tmp/wekadeb/usr/share/doc/weka/examples "${mlbench[@]}" --markdown
-  section --section numeric -- python benchmarks/bench_numeric.py "${mlbench[@]}" --markdown \
+  study --section numeric -- python benchmarks/bench_numeric.py "${mlbench[@]}" --markdown \
     --variants smdl,smdl-min2,smdl-min3,smdl-half,gain-draw,gain-min2,mdl,stochastic-gain
-  section --section numeric-heldout -- python benchmarks/bench_numeric.py --markdown --variants smdl,gain-min2 \
+  study --section numeric-heldout -- python benchmarks/bench_numeric.py --markdown --variants smdl,gain-min2 \
     --datasets credit-g,labor,weather.numeric,iris.2D,unbalanced
-  section --section numeric-seeds -- python benchmarks/bench_numeric.py "${mlbench[@]}" --markdown \
+  study --section numeric-seeds -- python benchmarks/bench_numeric.py "${mlbench[@]}" --markdown \
     --variants smdl,gain-min2 --seed-offset 1000
   # how an ensemble with HDP tables selects its members (config.HDP_SELECTION_M), on seeds + 1000 (about
   # 10 minutes per variant on two cores, cached under benchmarks/.cache/selection/)
-  section --section selection -- python benchmarks/bench_selection.py --variants flat,hier-3,hier-10,hier-30,budget-3 \
+  study --section selection -- python benchmarks/bench_selection.py --variants flat,hier-3,hier-10,hier-30,budget-3 \
     --jobs 2 "${mlbench[@]}"
 fi
-section --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
+study --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
 if [[ -n "${REFERENCE_FOLDS:-}" ]]; then
-  section --section speed-reference-folds -- python benchmarks/bench_hdp.py --reference-folds "$REFERENCE_FOLDS" \
+  study --section speed-reference-folds -- python benchmarks/bench_hdp.py --reference-folds "$REFERENCE_FOLDS" \
     --workloads segment-challenge:kdb:5,segment-challenge:kdb:1,vote:kdb:5 --iterations 5000,auto --threads 1,2 \
     --repeat 3
 fi
@@ -72,14 +84,14 @@ section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --itera
 # the default against scikit-learn's random forest, one thread each (needs scikit-learn: the bench extra)
 section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
   --rounds 5 --sum "${mlbench[@]}"
-# the same at 5, 10 and 20 members (what a smaller default would give; issue 23, item 1)
-section --section speed-default-members -- python benchmarks/bench_default.py \
+# the same at 5, 10 and 20 members
+study --section speed-default-members -- python benchmarks/bench_default.py \
   ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} --rounds 3 --sum --members 5,10,20 "${mlbench[@]}"
 # the four large mlbench sets (needs mlbench's .rda files)
 section --section speed-default-large -- python benchmarks/bench_default.py \
   --datasets mlbench-LetterRecognition,mlbench-Satellite,mlbench-Shuttle,mlbench-DNA --rounds 2 "${mlbench[@]}"
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
-section --section speed-ingest --code -- python benchmarks/bench_ingest.py
-section --section speed-structure --code -- python benchmarks/bench_structure.py
-section --section speed-discretize --code -- python benchmarks/bench_discretize.py
-section --section speed-machine-threads --code -- python benchmarks/bench_machine_threads.py
+study --section speed-ingest --code -- python benchmarks/bench_ingest.py
+study --section speed-structure --code -- python benchmarks/bench_structure.py
+study --section speed-discretize --code -- python benchmarks/bench_discretize.py
+study --section speed-machine-threads --code -- python benchmarks/bench_machine_threads.py

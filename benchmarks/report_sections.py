@@ -1,4 +1,4 @@
-"""Generated sections of docs/benchmarks.md: write one, or run a benchmark and write its output.
+"""Generated sections of docs/benchmarks.md and benchmarks/studies.md: write one, or run a benchmark and write its output.
 
     python benchmarks/report_sections.py -o docs/benchmarks.md --section speed-scale -- \\
         python benchmarks/bench_scale.py

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,9 +86,17 @@ def test_eskdb_and_xgboost_run_and_meet_the_report(accuracy, tmp_path, monkeypat
     text = out.read_text()
     assert "HDP at 30 iterations, ESKDB at 40" in text
     assert "#### HDP ESKDB against each method" in text and "#### m-est. ESKDB against each method" in text
-    assert "### HDP ESKDB against the targets of issue 11" in text
+    assert "### HDP ESKDB among the strongest peers" in text
     row = next(line for line in text.splitlines() if line.startswith("| labor |"))
     assert row.count("|") == len(methods) + 2 and "inf" not in row
+    # the summary of the same results: a row per method, HDP ESKDB's wins against each of the others
+    summary = tmp_path / "summary.md"
+    assert accuracy.main(argv[:-1] + [str(summary), "--summary", "--report-only"]) == 0
+    text = summary.read_text()
+    assert "### Mean ranks and training time" in text and "### RMSE" not in text
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
+    assert set(methods) <= set(rows) and rows["HDP ESKDB"].rstrip().endswith("|  |")
+    assert all(re.search(r"\d+/\d+/\d+; \d+/\d+/\d+; \d+/\d+/\d+", rows[m]) for m in methods if m != "HDP ESKDB")
     for m in methods:
         rec = json.loads((tmp_path / "cache" / "labor" / accuracy.slug(m, 30) / "r0f1.json").read_text())
         assert rec["method"] == m and 0.0 <= rec["rmse"] <= 1.0 and rec["rows"] == 28
@@ -275,6 +284,33 @@ def test_convergence_plot_from_the_cached_run(convergence_run):
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert svg.read_text().startswith("<?xml") and svg.stat().st_size > 1000
+
+
+def test_accuracy_time_plot_reads_the_summary_table(accuracy, tmp_path):
+    """benchmarks/plot_accuracy_time.py draws a point per method of a summary table (written here by
+    accuracy.summary_table from a few made-up results) into a small SVG, and names a section without one."""
+    pytest.importorskip("matplotlib", reason="matplotlib (the bench extra) draws the figure")
+    tables = {"rmse": {}, "zero_one": {}, "log_loss": {}, "train_s": {}, "clipped_rows": {}}
+    methods = ["HDP ESKDB", "Weka RF", "sklearn CategoricalNB"]
+    for i, ds in enumerate(["a", "b", "c"]):
+        for j, m in enumerate(methods):
+            for key in ("rmse", "zero_one", "log_loss"):
+                tables[key].setdefault(ds, {})[m] = 0.1 * (1 + (i + j) % 3)
+            tables["train_s"].setdefault(ds, {})[m] = 10.0 ** j
+    body = ["**Accuracy: a test**", "", *accuracy.summary_table(tables, methods, ["a", "b", "c"])]
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Benchmarks\n\n<!-- acc:begin (generated) -->\n" + "\n".join(body)
+                   + "\n<!-- acc:end -->\n\n<!-- other:begin (generated) -->\nno table\n<!-- other:end -->\n")
+    svg = tmp_path / "at.svg"
+    proc = subprocess.run([sys.executable, str(BENCH / "plot_accuracy_time.py"), "--doc", str(doc), "--section", "acc",
+                           "-o", str(svg)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = svg.read_text()
+    assert text.startswith("<?xml") and svg.stat().st_size < 60_000
+    assert all(m in text for m in methods)  # the legend's labels, as text
+    proc = subprocess.run([sys.executable, str(BENCH / "plot_accuracy_time.py"), "--doc", str(doc), "--section",
+                           "other", "-o", str(svg)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "has no table of mean ranks" in proc.stderr
 
 
 def test_convergence_plot_without_matplotlib_is_refused_before_any_work(tmp_path):

@@ -1,0 +1,110 @@
+"""Accuracy against training time: every method of an accuracy section, drawn as an SVG.
+
+    python benchmarks/plot_accuracy_time.py                       # docs/benchmarks.md -> docs/accuracy-time.svg
+    python benchmarks/plot_accuracy_time.py --doc FILE --section NAME -o OUT.svg
+
+Reads the table of mean ranks and training time that ``benchmarks/accuracy.py --summary`` writes into the
+generated section (by default ``accuracy-default`` of docs/benchmarks.md: the default and its peers on 30
+data sets), so the figure is redrawn from the document without rerunning anything. One panel per measure:
+the method's mean rank over the data sets (1 = best, at the top) against its training time summed over
+every fold (log scale). Needs matplotlib (the bench extra: pip install -e '.[bench]').
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MEASURES = ("RMSE", "0-1 loss", "log-loss")
+
+
+def read_summary(text: str, section: str) -> tuple[str, list[tuple[str, dict[str, float], float]]]:
+    """The section's title and, per method, its mean ranks by measure and its training seconds."""
+    m = re.search(rf"<!-- {re.escape(section)}:begin.*?-->(.*?)<!-- {re.escape(section)}:end -->", text, re.S)
+    if not m:
+        raise ValueError(f"no generated section {section!r}")
+    body = m.group(1)
+    title = next((ln.strip("* ") for ln in body.splitlines() if ln.startswith("**Accuracy")), section)
+    lines = [ln for ln in body.splitlines() if ln.startswith("|")]
+    head = next((i for i, ln in enumerate(lines) if ln.startswith("| method |")), None)
+    if head is None:
+        raise ValueError(f"section {section!r} has no table of mean ranks and training time "
+                         "(benchmarks/accuracy.py --summary writes one)")
+    cols = [c.strip() for c in lines[head].strip().strip("|").split("|")]
+    if not set(MEASURES) <= set(cols) or "training s" not in cols:
+        raise ValueError(f"section {section!r}: the table's columns are {cols}")
+    rows = []
+    for ln in lines[head + 2:]:
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        rows.append((cells[0], {k: float(cells[cols.index(k)]) for k in MEASURES},
+                     float(cells[cols.index("training s")])))
+    if not rows:
+        raise ValueError(f"section {section!r}: the table has no rows")
+    return title, rows
+
+
+def plot(title: str, rows, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    matplotlib.rcParams["svg.hashsalt"] = "hdp-bnc"  # the same file for the same figures
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text as text, not as outlines: a small file
+    matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans"]  # one font named per text, not ten
+    markers = "osD^vP*Xph<>"
+    fig, axes = plt.subplots(1, len(MEASURES), figsize=(10, 3.6), sharey=True)
+    worst = max(max(r.values()) for _, r, _ in rows)
+    for i, (method, ranks, seconds) in enumerate(rows):
+        for ax, measure in zip(axes, MEASURES):
+            ax.scatter([seconds], [ranks[measure]], s=36, marker=markers[i % len(markers)],
+                       color=plt.cm.tab10(i % 10), label=method if ax is axes[0] else None, zorder=3)
+    for ax, measure in zip(axes, MEASURES):
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # fewer marks, a smaller file
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))  # 10, 100
+        ax.set_ylim(worst + 0.5, 0.5)  # rank 1 at the top
+        ax.grid(True, lw=0.3, color="#cccccc")
+        ax.set_title(f"{measure}", fontsize=10)
+        ax.set_xlabel("training time, s (all folds, one thread)", fontsize=8)
+        ax.tick_params(labelsize=8)
+    axes[0].set_ylabel("mean rank (1 = best)", fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.legend(loc="center right", fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 0.8, 1))
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    # coordinates to 1/100 of a point and no indentation: the same picture in three quarters of the bytes
+    svg = re.sub(r"(\d+\.\d\d)\d+", r"\1", buf.getvalue())
+    svg = re.sub(r" ?\n\s*(?=[LMCz])", " ", re.sub(r"\n\s+", "\n", svg))
+    path.write_text(svg, encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md",
+                    help="The Markdown file holding the generated section.")
+    ap.add_argument("--section", default="accuracy-default", help="The generated section's name.")
+    ap.add_argument("-o", "--output", type=Path, default=ROOT / "docs" / "accuracy-time.svg", help="The SVG to write.")
+    args = ap.parse_args(argv)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        ap.error("needs matplotlib (pip install -e '.[bench]')")
+    try:
+        title, rows = read_summary(args.doc.read_text(encoding="utf-8"), args.section)
+    except (OSError, ValueError) as e:
+        print(f"error: {args.doc}: {e}", file=sys.stderr)
+        return 1
+    plot(title, rows, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
