@@ -390,21 +390,34 @@ def _prediction_table(clf, ds) -> tuple[list[str], list[list], np.ndarray | None
 
 def _output(path: Path, *inputs: Path) -> Path:
     """The file ``-o`` writes (a link is written through); ParameterError for a device, FIFO or
-    directory, or for one of the command's own input files."""
+    directory, for one of the command's own input files, or in a directory that is missing or takes
+    no new file. Commands check it before reading their data."""
     from ._fs import check_output
 
-    target, problem = check_output(path, inputs)
+    target, problem = check_output(path, inputs, directory=True)
     if problem:
         raise ParameterError(f"-o {path}: {problem}; give another file name")
     return target
 
 
-def _write_predictions(path: Path | None, header, rows, class_labels, relation: str, inputs=()) -> None:
-    from .data.writers import PREDICTION_SUFFIXES, write_predictions
+def _prediction_suffix(path: Path | None, streamed: bool) -> str:
+    """The suffix of predict's ``-o`` (``.csv`` for stdout), which picks the format; ParameterError for
+    one with no format (for predictions written batch by batch when ``streamed``)."""
+    from .data.writers import BATCH_SUFFIXES, PREDICTION_SUFFIXES
 
     suffix = path.suffix.lower() if path is not None else ".csv"
+    if streamed and suffix not in BATCH_SUFFIXES:
+        raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob "
+                             f"or --stream is given, got {path.name!r}")
     if suffix not in PREDICTION_SUFFIXES:
         raise ParameterError(f"-o must end in .csv, .arrow, .feather, .parquet or .arff, got {path.name!r}")
+    return suffix
+
+
+def _write_predictions(path: Path | None, header, rows, class_labels, relation: str, inputs=()) -> None:
+    from .data.writers import write_predictions
+
+    suffix = _prediction_suffix(path, False)
     if path is not None:
         from ._fs import replacing
 
@@ -455,12 +468,14 @@ def predict(
 
         _prediction_threads(threads)
         limits = _limits(max_input_mb, max_cardinality)
-        if output is not None:
-            _output(output, model, data)  # before the work: a device, FIFO or an input is refused at once
-        clf = load_model(model)
         from .data.stream import is_batch_path
 
-        if stream or is_batch_path(data):
+        streamed = stream or is_batch_path(data)
+        if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
+            _output(output, model, data)
+            _prediction_suffix(output, streamed)
+        clf = load_model(model)
+        if streamed:
             if max_input_mb is not None or max_cardinality is not None:
                 raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in "
                                      "batches (a directory, a glob or --stream: read in bounded memory)")
@@ -487,13 +502,9 @@ def _stream_predictions(clf, source, output: Path | None, inputs, out) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from .data.writers import BATCH_SUFFIXES, batch_writer
+    from .data.writers import batch_writer
 
-    suffix = output.suffix.lower() if output is not None else ".csv"
-    if suffix not in BATCH_SUFFIXES:
-        raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob "
-                             f"or --stream is given, "
-                             f"got {output.name!r}")
+    suffix = _prediction_suffix(output, True)
     labels = [str(c) for c in clf.classes_]
     from ._fs import replacing
 
@@ -736,18 +747,24 @@ def show(
 
         from .model.render import network_dot
 
+        fmt = output.suffix.lower().lstrip(".") if output is not None else None
+        if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
+            target = _output(output, model)
+            if fmt not in ("dot", "gv", "png", "svg", "pdf"):
+                raise ParameterError(f"-o must end in .dot, .gv, .png, .svg or .pdf, got {output.name!r}")
+            output = target
         contents = read_model(model)
         first = contents.networks[0]
         dot_text = network_dot(first.attributes, first.structure, contents.class_attribute.name)
         if output is None:
             sys.stdout.write(dot_text)
             return
-        fmt = output.suffix.lower().lstrip(".")
         if fmt in ("dot", "gv"):
-            output.write_text(dot_text, encoding="utf-8")
+            from ._fs import replacing
+
+            with replacing(output) as tmp:
+                tmp.write_text(dot_text, encoding="utf-8")
             return
-        if fmt not in ("png", "svg", "pdf"):
-            raise ParameterError(f"-o must end in .dot, .gv, .png, .svg or .pdf, got {output.name!r}")
         exe = shutil.which("dot")
         if exe is None:
             raise HDPError(
