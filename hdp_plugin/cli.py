@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from ._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, 
                            EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt, KList,
                            KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt, SeedOpt, StructureList,
                            StructureOpt, ThreadsOpt, TyingList, TyingOpt, configurations, one_configuration, split)
-from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name
+from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name, usable_k
 from ._version import __version__
 from .errors import HDPError, ParameterError
 
@@ -281,7 +282,9 @@ def train(
 
                 line.phase(_fit_phase(params, streamed))
                 try:
-                    clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
+                    with warnings.catch_warnings():  # the fit's warnings are in fit_info_, printed below once
+                        warnings.simplefilter("ignore", UserWarning)
+                        clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
                 except ParameterError as exc:  # batches: the declared names are checked against the first batch
                     if str(exc).startswith("categorical_features "):
                         raise ParameterError("--categorical" + str(exc)[len("categorical_features"):]) from None
@@ -298,7 +301,9 @@ def train(
         nets = [mb.tables.trees for mb in members] if members is not None else [clf.tables_.trees]
         for w in clf.fit_info_.get("warnings", []):
             out.note(f"warning: {w}")
-        ran = dict(params, iterations=info["iterations"]) if "iterations" in info else params
+        ran = dict(params, k=clf.k_used_)  # the k used: at most the attributes less one
+        if "iterations" in info:
+            ran["iterations"] = info["iterations"]
         out.note(f"{output}: {_describe(ran, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
                  f"{sum(t.n_cells for t in nets)} cells; {_durations(info['fit_seconds'], wall)}")
@@ -612,7 +617,7 @@ def evaluate(
                                  burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                  discretization=discretization)
         limits = _limits(max_input_mb, max_cardinality)
-        results = []
+        results, fit_warnings = [], {}
         with out.progress() as bar:
             line = _Phases(bar)
             line.phase(f"reading {data}")
@@ -636,12 +641,17 @@ def evaluate(
                         line.phase(_fit_phase(params))
                     return BayesNetClassifier(**params)
 
-                res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
-                                     progress=line.sampling(params))
+                with warnings.catch_warnings(record=True) as caught:  # said once each, after the bars
+                    warnings.simplefilter("always", UserWarning)
+                    res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
+                                         progress=line.sampling(params))
+                fit_warnings.update((str(w.message), None) for w in caught if issubclass(w.category, UserWarning))
                 if bar is not None:
                     bar.advance(overall)
                 results.append((params, res))
                 log.info("%s: RMSE %.4f", _describe(params), res.rmse)
+        for w in fit_warnings:
+            out.note(f"warning: {w}")
         _print_results(results, ds, n_folds, n_repeats, as_json, as_csv)
 
 
@@ -706,7 +716,10 @@ def _print_results(results, ds, n_folds: int, n_repeats: int, as_json: bool, as_
         table.add_column(name, justify=justify)
     for (params, _), r in zip(results, rows):
         est = r["estimator"] + (f" ({r['iterations']} it.)" if r["iterations"] else "")
-        table.add_row(_describe(params).split(" ")[0], est, f"{r['rmse']:.4f}", f"{r['zero_one_loss']:.4f}",
+        used = usable_k(params["structure"], params["k"], ds.n_attributes)  # the k used, and the one asked if more
+        name = structure_name(params["structure"], used)
+        name += f" (k={params['k']})" if params["structure"] not in ("nb", "tan") and used < params["k"] else ""
+        table.add_row(name, est, f"{r['rmse']:.4f}", f"{r['zero_one_loss']:.4f}",
                       f"{r['log_loss']:.4f}", f"{r['train_seconds']:.2f}", f"{r['test_seconds']:.2f}")
     Console(width=max(100, shutil.get_terminal_size().columns)).print(table)
 

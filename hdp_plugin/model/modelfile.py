@@ -37,7 +37,7 @@ from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables
-from ..params import NAMES, canonical_params, check_all, default, resolved_iterations
+from ..params import NAMES, canonical_params, check_all, default, resolved_iterations, usable_k
 from ..hdp.trees import ContextTrees, TreeNodes
 from ..structure import Structure
 
@@ -828,6 +828,7 @@ def load_model_and_documents(path):
     clf.class_attribute_ = m.class_attribute
     clf.cardinalities_ = net.cardinalities
     clf.n_features_in_ = len(net.attributes)
+    clf.k_used_ = usable_k(clf.structure, clf.k, len(net.attributes))
     clf.parents_ = net.structure.named_parents(names)
     clf._array_names_ = names
     if m.feature_names:
