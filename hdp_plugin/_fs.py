@@ -31,16 +31,18 @@ def fsync_directory(path: Path) -> None:
         os.close(fd)
 
 
-def check_output(path: str | os.PathLike, inputs: tuple = ()) -> tuple[Path, str | None]:
+def check_output(path: str | os.PathLike, inputs: tuple = (), *, directory: bool = False) -> tuple[Path, str | None]:
     """``(target, problem)`` for an output file: the real file to replace (a link is written through),
     and a sentence saying why it must not be written (None if it may): not a regular file (a device,
-    FIFO, socket or directory), or one of ``inputs``."""
+    FIFO, socket or directory), or one of ``inputs``; with ``directory``, also a directory that is
+    missing, is not a directory, or takes no new file (:func:`directory_problem`), so that a command
+    refuses its output before its work rather than after."""
     target = Path(os.path.realpath(path))
     try:
         st = os.stat(target)
-    except FileNotFoundError:
-        return target, None
     except OSError as exc:
+        if isinstance(exc, FileNotFoundError) or (directory and isinstance(exc, NotADirectoryError)):
+            return target, directory_problem(target.parent) if directory else None
         return target, f"cannot inspect it ({exc.strerror or exc})"
     if not stat.S_ISREG(st.st_mode):
         kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
@@ -53,7 +55,29 @@ def check_output(path: str | os.PathLike, inputs: tuple = ()) -> tuple[Path, str
                 return target, f"is the input file {p}; it would be overwritten"
         except OSError:
             continue
-    return target, None
+    return target, directory_problem(target.parent) if directory else None
+
+
+def directory_problem(directory: Path) -> str | None:
+    """Why a new file cannot be written in ``directory`` (None if it can): it is missing, it is not a
+    directory, or creating a file there fails (no write permission, a read-only file system). The test
+    creates and removes a temporary file, as :func:`replacing` will: portable where permission bits do
+    not tell (Windows ACLs, read-only mounts, the superuser)."""
+    try:
+        st = os.stat(directory)
+    except (FileNotFoundError, NotADirectoryError):  # missing, or below a file
+        return f"its directory {directory} does not exist"
+    except OSError as exc:
+        return f"its directory {directory} cannot be inspected ({exc.strerror or exc})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{directory} is not a directory"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".hdp-bnc-", suffix=".tmp", dir=str(directory))
+    except OSError as exc:
+        return f"cannot create a file in its directory {directory} ({exc.strerror or exc})"
+    os.close(fd)
+    remove_quietly(Path(probe))
+    return None
 
 
 def retry_sharing(op, *args, attempts: int = 20):

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from ._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, 
                            EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt, KList,
                            KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt, SeedOpt, StructureList,
                            StructureOpt, ThreadsOpt, TyingList, TyingOpt, configurations, one_configuration, split)
-from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name
+from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name, usable_k
 from ._version import __version__
 from .errors import HDPError, ParameterError
 
@@ -281,7 +282,9 @@ def train(
 
                 line.phase(_fit_phase(params, streamed))
                 try:
-                    clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
+                    with warnings.catch_warnings():  # the fit's warnings are in fit_info_, printed below once
+                        warnings.simplefilter("ignore", UserWarning)
+                        clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
                 except ParameterError as exc:  # batches: the declared names are checked against the first batch
                     if str(exc).startswith("categorical_features "):
                         raise ParameterError("--categorical" + str(exc)[len("categorical_features"):]) from None
@@ -298,7 +301,9 @@ def train(
         nets = [mb.tables.trees for mb in members] if members is not None else [clf.tables_.trees]
         for w in clf.fit_info_.get("warnings", []):
             out.note(f"warning: {w}")
-        ran = dict(params, iterations=info["iterations"]) if "iterations" in info else params
+        ran = dict(params, k=clf.k_used_)  # the k used: at most the attributes less one
+        if "iterations" in info:
+            ran["iterations"] = info["iterations"]
         out.note(f"{output}: {_describe(ran, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
                  f"{sum(t.n_cells for t in nets)} cells; {_durations(info['fit_seconds'], wall)}")
@@ -390,21 +395,34 @@ def _prediction_table(clf, ds) -> tuple[list[str], list[list], np.ndarray | None
 
 def _output(path: Path, *inputs: Path) -> Path:
     """The file ``-o`` writes (a link is written through); ParameterError for a device, FIFO or
-    directory, or for one of the command's own input files."""
+    directory, for one of the command's own input files, or in a directory that is missing or takes
+    no new file. Commands check it before reading their data."""
     from ._fs import check_output
 
-    target, problem = check_output(path, inputs)
+    target, problem = check_output(path, inputs, directory=True)
     if problem:
         raise ParameterError(f"-o {path}: {problem}; give another file name")
     return target
 
 
-def _write_predictions(path: Path | None, header, rows, class_labels, relation: str, inputs=()) -> None:
-    from .data.writers import PREDICTION_SUFFIXES, write_predictions
+def _prediction_suffix(path: Path | None, streamed: bool) -> str:
+    """The suffix of predict's ``-o`` (``.csv`` for stdout), which picks the format; ParameterError for
+    one with no format (for predictions written batch by batch when ``streamed``)."""
+    from .data.writers import BATCH_SUFFIXES, PREDICTION_SUFFIXES
 
     suffix = path.suffix.lower() if path is not None else ".csv"
+    if streamed and suffix not in BATCH_SUFFIXES:
+        raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob "
+                             f"or --stream is given, got {path.name!r}")
     if suffix not in PREDICTION_SUFFIXES:
         raise ParameterError(f"-o must end in .csv, .arrow, .feather, .parquet or .arff, got {path.name!r}")
+    return suffix
+
+
+def _write_predictions(path: Path | None, header, rows, class_labels, relation: str, inputs=()) -> None:
+    from .data.writers import write_predictions
+
+    suffix = _prediction_suffix(path, False)
     if path is not None:
         from ._fs import replacing
 
@@ -455,12 +473,14 @@ def predict(
 
         _prediction_threads(threads)
         limits = _limits(max_input_mb, max_cardinality)
-        if output is not None:
-            _output(output, model, data)  # before the work: a device, FIFO or an input is refused at once
-        clf = load_model(model)
         from .data.stream import is_batch_path
 
-        if stream or is_batch_path(data):
+        streamed = stream or is_batch_path(data)
+        if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
+            _output(output, model, data)
+            _prediction_suffix(output, streamed)
+        clf = load_model(model)
+        if streamed:
             if max_input_mb is not None or max_cardinality is not None:
                 raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in "
                                      "batches (a directory, a glob or --stream: read in bounded memory)")
@@ -487,13 +507,9 @@ def _stream_predictions(clf, source, output: Path | None, inputs, out) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from .data.writers import BATCH_SUFFIXES, batch_writer
+    from .data.writers import batch_writer
 
-    suffix = output.suffix.lower() if output is not None else ".csv"
-    if suffix not in BATCH_SUFFIXES:
-        raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob "
-                             f"or --stream is given, "
-                             f"got {output.name!r}")
+    suffix = _prediction_suffix(output, True)
     labels = [str(c) for c in clf.classes_]
     from ._fs import replacing
 
@@ -601,7 +617,7 @@ def evaluate(
                                  burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                  discretization=discretization)
         limits = _limits(max_input_mb, max_cardinality)
-        results = []
+        results, fit_warnings = [], {}
         warm_seconds = 0.0
         with out.progress() as bar:
             line = _Phases(bar)
@@ -615,8 +631,6 @@ def evaluate(
             total = len(configs) * n_folds * n_repeats
             overall = bar.add_task("cross-validation", total=total) if bar else None
             for params in configs:
-                line.phase(f"{_describe(params)}: compiling or loading its kernels (not timed)")
-                warm_seconds += warm_up(lambda params=params: BayesNetClassifier(**params), ds, seed=seed)
                 fits = [0]
 
                 def make(params=params, fits=fits):
@@ -628,12 +642,19 @@ def evaluate(
                         line.phase(_fit_phase(params))
                     return BayesNetClassifier(**params)
 
-                res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
-                                     progress=line.sampling(params))
+                with warnings.catch_warnings(record=True) as caught:  # said once each, after the bars
+                    warnings.simplefilter("always", UserWarning)
+                    line.phase(f"{_describe(params)}: compiling or loading its kernels (not timed)")
+                    warm_seconds += warm_up(lambda params=params: BayesNetClassifier(**params), ds, seed=seed)
+                    res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
+                                         progress=line.sampling(params))
+                fit_warnings.update((str(w.message), None) for w in caught if issubclass(w.category, UserWarning))
                 if bar is not None:
                     bar.advance(overall)
                 results.append((params, res))
                 log.info("%s: RMSE %.4f", _describe(params), res.rmse)
+        for w in fit_warnings:
+            out.note(f"warning: {w}")
         _print_results(results, ds, n_folds, n_repeats, as_json, as_csv, warm_seconds)
 
 
@@ -670,7 +691,7 @@ def _finite(obj):
     return obj
 
 
-def _best_line(results, rows) -> str:
+def _best_line(names: list[str], rows: list[dict]) -> str:
     """The closing line of the table: which configuration has the lowest value of each metric."""
     if len(rows) < 2:
         return ""
@@ -684,9 +705,8 @@ def _best_line(results, rows) -> str:
         winners = [i for i, v in enumerate(values) if v == low]
         if len(winners) > 1:  # a tie names nobody
             continue
-        (params, _), r = results[winners[0]], rows[winners[0]]
-        name = _describe(params).split(" ")[0] + " " + r["estimator"]
-        best.setdefault(name, []).append(label)
+        best.setdefault(names[winners[0]] + " " + rows[winners[0]]["estimator"], []).append(label)
+
     def words(metrics):
         return metrics[0] if len(metrics) == 1 else ", ".join(metrics[:-1]) + " and " + metrics[-1]
 
@@ -721,9 +741,14 @@ def _print_results(results, ds, n_folds: int, n_repeats: int, as_json: bool, as_
     for name, justify in (("model", "left"), ("estimator", "left"), ("RMSE", "right"), ("0-1 loss", "right"),
                           ("log-loss", "right"), ("train s", "right"), ("test s", "right")):
         table.add_column(name, justify=justify)
+    names = []
     for (params, _), r in zip(results, rows):
         est = r["estimator"] + (f" ({r['iterations']} it.)" if r["iterations"] else "")
-        table.add_row(_describe(params).split(" ")[0], est, f"{r['rmse']:.4f}", f"{r['zero_one_loss']:.4f}",
+        used = usable_k(params["structure"], params["k"], ds.n_attributes)  # the k used, and the one asked if more
+        name = structure_name(params["structure"], used)
+        name += f" (k={params['k']})" if params["structure"] not in ("nb", "tan") and used < params["k"] else ""
+        names.append(name)
+        table.add_row(name, est, f"{r['rmse']:.4f}", f"{r['zero_one_loss']:.4f}",
                       f"{r['log_loss']:.4f}", f"{r['train_seconds']:.2f}", f"{r['test_seconds']:.2f}")
     n_fits = n_folds * n_repeats
     table.caption = (f"Lower is better in every column. Times are summed over the {n_fits} folds "
@@ -731,7 +756,7 @@ def _print_results(results, ds, n_folds: int, n_repeats: int, as_json: bool, as_
                      f"took {warm_seconds:.2f} s before the folds and is not counted.")
     console = Console(width=max(100, shutil.get_terminal_size().columns))
     console.print(table)
-    best = _best_line(results, rows)
+    best = _best_line(names, rows)
     if best:
         console.print(best[0].upper() + best[1:] + ".", highlight=False)
 
@@ -772,18 +797,24 @@ def show(
 
         from .model.render import network_dot
 
+        fmt = output.suffix.lower().lstrip(".") if output is not None else None
+        if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
+            target = _output(output, model)
+            if fmt not in ("dot", "gv", "png", "svg", "pdf"):
+                raise ParameterError(f"-o must end in .dot, .gv, .png, .svg or .pdf, got {output.name!r}")
+            output = target
         contents = read_model(model)
         first = contents.networks[0]
         dot_text = network_dot(first.attributes, first.structure, contents.class_attribute.name)
         if output is None:
             sys.stdout.write(dot_text)
             return
-        fmt = output.suffix.lower().lstrip(".")
         if fmt in ("dot", "gv"):
-            output.write_text(dot_text, encoding="utf-8")
+            from ._fs import replacing
+
+            with replacing(output) as tmp:
+                tmp.write_text(dot_text, encoding="utf-8")
             return
-        if fmt not in ("png", "svg", "pdf"):
-            raise ParameterError(f"-o must end in .dot, .gv, .png, .svg or .pdf, got {output.name!r}")
         exe = shutil.which("dot")
         if exe is None:
             raise HDPError(

@@ -96,7 +96,8 @@ PARAMETERS: tuple[Param, ...] = (
                "nb is the fastest).",
           cli=("--structure", "-s"), job="structure", weka="S"),
     Param("k", "int", config.DEFAULT_K, minimum=0, maximum=config.MAX_K,
-          help="The largest number of attribute parents of kDB, SkDB and ESKDB members (ignored by nb and tan).",
+          help="The largest number of attribute parents of kDB, SkDB and ESKDB members (ignored by nb and tan); "
+               "at most the attributes less one are used.",
           cli=("-k", "--max-parents"), job="k", weka="K"),
     Param("n_members", "int", config.DEFAULT_MEMBERS, minimum=1, maximum=config.MAX_MEMBERS,
           help="The number of members of an ESKDB ensemble (only for eskdb).",
@@ -196,6 +197,23 @@ def structure_name(structure: str, k: int, n_members: int | None = None) -> str:
         return structure.upper()
     name = {"kdb": "kDB", "skdb": "SkDB", "eskdb": "ESKDB"}[structure] + f"-{k}"
     return name + (f" x{n_members}" if structure == "eskdb" and n_members is not None else "")
+
+
+def usable_k(structure: str, k: int, n_attributes: int) -> int:
+    """The k a fit of ``structure`` uses on ``n_attributes`` attributes: the most attribute parents an
+    attribute can have, ``k`` (0 for nb, 1 for tan) capped at ``n_attributes - 1``, since an attribute's
+    parents are other attributes. kDB's network, SkDB's largest K and every ESKDB member's are this."""
+    asked = 0 if structure == "nb" else 1 if structure == "tan" else int(k)
+    return max(0, min(asked, int(n_attributes) - 1))
+
+
+def k_capped_note(structure: str, k: int, n_attributes: int) -> str | None:
+    """``"k=50 asked; 16 attributes allow at most 15"`` when ``k`` is more than :func:`usable_k` (kdb, skdb,
+    eskdb), else None: what ``info`` and ``train`` say next to the structure's name."""
+    if structure in ("nb", "tan") or int(k) <= usable_k(structure, k, n_attributes):
+        return None
+    n = int(n_attributes)
+    return f"k={int(k)} asked; {n} attribute{'' if n == 1 else 's'} allow at most {max(0, n - 1)}"
 
 
 def resolved_discretization(structure: str, discretization: str) -> str:

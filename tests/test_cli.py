@@ -187,13 +187,14 @@ def test_warm_up_fits_the_configuration_on_a_few_rows_of_every_class():
 
 
 def test_train_with_no_options_trains_the_default_eskdb(tmp_path):
-    """hdp-bnc train DATA -o MODEL, nothing else: ESKDB-5 x20, auto iterations (200), stochastic MDL."""
+    """hdp-bnc train DATA -o MODEL, nothing else: ESKDB x20 with k 5, which 4 attributes cap at 3 (no warning for
+    the default), auto iterations (200), stochastic gain."""
     model = tmp_path / "d.hdpbnc"
     result = run("train", DATA / "weather.numeric.arff", "-o", model)
     assert result.exit_code == 0, result.output
     clf = load_model(model)
     ran = clf.iterations
-    assert result.stderr.startswith(f"{model}: ESKDB-5 x20 hdp {ran} it. on 14 rows"), result.stderr
+    assert result.stderr.startswith(f"{model}: ESKDB-3 x20 hdp {ran} it. on 14 rows"), result.stderr
     assert len(clf.members_) == 20 and ran <= 1000 and clf.discretization_ == "stochastic-gain"
     info = json.loads(run("info", model, "--json").stdout)
     est = info["model"]["estimator"]

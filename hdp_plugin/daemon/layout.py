@@ -88,12 +88,18 @@ class Spool:
         return self.root / DAEMONS / ATTEMPTS_KEY_FILE
 
     def create(self) -> "Spool":
-        """Make the spool and its sub-directories, private to the user (mode 0700)."""
+        """Make the spool and its sub-directories, private to the user (mode 0700); :class:`JobError`
+        naming the spool when something else is in its place (a file, a device) or it cannot be made."""
+        if os.path.exists(self.root) and not os.path.isdir(self.root):
+            raise JobError(f"{self.root}: not a directory, so not a spool; give a directory (created if missing)")
         old = os.umask(0o077)
         try:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             for d in SUBDIRS:
                 (self.root / d).mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) not in (None, str(self.root)) else ""
+            raise JobError(f"{self.root}: cannot make the spool directory: {exc.strerror or exc}{where}") from exc
         finally:
             os.umask(old)
         return self

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ..params import check_all, default, resolved_discretization
+from ..params import check_all, default, resolved_discretization, usable_k
 from ..data import (
     Attribute,
     Dataset,
@@ -105,7 +105,7 @@ class BayesNetClassifier(_EstimatorBase):
         deeper contexts than the published flat ones (docs/method.md, "SkDB").
     k : int, default=5
         Maximum number of attribute parents for kDB, SkDB and ESKDB members (ignored by NB and
-        TAN).
+        TAN); at most the attributes less one are used (:attr:`k_used_`).
     n_members : int, default=20
         ESKDB's number of members, 1 to 1000 (ignored by the other structures).
     estimator : {"hdp", "m-estimate", "laplace", "mle"}, default="hdp"
@@ -162,6 +162,12 @@ class BayesNetClassifier(_EstimatorBase):
     attributes_ : list of Attribute
         The attributes as the model sees them (numeric ones with their cut points).
     n_features_in_ : int
+    k_used_ : int
+        The k the fit used: ``k`` capped at ``n_features_in_ - 1`` for kDB, SkDB and ESKDB (an
+        attribute's parents are other attributes), 0 for NB and 1 for TAN (0 with one attribute).
+        kDB's network has at most this many parents per attribute (``structure_.k``); SkDB selects
+        its k* up to it, as every ESKDB member does. Training with a ``k`` above it other than the
+        default warns once.
     feature_names_in_ : ndarray of str
         Only when the training input had column names.
     tables_ : ProbabilityTables
@@ -393,8 +399,15 @@ class BayesNetClassifier(_EstimatorBase):
         self.class_attribute_ = class_attribute
         self.cardinalities_ = first.cardinalities
         self.n_features_in_ = len(names)
+        self.k_used_ = usable_k(self.structure, self.k, len(names))
         self.parents_ = first.structure.named_parents(names)
         self._array_names_ = names
+        if plan.kind in ("kdb", "skdb") and self.k_used_ < self.k and self.k != default("k"):
+            # a k asked for beyond the data is said once; the default k is capped without a word
+            msg = (f"k={self.k} is more than {len(names)} attributes allow: an attribute's parents are other "
+                   f"attributes, so the model uses k={self.k_used_}")
+            warnings.warn(msg, UserWarning, stacklevel=3)
+            info.setdefault("warnings", []).append(msg)
         info["fit_seconds"] = time.perf_counter() - started
         self.fit_info_ = info
 

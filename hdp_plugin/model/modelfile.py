@@ -37,7 +37,7 @@ from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables
-from ..params import NAMES, canonical_params, check_all, default, resolved_iterations
+from ..params import NAMES, canonical_params, check_all, default, resolved_iterations, usable_k
 from ..hdp.trees import ContextTrees, TreeNodes
 from ..structure import Structure
 
@@ -82,8 +82,10 @@ _NUMPY_TYPES = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8"), pa.flo
 #: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles,
 #: so single-network files are what they were before ensembles existed. categorical_features is not
 #: stored: a declared column is stored as the nominal attribute it became (its values its domain), so a
-#: model trained from a CSV with declared columns is the one trained from the ARFF that declares them
-_INIT_PARAMS = tuple(n for n in NAMES if n not in ("n_members", "categorical_features"))
+#: model trained from a CSV with declared columns is the one trained from the ARFF that declares them.
+#: n_jobs is not stored either: the threads of a fit are a setting of the run, not of the model, so the
+#: same seed writes the same file whatever the threads
+_INIT_PARAMS = tuple(n for n in NAMES if n not in ("n_members", "categorical_features", "n_jobs"))
 #: fit_info_ keys that are figures of the model (kept in the model document)
 _INFO_MODEL_KEYS = ("rows", "dropped_missing_class", "warnings", "n_samples", "burn_in")
 #: fit_info_ keys that change from run to run (kept in the training document)
@@ -826,6 +828,7 @@ def load_model_and_documents(path):
     clf.class_attribute_ = m.class_attribute
     clf.cardinalities_ = net.cardinalities
     clf.n_features_in_ = len(net.attributes)
+    clf.k_used_ = usable_k(clf.structure, clf.k, len(net.attributes))
     clf.parents_ = net.structure.named_parents(names)
     clf._array_names_ = names
     if m.feature_names:

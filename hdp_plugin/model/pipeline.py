@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from ..errors import TooLargeError
 from ..hdp.rng import tree_states
 from ..hdp.tables import ProbabilityTables, class_prior_of_counts
 from ..hdp.trees import ContextTrees
-from ..params import convergence_first_check, resolved_iterations, sampler_tolerance, structure_name
+from ..params import convergence_first_check, resolved_iterations, sampler_tolerance, structure_name, usable_k
 from ..preprocess import Discretizer, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
 from ..structure import Structure
 from ..structure.counts import check_pairwise_bytes, needs_pairs
@@ -61,7 +61,8 @@ class FitPlan:
 
     #: ``"nb"``, ``"tan"``, ``"kdb"``, ``"skdb"`` or ``"eskdb"``
     structure: str
-    #: the classifier's ``k`` (for ESKDB and SkDB the largest K of the selection)
+    #: the classifier's ``k`` (for ESKDB and SkDB the largest K of the selection); :func:`fit_networks`
+    #: caps it at the attributes less one (:func:`~hdp_plugin.params.usable_k`)
     k: int
     #: 1 but for ESKDB
     n_members: int
@@ -173,6 +174,8 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
         for ESKDB; ``info`` holds ``structure_seconds`` (everything before the tables), the master
         ``seed``, the sampler's figures and any ``warnings``.
     """
+    if plan.kind in ("kdb", "skdb"):  # k beyond the attributes less one: the k the networks can use
+        plan = replace(plan, k=usable_k(plan.structure, plan.k, len(rows.sample.attributes)))
     master = _seeds.as_seed_sequence(random_state)
     seeds = member_seeds(master, plan.n_members)[1] if plan.ensemble else [master]
     if plan.estimator == "hdp":  # first use: the sampler's kernels compile in a helper meanwhile

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..params import structure_name
+from ..params import k_capped_note, structure_name, usable_k
 
 
 def _stopping_info(est: dict) -> list[str]:
@@ -32,12 +32,18 @@ def info_text(path: Path, contents) -> str:
     names = [a["name"] for a in parts[0]["attributes"]]
     nets = [n.trees for n in contents.networks]
     st = parts[0]["structure"]
+    params = contents.params
+    # the k used: k asked for, capped at the attributes less one (and a note when the cap applies)
+    k_used = usable_k(params["structure"], params["k"], len(names))
+    capped = k_capped_note(params["structure"], params["k"], len(names))
     if ensemble:
-        structure = (f"ESKDB, {len(parts)} members (SkDB with K = {contents.params['k']} each, on its own order "
-                     f"and cut points)")
+        structure = (f"ESKDB, {len(parts)} members (SkDB with K = {k_used} each, on its own order "
+                     f"and cut points{'; ' + capped if capped else ''})")
         used = len(set().union(*(p["structure"]["kept"] for p in parts)))
     else:
-        structure = structure_name(st["kind"], st["k"])
+        kind = st["kind"]
+        structure = structure_name(kind, min(st["k"], k_used) if kind == "kdb" else st["k"])
+        structure += f" ({capped})" if capped else ""
         used = len(st["kept"])
     lines = [
         f"model file     {path}",

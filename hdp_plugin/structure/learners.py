@@ -154,7 +154,8 @@ def kdb(stats: CountStatistics, k: int = config.DEFAULT_K, *, order=None) -> Str
     Returns
     -------
     Structure
-        ``kind="kdb"``, every attribute of the order kept.
+        ``kind="kdb"``, every attribute of the order kept; its ``k`` is the k used, ``k`` capped at
+        the attributes of the order less one (an attribute's parents are earlier attributes).
 
     References
     ----------
@@ -170,6 +171,7 @@ def kdb(stats: CountStatistics, k: int = config.DEFAULT_K, *, order=None) -> Str
         order = np.asarray(order, dtype=np.int64)
         if np.unique(order).size != order.size or (order.size and not 0 <= order.min() <= order.max() < stats.n_attributes):
             raise ParameterError(f"order must list distinct attribute indices below {stats.n_attributes}")
+    k = min(k, max(int(order.size) - 1, 0))  # more parents than earlier attributes: none to take
     parents = [()] * stats.n_attributes
     # CMI is only needed when some attribute can take a parent (kDB-0 is naive Bayes: no pairs counted)
     if k > 0 and order.size > 1:

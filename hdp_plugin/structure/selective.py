@@ -607,7 +607,8 @@ def selective_kdb(
         ``kind="skdb"``, ``k=k*``; ``kept`` is the first n* attributes of the MI order
         (ascending), ``()`` when the class prior wins. ``info`` holds ``rmse`` (the
         ``(n + 1) x (K + 1)`` grid as nested lists, row 0 the class prior), ``n_star``,
-        ``k_star``, ``max_k``, ``m`` and, for hierarchical m-estimates, ``"hierarchical": true``.
+        ``k_star``, ``max_k`` (K, capped at the attributes of the order less one), ``m`` and, for
+        hierarchical m-estimates, ``"hierarchical": true``.
 
     References
     ----------
@@ -616,8 +617,9 @@ def selective_kdb(
     .. [2] M. Sahami, "Learning limited dependence Bayesian classifiers", KDD-96, 335-338.
     """
     max_k = check_k(max_k)
-    # Step 1: kDB-K, the largest model considered
+    # Step 1: kDB-K, the largest model considered (K capped at the attributes of the order less one)
     full = kdb(stats, max_k, order=order)
+    max_k = full.k
     passes = passes or RowPasses(X, y, blocks)
     # Step 2: second pass, the counts of every context the selection can use
     tries = passes.tries(stats, full.parents)
