@@ -118,3 +118,34 @@ def test_the_golden_ensembles_weights_pass_the_checks(tmp_path):
         assert [m["weight"] for m in doc["members"]] == [1.0 / n] * n
         clf = MF.load_model(write_crafted(tmp_path / f"{name}.hdpbnc", doc, training, batches))
         assert [m.weight for m in clf.members_] == [1.0 / n] * n
+
+
+CRAFTED = Path(__file__).parent / "golden" / "crafted"
+CRAFTED_MANIFEST = json.loads((CRAFTED / "manifest.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(CRAFTED_MANIFEST))
+def test_both_readers_judge_the_shared_crafted_files_alike(name):
+    """tests/golden/crafted (make_crafted.py), which the Weka package's CraftedModelsTest reads too: files
+    whose JSON holds bytes that are not UTF-8, escapes of lone surrogates, numbers outside JSON's grammar
+    (NaN, Infinity, leading zeros), nesting past MAX_JSON_NESTING, are one ModelFileError; the valid ones
+    load, with the names the manifest gives."""
+    entry = CRAFTED_MANIFEST[name]
+    path = CRAFTED / entry["model"]
+    if entry["expect"] == "refuse":
+        with pytest.raises(ModelFileError, match=r"corrupted model file") as info:
+            MF.load_model(path)
+        assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+    else:
+        MF.load_model(path)
+        doc, _, _ = MF.read_model_file(path)
+        assert doc["class"]["values"] == entry["class_values"]
+        assert [a["name"] for a in doc["attributes"]] == entry["attribute_names"]
+
+
+def test_the_crafted_corpus_is_what_make_crafted_writes(tmp_path):
+    """Every file of the manifest is there, no other, both verdicts occur, and the nesting bound the
+    corpus probes is the reader's."""
+    assert sorted(p.name for p in CRAFTED.glob("*.hdpbnc")) == sorted(e["model"] for e in CRAFTED_MANIFEST.values())
+    assert {e["expect"] for e in CRAFTED_MANIFEST.values()} == {"refuse", "accept"}
+    assert MF.MAX_JSON_NESTING == 200

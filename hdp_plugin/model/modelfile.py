@@ -441,6 +441,27 @@ def _list_values(arr: pa.Array, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray
     return offsets, _values(arr.values, dtype)
 
 
+#: the deepest nesting of objects and arrays a model file's JSON documents may have (the Weka package's
+#: reader has the same bound, so that both readers refuse the same files)
+MAX_JSON_NESTING = 200
+
+
+def _not_json(name: str):
+    """``json.loads``'s hook for NaN, Infinity and -Infinity, which are not JSON (nor written here)."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_nesting(obj) -> None:
+    """Raise ValueError if objects and arrays nest deeper than MAX_JSON_NESTING."""
+    stack = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_JSON_NESTING:
+                raise ValueError(f"JSON nested deeper than {MAX_JSON_NESTING}")
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+
+
 def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     """Read and verify a model file: the model document, the training document, the record batches
     (per batch a dict of numpy arrays: the cell table's columns; for 3.0 the node table's per-node
@@ -467,8 +488,10 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
         raise ModelFileError(f"{path}: an Arrow file, but not an hdp-bnc model file (no {MODEL_KEY.decode()} metadata)")
     model_json, training_json = meta[MODEL_KEY], meta.get(TRAINING_KEY, b"{}")
     try:
-        doc = json.loads(model_json.decode("utf-8"))
-        training = json.loads(training_json.decode("utf-8"))
+        doc = json.loads(model_json.decode("utf-8"), parse_constant=_not_json)
+        training = json.loads(training_json.decode("utf-8"), parse_constant=_not_json)
+        _check_nesting(doc)
+        _check_nesting(training)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (unreadable model metadata)") from exc
     try:  # JSON's \uXXXX escapes can spell lone surrogates, which no UTF-8 text holds (nor this package writes)

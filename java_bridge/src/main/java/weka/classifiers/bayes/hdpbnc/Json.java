@@ -7,6 +7,10 @@
 
 package weka.classifiers.bayes.hdpbnc;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -20,15 +24,25 @@ import java.util.Map;
  * <p>Values map to {@code Map<String, Object>} (insertion-ordered), {@code List<Object>},
  * {@code String}, {@code Long} (integers without fraction or exponent that fit), {@code Double},
  * {@code Boolean} and {@code null}. Doubles are parsed with {@link Double#parseDouble}, which rounds
- * correctly, so Python's shortest round-trip floats come back bit for bit.
+ * correctly, so Python's shortest round-trip floats come back bit for bit. Numbers follow JSON's grammar
+ * exactly (no leading zeros, plus signs, bare points or exponents, NaN or Infinity), and objects and
+ * arrays nest at most {@link #MAX_NESTING} deep.
  */
 public final class Json {
 
+  /**
+   * The deepest nesting of objects and arrays read; hdp_plugin's model reader has the same bound
+   * (modelfile.MAX_JSON_NESTING), so that both refuse the same model files.
+   */
+  public static final int MAX_NESTING = 200;
+
   private final String m_Text;
+  private final boolean m_Strict;
   private int m_Pos;
 
-  private Json(String text) {
+  private Json(String text, boolean strict) {
     m_Text = text;
+    m_Strict = strict;
   }
 
   /**
@@ -39,7 +53,32 @@ public final class Json {
    * @throws IllegalArgumentException on malformed input, with the character offset
    */
   public static Object parse(String text) {
-    Json p = new Json(text);
+    return parse(text, false);
+  }
+
+  /**
+   * Parses one JSON document held as UTF-8 bytes, strictly: bytes that are not UTF-8 (overlong forms,
+   * encoded surrogates, cut sequences, code points above U+10FFFF) and escapes (backslash, u, four hex
+   * digits) that spell a surrogate outside a high-low pair are errors, as they are to hdp_plugin's model
+   * reader (no UTF-8 text holds a lone surrogate).
+   *
+   * @param utf8 the document's bytes
+   * @return the value
+   * @throws IllegalArgumentException on bytes that are not UTF-8 or malformed input
+   */
+  public static Object parseUtf8(byte[] utf8) {
+    String text;
+    try {
+      text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(utf8)).toString();
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException("not UTF-8 (" + e + ")", e);
+    }
+    return parse(text, true);
+  }
+
+  private static Object parse(String text, boolean strict) {
+    Json p = new Json(text, strict);
     p.skipSpace();
     Object v = p.value(0);
     p.skipSpace();
@@ -64,14 +103,15 @@ public final class Json {
     }
   }
 
+  /** @param depth the number of objects and arrays around the value */
   private Object value(int depth) {
-    if (depth > 200) {
-      throw error("nested too deeply");
-    }
     if (m_Pos >= m_Text.length()) {
       throw error("unexpected end");
     }
     char c = m_Text.charAt(m_Pos);
+    if ((c == '{' || c == '[') && depth >= MAX_NESTING) {
+      throw error("nested deeper than " + MAX_NESTING);
+    }
     switch (c) {
       case '{': {
         m_Pos++;
@@ -163,6 +203,9 @@ public final class Json {
       }
       char c = m_Text.charAt(m_Pos++);
       if (c == '"') {
+        if (m_Strict) {
+          checkSurrogates(sb);
+        }
         return sb.toString();
       }
       if (c < 0x20) {
@@ -201,11 +244,15 @@ public final class Json {
           if (m_Pos + 4 > m_Text.length()) {
             throw error("short \\u escape");
           }
-          try {
-            sb.append((char) Integer.parseInt(m_Text.substring(m_Pos, m_Pos + 4), 16));
-          } catch (NumberFormatException ex) {
-            throw error("bad \\u escape");
+          int code = 0;
+          for (int i = 0; i < 4; i++) {
+            int d = Character.digit(m_Text.charAt(m_Pos + i), 16);
+            if (d < 0 || m_Text.charAt(m_Pos + i) > 'f') { // ASCII hex digits only
+              throw error("bad \\u escape");
+            }
+            code = code * 16 + d;
           }
+          sb.append((char) code);
           m_Pos += 4;
           break;
         default:
@@ -214,27 +261,58 @@ public final class Json {
     }
   }
 
+  /** Refuses a surrogate that is not part of a high-low pair (a string decoded from an escape). */
+  private void checkSurrogates(CharSequence s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        throw error(String.format("a lone surrogate \\u%04x in a string", (int) c));
+      }
+    }
+  }
+
+  private boolean digit() {
+    return m_Pos < m_Text.length() && m_Text.charAt(m_Pos) >= '0' && m_Text.charAt(m_Pos) <= '9';
+  }
+
+  /** Skips one or more digits. */
+  private void digits() {
+    if (!digit()) {
+      throw error(m_Pos < m_Text.length() ? "unexpected character" : "unexpected end");
+    }
+    while (digit()) {
+      m_Pos++;
+    }
+  }
+
+  /** A number of JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
   private Object number() {
     int start = m_Pos;
     boolean integral = true;
     if (peek('-')) {
       m_Pos++;
     }
-    while (m_Pos < m_Text.length()) {
-      char c = m_Text.charAt(m_Pos);
-      if (c >= '0' && c <= '9') {
+    if (peek('0')) {
+      m_Pos++;
+    } else {
+      digits();
+    }
+    if (peek('.')) {
+      integral = false;
+      m_Pos++;
+      digits();
+    }
+    if (peek('e') || peek('E')) {
+      integral = false;
+      m_Pos++;
+      if (peek('+') || peek('-')) {
         m_Pos++;
-      } else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-        integral = false;
-        m_Pos++;
-      } else {
-        break;
       }
+      digits();
     }
     String s = m_Text.substring(start, m_Pos);
-    if (s.isEmpty() || s.equals("-")) {
-      throw error("unexpected character");
-    }
     try {
       if (integral) {
         try {

@@ -159,15 +159,19 @@ public final class ModelFile {
     byte[] trainingJson = meta.containsKey(TRAINING_KEY) ? meta.get(TRAINING_KEY)
       : "{}".getBytes(StandardCharsets.UTF_8);
     Map<String, Object> doc;
-    try {
-      Object parsed = Json.parse(new String(modelJson, StandardCharsets.UTF_8));
-      Json.parse(new String(trainingJson, StandardCharsets.UTF_8));
+    Object training;
+    try { // strictly UTF-8, as hdp_plugin reads them: both readers refuse the same files
+      Object parsed = Json.parseUtf8(modelJson);
+      training = Json.parseUtf8(trainingJson);
       if (!(parsed instanceof Map)) {
         throw new IllegalArgumentException("not an object");
       }
       doc = asMap(parsed);
     } catch (IllegalArgumentException e) {
       throw new ModelFileException(source + ": corrupted model file (unreadable model metadata)", e);
+    }
+    if (!(training instanceof Map)) {
+      throw new ModelFileException(source + ": corrupted model file (the training metadata is not an object)", null);
     }
     if (!FORMAT_NAME.equals(doc.get("format"))) {
       throw new ModelFileException(source + ": an Arrow file, but not an hdp-bnc model file (format "

@@ -1,0 +1,90 @@
+package weka.classifiers.bayes.hdpbnc;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The crafted model files of tests/golden/crafted (see make_crafted.py), which Python's reader judges in
+ * tests/test_modelfile_crafted.py: this reader refuses the same ones (bytes that are not UTF-8, escapes
+ * that spell lone surrogates, numbers outside JSON's grammar, nesting past the bound) and reads the
+ * valid ones to the same names.
+ */
+class CraftedModelsTest {
+
+  static Path dir() {
+    return TestFiles.repo().resolve("tests").resolve("golden").resolve("crafted");
+  }
+
+  static Map<String, Object> manifest() throws Exception {
+    return ModelFile.asMap(Json.parse(new String(Files.readAllBytes(dir().resolve("manifest.json")),
+      StandardCharsets.UTF_8)));
+  }
+
+  static Stream<String> names() throws Exception {
+    return manifest().keySet().stream();
+  }
+
+  @ParameterizedTest
+  @MethodSource("names")
+  void bothReadersJudgeTheFileAlike(String name) throws Exception {
+    Map<String, Object> entry = ModelFile.asMap(manifest().get(name));
+    Path file = dir().resolve((String) entry.get("model"));
+    if (entry.get("expect").equals("refuse")) {
+      ModelFile.ModelFileException e = assertThrows(ModelFile.ModelFileException.class, () -> ModelFile.read(file),
+        name + " (" + entry.get("holds") + ") is read");
+      assertTrue(e.getMessage().startsWith(file + ": corrupted model file (") && !e.getMessage().contains("\n"),
+        e.getMessage());
+    } else {
+      HDPModel m = ModelFile.read(file);
+      assertArrayEquals(ModelFile.strings(entry.get("class_values")), m.classValues(), name);
+      assertArrayEquals(ModelFile.strings(entry.get("attribute_names")), m.attributeNames(), name);
+    }
+  }
+
+  @Test
+  void theManifestListsEveryFileAndBothVerdicts() throws Exception {
+    Map<String, Object> m = manifest();
+    try (Stream<Path> files = Files.list(dir())) {
+      assertEquals(m.size(), files.filter(p -> p.toString().endsWith(".hdpbnc")).count());
+    }
+    List<Object> verdicts = m.values().stream().map(e -> ModelFile.asMap(e).get("expect"))
+      .collect(java.util.stream.Collectors.toList());
+    assertTrue(verdicts.contains("refuse") && verdicts.contains("accept"), verdicts.toString());
+  }
+
+  @Test
+  void strictParsingRefusesWhatJsonDoesNotHold() {
+    String[] bad = {"01", "1.", ".5", "+1", "1e", "1e+", "-", "-x", "NaN", "Infinity", "\"\\u+0e9\"",
+      "\"\\u00g0\"", "\"\\ud800\"", "\"\\udc00\\ud800\"", "[" .repeat(Json.MAX_NESTING + 1)
+        + "]".repeat(Json.MAX_NESTING + 1)};
+    for (String s : bad) {
+      assertThrows(IllegalArgumentException.class, () -> Json.parseUtf8(s.getBytes(StandardCharsets.UTF_8)), s);
+    }
+    byte[][] notUtf8 = {{'"', (byte) 0xff, '"'}, {'"', (byte) 0xc0, (byte) 0xaf, '"'},
+      {'"', (byte) 0xed, (byte) 0xa0, (byte) 0x80, '"'}, {'"', (byte) 0xe2, (byte) 0x82, '"'}};
+    for (byte[] b : notUtf8) {
+      assertThrows(IllegalArgumentException.class, () -> Json.parseUtf8(b), java.util.Arrays.toString(b));
+    }
+    assertEquals("\ud83d\ude00", Json.parseUtf8("\"\\ud83d\\ude00\"".getBytes(StandardCharsets.UTF_8)));
+    assertEquals(-0.0, Json.parseUtf8("-0.0".getBytes(StandardCharsets.UTF_8)));
+    assertEquals(0L, Json.parseUtf8("-0".getBytes(StandardCharsets.UTF_8)));
+    assertEquals(50.0, Json.parseUtf8("0.5E+2".getBytes(StandardCharsets.UTF_8)));
+    String deep = "[".repeat(Json.MAX_NESTING) + "]".repeat(Json.MAX_NESTING);
+    assertEquals(deep, Json.write(Json.parseUtf8(deep.getBytes(StandardCharsets.UTF_8))));
+    // the spool's documents keep the lenient reading of strings: Python writes lone surrogates as escapes
+    assertEquals("\udc80", Json.parse("\"\\udc80\""));
+  }
+}
