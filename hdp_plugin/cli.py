@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,9 @@ from . import config
 from ._cli_common import categorical_option, cli_errors as _errors, typer_app
 from ._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationList, DiscretizationOpt,
                            EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt, KList,
-                           KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt, SeedOpt, StructureList,
-                           StructureOpt, ThreadsOpt, TyingList, TyingOpt, configurations, one_configuration, split)
+                           KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt, SeedOpt, SeparatorOpt,
+                           StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt, configurations,
+                           one_configuration, separator_option, split)
 from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name
 from ._version import __version__
 from .errors import HDPError, ParameterError
@@ -116,6 +118,48 @@ class _Out:
             yield bar
 
 
+#: the loggers whose warnings a fit also puts in ``fit_info_["warnings"]``, which the commands print
+_FIT_LOGGERS = ("hdp_plugin.model.classifier", "hdp_plugin.model.streaming")
+
+
+class _BelowWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.WARNING
+
+
+@contextmanager
+def _warnings_once(hold_fit_logs: bool = True):
+    """Collect what reading and fitting warn of, for :func:`_print_warnings` to print each once as one
+    ``warning:`` line: the library's warnings (``warnings.warn``) are caught rather than printed with
+    their file and line, and with ``hold_fit_logs`` the fit's logged warnings, which ``fit_info_``
+    holds too, are held back."""
+    below = _BelowWarning()
+    loggers = [logging.getLogger(name) for name in _FIT_LOGGERS] if hold_fit_logs else []
+    for lg in loggers:
+        lg.addFilter(below)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
+    finally:
+        for lg in loggers:
+            lg.removeFilter(below)
+
+
+def _print_warnings(fit_warnings, caught) -> None:
+    """Every warning of a command once, as ``warning: ...`` on stderr (even with --quiet: they say what
+    the result is made of); warnings from outside hdp_plugin keep Python's own form."""
+    package = str(Path(__file__).resolve().parent)
+    lines = [str(w) for w in fit_warnings]
+    for w in caught:
+        if issubclass(w.category, UserWarning) and str(Path(w.filename).resolve()).startswith(package):
+            lines.append(str(w.message))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    for line in dict.fromkeys(lines):
+        typer.echo(f"warning: {line}", err=True)
+
+
 # ------------------------------------------------------------------------------------------
 # training configurations in words
 # ------------------------------------------------------------------------------------------
@@ -189,6 +233,14 @@ def _format(path: Path, fmt: str | None) -> str:
         ) from None
 
 
+def _csv_format(path: Path, fmt: str | None, separator: str | None) -> str:
+    """:func:`_format`, and ``--separator`` given only for a CSV file."""
+    fmt = _format(path, fmt)
+    if separator is not None and fmt != "csv":
+        raise ParameterError(f"--separator applies to CSV files, and {path} is read as {fmt}")
+    return fmt
+
+
 def _limits(max_input_mb: float | None, max_cardinality: int | None):
     """The reading limits of --max-input-mb and --max-cardinality (their defaults: the daemon's)."""
     from .data.limits import Limits
@@ -201,7 +253,7 @@ def _limits(max_input_mb: float | None, max_cardinality: int | None):
 
 
 def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
-          categorical: list[str] | None = None, limits=None, configs=()):
+          categorical: list[str] | None = None, limits=None, configs=(), separator: str | None = None):
     from .data.readers import read_within
 
     from ._threads import members_at_once
@@ -209,7 +261,8 @@ def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class
     eskdb = [c for c in configs if c["structure"] == "eskdb"]
     at_once = max([members_at_once(c) for c in configs] + [1])  # ESKDB members are built on threads at once
     ds = read_within(path, limits if limits is not None else _limits(None, None), class_attribute=class_attribute,
-                     format=_format(path, fmt), structure="eskdb" if eskdb else None, members_at_once=at_once)
+                     format=_csv_format(path, fmt, separator), structure="eskdb" if eskdb else None,
+                     members_at_once=at_once, separator=separator)
     if class_values is not None:
         ds = ds.with_class_values(split("--class-values", class_values) if class_values.strip() else [])
     if categorical is not None:  # the declared columns' values in the whole file, as a text column's
@@ -242,6 +295,7 @@ def train(
     categorical: CategoricalOpt = None,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
+    separator: SeparatorOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     stream: StreamOpt = False,
@@ -263,6 +317,7 @@ def train(
         categorical = categorical_option(categorical)
         if categorical is not None:
             params["categorical_features"] = categorical
+        separator = separator_option(separator)
         from .model import save_model
 
         output = _output(output, data)
@@ -271,11 +326,12 @@ def train(
         if streamed and (max_input_mb is not None or max_cardinality is not None):
             raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in batches "
                                  "(a directory, a glob or --stream: read in bounded memory)")
-        with out.progress() as bar:
+        with out.progress() as bar, _warnings_once() as caught:
             line = _Phases(bar)
             line.phase(f"reading {data}")
-            ds = (_open_source(data, class_attribute, data_format, discretization_sample) if streamed
-                  else _read(data, class_attribute, data_format, class_values, categorical, limits, configs))
+            ds = (_open_source(data, class_attribute, data_format, discretization_sample, separator) if streamed
+                  else _read(data, class_attribute, data_format, class_values, categorical, limits, configs,
+                             separator))
             with _engine(engine, scheduler, workers):
                 from .model import BayesNetClassifier
 
@@ -296,8 +352,7 @@ def train(
 
         members = members_of(clf)
         nets = [mb.tables.trees for mb in members] if members is not None else [clf.tables_.trees]
-        for w in clf.fit_info_.get("warnings", []):
-            out.note(f"warning: {w}")
+        _print_warnings(clf.fit_info_.get("warnings", []), caught)
         ran = dict(params, iterations=info["iterations"]) if "iterations" in info else params
         out.note(f"{output}: {_describe(ran, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
@@ -348,11 +403,16 @@ def _streamed(data: Path, stream: bool, sample, engine: str, scheduler, workers,
     return streamed
 
 
-def _open_source(data: Path, class_attribute, fmt, sample=None):
+def _open_source(data: Path, class_attribute, fmt, sample=None, separator: str | None = None):
     from .data.stream import DEFAULT_SAMPLE_ROWS, open_batches
 
-    return open_batches(data, class_attribute=class_attribute, format=fmt,
-                        sample_rows=DEFAULT_SAMPLE_ROWS if sample is None else sample)
+    try:
+        return open_batches(data, class_attribute=class_attribute, format=fmt,
+                            sample_rows=DEFAULT_SAMPLE_ROWS if sample is None else sample, separator=separator)
+    except ParameterError as exc:
+        if separator is not None and str(exc).startswith("a separator applies"):
+            raise ParameterError("--separator" + str(exc)[len("a separator"):]) from None
+        raise
 
 
 @contextmanager
@@ -438,6 +498,7 @@ def predict(
         *PARAM["n_jobs"].cli, help="Threads that compute the predictions, at least 1; by default all cores.",
         show_default="all cores")] = None,
     data_format: FormatOpt = None,
+    separator: SeparatorOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read DATA in batches even if it is one file (a directory "
@@ -454,6 +515,7 @@ def predict(
         from .model import load_model
 
         _prediction_threads(threads)
+        separator = separator_option(separator)
         limits = _limits(max_input_mb, max_cardinality)
         if output is not None:
             _output(output, model, data)  # before the work: a device, FIFO or an input is refused at once
@@ -464,10 +526,11 @@ def predict(
             if max_input_mb is not None or max_cardinality is not None:
                 raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in "
                                      "batches (a directory, a glob or --stream: read in bounded memory)")
-            _stream_predictions(clf, _open_source(data, None, data_format), output, (model, data), out)
+            _stream_predictions(clf, _open_source(data, None, data_format, separator=separator), output,
+                                (model, data), out)
             return
         ds = read_conformed_within(data, clf.attributes_, clf.class_attribute_, limits,
-                                   format=_format(data, data_format))
+                                   format=_csv_format(data, data_format, separator), separator=separator)
         import numpy as np
 
         header, rows, proba = _prediction_table(clf, ds)
@@ -575,6 +638,7 @@ def evaluate(
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the results as CSV instead of a table.")] = False,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
+    separator: SeparatorOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     quiet: Quiet = False,
@@ -602,11 +666,11 @@ def evaluate(
                                  discretization=discretization)
         limits = _limits(max_input_mb, max_cardinality)
         results = []
-        with out.progress() as bar:
+        with out.progress() as bar, _warnings_once(hold_fit_logs=False) as caught:
             line = _Phases(bar)
             line.phase(f"reading {data}")
             ds = _read(data, class_attribute, data_format, class_values, categorical_option(categorical), limits,
-                       configs)
+                       configs, separator_option(separator))
             known = int((ds.y >= 0).sum())
             if n_folds > known:
                 raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "
@@ -631,6 +695,7 @@ def evaluate(
                     bar.advance(overall)
                 results.append((params, res))
                 log.info("%s: RMSE %.4f", _describe(params), res.rmse)
+        _print_warnings([], caught)
         _print_results(results, ds, n_folds, n_repeats, as_json, as_csv)
 
 

@@ -28,6 +28,7 @@ from ..data import (
     from_pandas,
 )
 from ..data.categorical import declare_categorical
+from ..data.identifiers import check_class
 from ..errors import DataError, NotFittedError, ParameterError
 from ..preprocess import apply_cut_points
 from .ensemble import coding_attributes, model_proba
@@ -338,6 +339,7 @@ class BayesNetClassifier(_EstimatorBase):
         ds, dropped = ds.drop_missing_class()
         if ds.n_rows == 1:
             raise DataError(f"{ds.source}: n_samples=1; training needs rows of at least two classes")
+        check_class(ds.class_attribute.name, int(np.unique(ds.y).size), ds.n_rows, ds.source)
         warn = check_trainable(ds)
         if y is None:
             self.classes_ = np.asarray(ds.class_values, dtype=object)
