@@ -170,3 +170,34 @@ def test_a_fit_warning_is_printed_once(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("every MI is 0") == 1, done.stderr
     assert "warning: no attribute carries information" in done.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# a class that is not the last column
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".arrow"])
+def test_a_numeric_last_column_suggests_naming_the_class(tmp_path, suffix):
+    table = to_arrow(read_dataset(HERE / "data" / "iris.arff"))
+    table = table.select([4, 0, 1, 2, 3])  # the class first, as many CSV exports have it
+    path = tmp_path / f"iris{suffix}"
+    if suffix == ".csv":
+        pa_csv.write_csv(table, path)
+    elif suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+    else:
+        import pyarrow.feather as feather
+
+        feather.write_feather(table, path)
+    result = run("train", path, "-o", tmp_path / "m.hdpbnc", "-s", "nb")
+    assert result.exit_code == 2
+    line = _error_line(result)
+    assert "'petalwidth'" in line and "is numeric" in line and "--class NAME" in line and "such as 'class'" in line
+    result = run("train", path, "-o", tmp_path / "s.hdpbnc", "-s", "nb", "--stream")
+    assert result.exit_code == 2 and "--class NAME" in _error_line(result)
+    result = run("train", path, "-o", tmp_path / "m.hdpbnc", "-s", "nb", "-e", "laplace", "--class", "class")
+    assert result.exit_code == 0, result.output
+    # a numeric class named on purpose: no advice to name it
+    with pytest.raises(DataError, match=r"'sepallength' .* is numeric; these classifiers need a nominal class$"):
+        read_dataset(path, class_attribute="sepallength")

@@ -108,6 +108,13 @@ def _temporal_ms(col: pa.ChunkedArray, name: str, source: str) -> np.ndarray:
     return ms
 
 
+def _may_be_class(t: pa.DataType) -> bool:
+    """Whether a column of type ``t`` reads as a nominal class: text, dictionary, boolean or integer."""
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)
+            or pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_null(t)
+            or getattr(pa.types, "is_string_view", lambda _: False)(t))
+
+
 def column_from_arrow(name: str, col: pa.ChunkedArray | pa.Array, source: str, *, is_class: bool = False) -> Column:
     """Decode one Arrow column into a :class:`Column` (see the module docstring for the rules)."""
     if isinstance(col, pa.Array):
@@ -171,6 +178,10 @@ def from_arrow(table: pa.Table, *, class_attribute: str | None = None, source: s
     names = [str(n) for n in table.column_names]
     check_unique_names(names, source)
     ci = resolve_class_index(names, class_attribute, source)
+    if class_attribute is None and not _may_be_class(table.schema.field(ci).type):
+        nominal = [n for i, n in enumerate(names) if i != ci and _may_be_class(table.schema.field(i).type)
+                   and not pa.types.is_integer(table.schema.field(i).type)]
+        raise numeric_class_error(names[ci], source, by_default=True, nominal=nominal)
     columns = _decode(table, names, source, ci)
     if relation is None:
         relation = Path(source).stem if not source.startswith("<") else "data"

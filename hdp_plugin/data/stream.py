@@ -403,7 +403,8 @@ class SchemaScan:
         self.names = names
         self.states = [_ColumnState(n, _kind(table.schema.field(i).type, i == self.ci)) for i, n in enumerate(names)]
         if self.states[self.ci].kind == "numeric":
-            raise numeric_class_error(names[self.ci], source)
+            nominal = [s.name for i, s in enumerate(self.states) if i != self.ci and s.kind != "numeric"]
+            raise numeric_class_error(names[self.ci], source, by_default=class_attribute is None, nominal=nominal)
         features = [i for i in range(len(names)) if i != self.ci]
         for j in resolve_categorical(self.categorical, [names[i] for i in features], source,
                                      class_name=names[self.ci]):
