@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from hdp_plugin import BayesNetClassifier, cli, read_dataset
 from hdp_plugin.data import to_arrow
 from hdp_plugin.data.stream import open_batches
-from hdp_plugin.errors import DataError, ParameterError
+from hdp_plugin.data.arrow import csv_table
+from hdp_plugin.errors import DataError, ParameterError, TooLargeError
 from hdp_plugin.model import load_model
 
 HERE = Path(__file__).resolve().parent
@@ -201,3 +202,73 @@ def test_a_numeric_last_column_suggests_naming_the_class(tmp_path, suffix):
     # a numeric class named on purpose: no advice to name it
     with pytest.raises(DataError, match=r"'sepallength' .* is numeric; these classifiers need a nominal class$"):
         read_dataset(path, class_attribute="sepallength")
+
+
+# ------------------------------------------------------------------------------------------
+# the working memory of a CSV file, bounded before its text is parsed
+# ------------------------------------------------------------------------------------------
+#: a child that runs hdp-bnc with its address space capped at what it holds once imported plus a margin
+_CAPPED = r"""
+import resource, sys
+extra = int(sys.argv[1]) << 20
+from hdp_plugin import cli
+import hdp_plugin.data.readers, hdp_plugin.daemon.client, pyarrow.csv, pyarrow.ipc  # imported before the cap
+from hdp_plugin.model import load_model
+if sys.argv[2] == "predict":
+    load_model(sys.argv[3])  # the model and its kernels loaded before the cap too
+with open("/proc/self/status") as f:
+    size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + extra, size + extra))
+sys.argv = ["hdp-bnc", *sys.argv[2:]]
+cli.main()
+"""
+#: rows of the gzip CSV: 80 MB of text, which pyarrow decodes into about 300 MB
+_ROWS = 20_000_000
+
+
+@pytest.fixture(scope="module")
+def big_csv_gz(tmp_path_factory):
+    path = tmp_path_factory.mktemp("big") / "big.csv.gz"
+    path.write_bytes(gzip.compress(b"x,cls\n" + b"1,a\n2,b\n" * (_ROWS // 2), 1))
+    return path
+
+
+def test_csv_rows_are_checked_before_the_text_is_parsed(big_csv_gz):
+    seen = []
+
+    def check_rows(rows, columns):
+        seen.append((rows, columns))
+        if rows * columns > 1000:
+            raise TooLargeError("too many")
+
+    with pytest.raises(TooLargeError, match="too many"):
+        csv_table(big_csv_gz, check_rows=check_rows)
+    assert seen[-1] == (_ROWS, 2)
+    with pytest.raises(TooLargeError, match=r"about 20,000,000 rows x 2 columns = 40,000,000 values, more than the "
+                                            r"limit of 1,000"):
+        csv_table(big_csv_gz, max_cells=1000)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="caps the address space through /proc and setrlimit")
+@pytest.mark.parametrize("command", ["train", "predict", "daemon submit"])
+def test_a_gzip_csv_beyond_the_working_memory_is_refused_before_it_is_decoded(tmp_path, big_csv_gz, command):
+    small = tmp_path / "small.csv"
+    small.write_text("x,cls\n" + "".join(f"{i % 5},{'ab'[i % 2]}\n" for i in range(40)))
+    model = tmp_path / "m.hdpbnc"
+    args = {"train": ["train", big_csv_gz, "-o", model, "-s", "nb"],
+            "predict": ["predict", model, big_csv_gz],
+            "daemon submit": ["daemon", "submit", tmp_path / "spool", big_csv_gz, "--name", "big"]}[command]
+    if command == "predict":
+        assert run("train", small, "-o", model, "-s", "nb", "-e", "laplace").exit_code == 0
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MALLOC_ARENA_MAX="2")
+    # 100 MiB lets the 80 MB of text decompress, and bounds the working memory at 400 MiB: the decoded
+    # rows would need far more, and the child has 250 MB to spare, less than decoding them takes
+    done = subprocess.run([sys.executable, "-c", _CAPPED, "250", *map(str, args), "--max-input-mb", "100"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    what = "predict" if command == "predict" else "train on"
+    assert "big.csv.gz: 20,000,000 rows x 2 columns would need about" in lines[0]
+    assert f"of working memory to {what}, more than the limit of 400 MiB" in lines[0]
+    assert not (tmp_path / "spool" / "new" / "big").exists()
