@@ -82,6 +82,12 @@ CategoricalOpt = Annotated[
                  help=_spec_help("categorical_features") + " A comma-separated list of attribute names.",
                  show_default="none (numbers are discretised)"),
 ]
+KeepColumnsOpt = Annotated[
+    Optional[str],
+    typer.Option(*_flags("keep_columns"), metavar="<name,...>",
+                 help=_spec_help("keep_columns") + " A comma-separated list of attribute names.",
+                 show_default="none (identifiers are left out)"),
+]
 MaxInputOpt = Annotated[Optional[float], typer.Option(
     "--max-input-mb", metavar="MIB",
     help="Largest data file, in MiB, before and after decompression (gzip ARFF and CSV, compressed Arrow "

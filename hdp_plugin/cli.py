@@ -28,10 +28,10 @@ import typer
 from . import config
 from ._cli_common import categorical_option, cli_errors as _errors, typer_app
 from ._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationList, DiscretizationOpt,
-                           EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt, KList,
-                           KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt, SeedOpt, SeparatorOpt,
-                           StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt, configurations,
-                           one_configuration, separator_option, split)
+                           EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt,
+                           KeepColumnsOpt, KList, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt,
+                           SeedOpt, SeparatorOpt, StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt,
+                           configurations, one_configuration, separator_option, split)
 from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name
 from ._version import __version__
 from .errors import HDPError, ParameterError
@@ -150,12 +150,13 @@ def _print_warnings(fit_warnings, caught) -> None:
     """Every warning of a command once, as ``warning: ...`` on stderr (even with --quiet: they say what
     the result is made of); warnings from outside hdp_plugin keep Python's own form."""
     package = str(Path(__file__).resolve().parent)
-    lines = [str(w) for w in fit_warnings]
+    lines = []
     for w in caught:
         if issubclass(w.category, UserWarning) and str(Path(w.filename).resolve()).startswith(package):
             lines.append(str(w.message))
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    lines += [str(w) for w in fit_warnings]
     for line in dict.fromkeys(lines):
         typer.echo(f"warning: {line}", err=True)
 
@@ -293,6 +294,7 @@ def train(
     threads: ThreadsOpt = None,
     discretization: DiscretizationOpt = _default("discretization"),
     categorical: CategoricalOpt = None,
+    keep_columns: KeepColumnsOpt = None,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
     separator: SeparatorOpt = None,
@@ -317,6 +319,9 @@ def train(
         categorical = categorical_option(categorical)
         if categorical is not None:
             params["categorical_features"] = categorical
+        keep_columns = categorical_option(keep_columns, "--keep-columns")
+        if keep_columns is not None:
+            params["keep_columns"] = keep_columns
         separator = separator_option(separator)
         from .model import save_model
 
@@ -336,12 +341,8 @@ def train(
                 from .model import BayesNetClassifier
 
                 line.phase(_fit_phase(params, streamed))
-                try:
+                with _option_names():
                     clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
-                except ParameterError as exc:  # batches: the declared names are checked against the first batch
-                    if str(exc).startswith("categorical_features "):
-                        raise ParameterError("--categorical" + str(exc)[len("categorical_features"):]) from None
-                    raise
             info = clf.fit_info_
             log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
                      info.get("sampler_seconds", info.get("fit_seconds", 0.0)))
@@ -357,6 +358,19 @@ def train(
         out.note(f"{output}: {_describe(ran, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
                  f"{sum(t.n_cells for t in nets)} cells; {_durations(info['fit_seconds'], wall)}")
+
+
+@contextmanager
+def _option_names():
+    """A fit's errors about the names of ``categorical_features`` or ``keep_columns`` (checked against
+    the data, for batches against the first batch) name the option as typed."""
+    try:
+        yield
+    except ParameterError as exc:
+        for param, option in (("categorical_features", "--categorical"), ("keep_columns", "--keep-columns")):
+            if str(exc).startswith(param + " "):
+                raise ParameterError(option + str(exc)[len(param):]) from None
+        raise
 
 
 def _durations(fit_seconds: float, wall_seconds: float) -> str:
@@ -627,6 +641,7 @@ def evaluate(
     threads: ThreadsOpt = None,
     discretization: DiscretizationList = _default("discretization"),
     categorical: CategoricalOpt = None,
+    keep_columns: KeepColumnsOpt = None,
     folds: Annotated[int, typer.Option("--folds", "-f", help="Number of stratified folds.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", "-r", help="How many times the folds are redrawn (seed, seed + 1, ...).")] = 1,
     cv: Annotated[
@@ -664,6 +679,10 @@ def evaluate(
         configs = configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
                                  burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                  discretization=discretization)
+        keep_columns = categorical_option(keep_columns, "--keep-columns")
+        if keep_columns is not None:
+            for params in configs:
+                params["keep_columns"] = keep_columns
         limits = _limits(max_input_mb, max_cardinality)
         results = []
         with out.progress() as bar, _warnings_once(hold_fit_logs=False) as caught:
@@ -689,8 +708,9 @@ def evaluate(
                         line.phase(_fit_phase(params))
                     return BayesNetClassifier(**params)
 
-                res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
-                                     progress=line.sampling(params))
+                with _option_names():
+                    res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
+                                         progress=line.sampling(params))
                 if bar is not None:
                     bar.advance(overall)
                 results.append((params, res))

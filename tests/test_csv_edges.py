@@ -272,3 +272,137 @@ def test_a_gzip_csv_beyond_the_working_memory_is_refused_before_it_is_decoded(tm
     assert "big.csv.gz: 20,000,000 rows x 2 columns would need about" in lines[0]
     assert f"of working memory to {what}, more than the limit of 400 MiB" in lines[0]
     assert not (tmp_path / "spool" / "new" / "big").exists()
+
+
+# ------------------------------------------------------------------------------------------
+# row identifiers and dates
+# ------------------------------------------------------------------------------------------
+def _identified(path: Path, n: int = 60, seed: int = 1) -> Path:
+    """A CSV with a text identifier, a row number, a date, a useful number and the class."""
+    rng = np.random.default_rng(seed)
+    x = rng.random(n)
+    rows = [f"u{7 * i},{i + 1},2024-01-{i % 28 + 1:02d},{v:.3f},{'ab'[int(v < 0.5)]}" for i, v in enumerate(x)]
+    path.write_text("id,rowno,when,x,cls\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_identifiers_are_left_out_with_a_warning_naming_each(tmp_path):
+    data = _identified(tmp_path / "d.csv")
+    with pytest.warns(UserWarning) as caught:
+        clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(read_dataset(data))
+    texts = [str(w.message) for w in caught]
+    assert sum("'id'" in t and "row identifier (a different value on every row)" in t for t in texts) == 1
+    assert sum("'rowno'" in t and "row identifier (integers numbering the rows)" in t for t in texts) == 1
+    assert sum("'when'" in t and "holds dates: it is read as a number" in t for t in texts) == 1
+    assert [a.name for a in clf.attributes_] == ["when", "x"] and clf.left_out_ == ["id", "rowno"]
+    assert clf.n_features_in_ == 4
+    assert sum("left out of the model" in w for w in clf.fit_info_["warnings"]) == 2
+    kept = BayesNetClassifier(structure="nb", estimator="laplace", keep_columns=["rowno"]).fit(read_dataset(data))
+    assert [a.name for a in kept.attributes_] == ["rowno", "when", "x"] and kept.left_out_ == ["id"]
+    with pytest.raises(ParameterError, match="keep_columns names 'idd', which is not an attribute"):
+        BayesNetClassifier(structure="nb", keep_columns=["idd"]).fit(read_dataset(data))
+    with pytest.raises(ParameterError, match=r"^keep_columns must be None or a list of column names; got 'id'$"):
+        BayesNetClassifier(structure="nb", keep_columns="id").fit(read_dataset(data))
+
+
+def test_columns_that_do_not_name_rows_are_kept(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 60
+    y = rng.integers(0, 2, n)
+    X = np.column_stack([rng.integers(0, 10, n),                       # repeats: a code
+                         rng.choice(np.arange(1000, 100000), n, replace=False),  # all different, sparse: a number
+                         rng.normal(size=n)])                          # not integers
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("error")
+        clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(X, y)
+    assert clf.left_out_ == [] and len(clf.attributes_) == 3
+    few = BayesNetClassifier(structure="nb", estimator="laplace").fit(np.column_stack([np.arange(10), y[:10]]), y[:10])
+    assert few.left_out_ == []  # too few rows to judge
+
+
+def test_a_model_without_its_identifiers_predicts_data_that_still_has_them(tmp_path):
+    from hdp_plugin.model import save_model
+
+    rng = np.random.default_rng(3)
+    n = 80
+    x = rng.normal(size=n)
+    y = np.where(x > 0, "p", "n")
+    X = np.column_stack([np.arange(n) + 100, x, rng.integers(0, 3, n)])  # a row number first
+    with pytest.warns(UserWarning, match="'x0' in <array> looks like a row identifier"):
+        clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(X, y)
+    assert clf.left_out_ == ["x0"] and [a.name for a in clf.attributes_] == ["x1", "x2"]
+    proba = clf.predict_proba(X)
+    save_model(clf, tmp_path / "m.hdpbnc")
+    loaded = load_model(tmp_path / "m.hdpbnc")
+    assert loaded.left_out_ == ["x0"] and loaded.n_features_in_ == 3
+    np.testing.assert_array_equal(loaded.predict_proba(X), proba)
+    with pytest.raises(DataError, match="X has 2 features, but BayesNetClassifier is expecting 3"):
+        loaded.predict(X[:, 1:])
+    data = _identified(tmp_path / "d.csv")
+    model = tmp_path / "csv.hdpbnc"
+    result = run("train", data, "-o", model, "-s", "nb", "-e", "laplace")
+    assert result.exit_code == 0, result.output
+    assert "left out       id, rowno (row identifiers)" in run("info", model).stdout
+    contents = __import__("hdp_plugin.model.modelfile", fromlist=["read_model"]).read_model(model)
+    assert contents.doc["left_out"] == [{"name": "id", "index": 0}, {"name": "rowno", "index": 1}]
+    result = run("predict", model, data)
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 61
+    without = tmp_path / "without.csv"
+    pa_csv.write_csv(pa_csv.read_csv(data).drop_columns(["id", "rowno"]), without)
+    assert run("predict", model, without).stdout == result.stdout
+
+
+def test_the_command_line_warns_once_per_column_and_keeps_what_it_is_told(tmp_path):
+    data = _identified(tmp_path / "d.csv")
+    result = run("train", data, "-o", tmp_path / "m.hdpbnc", "-s", "nb", "-e", "laplace", "-q")
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 3 and len(result.stderr.splitlines()) == 3, result.stderr
+    assert "warning: column 'id' in" in warned[1] and "--keep-columns id" in warned[1]
+    assert "warning: column 'rowno' in" in warned[2]
+    assert "warning: column 'when' in" in warned[0] and "milliseconds since 1970-01-01" in warned[0]
+    result = run("train", data, "-o", tmp_path / "k.hdpbnc", "-s", "nb", "-e", "laplace", "--keep-columns", "id,rowno")
+    assert result.exit_code == 0 and "row identifier" not in result.stderr
+    assert [a.name for a in load_model(tmp_path / "k.hdpbnc").attributes_] == ["id", "rowno", "when", "x"]
+    result = run("train", data, "-o", tmp_path / "k.hdpbnc", "-s", "nb", "--keep-columns", "idd")
+    assert result.exit_code == 2 and "--keep-columns names 'idd'" in _error_line(result)
+    result = run("evaluate", data, "-s", "nb", "-e", "laplace", "--csv")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("'rowno' in") == 1 and result.stderr.count("'id' in") == 1, result.stderr
+
+
+def test_a_job_names_the_columns_to_keep(tmp_path):
+    from hdp_plugin.daemon import commands, protocol as P
+
+    assert P.validate_job({"protocol": 1, "keep_columns": ["id"]})["keep_columns"] == ["id"]
+    with pytest.raises(Exception, match="keep_columns must be a JSON array or null"):
+        P.validate_job({"protocol": 1, "keep_columns": "id"})
+    with pytest.raises(Exception, match="keep_columns must be None or a list of column names"):
+        P.validate_job({"protocol": 1, "keep_columns": [1]})
+    data = _identified(tmp_path / "d.csv")
+    result = CliRunner().invoke(commands.app, ["submit", str(tmp_path / "spool"), str(data), "--name", "j",
+                                               "--keep-columns", "id", "-q"])
+    assert result.exit_code == 0, result.output
+    job = P.read_json(tmp_path / "spool" / "new" / "j" / "job.json")
+    assert job["keep_columns"] == ["id"]
+
+
+def test_iso_timestamps_are_read_as_numbers_with_a_warning(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("at,x,cls\n" + "".join(f"2024-03-{i % 28 + 1:02d}T10:{i % 60:02d}:00,{i % 4},{'ab'[i % 2]}\n"
+                                         for i in range(30)))
+    with pytest.warns(UserWarning, match=r"column 'at' in .*t.csv holds dates: it is read as a number"):
+        ds = read_dataset(p)
+    assert ds.attributes[0].numeric
+
+
+def test_info_lists_a_few_class_labels_and_counts_the_rest(tmp_path):
+    from hdp_plugin.model import save_model
+
+    rng = np.random.default_rng(4)
+    y = np.repeat([f"c{i:02d}" for i in range(30)], 2)
+    clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(rng.integers(0, 3, (60, 2)), y)
+    save_model(clf, tmp_path / "m.hdpbnc")
+    line = next(t for t in run("info", tmp_path / "m.hdpbnc").stdout.splitlines() if t.startswith("class "))
+    assert line.endswith("(c00, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, c15, c16, c17, "
+                         "c18, c19, ... (10 more))")

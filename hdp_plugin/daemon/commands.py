@@ -17,9 +17,9 @@ import typer
 
 from .. import config
 from .._cli_common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
-from .._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt, KOpt,
-                            MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt, one_configuration, seed_option,
-                            separator_option)
+from .._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt,
+                            KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
+                            one_configuration, seed_option, separator_option)
 from ..errors import ParameterError
 from ..params import BY_NAME as PARAM, PARAMETERS, default as _default
 from . import client
@@ -136,6 +136,7 @@ def submit(
     seed: SubmitSeedOpt = PARAM["random_state"].default_in_job,
     discretization: DiscretizationOpt = _default("discretization"),
     categorical: CategoricalOpt = None,
+    keep_columns: KeepColumnsOpt = None,
     separator: SeparatorOpt = None,
     max_input_mb: Annotated[Optional[float], typer.Option(
         "--max-input-mb", metavar="MIB",
@@ -165,6 +166,8 @@ def submit(
         job.update(class_attribute=class_attribute, client=client_name)
         if categorical is not None:
             job["categorical_features"] = categorical_option(categorical)
+        if keep_columns is not None:
+            job["keep_columns"] = categorical_option(keep_columns, "--keep-columns")
         if max_input_mb is not None and not max_input_mb > 0:
             raise ParameterError(f"--max-input-mb must be > 0, got {max_input_mb!r}")
         mb = config.DEFAULT_MAX_INPUT_BYTES / 2**20 if max_input_mb is None else max_input_mb

@@ -6,7 +6,8 @@ Column types map to attributes as follows:
 * string columns (and CSV text columns) are nominal with their distinct values, sorted;
 * boolean columns are nominal with labels ``("false", "true")``;
 * integer, floating-point and decimal columns are numeric; dates and timestamps are numeric
-  milliseconds since 1970-01-01 (as Weka stores dates);
+  milliseconds since 1970-01-01 (as Weka stores dates), with a warning naming each such attribute
+  when a table is read for training (:func:`from_arrow`);
 * nulls, and NaN in floating-point columns, are missing.
 
 The class column must be nominal, with one exception: an **integer** class column (labels 0/1 in a
@@ -108,6 +109,18 @@ def _temporal_ms(col: pa.ChunkedArray, name: str, source: str) -> np.ndarray:
     return ms
 
 
+def warn_dates(schema: pa.Schema, class_index: int, source: str) -> None:
+    """One warning (:func:`warnings.warn`) for each date or timestamp attribute of ``schema``: it is read
+    as a number, which a text file's reader decided without a word."""
+    import warnings
+
+    for i, f in enumerate(schema):
+        if i != class_index and (pa.types.is_date(f.type) or pa.types.is_timestamp(f.type)):
+            warnings.warn(f"column {f.name!r} in {source} holds dates: it is read as a number (milliseconds since "
+                          "1970-01-01, as Weka reads dates) and cut into intervals of time", UserWarning,
+                          stacklevel=3)
+
+
 def _may_be_class(t: pa.DataType) -> bool:
     """Whether a column of type ``t`` reads as a nominal class: text, dictionary, boolean or integer."""
     return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)
@@ -182,6 +195,7 @@ def from_arrow(table: pa.Table, *, class_attribute: str | None = None, source: s
         nominal = [n for i, n in enumerate(names) if i != ci and _may_be_class(table.schema.field(i).type)
                    and not pa.types.is_integer(table.schema.field(i).type)]
         raise numeric_class_error(names[ci], source, by_default=True, nominal=nominal)
+    warn_dates(table.schema, ci, source)
     columns = _decode(table, names, source, ci)
     if relation is None:
         relation = Path(source).stem if not source.startswith("<") else "data"

@@ -52,6 +52,7 @@ from .arrow import (
     _arrow_error,
     _decode,
     _limits,
+    warn_dates,
 )
 from .categorical import integer_domain, integer_labels, resolve_categorical
 from .dataset import Attribute, Dataset
@@ -402,6 +403,7 @@ class SchemaScan:
         self.ci = resolve_class_index(names, class_attribute, source)
         self.names = names
         self.states = [_ColumnState(n, _kind(table.schema.field(i).type, i == self.ci)) for i, n in enumerate(names)]
+        warn_dates(table.schema, self.ci, source)
         if self.states[self.ci].kind == "numeric":
             nominal = [s.name for i, s in enumerate(self.states) if i != self.ci and s.kind != "numeric"]
             raise numeric_class_error(names[self.ci], source, by_default=class_attribute is None, nominal=nominal)
