@@ -111,7 +111,7 @@ def _temporal_ms(col: pa.ChunkedArray, name: str, source: str) -> np.ndarray:
 
 def warn_dates(schema: pa.Schema, class_index: int, source: str) -> None:
     """One warning (:func:`warnings.warn`) for each date or timestamp attribute of ``schema``: it is read
-    as a number, which a text file's reader decided without a word."""
+    as a number, which nothing else tells the user of a CSV file (whose reader found the dates)."""
     import warnings
 
     for i, f in enumerate(schema):

@@ -159,10 +159,11 @@ class BatchSource:
     def file_batches(self, f: str) -> Iterator[pa.Table]:
         """The batches of one file (hive partition columns appended)."""
         hive = _hive_values(f, self.hive_base)
-        reader = {"parquet": _parquet_batches, "arrow": _ipc_batches, "csv": _csv_batches,
-                  "arff": _arff_batches}[self.format]
-        batches = (_csv_batches(f, self.batch_rows, self.separator) if self.format == "csv"
-                   else reader(f, self.batch_rows))
+        if self.format == "csv":
+            batches = _csv_batches(f, self.batch_rows, self.separator)
+        else:
+            batches = {"parquet": _parquet_batches, "arrow": _ipc_batches,
+                       "arff": _arff_batches}[self.format](f, self.batch_rows)
         for t in batches:
             if hive:
                 for k, v in hive:
