@@ -61,6 +61,14 @@ FormatOpt = Annotated[
     typer.Option("--format", help="Format of the data file when its name does not tell it: arff, arrow, parquet or csv.",
                  show_default="from the file name"),
 ]
+SeparatorOpt = Annotated[
+    Optional[str],
+    typer.Option("--separator", metavar="<char>",
+                 help="The separator of a CSV file's values: ',', ';', '|', tab or any one character. By default "
+                      "it is told from the header and first lines (comma, semicolon, tab or |), and a file it "
+                      "cannot be told of is refused.",
+                 show_default="told from the file"),
+]
 ClassValuesOpt = Annotated[
     Optional[str],
     typer.Option("--class-values", metavar="<label,...>",
@@ -74,6 +82,12 @@ CategoricalOpt = Annotated[
                  help=_spec_help("categorical_features") + " A comma-separated list of attribute names.",
                  show_default="none (numbers are discretised)"),
 ]
+KeepColumnsOpt = Annotated[
+    Optional[str],
+    typer.Option(*_flags("keep_columns"), metavar="<name,...>",
+                 help=_spec_help("keep_columns") + " A comma-separated list of attribute names.",
+                 show_default="none (identifiers are left out)"),
+]
 MaxInputOpt = Annotated[Optional[float], typer.Option(
     "--max-input-mb", metavar="MIB",
     help="Largest data file, in MiB, before and after decompression (gzip ARFF and CSV, compressed Arrow "
@@ -83,6 +97,13 @@ MaxCardinalityOpt = Annotated[Optional[int], typer.Option(
     "--max-cardinality", metavar="N",
     help="Most values a nominal attribute or the class may have (an ARFF header is checked as it is read).",
     show_default=str(config.DEFAULT_MAX_CARDINALITY))]
+
+
+def separator_option(text: str | None) -> str | None:
+    """``--separator``: the one character, or None when not given (``tab`` for a tab)."""
+    from .data._csv import separator_value
+
+    return separator_value(text, "--separator")
 
 
 def seed_option(more: str = ""):

@@ -28,9 +28,10 @@ import typer
 from . import config
 from ._cli_common import categorical_option, cli_errors as _errors, typer_app
 from ._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationList, DiscretizationOpt,
-                           EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt, KList,
-                           KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt, SeedOpt, StructureList,
-                           StructureOpt, ThreadsOpt, TyingList, TyingOpt, configurations, one_configuration, split)
+                           EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt,
+                           KeepColumnsOpt, KList, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt,
+                           SeedOpt, SeparatorOpt, StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt,
+                           configurations, one_configuration, separator_option, split)
 from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name, usable_k
 from ._version import __version__
 from .errors import HDPError, ParameterError
@@ -117,6 +118,49 @@ class _Out:
             yield bar
 
 
+#: the loggers whose warnings a fit also puts in ``fit_info_["warnings"]``, which the commands print
+_FIT_LOGGERS = ("hdp_plugin.model.classifier", "hdp_plugin.model.streaming")
+
+
+class _BelowWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.WARNING
+
+
+@contextmanager
+def _warnings_once(hold_fit_logs: bool = True):
+    """Collect what reading and fitting warn of, for :func:`_print_warnings` to print each once as one
+    ``warning:`` line: the library's warnings (``warnings.warn``) are caught rather than printed with
+    their file and line, and with ``hold_fit_logs`` the fit's logged warnings, which ``fit_info_``
+    holds too, are held back."""
+    below = _BelowWarning()
+    loggers = [logging.getLogger(name) for name in _FIT_LOGGERS] if hold_fit_logs else []
+    for lg in loggers:
+        lg.addFilter(below)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
+    finally:
+        for lg in loggers:
+            lg.removeFilter(below)
+
+
+def _print_warnings(fit_warnings, caught) -> None:
+    """Every warning of a command once, as ``warning: ...`` on stderr (even with --quiet: they say what
+    the result is made of); warnings from outside hdp_plugin keep Python's own form."""
+    package = str(Path(__file__).resolve().parent)
+    lines = []
+    for w in caught:
+        if issubclass(w.category, UserWarning) and str(Path(w.filename).resolve()).startswith(package):
+            lines.append(str(w.message))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    lines += [str(w) for w in fit_warnings]
+    for line in dict.fromkeys(lines):
+        typer.echo(f"warning: {line}", err=True)
+
+
 # ------------------------------------------------------------------------------------------
 # training configurations in words
 # ------------------------------------------------------------------------------------------
@@ -190,6 +234,14 @@ def _format(path: Path, fmt: str | None) -> str:
         ) from None
 
 
+def _csv_format(path: Path, fmt: str | None, separator: str | None) -> str:
+    """:func:`_format`, and ``--separator`` given only for a CSV file."""
+    fmt = _format(path, fmt)
+    if separator is not None and fmt != "csv":
+        raise ParameterError(f"--separator applies to CSV files, and {path} is read as {fmt}")
+    return fmt
+
+
 def _limits(max_input_mb: float | None, max_cardinality: int | None):
     """The reading limits of --max-input-mb and --max-cardinality (their defaults: the daemon's)."""
     from .data.limits import Limits
@@ -202,7 +254,7 @@ def _limits(max_input_mb: float | None, max_cardinality: int | None):
 
 
 def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
-          categorical: list[str] | None = None, limits=None, configs=()):
+          categorical: list[str] | None = None, limits=None, configs=(), separator: str | None = None):
     from .data.readers import read_within
 
     from ._threads import members_at_once
@@ -210,7 +262,8 @@ def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class
     eskdb = [c for c in configs if c["structure"] == "eskdb"]
     at_once = max([members_at_once(c) for c in configs] + [1])  # ESKDB members are built on threads at once
     ds = read_within(path, limits if limits is not None else _limits(None, None), class_attribute=class_attribute,
-                     format=_format(path, fmt), structure="eskdb" if eskdb else None, members_at_once=at_once)
+                     format=_csv_format(path, fmt, separator), structure="eskdb" if eskdb else None,
+                     members_at_once=at_once, separator=separator)
     if class_values is not None:
         ds = ds.with_class_values(split("--class-values", class_values) if class_values.strip() else [])
     if categorical is not None:  # the declared columns' values in the whole file, as a text column's
@@ -241,8 +294,10 @@ def train(
     threads: ThreadsOpt = None,
     discretization: DiscretizationOpt = _default("discretization"),
     categorical: CategoricalOpt = None,
+    keep_columns: KeepColumnsOpt = None,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
+    separator: SeparatorOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     stream: StreamOpt = False,
@@ -264,6 +319,10 @@ def train(
         categorical = categorical_option(categorical)
         if categorical is not None:
             params["categorical_features"] = categorical
+        keep_columns = categorical_option(keep_columns, "--keep-columns")
+        if keep_columns is not None:
+            params["keep_columns"] = keep_columns
+        separator = separator_option(separator)
         from .model import save_model
 
         output = _output(output, data)
@@ -272,23 +331,18 @@ def train(
         if streamed and (max_input_mb is not None or max_cardinality is not None):
             raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in batches "
                                  "(a directory, a glob or --stream: read in bounded memory)")
-        with out.progress() as bar:
+        with out.progress() as bar, _warnings_once() as caught:
             line = _Phases(bar)
             line.phase(f"reading {data}")
-            ds = (_open_source(data, class_attribute, data_format, discretization_sample) if streamed
-                  else _read(data, class_attribute, data_format, class_values, categorical, limits, configs))
+            ds = (_open_source(data, class_attribute, data_format, discretization_sample, separator) if streamed
+                  else _read(data, class_attribute, data_format, class_values, categorical, limits, configs,
+                             separator))
             with _engine(engine, scheduler, workers):
                 from .model import BayesNetClassifier
 
                 line.phase(_fit_phase(params, streamed))
-                try:
-                    with warnings.catch_warnings():  # the fit's warnings are in fit_info_, printed below once
-                        warnings.simplefilter("ignore", UserWarning)
-                        clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
-                except ParameterError as exc:  # batches: the declared names are checked against the first batch
-                    if str(exc).startswith("categorical_features "):
-                        raise ParameterError("--categorical" + str(exc)[len("categorical_features"):]) from None
-                    raise
+                with _option_names():
+                    clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
             info = clf.fit_info_
             log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
                      info.get("sampler_seconds", info.get("fit_seconds", 0.0)))
@@ -299,14 +353,26 @@ def train(
 
         members = members_of(clf)
         nets = [mb.tables.trees for mb in members] if members is not None else [clf.tables_.trees]
-        for w in clf.fit_info_.get("warnings", []):
-            out.note(f"warning: {w}")
+        _print_warnings(clf.fit_info_.get("warnings", []), caught)
         ran = dict(params, k=clf.k_used_)  # the k used: at most the attributes less one
         if "iterations" in info:
             ran["iterations"] = info["iterations"]
         out.note(f"{output}: {_describe(ran, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
                  f"{sum(t.n_cells for t in nets)} cells; {_durations(info['fit_seconds'], wall)}")
+
+
+@contextmanager
+def _option_names():
+    """A fit's errors about the names of ``categorical_features`` or ``keep_columns`` (checked against
+    the data, for batches against the first batch) name the option as typed."""
+    try:
+        yield
+    except ParameterError as exc:
+        for param, option in (("categorical_features", "--categorical"), ("keep_columns", "--keep-columns")):
+            if str(exc).startswith(param + " "):
+                raise ParameterError(option + str(exc)[len(param):]) from None
+        raise
 
 
 def _durations(fit_seconds: float, wall_seconds: float) -> str:
@@ -353,11 +419,16 @@ def _streamed(data: Path, stream: bool, sample, engine: str, scheduler, workers,
     return streamed
 
 
-def _open_source(data: Path, class_attribute, fmt, sample=None):
+def _open_source(data: Path, class_attribute, fmt, sample=None, separator: str | None = None):
     from .data.stream import DEFAULT_SAMPLE_ROWS, open_batches
 
-    return open_batches(data, class_attribute=class_attribute, format=fmt,
-                        sample_rows=DEFAULT_SAMPLE_ROWS if sample is None else sample)
+    try:
+        return open_batches(data, class_attribute=class_attribute, format=fmt,
+                            sample_rows=DEFAULT_SAMPLE_ROWS if sample is None else sample, separator=separator)
+    except ParameterError as exc:
+        if separator is not None and str(exc).startswith("a separator applies"):
+            raise ParameterError("--separator" + str(exc)[len("a separator"):]) from None
+        raise
 
 
 @contextmanager
@@ -456,6 +527,7 @@ def predict(
         *PARAM["n_jobs"].cli, help="Threads that compute the predictions, at least 1; by default all cores.",
         show_default="all cores")] = None,
     data_format: FormatOpt = None,
+    separator: SeparatorOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read DATA in batches even if it is one file (a directory "
@@ -472,6 +544,7 @@ def predict(
         from .model import load_model
 
         _prediction_threads(threads)
+        separator = separator_option(separator)
         limits = _limits(max_input_mb, max_cardinality)
         from .data.stream import is_batch_path
 
@@ -484,10 +557,11 @@ def predict(
             if max_input_mb is not None or max_cardinality is not None:
                 raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in "
                                      "batches (a directory, a glob or --stream: read in bounded memory)")
-            _stream_predictions(clf, _open_source(data, None, data_format), output, (model, data), out)
+            _stream_predictions(clf, _open_source(data, None, data_format, separator=separator), output,
+                                (model, data), out)
             return
         ds = read_conformed_within(data, clf.attributes_, clf.class_attribute_, limits,
-                                   format=_format(data, data_format))
+                                   format=_csv_format(data, data_format, separator), separator=separator)
         import numpy as np
 
         header, rows, proba = _prediction_table(clf, ds)
@@ -580,6 +654,7 @@ def evaluate(
     threads: ThreadsOpt = None,
     discretization: DiscretizationList = _default("discretization"),
     categorical: CategoricalOpt = None,
+    keep_columns: KeepColumnsOpt = None,
     folds: Annotated[int, typer.Option("--folds", "-f", help="Number of stratified folds.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", "-r", help="How many times the folds are redrawn (seed, seed + 1, ...).")] = 1,
     cv: Annotated[
@@ -591,6 +666,7 @@ def evaluate(
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the results as CSV instead of a table.")] = False,
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
+    separator: SeparatorOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     quiet: Quiet = False,
@@ -616,14 +692,18 @@ def evaluate(
         configs = configurations(structure=structure, k=k, members=members, estimator=estimator, iterations=iterations,
                                  burn_in=burn_in, tying=tying, m=m, seed=seed, threads=threads,
                                  discretization=discretization)
+        keep_columns = categorical_option(keep_columns, "--keep-columns")
+        if keep_columns is not None:
+            for params in configs:
+                params["keep_columns"] = keep_columns
         limits = _limits(max_input_mb, max_cardinality)
-        results, fit_warnings = [], {}
+        results = []
         warm_seconds = 0.0
-        with out.progress() as bar:
+        with out.progress() as bar, _warnings_once(hold_fit_logs=False) as caught:
             line = _Phases(bar)
             line.phase(f"reading {data}")
             ds = _read(data, class_attribute, data_format, class_values, categorical_option(categorical), limits,
-                       configs)
+                       configs, separator_option(separator))
             known = int((ds.y >= 0).sum())
             if n_folds > known:
                 raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "
@@ -642,19 +722,16 @@ def evaluate(
                         line.phase(_fit_phase(params))
                     return BayesNetClassifier(**params)
 
-                with warnings.catch_warnings(record=True) as caught:  # said once each, after the bars
-                    warnings.simplefilter("always", UserWarning)
+                with _option_names():
                     line.phase(f"{_describe(params)}: compiling or loading its kernels (not timed)")
                     warm_seconds += warm_up(lambda params=params: BayesNetClassifier(**params), ds, seed=seed)
                     res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
                                          progress=line.sampling(params))
-                fit_warnings.update((str(w.message), None) for w in caught if issubclass(w.category, UserWarning))
                 if bar is not None:
                     bar.advance(overall)
                 results.append((params, res))
                 log.info("%s: RMSE %.4f", _describe(params), res.rmse)
-        for w in fit_warnings:
-            out.note(f"warning: {w}")
+        _print_warnings([], caught)
         _print_results(results, ds, n_folds, n_repeats, as_json, as_csv, warm_seconds)
 
 

@@ -37,8 +37,9 @@ class Param:
     """One parameter.
 
     ``kind`` is ``"choice"`` (a string among ``choices``), ``"int"``, ``"float"``, ``"seed"``
-    (an integer seed, or a numpy Generator/SeedSequence in Python) or ``"columns"`` (a choice of
-    attributes, :mod:`hdp_plugin.data.categorical`); ``nullable`` allows None.
+    (an integer seed, or a numpy Generator/SeedSequence in Python), ``"columns"`` (a choice of
+    attributes, :mod:`hdp_plugin.data.categorical`) or ``"names"`` (a list of column names);
+    ``nullable`` allows None.
     ``minimum``/``maximum`` bound numbers (inclusive). ``cli``, ``job`` and ``weka`` name the
     parameter on the command line, in job.json and in Weka (without the dash); None where the
     face does not have it. ``job_default``/``weka_default`` are where that face's default differs
@@ -80,6 +81,8 @@ class Param:
             return ", ".join(self.choices)
         if self.kind == "columns":
             return "None, 'from_dtype', a list of attribute names, a list of attribute indices or a boolean mask"
+        if self.kind == "names":
+            return "None or a list of column names"
         lo = "" if self.minimum is None else f"{self.minimum:g}"
         hi = ("" if self.maximum is None else "2^63 - 1" if self.maximum == 2**63 - 1
               else f"{self.maximum:,}" if self.maximum >= 10**6 else f"{self.maximum:g}")
@@ -130,6 +133,11 @@ PARAMETERS: tuple[Param, ...] = (
                "1 = red, 2 = green): their distinct values, sorted numerically, are their values, instead of "
                "being discretised. Text, boolean, dictionary and ARFF nominal columns are nominal anyway.",
           cli=("--categorical",), job="categorical_features"),
+    Param("keep_columns", "names", None, nullable=True,
+          help="Columns to keep although they look like row identifiers (text with a different value on every "
+               "row, or integers numbering the rows), which are otherwise left out of the model with a warning "
+               "naming them.",
+          cli=("--keep-columns",), job="keep_columns"),
     Param("random_state", "seed", None, minimum=0, maximum=2**63 - 1, nullable=True,
           help="The seed of everything random: the same seed gives the same model, whatever the threads.",
           cli=("--seed",), job="seed", weka="seed", job_default=0, weka_default=0),
@@ -167,6 +175,11 @@ def check(name: str, value, *, label: str | None = None):
         from .data.categorical import check_categorical
 
         check_categorical(value, label)
+        return value
+    if p.kind == "names":
+        from .data.identifiers import check_keep_columns
+
+        check_keep_columns(value, label)
         return value
     if p.kind == "seed":
         import numpy as np

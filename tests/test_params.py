@@ -74,9 +74,11 @@ def test_command_line_options_are_the_specification(command):
 
 def test_the_model_file_stores_specified_parameters():
     assert set(modelfile._INIT_PARAMS) <= set(params.NAMES)
-    # n_members is stored for ensembles only; categorical_features not at all (its effect is in the attributes),
-    # nor n_jobs (a setting of the run: the model does not depend on it)
-    assert set(params.NAMES) - set(modelfile._INIT_PARAMS) == {"n_members", "categorical_features", "n_jobs"}
+    # n_members is stored for ensembles only; categorical_features and keep_columns not at all (their effect is
+    # in the attributes, and in the columns left out), nor n_jobs (a setting of the run: the model does not
+    # depend on it)
+    assert set(params.NAMES) - set(modelfile._INIT_PARAMS) == {"n_members", "categorical_features", "keep_columns",
+                                                               "n_jobs"}
 
 
 def test_the_java_resource_is_up_to_date():

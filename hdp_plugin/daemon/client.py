@@ -22,7 +22,8 @@ def new_job_name(prefix: str = "job") -> str:
     return f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(4).hex()}"
 
 
-def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, name: str | None = None) -> str:
+def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, name: str | None = None,
+            separator: str | None = None, max_input_bytes: int | None = None) -> str:
     """Publish a training job: build it in ``tmp/``, then rename it into ``new/`` in one step.
 
     Parameters
@@ -39,6 +40,12 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
         job.json fields (``protocol`` is filled in); validated before anything is written.
     name : str, optional
         The job name; a fresh unique one by default.
+    separator : str, optional
+        A CSV file's separator (as for :func:`~hdp_plugin.read_dataset`); by default told from its first lines.
+    max_input_bytes : int, optional
+        Bounds a CSV or Parquet file converted here, as ``--max-input-mb`` does (:mod:`hdp_plugin.data.limits`):
+        its size before and after decompression, and the working memory of training on its rows, checked
+        before a CSV file's text is parsed; None: the reader's own bounds on decompression and values.
 
     Returns
     -------
@@ -53,6 +60,10 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     if not src.is_file():
         raise JobError(f"{src}: no such file")
     fmt = format_of(src)  # the format read_dataset reads it as; ParameterError for an extension naming none
+    if separator is not None and fmt != "csv":
+        from ..errors import ParameterError
+
+        raise ParameterError(f"a separator applies to CSV files only, and {src} is read as {fmt}")
     copies = {f: n for n, f in P.DATA_FILES.items()}  # the formats the daemon reads: arff, arrow
     convert = fmt not in copies
     target = "data.arrow" if convert else copies[fmt]
@@ -63,7 +74,7 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     tmp.mkdir(mode=0o700)  # fails if another producer uses the name
     try:
         if convert:  # the daemon reads ARFF and Arrow IPC only: hand CSV and Parquet over as Arrow IPC
-            _write_ipc(src, fmt, tmp / target)
+            _write_ipc(src, fmt, tmp / target, separator, max_input_bytes, doc.get("structure"))
         else:
             shutil.copyfile(src, tmp / target)
         with open(tmp / target, "rb+") as fh:
@@ -89,13 +100,24 @@ def _check_unique(sp: P.Spool, name: str, *, building: bool = False) -> None:
                        "(the client finds its result by name): pick another name or delete the old job")
 
 
-def _write_ipc(src: Path, fmt: str, dst: Path) -> None:
+def _write_ipc(src: Path, fmt: str, dst: Path, separator: str | None = None, max_input_bytes: int | None = None,
+               structure: str | None = None) -> None:
     """Convert a CSV or Parquet file to an Arrow IPC file; the daemon then reads the very same table."""
     import pyarrow as pa
 
     from ..data import arrow
+    from ..data.limits import Limits, check_working_memory
 
-    table = arrow.csv_table(src) if fmt == "csv" else arrow.parquet_table(src)
+    limits = Limits(max_input_bytes)
+
+    def check_rows(rows: int, columns: int) -> None:
+        check_working_memory(rows, columns, limits, str(src), structure)
+
+    if fmt == "csv":
+        table = arrow.csv_table(src, separator=separator, max_bytes=max_input_bytes, check_rows=check_rows)
+    else:
+        table = arrow.parquet_table(src, max_bytes=max_input_bytes)
+    check_rows(table.num_rows, table.num_columns)
     with pa.OSFile(str(dst), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
 

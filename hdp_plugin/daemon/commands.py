@@ -17,8 +17,9 @@ import typer
 
 from .. import config
 from .._cli_common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
-from .._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt, KOpt,
-                            MembersOpt, MOpt, StructureOpt, TyingOpt, one_configuration, seed_option)
+from .._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt,
+                            KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
+                            one_configuration, seed_option, separator_option)
 from ..errors import ParameterError
 from ..params import BY_NAME as PARAM, PARAMETERS, default as _default
 from . import client
@@ -135,6 +136,14 @@ def submit(
     seed: SubmitSeedOpt = PARAM["random_state"].default_in_job,
     discretization: DiscretizationOpt = _default("discretization"),
     categorical: CategoricalOpt = None,
+    keep_columns: KeepColumnsOpt = None,
+    separator: SeparatorOpt = None,
+    max_input_mb: Annotated[Optional[float], typer.Option(
+        "--max-input-mb", metavar="MIB",
+        help="Largest CSV or Parquet file converted here, in MiB, before and after decompression; the working "
+             f"memory of its rows is bounded at {config.WORKING_MEMORY_FACTOR} times it, checked before a CSV "
+             "file's text is parsed. The daemon applies its own limits to the job.",
+        show_default=str(config.DEFAULT_MAX_INPUT_BYTES >> 20))] = None,
     name: Annotated[Optional[str], typer.Option("--name", help="The job name (letters, digits, _ . @ + -); a unique one by default.")] = None,
     client_name: Annotated[Optional[str], typer.Option("--client", help="Free text naming the producer, copied into result.json; none by default.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the job to finish; print the model's path, or the error and exit 1.")] = False,
@@ -157,7 +166,14 @@ def submit(
         job.update(class_attribute=class_attribute, client=client_name)
         if categorical is not None:
             job["categorical_features"] = categorical_option(categorical)
-        job_name = client.publish(spool, data, job, name=name)
+        if keep_columns is not None:
+            job["keep_columns"] = categorical_option(keep_columns, "--keep-columns")
+        if max_input_mb is not None and not max_input_mb > 0:
+            raise ParameterError(f"--max-input-mb must be > 0, got {max_input_mb!r}")
+        mb = config.DEFAULT_MAX_INPUT_BYTES / 2**20 if max_input_mb is None else max_input_mb
+        separator = separator_option(separator)
+        job_name = client.publish(spool, data, job, name=name, separator=separator,
+                                  max_input_bytes=int(mb * 2**20))
         model = P.Spool(spool).job(P.DONE, job_name) / P.MODEL_FILE
         if not wait:
             if not quiet:

@@ -89,7 +89,7 @@ class _Field:
 def _param_field(p: Param) -> _Field:
     """The job.json field of a classifier parameter: its JSON type, default and domain from the spec."""
     kind = {"choice": "string", "int": "integer", "seed": "integer", "float": "number",
-            "columns": "array|string"}[p.kind]
+            "columns": "array|string", "names": "array"}[p.kind]
     nullable = p.nullable and p.default_in_job is None
     return _Field(p.job, kind + ("|null" if nullable else ""), p.default_in_job,
                   choices=p.choices or None, minimum=p.minimum, maximum=p.maximum, help=p.help)
@@ -108,6 +108,8 @@ JOB_SCHEMA = (
            help="free text naming the producer (at most 200 characters), copied to the result"),
 )
 FIELDS = {f.name: f for f in JOB_SCHEMA}
+#: the classifier parameter of each job field that is one
+_PARAM_OF_JOB = {p.job: p.name for p in PARAMETERS if p.job}
 
 
 def _bad(field: str | None, message: str) -> JobError:
@@ -187,12 +189,12 @@ def validate_job(doc) -> dict:
         v = doc[f.name]
         if not _type_ok(v, f.kind):
             raise _bad(f.name, f"job.json: {f.name} must be a JSON {_json_name(f.kind)}, got {v!r}")
-        if v is not None and f.kind.startswith("array"):  # categorical_features: names, indices or a mask
-            from ..data.categorical import check_categorical
+        if v is not None and f.kind.startswith("array"):  # categorical_features, keep_columns
             from ..errors import ParameterError
+            from ..params import check
 
             try:
-                check_categorical(v, f.name)
+                check(_PARAM_OF_JOB[f.name], v, label=f.name)
             except ParameterError as exc:
                 raise _bad(f.name, f"job.json: {exc}") from None
         elif v is not None:

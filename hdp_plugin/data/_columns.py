@@ -78,10 +78,15 @@ def resolve_class_index(names: list[str], class_attribute: str | None, source: s
         ) from None
 
 
-def numeric_class_error(name: str, source: str) -> DataError:
-    return DataError(
-        f"class attribute {name!r} in {source} is numeric; these classifiers need a nominal class"
-    )
+def numeric_class_error(name: str, source: str, *, by_default: bool = False, nominal: list[str] = ()) -> DataError:
+    """The error of a numeric class; ``by_default``: the class is the last column because none was
+    named, so the message says how to name it, and which columns (``nominal``) could be the class."""
+    hint = ""
+    if by_default:
+        hint = "; the class is the last column unless --class NAME (class_attribute= in Python) names another"
+        if nominal:
+            hint += f", such as {list_names(list(nominal))}"
+    return DataError(f"class attribute {name!r} in {source} is numeric; these classifiers need a nominal class{hint}")
 
 
 def stack(columns: list[Column], n_rows: int) -> tuple[list[Attribute], np.ndarray, np.ndarray | None]:

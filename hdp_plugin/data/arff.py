@@ -937,6 +937,7 @@ def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: s
     names = [a.name for a in header.attributes]
     ci = resolve_class_index(names, class_attribute, source)
     if header.attributes[ci].kind in ("numeric", "date"):  # fail before reading the data
-        raise numeric_class_error(names[ci], source)
+        raise numeric_class_error(names[ci], source, by_default=class_attribute is None,
+                                  nominal=[a.name for a in header.attributes if a.kind in ("nominal", "string")])
     columns = _read_data(data, header, start, source, engine)
     return assemble(columns, ci, relation=header.relation, source=source)

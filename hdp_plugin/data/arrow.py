@@ -6,7 +6,8 @@ Column types map to attributes as follows:
 * string columns (and CSV text columns) are nominal with their distinct values, sorted;
 * boolean columns are nominal with labels ``("false", "true")``;
 * integer, floating-point and decimal columns are numeric; dates and timestamps are numeric
-  milliseconds since 1970-01-01 (as Weka stores dates);
+  milliseconds since 1970-01-01 (as Weka stores dates), with a warning naming each such attribute
+  when a table is read for training (:func:`from_arrow`);
 * nulls, and NaN in floating-point columns, are missing.
 
 The class column must be nominal, with one exception: an **integer** class column (labels 0/1 in a
@@ -108,6 +109,25 @@ def _temporal_ms(col: pa.ChunkedArray, name: str, source: str) -> np.ndarray:
     return ms
 
 
+def warn_dates(schema: pa.Schema, class_index: int, source: str) -> None:
+    """One warning (:func:`warnings.warn`) for each date or timestamp attribute of ``schema``: it is read
+    as a number, which nothing else tells the user of a CSV file (whose reader found the dates)."""
+    import warnings
+
+    for i, f in enumerate(schema):
+        if i != class_index and (pa.types.is_date(f.type) or pa.types.is_timestamp(f.type)):
+            warnings.warn(f"column {f.name!r} in {source} holds dates: it is read as a number (milliseconds since "
+                          "1970-01-01, as Weka reads dates) and cut into intervals of time", UserWarning,
+                          stacklevel=3)
+
+
+def _may_be_class(t: pa.DataType) -> bool:
+    """Whether a column of type ``t`` reads as a nominal class: text, dictionary, boolean or integer."""
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)
+            or pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_null(t)
+            or getattr(pa.types, "is_string_view", lambda _: False)(t))
+
+
 def column_from_arrow(name: str, col: pa.ChunkedArray | pa.Array, source: str, *, is_class: bool = False) -> Column:
     """Decode one Arrow column into a :class:`Column` (see the module docstring for the rules)."""
     if isinstance(col, pa.Array):
@@ -171,6 +191,11 @@ def from_arrow(table: pa.Table, *, class_attribute: str | None = None, source: s
     names = [str(n) for n in table.column_names]
     check_unique_names(names, source)
     ci = resolve_class_index(names, class_attribute, source)
+    if class_attribute is None and not _may_be_class(table.schema.field(ci).type):
+        nominal = [n for i, n in enumerate(names) if i != ci and _may_be_class(table.schema.field(i).type)
+                   and not pa.types.is_integer(table.schema.field(i).type)]
+        raise numeric_class_error(names[ci], source, by_default=True, nominal=nominal)
+    warn_dates(table.schema, ci, source)
     columns = _decode(table, names, source, ci)
     if relation is None:
         relation = Path(source).stem if not source.startswith("<") else "data"
@@ -399,26 +424,40 @@ def checked_csv_path(path: str | Path) -> Path:
     return p
 
 
-def csv_table(path: str | Path, *, max_cells: int | None = None, max_bytes: int | None = None) -> pa.Table:
+def csv_table(path: str | Path, *, max_cells: int | None = None, max_bytes: int | None = None,
+              separator: str | None = None, check_rows=None) -> pa.Table:
     """Read a CSV file with a header row (gzip-compressed if named ``.gz``), types inferred by pyarrow.
 
-    ``max_bytes`` bounds the file and its decompressed data (``--max-input-mb``); by default a gzip file
-    may decompress to 64 times its size or 1 GiB, whichever is larger. Gzip data is decompressed here,
-    never beyond the limit, then parsed from memory.
+    ``separator`` is told from the header and the first lines when not given (comma, semicolon, tab or
+    ``|``; :func:`~hdp_plugin.data._csv.choose_separator`), and a file it cannot be told of, or that
+    the given one leaves one column while another splits it, is refused. ``max_bytes`` bounds the file
+    and its decompressed data (``--max-input-mb``); by default a gzip file may decompress to 64 times
+    its size or 1 GiB, whichever is larger. Gzip data is decompressed here, never beyond the limit,
+    then parsed from memory. Before anything is parsed, the rows (its line ends) times the columns
+    are checked against ``max_cells`` and given to ``check_rows(rows, columns)``, which raises
+    :class:`~hdp_plugin.errors.TooLargeError` for data whose decoding would not fit.
     """
     import pyarrow.csv as pa_csv
 
+    from ._csv import HEAD_BYTES, choose_separator, separator_value
     from ._files import read_bytes
     from .limits import check_file_size
 
+    given = separator_value(separator)
     p = checked_csv_path(path)
     with open(p, "rb") as f:
-        gz = f.read(2) == GZIP_MAGIC
+        head = f.read(HEAD_BYTES + 1)
     check_file_size(p, max_bytes)
-    source = pa.BufferReader(pa.py_buffer(read_bytes(p, max_bytes))) if gz else str(p)
+    data = read_bytes(p, max_bytes) if head.startswith(GZIP_MAGIC) else None
+    if data is not None:
+        head = data[: HEAD_BYTES + 1]
+    sep, columns = choose_separator(head[:HEAD_BYTES], str(p), complete=len(head) <= HEAD_BYTES, given=given)
+    _check_csv_rows(p, data, columns, max_cells, check_rows)
+    source = pa.BufferReader(pa.py_buffer(data)) if data is not None else str(p)
     try:
         table = pa_csv.read_csv(
             source,
+            parse_options=pa_csv.ParseOptions(delimiter=sep),
             convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True),
         )
     except _READ_ERRORS as e:
@@ -426,6 +465,7 @@ def csv_table(path: str | Path, *, max_cells: int | None = None, max_bytes: int 
             raise DataError(f"{p}: is not valid UTF-8; is it a binary file, or text in another encoding? "
                             "Save it as UTF-8") from None
         raise _arrow_error(p, "CSV", e) from None
+    del data
     try:
         [str(f.name) for f in table.schema]  # a header that is not UTF-8 raises here, not later
     except UnicodeDecodeError:
@@ -439,6 +479,32 @@ def csv_table(path: str | Path, *, max_cells: int | None = None, max_bytes: int 
     return table
 
 
+def _check_csv_rows(p: Path, data: bytes | None, columns: int, max_cells: int | None, check_rows) -> None:
+    """The checks of a CSV file's size in values before it is parsed: its rows are at most its line ends
+    less the header (counted in ``data``, its decompressed bytes, or read block by block from ``p``).
+    A row takes at least ``columns`` bytes, so a file small enough for that bound is not counted."""
+    from ._csv import count_lines
+    from ._files import read_blocks
+
+    size = len(data) if data is not None else p.stat().st_size
+
+    def check(rows: int) -> None:
+        limit = config.MAX_CELLS if max_cells is None else max_cells
+        if rows * columns > limit:
+            raise TooLargeError(f"{p}: about {rows:,} rows x {columns:,} columns = {rows * columns:,} values, "
+                                f"more than the limit of {limit:,}; use fewer rows or columns")
+        if check_rows is not None:
+            check_rows(rows, columns)
+
+    try:
+        check(size // max(1, columns) + 1)
+        return
+    except TooLargeError:
+        pass
+    lines, _ = count_lines([data] if data is not None else read_blocks(p))
+    check(max(0, lines - 1))
+
+
 def read_ipc(path: str | Path, *, class_attribute: str | None = None) -> Dataset:
     """Read an Arrow IPC file (``.arrow``/``.feather``/``.ipc``, Feather v2) or IPC stream."""
     return from_arrow(ipc_table(path), class_attribute=class_attribute, source=str(path))
@@ -449,14 +515,15 @@ def read_parquet(path: str | Path, *, class_attribute: str | None = None) -> Dat
     return from_arrow(parquet_table(path), class_attribute=class_attribute, source=str(path))
 
 
-def read_csv(path: str | Path, *, class_attribute: str | None = None) -> Dataset:
+def read_csv(path: str | Path, *, class_attribute: str | None = None, separator: str | None = None) -> Dataset:
     """Read a CSV file with a header row into a :class:`Dataset`.
 
     Column types are inferred by pyarrow (numbers numeric, text nominal with sorted labels); ``?``,
     empty cells and the usual NA spellings are missing. Gzip-compressed files (``.csv.gz``) are read
-    transparently.
+    transparently. The separator is told from the header and first lines unless ``separator`` gives
+    it (:func:`csv_table`).
     """
-    return from_arrow(csv_table(path), class_attribute=class_attribute, source=str(path))
+    return from_arrow(csv_table(path, separator=separator), class_attribute=class_attribute, source=str(path))
 
 
 def table_columns(table: pa.Table, source: str) -> list[Column]:

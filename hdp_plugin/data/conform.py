@@ -198,12 +198,14 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
                            relation=dataset.relation)
 
 
-def check_trainable(dataset: Dataset) -> list[str]:
+def check_trainable(dataset: Dataset, keep=()) -> list[str]:
     """Check that a dataset can train a classifier; return (and emit) warnings about it.
 
     Parameters
     ----------
     dataset : Dataset
+    keep : collection of str
+        Attributes kept on purpose (the classifier's ``keep_columns``): no warning about them.
 
     Returns
     -------
@@ -238,7 +240,7 @@ def check_trainable(dataset: Dataset) -> list[str]:
     out: list[str] = []
     if n >= config.ID_COLUMN_MIN_ROWS:
         for j, a in enumerate(dataset.attributes):
-            if a.numeric or not a.values:
+            if a.numeric or not a.values or a.name in keep:
                 continue
             counts = np.bincount(dataset.X[:, j], minlength=a.n_codes)[: a.missing_code]
             distinct = int(np.count_nonzero(counts))

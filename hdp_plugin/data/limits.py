@@ -82,9 +82,10 @@ def working_bytes(n_values: int, structure: str | None = None, members_at_once: 
 
 
 def check_working_memory(n_rows: int, n_columns: int, limits: Limits, source: str, structure: str | None = None,
-                         members_at_once: int = 1) -> None:
-    """:class:`TooLargeError` if training on ``n_rows x n_columns`` values would need more working memory
-    than ``limits`` allow (see the module docstring)."""
+                         members_at_once: int = 1, purpose: str = "train on") -> None:
+    """:class:`TooLargeError` if training on ``n_rows x n_columns`` values (or the ``purpose`` named,
+    such as ``"predict"``) would need more working memory than ``limits`` allow (see the module
+    docstring)."""
     budget = limits.working_bytes
     if budget is None:
         return
@@ -94,7 +95,7 @@ def check_working_memory(n_rows: int, n_columns: int, limits: Limits, source: st
                 else "")
         raise TooLargeError(
             f"{source}: {n_rows:,} rows x {n_columns:,} columns would need about {_mib(need)} of working memory "
-            f"to train on{each}, more than the limit of {_mib(budget)} ({config.WORKING_MEMORY_FACTOR} x "
+            f"to {purpose}{each}, more than the limit of {_mib(budget)} ({config.WORKING_MEMORY_FACTOR} x "
             f"--max-input-mb); use fewer rows or columns, or raise --max-input-mb")
 
 

@@ -11,6 +11,7 @@ from ._columns import Column, assemble
 from ._files import check_path
 from .arff import read_arff, read_arff_columns
 from .conform import conform_columns
+from ..errors import ParameterError
 from .dataset import Attribute, Dataset
 from .formats import FORMATS, format_of
 from .limits import Limits, check_file_size, check_labels, check_working_memory
@@ -20,7 +21,20 @@ __all__ = ["FORMATS", "conform_table", "features_from_table", "format_of", "read
 _TABLES = {"arrow": arrow.ipc_table, "parquet": arrow.parquet_table, "csv": arrow.csv_table}
 
 
-def read_dataset(path: str | Path, *, class_attribute: str | None = None, format: str | None = None) -> Dataset:
+def _format(path, format: str | None, separator: str | None) -> str:
+    """The format of ``path`` (:func:`format_of`); a ``separator`` is for CSV files only."""
+    fmt = format_of(path, format)
+    if separator is not None and fmt != "csv":
+        raise ParameterError(f"a separator applies to CSV files only, and {path} is read as {fmt}")
+    return fmt
+
+
+def _read_table(path, fmt: str, separator: str | None):
+    return arrow.csv_table(path, separator=separator) if fmt == "csv" else _TABLES[fmt](path)
+
+
+def read_dataset(path: str | Path, *, class_attribute: str | None = None, format: str | None = None,
+                 separator: str | None = None) -> Dataset:
     """Read a data file into a :class:`Dataset`.
 
     Parameters
@@ -32,6 +46,10 @@ def read_dataset(path: str | Path, *, class_attribute: str | None = None, format
         Name of the class attribute; the last column by default (Weka's convention).
     format : {"arff", "arrow", "parquet", "csv"}, optional
         The format, when the extension does not tell it.
+    separator : str, optional
+        The separator of a CSV file's values (``","``, ``";"``, ``"\t"`` or ``"tab"``, ``"|"``, any
+        one character); by default told from its header and first lines, of comma, semicolon, tab and
+        ``|``.
 
     Returns
     -------
@@ -43,31 +61,35 @@ def read_dataset(path: str | Path, *, class_attribute: str | None = None, format
     ------
     DataError
         For a missing, undecodable or malformed file (naming the line where there is one), an unknown
-        class attribute (listing the available ones), or a numeric class.
+        class attribute (listing the available ones), a numeric class, or a CSV file whose separator
+        cannot be told (two split its first lines alike, or the one given leaves it one column that
+        another splits).
     ParameterError
-        For an unknown ``format`` or an extension that names none.
+        For an unknown ``format`` or an extension that names none, or a ``separator`` that is not one
+        character or is given for a file that is not CSV.
 
     See Also
     --------
     read_conformed : read new data on a trained model's attributes.
     """
-    fmt = format_of(path, format)
+    fmt = _format(path, format, separator)
     if fmt == "arff":
         return read_arff(path, class_attribute=class_attribute)
-    return arrow.from_arrow(_TABLES[fmt](path), class_attribute=class_attribute, source=str(path))
+    return arrow.from_arrow(_read_table(path, fmt, separator), class_attribute=class_attribute, source=str(path))
 
 
-def read_columns(path: str | Path, *, format: str | None = None) -> tuple[list[Column], str, str]:
+def read_columns(path: str | Path, *, format: str | None = None,
+                 separator: str | None = None) -> tuple[list[Column], str, str]:
     """Decode every column of a file, choosing no class: ``(columns, relation, source)``."""
-    fmt = format_of(path, format)
+    fmt = _format(path, format, separator)
     if fmt == "arff":
         return read_arff_columns(path)
     source = str(path)
-    return arrow.table_columns(_TABLES[fmt](path), source), Path(source).stem, source
+    return arrow.table_columns(_read_table(path, fmt, separator), source), Path(source).stem, source
 
 
 def read_conformed(path: str | Path, attributes: list[Attribute], class_attribute: Attribute, *,
-                   format: str | None = None) -> Dataset:
+                   format: str | None = None, separator: str | None = None) -> Dataset:
     """Read new data (to test or classify) directly onto a trained model's attributes.
 
     Unlike ``conform(read_dataset(path), ...)`` this chooses no class column while reading, so a file
@@ -81,7 +103,7 @@ def read_conformed(path: str | Path, attributes: list[Attribute], class_attribut
         The training attributes.
     class_attribute : Attribute
         The training class.
-    format : str, optional
+    format, separator : str, optional
         As for :func:`read_dataset`.
 
     Returns
@@ -89,7 +111,7 @@ def read_conformed(path: str | Path, attributes: list[Attribute], class_attribut
     Dataset
         As :func:`~hdp_plugin.data.conform` returns it.
     """
-    columns, relation, source = read_columns(path, format=format)
+    columns, relation, source = read_columns(path, format=format, separator=separator)
     return conform_columns(columns, attributes, class_attribute, source=source, relation=relation)
 
 
@@ -125,22 +147,24 @@ def features_from_table(table, *, source: str = "<table>", class_name: str = "__
 
 
 # -- within the limits of hdp-bnc and the daemon (hdp_plugin.data.limits) ------------------------------
-def _table(path, fmt: str, limits: Limits):
+def _table(path, fmt: str, limits: Limits, separator: str | None = None, check_rows=None):
     p = check_path(path)
     check_file_size(p, limits.max_input_bytes)
     if fmt == "csv":
-        return arrow.csv_table(p, max_cells=limits.max_cells, max_bytes=limits.max_input_bytes)
+        return arrow.csv_table(p, max_cells=limits.max_cells, max_bytes=limits.max_input_bytes,
+                               separator=separator, check_rows=check_rows)
     read = arrow.ipc_table if fmt == "arrow" else arrow.parquet_table
     return read(p, max_bytes=limits.max_input_bytes, max_cells=limits.max_cells)
 
 
 def read_within(path, limits: Limits, *, class_attribute: str | None = None, format: str | None = None,
-                structure: str | None = None, members_at_once: int = 1):
+                structure: str | None = None, members_at_once: int = 1, separator: str | None = None):
     """:func:`~hdp_plugin.data.read_dataset` within ``limits``: the same Dataset, or one
     :class:`TooLargeError` raised before the memory is spent (the file's and its decompressed size
     before decompressing, an ARFF attribute's values while its header is parsed, the working memory
-    of training on it as ``structure`` before its values are decoded into codes)."""
-    fmt = format_of(path, format)
+    of training on it as ``structure`` before its values are decoded into codes, and for a CSV file
+    before its text is parsed)."""
+    fmt = _format(path, format, separator)
     source = str(path)
 
     def check_rows(rows: int, columns: int) -> None:
@@ -150,7 +174,7 @@ def read_within(path, limits: Limits, *, class_attribute: str | None = None, for
         ds = read_arff(path, class_attribute=class_attribute, max_bytes=limits.max_input_bytes,
                        max_cardinality=limits.max_cardinality, check_rows=check_rows)
     else:
-        table = _table(path, fmt, limits)
+        table = _table(path, fmt, limits, separator, check_rows)
         check_rows(table.num_rows, table.num_columns)
         ds = arrow.from_arrow(table, class_attribute=class_attribute, source=source)
         del table
@@ -158,15 +182,22 @@ def read_within(path, limits: Limits, *, class_attribute: str | None = None, for
     return ds
 
 
-def read_conformed_within(path, attributes, class_attribute, limits: Limits, *, format: str | None = None):
-    """:func:`~hdp_plugin.data.read_conformed` within ``limits`` (its file and decompressed size, and
-    the values of its nominal attributes)."""
-    fmt = format_of(path, format)
+def read_conformed_within(path, attributes, class_attribute, limits: Limits, *, format: str | None = None,
+                          separator: str | None = None):
+    """:func:`~hdp_plugin.data.read_conformed` within ``limits`` (its file and decompressed size, the
+    values of its nominal attributes, and for a CSV file the working memory of its rows before its
+    text is parsed)."""
+    fmt = _format(path, format, separator)
     if fmt == "arff":
         columns, relation, source = read_arff_columns(path, max_bytes=limits.max_input_bytes,
                                                       max_cardinality=limits.max_cardinality)
     else:
         source = str(path)
-        columns, relation = arrow.table_columns(_table(path, fmt, limits), source), Path(source).stem
+
+        def check_rows(rows: int, columns: int) -> None:
+            check_working_memory(rows, columns, limits, source, purpose="predict")
+
+        table = _table(path, fmt, limits, separator, check_rows)
+        columns, relation = arrow.table_columns(table, source), Path(source).stem
     check_labels([c.attribute for c in columns], limits.max_cardinality, source)
     return conform_columns(columns, attributes, class_attribute, source=source, relation=relation)

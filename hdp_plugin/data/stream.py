@@ -52,6 +52,7 @@ from .arrow import (
     _arrow_error,
     _decode,
     _limits,
+    warn_dates,
 )
 from .categorical import integer_domain, integer_labels, resolve_categorical
 from .dataset import Attribute, Dataset
@@ -135,7 +136,8 @@ class BatchSource:
     """A data set read as record batches (see the module docstring); make it with :func:`open_batches`.
 
     ``files`` are read in order; ``class_attribute`` names the class column (default the last);
-    ``sample_rows`` bounds the discretisation sample; ``batch_rows`` the rows of a batch.
+    ``sample_rows`` bounds the discretisation sample; ``batch_rows`` the rows of a batch; ``separator``
+    is CSV files' (by default told from each file's first lines).
     """
 
     files: list[str]
@@ -146,6 +148,7 @@ class BatchSource:
     source: str = "<batches>"
     hive_base: str | None = None
     _n_rows: list = field(default_factory=list, repr=False)
+    separator: str | None = None
 
     # -- batches -------------------------------------------------------------------------------
     def batches(self) -> Iterator[pa.Table]:
@@ -156,9 +159,12 @@ class BatchSource:
     def file_batches(self, f: str) -> Iterator[pa.Table]:
         """The batches of one file (hive partition columns appended)."""
         hive = _hive_values(f, self.hive_base)
-        reader = {"parquet": _parquet_batches, "arrow": _ipc_batches, "csv": _csv_batches,
-                  "arff": _arff_batches}[self.format]
-        for t in reader(f, self.batch_rows):
+        if self.format == "csv":
+            batches = _csv_batches(f, self.batch_rows, self.separator)
+        else:
+            batches = {"parquet": _parquet_batches, "arrow": _ipc_batches,
+                       "arff": _arff_batches}[self.format](f, self.batch_rows)
+        for t in batches:
             if hive:
                 for k, v in hive:
                     if k in t.column_names:
@@ -169,14 +175,15 @@ class BatchSource:
     def partitions(self) -> list[BatchSource]:
         """One source per file (the unit of parallel work), in order."""
         return [BatchSource([f], self.format, self.class_attribute, self.batch_rows, self.sample_rows,
-                            source=f, hive_base=self.hive_base) for f in self.files]
+                            source=f, hive_base=self.hive_base, separator=self.separator) for f in self.files]
 
     def __repr__(self) -> str:
         return f"BatchSource({self.source!r}, {len(self.files)} {self.format} file(s))"
 
 
 def open_batches(path, *, class_attribute: str | None = None, format: str | None = None,
-                 batch_rows: int = config.ROW_BLOCK, sample_rows: int = DEFAULT_SAMPLE_ROWS) -> BatchSource:
+                 batch_rows: int = config.ROW_BLOCK, sample_rows: int = DEFAULT_SAMPLE_ROWS,
+                 separator: str | None = None) -> BatchSource:
     """Open a file, a directory of files (hive partitions allowed) or a glob as a :class:`BatchSource`.
 
     Parameters
@@ -191,13 +198,21 @@ def open_batches(path, *, class_attribute: str | None = None, format: str | None
         Rows per batch (bounds memory with the number of columns).
     sample_rows : int
         Rows (with a known class) of the sample that numeric attributes are discretised on.
+    separator : str, optional
+        CSV files' separator (as for :func:`~hdp_plugin.data.read_dataset`); by default told from
+        each file's header and first lines.
     """
+    from ._csv import separator_value
+
+    separator = separator_value(separator)
     for name, v, lo in (("batch_rows", batch_rows, 1), ("sample_rows", sample_rows, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise ParameterError(f"{name} must be an integer >= {lo}, got {v!r}")
     files, fmt, base = _list_files(str(path), format)
+    if separator is not None and fmt != "csv":
+        raise ParameterError(f"a separator applies to CSV files only, and {path} is read as {fmt}")
     return BatchSource(files, fmt, class_attribute, int(batch_rows), int(sample_rows), source=str(path),
-                       hive_base=base)
+                       hive_base=base, separator=separator)
 
 
 # -- readers, one file each ---------------------------------------------------------------------------
@@ -238,15 +253,22 @@ def _ipc_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
             yield pa.Table.from_batches([b], schema=batch.schema)
 
 
-def _csv_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
+def _csv_batches(f: str, batch_rows: int, separator: str | None = None) -> Iterator[pa.Table]:
     import pyarrow.csv as pa_csv
 
+    from ._csv import HEAD_BYTES, choose_separator
+    from ._files import read_blocks
     from .arrow import checked_csv_path
 
     p = checked_csv_path(f)
+    blocks = read_blocks(p, HEAD_BYTES + 1)
+    head = next(blocks, b"")  # the first block, decompressed
+    blocks.close()
+    sep, _ = choose_separator(head[:HEAD_BYTES], str(p), complete=len(head) <= HEAD_BYTES, given=separator)
     try:
         reader = pa_csv.open_csv(
             str(p), read_options=pa_csv.ReadOptions(block_size=1 << 24),
+            parse_options=pa_csv.ParseOptions(delimiter=sep),
             convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True))
         try:
             [str(f.name) for f in reader.schema]  # a header that is not UTF-8 raises here, not later
@@ -382,8 +404,10 @@ class SchemaScan:
         self.ci = resolve_class_index(names, class_attribute, source)
         self.names = names
         self.states = [_ColumnState(n, _kind(table.schema.field(i).type, i == self.ci)) for i, n in enumerate(names)]
+        warn_dates(table.schema, self.ci, source)
         if self.states[self.ci].kind == "numeric":
-            raise numeric_class_error(names[self.ci], source)
+            nominal = [s.name for i, s in enumerate(self.states) if i != self.ci and s.kind != "numeric"]
+            raise numeric_class_error(names[self.ci], source, by_default=class_attribute is None, nominal=nominal)
         features = [i for i in range(len(names)) if i != self.ci]
         for j in resolve_categorical(self.categorical, [names[i] for i in features], source,
                                      class_name=names[self.ci]):

@@ -28,6 +28,7 @@ from ..data import (
     from_pandas,
 )
 from ..data.categorical import declare_categorical
+from ..data.identifiers import check_class, identifier_columns, leave_out
 from ..errors import DataError, NotFittedError, ParameterError
 from ..preprocess import apply_cut_points
 from .ensemble import coding_attributes, model_proba
@@ -145,6 +146,12 @@ class BayesNetClassifier(_EstimatorBase):
         nominal whatever this says; None and ``"from_dtype"`` (the column types decide) declare nothing
         more. A declared column with a non-integer value, or more than 10,000 distinct values, is an
         error naming it (:mod:`hdp_plugin.data.categorical`).
+    keep_columns : None or list of str, default=None
+        Attributes to keep although they look like row identifiers, which are otherwise left out of
+        the model with a warning naming each (:mod:`hdp_plugin.data.identifiers`): a nominal (text)
+        attribute with a different value on every row, or integers all different that fill at least
+        half of their range, as row numbers do; only on 20 rows or more. The model records the
+        columns left out (:attr:`left_out_`), and new data may still hold them.
     random_state : int, numpy Generator, SeedSequence or None, default=None
         Seed of everything random (sampler, stochastic cut points, ESKDB's orders): the same
         seed gives a bit-identical model whatever ``n_jobs`` is.
@@ -162,14 +169,17 @@ class BayesNetClassifier(_EstimatorBase):
     attributes_ : list of Attribute
         The attributes as the model sees them (numeric ones with their cut points).
     n_features_in_ : int
+        The attributes of the training input, those left out included.
     k_used_ : int
-        The k the fit used: ``k`` capped at ``n_features_in_ - 1`` for kDB, SkDB and ESKDB (an
-        attribute's parents are other attributes), 0 for NB and 1 for TAN (0 with one attribute).
+        The k the fit used: ``k`` capped at the model's attributes less one for kDB, SkDB and ESKDB
+        (an attribute's parents are other attributes), 0 for NB and 1 for TAN (0 with one attribute).
         kDB's network has at most this many parents per attribute (``structure_.k``); SkDB selects
         its k* up to it, as every ESKDB member does. Training with a ``k`` above it other than the
         default warns once.
     feature_names_in_ : ndarray of str
         Only when the training input had column names.
+    left_out_ : list of str
+        The attributes left out of the model as row identifiers (see ``keep_columns``).
     tables_ : ProbabilityTables
         The context trees and the log-probability of every cell.
     fit_info_ : dict
@@ -210,6 +220,7 @@ class BayesNetClassifier(_EstimatorBase):
         m: float = default("m"),
         discretization: str = default("discretization"),
         categorical_features=default("categorical_features"),
+        keep_columns=default("keep_columns"),
         random_state=default("random_state"),
         n_jobs: int | None = default("n_jobs"),
     ):
@@ -223,6 +234,7 @@ class BayesNetClassifier(_EstimatorBase):
         self.m = m
         self.discretization = discretization
         self.categorical_features = categorical_features
+        self.keep_columns = keep_columns
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -344,11 +356,14 @@ class BayesNetClassifier(_EstimatorBase):
         ds, dropped = ds.drop_missing_class()
         if ds.n_rows == 1:
             raise DataError(f"{ds.source}: n_samples=1; training needs rows of at least two classes")
-        warn = check_trainable(ds)
+        check_class(ds.class_attribute.name, int(np.unique(ds.y).size), ds.n_rows, ds.source)
+        names_in = ds.names
+        ds, left_warnings = self._leave_out_identifiers(ds)
+        warn = check_trainable(ds, keep=self.keep_columns or ())
         if y is None:
             self.classes_ = np.asarray(ds.class_values, dtype=object)
 
-        info = {"rows": ds.n_rows, "dropped_missing_class": dropped, "warnings": list(warn)}
+        info = {"rows": ds.n_rows, "dropped_missing_class": dropped, "warnings": left_warnings + list(warn)}
         if self.structure != "eskdb" and self.n_members != default("n_members"):
             msg = (f"n_members={self.n_members!r} is ignored: it is the number of members of an ESKDB ensemble "
                    f"(structure='eskdb'), and structure is {self.structure!r}")
@@ -360,9 +375,9 @@ class BayesNetClassifier(_EstimatorBase):
             log.warning("%s: %s", ds.source, w)
         info["warnings"] += more.pop("warnings", [])
         info.update(more)
-        self._adopt(members, info, plan, ds.class_attribute, ds.names, started)
+        self._adopt(members, info, plan, ds.class_attribute, names_in, started, kept=ds.names)
         if has_names:
-            self.feature_names_in_ = np.asarray(ds.names, dtype=object)
+            self.feature_names_in_ = np.asarray(names_in, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return self
@@ -381,10 +396,30 @@ class BayesNetClassifier(_EstimatorBase):
         self.feature_names_in_ = np.asarray(schema.names, dtype=object)
         return self
 
-    def _adopt(self, members, info: dict, plan, class_attribute, names, started: float) -> None:
+    def _leave_out_identifiers(self, ds: Dataset) -> tuple[Dataset, list[str]]:
+        """``ds`` without the attributes that identify its rows, unless ``keep_columns`` names them, and
+        the warning that names each one left out (also emitted with :func:`warnings.warn`)."""
+        from ..data.categorical import resolve_categorical
+
+        resolve_categorical(self.keep_columns, ds.names, ds.source, class_name=ds.class_attribute.name,
+                            label="keep_columns")  # every name kept is a column of the data
+        left = identifier_columns(ds, self.keep_columns)
+        out = []
+        numeric = ds.numeric_columns()
+        for j in left:
+            name = ds.attributes[j].name
+            why = "integers numbering the rows" if j in numeric else "a different value on every row"
+            msg = (f"column {name!r} in {ds.source} looks like a row identifier ({why}) and is left out of the "
+                   f"model; keep it with --keep-columns {name} (keep_columns=[{name!r}] in Python)")
+            warnings.warn(msg, UserWarning, stacklevel=3)
+            out.append(msg)
+        return leave_out(ds, left), out
+
+    def _adopt(self, members, info: dict, plan, class_attribute, names, started: float, kept=None) -> None:
         """Take the fitted ``members`` (:func:`~hdp_plugin.model.pipeline.fit_networks`): an ensemble keeps
         them in ``members_``; a single network's are its ``structure_``, ``tables_`` and the rest (for an
-        ensemble, member 0's)."""
+        ensemble, member 0's). ``names`` are the input's attributes; ``kept``, when given, the ones the
+        model kept (the others were left out as row identifiers)."""
         first = members[0]
         if plan.ensemble:
             self.members_ = members
@@ -398,13 +433,15 @@ class BayesNetClassifier(_EstimatorBase):
         self.attributes_ = list(first.attributes)
         self.class_attribute_ = class_attribute
         self.cardinalities_ = first.cardinalities
+        kept = names if kept is None else kept
+        self.left_out_ = [n for n in names if n not in set(kept)]
         self.n_features_in_ = len(names)
-        self.k_used_ = usable_k(self.structure, self.k, len(names))
-        self.parents_ = first.structure.named_parents(names)
+        self.k_used_ = usable_k(self.structure, self.k, len(kept))
+        self.parents_ = first.structure.named_parents(kept)
         self._array_names_ = names
         if plan.kind in ("kdb", "skdb") and self.k_used_ < self.k and self.k != default("k"):
             # a k asked for beyond the data is said once; the default k is capped without a word
-            msg = (f"k={self.k} is more than {len(names)} attributes allow: an attribute's parents are other "
+            msg = (f"k={self.k} is more than {len(kept)} attributes allow: an attribute's parents are other "
                    f"attributes, so the model uses k={self.k_used_}")
             warnings.warn(msg, UserWarning, stacklevel=3)
             info.setdefault("warnings", []).append(msg)
@@ -436,6 +473,9 @@ class BayesNetClassifier(_EstimatorBase):
             ds = conform_table(X, self.attributes_, self.class_attribute_, source=f"<{type(X).__name__}>")
             return [apply_cut_points(ds, attrs).X for attrs in targets]
         ds = self._to_dataset(X, None, None, fitting=False)
+        left = set(getattr(self, "left_out_", ()))
+        if left:  # columns left out in training: matched by name, not by position, from here on
+            ds = leave_out(ds, [j for j, a in enumerate(ds.attributes) if a.name in left])
         out, conformed = [], None
         for attrs in targets:
             if ds.is_categorical and [(a.name, a.values) for a in ds.attributes] == [(a.name, a.values) for a in attrs]:

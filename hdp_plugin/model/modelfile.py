@@ -82,10 +82,11 @@ _NUMPY_TYPES = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8"), pa.flo
 #: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles,
 #: so single-network files are what they were before ensembles existed. categorical_features is not
 #: stored: a declared column is stored as the nominal attribute it became (its values its domain), so a
-#: model trained from a CSV with declared columns is the one trained from the ARFF that declares them.
+#: model trained from a CSV with declared columns is the one trained from the ARFF that declares them;
+#: keep_columns neither: the columns a model left out are its ``left_out``.
 #: n_jobs is not stored either: the threads of a fit are a setting of the run, not of the model, so the
 #: same seed writes the same file whatever the threads
-_INIT_PARAMS = tuple(n for n in NAMES if n not in ("n_members", "categorical_features", "n_jobs"))
+_INIT_PARAMS = tuple(n for n in NAMES if n not in ("n_members", "categorical_features", "keep_columns", "n_jobs"))
 #: fit_info_ keys that are figures of the model (kept in the model document)
 _INFO_MODEL_KEYS = ("rows", "dropped_missing_class", "warnings", "n_samples", "burn_in")
 #: fit_info_ keys that change from run to run (kept in the training document)
@@ -297,6 +298,9 @@ def model_document(clf, layout: str | None = None) -> tuple[dict, dict]:
         "feature_names_in": hasattr(clf, "feature_names_in_"),
         "fit": _jsonable({k: info[k] for k in _INFO_MODEL_KEYS if k in info}),
     })
+    left = set(getattr(clf, "left_out_", ()))
+    if left:  # the training input's attributes left out as row identifiers, at their places in it
+        doc["left_out"] = [{"name": n, "index": i} for i, n in enumerate(clf._array_names_) if n in left]
     training = _jsonable({k: info[k] for k in _INFO_TIMING_KEYS if k in info})
     return doc, training
 
@@ -757,6 +761,8 @@ class ModelContents:
     #: the classifier's ``fit_info_``
     info: dict
     feature_names: bool
+    #: the training input's attributes left out as row identifiers: ``(index in the input, name)``
+    left_out: tuple = ()
 
     @property
     def ensemble(self) -> bool:
@@ -827,12 +833,38 @@ def read_model(path) -> ModelContents:
         info["format_version"] = tuple(doc["format_version"])
         info["package_version"] = doc.get("package_version")
         feature_names = bool(doc.get("feature_names_in"))
+        left_out = _left_out(doc.get("left_out", []), [a.name for a in networks[0][0]])
     except _Corrupt as exc:
         raise ModelFileError(f"{path}: corrupted model file ({exc})") from exc
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (bad model metadata: {type(exc).__name__}: {exc})") from exc
     info["model_file"] = str(path)
-    return ModelContents(doc, training, params, class_attribute, classes, log_prior, nets, info, feature_names)
+    return ModelContents(doc, training, params, class_attribute, classes, log_prior, nets, info, feature_names,
+                         left_out)
+
+
+def _left_out(entries, kept: list[str]) -> tuple:
+    """The document's ``left_out`` checked: ``(index, name)`` pairs, indices ascending, that put the
+    names among the ``kept`` attributes to make the training input's attributes."""
+    _need(isinstance(entries, list), "left_out is not a list")
+    out, names = [], set(kept)
+    for k, e in enumerate(entries):
+        _need(isinstance(e, dict) and isinstance(e.get("name"), str) and type(e.get("index")) is int,
+              "a left_out entry is not a name and an index")
+        _need(e["name"] not in names and e["index"] > (out[-1][0] if out else -1) and e["index"] <= len(kept) + k,
+              "bad left_out entries")
+        names.add(e["name"])
+        out.append((e["index"], e["name"]))
+    return tuple(out)
+
+
+def input_names(kept: list[str], left_out) -> list[str]:
+    """The training input's attribute names: the model's ``kept`` ones with the ``left_out`` pairs put
+    back at their indices."""
+    names = list(kept)
+    for i, name in left_out:
+        names.insert(i, name)
+    return names
 
 
 def load_model_and_documents(path):
@@ -853,6 +885,9 @@ def load_model_and_documents(path):
     clf.n_features_in_ = len(net.attributes)
     clf.k_used_ = usable_k(clf.structure, clf.k, len(net.attributes))
     clf.parents_ = net.structure.named_parents(names)
+    clf.left_out_ = [name for _, name in m.left_out]
+    names = input_names(names, m.left_out)
+    clf.n_features_in_ = len(names)
     clf._array_names_ = names
     if m.feature_names:
         clf.feature_names_in_ = np.asarray(names, dtype=object)

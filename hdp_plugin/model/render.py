@@ -23,6 +23,16 @@ def _stopping_info(est: dict) -> list[str]:
     return [f"stopping       auto, tolerance {est.get('tolerance')}: trees stopped {where} iterations"]
 
 
+#: the most class labels ``info`` lists
+_MAX_LABELS = 20
+
+
+def _labels(values) -> str:
+    """The class labels for ``info``: all of them, or the first ones and how many more."""
+    shown = ", ".join(str(v) for v in values[:_MAX_LABELS])
+    return shown + (f", ... ({len(values) - _MAX_LABELS:,} more)" if len(values) > _MAX_LABELS else "")
+
+
 def info_text(path: Path, contents) -> str:
     """What ``hdp-bnc info`` prints about a model file (``contents``: :func:`~.modelfile.read_model`'s)."""
     doc, training = contents.doc, contents.training
@@ -48,9 +58,11 @@ def info_text(path: Path, contents) -> str:
     lines = [
         f"model file     {path}",
         f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
-        f"class          {doc['class']['name']} ({', '.join(doc['class']['values'])})",
+        f"class          {doc['class']['name']} ({_labels(doc['class']['values'])})",
         f"attributes     {len(names)}, {used} used{' by some member' if ensemble else ''}, "
         f"{sum(a['numeric'] for a in parts[0]['attributes'])} numeric (cut into intervals)",
+        *([f"left out       {', '.join(n for _, n in contents.left_out)} (row identifiers)"]
+          if contents.left_out else []),
         f"structure      {structure}",
         f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items()
                                                    if k not in ("name", "tree_iterations", "tolerance")),

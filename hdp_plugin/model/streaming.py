@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from ..data.identifiers import check_class
 from ..data.stream import BatchSource
 from ..distributed.local import LocalEngine
 from ..errors import DataError
@@ -72,6 +73,7 @@ def _scan(engine, source: BatchSource, passes: dict, categorical=None):
                         f"{schema.class_attribute.values[int(observed[0])]!r} in {src}")
     if schema.n_known == 1:
         raise DataError(f"{src}: n_samples=1; training needs rows of at least two classes")
+    check_class(cname, int(observed.size), int(schema.n_known), src)
     return schema
 
 
