@@ -154,7 +154,8 @@ def _compile_prediction() -> None:
     from .hdp.tables import ProbabilityTables
 
     trees = _tiny_trees()
-    tables = ProbabilityTables(trees, np.full(trees.n_cells, np.log(0.5)), np.log(np.full(2, 0.5)))
+    tables = ProbabilityTables.from_dense(trees, np.full(trees.n_cells, np.log(0.5)), np.log(np.full(2, 0.5)),
+                                          backoff_to_parent=True)
     predict_log_proba(tables, np.zeros((3, 1), np.uint8))
 
 

@@ -344,15 +344,12 @@ def train(
                 with _option_names():
                     clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
             info = clf.fit_info_
-            log.info("structure %s in %.3f s; tables in %.3f s", clf.parents_, info.get("structure_seconds", 0.0),
+            log.info("structure in %.3f s; tables in %.3f s", info.get("structure_seconds", 0.0),
                      info.get("sampler_seconds", info.get("fit_seconds", 0.0)))
             line.phase(f"writing {output}")
             save_model(clf, output)
         wall = time.perf_counter() - started
-        from .model.ensemble import members_of
-
-        members = members_of(clf)
-        nets = [mb.tables.trees for mb in members] if members is not None else [clf.tables_.trees]
+        nets = [mb.tables for mb in clf.members_]
         _print_warnings(clf.fit_info_.get("warnings", []), caught)
         ran = dict(params, k=clf.k_used_)  # the k used: at most the attributes less one
         if "iterations" in info:

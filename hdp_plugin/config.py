@@ -213,21 +213,10 @@ TYINGS = ("none", "same-parent", "level", "single")
 DEFAULT_TYING = "level"
 
 # --- model file ---------------------------------------------------------------------------
-#: the newest format this package writes and reads: 3.0, the node table (see NODE_FORMAT)
-MODEL_FORMAT_MAJOR = 3
+#: the format this package writes and reads: 4.0, a list of weighted networks whose nodes hold their
+#: observed cells and a back-off weight (docs/model-format.md); older majors are refused
+MODEL_FORMAT_MAJOR = 4
 MODEL_FORMAT_MINOR = 0
-#: the cell table's versions (layout "cells"): a single network is 1.0, which readers of 1.x (the
-#: oldest Weka packages) read, an ensemble of weighted networks 2.0
-NETWORK_FORMAT = (1, 0)
-ENSEMBLE_FORMAT = (2, 0)
-#: 3.0 is the node table (per-node fields once, each node's cells as two lists): one network or an
-#: ensemble, which its ``members`` tell apart; written where the layout is "nodes"
-NODE_FORMAT = (3, 0)
-#: the layout ``save_model`` writes: "nodes" (3.0) or "cells" (1.0 / 2.0, one row per cell: about 2.6
-#: times the bytes, for readers older than 3.0)
-MODEL_LAYOUT = "nodes"
-#: the majors this package reads
-MODEL_FORMAT_READS = (1, 2, 3)
 
 # --- the training daemon and its spool (docs/spool-protocol.md) -------------------------
 #: ``daemon run`` defaults: worker processes, seconds between looks at new/, seconds running jobs get

@@ -39,6 +39,11 @@ class NotFittedError(HDPError, AttributeError):
     code = "not_fitted"
 
 
+class EnsembleAttributeError(HDPError, AttributeError):
+    """A fitted attribute of one network (``structure_``, ``tables_``...) read on an ensemble, whose
+    networks are ``members_``."""
+
+
 class ModelFileError(HDPError):
     """A model file that is truncated, corrupted, foreign or of an unsupported version."""
 

@@ -311,8 +311,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     save_model(clf, folder / P.MODEL_FILE)
     t_save = time.perf_counter() - t2
     info = clf.fit_info_
-    tr = clf.tables_.trees
-    st = clf.structure_
+    nets = [mb.tables for mb in clf.members_]
+    st = clf.members_[0].structure
     names = [a.name for a in clf.attributes_]
     return {
         "protocol": P.PROTOCOL_VERSION,
@@ -327,7 +327,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
                  "classes": [str(c) for c in clf.classes_]},
         "structure": {"kind": st.kind, "k": int(st.k), "kept": len(st.kept),
                       "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
-                      "trees": int(tr.n_trees), "nodes": int(tr.n_nodes), "cells": int(tr.n_cells)},
+                      "trees": sum(t.n_trees for t in nets), "nodes": sum(t.n_nodes for t in nets),
+                      "cells": sum(t.n_cells for t in nets)},
         "sampler": ({"iterations": int(info["iterations"]), "burn_in": int(info["burn_in"]),
                      "n_samples": int(info["n_samples"])} if job["estimator"] == "hdp" else None),
         "timings": {"read_seconds": t_read, "structure_seconds": info.get("structure_seconds"),

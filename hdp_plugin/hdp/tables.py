@@ -1,7 +1,8 @@
 """Probability tables of fitted context trees, and the baseline estimators.
 
-A :class:`ProbabilityTables` holds, for every cell of every tree, the log of its estimated
-probability, plus the class prior. This module is plain numpy; prediction (a numba kernel) is
+A :class:`ProbabilityTables` holds one network's estimates sparsely: per node of every context tree
+the log-estimates of the values its training rows hold and a back-off weight for the others, plus the
+class prior. This module is plain numpy; prediction (a numba kernel) is
 :mod:`hdp_plugin.hdp.predict`, whose names are importable from here too.
 """
 
@@ -23,11 +24,150 @@ _PREDICT = ("PREDICT_BLOCK", "log_posterior_rows", "predict_log_proba")
 
 @dataclass
 class ProbabilityTables:
-    """Log-probability of every cell, and the class prior (both float64)."""
+    """One network's estimates, sparse: every node's observed cells, its back-off weight, the class prior.
 
-    trees: ContextTrees
-    log_probs: np.ndarray  # (n_cells,)
-    log_prior: np.ndarray  # (n_classes,)
+    The trees are laid out as :class:`~hdp_plugin.hdp.trees.ContextTrees` lays them out (one per kept
+    attribute, a tree's nodes contiguous and breadth-first, a node after its parent, a node's children
+    contiguous and sorted by branch value), without a cell for every value: a node holds the values the
+    training data has in its context (``cell_value``, sorted, with the log of their estimates,
+    ``log_probs``), and the log of its **back-off weight** ``w``. A value ``x`` the node has no cell
+    for is estimated as ``w`` times the node's back-off distribution at ``x``: its parent's estimate
+    (HDP, ``backoff_to_parent``; the parent's own back-off applies in turn, and a root backs off to the
+    uniform distribution), or the uniform distribution (the baseline estimators). ``w`` makes the node's
+    distribution sum to one (docs/method.md section 4).
+
+    Attributes
+    ----------
+    attrs, tree_card : ndarray (n_trees,) int64
+        Per tree its attribute and that attribute's cardinality.
+    tree_node_start : ndarray (n_trees + 1,) int64
+        The nodes of tree ``t`` are ``tree_node_start[t] .. tree_node_start[t + 1] - 1``; the first is its root.
+    tree_var_start, branch_vars : ndarray int64
+        The branching variables of tree ``t`` by depth (depth 1 first; -1 the class, else an attribute)
+        are ``branch_vars[tree_var_start[t] : tree_var_start[t + 1]]``.
+    node_parent, node_depth, node_branch : ndarray (n_nodes,) int64
+        Every node's parent (-1 at a root), depth, and the value of its parent's branching variable
+        that leads to it (-1 at a root).
+    child_start, child_count : ndarray (n_nodes,) int64
+        A node's children are ``child_start[i] .. child_start[i] + child_count[i] - 1``.
+    cell_start : ndarray (n_nodes + 1,) int64
+        Node ``i``'s cells are ``cell_start[i] .. cell_start[i + 1] - 1`` of ``cell_value`` and ``log_probs``.
+    cell_value : ndarray (n_observed,) int64
+        The value of every cell, increasing within a node.
+    log_probs : ndarray (n_observed,) float64
+        The log of every cell's estimate.
+    log_backoff : ndarray (n_nodes,) float64
+        The log of every node's back-off weight, in [-inf, 0]: -inf where the estimate of an unseen value
+        is 0 (maximum likelihood), 0 where a node has a cell for every value.
+    log_prior : ndarray (n_classes,) float64
+        The class prior's logs.
+    backoff_to_parent : bool
+        A node backs off to its parent (HDP), or to the uniform distribution (the baselines).
+    n_classes : int
+    cardinalities : ndarray (n_attributes,) int64
+        The network's attributes' cardinalities.
+    """
+
+    attrs: np.ndarray
+    tree_card: np.ndarray
+    tree_node_start: np.ndarray
+    tree_var_start: np.ndarray
+    branch_vars: np.ndarray
+    node_parent: np.ndarray
+    node_depth: np.ndarray
+    node_branch: np.ndarray
+    child_start: np.ndarray
+    child_count: np.ndarray
+    cell_start: np.ndarray
+    cell_value: np.ndarray
+    log_probs: np.ndarray
+    log_backoff: np.ndarray
+    log_prior: np.ndarray
+    backoff_to_parent: bool
+    n_classes: int
+    cardinalities: np.ndarray
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.attrs.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_parent.shape[0])
+
+    @property
+    def n_observed(self) -> int:
+        """The cells stored: the (context, value) pairs the training data holds."""
+        return int(self.cell_value.shape[0])
+
+    @property
+    def n_cells(self) -> int:
+        """The cells of the dense tables the sparse ones stand for: every node times its attribute's values."""
+        return int((np.diff(self.tree_node_start) * self.tree_card).sum())
+
+    @property
+    def node_tree(self) -> np.ndarray:
+        """Every node's tree."""
+        return np.repeat(np.arange(self.n_trees, dtype=np.int64), np.diff(self.tree_node_start))
+
+    @classmethod
+    def from_dense(cls, trees: ContextTrees, log_probs: np.ndarray, log_prior: np.ndarray, *,
+                   backoff_to_parent: bool) -> "ProbabilityTables":
+        """The sparse tables of a fit's dense ones: every cell of ``trees`` with a data count (at an
+        internal node: in its subtree) keeps its estimate; every node gets the back-off weight that
+        gives its other values their dense estimates' total, shared out as its back-off distribution
+        shares it (exactly the dense estimates for the baselines, and for a single HDP sample)."""
+        from .tree_kernels import sparse_cells
+
+        raw = trees.raw_counts(compiled=True)
+        card = trees.tree_card[trees.node_tree]
+        cell_start = np.zeros(trees.n_nodes + 1, np.int64)
+        np.cumsum(np.add.reduceat((raw > 0).astype(np.int64), trees.node_cell_start[:-1])
+                  if trees.n_nodes else np.zeros(0, np.int64), out=cell_start[1:])
+        n_obs = int(cell_start[-1])
+        cell_value = np.empty(n_obs, np.int64)
+        sparse_lp = np.empty(n_obs, np.float64)
+        log_backoff = np.empty(trees.n_nodes, np.float64)
+        sparse_cells(np.ascontiguousarray(log_probs, np.float64), raw, trees.node_parent, trees.node_cell_start,
+                     np.ascontiguousarray(card, np.int64), bool(backoff_to_parent), cell_start, cell_value,
+                     sparse_lp, log_backoff)
+        child_start, child_count = children_of(trees.node_parent)
+        return cls(attrs=trees.attrs, tree_card=trees.tree_card, tree_node_start=trees.tree_node_start,
+                   tree_var_start=trees.tree_var_start, branch_vars=trees.branch_vars,
+                   node_parent=trees.node_parent, node_depth=trees.node_depth, node_branch=trees.node_branch,
+                   child_start=child_start, child_count=child_count, cell_start=cell_start,
+                   cell_value=cell_value, log_probs=sparse_lp, log_backoff=log_backoff,
+                   log_prior=np.asarray(log_prior, np.float64), backoff_to_parent=bool(backoff_to_parent),
+                   n_classes=int(trees.n_classes), cardinalities=trees.cardinalities)
+
+    def dense_log_probs(self) -> np.ndarray:
+        """Every cell's log-estimate, a node's values ``0 .. card - 1`` in a row, nodes in order (the
+        dense layout of :class:`~hdp_plugin.hdp.trees.ContextTrees`); for tests and inspection."""
+        card = self.tree_card[self.node_tree]
+        start = np.concatenate(([0], np.cumsum(card)))
+        out = np.empty(int(start[-1]), np.float64)
+        for j in range(self.n_nodes):  # parents first: a node's unseen values back off to finished rows
+            k = int(card[j])
+            p = int(self.node_parent[j])
+            base = out[start[p]:start[p] + k] if self.backoff_to_parent and p >= 0 else np.full(k, -math.log(k))
+            with np.errstate(invalid="ignore"):
+                row = base + self.log_backoff[j]
+            lo, hi = int(self.cell_start[j]), int(self.cell_start[j + 1])
+            row[self.cell_value[lo:hi]] = self.log_probs[lo:hi]
+            out[start[j]:start[j] + k] = row
+        return out
+
+
+def children_of(node_parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(child_start, child_count)`` of every node from the parents of nodes laid out breadth-first
+    (a node's children contiguous); a leaf's ``child_start`` is where its children would start."""
+    n = node_parent.shape[0]
+    child_count = np.bincount(node_parent[node_parent >= 0], minlength=n).astype(np.int64)
+    first = np.full(n, n, np.int64)
+    kids = np.nonzero(node_parent >= 0)[0]
+    np.minimum.at(first, node_parent[kids], kids)
+    child_start = np.where(child_count > 0, first, 0).astype(np.int64)
+    return child_start, child_count
 
 
 def class_prior(y: np.ndarray, n_classes: int) -> np.ndarray:

@@ -16,6 +16,8 @@ members of an ensemble lay out their trees on threads. :func:`block_leaf_cells_a
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -385,3 +387,61 @@ def lay_out_trees(keys, counts, key_start, card_c, radix, radix_start, max_cells
         child_table[pos:pos + tables[t].shape[0]] = tables[t]
         pos += tables[t].shape[0]
     return total, node_start, parent, depth, branch, child_start, child_table, leaf_counts
+
+
+@njit(**NJIT_OPTIONS)
+def sparse_cells(log_probs, raw, node_parent, node_cell_start, node_card, backoff_to_parent, cell_start,
+                 cell_value, cell_log_prob, log_backoff):
+    """A network's dense tables made sparse (:meth:`~hdp_plugin.hdp.tables.ProbabilityTables.from_dense`).
+
+    A cell with a data count keeps its log-estimate. Node ``j``'s back-off weight is ``U / B``: ``U``
+    the total of its dense estimates of the values without a cell, ``B`` the total its back-off
+    distribution gives them (the parent's estimates as the sparse tables give them, or 1/card each), so
+    that the node's sparse distribution sums to what the dense one does. Nodes come after their parents,
+    so one pass in order sees every parent's sparse estimates complete.
+
+    Parameters
+    ----------
+    log_probs : ndarray (n_cells,) float64
+        The dense log-estimates.
+    raw : ndarray (n_cells,) int64
+        Every cell's data count (an internal node's: its subtree's).
+    node_parent, node_cell_start, node_card : ndarray int64
+        Per node its parent (-1 at a root), where its dense cells start, and its attribute's cardinality.
+    backoff_to_parent : bool
+        Back off to the parent (HDP) or to the uniform distribution.
+    cell_start : ndarray (n_nodes + 1,) int64
+        Where every node's sparse cells start (its cells with a count, in value order).
+    cell_value, cell_log_prob, log_backoff : ndarray
+        Written: the sparse cells' values and log-estimates, and every node's log back-off weight
+        (at most 0; -inf where the unseen values' total is 0; 0 where there are none).
+    """
+    derived = np.empty(log_probs.shape[0], np.float64)  # every cell's estimate as the sparse tables give it
+    for j in range(node_parent.shape[0]):
+        lo = node_cell_start[j]
+        k = node_card[j]
+        p = node_parent[j]
+        plo = node_cell_start[p] if p >= 0 else -1
+        unseen = 0.0
+        base = 0.0
+        for x in range(k):
+            if raw[lo + x] == 0:
+                unseen += math.exp(log_probs[lo + x])
+                base += derived[plo + x] if backoff_to_parent and p >= 0 else 1.0 / k
+        if base <= 0.0 or unseen == base:
+            lw = 0.0
+        elif unseen == 0.0:
+            lw = -np.inf
+        else:
+            lw = min(0.0, math.log(unseen) - math.log(base))
+        log_backoff[j] = lw
+        w = math.exp(lw)
+        out = cell_start[j]
+        for x in range(k):
+            if raw[lo + x] > 0:
+                derived[lo + x] = math.exp(log_probs[lo + x])
+                cell_value[out] = x
+                cell_log_prob[out] = log_probs[lo + x]
+                out += 1
+            else:
+                derived[lo + x] = w * (derived[plo + x] if backoff_to_parent and p >= 0 else 1.0 / k)

@@ -29,7 +29,7 @@ from ..data import (
 )
 from ..data.categorical import declare_categorical
 from ..data.identifiers import check_class, identifier_columns, leave_out
-from ..errors import DataError, NotFittedError, ParameterError
+from ..errors import DataError, EnsembleAttributeError, NotFittedError, ParameterError
 from ..preprocess import apply_cut_points
 from .ensemble import coding_attributes, model_proba
 from .pipeline import FitPlan, fit_networks
@@ -90,6 +90,29 @@ class _EstimatorBase:
             input_tags=InputTags(allow_nan=True, string=True, categorical=True),
             non_deterministic=getattr(self, "random_state", 0) is None,
         )
+
+
+def _one_network(name: str, field: str) -> property:
+    """A fitted attribute of a model of one network (``field`` of its one member; ``parents``: the
+    parents by name): read-only, and on an ensemble an :class:`EnsembleAttributeError` saying to use
+    ``members_[e]``."""
+
+    def get(self):
+        members = self.__dict__.get("members_")
+        if members is None:
+            raise _not_fitted(f"This {type(self).__name__} instance is not fitted yet; {name} is set by fit")
+        if len(members) != 1:
+            raise EnsembleAttributeError(
+                f"{name} is an attribute of one network, and this model is an ensemble of {len(members)} "
+                f"members: use members_[e].{'structure.named_parents(...)' if field == 'parents' else field} "
+                f"for member e")
+        if field == "parents":
+            return members[0].structure.named_parents(self._kept_names_)
+        return getattr(members[0], field)
+
+    get.__name__ = name
+    get.__doc__ = f"The {field} of a model of one network (an ensemble has ``members_[e].{field}``)."
+    return property(get)
 
 
 class BayesNetClassifier(_EstimatorBase):
@@ -162,12 +185,18 @@ class BayesNetClassifier(_EstimatorBase):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels, in the column order of :meth:`predict_proba`.
-    structure_ : Structure
-        The learnt structure; ``structure_.parents`` and :attr:`parents_` describe it.
-    parents_ : dict
-        ``{attribute name: [attribute parent names in branching order]}`` for the kept attributes.
+    members_ : list of Member
+        The model's networks and their weights, which sum to one: one network of weight 1 for NB,
+        TAN, kDB and SkDB, ESKDB's members of weight 1/n_members each. A member holds its seed, its
+        attributes (numeric ones with its own cut points), its cardinalities, its structure and its
+        tables; the model predicts the weighted mean of its members' class probabilities.
+    structure_, tables_, cardinalities_, parents_ : one network's
+        Of a model of one network, its :class:`Structure`, :class:`ProbabilityTables`,
+        cardinalities, and ``{attribute name: [attribute parent names in branching order]}`` for the
+        kept attributes; on an ensemble they raise an AttributeError that says to use
+        ``members_[e]``.
     attributes_ : list of Attribute
-        The attributes as the model sees them (numeric ones with their cut points).
+        The attributes as the model reads new data (numeric ones with the first member's cut points).
     n_features_in_ : int
         The attributes of the training input, those left out included.
     k_used_ : int
@@ -180,15 +209,10 @@ class BayesNetClassifier(_EstimatorBase):
         Only when the training input had column names.
     left_out_ : list of str
         The attributes left out of the model as row identifiers (see ``keep_columns``).
-    tables_ : ProbabilityTables
-        The context trees and the log-probability of every cell.
     fit_info_ : dict
         Timings, sampler statistics and warnings of the last fit.
     discretization_ : str
         The discretisation used (``"auto"`` resolved).
-    members_ : list of Member
-        ESKDB only: every member (its seed, attributes with its own cut points, structure and
-        tables); ``structure_``, ``attributes_`` and ``tables_`` are member 0's.
 
     References
     ----------
@@ -421,23 +445,15 @@ class BayesNetClassifier(_EstimatorBase):
         ensemble, member 0's). ``names`` are the input's attributes; ``kept``, when given, the ones the
         model kept (the others were left out as row identifiers)."""
         first = members[0]
-        if plan.ensemble:
-            self.members_ = members
-        else:
-            self.__dict__.pop("members_", None)  # a single network now
-            if plan.estimator == "hdp":
-                info.update(concentrations=first.concentrations, node_group=first.node_group)
+        self.members_ = members
         self.discretization_ = plan.discretization
-        self.structure_ = first.structure
-        self.tables_ = first.tables
         self.attributes_ = list(first.attributes)
         self.class_attribute_ = class_attribute
-        self.cardinalities_ = first.cardinalities
         kept = names if kept is None else kept
         self.left_out_ = [n for n in names if n not in set(kept)]
         self.n_features_in_ = len(names)
         self.k_used_ = usable_k(self.structure, self.k, len(kept))
-        self.parents_ = first.structure.named_parents(kept)
+        self._kept_names_ = list(kept)
         self._array_names_ = names
         if plan.kind in ("kdb", "skdb") and self.k_used_ < self.k and self.k != default("k"):
             # a k asked for beyond the data is said once; the default k is capped without a word
@@ -457,8 +473,13 @@ class BayesNetClassifier(_EstimatorBase):
         return predict_source(self, source)
 
     # ------------------------------------------------------------------------------------------
+    structure_ = _one_network("structure_", "structure")
+    tables_ = _one_network("tables_", "tables")
+    cardinalities_ = _one_network("cardinalities_", "cardinalities")
+    parents_ = _one_network("parents_", "parents")
+
     def _check_fitted(self) -> None:
-        if not hasattr(self, "tables_"):
+        if "members_" not in self.__dict__:
             raise _not_fitted(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with appropriate "
                 "arguments before using this estimator."

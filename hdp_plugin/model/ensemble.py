@@ -21,8 +21,8 @@ set of Stirling tables, one pool of threads taking the largest trees first, a tr
 same problem as another member's (nominal data: the same attribute and parents) sampled once and copied
 (:func:`hdp_plugin.hdp.trees.tree_sources`). Nothing is written to disk.
 
-This module holds what a fitted ensemble is (:class:`Member`) and how a model, single network or
-ensemble, predicts.
+This module holds what a model's network is (:class:`Member`: every model is a weighted list of
+them, one for a single network) and how a model predicts.
 
 References
 ----------
@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Member:
-    """One member of an ensemble: its attributes (with its own cut points), structure and tables."""
+    """One network of a model: its seed, attributes (with its own cut points), structure, tables and weight."""
 
     seed: dict  # the member's seed as plain data (_seeds.describe)
     attributes: list[Attribute]
@@ -58,44 +58,31 @@ class Member:
     #: final concentrations
     node_group: np.ndarray | None = None
     concentrations: np.ndarray | None = None
+    #: HDP only: per tree, per depth below the root, the concentrations' [smallest, largest] (what a
+    #: model file keeps of them)
+    concentration_ranges: list | None = None
 
 
-def ensemble_proba(members: list[Member], codes: list[np.ndarray]) -> np.ndarray:
-    """The weighted mean of the members' normalised class probabilities.
-
-    ``codes[e]`` is the data coded as member ``e`` codes it (its own cut points). Members are
-    added in order and the sum divided by the total weight, as the Java classifier does.
-    """
+def model_proba(clf, codes: list[np.ndarray], *, log: bool = False) -> np.ndarray:
+    """P(class | x) (or its log) of the rows coded as ``codes`` (:func:`coding_attributes` order): the
+    weighted mean of the members' normalised class probabilities, members added in order and the sum
+    divided by the total weight, as the Java classifier does. A model of one network returns its
+    log-probabilities as computed, so that they stay exact where a probability would underflow."""
+    members = clf.members_
+    if len(members) == 1:
+        lp = predict_log_proba(members[0].tables, codes[0])
+        return lp if log else np.exp(lp)
     total = None
     for mb, X in zip(members, codes):
         p = np.exp(predict_log_proba(mb.tables, X)) * mb.weight
         total = p if total is None else total + p
-    return total / sum(mb.weight for mb in members)
-
-
-# -- one fitted classifier, single network or ensemble --------------------------------------------------
-def members_of(clf) -> list[Member] | None:
-    """A fitted classifier's ensemble members, or None for a single network: the one place that
-    tells the two apart."""
-    return getattr(clf, "members_", None)
-
-
-def coding_attributes(clf) -> list[list[Attribute]]:
-    """The attributes each network of ``clf`` codes data with (one list per member, its own cut
-    points; one list for a single network)."""
-    members = members_of(clf)
-    return [mb.attributes for mb in members] if members is not None else [clf.attributes_]
-
-
-def model_proba(clf, codes: list[np.ndarray], *, log: bool = False) -> np.ndarray:
-    """P(class | x) (or its log) of the rows coded as ``codes`` (:func:`coding_attributes` order): a
-    single network's normalised tables, or the ensemble's mean of its members'."""
-    members = members_of(clf)
-    if members is None:
-        lp = predict_log_proba(clf.tables_, codes[0])
-        return lp if log else np.exp(lp)
-    proba = ensemble_proba(members, codes)
+    proba = total / sum(mb.weight for mb in members)
     if not log:
         return proba
     with np.errstate(divide="ignore"):
         return np.log(proba)
+
+
+def coding_attributes(clf) -> list[list[Attribute]]:
+    """The attributes each network of ``clf`` codes data with (one list per member, its own cut points)."""
+    return [mb.attributes for mb in clf.members_]

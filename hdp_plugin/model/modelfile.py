@@ -1,17 +1,17 @@
 """The versioned model file: a fitted :class:`BayesNetClassifier` as one Arrow IPC file.
 
 The file is the contract between Python, the daemon and the Java classifier inside Weka; the
-format is documented field by field in ``docs/model-format.md``. In short:
+format (4.0) is documented field by field in ``docs/model-format.md``. In short:
 
-* one Arrow IPC **file** (``pyarrow.ipc.open_file`` reads it), uncompressed, no dictionaries, no
-  nested types: ten flat, non-nullable int32 / int64 / float64 columns;
-* one row per **cell** (a node of a context tree and a value of the tree's attribute), one record
-  batch per tree, in tree order: tree, node, parent, depth, branch, value, count, log_prob, group,
-  concentration;
-* everything else (attributes with their labels and cut points, the class, the structure, the
-  class log-prior, the estimator and its settings, the seed, the versions) is a UTF-8 JSON
-  document in the schema's custom metadata under ``hdp_plugin.model``; fit timings, which differ
-  from run to run, sit apart under ``hdp_plugin.training``;
+* one Arrow IPC **file** (``pyarrow.ipc.open_file`` reads it), uncompressed, no dictionaries;
+* a model is a **list of weighted networks** (one, of weight 1, for NB, TAN, kDB and SkDB; ESKDB's
+  members); one record batch per context tree, the networks' trees in order, one row per **node**:
+  its branch value, its number of children, its back-off weight, and its **observed cells** (a list of
+  value and log-probability pairs);
+* everything else (attributes with their labels and cut points, the class, the structures, the
+  class log-prior, the estimator and its settings, the seeds, the versions) is a UTF-8 JSON document
+  in the schema's custom metadata under ``hdp_plugin.model``; fit timings, which differ from run to
+  run, sit apart under ``hdp_plugin.training``;
 * ``hdp_plugin.sha256`` is the SHA-256 of both JSON documents and of every column's values, so a
   flipped bit is an error rather than a wrong answer.
 
@@ -36,9 +36,8 @@ from .._fs import check_output, replacing
 from .._version import __version__
 from ..data.dataset import Attribute
 from ..errors import ModelFileError, NotFittedError
-from ..hdp.tables import ProbabilityTables
+from ..hdp.tables import ProbabilityTables, children_of
 from ..params import NAMES, canonical_params, check_all, default, resolved_iterations, usable_k
-from ..hdp.trees import ContextTrees, TreeNodes
 from ..structure import Structure
 
 #: the value of the model document's ``format`` field: what tells our files from foreign ones
@@ -47,43 +46,32 @@ FORMAT_NAME = "hdp-bnc-model"
 MODEL_KEY = b"hdp_plugin.model"
 TRAINING_KEY = b"hdp_plugin.training"
 CHECKSUM_KEY = b"hdp_plugin.sha256"
+#: the largest value a narrow file's branch, children and cell value columns hold (uint16)
+NARROW_MAX = 0xFFFF
 
-#: the columns of the cell table, in order, with their Arrow types
-CELL_SCHEMA = pa.schema(
-    [
-        pa.field("tree", pa.int32(), nullable=False),
-        pa.field("node", pa.int32(), nullable=False),
-        pa.field("parent", pa.int32(), nullable=False),
-        pa.field("depth", pa.int32(), nullable=False),
-        pa.field("branch", pa.int32(), nullable=False),
-        pa.field("value", pa.int32(), nullable=False),
-        pa.field("count", pa.int64(), nullable=False),
-        pa.field("log_prob", pa.float64(), nullable=False),
-        pa.field("group", pa.int32(), nullable=False),
-        pa.field("concentration", pa.float64(), nullable=False),
-    ]
-)
-#: format 3.0's node table (one row per node, one record batch per tree): the per-node fields once, and
-#: the node's cells as two lists of ``cardinality`` values
-NODE_SCHEMA = pa.schema(
-    [
-        pa.field("parent", pa.int32(), nullable=False),
-        pa.field("depth", pa.int32(), nullable=False),
-        pa.field("branch", pa.int32(), nullable=False),
-        pa.field("group", pa.int32(), nullable=False),
-        pa.field("concentration", pa.float64(), nullable=False),
-        pa.field("count", pa.list_(pa.field("item", pa.int64(), nullable=False)), nullable=False),
-        pa.field("log_prob", pa.list_(pa.field("item", pa.float64(), nullable=False)), nullable=False),
-    ]
-)
-#: the node table's per-node columns; its list columns are the cells' ``count`` and ``log_prob``
-NODE_COLUMNS = ("parent", "depth", "branch", "group", "concentration")
-_NUMPY_TYPES = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8"), pa.float64(): np.dtype("<f8")}
-#: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles,
-#: so single-network files are what they were before ensembles existed. categorical_features is not
-#: stored: a declared column is stored as the nominal attribute it became (its values its domain), so a
-#: model trained from a CSV with declared columns is the one trained from the ARFF that declares them;
-#: keep_columns neither: the columns a model left out are its ``left_out``.
+
+def node_schema(index_type: pa.DataType) -> pa.Schema:
+    """The node table: per node its branch value (0 at a root), its number of children, the log of its
+    back-off weight, and its observed cells; ``index_type`` is uint16 where every cardinality of the
+    model (the class's included) is at most 65,535, else int32."""
+    cell = pa.struct([pa.field("value", index_type, nullable=False),
+                      pa.field("log_prob", pa.float64(), nullable=False)])
+    return pa.schema([
+        pa.field("branch", index_type, nullable=False),
+        pa.field("children", index_type, nullable=False),
+        pa.field("log_backoff", pa.float64(), nullable=False),
+        pa.field("cells", pa.list_(pa.field("item", cell, nullable=False)), nullable=False),
+    ])
+
+
+NARROW_SCHEMA = node_schema(pa.uint16())
+WIDE_SCHEMA = node_schema(pa.int32())
+#: the numpy type of every primitive Arrow type of the node table
+_NUMPY_TYPES = {pa.uint16(): np.dtype("<u2"), pa.int32(): np.dtype("<i4"), pa.float64(): np.dtype("<f8")}
+#: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles.
+#: categorical_features is not stored: a declared column is stored as the nominal attribute it became
+#: (its values its domain), so a model trained from a CSV with declared columns is the one trained from
+#: the ARFF that declares them; keep_columns neither: the columns a model left out are its ``left_out``.
 #: n_jobs is not stored either: the threads of a fit are a setting of the run, not of the model, so the
 #: same seed writes the same file whatever the threads
 _INIT_PARAMS = tuple(n for n in NAMES if n not in ("n_members", "categorical_features", "keep_columns", "n_jobs"))
@@ -92,6 +80,8 @@ _INFO_MODEL_KEYS = ("rows", "dropped_missing_class", "warnings", "n_samples", "b
 #: fit_info_ keys that change from run to run (kept in the training document)
 _INFO_TIMING_KEYS = ("structure_seconds", "sampler_seconds", "fit_seconds", "streamed", "engine", "pass_seconds",
                      "discretization_sample")
+#: the combination of a model's networks, as the model document states it
+COMBINATION = "weighted mean of the members' normalised class probabilities"
 
 
 # ------------------------------------------------------------------------------------------
@@ -126,104 +116,63 @@ def _classes_document(classes: np.ndarray) -> dict:
                                           for v in classes.tolist()]}
 
 
-def _trees(tables: ProbabilityTables, concentrations, node_group):
-    """Per tree, what both layouts write: (tree, cardinality, nodes, its cells' slice, parent indices
-    within the tree, per-node group and concentration (-1 and NaN without HDP))."""
-    tr = tables.trees
-    for t in range(tr.n_trees):
-        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
-        parent = tr.node_parent[lo:hi].copy()
-        parent[parent >= 0] -= lo
-        if node_group is None:
-            group = np.full(hi - lo, -1, np.int64)
-            conc = np.full(hi - lo, np.nan)
-        else:
-            group = np.asarray(node_group[lo:hi], np.int64)
-            conc = np.asarray(concentrations, np.float64)[group]
-        cells = slice(int(tr.node_cell_start[lo]), int(tr.node_cell_start[hi]))
-        yield t, int(tr.tree_card[t]), slice(lo, hi), cells, parent, group, conc
-
-
-def _cell_columns(tables: ProbabilityTables, concentrations, node_group) -> list[list[np.ndarray]]:
-    """The columns of every tree's record batch of the cell table (1.0, 2.0), as numpy arrays in
-    CELL_SCHEMA order."""
-    tr = tables.trees
-    raw = tr.raw_counts()
+def _node_columns(tables: ProbabilityTables, index: np.dtype) -> list[list]:
+    """Every tree's record batch of the node table, in its schema's order: branch, children and
+    log_backoff as numpy arrays, the cells as (offsets, values, log-probabilities)."""
+    t = tables
     batches = []
-    for t, card, nodes, cells, parent, group, conc in _trees(tables, concentrations, node_group):
-        n_nodes = nodes.stop - nodes.start
-        rep = lambda a: np.repeat(np.asarray(a), card)  # noqa: E731 - per node -> per cell
+    for tr in range(t.n_trees):
+        lo, hi = int(t.tree_node_start[tr]), int(t.tree_node_start[tr + 1])
+        c0, c1 = int(t.cell_start[lo]), int(t.cell_start[hi])
         batches.append([
-            np.full(n_nodes * card, t, "<i4"),
-            rep(np.arange(n_nodes)).astype("<i4"),
-            rep(parent).astype("<i4"),
-            rep(tr.node_depth[nodes]).astype("<i4"),
-            rep(tr.node_branch[nodes]).astype("<i4"),
-            np.tile(np.arange(card), n_nodes).astype("<i4"),
-            raw[cells].astype("<i8"),
-            np.ascontiguousarray(tables.log_probs[cells], "<f8"),
-            rep(group).astype("<i4"),
-            rep(conc).astype("<f8"),
-        ])
-    return batches
-
-
-def _node_columns(tables: ProbabilityTables, concentrations, node_group) -> list[list]:
-    """The columns of every tree's record batch of the node table (3.0), in NODE_SCHEMA order: five
-    per-node numpy arrays, then the cells' counts and log-probabilities as (offsets, values) pairs."""
-    tr = tables.trees
-    raw = tr.raw_counts()
-    batches = []
-    for _, card, nodes, cells, parent, group, conc in _trees(tables, concentrations, node_group):
-        offsets = np.arange(0, (nodes.stop - nodes.start + 1) * card, card, dtype="<i4")
-        batches.append([
-            parent.astype("<i4"),
-            np.asarray(tr.node_depth[nodes]).astype("<i4"),
-            np.asarray(tr.node_branch[nodes]).astype("<i4"),
-            group.astype("<i4"),
-            conc.astype("<f8"),
-            (offsets, raw[cells].astype("<i8")),
-            (offsets, np.ascontiguousarray(tables.log_probs[cells], "<f8")),
+            np.where(t.node_parent[lo:hi] >= 0, t.node_branch[lo:hi], 0).astype(index),
+            t.child_count[lo:hi].astype(index),
+            np.ascontiguousarray(t.log_backoff[lo:hi], "<f8"),
+            ((t.cell_start[lo:hi + 1] - c0).astype("<i4"), t.cell_value[c0:c1].astype(index),
+             np.ascontiguousarray(t.log_probs[c0:c1], "<f8")),
         ])
     return batches
 
 
 def _digest(model_json: bytes, training_json: bytes, batches) -> str:
-    """SHA-256 of the two JSON documents, then of every column of every batch, little-endian (a list
-    column of 3.0: its int32 offsets, then its values)."""
+    """SHA-256 of the two JSON documents, then of every column of every batch, little-endian (the cells:
+    their int32 offsets, then their values, then their log-probabilities)."""
     h = hashlib.sha256()
     h.update(model_json)
     h.update(training_json)
     for cols in batches:
-        for col, field in zip(cols, NODE_SCHEMA if len(cols) == len(NODE_SCHEMA) else CELL_SCHEMA):
-            if isinstance(col, tuple):  # a list column (3.0): its offsets, then its items
-                offsets, col = col
-                h.update(np.ascontiguousarray(offsets, "<i4").view(np.uint8))
-                field = field.type.value_field
-            h.update(np.ascontiguousarray(col, _NUMPY_TYPES[field.type]).view(np.uint8))  # its bytes, no copy
+        for col in cols:
+            for part in (col if isinstance(col, tuple) else (col,)):
+                h.update(np.ascontiguousarray(part).view(np.uint8))  # little-endian arrays: their bytes
     return h.hexdigest()
 
 
-def _network_document(attributes, cardinalities, structure: Structure, tables: ProbabilityTables) -> dict:
-    """One network's part of the model document: attributes, cardinalities, structure, trees."""
-    tr = tables.trees
+def _network_document(member) -> dict:
+    """One network's part of the model document: weight, seed, attributes, cardinalities, structure, trees."""
+    tables, attributes, structure = member.tables, member.attributes, member.structure
     names = [a.name for a in attributes]
+    ranges = member.concentration_ranges
     trees = []
-    for t in range(tr.n_trees):
-        c = int(tr.attrs[t])
-        vars_ = tr.branch_vars[int(tr.tree_var_start[t]) : int(tr.tree_var_start[t + 1])]
-        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
-        trees.append({"attribute": c, "name": names[c], "cardinality": int(tr.tree_card[t]),
-                      "branching": [int(v) for v in vars_], "nodes": hi - lo,
-                      "cells": (hi - lo) * int(tr.tree_card[t])})
+    for t in range(tables.n_trees):
+        c = int(tables.attrs[t])
+        vars_ = tables.branch_vars[int(tables.tree_var_start[t]) : int(tables.tree_var_start[t + 1])]
+        lo, hi = int(tables.tree_node_start[t]), int(tables.tree_node_start[t + 1])
+        tree = {"attribute": c, "name": names[c], "cardinality": int(tables.tree_card[t]),
+                "branching": [int(v) for v in vars_], "nodes": hi - lo,
+                "cells": int(tables.cell_start[hi] - tables.cell_start[lo])}
+        if ranges is not None:
+            tree["concentrations"] = ranges[t]
+        trees.append(tree)
     st = structure
     return {
+        "weight": float(member.weight),
+        "seed": member.seed,
         "attributes": [
             {"name": a.name, "values": list(a.values), "numeric": bool(a.numeric),
              "cut_points": None if a.cut_points is None else [float(x) for x in a.cut_points]}
             for a in attributes
         ],
-        "cardinalities": [int(x) for x in cardinalities],
+        "cardinalities": [int(x) for x in member.cardinalities],
         "structure": {"kind": st.kind, "k": int(st.k), "kept": [int(x) for x in st.kept],
                       "parents": [[int(p) for p in ps] for ps in st.parents],
                       "order": [int(x) for x in st.order], "mi": _jsonable(np.asarray(st.mi)),
@@ -232,24 +181,15 @@ def _network_document(attributes, cardinalities, structure: Structure, tables: P
     }
 
 
-def model_document(clf, layout: str | None = None) -> tuple[dict, dict]:
-    """The model and training JSON documents of a fitted classifier (see docs/model-format.md).
-
-    In the cell layout a single network is written as format 1.0 (its attributes, structure and
-    trees at the top level); an ensemble as 2.0, whose ``members`` list holds one such network part
-    per member with its ``weight`` and ``seed``. The node layout (``layout="nodes"``) writes the same
-    document as 3.0, for a network or an ensemble.
-    """
-    layout = _layout(layout)
+def model_document(clf) -> tuple[dict, dict]:
+    """The model and training JSON documents of a fitted classifier (see docs/model-format.md)."""
     info = clf.fit_info_
     params = {p: getattr(clf, p, None) for p in _INIT_PARAMS}
     params["discretization"] = getattr(clf, "discretization_", clf.discretization)  # "auto" resolved
     seed = params["random_state"]
     params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
-    from .ensemble import members_of  # here: reading a model file needs no ensemble code
-
-    members = members_of(clf)
-    if members is not None:
+    members = clf.members_
+    if clf.structure == "eskdb":
         params["n_members"] = int(clf.n_members)
     hdp = clf.estimator == "hdp"
     # "auto" resolved: the number the sampler ran (without a sampler, the single networks' default)
@@ -257,12 +197,10 @@ def model_document(clf, layout: str | None = None) -> tuple[dict, dict]:
         resolved_iterations(clf.structure if hdp else "", clf.iterations)
     # the parameters that do not matter at their defaults: every face writes the same document for a model
     params = canonical_params(params)
-    estimator = {"name": clf.estimator}
+    estimator = {"name": clf.estimator, "backoff": "parent" if hdp else "uniform"}
     if hdp:
-        groups = [m.concentrations for m in members] if members is not None else [info["concentrations"]]
         estimator.update(iterations=params["iterations"], burn_in=int(info["burn_in"]),
-                         n_samples=int(info["n_samples"]), tying=clf.tying, window=config.WINDOW,
-                         n_groups=int(sum(np.asarray(g).shape[0] for g in groups)))
+                         n_samples=int(info["n_samples"]), tying=clf.tying, window=config.WINDOW)
         if "tolerance" in info:  # iterations="auto": the stopping rule, and what each tree ran
             estimator.update(tolerance=float(info["tolerance"]),
                              tree_iterations=[int(v) for v in info["tree_iterations"]])
@@ -270,34 +208,23 @@ def model_document(clf, layout: str | None = None) -> tuple[dict, dict]:
         estimator["m"] = float(clf.m)
     elif clf.estimator == "mle":
         estimator["m"] = 0.0
-    ensemble = members is not None
+    first = members[0].tables
     doc = {
         "format": FORMAT_NAME,
-        "format_version": list(config.NODE_FORMAT) if layout == "nodes"
-        else list(config.ENSEMBLE_FORMAT) if ensemble else list(config.NETWORK_FORMAT),
+        "format_version": [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR],
         "package_version": __version__,
-    }
-    if ensemble:
-        doc["ensemble"] = {"kind": "eskdb", "combination": "mean of the members' normalised class probabilities",
-                           "n_members": len(members)}
-        doc["members"] = [
-            {"weight": float(m.weight), "seed": m.seed,
-             **_network_document(m.attributes, m.cardinalities, m.structure, m.tables)}
-            for m in members
-        ]
-    else:
-        doc.update(_network_document(clf.attributes_, clf.cardinalities_, clf.structure_, clf.tables_))
-    doc.update({
         "class": {"name": clf.class_attribute_.name, "values": list(clf.class_attribute_.values)},
         "classes": _classes_document(clf.classes_),
-        "n_classes": int(clf.tables_.trees.n_classes),
-        "class_log_prior": [float(x) for x in clf.tables_.log_prior],
+        "n_classes": int(first.n_classes),
+        "class_log_prior": [float(x) for x in first.log_prior],
         "estimator": estimator,
         "seed": params["random_state"],
         "params": _jsonable(params),
         "feature_names_in": hasattr(clf, "feature_names_in_"),
         "fit": _jsonable({k: info[k] for k in _INFO_MODEL_KEYS if k in info}),
-    })
+        "combination": COMBINATION,
+        "members": [_network_document(m) for m in members],
+    }
     left = set(getattr(clf, "left_out_", ()))
     if left:  # the training input's attributes left out as row identifiers, at their places in it
         doc["left_out"] = [{"name": n, "index": i} for i, n in enumerate(clf._array_names_) if n in left]
@@ -305,14 +232,14 @@ def model_document(clf, layout: str | None = None) -> tuple[dict, dict]:
     return doc, training
 
 
-def _layout(layout: str | None) -> str:
-    layout = config.MODEL_LAYOUT if layout is None else layout
-    if layout not in ("cells", "nodes"):
-        raise ValueError(f"layout must be 'cells' or 'nodes', got {layout!r}")
-    return layout
+def _schema_of(members) -> pa.Schema:
+    """The narrow schema unless a cardinality of the model exceeds what uint16 holds."""
+    widest = max([int(m.tables.n_classes) for m in members]
+                 + [int(c) for m in members for c in np.asarray(m.cardinalities)])
+    return NARROW_SCHEMA if widest <= NARROW_MAX else WIDE_SCHEMA
 
 
-def save_model(clf, path, layout: str | None = None) -> Path:
+def save_model(clf, path) -> Path:
     """Write a fitted classifier to ``path`` as a model file, atomically.
 
     The file is written under a temporary name in the same directory and renamed over ``path``
@@ -324,9 +251,6 @@ def save_model(clf, path, layout: str | None = None) -> Path:
         A fitted classifier.
     path : str or os.PathLike
         Where to write; by convention the suffix is ``.hdpbnc`` (any name works).
-    layout : {"cells", "nodes"}, optional
-        The record batches' layout: one row per cell (formats 1.0 and 2.0) or one row per node
-        (3.0, smaller); by default ``config.MODEL_LAYOUT``.
 
     Returns
     -------
@@ -340,7 +264,7 @@ def save_model(clf, path, layout: str | None = None) -> Path:
     ModelFileError
         If the file cannot be written.
     """
-    if not hasattr(clf, "tables_"):
+    if "members_" not in getattr(clf, "__dict__", {}):
         raise NotFittedError(f"This {type(clf).__name__} instance is not fitted yet; fit it before save_model")
     path = Path(path)
     target, problem = check_output(path)
@@ -348,62 +272,57 @@ def save_model(clf, path, layout: str | None = None) -> Path:
         raise ModelFileError(f"{path}: {problem}; save the model to a regular file")
     if os.path.islink(path):  # write through a link: replace the file it names, not the link
         path = target
-    layout = _layout(layout)
-    doc, training = model_document(clf, layout)
-    info = clf.fit_info_
-    hdp = clf.estimator == "hdp"
-    from .ensemble import members_of
-
-    members = members_of(clf)
-    columns, schema_of = (_node_columns, NODE_SCHEMA) if layout == "nodes" else (_cell_columns, CELL_SCHEMA)
-    if members is not None:
-        batches = [cols for m in members for cols in columns(m.tables, m.concentrations, m.node_group)]
-    else:
-        batches = columns(clf.tables_, info.get("concentrations") if hdp else None,
-                          info.get("node_group") if hdp else None)
+    doc, training = model_document(clf)
+    schema = _schema_of(clf.members_)
+    index = _NUMPY_TYPES[schema.field("branch").type]
+    batches = [cols for m in clf.members_ for cols in _node_columns(m.tables, index)]
     model_json = json.dumps(doc, allow_nan=False, separators=(",", ":")).encode("utf-8")
     training_json = json.dumps(training, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    schema = schema_of.with_metadata({
-        MODEL_KEY: model_json,
-        TRAINING_KEY: training_json,
-        CHECKSUM_KEY: _digest(model_json, training_json, batches).encode("ascii"),
-    })
     try:
         with replacing(path, fsync=True) as tmp, pa.OSFile(str(tmp), "wb") as sink:  # written by Arrow, not Python
-            options = pa.ipc.IpcWriteOptions(compression=None)
-            with pa.ipc.new_file(sink, schema, options=options) as writer:
-                for cols in batches:
-                    writer.write_batch(_record_batch(cols, schema))
+            _write(sink, schema, model_json, training_json, batches)
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot write the model file: {exc.strerror or exc}") from exc
     return path
 
 
+def _write(sink, schema: pa.Schema, model_json: bytes, training_json: bytes, batches) -> None:
+    schema = schema.with_metadata({
+        MODEL_KEY: model_json,
+        TRAINING_KEY: training_json,
+        CHECKSUM_KEY: _digest(model_json, training_json, batches).encode("ascii"),
+    })
+    with pa.ipc.new_file(sink, schema, options=pa.ipc.IpcWriteOptions(compression=None)) as writer:
+        for cols in batches:
+            writer.write_batch(_record_batch(cols, schema))
+
+
 def file_bytes(model_json: bytes, training_json: bytes, batches: list[dict[str, np.ndarray]],
-               nodes: bool | None = None) -> bytes:
+               wide: bool = False) -> bytes:
     """A model file's bytes from its two documents and its record batches as :func:`read_model_file`
-    returns them (the node table's where they hold ``count_offsets``, or where ``nodes``), with the
-    checksum that matches them: what tests and tools write to craft a file whose only faults are the
-    ones they put in it."""
-    if nodes is None:
-        nodes = bool(batches) and "count_offsets" in batches[0]
-    schema_of = NODE_SCHEMA if nodes else CELL_SCHEMA
-    cols = [[(b[f.name + "_offsets"], b[f.name]) if isinstance(f.type, pa.ListType) else b[f.name] for f in schema_of]
-            for b in batches]
-    schema = schema_of.with_metadata({MODEL_KEY: model_json, TRAINING_KEY: training_json,
-                                      CHECKSUM_KEY: _digest(model_json, training_json, cols).encode("ascii")})
+    returns them, with the checksum that matches them: what tests and tools write to craft a file whose
+    only faults are the ones they put in it."""
+    schema = WIDE_SCHEMA if wide else NARROW_SCHEMA
+    index = _NUMPY_TYPES[schema.field("branch").type]
+    cols = [[np.asarray(b["branch"]).astype(index), np.asarray(b["children"]).astype(index),
+             np.asarray(b["log_backoff"], "<f8"),
+             (np.asarray(b["cell_offsets"], "<i4"), np.asarray(b["cell_value"]).astype(index),
+              np.asarray(b["cell_log_prob"], "<f8"))] for b in batches]
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_file(sink, schema) as writer:
-        for c in cols:
-            writer.write_batch(_record_batch(c, schema))
+    _write(sink, schema, model_json, training_json, cols)
     return sink.getvalue().to_pybytes()
 
 
 def _record_batch(cols: list, schema: pa.Schema) -> pa.RecordBatch:
-    """One record batch of ``schema`` from numpy columns ((offsets, values) pairs for list columns, which
-    pyarrow checks: offsets outside the values are a ValueError)."""
-    arrays = [pa.ListArray.from_arrays(pa.array(c[0], pa.int32()), pa.array(c[1], f.type.value_type), type=f.type)
-              if isinstance(c, tuple) else pa.array(c, type=f.type) for c, f in zip(cols, schema)]
+    """One record batch of the node table from numpy columns (pyarrow checks the cells' offsets)."""
+    branch, children, log_backoff, (offsets, values, log_probs) = cols
+    cell_type = schema.field("cells").type
+    struct = pa.StructArray.from_arrays([pa.array(values, cell_type.value_type.field("value").type),
+                                         pa.array(log_probs, pa.float64())],
+                                        fields=list(cell_type.value_type))
+    cells = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=cell_type)
+    arrays = [pa.array(branch, schema.field("branch").type), pa.array(children, schema.field("children").type),
+              pa.array(log_backoff, pa.float64()), cells]
     return pa.record_batch(arrays, schema=schema)
 
 
@@ -433,18 +352,6 @@ def _values(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
     return np.frombuffer(buf, dtype=native, count=len(arr), offset=arr.offset * native.itemsize)
 
 
-def _list_values(arr: pa.Array, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """A list column without nulls: its int32 offsets (rows + 1) and its items' values, as numpy views."""
-    if arr.values.null_count:
-        raise ValueError("nulls in a list's items")
-    buf = arr.buffers()[1]
-    n = len(arr)
-    if buf is None or buf.size < 4 * (arr.offset + n + 1):
-        raise ValueError("a list column without its offsets")
-    offsets = np.frombuffer(buf, dtype=np.int32, count=n + 1, offset=4 * arr.offset)
-    return offsets, _values(arr.values, dtype)
-
-
 #: the deepest nesting of objects and arrays a model file's JSON documents may have (the Weka package's
 #: reader has the same bound, so that both readers refuse the same files)
 MAX_JSON_NESTING = 200
@@ -468,9 +375,8 @@ def _check_nesting(obj) -> None:
 
 def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     """Read and verify a model file: the model document, the training document, the record batches
-    (per batch a dict of numpy arrays: the cell table's columns; for 3.0 the node table's per-node
-    columns, ``count`` and ``log_prob`` (every cell of the tree) and their ``count_offsets`` and
-    ``log_prob_offsets``).
+    (per batch a dict of numpy arrays: ``branch``, ``children``, ``log_backoff`` per node; the cells'
+    ``cell_offsets`` (nodes + 1), ``cell_value`` and ``cell_log_prob``), and whether it is wide.
 
     Checks the magic, the schema, the format name and major version, and the checksum. Raises
     :class:`ModelFileError` naming the file for anything unreadable.
@@ -511,61 +417,76 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     if (not isinstance(version, list) or len(version) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in version)):
         raise ModelFileError(f"{path}: corrupted model file (bad format_version {version!r})")
-    newest = max(config.MODEL_FORMAT_READS)
-    if version[0] not in config.MODEL_FORMAT_READS:
-        newer = version[0] > newest
+    if version[0] != config.MODEL_FORMAT_MAJOR:
         raise ModelFileError(
             f"{path}: model format {version[0]}.{version[1]} "
-            + (f"is newer than this hdp_plugin {__version__} reads ({newest}.x); upgrade hdp_plugin"
-               if newer else f"is not supported by hdp_plugin {__version__} (it reads "
-               f"{', '.join(f'{v}.x' for v in config.MODEL_FORMAT_READS)})")
+            + (f"is newer than this hdp_plugin {__version__} reads ({config.MODEL_FORMAT_MAJOR}.x); upgrade hdp_plugin"
+               if version[0] > config.MODEL_FORMAT_MAJOR else
+               f"is no longer read by hdp_plugin {__version__} (it reads {config.MODEL_FORMAT_MAJOR}.x); train the "
+               "model again")
         )
     try:
         fields = [(f.name, f.type) for f in reader.schema]
     except UnicodeDecodeError as exc:
         raise ModelFileError(f"{path}: corrupted model file (column names that are not UTF-8)") from exc
-    nodes = version[0] >= 3
-    schema = NODE_SCHEMA if nodes else CELL_SCHEMA
-    if fields != [(f.name, f.type) for f in schema]:
+    schema = next((sc for sc in (NARROW_SCHEMA, WIDE_SCHEMA) if fields == [(f.name, f.type) for f in sc]), None)
+    if schema is None:
         raise ModelFileError(f"{path}: corrupted model file (unexpected columns {[n for n, _ in fields]})")
+    index = _NUMPY_TYPES[schema.field("branch").type]
     batches = []
     try:
         for i in range(reader.num_record_batches):
             b = reader.get_batch(i)
-            cols = {}
-            for j, f in enumerate(schema):
-                arr = b.column(j)
-                if arr.null_count:
-                    raise ModelFileError(f"{path}: corrupted model file (nulls in column {f.name!r})")
-                if isinstance(f.type, pa.ListType):
-                    offsets, values = _list_values(arr, _NUMPY_TYPES[f.type.value_type])
-                    if offsets.size and (offsets[0] != 0 or offsets[-1] != values.size):
-                        raise ModelFileError(f"{path}: corrupted model file (bad offsets in column {f.name!r})")
-                    cols[f.name + "_offsets"] = np.array(offsets, dtype="<i4")
-                    cols[f.name] = np.array(values, dtype=_NUMPY_TYPES[f.type.value_type])
-                else:
-                    cols[f.name] = np.array(_values(arr, _NUMPY_TYPES[f.type]), dtype=_NUMPY_TYPES[f.type])
-            batches.append(cols)
+            if any(b.column(j).null_count for j in range(b.num_columns)):
+                raise ModelFileError(f"{path}: corrupted model file (nulls in tree {i})")
+            cells = b.column(3)
+            offsets = _offsets(cells)
+            struct = cells.values
+            if struct.null_count or any(struct.field(j).null_count for j in range(2)):
+                raise ModelFileError(f"{path}: corrupted model file (nulls in tree {i}'s cells)")
+            values = _values(struct.field(0), index)
+            log_probs = _values(struct.field(1), np.dtype("<f8"))
+            if offsets.size and (offsets[0] != 0 or offsets[-1] != values.size or values.size != log_probs.size):
+                raise ModelFileError(f"{path}: corrupted model file (bad cell offsets in tree {i})")
+            batches.append({"branch": np.array(_values(b.column(0), index), np.int64),
+                            "children": np.array(_values(b.column(1), index), np.int64),
+                            "log_backoff": np.array(_values(b.column(2), np.dtype("<f8")), np.float64),
+                            "cell_offsets": np.array(offsets, np.int64),
+                            "cell_value": np.array(values, np.int64),
+                            "cell_log_prob": np.array(log_probs, np.float64)})
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise ModelFileError(f"{path}: corrupted model file (unreadable record batch: {exc})") from exc
     expected = meta.get(CHECKSUM_KEY, b"").decode("ascii", "replace")
     actual = _digest(model_json, training_json, [
-        [(c[f.name + "_offsets"], c[f.name]) if isinstance(f.type, pa.ListType) else c[f.name] for f in schema]
+        [c["branch"].astype(index), c["children"].astype(index), c["log_backoff"].astype("<f8"),
+         (c["cell_offsets"].astype("<i4"), c["cell_value"].astype(index), c["cell_log_prob"].astype("<f8"))]
         for c in batches])
     if expected != actual:
         raise ModelFileError(f"{path}: corrupted model file (checksum mismatch)")
     return doc, training, batches
 
 
-def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
-    """ContextTrees, log-probabilities, concentrations and node groups from the cell batches."""
-    cards = np.asarray(doc["cardinalities"], np.int64)
-    n_classes = int(doc["n_classes"])
-    parents = doc["structure"]["parents"]
-    kept = doc["structure"]["kept"]
-    trees_doc = doc["trees"]
+def _offsets(arr: pa.Array) -> np.ndarray:
+    """A list column's int32 offsets (rows + 1), as a numpy view."""
+    buf = arr.buffers()[1]
+    n = len(arr)
+    if buf is None or buf.size < 4 * (arr.offset + n + 1):
+        raise ValueError("a list column without its offsets")
+    return np.frombuffer(buf, dtype=np.int32, count=n + 1, offset=4 * arr.offset)
+
+
+def _read_tables(part: dict, n_classes: int, log_prior: np.ndarray, batches, backoff_to_parent: bool,
+                 mle: bool) -> ProbabilityTables:
+    """One network's :class:`ProbabilityTables` from its part of the model document and its batches,
+    every number checked to be one a fit can write (a fault names the tree and node)."""
+    cards = np.asarray(part["cardinalities"], np.int64)
+    parents = part["structure"]["parents"]
+    kept = part["structure"]["kept"]
+    trees_doc = part["trees"]
     _need(len(trees_doc) == len(batches) == len(kept), "the number of trees does not match the structure")
-    nodes, lp_l, grp_l, conc_l = [], [], [], []
+    attrs, tcard, node_start, var_start, bvars = [], [], [0], [0], []
+    par_l, dep_l, br_l, lb_l, cs_l, cv_l, lp_l = [], [], [], [], [], [], []
+    n_cells = 0
     for t, (td, b) in enumerate(zip(trees_doc, batches)):
         c = int(td["attribute"])
         _need(c == kept[t], f"tree {t} is for attribute {c}, the structure keeps {kept[t]}")
@@ -573,70 +494,103 @@ def _rebuild_trees(doc: dict, batches: list[dict[str, np.ndarray]]):
         _need(card == cards[c] and card >= 1, f"tree {t}: cardinality {card} does not match")
         vars_ = [int(v) for v in td["branching"]]
         _need(vars_ == [-1] + [int(p) for p in parents[c]], f"tree {t}: branching order does not match the structure")
-        radix = [n_classes] + [int(cards[p]) for p in vars_[1:]]
-        D = len(vars_)
-        if "count_offsets" in b:  # 3.0: one row per node, its cells in two lists
-            n_nodes = b["parent"].shape[0]
-            _need(n_nodes == int(td["nodes"]) >= 1, f"tree {t}: wrong number of nodes")
-            bounds = np.arange(0, (n_nodes + 1) * card, card)
-            _need(np.array_equal(b["count_offsets"], bounds) and np.array_equal(b["log_prob_offsets"], bounds),
-                  f"tree {t}: a node's lists do not hold one value per value of the attribute")
-            per_node = {col: b[col] for col in NODE_COLUMNS}
+        radix = np.asarray([n_classes] + [int(cards[p]) for p in vars_[1:]], np.int64)
+        n = b["branch"].shape[0]
+        _need(n == int(td["nodes"]) >= 1, f"tree {t}: wrong number of nodes")
+        children = b["children"]
+        _need(int(children.sum()) == n - 1, f"tree {t}: the nodes' children do not add up to its nodes")
+        parent = np.concatenate(([-1], np.repeat(np.arange(n), children)))
+        _need((parent[1:] < np.arange(1, n)).all(), f"tree {t}: a node comes before its parent")
+        depth = np.zeros(n, np.int64)
+        for _ in range(len(vars_) + 1):  # a pass settles one more level (parents come first)
+            depth[1:] = depth[parent[1:]] + 1
+        _need(depth.max() <= len(vars_), f"tree {t}: deeper than its branching variables")
+        _need((np.diff(depth) >= 0).all(), f"tree {t}: nodes not in breadth-first order")
+        branch = b["branch"]
+        _need(branch[0] == 0, f"tree {t}, node 0: a root's branch must be 0")
+        if n > 1:
+            bad = np.nonzero((branch[1:] < 0) | (branch[1:] >= radix[depth[1:] - 1]))[0]
+            _need(bad.size == 0, f"tree {t}, node {bad[0] + 1 if bad.size else 0}: branch value out of range")
+            same = parent[2:] == parent[1:-1]
+            bad = np.nonzero(same & (branch[2:] <= branch[1:-1]))[0]
+            _need(bad.size == 0, f"tree {t}, node {bad[0] + 2 if bad.size else 0}: children not sorted by branch value")
+        offsets = b["cell_offsets"]
+        _need(offsets.shape == (n + 1,), f"tree {t}: wrong number of cell lists")
+        counts = np.diff(offsets)
+        bad = np.nonzero(counts < 1)[0]
+        _need(bad.size == 0, f"tree {t}, node {bad[0] if bad.size else 0}: a node without a cell")
+        values, lp = b["cell_value"], b["cell_log_prob"]
+        node_of = np.repeat(np.arange(n), counts)
+        bad = np.nonzero((values < 0) | (values >= card))[0]
+        _need(bad.size == 0, f"tree {t}, node {node_of[bad[0]] if bad.size else 0}: a cell's value out of range")
+        bad = np.nonzero((node_of[1:] == node_of[:-1]) & (values[1:] <= values[:-1]))[0]
+        _need(bad.size == 0, f"tree {t}, node {node_of[bad[0] + 1] if bad.size else 0}: cells not sorted by value")
+        bad = np.nonzero(~np.isfinite(lp) | (lp > 1e-9))[0]
+        _need(bad.size == 0, f"tree {t}, node {node_of[bad[0]] if bad.size else 0}: a log-probability that is not "
+              "finite and at most 0")
+        lb = b["log_backoff"]
+        bad = np.nonzero(np.isnan(lb) | (lb > 0) | (np.isneginf(lb) & (not mle)))[0]
+        _need(bad.size == 0, f"tree {t}, node {bad[0] if bad.size else 0}: a back-off weight outside (0, 1]")
+        total = np.add.reduceat(np.exp(lp), offsets[:-1])
+        # what a node's unseen values get: its back-off weight times their share of its back-off distribution
+        if backoff_to_parent:
+            key = node_of * card + values
+            pkey = parent[node_of] * card + values
+            pos = np.searchsorted(key, pkey)
+            found = (pos < key.size) & (key[np.minimum(pos, key.size - 1)] == pkey)
+            inner = node_of > 0
+            bad = np.nonzero(inner & ~found)[0]
+            _need(bad.size == 0, f"tree {t}, node {node_of[bad[0]] if bad.size else 0}: a cell its parent has not")
+            share = np.exp(lp[np.minimum(pos, key.size - 1)]) * inner
+            rest = 1.0 - np.add.reduceat(share, offsets[:-1])
+            rest[0] = (card - counts[0]) / card
         else:
-            n_cells = b["value"].shape[0]
-            _need(n_cells % card == 0 and n_cells // card == int(td["nodes"]) >= 1, f"tree {t}: wrong number of cells")
-            n_nodes = n_cells // card
-            _need((b["tree"] == t).all(), f"tree {t}: wrong tree column")
-            _need((b["node"] == np.repeat(np.arange(n_nodes), card)).all(), f"tree {t}: cells out of order")
-            _need((b["value"] == np.tile(np.arange(card), n_nodes)).all(), f"tree {t}: cells out of order")
-            per_node = {}
-            for col in NODE_COLUMNS:
-                per = b[col].reshape(n_nodes, card)
-                _need(np.array_equal(per, np.broadcast_to(per[:, :1], per.shape), equal_nan=True),
-                      f"tree {t}: column {col!r} differs between the cells of a node")
-                per_node[col] = per[:, 0]
-        par = per_node["parent"].astype(np.int64)
-        dep = per_node["depth"].astype(np.int64)
-        br = per_node["branch"].astype(np.int64)
-        _need(par[0] == -1 and dep[0] == 0 and br[0] == -1, f"tree {t}: bad root")
-        if n_nodes > 1:
-            p = par[1:]
-            _need(((p >= 0) & (p < np.arange(1, n_nodes))).all(), f"tree {t}: bad parent index")
-            _need((dep[1:] == dep[p] + 1).all() and (np.diff(dep) >= 0).all() and dep[-1] <= D,
-                  f"tree {t}: bad depths")
-            rad = np.asarray(radix, np.int64)[dep[1:] - 1]
-            _need(((br[1:] >= 0) & (br[1:] < rad)).all(), f"tree {t}: branch value out of range")
-        _need((b["count"] >= 0).all(), f"tree {t}: negative counts")
-        nodes.append(TreeNodes(c, card, vars_, par, dep, br, b["count"].astype(np.int64)))
-        lp_l.append(b["log_prob"])
-        grp_l.append(per_node["group"].astype(np.int64))
-        conc_l.append(np.asarray(per_node["concentration"], np.float64))
-    try:
-        trees = ContextTrees.from_nodes(nodes, n_classes, cards)
-    except ValueError as exc:
-        raise _Corrupt(str(exc)) from None
+            rest = (card - counts) / card
+        sums = total + np.exp(lb) * rest
+        bad = np.nonzero(np.abs(sums - 1.0) > 1e-6)[0]
+        _need(bad.size == 0, f"tree {t}, node {bad[0] if bad.size else 0}: its distribution does not sum to one")
+        off = node_start[-1]
+        attrs.append(c)
+        tcard.append(card)
+        bvars.extend(vars_)
+        var_start.append(len(bvars))
+        node_start.append(off + n)
+        par_l.append(np.where(parent >= 0, parent + off, -1))
+        dep_l.append(depth)
+        br_l.append(np.where(parent >= 0, branch, -1))
+        lb_l.append(lb)
+        cs_l.append(offsets[:-1] + n_cells)
+        cv_l.append(values)
+        lp_l.append(lp)
+        n_cells += int(offsets[-1])
 
     def cat(parts, dtype):
         return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype)
 
-    return trees, cat(lp_l, np.float64), cat(grp_l, np.int64), cat(conc_l, np.float64)
+    node_parent = cat(par_l, np.int64)
+    child_start, child_count = children_of(node_parent)
+    return ProbabilityTables(
+        attrs=np.asarray(attrs, np.int64), tree_card=np.asarray(tcard, np.int64),
+        tree_node_start=np.asarray(node_start, np.int64), tree_var_start=np.asarray(var_start, np.int64),
+        branch_vars=np.asarray(bvars, np.int64), node_parent=node_parent, node_depth=cat(dep_l, np.int64),
+        node_branch=cat(br_l, np.int64), child_start=child_start, child_count=child_count,
+        cell_start=np.concatenate((cat(cs_l, np.int64), [n_cells])).astype(np.int64),
+        cell_value=cat(cv_l, np.int64), log_probs=cat(lp_l, np.float64), log_backoff=cat(lb_l, np.float64),
+        log_prior=log_prior, backoff_to_parent=backoff_to_parent, n_classes=n_classes, cardinalities=cards)
 
 
-def _concentrations(group: np.ndarray, conc: np.ndarray, n_groups: int = 0) -> np.ndarray:
-    """Every group's concentration from the per-node columns (NaN for a group with no node)."""
-    out = np.full(max(n_groups, int(group.max(initial=-1)) + 1), np.nan)
-    out[group] = conc
-    return out
-
-
-def _read_network(part: dict, n_classes: int, batches) -> tuple:
-    """One network of a model document (the top level of 1.0, a member of 2.0) and its batches:
-    (attributes, cardinalities, structure, trees, log_probs, node groups, node concentrations)."""
+def _read_network(part: dict, n_classes: int, log_prior: np.ndarray, batches, backoff_to_parent: bool,
+                  mle: bool) -> "Network":
+    """One network of a model document and its batches."""
     attributes = [
         Attribute(name=str(a["name"]), values=tuple(str(v) for v in a["values"]), numeric=bool(a["numeric"]),
                   cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]))
         for a in part["attributes"]
     ]
+    for a in attributes:
+        if a.cut_points is not None:
+            cp = np.asarray(a.cut_points, np.float64)
+            _need(np.isfinite(cp).all() and (np.diff(cp) > 0).all(), f"attribute {a.name!r}: bad cut points")
     n_attr = len(attributes)
     cards = np.asarray(part["cardinalities"], np.int64)
     _need(cards.shape == (n_attr,) and (cards >= 1).all(), "bad cardinalities")
@@ -652,47 +606,16 @@ def _read_network(part: dict, n_classes: int, batches) -> tuple:
                           order=tuple(int(x) for x in s["order"]),
                           mi=np.asarray([np.nan if v is None else v for v in s["mi"]], np.float64),
                           info=dict(s.get("info") or {}))
-    trees, log_probs, group, conc = _rebuild_trees({**part, "n_classes": n_classes}, batches)
-    return attributes, cards, structure, trees, log_probs, group, conc
-
-
-def _check_numbers(attributes, trees, log_probs, log_prior, group, conc, hdp: bool) -> None:
-    """The numbers a prediction uses must be ones a fit can produce: no NaN or infinite probabilities,
-    distributions that sum to one, sorted finite cut points, positive concentrations."""
-    for a in attributes:
-        if a.cut_points is not None:
-            cp = np.asarray(a.cut_points, np.float64)
-            _need(np.isfinite(cp).all() and (np.diff(cp) > 0).all(), f"attribute {a.name!r}: bad cut points")
-    _need(log_probs.shape == (trees.n_cells,), "the tables do not match the trees")
-    _need(not np.isnan(log_probs).any() and (log_probs <= 1e-9).all(), "NaN or positive log-probabilities")
-    card = trees.tree_card[trees.node_tree]
-    sums = np.add.reduceat(np.exp(log_probs), trees.node_cell_start[:-1]) if log_probs.size else np.zeros(0)
-    _need(card.size == sums.size and np.allclose(sums, 1.0, rtol=0, atol=1e-6),
-          "a probability table does not sum to one")
-    _need(not np.isnan(log_prior).any() and (log_prior <= 1e-9).all()
-          and abs(float(np.exp(log_prior).sum()) - 1.0) < 1e-6, "bad class log-prior")
-    if hdp:
-        _need(group.shape == (trees.n_nodes,) and conc.shape == (trees.n_nodes,) and (group >= 0).all(),
-              "bad concentration groups")
-        _need(np.isfinite(conc).all() and (conc > 0).all(), "bad concentrations")
-
-
-def _member_weights(doc: dict, parts: list) -> list[float]:
-    """The members' weights of a 2.0 document, checked against what the writer writes: an ``eskdb``
-    ensemble whose ``n_members`` (in ``ensemble`` and in ``params``) is the number of members, each of
-    weight 1/n_members (to 1e-9, relative). Anything else (1e308, unequal or non-numeric weights, a
-    count that does not match) would change or break the predictions: refused."""
-    n = len(parts)
-    ens = doc["ensemble"]
-    _need(isinstance(ens, dict) and ens.get("kind") == "eskdb",
-          f"ensemble kind {ens.get('kind') if isinstance(ens, dict) else ens!r} is not eskdb")
-    for where, value in (("ensemble.n_members", ens.get("n_members")), ("params.n_members", doc["params"].get("n_members"))):
-        _need(type(value) is int and value == n, f"{where} is {value!r} but the file holds {n} members")
-    weights = [part["weight"] for part in parts]
-    for e, w in enumerate(weights):
-        _need(type(w) in (int, float) and math.isfinite(w) and w > 0 and abs(w * n - 1.0) <= 1e-9,
-              f"member {e} has weight {w!r}; an ESKDB member weighs 1/n_members ({1.0 / n!r})")
-    return [float(w) for w in weights]
+    tables = _read_tables(part, n_classes, log_prior, batches, backoff_to_parent, mle)
+    ranges = [td.get("concentrations") for td in part["trees"]]
+    for t, r in enumerate(ranges):
+        _need(r is None or (isinstance(r, list) and all(
+            v is None or (isinstance(v, list) and len(v) == 2 and all(type(x) in (int, float) and x > 0 for x in v))
+            for v in r)), f"tree {t}: bad concentrations")
+    weight = part["weight"]
+    _need(type(weight) in (int, float) and math.isfinite(weight) and weight > 0, f"a member's weight {weight!r}")
+    return Network(attributes, cards, structure, tables, part.get("seed"), float(weight),
+                   ranges if all(r is not None for r in ranges) and ranges else None)
 
 
 def _classes(doc: dict) -> np.ndarray:
@@ -713,8 +636,8 @@ def load_model(path):
     Returns
     -------
     BayesNetClassifier
-        Fitted: ``classes_``, ``structure_``, ``parents_``, ``attributes_``, ``tables_``,
-        ``fit_info_`` and the constructor parameters are restored.
+        Fitted: ``classes_``, ``members_``, ``attributes_``, ``fit_info_`` and the constructor
+        parameters are restored.
 
     Raises
     ------
@@ -727,19 +650,17 @@ def load_model(path):
 
 @dataclass
 class Network:
-    """One network of a model file, read and checked: the whole model, or one ensemble member."""
+    """One network of a model file, read and checked."""
 
     attributes: list[Attribute]
     cardinalities: np.ndarray
     structure: Structure
-    trees: ContextTrees
-    log_probs: np.ndarray
-    #: HDP only: every node's concentration group, and every group's concentration
-    node_group: np.ndarray | None
-    concentrations: np.ndarray | None
-    #: ensemble members only: the member's seed (plain data) and weight
-    seed: dict | None = None
-    weight: float = 1.0
+    tables: ProbabilityTables
+    #: the member's seed (plain data) and weight
+    seed: dict | None
+    weight: float
+    #: HDP only: per tree, per depth below the root, the concentrations' [smallest, largest]
+    concentration_ranges: list | None = None
 
 
 @dataclass
@@ -766,13 +687,7 @@ class ModelContents:
 
     @property
     def ensemble(self) -> bool:
-        return is_ensemble(self.doc)
-
-
-def is_ensemble(doc: dict) -> bool:
-    """Whether a model document holds an ensemble: 2.0 always, 3.0 when it has ``members``."""
-    major = doc["format_version"][0]
-    return major == 2 or (major >= 3 and "members" in doc)
+        return len(self.networks) > 1
 
 
 def read_model(path) -> ModelContents:
@@ -791,49 +706,41 @@ def read_model(path) -> ModelContents:
         _need(classes.shape == (len(class_attribute.values),), "classes do not match the class labels")
         log_prior = np.asarray(doc["class_log_prior"], np.float64)
         _need(log_prior.shape == (len(class_attribute.values),), "bad class log-prior")
-        ensemble = is_ensemble(doc)
-        parts = doc["members"] if ensemble else [doc]
-        _need(isinstance(parts, list) and len(parts) >= 1, "an ensemble without members")
-        networks, first = [], 0
-        for part in parts:
-            n_trees = len(part["trees"])
-            networks.append(_read_network(part, n_classes, batches[first:first + n_trees]))
-            first += n_trees
-        _need(first == len(batches), "the number of trees does not match the structure")
-        weights = _member_weights(doc, parts) if ensemble else [1.0]
-        for attrs, *_ in networks[1:]:
-            _need([(a.name, a.numeric) for a in attrs] == [(a.name, a.numeric) for a in networks[0][0]],
-                  "members disagree on the attributes")
+        _need(not np.isnan(log_prior).any() and (log_prior <= 1e-9).all()
+              and abs(float(np.exp(log_prior).sum()) - 1.0) < 1e-6, "bad class log-prior")
         params = {n: default(n) for n in NAMES}
         params.update((k, v) for k, v in doc["params"].items() if k in NAMES)
         check_all(params)
-        hdp = params["estimator"] == "hdp"
-        for attrs, _, _, trees, log_probs, group, conc in networks:
-            _check_numbers(attrs, trees, log_probs, log_prior, group, conc, hdp)
+        est = doc["estimator"]
+        _need(est.get("name") == params["estimator"], "the estimator does not match the parameters")
+        backoff = est.get("backoff")
+        _need(backoff == ("parent" if params["estimator"] == "hdp" else "uniform"),
+              f"back-off {backoff!r} is not the {params['estimator']} estimator's")
+        parts = doc["members"]
+        _need(isinstance(parts, list) and len(parts) >= 1, "a model without members")
+        if params["structure"] == "eskdb":
+            _need(params.get("n_members") == len(parts), f"params.n_members is {params.get('n_members')!r} but the "
+                  f"file holds {len(parts)} members")
+        else:
+            _need(len(parts) == 1, f"a {params['structure']} model of {len(parts)} networks")
+        nets, first = [], 0
+        for part in parts:
+            n_trees = len(part["trees"])
+            nets.append(_read_network(part, n_classes, log_prior, batches[first:first + n_trees],
+                                      backoff == "parent", params["estimator"] == "mle"))
+            first += n_trees
+        _need(first == len(batches), "the number of trees does not match the structure")
+        total = sum(n.weight for n in nets)
+        _need(abs(total - 1.0) <= 1e-9, f"the members' weights sum to {total!r}, not 1")
+        for n in nets[1:]:
+            _need([(a.name, a.numeric) for a in n.attributes] == [(a.name, a.numeric) for a in nets[0].attributes],
+                  "members disagree on the attributes")
         info = dict(doc.get("fit") or {})
         info.update(training)
-        if hdp and not ensemble:
-            group, conc = networks[0][5], networks[0][6]
-            n_groups = int(doc["estimator"].get("n_groups", int(group.max(initial=-1)) + 1))
-            _need(0 <= n_groups <= group.size and (group < n_groups).all(), "bad concentration groups")
-            info.update(concentrations=_concentrations(group, conc, n_groups), node_group=group)
-        if hdp and ensemble:  # the members' groups are numbered across the ensemble: at most one per node
-            total = sum(net[5].size for net in networks)
-            _need(all(net[5].max(initial=-1) < total for net in networks), "bad concentration groups")
-        nets = []
-        for part, w, (attrs, cards, structure, trees, log_probs, group, conc) in zip(parts, weights, networks):
-            if not hdp:
-                group = concentrations = None
-            elif ensemble:
-                concentrations = _concentrations(group, conc)
-            else:
-                concentrations = info["concentrations"]
-            nets.append(Network(attrs, cards, structure, trees, log_probs, group, concentrations,
-                                part.get("seed") if ensemble else None, w))
         info["format_version"] = tuple(doc["format_version"])
         info["package_version"] = doc.get("package_version")
         feature_names = bool(doc.get("feature_names_in"))
-        left_out = _left_out(doc.get("left_out", []), [a.name for a in networks[0][0]])
+        left_out = _left_out(doc.get("left_out", []), [a.name for a in nets[0].attributes])
     except _Corrupt as exc:
         raise ModelFileError(f"{path}: corrupted model file ({exc})") from exc
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
@@ -870,36 +777,26 @@ def input_names(kept: list[str], left_out) -> list[str]:
 def load_model_and_documents(path):
     """:func:`load_model`, plus the file's model and training documents."""
     from .classifier import BayesNetClassifier
+    from .ensemble import Member
 
     m = read_model(path)
     clf = BayesNetClassifier(**m.params)
     net = m.networks[0]
-    names = [a.name for a in net.attributes]
+    kept = [a.name for a in net.attributes]
     clf.classes_ = m.classes
     clf.discretization_ = clf.discretization
-    clf.tables_ = ProbabilityTables(net.trees, net.log_probs, m.log_prior)
-    clf.structure_ = net.structure
+    clf.members_ = [Member(seed=n.seed, attributes=n.attributes, cardinalities=n.cardinalities, structure=n.structure,
+                           tables=n.tables, weight=n.weight, concentration_ranges=n.concentration_ranges)
+                    for n in m.networks]
     clf.attributes_ = net.attributes
     clf.class_attribute_ = m.class_attribute
-    clf.cardinalities_ = net.cardinalities
-    clf.n_features_in_ = len(net.attributes)
-    clf.k_used_ = usable_k(clf.structure, clf.k, len(net.attributes))
-    clf.parents_ = net.structure.named_parents(names)
+    clf.k_used_ = usable_k(clf.structure, clf.k, len(kept))
+    clf._kept_names_ = kept
     clf.left_out_ = [name for _, name in m.left_out]
-    names = input_names(names, m.left_out)
+    names = input_names(kept, m.left_out)
     clf.n_features_in_ = len(names)
     clf._array_names_ = names
     if m.feature_names:
         clf.feature_names_in_ = np.asarray(names, dtype=object)
-    if m.ensemble:
-        from .ensemble import Member
-
-        clf.members_ = [
-            Member(seed=n.seed, attributes=n.attributes, cardinalities=n.cardinalities, structure=n.structure,
-                   tables=ProbabilityTables(n.trees, n.log_probs, m.log_prior), weight=n.weight,
-                   node_group=n.node_group, concentrations=n.concentrations)
-            for n in m.networks
-        ]
-        clf.tables_ = clf.members_[0].tables
     clf.fit_info_ = m.info
     return clf, m.doc, m.training

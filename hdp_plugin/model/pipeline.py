@@ -249,6 +249,22 @@ def _structures(plan: FitPlan, part, stats: list, group: list[int], seeds: list,
     return out
 
 
+def concentration_ranges(tables: ProbabilityTables, node_group, concentrations) -> list:
+    """Per tree, per depth below the root, the smallest and largest concentration of its nodes."""
+    out = []
+    conc = np.asarray(concentrations, np.float64)[np.asarray(node_group, np.int64)]
+    for tr in range(tables.n_trees):
+        lo, hi = int(tables.tree_node_start[tr]), int(tables.tree_node_start[tr + 1])
+        depth = tables.node_depth[lo:hi]
+        ranges = []
+        for d in range(1, int(tables.tree_var_start[tr + 1] - tables.tree_var_start[tr]) + 1):
+            c = conc[lo:hi][depth == d]
+            ranges.append([float(c.min()), float(c.max())] if c.size else None)
+        out.append(ranges)
+    return out
+
+
+
 def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, sample,
                      progress=None) -> tuple[list[Member], dict]:
     """The members' tables: with HDP, every member's trees in one run of ``sample`` (one Stirling table,
@@ -268,9 +284,10 @@ def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, 
         info.update(n_trees=sum(d.trees.n_trees for d in drafts), n_cells=sum(d.trees.n_cells for d in drafts))
     members = []
     for d, log_probs, node_group, conc in zip(drafts, est.log_probs, est.node_group, est.concentrations):
-        tables = ProbabilityTables(d.trees, log_probs, log_prior)
+        tables = ProbabilityTables.from_dense(d.trees, log_probs, log_prior, backoff_to_parent=plan.estimator == "hdp")
+        ranges = None if node_group is None else concentration_ranges(tables, node_group, conc)
         members.append(Member(_seeds.describe(d.seed), d.attributes, d.cardinalities, d.structure, tables,
-                              1.0 / n_members, node_group, conc))
+                              1.0 / n_members, node_group, conc, ranges))
     if plan.ensemble and all(not mb.structure.kept for mb in members):
         if all(not (np.asarray(mb.structure.mi) > 0).any() for mb in members):
             why = "no attribute carries information about the class (every MI is 0)"

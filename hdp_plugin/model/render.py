@@ -38,9 +38,9 @@ def info_text(path: Path, contents) -> str:
     doc, training = contents.doc, contents.training
     est = doc["estimator"]
     ensemble = contents.ensemble
-    parts = doc["members"] if ensemble else [doc]
+    parts = doc["members"]
     names = [a["name"] for a in parts[0]["attributes"]]
-    nets = [n.trees for n in contents.networks]
+    nets = [n.tables for n in contents.networks]
     st = parts[0]["structure"]
     params = contents.params
     # the k used: k asked for, capped at the attributes less one (and a note when the cap applies)
@@ -72,7 +72,7 @@ def info_text(path: Path, contents) -> str:
         + (f", fit time {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
         *_stream_info(doc, training),
         f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
-        f"{sum(t.n_cells for t in nets)} cells",
+        f"{sum(t.n_observed for t in nets)} cells with training rows (of {sum(t.n_cells for t in nets)})",
         "",
     ]
     if ensemble:
@@ -82,31 +82,22 @@ def info_text(path: Path, contents) -> str:
             order = " ".join(names[j] for j in p["structure"]["order"][:8])
             cuts = " ".join(str(len(a["cut_points"])) for a in p["attributes"] if a["numeric"]) or "-"
             lines.append(f"{e:>6}  {seed['entropy']}/{'.'.join(map(str, seed['spawn_key']))}  "
-                         f"{len(p['structure']['kept']):>2}  {p['structure']['k']:>2}  {tr.n_cells:>5}  "
+                         f"{len(p['structure']['kept']):>2}  {p['structure']['k']:>2}  {tr.n_observed:>5}  "
                          f"{order}  {cuts}")
         lines += ["", "member 0:"]
-    first = contents.networks[0]
-    lines += _network_lines(parts[0], nets[0], names, first.concentrations if est["name"] == "hdp" else None,
-                            first.node_group)
+    lines += _network_lines(parts[0], names, est["name"] == "hdp")
     return "\n".join(lines)
 
 
-def _network_lines(net: dict, tr, names: list[str], conc, group) -> list[str]:
+def _network_lines(net: dict, names: list[str], hdp: bool) -> list[str]:
     """The table of one network's trees: nodes, cells, concentrations by depth, parents."""
-    import numpy as np
-
-    hdp = conc is not None
     rows = []
-    for t, td in enumerate(net["trees"]):
-        lo, hi = int(tr.tree_node_start[t]), int(tr.tree_node_start[t + 1])
+    for td in net["trees"]:
         by_depth = []
-        if hdp:  # one concentration per depth under level tying; a range otherwise
-            for d in range(1, len(td["branching"]) + 1):
-                gs = np.unique(group[lo:hi][tr.node_depth[lo:hi] == d])
-                if gs.size == 1:
-                    by_depth.append(f"{conc[gs[0]]:.3g}")
-                elif gs.size:
-                    by_depth.append(f"{conc[gs].min():.3g}..{conc[gs].max():.3g}")
+        for lo_hi in (td.get("concentrations") or []) if hdp else []:  # one per depth under level tying
+            if lo_hi is not None:
+                lo, hi = lo_hi
+                by_depth.append(f"{lo:.3g}" if lo == hi else f"{lo:.3g}..{hi:.3g}")
         rows.append((td["name"], str(td["nodes"]), str(td["cells"]), " ".join(by_depth),
                      ", ".join(names[p] for p in td["branching"][1:]) or "-"))
     heads = ("attribute", "nodes", "cells", "concentrations by depth" if hdp else "", "attribute parents, in branching order")
