@@ -20,12 +20,10 @@ from hdp_plugin.model import modelfile
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 GOLDEN = HERE / "golden" / "models"
-#: the golden models as the cell table of formats 1.0 and 2.0 wrote them (before 3.0): still read
-LEGACY = GOLDEN / "legacy"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
 
 
-def _same_trees(a, b) -> None:
+def _same_tables(a, b) -> None:
     for name in a.__dataclass_fields__:
         x, y = getattr(a, name), getattr(b, name)
         assert np.array_equal(x, y), name
@@ -36,13 +34,18 @@ def _round_trip(clf, tmp_path, X):
     loaded = load_model(path)
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
-    _same_trees(loaded.tables_.trees, clf.tables_.trees)
-    np.testing.assert_array_equal(loaded.tables_.log_probs, clf.tables_.log_probs)
-    np.testing.assert_array_equal(loaded.tables_.log_prior, clf.tables_.log_prior)
-    assert loaded.structure_ == clf.structure_
+    assert len(loaded.members_) == len(clf.members_)
+    for a, b in zip(loaded.members_, clf.members_):
+        _same_tables(a.tables, b.tables)
+        assert a.structure == b.structure and a.attributes == b.attributes and a.weight == b.weight
+        assert a.seed == b.seed
+        np.testing.assert_array_equal(a.cardinalities, b.cardinalities)
+        if b.concentration_ranges:
+            assert a.concentration_ranges == b.concentration_ranges
     assert loaded.attributes_ == clf.attributes_
     assert loaded.class_attribute_ == clf.class_attribute_
-    assert loaded.parents_ == clf.parents_
+    if len(clf.members_) == 1:
+        assert loaded.parents_ == clf.parents_
     assert loaded.classes_.dtype == clf.classes_.dtype
     np.testing.assert_array_equal(loaded.classes_, clf.classes_)
     # the file keeps the discretisation and the iterations used ("auto" and None resolved)
@@ -71,8 +74,7 @@ def test_round_trip_predicts_exactly_the_same(tmp_path, data_file, params):
     clf = BayesNetClassifier(random_state=3, **params).fit(ds)
     loaded = _round_trip(clf, tmp_path, ds)
     if params.get("estimator", "hdp") == "hdp":
-        np.testing.assert_array_equal(loaded.fit_info_["concentrations"], clf.fit_info_["concentrations"])
-        np.testing.assert_array_equal(loaded.fit_info_["node_group"], clf.fit_info_["node_group"])
+        assert loaded.members_[0].concentration_ranges == clf.members_[0].concentration_ranges
     assert loaded.fit_info_["rows"] == clf.fit_info_["rows"]
 
 
@@ -92,9 +94,9 @@ def test_round_trip_of_a_model_without_trees(tmp_path):
     rng = np.random.default_rng(1)
     X, y = rng.integers(0, 2, (30, 3)), rng.integers(0, 2, 30)
     clf = BayesNetClassifier(structure="skdb", k=2, iterations=20, random_state=0).fit(X, y)
-    assert clf.tables_.trees.n_trees == 0  # nothing beats the class prior
+    assert clf.tables_.n_trees == 0  # nothing beats the class prior
     loaded = _round_trip(clf, tmp_path, X)
-    assert loaded.fit_info_["concentrations"].shape == (0,)
+    assert loaded.tables_.n_trees == 0
 
 
 def test_round_trip_of_a_dataframe_keeps_feature_names(tmp_path):
@@ -126,19 +128,29 @@ def test_save_is_atomic_and_replaces(tmp_path):
 def test_the_file_is_plain_arrow_without_pickle():
     source = Path(modelfile.__file__).read_text()
     assert "pickle" not in source.replace("No pickle", "")
-    primitive = (pa.int32(), pa.int64(), pa.float64())
     reader = pa.ipc.open_file(GOLDEN / "vote-kdb2-hdp.hdpbnc")
-    assert reader.schema.remove_metadata() == modelfile.NODE_SCHEMA
-    for field in reader.schema:  # primitive columns, or lists of primitive items; nothing nullable
-        item = field.type.value_field if isinstance(field.type, pa.ListType) else field
-        assert item.type in primitive and not item.nullable and not field.nullable
+    assert reader.schema.remove_metadata() == modelfile.NARROW_SCHEMA
+    primitive = (pa.uint16(), pa.float64())
+    for field in reader.schema:  # primitive columns, or a list of structs of primitive fields; nothing nullable
+        assert not field.nullable
+        if isinstance(field.type, pa.ListType):
+            item = field.type.value_field
+            assert not item.nullable and all(f.type in primitive and not f.nullable for f in item.type)
+        else:
+            assert field.type in primitive
     doc = json.loads(reader.schema.metadata[b"hdp_plugin.model"])
-    assert doc["format_version"] == list(config.NODE_FORMAT) == [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR]
-    assert reader.num_record_batches == len(doc["trees"])
-    legacy = pa.ipc.open_file(LEGACY / "vote-kdb2-hdp.hdpbnc")  # the cell table of 1.0 and 2.0
-    assert legacy.schema.remove_metadata() == modelfile.CELL_SCHEMA
-    assert all(f.type in primitive and not f.nullable for f in legacy.schema)
-    assert json.loads(legacy.schema.metadata[b"hdp_plugin.model"])["format_version"] == list(config.NETWORK_FORMAT)
+    assert doc["format_version"] == [config.MODEL_FORMAT_MAJOR, config.MODEL_FORMAT_MINOR] == [4, 0]
+    assert reader.num_record_batches == sum(len(m["trees"]) for m in doc["members"])
+
+
+def test_a_model_of_more_than_65535_values_is_written_wide(tmp_path):
+    n = 70_000
+    X = np.char.add("v", (np.arange(2 * n) % n).astype(str)).astype(object).reshape(-1, 1)
+    y = np.arange(2 * n) % 2
+    clf = BayesNetClassifier(structure="nb", estimator="laplace", keep_columns=["x0"]).fit(X, y)
+    path = save_model(clf, tmp_path / "wide.hdpbnc")
+    assert pa.ipc.open_file(path).schema.remove_metadata() == modelfile.WIDE_SCHEMA
+    np.testing.assert_array_equal(load_model(path).predict_proba(X[:50]), clf.predict_proba(X[:50]))
 
 
 def test_record_batches_hold_only_data_buffers():
@@ -152,12 +164,8 @@ def test_record_batches_hold_only_data_buffers():
         if message.type != "record batch":
             continue
         batch = pa.ipc.read_record_batch(message, schema)
-        n, size = batch.num_rows, 0
-        for f, col in zip(modelfile.NODE_SCHEMA, batch.columns):
-            if isinstance(f.type, pa.ListType):  # int32 offsets, then the items
-                size += pad(4 * (n + 1)) + pad(f.type.value_type.bit_width // 8 * len(col.values))
-            else:
-                size += pad(f.type.bit_width // 8 * n)
+        n, m = batch.num_rows, len(batch.column(3).values)
+        size = 2 * pad(2 * n) + pad(8 * n) + pad(4 * (n + 1)) + pad(2 * m) + pad(8 * m)
         assert message.body.size == size
         seen += 1
     assert seen == 16
@@ -179,11 +187,10 @@ def _golden_case(name, rows):
     return HERE.parent / entry[data_key], table[0], np.array([[float(v) for v in r[1:]] for r in table[1:]])
 
 
-@pytest.mark.parametrize("folder", [GOLDEN, LEGACY], ids=["3.0", "legacy"])
 @pytest.mark.parametrize("name, rows", GOLDEN_CASES)
-def test_golden_model_gives_the_golden_probabilities(name, rows, folder):
+def test_golden_model_gives_the_golden_probabilities(name, rows):
     entry = MANIFEST[name]
-    clf = load_model(folder / entry["model"])
+    clf = load_model(GOLDEN / entry["model"])
     data_file, header, expected = _golden_case(name, rows)
     assert header == ["row"] + [f"p_{c}" for c in clf.classes_]
     ds = read_dataset(data_file, class_attribute=entry["class"])
@@ -242,14 +249,14 @@ def _assert_same_model(doc, gold_doc, batches, gold_batches, hint):
 
 def test_golden_comparison_tolerates_rounding_but_not_a_changed_estimate():
     doc, _, batches = modelfile.read_model_file(GOLDEN / MANIFEST["vote-kdb2-hdp"]["model"])
-    ulp = [{**b, "log_prob": np.nextafter(b["log_prob"], 0.0)} for b in batches]
+    ulp = [{**b, "cell_log_prob": np.nextafter(b["cell_log_prob"], 0.0)} for b in batches]
     _assert_same_model(doc, doc, ulp, batches, "rounding")
-    changed = [{**b, "log_prob": b["log_prob"] * (1 + 1e-6)} for b in batches]
+    changed = [{**b, "cell_log_prob": b["cell_log_prob"] * (1 + 1e-6)} for b in batches]
     with pytest.raises(AssertionError):
         _assert_same_model(doc, doc, changed, batches, "changed")
-    counts = [{**b, "count": b["count"] + (np.arange(len(b["count"])) == 0)} for b in batches]
+    values = [{**b, "cell_value": b["cell_value"] + (np.arange(len(b["cell_value"])) == 0)} for b in batches]
     with pytest.raises(AssertionError):
-        _assert_same_model(doc, doc, counts, batches, "changed")
+        _assert_same_model(doc, doc, values, batches, "changed")
 
 
 def test_thread_count_does_not_change_the_file(tmp_path):
@@ -308,24 +315,86 @@ def test_foreign_files(tmp_path):
         load_model(tmp_path / "other.hdpbnc")
 
 
-def test_newer_major_version_is_refused_and_newer_minor_read(tmp_path):
-    _rewrite(tmp_path / "new.hdpbnc", lambda d: d.update(format_version=[max(config.MODEL_FORMAT_READS) + 1, 0]))
-    with pytest.raises(ModelFileError, match=r"new.hdpbnc: model format \d+\.0 is newer .* upgrade"):
+def test_other_major_versions_are_refused_and_a_newer_minor_read(tmp_path):
+    _rewrite(tmp_path / "new.hdpbnc", lambda d: d.update(format_version=[config.MODEL_FORMAT_MAJOR + 1, 0]))
+    with pytest.raises(ModelFileError, match=r"new.hdpbnc: model format 5\.0 is newer .* upgrade"):
         load_model(tmp_path / "new.hdpbnc")
+    for old in ([3, 0], [2, 0], [1, 0]):
+        _rewrite(tmp_path / "old.hdpbnc", lambda d: d.update(format_version=old))
+        with pytest.raises(ModelFileError, match=rf"old.hdpbnc: model format {old[0]}\.0 is no longer read .* "
+                                                 "train the model again$"):
+            load_model(tmp_path / "old.hdpbnc")
     _rewrite(tmp_path / "minor.hdpbnc", lambda d: d.update(format_version=[config.MODEL_FORMAT_MAJOR, 99]))
     load_model(tmp_path / "minor.hdpbnc")
 
 
 def test_inconsistent_metadata_with_a_valid_checksum_is_an_error(tmp_path):
     def bad_parents(d):
-        d["structure"]["parents"][1] = [3]
+        d["members"][0]["structure"]["parents"][1] = [3]
 
     _rewrite(tmp_path / "bad.hdpbnc", bad_parents)
     with pytest.raises(ModelFileError, match="bad.hdpbnc: corrupted model file"):
         load_model(tmp_path / "bad.hdpbnc")
-    _rewrite(tmp_path / "bad2.hdpbnc", lambda d: d.pop("attributes"))
+    _rewrite(tmp_path / "bad2.hdpbnc", lambda d: d["members"][0].pop("attributes"))
     with pytest.raises(ModelFileError, match="bad2.hdpbnc: corrupted model file"):
         load_model(tmp_path / "bad2.hdpbnc")
+    _rewrite(tmp_path / "bad3.hdpbnc", lambda d: d["members"][0].update(weight=0.5))
+    with pytest.raises(ModelFileError, match="bad3.hdpbnc: corrupted model file .*weights sum to 0.5"):
+        load_model(tmp_path / "bad3.hdpbnc")
+    _rewrite(tmp_path / "bad4.hdpbnc", lambda d: d["estimator"].update(backoff="uniform"))
+    with pytest.raises(ModelFileError, match="bad4.hdpbnc: corrupted model file .*back-off 'uniform'"):
+        load_model(tmp_path / "bad4.hdpbnc")
+
+
+def _rewrite_batches(path: Path, edit) -> None:
+    """Rewrite the tiny golden model to ``path`` with ``edit(batches)`` applied and a valid checksum."""
+    doc, _, batches = modelfile.read_model_file(TINY)
+    meta = pa.ipc.open_file(TINY).schema.metadata
+    edit(batches)
+    path.write_bytes(modelfile.file_bytes(meta[modelfile.MODEL_KEY], meta[modelfile.TRAINING_KEY], batches))
+
+
+#: (what is changed in tree 1, the temperature tree of the worked example in docs/model-format.md; the message)
+_NODE_FAULTS = [
+    (lambda b: b["cell_value"].__setitem__(0, 3), "tree 1, node 0: a cell's value out of range"),
+    (lambda b: b["cell_value"].__setitem__(slice(0, 2), [1, 0]), "tree 1, node 0: cells not sorted by value"),
+    (lambda b: b["log_backoff"].__setitem__(3, 0.25), r"tree 1, node 3: a back-off weight outside \(0, 1\]"),
+    (lambda b: b["log_backoff"].__setitem__(3, -np.inf), r"tree 1, node 3: a back-off weight outside \(0, 1\]"),
+    (lambda b: b["log_backoff"].__setitem__(3, -0.1), "tree 1, node 3: its distribution does not sum to one"),
+    (lambda b: b["cell_log_prob"].__setitem__(0, np.nan), "tree 1, node 0: a log-probability that is not finite"),
+    (lambda b: b["branch"].__setitem__(4, 0), "tree 1, node 4: children not sorted by branch value"),
+    (lambda b: b["branch"].__setitem__(7, 3), "tree 1, node 7: branch value out of range"),
+    (lambda b: b["children"].__setitem__(0, 3), "tree 1: the nodes' children do not add up to its nodes"),
+    (lambda b: b["cell_offsets"].__setitem__(4, b["cell_offsets"][3]), "tree 1, node 3: a node without a cell"),
+]
+
+
+@pytest.mark.parametrize("edit, message", _NODE_FAULTS, ids=[m.split(": ")[1] for _, m in _NODE_FAULTS])
+def test_an_inconsistent_node_is_one_error_naming_the_tree_and_node(tmp_path, edit, message):
+    def change(batches):
+        for key in ("cell_value", "log_backoff", "cell_log_prob", "branch", "children", "cell_offsets"):
+            batches[1][key] = batches[1][key].copy()
+        edit(batches[1])
+
+    _rewrite_batches(tmp_path / "node.hdpbnc", change)
+    with pytest.raises(ModelFileError, match="node.hdpbnc: corrupted model file .*" + message) as err:
+        load_model(tmp_path / "node.hdpbnc")
+    assert "\n" not in str(err.value)
+
+
+def test_an_hdp_node_with_a_cell_its_parent_has_not_is_an_error(tmp_path):
+    def change(batches):
+        b = batches[1]  # node 3 lacks value 0; its parent, node 1, has every value: give the parent's up
+        for key in ("cell_offsets", "cell_value", "cell_log_prob", "log_backoff"):
+            b[key] = b[key].copy()
+        lo = b["cell_offsets"][1]
+        b["cell_value"] = np.delete(b["cell_value"], lo + 1)
+        b["cell_log_prob"] = np.delete(b["cell_log_prob"], lo + 1)
+        b["cell_offsets"][2:] -= 1
+
+    _rewrite_batches(tmp_path / "sub.hdpbnc", change)
+    with pytest.raises(ModelFileError, match="sub.hdpbnc: corrupted model file .*tree 1, node "):
+        load_model(tmp_path / "sub.hdpbnc")
 
 
 def test_flipped_bytes_give_an_error_or_the_same_answer(tmp_path):
