@@ -248,8 +248,7 @@ def test_auto_iterations_are_recorded_as_the_number_the_sampler_ran(tmp_path):
             assert ran == cap and "tree_iterations" not in info, params
         else:
             its = info["tree_iterations"]
-            assert its.shape == (sum(m.tables.trees.n_trees for m in clf.members_) if hasattr(clf, "members_")
-                                 else clf.tables_.trees.n_trees,)
+            assert its.shape == (sum(m.tables.n_trees for m in clf.members_),)
             checks = convergence_checks(cap, None, convergence_first_check(params["structure"]))
             assert checks == ([100] if params["structure"] == "eskdb" else [500, 1000, 2000, 4000]), checks
             assert set(its) <= set(checks) | {cap} and ran == its.max() <= cap, (params, its)

@@ -14,9 +14,11 @@ from hdp_plugin import _seeds
 from hdp_plugin.errors import ParameterError
 from hdp_plugin.hdp.rng import tree_states
 from hdp_plugin.hdp.sampler import sample
+from hdp_plugin.hdp.tables import ProbabilityTables
 from hdp_plugin.preprocess import mdl_cut_points
 from hdp_plugin.preprocess.stochastic import SortedColumn, _weights, stochastic_mdl_cut_points
 from hdp_plugin.structure.eskdb import sampled_order
+from reference import member_trees, same_tables
 
 HERE = Path(__file__).parent
 DIABETES = HERE.parent / "examples" / "diabetes.arff"
@@ -263,8 +265,6 @@ def test_members_differ_in_cut_points_and_orders(diabetes):
     assert all(mb.structure.info["order_kind"] == "sampled" for mb in clf.members_[1:])
     assert [mb.seed["spawn_key"] for mb in clf.members_] == [[_seeds.MEMBER, e] for e in range(6)]
     assert clf.discretization_ == "stochastic-gain"
-    # member 0's network is what the classifier exposes
-    assert clf.structure_ is clf.members_[0].structure and clf.tables_ is clf.members_[0].tables
 
 
 def test_prediction_is_the_mean_of_the_members(diabetes):
@@ -284,10 +284,12 @@ def test_sampling_members_together_equals_sampling_each_alone(diabetes):
     clf = eskdb(n_members=3).fit(diabetes)
     for mb in clf.members_:
         seed = np.random.SeedSequence(mb.seed["entropy"], spawn_key=tuple(mb.seed["spawn_key"]))
-        trees = mb.tables.trees
+        trees = member_trees(mb, diabetes)
         alone = sample(trees, iterations=60, random_state=tree_states(_seeds.child(seed), trees.n_trees))
         with np.errstate(divide="ignore"):
-            np.testing.assert_array_equal(np.log(alone.probabilities), mb.tables.log_probs)
+            tables = ProbabilityTables.from_dense(trees, np.log(alone.probabilities), mb.tables.log_prior,
+                                                  backoff_to_parent=True)
+        same_tables(tables, mb.tables)
 
 
 def test_one_member_with_mdl_and_m_estimates_is_skdb():
@@ -347,16 +349,15 @@ def test_stochastic_mdl_for_a_single_network_is_seeded(diabetes):
 
 
 # -- the model file ---------------------------------------------------------------------------
-@pytest.mark.parametrize("layout, version", [("nodes", [3, 0]), ("cells", [2, 0])])
 @pytest.mark.parametrize("estimator", ["hdp", "m-estimate"])
-def test_an_ensemble_round_trips_through_a_model_file(tmp_path, diabetes, estimator, layout, version):
+def test_an_ensemble_round_trips_through_a_model_file(tmp_path, diabetes, estimator):
     from hdp_plugin import load_model
     from hdp_plugin.model.modelfile import read_model_file, save_model
 
     clf = eskdb(estimator=estimator).fit(diabetes)
-    path = save_model(clf, tmp_path / "e.hdpbnc", layout=layout)
+    path = save_model(clf, tmp_path / "e.hdpbnc")
     doc, _, batches = read_model_file(path)
-    assert doc["format_version"] == version and len(doc["members"]) == 4
+    assert doc["format_version"] == [4, 0] and len(doc["members"]) == 4
     assert "structure" not in doc and "attributes" not in doc  # every network lives in its member
     assert len(batches) == sum(len(m["trees"]) for m in doc["members"])
     for part, mb in zip(doc["members"], clf.members_):
@@ -369,26 +370,37 @@ def test_an_ensemble_round_trips_through_a_model_file(tmp_path, diabetes, estima
     np.testing.assert_array_equal(back.predict_proba(diabetes), clf.predict_proba(diabetes))
     assert back.n_members == 4 and back.discretization_ == "stochastic-gain"
     # writing the loaded model again gives the same bytes
-    again = save_model(back, tmp_path / "again.hdpbnc", layout=layout)
+    again = save_model(back, tmp_path / "again.hdpbnc")
     assert again.read_bytes() == path.read_bytes()
 
 
-def test_a_single_network_is_3_0_without_members_or_1_0_in_the_cell_layout(tmp_path):
+def test_a_single_network_is_a_list_of_one_member(tmp_path):
+    from hdp_plugin.errors import EnsembleAttributeError
     from hdp_plugin.model.modelfile import read_model, read_model_file, save_model
 
-    clf = BayesNetClassifier(structure="skdb", iterations=20, random_state=0).fit(read_dataset(VOTE))
-    for layout, version in (("nodes", [3, 0]), ("cells", [1, 0])):
-        path = save_model(clf, tmp_path / f"{layout}.hdpbnc", layout=layout)
-        doc, _, _ = read_model_file(path)
-        assert doc["format_version"] == version and "members" not in doc and "n_members" not in doc["params"]
-        assert not read_model(path).ensemble
+    vote = read_dataset(VOTE)
+    clf = BayesNetClassifier(structure="skdb", iterations=20, random_state=0).fit(vote)
+    assert len(clf.members_) == 1 and clf.members_[0].weight == 1.0
+    assert clf.structure_ is clf.members_[0].structure and clf.tables_ is clf.members_[0].tables
+    path = save_model(clf, tmp_path / "one.hdpbnc")
+    doc, _, _ = read_model_file(path)
+    assert len(doc["members"]) == 1 and doc["members"][0]["weight"] == 1.0 and "n_members" not in doc["params"]
+    assert not read_model(path).ensemble
+    ensemble = eskdb(n_members=2, iterations=20).fit(vote)
+    for name in ("structure_", "tables_", "cardinalities_", "parents_"):
+        with pytest.raises(EnsembleAttributeError, match=rf"^{name} is an attribute of one network, and this model "
+                                                         r"is an ensemble of 2 members: use members_\[e\]"):
+            getattr(ensemble, name)
+        assert not hasattr(ensemble, name)  # an AttributeError: getattr(model, name, None) works
+    with pytest.raises(AttributeError):
+        BayesNetClassifier().structure_  # not fitted
 
 
 def test_members_asked_of_another_structure_are_ignored_with_a_warning():
     vote = read_dataset(VOTE)
     with pytest.warns(UserWarning, match=r"^n_members=5 is ignored: it is the number of members of an ESKDB"):
         clf = BayesNetClassifier(structure="nb", n_members=5, estimator="m-estimate").fit(vote)
-    assert not hasattr(clf, "members_") and any("n_members=5" in w for w in clf.fit_info_["warnings"])
+    assert len(clf.members_) == 1 and any("n_members=5" in w for w in clf.fit_info_["warnings"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         BayesNetClassifier(structure="nb", estimator="m-estimate").fit(vote)  # the default: no warning

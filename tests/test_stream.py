@@ -21,6 +21,7 @@ from hdp_plugin.errors import DataError, ParameterError
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic import synthetic  # noqa: E402
+from reference import member_trees, same_tables  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +46,7 @@ def _same(a: BayesNetClassifier, b: BayesNetClassifier) -> None:
     assert [x.values for x in a.attributes_] == [x.values for x in b.attributes_]
     assert [x.cut_points for x in a.attributes_] == [x.cut_points for x in b.attributes_]
     assert np.array_equal(a.cardinalities_, b.cardinalities_)
-    ta, tb = a.tables_, b.tables_
-    assert np.array_equal(ta.trees.leaf_counts, tb.trees.leaf_counts)
-    assert np.array_equal(ta.trees.node_parent, tb.trees.node_parent)
-    assert np.array_equal(ta.log_probs, tb.log_probs)
-    assert np.array_equal(ta.log_prior, tb.log_prior)
+    same_tables(a.tables_, b.tables_)
     assert list(a.classes_) == list(b.classes_)
 
 
@@ -223,15 +220,11 @@ def _same_members(a: BayesNetClassifier, b: BayesNetClassifier) -> None:
         assert list(sa.order) == list(sb.order) and sa.parents == sb.parents and sa.kept == sb.kept
         assert sa.k == sb.k and np.array_equal(sa.mi, sb.mi)
         assert {k: v for k, v in sa.info.items()} == {k: v for k, v in sb.info.items()}  # n*, k*, the RMSE grid
-        ta, tb = ma.tables, mb.tables
-        for name in ("leaf_counts", "node_parent", "node_depth", "tree_node_start"):
-            assert np.array_equal(getattr(ta.trees, name), getattr(tb.trees, name)), name
-        assert np.array_equal(ta.log_probs, tb.log_probs)
-        assert np.array_equal(ta.log_prior, tb.log_prior)
+        same_tables(ma.tables, mb.tables)
         for name in ("node_group", "concentrations"):
             va, vb = getattr(ma, name), getattr(mb, name)
             assert (va is None and vb is None) or np.array_equal(va, vb, equal_nan=True), name
-    assert a.parents_ == b.parents_ and list(a.classes_) == list(b.classes_)
+    assert list(a.classes_) == list(b.classes_)
 
 
 @pytest.mark.parametrize("data", ["diabetes", "fixture"])
@@ -318,12 +311,14 @@ def test_eskdb_beyond_the_sample_cuts_on_the_sample_and_counts_every_row(tmp_pat
         assert [x.cut_points for x in ma.attributes] == [x.cut_points for x in mb.attributes]
     assert len({mb.attributes[0].cut_points for mb in clf.members_}) > 1
     # ... while every row is counted: each tree's leaves hold every row, and the prior is all rows'
+    whole = from_arrow(table)
     for mb in clf.members_:
-        trees = mb.tables.trees
+        trees = member_trees(mb, whole)  # every row, coded with the member's cut points
         for t in range(trees.n_trees):
             lo, hi = (trees.node_cell_start[trees.tree_node_start[t]],
                       trees.node_cell_start[trees.tree_node_start[t + 1]])
             assert trees.leaf_counts[lo:hi].sum() == known
+        assert np.array_equal(trees.node_parent, mb.tables.node_parent)  # the streamed trees are those
         assert np.array_equal(mb.tables.log_prior, clf.members_[0].tables.log_prior)
     y = np.array(table.column("class").to_pylist(), dtype=object)
     counts = np.array([(y == c).sum() for c in clf.classes_], float)
@@ -369,7 +364,7 @@ def test_an_ensemble_beyond_the_cell_limit_keeps_every_member_within_its_share_s
     params = dict(structure="eskdb", n_members=3, k=2, iterations=10, random_state=2)
     free = BayesNetClassifier(**params).fit(from_arrow(table))
     assert "cell_limited_members" not in free.fit_info_
-    widest = max(m.tables.trees.n_cells for m in free.members_)
+    widest = max(m.tables.n_cells for m in free.members_)
     share = widest - 1  # one cell fewer than the largest member's trees
     monkeypatch.setattr(config, "MAX_MODEL_CELLS", 3 * share)
     a = BayesNetClassifier(**params).fit(from_arrow(table))
@@ -377,10 +372,10 @@ def test_an_ensemble_beyond_the_cell_limit_keeps_every_member_within_its_share_s
     _same_members(a, b)
     assert a.fit_info_["cell_limited_members"]
     for e, (mf, ml) in enumerate(zip(free.members_, a.members_)):
-        assert ml.tables.trees.n_cells <= share
+        assert ml.tables.n_cells <= share
         limited = ml.structure.info.get("cell_limited")
         if e in a.fit_info_["cell_limited_members"]:
-            assert limited["cells"] == mf.tables.trees.n_cells > share  # the tries' count is the trees'
+            assert limited["cells"] == mf.tables.n_cells > share  # the tries' count is the trees'
             assert (limited["n_star"], limited["k_star"]) == (mf.structure.info["n_star"], mf.structure.info["k_star"])
         else:  # within its share already: the same model
             assert limited is None and ml.structure.parents == mf.structure.parents

@@ -119,7 +119,7 @@ def _stream_info(doc: dict, training: dict) -> list[str]:
     line = f"streamed       in batches, engine {training.get('engine', 'local')}"
     sample = training.get("discretization_sample") or {}
     if sample.get("numeric_attributes"):
-        cuts = "every member's cut points" if "members" in doc else "cut points"
+        cuts = "every member's cut points" if len(doc["members"]) > 1 else "cut points"
         if sample.get("all_rows"):
             line += f"; {cuts} learnt on all {sample.get('rows')} rows"
         else:

@@ -1,0 +1,122 @@
+"""Sparse tables: a node keeps the cells its training rows hold and a back-off weight for the others.
+
+The back-off weight is derived from the dense estimates a fit computes, so that each node's
+distribution sums to one; it gives the dense estimates back exactly for the baseline estimators and
+for HDP tables of a single sample, and approximately for HDP tables averaged over many samples.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+import pytest
+
+from hdp_plugin import BayesNetClassifier, read_dataset
+from hdp_plugin.errors import ModelFileError
+from hdp_plugin.hdp.sampler import sample
+from hdp_plugin.hdp.tables import ProbabilityTables, laplace, m_estimate
+from hdp_plugin.model import load_model, modelfile, save_model
+from reference import member_trees
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="module")
+def vote():
+    return read_dataset(DATA / "vote.arff")
+
+
+def _node_sums(tables: ProbabilityTables) -> np.ndarray:
+    dense = np.exp(tables.dense_log_probs())
+    card = tables.tree_card[tables.node_tree]
+    return np.add.reduceat(dense, np.concatenate(([0], np.cumsum(card)[:-1])))
+
+
+@pytest.mark.parametrize("estimator, dense_of", [("m-estimate", lambda t: m_estimate(t, 1.0)),
+                                                 ("laplace", laplace)])
+def test_baseline_tables_are_the_dense_ones_exactly(vote, estimator, dense_of):
+    clf = BayesNetClassifier(structure="kdb", k=3, estimator=estimator).fit(vote)
+    trees = member_trees(clf.members_[0], vote)
+    np.testing.assert_allclose(clf.tables_.dense_log_probs(), np.log(dense_of(trees)), rtol=0, atol=1e-12)
+    assert clf.tables_.n_observed < clf.tables_.n_cells  # cells were left out
+
+
+def test_one_hdp_sample_gives_its_dense_estimates_back(vote):
+    clf = BayesNetClassifier(structure="kdb", k=3, iterations=1, burn_in=0, random_state=0).fit(vote)
+    trees = member_trees(clf.members_[0], vote)
+    res = sample(trees, iterations=1, burn_in=0, random_state=0)
+    tables = ProbabilityTables.from_dense(trees, np.log(res.probabilities), clf.tables_.log_prior,
+                                          backoff_to_parent=True)
+    np.testing.assert_allclose(tables.dense_log_probs(), np.log(res.probabilities), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("params", [dict(structure="kdb", k=3, iterations=300, random_state=1),
+                                    dict(structure="eskdb", n_members=3, random_state=2),
+                                    dict(structure="tan", estimator="mle")])
+def test_every_node_sums_to_one_and_observed_cells_keep_their_estimates(vote, params):
+    clf = BayesNetClassifier(**params).fit(vote)
+    for mb in clf.members_:
+        t = mb.tables
+        np.testing.assert_allclose(_node_sums(t), 1.0, rtol=0, atol=1e-12)
+        assert (t.log_backoff <= 0).all()
+        # every cell is a (context, value) of the training rows; an HDP node's cells are its parent's too
+        trees = member_trees(mb, vote)
+        raw = trees.raw_counts()
+        assert t.n_observed == int((raw > 0).sum())
+
+
+def test_averaged_hdp_estimates_move_predictions_little(vote):
+    """Many samples: an unseen value's estimate is the back-off weight times its parent's, where the dense
+    tables average the samples' products. Against the dense tables (every cell kept), the predictions
+    of vote's training rows move, but by less than 0.01."""
+    import dataclasses
+
+    from hdp_plugin import _seeds
+    from hdp_plugin.hdp.rng import tree_states
+    from hdp_plugin.hdp.tables import predict_log_proba
+    from hdp_plugin.preprocess import apply_cut_points
+
+    clf = BayesNetClassifier(structure="kdb", k=3, iterations=300, random_state=1).fit(vote)
+    mb = clf.members_[0]
+    seed = np.random.SeedSequence(mb.seed["entropy"], spawn_key=tuple(mb.seed["spawn_key"]))
+    trees = member_trees(mb, vote)
+    res = sample(trees, iterations=300, random_state=tree_states(_seeds.child(seed), trees.n_trees))
+    lp = np.log(res.probabilities)
+    sparse = ProbabilityTables.from_dense(trees, lp, mb.tables.log_prior, backoff_to_parent=True)
+    np.testing.assert_array_equal(sparse.log_probs, mb.tables.log_probs)  # the fit's own tables
+    leaf_cells = np.repeat(trees.is_leaf, trees.tree_card[trees.node_tree])
+    every = dataclasses.replace(trees, leaf_counts=trees.leaf_counts + leaf_cells)  # every cell kept
+    dense = ProbabilityTables.from_dense(every, lp, mb.tables.log_prior, backoff_to_parent=True)
+    assert dense.n_observed == dense.n_cells
+    X = apply_cut_points(vote, mb.attributes).X
+    moved = np.abs(np.exp(predict_log_proba(sparse, X)) - np.exp(predict_log_proba(dense, X))).max()
+    assert 0 < moved < 0.01
+
+
+def test_a_flipped_byte_in_the_cells_is_a_checksum_mismatch(tmp_path, vote):
+    clf = BayesNetClassifier(structure="kdb", k=2, iterations=60, random_state=3).fit(vote)
+    path = save_model(clf, tmp_path / "m.hdpbnc")
+    data = bytearray(path.read_bytes())
+    cells = pa.ipc.open_file(path).get_batch(0).column(3).values.field(1)
+    values = np.frombuffer(cells.buffers()[1], np.uint8, count=8 * len(cells), offset=8 * cells.offset)
+    at = bytes(data).find(values.tobytes())  # the first tree's log-probabilities, where the file holds them
+    assert at > 0
+    data[at + 3] ^= 0x10
+    (tmp_path / "flip.hdpbnc").write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="flip.hdpbnc: corrupted model file \\(checksum mismatch\\)"):
+        load_model(tmp_path / "flip.hdpbnc")
+
+
+def test_other_columns_are_refused(tmp_path, vote):
+    clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(vote)
+    path = save_model(clf, tmp_path / "m.hdpbnc")
+    reader = pa.ipc.open_file(path)
+    schema = pa.schema([pa.field("branch", pa.int64())]).with_metadata(reader.schema.metadata)
+    with pa.OSFile(str(tmp_path / "other.hdpbnc"), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        writer.write_batch(pa.record_batch([pa.array([0], pa.int64())], schema=schema))
+    with pytest.raises(ModelFileError, match="other.hdpbnc: corrupted model file \\(unexpected columns"):
+        load_model(tmp_path / "other.hdpbnc")
+    assert modelfile.NARROW_SCHEMA != modelfile.WIDE_SCHEMA
