@@ -38,6 +38,7 @@ def ensemble_digest(clf, proba: np.ndarray) -> str:
         st = mb.structure
         h.update(repr((st.kind, st.k, st.parents, st.kept, st.order)).encode())
         h.update(np.ascontiguousarray(mb.tables.log_probs, "<f8").tobytes())
+        h.update(np.ascontiguousarray(mb.tables.log_backoff, "<f8").tobytes())
     h.update(np.ascontiguousarray(proba, "<f8").tobytes())
     return h.hexdigest()
 
@@ -103,7 +104,7 @@ def main(argv=None) -> int:
                     digests.add(ensemble_digest(clf, proba))
                 losses[i].append(rmse(proba, test.y))
                 # iterations run, per cell (auto: every tree its own)
-                cells = np.concatenate([np.diff(mb.tables.trees.node_cell_start[mb.tables.trees.tree_node_start])
+                cells = np.concatenate([np.diff(mb.tables.tree_node_start) * mb.tables.tree_card
                                         for mb in clf.members_])
                 its = clf.fit_info_.get("tree_iterations", np.full(cells.shape, clf.fit_info_["iterations"]))
                 ran[i].append(float(np.sum(its * cells) / max(cells.sum(), 1)))

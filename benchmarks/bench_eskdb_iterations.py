@@ -70,7 +70,7 @@ def run_fold(name: str, path: str, r: int, f: int, out: str) -> str:
     rec, fit_s = convergence.recorded_fit(clf, train, GRID)
     points = {}
     for i in GRID:
-        convergence._set_tables(clf, rec.tables(i))
+        convergence._set_tables(clf, rec, rec.tables(i))
         m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
         points[str(i)] = {k: m[k] for k in MEASURES}
     accuracy.save(Path(out), {"seed": accuracy.seed_of(r, f), "fit_s": fit_s, "points": points})
@@ -135,7 +135,7 @@ def run_fold_rules(name: str, path: str, r: int, f: int, out: str, seed_offset: 
     cost = np.where(rec.copies, 0.0, tree_costs(trees))  # a copy of another tree's tables costs nothing
     points = {}
     for i in RULE_FIXED:
-        convergence._set_tables(clf, rec.tables(i))
+        convergence._set_tables(clf, rec, rec.tables(i))
         m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
         points[str(i)] = {k: m[k] for k in MEASURES}
     changes = {i: convergence.tree_changes(trees, rec.tables(i), rec.tables(i // 2))

@@ -60,6 +60,7 @@ def run_one(name: str, threads: int, iterations: int | None) -> dict:
     """Train one workload in this process and return its figures."""
     from hdp_plugin import BayesNetClassifier
     from hdp_plugin.hdp.sampler import sample
+    from hdp_plugin.model.ensemble import member_trees
     from hdp_plugin.model.evaluation import cross_validate, stratified_folds
 
     spec, structure, k, its, folds = WORKLOADS[name]
@@ -78,13 +79,14 @@ def run_one(name: str, threads: int, iterations: int | None) -> dict:
         mest = cross_validate(make("m-estimate"), data, n_folds=2, seed=1)
         out.update(train_s=hdp.train_seconds, rmse=hdp.rmse, zero_one=hdp.zero_one,
                    m_rmse=mest.rmse, m_zero_one=mest.zero_one)
-        clf = make("hdp")().fit(data.take(stratified_folds(data.y, 2, 1) != 0))
+        data = data.take(stratified_folds(data.y, 2, 1) != 0)
+        clf = make("hdp")().fit(data)
     else:
         t0 = time.perf_counter()
         clf = make("hdp")().fit(data)
         out["train_s"] = time.perf_counter() - t0
     # sampler throughput on the last model's trees
-    trees = clf.tables_.trees
+    trees = member_trees(clf.members_[0], data)
     t0 = time.perf_counter()
     res = sample(trees, iterations=its, random_state=1, n_jobs=threads)
     sampler_s = time.perf_counter() - t0
@@ -150,12 +152,12 @@ def run_folds(folds_dir: Path, spec: str, threads: int, iterations: int | None, 
                 if est == "hdp":
                     cpu += clf.fit_info_["sampler_cpu_seconds"]
                     wall += clf.fit_info_["sampler_seconds"]
-                    trees = clf.tables_.trees
+                    trees = clf.tables_
                     cells += trees.n_cells
                     nodes += trees.n_nodes
                     ran.append(clf.fit_info_["iterations"])
                     per_tree = clf.fit_info_.get("tree_iterations", np.full(trees.n_trees, ran[-1]))
-                    cell_its += float(np.sum(per_tree * np.diff(trees.node_cell_start[trees.tree_node_start])))
+                    cell_its += float(np.sum(per_tree * np.diff(trees.tree_node_start) * trees.tree_card))
             n_test += len(test.y)
         best_cpu, best_wall = min(best_cpu, cpu), min(best_wall, wall)
     out = {"workload": spec, "threads": threads, "iterations": iterations or "auto", "cpu_s": best_cpu,

@@ -46,7 +46,7 @@ def run_one(rows: int, k: int, iterations: int, threads: int) -> dict:
     proba = clf.predict_proba(data)
     predict_s = time.perf_counter() - t0
     acc = float(np.mean(np.argmax(proba, axis=1) == data.y))
-    trees = clf.tables_.trees
+    trees = clf.members_[0].tables
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 if sys.platform != "darwin" else 1024**2)
     return {"peak_mb": peak, "rows": rows, "k": k, "iterations": iterations, "threads": threads, "generate_s": gen_s,
             "fit_s": fit_s, "sampler_s": clf.fit_info_.get("sampler_seconds", float("nan")),

@@ -70,7 +70,7 @@ def run(directory: Path, k: int, iterations: int, engine: str, workers: int | No
             out["worker_peak_rss_mb"] = sorted(client.run(peak_rss_mb).values())
     info = clf.fit_info_
     out.update(rows=info["rows"], passes=info["pass_seconds"], rows_per_second=info["rows_per_second"],
-               sampler_seconds=info.get("sampler_seconds"), cells=int(clf.tables_.trees.n_cells))
+               sampler_seconds=info.get("sampler_seconds"), cells=sum(m.tables.n_cells for m in clf.members_))
     t0 = time.perf_counter()
     n = 0
     writer = None

@@ -93,6 +93,7 @@ def recorded_fit(clf, train, grid):
     ``recorder.copies`` marks those trees (no sampling of their own: no cost)."""
     from hdp_plugin.distributed import use_engine
     from hdp_plugin.hdp.trees import concatenate_trees, tree_sources
+    from hdp_plugin.model.ensemble import member_trees
     from hdp_plugin.model.estimate import shared_cells
 
     rec = _Recorder(grid)
@@ -100,7 +101,7 @@ def recorded_fit(clf, train, grid):
     with use_engine(rec):
         clf.fit(train)
     seconds = time.perf_counter() - t0
-    nets = [mb.tables.trees for mb in clf.members_] if hasattr(clf, "members_") else [clf.tables_.trees]
+    nets = [member_trees(mb, train) for mb in clf.members_]  # the dense trees the fit sampled
     trees = nets[0] if len(nets) == 1 else concatenate_trees(nets)[0]
     source = tree_sources(trees)
     cells = shared_cells(trees, source)
@@ -109,20 +110,22 @@ def recorded_fit(clf, train, grid):
     if any(s.shape[0] != trees.n_cells for s in rec.sums.values()):
         raise RuntimeError("the recorded sums do not cover the model's cells")
     rec.trees, rec.copies = trees, source != np.arange(trees.n_trees)
+    rec.nets = nets
     return rec, seconds
 
 
-def _set_tables(clf, p: np.ndarray) -> None:
+def _set_tables(clf, rec, p: np.ndarray) -> None:
+    """Give every member of ``clf`` the (dense, all members one after the other) tables ``p``, made sparse
+    as a fit makes them."""
+    from hdp_plugin.hdp.tables import ProbabilityTables
+
     with np.errstate(divide="ignore"):
         logp = np.log(p)
-    if hasattr(clf, "members_"):
-        lo = 0
-        for mb in clf.members_:
-            n = mb.tables.trees.n_cells
-            mb.tables.log_probs = logp[lo:lo + n]
-            lo += n
-    else:
-        clf.tables_.log_probs = logp
+    lo = 0
+    for mb, trees in zip(clf.members_, rec.nets):
+        n = trees.n_cells
+        mb.tables = ProbabilityTables.from_dense(trees, logp[lo:lo + n], mb.tables.log_prior, backoff_to_parent=True)
+        lo += n
 
 
 def change(trees, p_new: np.ndarray, p_old: np.ndarray) -> float:
@@ -186,7 +189,7 @@ def run_one(name: str, path: str, method: str, r: int, f: int, out: str) -> str:
     points = {}
     for i in GRID:
         p = rec.tables(i)
-        _set_tables(clf, p)
+        _set_tables(clf, rec, p)
         m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
         pt = {key: m[key] for key in ("rmse", "log_loss", "zero_one")}
         if i // 2 in rec.sums and i % 2 == 0 and i // 2 in GRID:
@@ -197,7 +200,7 @@ def run_one(name: str, path: str, method: str, r: int, f: int, out: str) -> str:
         kind, first, weighted = RULE_MODES[mode]
         for tol in RULE_TOLS:
             p, stop, cost = rule_tables(rec, kind, tol, first, weighted)
-            _set_tables(clf, p)
+            _set_tables(clf, rec, p)
             m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
             rules[f"{mode}:{tol}"] = {"rmse": m["rmse"], "log_loss": m["log_loss"], "zero_one": m["zero_one"],
                                       "cost": cost, "max_stop": int(stop.max(initial=0)),

@@ -86,3 +86,17 @@ def model_proba(clf, codes: list[np.ndarray], *, log: bool = False) -> np.ndarra
 def coding_attributes(clf) -> list[list[Attribute]]:
     """The attributes each network of ``clf`` codes data with (one list per member, its own cut points)."""
     return [mb.attributes for mb in clf.members_]
+
+
+def member_trees(member: Member, dataset):
+    """The dense context trees a fit built for ``member`` from its training ``dataset`` (a
+    :class:`~hdp_plugin.data.Dataset`): its rows coded with the member's cut points, the trees of its
+    structure, every cell of every node (a fitted model keeps only its sparse tables). For tools that
+    study the sampler (the benchmarks) and for tests."""
+    from ..hdp.trees import build_trees
+    from ..preprocess import apply_cut_points
+
+    ds, _ = dataset.drop_missing_class()
+    X = apply_cut_points(ds, member.attributes).X
+    st = member.structure
+    return build_trees(X, ds.y, member.cardinalities, member.tables.n_classes, st.parents, st.kept)
