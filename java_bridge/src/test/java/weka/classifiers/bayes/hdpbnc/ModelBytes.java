@@ -106,11 +106,15 @@ final class ModelBytes {
 
   /**
    * The file with its checksum recomputed over its (possibly edited) documents and columns; a file whose
-   * record batches the Arrow reader refuses is returned as it is (its checksum is never read).
+   * record batches the Arrow reader refuses, or without its documents, is returned as it is (its checksum
+   * is never read).
    */
   static byte[] withChecksum(byte[] data) throws Exception {
     ArrowFileReader r = new ArrowFileReader(data);
     Map<String, byte[]> meta = r.metadata();
+    if (!meta.containsKey(ModelFile.MODEL_KEY) || !meta.containsKey(ModelFile.CHECKSUM_KEY)) {
+      return data;
+    }
     List<List<ArrowFileReader.Column>> batches = new ArrayList<>();
     try {
       for (int i = 0; i < r.numBatches(); i++) {
@@ -119,7 +123,9 @@ final class ModelBytes {
     } catch (java.io.IOException e) {
       return data;
     }
-    String fresh = ModelFile.digest(meta.get(ModelFile.MODEL_KEY), meta.get(ModelFile.TRAINING_KEY), batches);
+    byte[] training = meta.containsKey(ModelFile.TRAINING_KEY) ? meta.get(ModelFile.TRAINING_KEY) : "{}".getBytes(
+      StandardCharsets.UTF_8);
+    String fresh = ModelFile.digest(meta.get(ModelFile.MODEL_KEY), training, batches);
     String old = new String(meta.get(ModelFile.CHECKSUM_KEY), StandardCharsets.US_ASCII);
     return new String(data, StandardCharsets.ISO_8859_1).replace(old, fresh).getBytes(StandardCharsets.ISO_8859_1);
   }
