@@ -184,15 +184,19 @@ public final class HDPModel implements Serializable {
       int node = m_TreeNodeStart[tree];
       for (int v : m_Branching[tree]) {
         int val;
+        int radix;
         if (v < 0) {
           val = y;
+          radix = m_ClassLogPrior.length;
         } else {
           val = codes[v];
-          if (val >= m_Cardinalities[v]) {
+          radix = m_Cardinalities[v];
+          if (val >= radix) {
             break; // a parent value the model has no slot for: stop here
           }
         }
-        int next = child(node, val);
+        // a node with a child for every value has them in value order (children are sorted and distinct)
+        int next = m_ChildCount[node] == radix ? m_ChildStart[node] + val : child(node, val);
         if (next < 0) {
           break;
         }
@@ -216,6 +220,9 @@ public final class HDPModel implements Serializable {
       while (true) {
         int lo = m_CellStart[node];
         int hi = m_CellStart[node + 1];
+        if (hi - lo == card) { // a cell for every value: the cells in value order
+          return acc + m_LogProb[lo + x];
+        }
         while (lo < hi) {
           int mid = (lo + hi) >>> 1;
           int v = m_CellValue[mid];
