@@ -367,15 +367,6 @@ public final class HDPModel implements Serializable {
     return m_Members[0].m_AttrNames.clone();
   }
 
-  /** @return the number of tree nodes of all networks */
-  public long numNodes() {
-    long n = 0;
-    for (Network m : m_Members) {
-      n += m.numNodes();
-    }
-    return n;
-  }
-
   /** @return the number of observed cells of all networks */
   public long numCells() {
     long n = 0;
