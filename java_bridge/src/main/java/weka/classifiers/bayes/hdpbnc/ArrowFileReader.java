@@ -38,37 +38,112 @@ import org.apache.arrow.flatbuf.Utf8;
  * arrow-vector nor arrow-memory (and no {@code --add-opens} on JDK 17).
  *
  * <p>It reads what the hdp-bnc model file and spool jobs use: uncompressed, non-dictionary columns of
- * type int32, int64, float64, bool and utf8, with or without nulls, lists of int64 or float64 (no null
- * lists or items: the node table of model format 3.0), and the schema's custom metadata. Anything else
- * is refused with an {@link IOException} that names the column.
+ * type uint16, int32, int64, float64, bool and utf8, with or without nulls, lists and structs of them
+ * (without null lists, structs or items: the model file's cells), and the schema's custom metadata.
+ * Anything else is refused with an {@link IOException} that names the column.
  *
  * <p>Layout (Arrow columnar format, "IPC File Format"): {@code ARROW1} plus 2 bytes of padding; the
  * stream messages; the footer flatbuffer; its length as a little-endian int32; {@code ARROW1}. Each
  * record batch block points at an encapsulated message ({@code 0xFFFFFFFF}, an int32 metadata length,
- * the {@code Message} flatbuffer, padding) followed by the message body, which holds the buffers.
+ * the {@code Message} flatbuffer, padding) followed by the message body, which holds the buffers: depth
+ * first, one field node per field and, per field, the validity buffer and then the data buffer
+ * (fixed-width types), the int32 offsets and the bytes (utf8), the int32 offsets (a list, whose item
+ * field follows), or nothing more (a struct, whose fields follow).
  */
 public final class ArrowFileReader {
 
   /** The column types this reader understands. */
   public enum ColumnType {
-    INT32, INT64, FLOAT64, BOOL, UTF8,
-    /** A list of int64 items: {@link Column#values} holds the items, {@link Column#offsets} each row's. */
-    LIST_INT64,
-    /** A list of float64 items, as {@link #LIST_INT64}. */
-    LIST_FLOAT64;
+    UINT16("uint16", 2), INT32("int32", 4), INT64("int64", 8), FLOAT64("double", 8), BOOL("bool", 0),
+    UTF8("string", 0),
+    /** A list: {@link Column#offsets} holds each row's first item, {@link Column#children} the items. */
+    LIST("list", 0),
+    /** A struct: {@link Column#children} holds its fields, each as long as the struct. */
+    STRUCT("struct", 0);
 
-    /** @return whether this is a list type */
-    public boolean isList() {
-      return this == LIST_INT64 || this == LIST_FLOAT64;
+    /** The type's name as pyarrow prints it. */
+    final String arrowName;
+    /** Bytes per value of a fixed-width type, else 0. */
+    final int width;
+
+    ColumnType(String arrowName, int width) {
+      this.arrowName = arrowName;
+      this.width = width;
     }
 
-    /** @return the type of a list's items (the type itself for the others) */
-    ColumnType item() {
-      return this == LIST_INT64 ? INT64 : this == LIST_FLOAT64 ? FLOAT64 : this;
+    /** @return whether the values are fixed-width numbers (uint16, int32, int64, float64) */
+    public boolean isFixedWidth() {
+      return width > 0;
     }
   }
 
-  /** One column of one record batch, decoded into a plain Java array. */
+  /** A field of the schema: its name, type, nullability and, for a list or a struct, its child fields. */
+  public static final class Field {
+    /** The field's name. */
+    public final String name;
+    /** Its type. */
+    public final ColumnType type;
+    /** Whether the schema lets it hold nulls. */
+    public final boolean nullable;
+    /** A list's item field, a struct's fields; empty for the others. */
+    public final List<Field> children;
+
+    Field(String name, ColumnType type, boolean nullable, List<Field> children) {
+      this.name = name;
+      this.type = type;
+      this.nullable = nullable;
+      this.children = Collections.unmodifiableList(children);
+    }
+
+    /**
+     * The type as pyarrow compares types: a list's or a struct's child fields with their
+     * nullability, a struct's fields with their names (a list's item name does not count).
+     *
+     * @return for instance {@code list<struct<value: uint16 not null, log_prob: double not null> not null>}
+     */
+    public String typeString() {
+      if (type == ColumnType.LIST) {
+        Field item = children.get(0);
+        return "list<" + item.typeString() + (item.nullable ? "" : " not null") + ">";
+      }
+      if (type == ColumnType.STRUCT) {
+        StringBuilder sb = new StringBuilder("struct<");
+        for (int i = 0; i < children.size(); i++) {
+          Field c = children.get(i);
+          sb.append(i > 0 ? ", " : "").append(c.name).append(": ").append(c.typeString())
+            .append(c.nullable ? "" : " not null");
+        }
+        return sb.append('>').toString();
+      }
+      return type.arrowName;
+    }
+
+    /** @return {@code name: type}, the type as {@link #typeString()} */
+    @Override
+    public String toString() {
+      return name + ": " + typeString();
+    }
+
+    /** Field nodes of this field and its children. */
+    int fieldNodes() {
+      int n = 1;
+      for (Field c : children) {
+        n += c.fieldNodes();
+      }
+      return n;
+    }
+
+    /** Buffers of this field and its children. */
+    int buffers() {
+      int n = type == ColumnType.UTF8 ? 3 : type == ColumnType.STRUCT ? 1 : 2;
+      for (Field c : children) {
+        n += c.buffers();
+      }
+      return n;
+    }
+  }
+
+  /** One column of one record batch, decoded into plain Java arrays. */
   public static final class Column {
     /** The field's name. */
     public final String name;
@@ -79,29 +154,30 @@ public final class ArrowFileReader {
     /** Validity per row, or null when the column has no nulls. */
     public final boolean[] valid;
     /**
-     * The values: int[], long[], double[], boolean[] or String[] (null where not valid); null for a
-     * fixed-width column read without its values ({@link ArrowFileReader#values(Column)} decodes them).
+     * The values: int[] (uint16 and int32), long[], double[], boolean[] or String[] (null where not
+     * valid); null for a fixed-width column read without its values ({@link ArrowFileReader#values(Column)}
+     * decodes them), for a list and for a struct.
      */
     public final Object values;
     /**
      * A fixed-width column's values as the file holds them (little-endian, exactly {@code length} values,
-     * read only; position 0), or a list column's items (all of them, as the child array holds them), or
-     * null for other types: what a checksum over the values reads without encoding them again.
+     * read only; position 0), or null for other types: what a checksum over the values reads without
+     * encoding them again.
      */
     public final ByteBuffer raw;
-    /** A list column's offsets ({@code length + 1}, non-decreasing, into the items), else null. */
+    /** A list column's offsets ({@code length + 1}, from 0, non-decreasing, the last one its items), else null. */
     public final int[] offsets;
     /** A list column's offsets as the file holds them (little-endian int32, {@code length + 1}), else null. */
     public final ByteBuffer rawOffsets;
-    /** A list column's number of items, else {@code length}. */
-    public final int items;
+    /** A list's items (one column), a struct's fields; empty for the others. */
+    public final List<Column> children;
 
     Column(String name, ColumnType type, int length, boolean[] valid, Object values, ByteBuffer raw) {
-      this(name, type, length, valid, values, raw, null, null, length);
+      this(name, type, length, valid, values, raw, null, null, Collections.emptyList());
     }
 
     Column(String name, ColumnType type, int length, boolean[] valid, Object values, ByteBuffer raw, int[] offsets,
-        ByteBuffer rawOffsets, int items) {
+        ByteBuffer rawOffsets, List<Column> children) {
       this.name = name;
       this.type = type;
       this.length = length;
@@ -110,7 +186,7 @@ public final class ArrowFileReader {
       this.raw = raw;
       this.offsets = offsets;
       this.rawOffsets = rawOffsets;
-      this.items = items;
+      this.children = Collections.unmodifiableList(children);
     }
 
     /** @return the number of nulls */
@@ -131,8 +207,7 @@ public final class ArrowFileReader {
   private static final byte[] MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
 
   private final ByteBuffer m_Data;
-  private final List<String> m_FieldNames = new ArrayList<>();
-  private final List<ColumnType> m_FieldTypes = new ArrayList<>();
+  private final List<Field> m_Fields = new ArrayList<>();
   private final Map<String, byte[]> m_Metadata = new LinkedHashMap<>();
   private final List<Block> m_Blocks = new ArrayList<>();
 
@@ -177,35 +252,34 @@ public final class ArrowFileReader {
       m_Metadata.put(kv.key(), bytes(kv.valueAsByteBuffer()));
     }
     for (int i = 0; i < schema.fieldsLength(); i++) {
-      org.apache.arrow.flatbuf.Field f = schema.fields(i);
-      String name = f.name();
-      if (f.dictionary() != null) {
-        throw new IOException("column '" + name + "' is dictionary-encoded, which is not supported");
-      }
-      m_FieldNames.add(name);
-      m_FieldTypes.add(f.childrenLength() > 0 ? listType(f) : columnType(f));
+      m_Fields.add(field(schema.fields(i), 0));
     }
     for (int i = 0; i < footer.recordBatchesLength(); i++) {
       m_Blocks.add(footer.recordBatches(new Block(), i));
     }
   }
 
-  /** A list of int64 or float64 items (the items' field flat itself), else refused as nested. */
-  private static ColumnType listType(org.apache.arrow.flatbuf.Field f) throws IOException {
-    if (f.typeType() == Type.List && f.childrenLength() == 1) {
-      org.apache.arrow.flatbuf.Field item = f.children(0);
-      if (item.childrenLength() == 0 && item.dictionary() == null) {
-        ColumnType t = columnType(item);
-        if (t == ColumnType.INT64) {
-          return ColumnType.LIST_INT64;
-        }
-        if (t == ColumnType.FLOAT64) {
-          return ColumnType.LIST_FLOAT64;
-        }
-      }
+  /** The deepest nesting of lists and structs read (the model file's cells are 2 deep). */
+  static final int MAX_FIELD_DEPTH = 8;
+
+  /** A field of the schema, with its children: lists have one, structs any number. */
+  private static Field field(org.apache.arrow.flatbuf.Field f, int depth) throws IOException {
+    String name = f.name();
+    if (f.dictionary() != null) {
+      throw new IOException("column '" + name + "' is dictionary-encoded, which is not supported");
     }
-    throw new IOException("column '" + f.name() + "' is nested, which is not supported (only lists of int64 or "
-      + "float64)");
+    ColumnType type = columnType(f);
+    int nChildren = f.childrenLength();
+    if ((type == ColumnType.LIST ? nChildren != 1 : type == ColumnType.STRUCT ? nChildren < 1 : nChildren != 0)
+      || depth > MAX_FIELD_DEPTH) {
+      throw new IOException("column '" + name + "' of type " + type.arrowName + " has " + nChildren
+        + " child fields, which is not supported");
+    }
+    List<Field> children = new ArrayList<>(nChildren);
+    for (int i = 0; i < nChildren; i++) {
+      children.add(field(f.children(i), depth + 1));
+    }
+    return new Field(name, type, f.nullable(), children);
   }
 
   private static ColumnType columnType(org.apache.arrow.flatbuf.Field f) throws IOException {
@@ -219,8 +293,11 @@ public final class ArrowFileReader {
         if (it.isSigned() && it.bitWidth() == 64) {
           return ColumnType.INT64;
         }
+        if (!it.isSigned() && it.bitWidth() == 16) {
+          return ColumnType.UINT16;
+        }
         throw new IOException("column '" + f.name() + "' has type " + (it.isSigned() ? "int" : "uint")
-          + it.bitWidth() + "; only int32 and int64 are supported");
+          + it.bitWidth() + "; only uint16, int32 and int64 are supported");
       }
       case Type.FloatingPoint: {
         FloatingPoint fp = (FloatingPoint) f.type(new FloatingPoint());
@@ -236,6 +313,10 @@ public final class ArrowFileReader {
       case Type.Utf8:
         f.type(new Utf8());
         return ColumnType.UTF8;
+      case Type.List:
+        return ColumnType.LIST;
+      case Type.Struct_:
+        return ColumnType.STRUCT;
       default:
         throw new IOException("column '" + f.name() + "' has Arrow type "
           + (t >= 0 && t < Type.names.length ? Type.names[t] : Byte.toString(t)) + ", which is not supported");
@@ -270,14 +351,18 @@ public final class ArrowFileReader {
     return b.slice().order(ByteOrder.LITTLE_ENDIAN);
   }
 
-  /** @return the column names, in schema order */
-  public List<String> fieldNames() {
-    return Collections.unmodifiableList(m_FieldNames);
+  /** @return the schema's fields, with their children */
+  public List<Field> fields() {
+    return Collections.unmodifiableList(m_Fields);
   }
 
-  /** @return the column types, in schema order */
-  public List<ColumnType> fieldTypes() {
-    return Collections.unmodifiableList(m_FieldTypes);
+  /** @return the column names, in schema order */
+  public List<String> fieldNames() {
+    List<String> out = new ArrayList<>();
+    for (Field f : m_Fields) {
+      out.add(f.name);
+    }
+    return out;
   }
 
   /** @return the schema's custom metadata: key to raw (UTF-8) value bytes, in file order */
@@ -325,13 +410,32 @@ public final class ArrowFileReader {
    * column read without them.
    *
    * @param c a column of {@link #readBatch(int, boolean)}
-   * @return int[], long[], double[], boolean[] or String[]
+   * @return int[] (uint16 and int32), long[], double[], boolean[] or String[]; null for a list or a struct
    */
   public static Object values(Column c) {
     if (c.values != null || c.raw == null) {
       return c.values;
     }
-    return fixedWidth(c.type.item(), c.raw.duplicate().order(ByteOrder.LITTLE_ENDIAN), c.items);
+    return fixedWidth(c.type, c.raw.duplicate().order(ByteOrder.LITTLE_ENDIAN), c.length);
+  }
+
+  /** Where decoding one record batch is: its body, its message, the next field node and buffer. */
+  private final class BatchCursor {
+    final ByteBuffer body;
+    final RecordBatch rb;
+    final boolean decodeValues;
+    int fieldNode;
+    int buffer;
+
+    BatchCursor(ByteBuffer body, RecordBatch rb, boolean decodeValues) {
+      this.body = body;
+      this.rb = rb;
+      this.decodeValues = decodeValues;
+    }
+
+    ByteBuffer nextBuffer() throws IOException {
+      return buffer(body, rb, buffer++);
+    }
   }
 
   private List<Column> decodeBatch(int index, boolean decodeValues) throws IOException {
@@ -361,134 +465,120 @@ public final class ArrowFileReader {
     if (rows < 0 || rows > Integer.MAX_VALUE) {
       throw new IOException("record batch " + index + ": bad length " + rows);
     }
-    int n = (int) rows;
-    int nFields = m_FieldNames.size();
-    int nNodes = nFields;
-    for (ColumnType t : m_FieldTypes) {
-      nNodes += t.isList() ? 1 : 0; // a list's items are a field node (and two buffers) of their own
+    int nNodes = 0;
+    int nBuffers = 0;
+    for (Field f : m_Fields) {
+      nNodes += f.fieldNodes();
+      nBuffers += f.buffers();
     }
-    if (rb.nodesLength() != nNodes) {
-      throw new IOException("record batch " + index + " has " + rb.nodesLength() + " field nodes, the schema "
-        + nNodes);
+    if (rb.nodesLength() != nNodes || rb.buffersLength() != nBuffers) {
+      throw new IOException("record batch " + index + " has " + rb.nodesLength() + " field nodes and "
+        + rb.buffersLength() + " buffers, the schema " + nNodes + " and " + nBuffers);
     }
-    List<Column> out = new ArrayList<>(nFields);
-    int buf = 0;
-    int fieldNode = 0;
-    for (int f = 0; f < nFields; f++) {
-      FieldNode node = rb.nodes(new FieldNode(), fieldNode++);
-      String name = m_FieldNames.get(f);
-      ColumnType type = m_FieldTypes.get(f);
-      if (node.length() != n) {
-        throw new IOException("column '" + name + "' of batch " + index + " has " + node.length()
-          + " rows, the batch " + n);
-      }
-      if (type.isList()) {
-        out.add(listColumn(body, rb, buf, node, rb.nodes(new FieldNode(), fieldNode++), name, type, n,
-          decodeValues));
-        buf += 4;
-        continue;
-      }
-      int nBuffers = type == ColumnType.UTF8 ? 3 : 2;
-      if (buf + nBuffers > rb.buffersLength()) {
-        throw new IOException("record batch " + index + ": too few buffers for column '" + name + "'");
-      }
-      ByteBuffer validity = buffer(body, rb, buf);
-      boolean[] valid = null;
-      if (node.nullCount() > 0) {
-        valid = bits(validity, n, name);
-      }
-      Object values;
-      ByteBuffer raw = null;
-      switch (type) {
-        case INT32:
-        case INT64:
-        case FLOAT64: {
-          long bytes = (type == ColumnType.INT32 ? 4L : 8L) * n;
-          ByteBuffer d = need(buffer(body, rb, buf + 1), bytes, name); // so bytes fits the buffer's int capacity
-          ByteBuffer exact = d.duplicate();
-          exact.position(0);
-          exact.limit((int) bytes);
-          raw = exact.slice().asReadOnlyBuffer();
-          values = decodeValues ? fixedWidth(type, d, n) : null;
-          break;
-        }
-        case BOOL:
-          values = bits(buffer(body, rb, buf + 1), n, name);
-          break;
-        case UTF8: {
-          ByteBuffer offs = need(buffer(body, rb, buf + 1), 4L * (n + 1), name);
-          ByteBuffer chars = buffer(body, rb, buf + 2);
-          String[] a = new String[n];
-          for (int i = 0; i < n; i++) {
-            int lo = offs.getInt(4 * i);
-            int hi = offs.getInt(4 * (i + 1));
-            if (lo < 0 || hi < lo || hi > chars.capacity()) {
-              throw new IOException("column '" + name + "': bad string offsets");
-            }
-            if (valid == null || valid[i]) {
-              byte[] s = new byte[hi - lo];
-              ByteBuffer c = chars.duplicate();
-              c.position(lo);
-              c.get(s);
-              a[i] = new String(s, StandardCharsets.UTF_8);
-            }
-          }
-          values = a;
-          break;
-        }
-        default:
-          throw new AssertionError(type);
-      }
-      out.add(new Column(name, type, n, valid, values, raw));
-      buf += nBuffers;
+    BatchCursor at = new BatchCursor(body, rb, decodeValues);
+    List<Column> out = new ArrayList<>(m_Fields.size());
+    for (Field f : m_Fields) {
+      out.add(column(at, f, rows, false));
     }
     return out;
   }
 
   /**
-   * A list column: no null lists or items; offsets from 0, non-decreasing, the last one the number of
-   * items; the items' values (long[] or double[]) decoded if {@code decodeValues}.
+   * The column of field {@code f}, which must have {@code rows} rows; its children's columns follow it
+   * depth first. Nulls are read in a top-level column; a list, a struct and their children have none.
    */
-  private Column listColumn(ByteBuffer body, RecordBatch rb, int buf, FieldNode node, FieldNode itemNode,
-      String name, ColumnType type, int n, boolean decodeValues) throws IOException {
-    if (buf + 4 > rb.buffersLength()) {
-      throw new IOException("too few buffers for column '" + name + "'");
+  private Column column(BatchCursor at, Field f, long rows, boolean nested) throws IOException {
+    FieldNode node = at.rb.nodes(new FieldNode(), at.fieldNode++);
+    String name = f.name;
+    if (node.length() != rows) {
+      throw new IOException("column '" + name + "' has " + node.length() + " rows, " + rows + " expected");
     }
-    if (node.nullCount() > 0 || itemNode.nullCount() > 0) {
-      throw new IOException("column '" + name + "': null lists or items are not supported");
+    int n = (int) rows;
+    boolean nullsRefused = nested || f.type == ColumnType.LIST || f.type == ColumnType.STRUCT;
+    if (node.nullCount() != 0 && (nullsRefused || node.nullCount() < 0 || node.nullCount() > n)) {
+      throw new IOException("column '" + name + "': " + node.nullCount() + " nulls"
+        + (nullsRefused ? " in a list or a struct, which is not supported" : ""));
     }
-    long m = itemNode.length();
-    if (m < 0 || m > Integer.MAX_VALUE / 8) {
-      throw new IOException("column '" + name + "': bad number of items " + m);
-    }
-    int items = (int) m;
-    ByteBuffer offs = need(buffer(body, rb, buf + 1), 4L * (n + 1), name);
-    ByteBuffer exactOffsets = offs.duplicate();
-    exactOffsets.position(0);
-    exactOffsets.limit(4 * (n + 1));
-    int[] offsets = new int[n + 1];
-    exactOffsets.slice().order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(offsets);
-    if (offsets[0] != 0 || offsets[n] != items) {
-      throw new IOException("column '" + name + "': bad list offsets");
-    }
-    for (int i = 0; i < n; i++) {
-      if (offsets[i + 1] < offsets[i]) {
-        throw new IOException("column '" + name + "': bad list offsets");
+    ByteBuffer validity = at.nextBuffer();
+    boolean[] valid = node.nullCount() > 0 ? bits(validity, n, name) : null;
+    switch (f.type) {
+      case LIST: {
+        ByteBuffer offs = need(at.nextBuffer(), 4L * (n + 1L), name);
+        ByteBuffer exactOffsets = offs.duplicate();
+        exactOffsets.position(0);
+        exactOffsets.limit(4 * (n + 1));
+        ByteBuffer rawOffsets = exactOffsets.slice().order(ByteOrder.LITTLE_ENDIAN).asReadOnlyBuffer();
+        int[] offsets = new int[n + 1];
+        rawOffsets.duplicate().order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(offsets);
+        if (offsets[0] != 0) {
+          throw new IOException("column '" + name + "': bad list offsets");
+        }
+        for (int i = 0; i < n; i++) {
+          if (offsets[i + 1] < offsets[i]) {
+            throw new IOException("column '" + name + "': bad list offsets");
+          }
+        }
+        Column items = column(at, f.children.get(0), offsets[n], true);
+        return new Column(name, f.type, n, null, null, null, offsets, rawOffsets, Collections.singletonList(items));
       }
+      case STRUCT: {
+        List<Column> children = new ArrayList<>(f.children.size());
+        for (Field c : f.children) {
+          children.add(column(at, c, n, true));
+        }
+        return new Column(name, f.type, n, null, null, null, null, null, children);
+      }
+      case UINT16:
+      case INT32:
+      case INT64:
+      case FLOAT64: {
+        long bytes = (long) f.type.width * n;
+        ByteBuffer d = need(at.nextBuffer(), bytes, name); // so bytes fits the buffer's int capacity
+        ByteBuffer exact = d.duplicate();
+        exact.position(0);
+        exact.limit((int) bytes);
+        ByteBuffer raw = exact.slice().asReadOnlyBuffer();
+        return new Column(name, f.type, n, valid, at.decodeValues ? fixedWidth(f.type, d, n) : null, raw);
+      }
+      case BOOL:
+        return new Column(name, f.type, n, valid, bits(at.nextBuffer(), n, name), null);
+      case UTF8: {
+        ByteBuffer offs = need(at.nextBuffer(), 4L * (n + 1L), name);
+        ByteBuffer chars = at.nextBuffer();
+        String[] a = new String[n];
+        for (int i = 0; i < n; i++) {
+          int lo = offs.getInt(4 * i);
+          int hi = offs.getInt(4 * (i + 1));
+          if (lo < 0 || hi < lo || hi > chars.capacity()) {
+            throw new IOException("column '" + name + "': bad string offsets");
+          }
+          if (valid == null || valid[i]) {
+            byte[] s = new byte[hi - lo];
+            ByteBuffer c = chars.duplicate();
+            c.position(lo);
+            c.get(s);
+            a[i] = new String(s, StandardCharsets.UTF_8);
+          }
+        }
+        return new Column(name, f.type, n, valid, a, null);
+      }
+      default:
+        throw new AssertionError(f.type);
     }
-    ByteBuffer d = need(buffer(body, rb, buf + 3), 8L * items, name);
-    ByteBuffer exact = d.duplicate();
-    exact.position(0);
-    exact.limit(8 * items);
-    ByteBuffer raw = exact.slice().asReadOnlyBuffer();
-    Object values = decodeValues ? fixedWidth(type.item(), d, items) : null;
-    return new Column(name, type, n, null, values, raw, offsets,
-      exactOffsets.slice().asReadOnlyBuffer(), items);
   }
 
-  /** The values of a fixed-width column: int[], long[] or double[]. */
+  /** The values of a fixed-width column: int[] (uint16 and int32), long[] or double[]. */
   private static Object fixedWidth(ColumnType type, ByteBuffer d, int n) {
+    d = d.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     switch (type) {
+      case UINT16: {
+        java.nio.ShortBuffer s = d.asShortBuffer();
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) {
+          a[i] = s.get(i) & 0xFFFF;
+        }
+        return a;
+      }
       case INT32: {
         int[] a = new int[n];
         d.asIntBuffer().get(a);

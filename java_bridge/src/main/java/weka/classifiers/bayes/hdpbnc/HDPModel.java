@@ -8,63 +8,29 @@
 package weka.classifiers.bayes.hdpbnc;
 
 import java.io.Serializable;
+import java.util.Arrays;
 import java.util.Locale;
 
 /**
  * A fitted hdp-bnc model as plain serialisable arrays: what {@link ModelFile} reads from a model
  * file, and all that prediction needs (no Python, no daemon).
  *
- * <p>Attributes are the model's non-class attributes in training order; an attribute's codes are
- * {@code 0 .. values.length - 1} for its labels (bins for a discretised numeric attribute) and
- * {@code values.length} for missing. The model has a slot for missing only where training had
- * missing values ({@code cardinalities[a] == values.length + 1}).
- *
- * <p>Trees are stored as flat arrays, as in {@code hdp_plugin/hdp/trees.py}: node {@code j} of the
- * whole forest has the cells {@code nodeCellStart[j] .. nodeCellStart[j] + card - 1}, and, if it is
- * not a leaf, a block of child indices {@code childTable[nodeChildStart[j] + v]} ({@code -1} where no
- * training row went) for the values {@code v} of the variable it branches on: the class at depth 0,
- * then the tree's attribute parents in order.
+ * <p>A model is a weighted list of networks ({@link Network}): one network of weight 1 for NB, TAN,
+ * kDB and SkDB, ESKDB's members of weight 1/n each. It predicts the weighted mean of its networks'
+ * normalised class probabilities; a model of one network predicts that network's probabilities.
+ * The class, its log-prior and the estimator are the model's; everything else is each network's.
  */
 public final class HDPModel implements Serializable {
 
-  private static final long serialVersionUID = 4180734468129032917L;
+  private static final long serialVersionUID = -6001914233906425011L;
 
-  // ---- attributes and class
-  final String[] m_AttrNames;
-  final String[][] m_AttrValues;
-  final boolean[] m_AttrNumeric;
-  /** cut points of numeric attributes (null for nominal ones) */
-  final double[][] m_CutPoints;
   final String m_ClassName;
   final String[] m_ClassValues;
-  /** the model's number of codes per attribute: labels, plus one if training had missing values */
-  final int[] m_Cardinalities;
   final double[] m_ClassLogPrior;
-
-  // ---- structure
-  final String m_StructureKind;
-  final int m_K;
-  final int[] m_Kept;
-  final int[][] m_Parents;
-
-  // ---- trees
-  final int[] m_TreeAttr;
-  final int[] m_TreeCard;
-  /** per tree, its first node; length trees + 1 */
-  final int[] m_TreeNodeStart;
-  /** per tree, its branching variables: -1 (the class) then attribute indices */
-  final int[][] m_Branching;
-  final int[] m_NodeParent;
-  final int[] m_NodeDepth;
-  final int[] m_NodeBranch;
-  /** per node, first cell; length nodes + 1 */
-  final int[] m_NodeCellStart;
-  /** per node, start of its child block in m_ChildTable, or -1 for a leaf */
-  final int[] m_NodeChildStart;
-  final int[] m_ChildTable;
-  final double[] m_LogProbs;
-  final long[] m_Counts;
-  final double[] m_NodeConcentration;
+  /** the networks, in file order */
+  final Network[] m_Members;
+  /** their weights: positive, summing to one */
+  final double[] m_Weights;
 
   // ---- provenance
   final String m_Estimator;
@@ -72,43 +38,13 @@ public final class HDPModel implements Serializable {
   final String m_PackageVersion;
   final long m_Rows;
 
-  // ---- ensembles (model format 2.0, or 3.0 with members): this object is member 0's network, m_Members all members
-  /** every member's network (member 0 first), or null for a single network */
-  HDPModel[] m_Members;
-  /** the members' weights (positive), or null for a single network */
-  double[] m_Weights;
-
-  HDPModel(String[] attrNames, String[][] attrValues, boolean[] attrNumeric, double[][] cutPoints,
-    String className, String[] classValues, int[] cardinalities, double[] classLogPrior, String structureKind,
-    int k, int[] kept, int[][] parents, int[] treeAttr, int[] treeCard, int[] treeNodeStart, int[][] branching,
-    int[] nodeParent, int[] nodeDepth, int[] nodeBranch, int[] nodeCellStart, int[] nodeChildStart,
-    int[] childTable, double[] logProbs, long[] counts, double[] nodeConcentration, String estimator,
-    String summary, String packageVersion, long rows) {
-    m_AttrNames = attrNames;
-    m_AttrValues = attrValues;
-    m_AttrNumeric = attrNumeric;
-    m_CutPoints = cutPoints;
+  HDPModel(String className, String[] classValues, double[] classLogPrior, Network[] members, double[] weights,
+      String estimator, String summary, String packageVersion, long rows) {
     m_ClassName = className;
     m_ClassValues = classValues;
-    m_Cardinalities = cardinalities;
     m_ClassLogPrior = classLogPrior;
-    m_StructureKind = structureKind;
-    m_K = k;
-    m_Kept = kept;
-    m_Parents = parents;
-    m_TreeAttr = treeAttr;
-    m_TreeCard = treeCard;
-    m_TreeNodeStart = treeNodeStart;
-    m_Branching = branching;
-    m_NodeParent = nodeParent;
-    m_NodeDepth = nodeDepth;
-    m_NodeBranch = nodeBranch;
-    m_NodeCellStart = nodeCellStart;
-    m_NodeChildStart = nodeChildStart;
-    m_ChildTable = childTable;
-    m_LogProbs = logProbs;
-    m_Counts = counts;
-    m_NodeConcentration = nodeConcentration;
+    m_Members = members;
+    m_Weights = weights;
     m_Estimator = estimator;
     m_Summary = summary;
     m_PackageVersion = packageVersion;
@@ -116,52 +52,299 @@ public final class HDPModel implements Serializable {
   }
 
   /**
-   * An ensemble: member 0's network, which describes and draws the model, holding every member.
+   * One network of a model: its attributes as it codes them (names, labels, cut points, cardinalities),
+   * its structure, and its context trees as flat arrays over the nodes of all its trees, in file order
+   * (a tree's nodes breadth first, as the file holds them).
    *
-   * @param members the members' networks, member 0 first
-   * @param weights their weights
-   * @return the ensemble
+   * <p>Node {@code j} has the parent {@code nodeParent[j]} ({@code -1} for a root), was reached with
+   * the branch value {@code nodeBranch[j]}, has its children at {@code childStart[j] ..
+   * childStart[j] + childCount[j] - 1} (sorted by branch value), the log of its back-off weight
+   * {@code logBackoff[j]}, and its observed cells at {@code cellStart[j] .. cellStart[j + 1] - 1}:
+   * their values {@code cellValue} (sorted) and log-estimates {@code logProb}. The fields are set
+   * once, by {@link ModelFile}.
    */
-  static HDPModel ensemble(HDPModel[] members, double[] weights) {
-    HDPModel m0 = members[0];
-    HDPModel e = new HDPModel(m0.m_AttrNames, m0.m_AttrValues, m0.m_AttrNumeric, m0.m_CutPoints, m0.m_ClassName,
-      m0.m_ClassValues, m0.m_Cardinalities, m0.m_ClassLogPrior, m0.m_StructureKind, m0.m_K, m0.m_Kept, m0.m_Parents,
-      m0.m_TreeAttr, m0.m_TreeCard, m0.m_TreeNodeStart, m0.m_Branching, m0.m_NodeParent, m0.m_NodeDepth,
-      m0.m_NodeBranch, m0.m_NodeCellStart, m0.m_NodeChildStart, m0.m_ChildTable, m0.m_LogProbs, m0.m_Counts,
-      m0.m_NodeConcentration, m0.m_Estimator, m0.m_Summary, m0.m_PackageVersion, m0.m_Rows);
-    e.m_Members = members.clone();
-    e.m_Weights = weights.clone();
-    return e;
+  public static final class Network implements Serializable {
+
+    private static final long serialVersionUID = 3398265710348117245L;
+
+    // ---- attributes (the model's non-class attributes in training order); code values.length is missing
+    String[] m_AttrNames;
+    String[][] m_AttrValues;
+    boolean[] m_AttrNumeric;
+    /** cut points of numeric attributes (null for nominal ones) */
+    double[][] m_CutPoints;
+    /** number of codes per attribute: labels, plus one if training had missing values */
+    int[] m_Cardinalities;
+
+    // ---- structure
+    String m_StructureKind;
+    int m_K;
+    int[] m_Kept;
+    int[][] m_Parents;
+
+    // ---- trees
+    int[] m_TreeAttr;
+    int[] m_TreeCard;
+    /** per tree, its first node; length trees + 1 */
+    int[] m_TreeNodeStart;
+    /** per tree, its branching variables: -1 (the class) then attribute indices */
+    int[][] m_Branching;
+    /** per tree, the smallest and largest concentration below the root (HDP), or null */
+    double[][] m_Concentrations;
+
+    // ---- nodes
+    int[] m_NodeParent;
+    int[] m_NodeBranch;
+    int[] m_ChildStart;
+    int[] m_ChildCount;
+    double[] m_LogBackoff;
+    /** per node, its first cell; length nodes + 1 */
+    int[] m_CellStart;
+
+    // ---- cells
+    int[] m_CellValue;
+    double[] m_LogProb;
+
+    // ---- the model's: the class log-prior, and whether a node backs off to its parent (HDP) or to uniform
+    double[] m_ClassLogPrior;
+    boolean m_BackoffToParent;
+
+    Network() {
+    }
+
+    /** @return the number of non-class attributes */
+    public int numAttributes() {
+      return m_AttrNames.length;
+    }
+
+    /** @return the total number of tree nodes */
+    public int numNodes() {
+      return m_NodeParent.length;
+    }
+
+    /** @return the total number of observed cells */
+    public int numCells() {
+      return m_LogProb.length;
+    }
+
+    /**
+     * Bin of a numeric value, Weka's rule: the first bin {@code j} with {@code v <= cut[j]}, else the
+     * last; missing (NaN) gives the missing code {@code cut.length + 1}.
+     *
+     * @param attr the attribute
+     * @param v the value
+     * @return its code
+     */
+    public int bin(int attr, double v) {
+      double[] cut = m_CutPoints[attr];
+      if (Double.isNaN(v)) {
+        return cut.length + 1;
+      }
+      int lo = 0;
+      int hi = cut.length; // first index with v <= cut[index] (numpy searchsorted, side="left")
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (cut[mid] < v) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      return lo;
+    }
+
+    /** The child of {@code node} with branch value {@code value} (a binary search), or -1. */
+    private int child(int node, int value) {
+      int lo = m_ChildStart[node];
+      int hi = lo + m_ChildCount[node];
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        int b = m_NodeBranch[mid];
+        if (b < value) {
+          lo = mid + 1;
+        } else if (b > value) {
+          hi = mid;
+        } else {
+          return mid;
+        }
+      }
+      return -1;
+    }
+
+    /**
+     * The deepest existing node of a tree along (y, parent values): prediction's back-off to the
+     * deepest context seen in training.
+     *
+     * @param tree the tree
+     * @param y the class code
+     * @param codes attribute codes of the row
+     * @return the node
+     */
+    int deepestNode(int tree, int y, int[] codes) {
+      int node = m_TreeNodeStart[tree];
+      for (int v : m_Branching[tree]) {
+        int val;
+        int radix;
+        if (v < 0) {
+          val = y;
+          radix = m_ClassLogPrior.length;
+        } else {
+          val = codes[v];
+          radix = m_Cardinalities[v];
+          if (val >= radix) {
+            break; // a parent value the model has no slot for: stop here
+          }
+        }
+        // a node with a child for every value has them in value order (children are sorted and distinct)
+        int next = m_ChildCount[node] == radix ? m_ChildStart[node] + val : child(node, val);
+        if (next < 0) {
+          break;
+        }
+        node = next;
+      }
+      return node;
+    }
+
+    /**
+     * log theta(x | node): the node's cell of {@code x} (a binary search of its sorted values), else its
+     * back-off weight times its back-off distribution's estimate: up the parents (HDP), or straight to
+     * the uniform distribution (the baselines), the root's being uniform.
+     *
+     * @param node the node
+     * @param x the value of the tree's attribute
+     * @param card the tree's cardinality
+     * @return the log-estimate
+     */
+    double logEstimate(int node, int x, int card) {
+      double acc = 0.0;
+      while (true) {
+        int lo = m_CellStart[node];
+        int hi = m_CellStart[node + 1];
+        if (hi - lo == card) { // a cell for every value: the cells in value order
+          return acc + m_LogProb[lo + x];
+        }
+        while (lo < hi) {
+          int mid = (lo + hi) >>> 1;
+          int v = m_CellValue[mid];
+          if (v < x) {
+            lo = mid + 1;
+          } else if (v > x) {
+            hi = mid;
+          } else {
+            return acc + m_LogProb[mid];
+          }
+        }
+        acc += m_LogBackoff[node];
+        int p = m_NodeParent[node];
+        if (!m_BackoffToParent || p < 0) {
+          return acc - Math.log(card);
+        }
+        node = p;
+      }
+    }
+
+    /**
+     * log P(y) + sum over trees of log P(x_c | deepest context of (y, parents)), for every class, as
+     * {@code log_posterior_rows} in {@code hdp_plugin/hdp/predict.py}: a value the network has no slot for
+     * (unseen in training, or missing where training had none) drops its attribute's factor.
+     *
+     * @param codes the row's attribute codes (missing = number of labels)
+     * @return the unnormalised log-probabilities, one per class
+     */
+    public double[] logJoint(int[] codes) {
+      int nClasses = m_ClassLogPrior.length;
+      double[] out = m_ClassLogPrior.clone();
+      for (int t = 0; t < m_TreeAttr.length; t++) {
+        int xc = codes[m_TreeAttr[t]];
+        int card = m_TreeCard[t];
+        if (xc >= card) {
+          continue;
+        }
+        for (int y = 0; y < nClasses; y++) {
+          out[y] += logEstimate(deepestNode(t, y, codes), xc, card);
+        }
+      }
+      return out;
+    }
+
+    /**
+     * P(class | x), normalised in log space with log-sum-exp; uniform if no class has a finite
+     * log-probability.
+     *
+     * @param codes the row's attribute codes
+     * @return the class distribution
+     */
+    public double[] distribution(int[] codes) {
+      double[] lp = logJoint(codes);
+      double mx = Double.NEGATIVE_INFINITY;
+      for (double v : lp) {
+        if (v > mx) {
+          mx = v;
+        }
+      }
+      int k = lp.length;
+      if (mx == Double.NEGATIVE_INFINITY) {
+        double[] u = new double[k];
+        Arrays.fill(u, Math.exp(-Math.log(k)));
+        return u;
+      }
+      double s = 0.0;
+      for (double v : lp) {
+        s += Math.exp(v - mx);
+      }
+      double lse = mx + Math.log(s);
+      for (int j = 0; j < k; j++) {
+        lp[j] = Math.exp(lp[j] - lse);
+      }
+      return lp;
+    }
+
+    /**
+     * The label of an attribute's code, "?" for the missing slot.
+     *
+     * @param attr the attribute
+     * @param code its code
+     * @return the label
+     */
+    String label(int attr, int code) {
+      return code < m_AttrValues[attr].length ? m_AttrValues[attr][code] : "?";
+    }
+
+    /** ", min-max" of the concentrations of a tree's nodes below the root, or "" without them. */
+    String concentrationRange(int t) {
+      double[] r = m_Concentrations == null ? null : m_Concentrations[t];
+      return r == null ? "" : String.format(Locale.ROOT, ", %.3g-%.3g", r[0], r[1]);
+    }
   }
 
-  /** @return the number of member networks: 1 for a single network */
+  /** @return the number of networks: 1 for NB, TAN, kDB and SkDB */
   public int numMembers() {
-    return m_Members == null ? 1 : m_Members.length;
+    return m_Members.length;
   }
 
   /**
-   * A member's network.
+   * A network of the model.
    *
-   * @param e the member, 0 to {@link #numMembers()} - 1
-   * @return its network (this model itself for a single network)
+   * @param e the network, 0 to {@link #numMembers()} - 1
+   * @return it
    */
-  public HDPModel member(int e) {
-    return m_Members == null ? this : m_Members[e];
+  public Network member(int e) {
+    return m_Members[e];
   }
 
   /**
-   * A member's weight.
+   * A network's weight.
    *
-   * @param e the member
-   * @return its weight (1 for a single network)
+   * @param e the network
+   * @return its weight (1 for a model of one network)
    */
   public double weight(int e) {
-    return m_Weights == null ? 1.0 : m_Weights[e];
+    return m_Weights[e];
   }
 
   /** @return the number of non-class attributes */
   public int numAttributes() {
-    return m_AttrNames.length;
+    return m_Members[0].numAttributes();
   }
 
   /** @return the number of classes */
@@ -179,236 +362,129 @@ public final class HDPModel implements Serializable {
     return m_ClassValues.clone();
   }
 
-  /** @return the attribute names, in training order */
+  /** @return the attribute names, in training order (every network has the same) */
   public String[] attributeNames() {
-    return m_AttrNames.clone();
+    return m_Members[0].m_AttrNames.clone();
+  }
+
+  /** @return the number of observed cells of all networks */
+  public long numCells() {
+    long n = 0;
+    for (Network m : m_Members) {
+      n += m.numCells();
+    }
+    return n;
   }
 
   /**
-   * Bin of a numeric value, Weka's rule: the first bin {@code j} with {@code v <= cut[j]}, else the
-   * last; missing (NaN) gives the missing code {@code cut.length + 1}.
+   * P(class | x): the weighted mean of the networks' class distributions, networks added in order and
+   * the sum divided by the total weight; a model of one network gives that network's distribution.
    *
-   * @param attr the attribute
-   * @param v the value
-   * @return its code
+   * @param codes per network, the row's attribute codes as that network codes them (its own cut points)
+   * @return the class distribution
    */
-  public int bin(int attr, double v) {
-    double[] cut = m_CutPoints[attr];
-    if (Double.isNaN(v)) {
-      return cut.length + 1;
+  public double[] distribution(int[][] codes) {
+    if (m_Members.length == 1) {
+      return m_Members[0].distribution(codes[0]);
     }
-    int lo = 0;
-    int hi = cut.length; // first index with v <= cut[index] (numpy searchsorted, side="left")
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (cut[mid] < v) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
+    double[] out = new double[m_ClassValues.length];
+    double total = 0.0;
+    for (int e = 0; e < m_Members.length; e++) {
+      double w = m_Weights[e];
+      double[] p = m_Members[e].distribution(codes[e]);
+      for (int y = 0; y < out.length; y++) {
+        out[y] += w * p[y];
       }
+      total += w;
     }
-    return lo;
-  }
-
-  /**
-   * The deepest existing node of a tree along (y, parent values): prediction's back-off.
-   *
-   * @param tree the tree
-   * @param y the class code
-   * @param codes attribute codes of the row
-   * @return the global node index
-   */
-  int deepestNode(int tree, int y, int[] codes) {
-    int node = m_TreeNodeStart[tree];
-    for (int v : m_Branching[tree]) {
-      int val;
-      if (v < 0) {
-        val = y;
-      } else {
-        val = codes[v];
-        if (val >= m_Cardinalities[v]) {
-          break; // a parent value the model has no slot for: stop here
-        }
-      }
-      int cs = m_NodeChildStart[node];
-      if (cs < 0) {
-        break;
-      }
-      int next = m_ChildTable[cs + val];
-      if (next < 0) {
-        break;
-      }
-      node = next;
-    }
-    return node;
-  }
-
-  /**
-   * log P(y) + sum over trees of log P(x_c | deepest context of (y, parents)), for every class, as
-   * {@code log_posterior_rows} in {@code hdp_plugin/hdp/predict.py}: a value the model has no slot for (unseen
-   * in training, or missing where training had none) drops its attribute's factor.
-   *
-   * @param codes the row's attribute codes (missing = number of labels)
-   * @return the unnormalised log-probabilities, one per class
-   */
-  public double[] logJoint(int[] codes) {
-    int nClasses = m_ClassLogPrior.length;
-    double[] out = new double[nClasses];
-    for (int y = 0; y < nClasses; y++) {
-      double s = m_ClassLogPrior[y];
-      for (int t = 0; t < m_TreeAttr.length; t++) {
-        int xc = codes[m_TreeAttr[t]];
-        if (xc >= m_TreeCard[t]) {
-          continue;
-        }
-        int node = deepestNode(t, y, codes);
-        s += m_LogProbs[m_NodeCellStart[node] + xc];
-      }
-      out[y] = s;
+    for (int y = 0; y < out.length; y++) {
+      out[y] /= total;
     }
     return out;
   }
 
   /**
-   * P(class | x), normalised in log space with log-sum-exp; uniform if no class has a finite
-   * log-probability.
+   * P(class | x) of a model of one network.
    *
    * @param codes the row's attribute codes
    * @return the class distribution
+   * @throws IllegalStateException for a model of several networks, whose networks code a row each
+   *           their own way ({@link #distribution(int[][])})
    */
   public double[] distribution(int[] codes) {
-    double[] lp = logJoint(codes);
-    double mx = Double.NEGATIVE_INFINITY;
-    for (double v : lp) {
-      if (v > mx) {
-        mx = v;
-      }
+    if (m_Members.length != 1) {
+      throw new IllegalStateException("a model of " + m_Members.length + " networks: give each its own codes");
     }
-    int k = lp.length;
-    if (mx == Double.NEGATIVE_INFINITY) {
-      double[] u = new double[k];
-      java.util.Arrays.fill(u, Math.exp(-Math.log(k)));
-      return u;
-    }
-    double s = 0.0;
-    for (double v : lp) {
-      s += Math.exp(v - mx);
-    }
-    double lse = mx + Math.log(s);
-    for (int j = 0; j < k; j++) {
-      lp[j] = Math.exp(lp[j] - lse);
-    }
-    return lp;
-  }
-
-  /** @return the total number of tree nodes */
-  public int numNodes() {
-    return m_NodeParent.length;
-  }
-
-  /** @return the total number of cells (node, value) */
-  public int numCells() {
-    return m_LogProbs.length;
-  }
-
-  private boolean hasConcentrations() {
-    for (double c : m_NodeConcentration) {
-      if (!Double.isNaN(c)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** ", min-max" of the concentrations of a tree's non-root nodes, or "" without HDP. */
-  private String concentrationRange(int t) {
-    double lo = Double.POSITIVE_INFINITY;
-    double hi = Double.NEGATIVE_INFINITY;
-    for (int j = m_TreeNodeStart[t] + 1; j < m_TreeNodeStart[t + 1]; j++) {
-      double c = m_NodeConcentration[j];
-      if (!Double.isNaN(c)) {
-        lo = Math.min(lo, c);
-        hi = Math.max(hi, c);
-      }
-    }
-    return lo > hi ? "" : String.format(Locale.ROOT, ", %.3g-%.3g", lo, hi);
+    return m_Members[0].distribution(codes);
   }
 
   /**
-   * The label of an attribute's code, "?" for the missing slot.
-   *
-   * @param attr the attribute
-   * @param code its code
-   * @return the label
-   */
-  String label(int attr, int code) {
-    return code < m_AttrValues[attr].length ? m_AttrValues[attr][code] : "?";
-  }
-
-  /**
-   * A description of the model: the structure, then per attribute its parents and tree size.
+   * A description of the model: the structure, then per attribute its parents and tree size; for a
+   * model of several networks, a line per network, then network 0.
    *
    * @return the text
    */
   public String describe() {
     StringBuilder sb = new StringBuilder();
-    if (m_Members != null) {
+    if (m_Members.length > 1) {
       sb.append(String.format(Locale.ROOT, "ESKDB ensemble of %d members, each an SkDB on its own attribute order "
         + "and cut points; it predicts the weighted mean of the members' class probabilities.%n", m_Members.length));
-      sb.append("Members (selected attributes n*, parents k*, tree cells):");
+      sb.append("Members (selected attributes n*, parents k*, observed cells):");
       for (int e = 0; e < m_Members.length; e++) {
-        HDPModel m = m_Members[e];
+        Network m = m_Members[e];
         sb.append(String.format(Locale.ROOT, "%s %d: n*=%d k*=%d %d", e % 5 == 0 ? String.format("%n ") : ";", e,
           m.m_Kept.length, m.m_K, m.numCells()));
       }
       sb.append(String.format(Locale.ROOT, "%n%nMember 0 (the network below and in the graph view):%n"));
     }
-    sb.append(String.format(Locale.ROOT, "Structure: %s%s, %d of %d attributes kept%n", m_StructureKind,
-      "kdb".equals(m_StructureKind) || "skdb".equals(m_StructureKind) ? " (k=" + m_K + ")" : "",
-      m_Kept.length, m_AttrNames.length));
+    Network m = m_Members[0];
+    String[] names = m.m_AttrNames;
+    sb.append(String.format(Locale.ROOT, "Structure: %s%s, %d of %d attributes kept%n", m.m_StructureKind,
+      "kdb".equals(m.m_StructureKind) || "skdb".equals(m.m_StructureKind) ? " (k=" + m.m_K + ")" : "",
+      m.m_Kept.length, names.length));
     sb.append("Estimator: ").append(m_Summary).append(String.format(Locale.ROOT, "%n"));
-    sb.append(String.format(Locale.ROOT, "Trained on %d rows; %d tree nodes, %d table cells%n%n", m_Rows,
-      numNodes(), numCells()));
+    sb.append(String.format(Locale.ROOT, "Trained on %d rows; %d tree nodes, %d observed cells%n%n", m_Rows,
+      m.numNodes(), m.numCells()));
     sb.append(String.format(Locale.ROOT, "Class %s: prior", m_ClassName));
     for (int y = 0; y < m_ClassValues.length; y++) {
       sb.append(String.format(Locale.ROOT, " %s=%.4f", m_ClassValues[y], Math.exp(m_ClassLogPrior[y])));
     }
     sb.append(String.format(Locale.ROOT, "%n%nNetwork (attribute <- class, parents) : values, tree nodes%s%n",
-      hasConcentrations() ? ", concentrations below the root (min-max)" : ""));
-    for (int t = 0; t < m_TreeAttr.length; t++) {
-      int a = m_TreeAttr[t];
+      m.m_Concentrations != null ? ", concentrations below the root (min-max)" : ""));
+    for (int t = 0; t < m.m_TreeAttr.length; t++) {
+      int a = m.m_TreeAttr[t];
       StringBuilder ps = new StringBuilder(m_ClassName);
-      for (int p : m_Parents[a]) {
-        ps.append(", ").append(m_AttrNames[p]);
+      for (int p : m.m_Parents[a]) {
+        ps.append(", ").append(names[p]);
       }
-      int nodes = m_TreeNodeStart[t + 1] - m_TreeNodeStart[t];
+      int nodes = m.m_TreeNodeStart[t + 1] - m.m_TreeNodeStart[t];
       String cuts = "";
-      if (m_AttrNumeric[a] && m_CutPoints[a] != null) {
-        cuts = ", " + m_CutPoints[a].length + " cut point" + (m_CutPoints[a].length == 1 ? "" : "s");
+      if (m.m_AttrNumeric[a] && m.m_CutPoints[a] != null) {
+        cuts = ", " + m.m_CutPoints[a].length + " cut point" + (m.m_CutPoints[a].length == 1 ? "" : "s");
       }
-      sb.append(String.format(Locale.ROOT, "  %s <- %s : %d%s, %d%s%n", m_AttrNames[a], ps, m_TreeCard[t], cuts,
-        nodes, concentrationRange(t)));
+      sb.append(String.format(Locale.ROOT, "  %s <- %s : %d%s, %d%s%n", names[a], ps, m.m_TreeCard[t], cuts,
+        nodes, m.concentrationRange(t)));
     }
     StringBuilder disc = new StringBuilder();
-    for (int a = 0; a < m_AttrNames.length; a++) {
-      if (m_AttrNumeric[a] && m_CutPoints[a] != null) {
-        disc.append(String.format(Locale.ROOT, "  %s: %s%n", m_AttrNames[a], m_CutPoints[a].length == 0
-          ? "no cut point (one bin)" : java.util.Arrays.toString(m_CutPoints[a])));
+    for (int a = 0; a < names.length; a++) {
+      if (m.m_AttrNumeric[a] && m.m_CutPoints[a] != null) {
+        disc.append(String.format(Locale.ROOT, "  %s: %s%n", names[a], m.m_CutPoints[a].length == 0
+          ? "no cut point (one bin)" : Arrays.toString(m.m_CutPoints[a])));
       }
     }
     if (disc.length() > 0) {
       sb.append(String.format(Locale.ROOT, "%nCut points of the numeric attributes (v goes to the first bin with "
         + "v <= cut):%n")).append(disc);
     }
-    if (m_TreeAttr.length < m_AttrNames.length) {
+    if (m.m_TreeAttr.length < names.length) {
       sb.append("Not used (no improvement in the selection):");
-      boolean[] used = new boolean[m_AttrNames.length];
-      for (int a : m_TreeAttr) {
+      boolean[] used = new boolean[names.length];
+      for (int a : m.m_TreeAttr) {
         used[a] = true;
       }
       for (int a = 0; a < used.length; a++) {
         if (!used[a]) {
-          sb.append(' ').append(m_AttrNames[a]);
+          sb.append(' ').append(names[a]);
         }
       }
       sb.append(String.format(Locale.ROOT, "%n"));
@@ -417,15 +493,16 @@ public final class HDPModel implements Serializable {
   }
 
   /**
-   * The network in XML BIF 0.3, as Weka's {@code BayesNet.graph()} writes it, so that Weka's graph
-   * visualiser draws it. Each table is the model's predictive distribution for every configuration
+   * Network 0 in XML BIF 0.3, as Weka's {@code BayesNet.graph()} writes it, so that Weka's graph
+   * visualiser draws it. Each table is the network's predictive distribution for every configuration
    * of (class, parents), backed off where a context was never seen; the first parent varies slowest.
-   * For an ensemble this is member 0's network, and the network's name says so.
+   * For a model of several networks, the network's name says it is member 0.
    *
    * @param relation the network's name
    * @return the XML text
    */
   public String toXMLBIF(String relation) {
+    Network m = m_Members[0];
     StringBuilder sb = new StringBuilder();
     sb.append("<?xml version=\"1.0\"?>\n");
     sb.append("<!-- DTD for the XMLBIF 0.3 format -->\n");
@@ -444,7 +521,7 @@ public final class HDPModel implements Serializable {
     sb.append("\t<!ELEMENT PROPERTY (#PCDATA)>\n");
     sb.append("]>\n\n\n");
     sb.append("<BIF VERSION=\"0.3\">\n<NETWORK>\n");
-    String name = m_Members == null ? relation
+    String name = m_Members.length == 1 ? relation
       : relation + " (ESKDB: member 0 of " + m_Members.length + ", the ensemble averages them all)";
     sb.append("<NAME>").append(xml(name)).append("</NAME>\n");
     // the class on top, the attributes in rows of eight below it
@@ -452,13 +529,13 @@ public final class HDPModel implements Serializable {
     for (String v : m_ClassValues) {
       sb.append("<OUTCOME>").append(xml(v)).append("</OUTCOME>\n");
     }
-    int width = Math.min(8, Math.max(1, m_TreeAttr.length));
+    int width = Math.min(8, Math.max(1, m.m_TreeAttr.length));
     sb.append("<PROPERTY>position = (").append(50 + 50 * width).append(",20)</PROPERTY>\n</VARIABLE>\n");
-    for (int t = 0; t < m_TreeAttr.length; t++) {
-      int a = m_TreeAttr[t];
-      sb.append("<VARIABLE TYPE=\"nature\">\n<NAME>").append(xml(m_AttrNames[a])).append("</NAME>\n");
-      for (int c = 0; c < m_TreeCard[t]; c++) {
-        sb.append("<OUTCOME>").append(xml(label(a, c))).append("</OUTCOME>\n");
+    for (int t = 0; t < m.m_TreeAttr.length; t++) {
+      int a = m.m_TreeAttr[t];
+      sb.append("<VARIABLE TYPE=\"nature\">\n<NAME>").append(xml(m.m_AttrNames[a])).append("</NAME>\n");
+      for (int c = 0; c < m.m_TreeCard[t]; c++) {
+        sb.append("<OUTCOME>").append(xml(m.label(a, c))).append("</OUTCOME>\n");
       }
       sb.append("<PROPERTY>position = (").append(50 + 100 * (t % width)).append(',').append(120 + 100 * (t / width))
         .append(")</PROPERTY>\n</VARIABLE>\n");
@@ -468,14 +545,15 @@ public final class HDPModel implements Serializable {
       sb.append(Math.exp(lp)).append(' ');
     }
     sb.append("\n</TABLE>\n</DEFINITION>\n");
-    int[] codes = new int[m_AttrNames.length];
-    for (int t = 0; t < m_TreeAttr.length; t++) {
-      int a = m_TreeAttr[t];
-      int[] parents = m_Parents[a];
-      sb.append("<DEFINITION>\n<FOR>").append(xml(m_AttrNames[a])).append("</FOR>\n");
+    int[] codes = new int[m.m_AttrNames.length];
+    for (int t = 0; t < m.m_TreeAttr.length; t++) {
+      int a = m.m_TreeAttr[t];
+      int card = m.m_TreeCard[t];
+      int[] parents = m.m_Parents[a];
+      sb.append("<DEFINITION>\n<FOR>").append(xml(m.m_AttrNames[a])).append("</FOR>\n");
       sb.append("<GIVEN>").append(xml(m_ClassName)).append("</GIVEN>\n");
       for (int p : parents) {
-        sb.append("<GIVEN>").append(xml(m_AttrNames[p])).append("</GIVEN>\n");
+        sb.append("<GIVEN>").append(xml(m.m_AttrNames[p])).append("</GIVEN>\n");
       }
       sb.append("<TABLE>\n");
       // odometer over (class, parents), the last varying fastest
@@ -483,16 +561,15 @@ public final class HDPModel implements Serializable {
       int[] radix = new int[parents.length + 1];
       radix[0] = m_ClassValues.length;
       for (int j = 0; j < parents.length; j++) {
-        radix[j + 1] = m_Cardinalities[parents[j]];
+        radix[j + 1] = m.m_Cardinalities[parents[j]];
       }
       while (true) {
         for (int j = 0; j < parents.length; j++) {
           codes[parents[j]] = digit[j + 1];
         }
-        int node = deepestNode(t, digit[0], codes);
-        int cs = m_NodeCellStart[node];
-        for (int c = 0; c < m_TreeCard[t]; c++) {
-          sb.append(Math.exp(m_LogProbs[cs + c])).append(' ');
+        int node = m.deepestNode(t, digit[0], codes);
+        for (int c = 0; c < card; c++) {
+          sb.append(Math.exp(m.logEstimate(node, c, card))).append(' ');
         }
         sb.append('\n');
         int j = digit.length - 1;

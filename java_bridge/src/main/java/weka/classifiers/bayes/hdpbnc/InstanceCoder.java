@@ -29,17 +29,11 @@ import weka.core.Instances;
  */
 public final class InstanceCoder implements Serializable {
 
-  private static final long serialVersionUID = -3164409954931781226L;
+  private static final long serialVersionUID = -3164409954931781227L;
 
   private final HDPModel m_Model;
-  /** per model attribute: its index in the Weka header */
-  private final int[] m_WekaIndex;
-  /** per model attribute, for nominal Weka attributes: Weka value index to model code */
-  private final int[][] m_Lookup;
-  /** per model attribute, for numeric Weka attributes on nominal model attributes: number to code */
-  private final ArrayList<HashMap<Double, Integer>> m_ByNumber;
-  /** an ensemble: one coder per member (members cut numeric attributes differently), else null */
-  private final InstanceCoder[] m_Members;
+  /** per network of the model: its coder (networks cut numeric attributes each their own way) */
+  private final NetworkCoder[] m_Coders;
 
   /**
    * Builds the mapping from a Weka header onto a model's attributes.
@@ -50,61 +44,108 @@ public final class InstanceCoder implements Serializable {
    */
   public InstanceCoder(HDPModel model, Instances header) {
     m_Model = model;
-    if (model.m_Members != null) {
-      m_Members = new InstanceCoder[model.m_Members.length];
-      for (int e = 0; e < m_Members.length; e++) {
-        m_Members[e] = new InstanceCoder(model.m_Members[e], header);
-      }
-    } else {
-      m_Members = null;
+    m_Coders = new NetworkCoder[model.numMembers()];
+    for (int e = 0; e < m_Coders.length; e++) {
+      m_Coders[e] = new NetworkCoder(model.member(e), header);
     }
-    int n = model.numAttributes();
-    m_WekaIndex = new int[n];
-    m_Lookup = new int[n][];
-    m_ByNumber = new ArrayList<>(java.util.Collections.nCopies(n, (HashMap<Double, Integer>) null));
-    List<String> absent = new ArrayList<>();
-    for (int a = 0; a < n; a++) {
-      String name = model.m_AttrNames[a];
-      Attribute att = header.attribute(name);
-      if (att == null || (header.classIndex() >= 0 && att.index() == header.classIndex())) {
-        absent.add(name);
-        continue;
-      }
-      m_WekaIndex[a] = att.index();
-      String[] labels = model.m_AttrValues[a];
-      boolean modelNumeric = model.m_AttrNumeric[a];
-      if (att.isNominal() || att.isString()) {
-        int[] lut = new int[att.numValues()];
-        Map<String, Integer> index = new HashMap<>();
-        for (int i = 0; i < labels.length; i++) {
-          index.putIfAbsent(labels[i], i);
+  }
+
+  /** The codes of one network. */
+  private static final class NetworkCoder implements Serializable {
+
+    private static final long serialVersionUID = 5126960440155129370L;
+
+    private final HDPModel.Network m_Net;
+    /** per model attribute: its index in the Weka header */
+    private final int[] m_WekaIndex;
+    /** per model attribute, for nominal Weka attributes: Weka value index to model code */
+    private final int[][] m_Lookup;
+    /** per model attribute, for numeric Weka attributes on nominal model attributes: number to code */
+    private final ArrayList<HashMap<Double, Integer>> m_ByNumber;
+
+    NetworkCoder(HDPModel.Network net, Instances header) {
+      m_Net = net;
+      int n = net.numAttributes();
+      m_WekaIndex = new int[n];
+      m_Lookup = new int[n][];
+      m_ByNumber = new ArrayList<>(java.util.Collections.nCopies(n, (HashMap<Double, Integer>) null));
+      List<String> absent = new ArrayList<>();
+      for (int a = 0; a < n; a++) {
+        String name = net.m_AttrNames[a];
+        Attribute att = header.attribute(name);
+        if (att == null || (header.classIndex() >= 0 && att.index() == header.classIndex())) {
+          absent.add(name);
+          continue;
         }
-        HashMap<Double, Integer> byNumber = null;
-        for (int v = 0; v < lut.length; v++) {
-          if (modelNumeric) {
-            lut[v] = -1; // read the label as a number, then cut it
-          } else {
-            Integer code = index.get(att.value(v));
-            if (code == null) { // not a training label: the label of the same number, if any
-              if (byNumber == null) {
-                byNumber = byNumber(labels);
-              }
-              Double x = number(att.value(v));
-              code = x == null ? null : byNumber.get(x == 0.0 ? 0.0 : x);
-            }
-            lut[v] = code == null ? labels.length : code;
+        m_WekaIndex[a] = att.index();
+        String[] labels = net.m_AttrValues[a];
+        boolean modelNumeric = net.m_AttrNumeric[a];
+        if (att.isNominal() || att.isString()) {
+          int[] lut = new int[att.numValues()];
+          Map<String, Integer> index = new HashMap<>();
+          for (int i = 0; i < labels.length; i++) {
+            index.putIfAbsent(labels[i], i);
           }
+          HashMap<Double, Integer> byNumber = null;
+          for (int v = 0; v < lut.length; v++) {
+            if (modelNumeric) {
+              lut[v] = -1; // read the label as a number, then cut it
+            } else {
+              Integer code = index.get(att.value(v));
+              if (code == null) { // not a training label: the label of the same number, if any
+                if (byNumber == null) {
+                  byNumber = byNumber(labels);
+                }
+                Double x = number(att.value(v));
+                code = x == null ? null : byNumber.get(x == 0.0 ? 0.0 : x);
+              }
+              lut[v] = code == null ? labels.length : code;
+            }
+          }
+          m_Lookup[a] = lut;
+        } else if (att.isNumeric() && !modelNumeric) {
+          m_ByNumber.set(a, byNumber(labels));
+        } else if (!att.isNumeric()) {
+          throw new IllegalArgumentException("attribute '" + name + "' has a type the model cannot use: "
+            + Attribute.typeToString(att));
         }
-        m_Lookup[a] = lut;
-      } else if (att.isNumeric() && !modelNumeric) {
-        m_ByNumber.set(a, byNumber(labels));
-      } else if (!att.isNumeric()) {
-        throw new IllegalArgumentException("attribute '" + name + "' has a type the model cannot use: "
-          + Attribute.typeToString(att));
+      }
+      if (!absent.isEmpty()) {
+        throw new IllegalArgumentException("the data lacks attribute(s) the model needs: " + absent);
       }
     }
-    if (!absent.isEmpty()) {
-      throw new IllegalArgumentException("the data lacks attribute(s) the model needs: " + absent);
+
+    int[] codes(Instance inst) {
+      int n = m_WekaIndex.length;
+      int[] out = new int[n];
+      for (int a = 0; a < n; a++) {
+        int w = m_WekaIndex[a];
+        int missing = m_Net.m_AttrValues[a].length;
+        if (inst.isMissing(w)) {
+          out[a] = missing;
+          continue;
+        }
+        double v = inst.value(w);
+        if (m_Lookup[a] != null) {
+          int code = m_Lookup[a][(int) v];
+          if (code < 0) { // nominal label on a numeric training attribute
+            double x;
+            try {
+              x = Double.parseDouble(inst.attribute(w).value((int) v).trim());
+            } catch (NumberFormatException e) {
+              x = Double.NaN;
+            }
+            code = m_Net.bin(a, x);
+          }
+          out[a] = code;
+        } else if (m_ByNumber.get(a) != null) {
+          Integer code = m_ByNumber.get(a).get(v == 0.0 ? 0.0 : v); // -0.0 reads as 0.0
+          out[a] = code == null ? missing : code;
+        } else {
+          out[a] = m_Net.bin(a, v);
+        }
+      }
+      return out;
     }
   }
 
@@ -131,69 +172,29 @@ public final class InstanceCoder implements Serializable {
   }
 
   /**
-   * The codes of one instance.
+   * The codes of one instance, as a network of the model codes it.
    *
    * @param inst the instance (with the header this coder was built on)
+   * @param member the network
    * @return one code per model attribute
    */
-  public int[] codes(Instance inst) {
-    int n = m_WekaIndex.length;
-    int[] out = new int[n];
-    for (int a = 0; a < n; a++) {
-      int w = m_WekaIndex[a];
-      int missing = m_Model.m_AttrValues[a].length;
-      if (inst.isMissing(w)) {
-        out[a] = missing;
-        continue;
-      }
-      double v = inst.value(w);
-      if (m_Lookup[a] != null) {
-        int code = m_Lookup[a][(int) v];
-        if (code < 0) { // nominal label on a numeric training attribute
-          double x;
-          try {
-            x = Double.parseDouble(inst.attribute(w).value((int) v).trim());
-          } catch (NumberFormatException e) {
-            x = Double.NaN;
-          }
-          code = m_Model.bin(a, x);
-        }
-        out[a] = code;
-      } else if (m_ByNumber.get(a) != null) {
-        Integer code = m_ByNumber.get(a).get(v == 0.0 ? 0.0 : v); // -0.0 reads as 0.0
-        out[a] = code == null ? missing : code;
-      } else {
-        out[a] = m_Model.bin(a, v);
-      }
-    }
-    return out;
+  public int[] codes(Instance inst, int member) {
+    return m_Coders[member].codes(inst);
   }
 
   /**
-   * The class distribution of an instance, in the model's class order.
+   * The class distribution of an instance, in the model's class order: the weighted mean of the
+   * networks' distributions, each network coding the row its own way.
    *
    * @param inst the instance
    * @return the distribution
    */
   public double[] distribution(Instance inst) {
-    if (m_Members == null) {
-      return m_Model.distribution(codes(inst));
+    int[][] codes = new int[m_Coders.length][];
+    for (int e = 0; e < codes.length; e++) {
+      codes[e] = m_Coders[e].codes(inst);
     }
-    // an ensemble: the weighted mean of the members' distributions, each coding the row its own way
-    double[] out = new double[m_Model.numClasses()];
-    double total = 0.0;
-    for (int e = 0; e < m_Members.length; e++) {
-      double w = m_Model.weight(e);
-      double[] p = m_Members[e].distribution(inst);
-      for (int y = 0; y < out.length; y++) {
-        out[y] += w * p[y];
-      }
-      total += w;
-    }
-    for (int y = 0; y < out.length; y++) {
-      out[y] /= total;
-    }
-    return out;
+    return m_Model.distribution(codes);
   }
 
   /**

@@ -15,47 +15,49 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import weka.classifiers.bayes.hdpbnc.ArrowFileReader.Column;
-import weka.classifiers.bayes.hdpbnc.ArrowFileReader.ColumnType;
+import weka.classifiers.bayes.hdpbnc.ArrowFileReader.Field;
 
 /**
- * Reads the hdp-bnc model file that {@code hdp_plugin/model/modelfile.py} writes (see
- * {@code docs/model-format.md}): an Arrow IPC file with one row per cell (a tree node and a value of
- * the tree's attribute) and one record batch per tree, in the columns tree, node, parent, depth,
- * branch, value (int32), count (int64), log_prob (float64), group (int32), concentration (float64);
- * and a JSON model document in the schema metadata under {@code hdp_plugin.model}. The file's
- * SHA-256 ({@code hdp_plugin.sha256}) over both JSON documents and every column is verified, so a
- * corrupted file is an error, never a wrong answer.
+ * Reads the hdp-bnc model file (format 4.x) that {@code hdp_plugin/model/modelfile.py} writes (see
+ * {@code docs/model-format.md}): an Arrow IPC file with one record batch per context tree (the
+ * networks' trees in order) and one row per node: {@code branch}, {@code children} (uint16, or int32
+ * where a cardinality exceeds 65,535), {@code log_backoff} (float64) and {@code cells}, a list of
+ * structs of {@code value} and {@code log_prob}: the node's observed cells; and a JSON model document
+ * in the schema metadata under {@code hdp_plugin.model}. The file's SHA-256
+ * ({@code hdp_plugin.sha256}) over both JSON documents and every column is verified, and every node is
+ * checked as hdp_plugin checks it, so a corrupted or inconsistent file is an error naming the tree and
+ * the node, never a wrong answer.
  */
 public final class ModelFile {
 
   /** The model document's {@code format}. */
   public static final String FORMAT_NAME = "hdp-bnc-model";
-  /**
-   * The newest major version of the format this reader reads (any minor): 1 is one network, 2 an
-   * ensemble of weighted member networks (both one row per cell), 3 either in a node table (one row per
-   * node, its cells as two lists; an ensemble has {@code members}).
-   */
-  public static final int FORMAT_MAJOR = 3;
-  /** The oldest major version this reader reads. */
-  public static final int FORMAT_MAJOR_OLDEST = 1;
+  /** The major version of the format this reader reads (any minor). */
+  public static final int FORMAT_MAJOR = 4;
 
   static final String MODEL_KEY = "hdp_plugin.model";
   static final String TRAINING_KEY = "hdp_plugin.training";
   static final String CHECKSUM_KEY = "hdp_plugin.sha256";
 
-  static final String[] COLUMNS = {"tree", "node", "parent", "depth", "branch", "value", "count", "log_prob",
-    "group", "concentration"};
-  static final ColumnType[] TYPES = {ColumnType.INT32, ColumnType.INT32, ColumnType.INT32, ColumnType.INT32,
-    ColumnType.INT32, ColumnType.INT32, ColumnType.INT64, ColumnType.FLOAT64, ColumnType.INT32,
-    ColumnType.FLOAT64};
-  /** The node table of format 3.0: per-node fields, then each node's cells as lists. */
-  static final String[] NODE_COLUMNS = {"parent", "depth", "branch", "group", "concentration", "count", "log_prob"};
-  static final ColumnType[] NODE_TYPES = {ColumnType.INT32, ColumnType.INT32, ColumnType.INT32, ColumnType.INT32,
-    ColumnType.FLOAT64, ColumnType.LIST_INT64, ColumnType.LIST_FLOAT64};
+  /** The node table's columns as {@link Field#toString()} gives them, where every cardinality fits uint16. */
+  static final List<String> NARROW_COLUMNS = columns("uint16");
+  /** The same, where a cardinality exceeds 65,535. */
+  static final List<String> WIDE_COLUMNS = columns("int32");
+
+  /** The estimators and structures of a model document's parameters (hdp_plugin.config). */
+  static final List<String> ESTIMATORS = Arrays.asList("hdp", "m-estimate", "laplace", "mle");
+  static final List<String> STRUCTURES = Arrays.asList("nb", "tan", "kdb", "skdb", "eskdb");
+
+  private static List<String> columns(String index) {
+    return Arrays.asList("branch: " + index, "children: " + index, "log_backoff: double",
+      "cells: list<struct<value: " + index + " not null, log_prob: double not null> not null>");
+  }
 
   private ModelFile() {
   }
@@ -89,7 +91,7 @@ public final class ModelFile {
    *
    * @param path the file
    * @return the model
-   * @throws ModelFileException for a missing, truncated, corrupted or foreign file, or one of a newer
+   * @throws ModelFileException for a missing, truncated, corrupted or foreign file, or one of another
    *           major format version; the message names the file
    */
   public static HDPModel read(Path path) throws ModelFileException {
@@ -184,15 +186,17 @@ public final class ModelFile {
     }
     long major = (Long) ((List<?>) version).get(0);
     long minor = (Long) ((List<?>) version).get(1);
-    if (major < FORMAT_MAJOR_OLDEST || major > FORMAT_MAJOR) {
-      throw new ModelFileException(source + ": model format " + major + "." + minor
-        + (major > FORMAT_MAJOR ? " is newer than this Weka package reads (up to " + FORMAT_MAJOR
-          + ".x); upgrade the HDPBayesNet package" : " is not supported (this package reads "
-            + FORMAT_MAJOR_OLDEST + ".x to " + FORMAT_MAJOR + ".x)"), null);
+    if (major != FORMAT_MAJOR) {
+      throw new ModelFileException(source + ": model format " + major + "." + minor + (major > FORMAT_MAJOR
+        ? " is newer than this Weka package reads (" + FORMAT_MAJOR + ".x); upgrade the HDPBayesNet package"
+        : " is no longer read by this Weka package (it reads " + FORMAT_MAJOR + ".x); train the model again"), null);
     }
-    boolean nodeTable = major >= 3;
-    if (!reader.fieldNames().equals(Arrays.asList(nodeTable ? NODE_COLUMNS : COLUMNS))
-      || !reader.fieldTypes().equals(Arrays.asList(nodeTable ? NODE_TYPES : TYPES))) {
+    List<String> columns = new ArrayList<>();
+    for (Field f : reader.fields()) {
+      columns.add(f.toString());
+    }
+    boolean wide = columns.equals(WIDE_COLUMNS);
+    if (!wide && !columns.equals(NARROW_COLUMNS)) {
       throw new ModelFileException(source + ": corrupted model file (unexpected columns " + reader.fieldNames()
         + ")", null);
     }
@@ -202,7 +206,7 @@ public final class ModelFile {
         List<Column> b = reader.readBatch(i, false); // the values one tree at a time, when building
         for (Column c : b) {
           if (c.nullCount() > 0) {
-            throw new ModelFileException(source + ": corrupted model file (nulls in column '" + c.name + "')", null);
+            throw new ModelFileException(source + ": corrupted model file (nulls in tree " + i + ")", null);
           }
         }
         batches.add(b);
@@ -210,7 +214,8 @@ public final class ModelFile {
     } catch (ModelFileException e) {
       throw e;
     } catch (IOException e) {
-      throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
+      throw new ModelFileException(source + ": corrupted model file (unreadable record batch: " + e.getMessage()
+        + ")", e);
     }
     String expected = meta.containsKey(CHECKSUM_KEY) ? new String(meta.get(CHECKSUM_KEY), StandardCharsets.US_ASCII)
       : "";
@@ -218,8 +223,7 @@ public final class ModelFile {
       throw new ModelFileException(source + ": corrupted model file (checksum mismatch)", null);
     }
     try {
-      return major == 2 || (nodeTable && doc.containsKey("members")) ? buildEnsemble(doc, batches)
-        : build(doc, batches);
+      return build(doc, batches);
     } catch (Corrupt e) {
       throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
     } catch (RuntimeException e) { // missing keys, wrong JSON types, indices out of range
@@ -228,8 +232,9 @@ public final class ModelFile {
   }
 
   /**
-   * SHA-256 of the two JSON documents, then of every column of every batch, little-endian (a list column:
-   * its int32 offsets, then its items).
+   * SHA-256 of the two JSON documents, then of every column of every batch as the file holds them,
+   * little-endian: a list's int32 offsets, then its items' columns in turn (the node table's cells: their
+   * offsets, their values, their log-probabilities).
    */
   static String digest(byte[] modelJson, byte[] trainingJson, List<List<Column>> batches) {
     MessageDigest md;
@@ -242,13 +247,7 @@ public final class ModelFile {
     md.update(trainingJson);
     for (List<Column> cols : batches) {
       for (Column c : cols) {
-        if (c.raw == null) { // only fixed-width columns are hashed (the schema is checked before)
-          throw new IllegalStateException("unexpected column type " + c.type);
-        }
-        if (c.rawOffsets != null) {
-          md.update(c.rawOffsets.duplicate());
-        }
-        md.update(c.raw.duplicate()); // the file's own little-endian bytes: no copy
+        update(md, c);
       }
     }
     StringBuilder hex = new StringBuilder();
@@ -256,6 +255,20 @@ public final class ModelFile {
       hex.append(String.format("%02x", x & 0xff));
     }
     return hex.toString();
+  }
+
+  private static void update(MessageDigest md, Column c) {
+    if (c.rawOffsets != null) {
+      md.update(c.rawOffsets.duplicate());
+    }
+    if (c.raw != null) {
+      md.update(c.raw.duplicate()); // the file's own little-endian bytes: no copy
+    } else if (!c.type.isFixedWidth() && c.children.isEmpty()) {
+      throw new IllegalStateException("unexpected column type " + c.type); // the schema is checked before
+    }
+    for (Column child : c.children) {
+      update(md, child);
+    }
   }
 
   // ------------------------------------------------------------------------------------------
@@ -308,139 +321,174 @@ public final class ModelFile {
     return out;
   }
 
-  // ------------------------------------------------------------------------------------------
-  // building the model (the checks of _rebuild_trees in modelfile.py)
-  // ------------------------------------------------------------------------------------------
-  /**
-   * An ensemble (format 2.0, or 3.0 with members): each member's network keys over the common keys, its
-   * trees' batches in turn.
-   */
-  private static HDPModel buildEnsemble(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
-    List<?> parts = asList(doc.get("members"));
-    need(!parts.isEmpty(), "an ensemble without members");
-    int n = parts.size();
-    Object ensemble = doc.get("ensemble");
-    need(ensemble instanceof Map && "eskdb".equals(asMap(ensemble).get("kind")), "ensemble kind "
-      + (ensemble instanceof Map ? asMap(ensemble).get("kind") : ensemble) + " is not eskdb");
-    Object[][] counts = {{"ensemble.n_members", asMap(ensemble).get("n_members")},
-      {"params.n_members", asMap(doc.get("params")).get("n_members")}};
-    for (Object[] c : counts) {
-      need(c[1] instanceof Long && (Long) c[1] == n, c[0] + " is " + c[1] + " but the file holds " + n + " members");
-    }
-    HDPModel[] members = new HDPModel[parts.size()];
-    double[] weights = new double[parts.size()];
-    int first = 0;
-    for (int e = 0; e < members.length; e++) {
-      Map<String, Object> part = asMap(parts.get(e));
-      Map<String, Object> network = new java.util.HashMap<>(doc);
-      network.putAll(part);
-      network.put("seed", doc.get("seed")); // the seed the user gave, not the member's SeedSequence
-      int nTrees = asList(part.get("trees")).size();
-      need(first + nTrees <= batches.size(), "the number of trees does not match the structure");
-      members[e] = build(network, batches.subList(first, first + nTrees));
-      first += nTrees;
-      Object w = part.get("weight");
-      // what the writer writes: 1/n_members each (a weight of 1e308 would override the others, or sum to inf)
-      need((w instanceof Long || w instanceof Double) && weightOk(((Number) w).doubleValue(), n), "member " + e
-        + " has weight " + w + "; an ESKDB member weighs 1/n_members (" + (1.0 / n) + ")");
-      weights[e] = ((Number) w).doubleValue();
-      need(Arrays.equals(members[e].m_AttrNames, members[0].m_AttrNames)
-        && Arrays.equals(members[e].m_AttrNumeric, members[0].m_AttrNumeric), "members disagree on the attributes");
-    }
-    need(first == batches.size(), "the number of trees does not match the structure");
-    return HDPModel.ensemble(members, weights);
+  /** A JSON number as hdp_plugin takes one: an integer or a float, not a boolean or a string. */
+  private static boolean isNumber(Object o) {
+    return o instanceof Long || o instanceof Double;
   }
 
-  /** Is {@code w} the weight of one of {@code n} ESKDB members, 1/n (to 1e-9, relative)? */
-  static boolean weightOk(double w, int n) {
-    return !Double.isNaN(w) && !Double.isInfinite(w) && w > 0 && Math.abs(w * n - 1.0) <= 1e-9;
-  }
-
+  // ------------------------------------------------------------------------------------------
+  // building the model (the checks of read_model, _read_network and _read_tables in modelfile.py)
+  // ------------------------------------------------------------------------------------------
   /**
-   * A single network (format 1.0 or 3.0, or one member of an ensemble), in the steps the checks follow: the
-   * attributes, the class, the structure, the trees' layout, the nodes and cells of every tree, and
-   * finally the child tables that link each node to the context it refines.
+   * The model: the class, its log-prior, the parameters and the estimator, then each network with its
+   * trees' batches in turn, and the weights.
    */
   private static HDPModel build(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
-    Attributes at = readAttributes(asList(doc.get("attributes")));
-    int nAttr = at.names.length;
     Map<String, Object> cls = asMap(doc.get("class"));
     String className = String.valueOf(cls.get("name"));
     String[] classValues = strings(cls.get("values"));
     int nClasses = asInt(doc.get("n_classes"));
     need(nClasses == classValues.length && nClasses >= 1, "bad number of classes");
-    int[] cards = readCardinalities(doc, at);
+    need(asList(asMap(doc.get("classes")).get("values")).size() == nClasses,
+      "classes do not match the class labels");
     double[] logPrior = readClassLogPrior(doc, nClasses);
-    Map<String, Object> st = asMap(doc.get("structure"));
-    int[] kept = ints(st.get("kept"));
-    int[][] parents = readParents(st, nAttr);
-    Layout lay = readLayout(asList(doc.get("trees")), batches, kept, cards, parents);
-    Nodes nodes = readNodes(lay, batches, nClasses, cards);
-    int[] childTable = linkChildren(nodes);
+    Map<String, Object> params = asMap(doc.get("params"));
+    Object structure = params.containsKey("structure") ? params.get("structure") : "eskdb";
+    Object estimator = params.containsKey("estimator") ? params.get("estimator") : "hdp";
+    need(STRUCTURES.contains(structure), "params: bad structure " + structure);
+    need(ESTIMATORS.contains(estimator), "params: bad estimator " + estimator);
     Map<String, Object> est = asMap(doc.get("estimator"));
-    String estName = String.valueOf(est.get("name"));
-    return new HDPModel(at.names, at.values, at.numeric, at.cuts, className, classValues, cards, logPrior,
-      String.valueOf(st.get("kind")), st.get("k") instanceof Long ? asInt(st.get("k")) : 0, kept, parents,
-      lay.treeAttr, lay.treeCard, lay.treeNodeStart, lay.branching, nodes.parent, nodes.depth, nodes.branch,
-      nodes.cellStart, nodes.childStart, childTable, nodes.logProbs, nodes.counts, nodes.concentration, estName,
-      estimatorSummary(doc, est, estName), String.valueOf(doc.get("package_version")), fitRows(doc));
-  }
-
-  /** The attributes of a network: names, labels, which are numeric, and their cut points. */
-  private static final class Attributes {
-    String[] names;
-    String[][] values;
-    boolean[] numeric;
-    double[][] cuts;
-  }
-
-  private static Attributes readAttributes(List<?> attrs) throws Corrupt {
-    int nAttr = attrs.size();
-    Attributes at = new Attributes();
-    at.names = new String[nAttr];
-    at.values = new String[nAttr][];
-    at.numeric = new boolean[nAttr];
-    at.cuts = new double[nAttr][];
-    for (int a = 0; a < nAttr; a++) {
-      Map<String, Object> ad = asMap(attrs.get(a));
-      at.names[a] = String.valueOf(ad.get("name"));
-      at.values[a] = strings(ad.get("values"));
-      at.numeric[a] = Boolean.TRUE.equals(ad.get("numeric"));
-      Object cp = ad.get("cut_points");
-      if (cp != null) {
-        List<?> l = asList(cp);
-        at.cuts[a] = new double[l.size()];
-        for (int i = 0; i < at.cuts[a].length; i++) {
-          at.cuts[a][i] = asDouble(l.get(i));
-        }
-        need(at.cuts[a].length + 1 == at.values[a].length,
-          "attribute '" + at.names[a] + "': cut points do not match its bins");
-      }
-      need(!at.numeric[a] || at.cuts[a] != null, "numeric attribute '" + at.names[a] + "' has no cut points");
+    need(estimator.equals(est.get("name")), "the estimator does not match the parameters");
+    boolean hdp = "hdp".equals(estimator);
+    Object backoff = est.get("backoff");
+    need((hdp ? "parent" : "uniform").equals(backoff), "back-off " + backoff + " is not the " + estimator
+      + " estimator's");
+    List<?> parts = asList(doc.get("members"));
+    need(!parts.isEmpty(), "a model without members");
+    if ("eskdb".equals(structure)) {
+      Object n = params.get("n_members");
+      need(n instanceof Long && (Long) n == parts.size(), "params.n_members is " + n + " but the file holds "
+        + parts.size() + " members");
+    } else {
+      need(parts.size() == 1, "a " + structure + " model of " + parts.size() + " networks");
     }
-    return at;
-  }
-
-  /** Each attribute's number of codes: its labels, plus one for missing values where they were seen. */
-  private static int[] readCardinalities(Map<String, Object> doc, Attributes at) throws Corrupt {
-    int[] cards = ints(doc.get("cardinalities"));
-    need(cards.length == at.names.length, "bad cardinalities");
-    for (int a = 0; a < cards.length; a++) {
-      need(cards[a] >= 1 && at.values[a].length <= cards[a] && cards[a] <= at.values[a].length + 1,
-        "attribute '" + at.names[a] + "': cardinality " + cards[a] + " does not match its labels");
+    HDPModel.Network[] members = new HDPModel.Network[parts.size()];
+    double[] weights = new double[parts.size()];
+    int first = 0;
+    for (int e = 0; e < members.length; e++) {
+      Map<String, Object> part = asMap(parts.get(e));
+      int nTrees = asList(part.get("trees")).size();
+      need(first + nTrees <= batches.size(), "the number of trees does not match the structure");
+      members[e] = readNetwork(part, nClasses, logPrior, batches.subList(first, first + nTrees), hdp,
+        "mle".equals(estimator));
+      first += nTrees;
+      Object w = part.get("weight");
+      need(isNumber(w) && Double.isFinite(((Number) w).doubleValue()) && ((Number) w).doubleValue() > 0,
+        "a member's weight " + w);
+      weights[e] = ((Number) w).doubleValue();
     }
-    return cards;
+    need(first == batches.size(), "the number of trees does not match the structure");
+    double total = 0;
+    for (double w : weights) {
+      total += w;
+    }
+    need(Math.abs(total - 1.0) <= 1e-9, "the members' weights sum to " + total + ", not 1");
+    for (HDPModel.Network m : members) {
+      need(Arrays.equals(m.m_AttrNames, members[0].m_AttrNames)
+        && Arrays.equals(m.m_AttrNumeric, members[0].m_AttrNumeric), "members disagree on the attributes");
+    }
+    checkLeftOut(doc.containsKey("left_out") ? doc.get("left_out") : new ArrayList<>(), members[0].m_AttrNames);
+    return new HDPModel(className, classValues, logPrior, members, weights, String.valueOf(estimator),
+      estimatorSummary(doc, est, String.valueOf(estimator)), String.valueOf(doc.get("package_version")),
+      fitRows(doc));
   }
 
   private static double[] readClassLogPrior(Map<String, Object> doc, int nClasses) throws Corrupt {
     List<?> lp = asList(doc.get("class_log_prior"));
     need(lp.size() == nClasses, "bad class log-prior");
     double[] logPrior = new double[nClasses];
+    double sum = 0;
     for (int y = 0; y < nClasses; y++) {
-      need(lp.get(y) != null, "bad class log-prior");
+      need(isNumber(lp.get(y)), "bad class log-prior");
       logPrior[y] = asDouble(lp.get(y));
+      need(logPrior[y] <= 1e-9, "bad class log-prior");
+      sum += Math.exp(logPrior[y]);
     }
+    need(Math.abs(sum - 1.0) < 1e-6, "bad class log-prior");
     return logPrior;
+  }
+
+  /**
+   * The document's {@code left_out} entries (the training input's attributes left out as row
+   * identifiers): each a name that is no model attribute's and an index, ascending, that puts it
+   * among them. The Weka reader matches attributes by name and uses no more of them.
+   */
+  private static void checkLeftOut(Object entries, String[] kept) throws Corrupt {
+    need(entries instanceof List, "left_out is not a list");
+    Set<String> names = new HashSet<>(Arrays.asList(kept));
+    long last = -1;
+    int k = 0;
+    for (Object o : (List<?>) entries) {
+      need(o instanceof Map && asMap(o).get("name") instanceof String && asMap(o).get("index") instanceof Long,
+        "a left_out entry is not a name and an index");
+      String name = (String) asMap(o).get("name");
+      long index = (Long) asMap(o).get("index");
+      need(!names.contains(name) && index > last && index <= kept.length + k, "bad left_out entries");
+      names.add(name);
+      last = index;
+      k++;
+    }
+  }
+
+  /** One network: its attributes, cardinalities, structure, trees and the concentrations of its trees. */
+  private static HDPModel.Network readNetwork(Map<String, Object> part, int nClasses, double[] logPrior,
+      List<List<Column>> batches, boolean backoffToParent, boolean mle) throws Corrupt {
+    HDPModel.Network net = new HDPModel.Network();
+    readAttributes(net, asList(part.get("attributes")));
+    int nAttr = net.m_AttrNames.length;
+    int[] cards = ints(part.get("cardinalities"));
+    need(cards.length == nAttr, "bad cardinalities");
+    for (int a = 0; a < nAttr; a++) {
+      need(cards[a] >= 1, "bad cardinalities");
+      need(net.m_AttrValues[a].length <= cards[a] && cards[a] <= net.m_AttrValues[a].length + 1,
+        "attribute '" + net.m_AttrNames[a] + "': cardinality " + cards[a] + " does not match its labels");
+    }
+    net.m_Cardinalities = cards;
+    Map<String, Object> st = asMap(part.get("structure"));
+    net.m_Parents = readParents(st, nAttr);
+    net.m_Kept = ints(st.get("kept"));
+    for (int j : net.m_Kept) {
+      need(j >= 0 && j < nAttr, "bad kept attributes");
+    }
+    net.m_StructureKind = String.valueOf(st.get("kind"));
+    net.m_K = asInt(st.get("k"));
+    net.m_ClassLogPrior = logPrior;
+    net.m_BackoffToParent = backoffToParent;
+    List<?> trees = asList(part.get("trees"));
+    readTrees(net, trees, batches, nClasses, mle);
+    net.m_Concentrations = readConcentrations(trees);
+    return net;
+  }
+
+  /** The attributes of a network: names, labels, which are numeric, and their cut points. */
+  private static void readAttributes(HDPModel.Network net, List<?> attrs) throws Corrupt {
+    int nAttr = attrs.size();
+    net.m_AttrNames = new String[nAttr];
+    net.m_AttrValues = new String[nAttr][];
+    net.m_AttrNumeric = new boolean[nAttr];
+    net.m_CutPoints = new double[nAttr][];
+    for (int a = 0; a < nAttr; a++) {
+      Map<String, Object> ad = asMap(attrs.get(a));
+      String name = String.valueOf(ad.get("name"));
+      net.m_AttrNames[a] = name;
+      net.m_AttrValues[a] = strings(ad.get("values"));
+      net.m_AttrNumeric[a] = Boolean.TRUE.equals(ad.get("numeric"));
+      Object cp = ad.get("cut_points");
+      if (cp != null) {
+        List<?> l = asList(cp);
+        double[] cuts = new double[l.size()];
+        for (int i = 0; i < cuts.length; i++) {
+          cuts[i] = asDouble(l.get(i));
+          need(Double.isFinite(cuts[i]) && (i == 0 || cuts[i] > cuts[i - 1]), "attribute '" + name
+            + "': bad cut points");
+        }
+        need(cuts.length + 1 == net.m_AttrValues[a].length, "attribute '" + name
+          + "': cut points do not match its bins");
+        net.m_CutPoints[a] = cuts;
+      }
+      need(!net.m_AttrNumeric[a] || net.m_CutPoints[a] != null, "numeric attribute '" + name
+        + "' has no cut points");
+    }
   }
 
   /** The attribute parents of every attribute (indices of other attributes). */
@@ -457,249 +505,203 @@ public final class ModelFile {
     return parents;
   }
 
-  /** Where each tree's nodes and cells start, and what each tree is for (its attribute, branching order). */
-  private static final class Layout {
-    int nTrees;
-    int[] treeAttr;
-    int[] treeCard;
-    int[] treeNodeStart;
-    int[][] branching;
-    int totalNodes;
-    int totalCells;
+  /**
+   * Per tree, the smallest and the largest concentration of its depths' ranges; null for a network
+   * whose trees do not all have them (the baselines have none). Each tree's {@code concentrations}, if
+   * there, is a list of null or [smallest, largest] pairs of positive numbers.
+   */
+  private static double[][] readConcentrations(List<?> trees) throws Corrupt {
+    double[][] out = new double[trees.size()][];
+    boolean all = !trees.isEmpty();
+    for (int t = 0; t < out.length; t++) {
+      Object r = asMap(trees.get(t)).get("concentrations");
+      if (r == null) {
+        all = false;
+        continue;
+      }
+      need(r instanceof List, "tree " + t + ": bad concentrations");
+      double lo = Double.POSITIVE_INFINITY;
+      double hi = Double.NEGATIVE_INFINITY;
+      for (Object v : (List<?>) r) {
+        if (v == null) {
+          continue;
+        }
+        need(v instanceof List && ((List<?>) v).size() == 2, "tree " + t + ": bad concentrations");
+        for (Object x : (List<?>) v) {
+          need(isNumber(x) && ((Number) x).doubleValue() > 0, "tree " + t + ": bad concentrations");
+        }
+        lo = Math.min(lo, ((Number) ((List<?>) v).get(0)).doubleValue());
+        hi = Math.max(hi, ((Number) ((List<?>) v).get(1)).doubleValue());
+      }
+      out[t] = lo <= hi ? new double[] {lo, hi} : null;
+    }
+    return all ? out : null;
   }
 
-  private static Layout readLayout(List<?> treesDoc, List<List<Column>> batches, int[] kept, int[] cards,
-      int[][] parents) throws Corrupt {
-    int nAttr = cards.length;
-    Layout lay = new Layout();
+  /**
+   * A network's trees: what each is for (checked against the structure), then every node of every tree,
+   * checked, into flat arrays over the network's nodes and cells.
+   */
+  private static void readTrees(HDPModel.Network net, List<?> treesDoc, List<List<Column>> batches, int nClasses,
+      boolean mle) throws Corrupt {
     int nTrees = treesDoc.size();
-    need(nTrees == batches.size() && nTrees == kept.length, "the number of trees does not match the structure");
-    lay.nTrees = nTrees;
-    lay.treeAttr = new int[nTrees];
-    lay.treeCard = new int[nTrees];
-    lay.treeNodeStart = new int[nTrees + 1];
-    lay.branching = new int[nTrees][];
+    need(nTrees == batches.size() && nTrees == net.m_Kept.length, "the number of trees does not match the structure");
+    net.m_TreeAttr = new int[nTrees];
+    net.m_TreeCard = new int[nTrees];
+    net.m_TreeNodeStart = new int[nTrees + 1];
+    net.m_Branching = new int[nTrees][];
+    long totalNodes = 0;
+    long totalCells = 0;
     for (int t = 0; t < nTrees; t++) {
       Map<String, Object> td = asMap(treesDoc.get(t));
       int c = asInt(td.get("attribute"));
-      need(c == kept[t] && c >= 0 && c < nAttr, "tree " + t + " is for attribute " + c + ", the structure keeps "
-        + kept[t]);
+      need(c == net.m_Kept[t], "tree " + t + " is for attribute " + c + ", the structure keeps " + net.m_Kept[t]);
       int card = asInt(td.get("cardinality"));
-      need(card == cards[c], "tree " + t + ": cardinality " + card + " does not match");
+      need(card == net.m_Cardinalities[c] && card >= 1, "tree " + t + ": cardinality " + card + " does not match");
       int[] vars = ints(td.get("branching"));
-      need(vars.length == parents[c].length + 1 && vars[0] == -1
-        && Arrays.equals(Arrays.copyOfRange(vars, 1, vars.length), parents[c]),
+      need(vars.length == net.m_Parents[c].length + 1 && vars[0] == -1
+        && Arrays.equals(Arrays.copyOfRange(vars, 1, vars.length), net.m_Parents[c]),
         "tree " + t + ": branching order does not match the structure");
-      List<Column> b = batches.get(t);
-      // the cell table has a row per cell; the node table (3.0) a row per node
-      int cells = b.size() == NODE_COLUMNS.length ? b.get(0).length * card : b.get(0).length;
-      need(cells % card == 0 && cells / card == asInt(td.get("nodes")) && cells >= card,
-        "tree " + t + ": wrong number of cells");
-      lay.treeAttr[t] = c;
-      lay.treeCard[t] = card;
-      lay.branching[t] = vars;
-      lay.totalNodes += cells / card;
-      lay.totalCells += cells;
-      lay.treeNodeStart[t + 1] = lay.totalNodes;
+      int n = batches.get(t).get(0).length;
+      need(n == asInt(td.get("nodes")) && n >= 1, "tree " + t + ": wrong number of nodes");
+      net.m_TreeAttr[t] = c;
+      net.m_TreeCard[t] = card;
+      net.m_Branching[t] = vars;
+      totalNodes += n;
+      totalCells += batches.get(t).get(3).children.get(0).length;
+      need(totalNodes < Integer.MAX_VALUE && totalCells < Integer.MAX_VALUE, "more nodes than this reader holds");
+      net.m_TreeNodeStart[t + 1] = (int) totalNodes;
     }
-    return lay;
-  }
-
-  /** The nodes of every tree, concatenated, and their cells; each inner node's (still empty) child block. */
-  private static final class Nodes {
-    int[] parent;
-    int[] depth;
-    int[] branch;
-    int[] cellStart;
-    int[] childStart;
-    double[] concentration;
-    double[] logProbs;
-    long[] counts;
-    List<int[]> childBlocks = new ArrayList<>();
-    int childCells;
-  }
-
-  private static Nodes readNodes(Layout lay, List<List<Column>> batches, int nClasses, int[] cards) throws Corrupt {
-    int totalNodes = lay.totalNodes;
-    Nodes nodes = new Nodes();
-    nodes.parent = new int[totalNodes];
-    nodes.depth = new int[totalNodes];
-    nodes.branch = new int[totalNodes];
-    nodes.cellStart = new int[totalNodes + 1];
-    nodes.childStart = new int[totalNodes];
-    nodes.concentration = new double[totalNodes];
-    nodes.logProbs = new double[lay.totalCells];
-    nodes.counts = new long[lay.totalCells];
+    int nodes = (int) totalNodes;
+    net.m_NodeParent = new int[nodes];
+    net.m_NodeBranch = new int[nodes];
+    net.m_ChildStart = new int[nodes];
+    net.m_ChildCount = new int[nodes];
+    net.m_LogBackoff = new double[nodes];
+    net.m_CellStart = new int[nodes + 1];
+    net.m_CellValue = new int[(int) totalCells];
+    net.m_LogProb = new double[(int) totalCells];
     int cellOff = 0;
-    for (int t = 0; t < lay.nTrees; t++) {
-      cellOff = readTree(t, lay, batches.get(t), nClasses, cards, nodes, cellOff);
+    for (int t = 0; t < nTrees; t++) {
+      cellOff = readTree(net, t, batches.get(t), nClasses, mle, cellOff);
     }
-    nodes.cellStart[totalNodes] = cellOff;
-    return nodes;
-  }
-
-  /** Check tree {@code t}'s cells and copy its nodes into {@code nodes}; return the next cell offset. */
-  private static int readTree(int t, Layout lay, List<Column> b, int nClasses, int[] cards, Nodes nodes,
-      int cellOff) throws Corrupt {
-    if (b.size() == NODE_COLUMNS.length) {
-      return readNodeTree(t, lay, b, nClasses, cards, nodes, cellOff);
-    }
-    int card = lay.treeCard[t];
-    int[] tree = (int[]) ArrowFileReader.values(b.get(0));
-    int[] node = (int[]) ArrowFileReader.values(b.get(1));
-    int[] par = (int[]) ArrowFileReader.values(b.get(2));
-    int[] dep = (int[]) ArrowFileReader.values(b.get(3));
-    int[] br = (int[]) ArrowFileReader.values(b.get(4));
-    int[] val = (int[]) ArrowFileReader.values(b.get(5));
-    long[] cnt = (long[]) ArrowFileReader.values(b.get(6));
-    double[] lpr = (double[]) ArrowFileReader.values(b.get(7));
-    int[] grp = (int[]) ArrowFileReader.values(b.get(8));
-    double[] conc = (double[]) ArrowFileReader.values(b.get(9));
-    int n = lay.treeNodeStart[t + 1] - lay.treeNodeStart[t];
-    int[] radix = radix(lay, t, nClasses, cards);
-    // the checks of every cell and node: a message is only made for a failing one (made eagerly, the
-    // strings of a 376,000-cell model took half of a cold JVM's read, about 0.5 s)
-    for (int i = 0; i < n * card; i++) {
-      int j = i / card;
-      if (tree[i] != t) {
-        throw new Corrupt("tree " + t + ": wrong tree column");
-      }
-      if (node[i] != j || val[i] != i % card) {
-        throw new Corrupt("tree " + t + ": cells out of order");
-      }
-      int f = j * card;
-      if (par[i] != par[f] || dep[i] != dep[f] || br[i] != br[f] || grp[i] != grp[f]
-        || Double.compare(conc[i], conc[f]) != 0) {
-        throw new Corrupt("tree " + t + ": a column differs between the cells of a node");
-      }
-      if (cnt[i] < 0) {
-        throw new Corrupt("tree " + t + ": negative counts");
-      }
-    }
-    for (int j = 0; j < n; j++) {
-      int f = j * card;
-      checkNode(t, j, par[f], dep[f], br[f], j > 0 && par[f] >= 0 && par[f] < j ? dep[par[f] * card] : 0,
-        j > 0 ? dep[f - card] : 0, radix);
-    }
-    return copyTree(t, lay, radix, par, dep, br, conc, card, cnt, lpr, nodes, cellOff);
-  }
-
-  /** {@link #readTree} for the node table of format 3.0: a row per node, its cells as two lists. */
-  private static int readNodeTree(int t, Layout lay, List<Column> b, int nClasses, int[] cards, Nodes nodes,
-      int cellOff) throws Corrupt {
-    int card = lay.treeCard[t];
-    int n = lay.treeNodeStart[t + 1] - lay.treeNodeStart[t];
-    int[] par = (int[]) ArrowFileReader.values(b.get(0));
-    int[] dep = (int[]) ArrowFileReader.values(b.get(1));
-    int[] br = (int[]) ArrowFileReader.values(b.get(2));
-    double[] conc = (double[]) ArrowFileReader.values(b.get(4));
-    for (int c = 5; c <= 6; c++) {
-      int[] offsets = b.get(c).offsets;
-      boolean ok = offsets.length == n + 1;
-      for (int j = 0; ok && j <= n; j++) {
-        ok = offsets[j] == j * card;
-      }
-      need(ok, "tree " + t + ": a node's lists do not hold one value per value of the attribute");
-    }
-    long[] cnt = (long[]) ArrowFileReader.values(b.get(5));
-    double[] lpr = (double[]) ArrowFileReader.values(b.get(6));
-    for (long x : cnt) {
-      if (x < 0) {
-        throw new Corrupt("tree " + t + ": negative counts");
-      }
-    }
-    int[] radix = radix(lay, t, nClasses, cards);
-    for (int j = 0; j < n; j++) {
-      checkNode(t, j, par[j], dep[j], br[j], j > 0 ? dep[par[j] >= 0 && par[j] < j ? par[j] : 0] : 0,
-        j > 0 ? dep[j - 1] : 0, radix);
-    }
-    return copyTree(t, lay, radix, par, dep, br, conc, 1, cnt, lpr, nodes, cellOff);
-  }
-
-  private static int[] radix(Layout lay, int t, int nClasses, int[] cards) {
-    int depthMax = lay.branching[t].length;
-    int[] radix = new int[depthMax];
-    radix[0] = nClasses;
-    for (int j = 1; j < depthMax; j++) {
-      radix[j] = cards[lay.branching[t][j]];
-    }
-    return radix;
+    net.m_CellStart[nodes] = cellOff;
   }
 
   /**
-   * The checks of node {@code j} of tree {@code t}: the root's fields; a parent before the node, one level
-   * up; depths in order, at most the branching's length; a branch value the branching variable has.
+   * Tree {@code t}'s nodes, checked as {@code _read_tables} checks them (in its order, so that both
+   * readers name the same fault), copied into the network's arrays from its first node on; returns the
+   * next cell offset.
    */
-  private static void checkNode(int t, int j, int par, int dep, int br, int parentDepth, int previousDepth,
-      int[] radix) throws Corrupt {
-    if (j == 0) {
-      if (par != -1 || dep != 0 || br != -1) {
-        throw new Corrupt("tree " + t + ": bad root");
-      }
-      return;
-    }
-    if (par < 0 || par >= j) {
-      throw new Corrupt("tree " + t + ": bad parent index");
-    }
-    if (dep != parentDepth + 1 || dep < previousDepth || dep > radix.length) {
-      throw new Corrupt("tree " + t + ": bad depths");
-    }
-    if (br < 0 || br >= radix[dep - 1]) {
-      throw new Corrupt("tree " + t + ": branch value out of range");
-    }
-  }
-
-  /**
-   * Copy tree {@code t}'s nodes into {@code nodes} (the per-node arrays read with a stride of
-   * {@code stride} entries per node: the cell table's card, the node table's 1) and its cells; add a child
-   * block for every node above the leaves. Returns the next cell offset.
-   */
-  private static int copyTree(int t, Layout lay, int[] radix, int[] par, int[] dep, int[] br, double[] conc,
-      int stride, long[] cnt, double[] lpr, Nodes nodes, int cellOff) {
-    int card = lay.treeCard[t];
-    int n = lay.treeNodeStart[t + 1] - lay.treeNodeStart[t];
-    int off = lay.treeNodeStart[t];
+  private static int readTree(HDPModel.Network net, int t, List<Column> b, int nClasses, boolean mle,
+      int cellOff) throws Corrupt {
+    int card = net.m_TreeCard[t];
+    int[] vars = net.m_Branching[t];
+    int n = b.get(0).length;
+    int[] branch = (int[]) ArrowFileReader.values(b.get(0));
+    int[] children = (int[]) ArrowFileReader.values(b.get(1));
+    double[] lb = (double[]) ArrowFileReader.values(b.get(2));
+    Column cells = b.get(3);
+    int[] offsets = cells.offsets;
+    int[] values = (int[]) ArrowFileReader.values(cells.children.get(0).children.get(0));
+    double[] lp = (double[]) ArrowFileReader.values(cells.children.get(0).children.get(1));
+    String at = "tree " + t + ", node ";
+    // the shape: children add up, every node after its parent, breadth first, no deeper than the branching
+    long sum = 0;
     for (int j = 0; j < n; j++) {
-      int f = j * stride;
-      nodes.parent[off + j] = par[f] < 0 ? -1 : off + par[f];
-      nodes.depth[off + j] = dep[f];
-      nodes.branch[off + j] = br[f];
-      nodes.concentration[off + j] = conc[f];
-      nodes.cellStart[off + j] = cellOff + j * card;
-      nodes.childStart[off + j] = -1;
+      need(children[j] >= 0, at + j + ": a negative number of children");
+      sum += children[j];
+    }
+    need(sum == n - 1, "tree " + t + ": the nodes' children do not add up to its nodes");
+    int[] parent = new int[n];
+    parent[0] = -1;
+    for (int j = 0, pos = 1; j < n; j++) {
+      for (int k = 0; k < children[j]; k++) {
+        parent[pos++] = j;
+      }
+    }
+    for (int j = 1; j < n; j++) {
+      need(parent[j] < j, "tree " + t + ": a node comes before its parent");
+    }
+    int[] depth = new int[n];
+    for (int j = 1; j < n; j++) {
+      depth[j] = depth[parent[j]] + 1;
+      need(depth[j] <= vars.length, "tree " + t + ": deeper than its branching variables");
+    }
+    for (int j = 1; j < n; j++) {
+      need(depth[j] >= depth[j - 1], "tree " + t + ": nodes not in breadth-first order");
+    }
+    need(branch[0] == 0, at + "0: a root's branch must be 0");
+    for (int j = 1; j < n; j++) {
+      int radix = depth[j] == 1 ? nClasses : net.m_Cardinalities[vars[depth[j] - 1]];
+      need(branch[j] >= 0 && branch[j] < radix, at + j + ": branch value out of range");
+    }
+    for (int j = 2; j < n; j++) {
+      need(parent[j] != parent[j - 1] || branch[j] > branch[j - 1], at + j + ": children not sorted by branch value");
+    }
+    // the cells: at least one a node, values in range and sorted, log-probabilities finite and at most 0
+    for (int j = 0; j < n; j++) {
+      need(offsets[j + 1] > offsets[j], at + j + ": a node without a cell");
     }
     for (int j = 0; j < n; j++) {
-      int d = dep[j * stride];
-      if (d < radix.length) {
-        nodes.childStart[off + j] = nodes.childCells;
-        int[] block = new int[radix[d]];
-        Arrays.fill(block, -1);
-        nodes.childBlocks.add(block);
-        nodes.childCells += block.length;
+      for (int i = offsets[j]; i < offsets[j + 1]; i++) {
+        need(values[i] >= 0 && values[i] < card, at + j + ": a cell's value out of range");
       }
     }
-    System.arraycopy(lpr, 0, nodes.logProbs, cellOff, n * card);
-    System.arraycopy(cnt, 0, nodes.counts, cellOff, n * card);
-    return cellOff + n * card;
-  }
-
-  /** The child table: the child blocks in a row, each child linked into its parent's block at its branch. */
-  private static int[] linkChildren(Nodes nodes) throws Corrupt {
-    int[] childTable = new int[nodes.childCells];
-    int pos = 0;
-    for (int[] block : nodes.childBlocks) {
-      System.arraycopy(block, 0, childTable, pos, block.length);
-      pos += block.length;
-    }
-    for (int j = 0; j < nodes.parent.length; j++) {
-      int p = nodes.parent[j];
-      if (p >= 0) {
-        int slot = nodes.childStart[p] + nodes.branch[j];
-        need(childTable[slot] < 0, "two nodes share a context");
-        childTable[slot] = j;
+    for (int j = 0; j < n; j++) {
+      for (int i = offsets[j] + 1; i < offsets[j + 1]; i++) {
+        need(values[i] > values[i - 1], at + j + ": cells not sorted by value");
       }
     }
-    return childTable;
+    for (int j = 0; j < n; j++) {
+      for (int i = offsets[j]; i < offsets[j + 1]; i++) {
+        need(Double.isFinite(lp[i]) && lp[i] <= 1e-9, at + j + ": a log-probability that is not finite and at most 0");
+      }
+    }
+    for (int j = 0; j < n; j++) {
+      need(!Double.isNaN(lb[j]) && lb[j] <= 0 && (mle || lb[j] != Double.NEGATIVE_INFINITY),
+        at + j + ": a back-off weight outside (0, 1]");
+    }
+    // every node's distribution sums to one: its cells, plus its back-off weight times the share of its
+    // back-off distribution that its cells' values do not take (HDP: its parent's, which has them all)
+    double[] rest = new double[n];
+    for (int j = 0; j < n; j++) {
+      rest[j] = (card - (offsets[j + 1] - offsets[j])) / (double) card;
+    }
+    if (net.m_BackoffToParent) {
+      for (int j = 1; j < n; j++) {
+        int p = parent[j];
+        double share = 0;
+        for (int i = offsets[j]; i < offsets[j + 1]; i++) {
+          int found = Arrays.binarySearch(values, offsets[p], offsets[p + 1], values[i]);
+          need(found >= 0, at + j + ": a cell its parent has not");
+          share += Math.exp(lp[found]);
+        }
+        rest[j] = 1.0 - share;
+      }
+    }
+    for (int j = 0; j < n; j++) {
+      double total = 0;
+      for (int i = offsets[j]; i < offsets[j + 1]; i++) {
+        total += Math.exp(lp[i]);
+      }
+      need(Math.abs(total + Math.exp(lb[j]) * rest[j] - 1.0) <= 1e-6, at + j
+        + ": its distribution does not sum to one");
+    }
+    // into the network's arrays: children follow in breadth-first order, so node j's are a block
+    int off = net.m_TreeNodeStart[t];
+    for (int j = 0, next = 1; j < n; j++) {
+      net.m_NodeParent[off + j] = parent[j] < 0 ? -1 : off + parent[j];
+      net.m_NodeBranch[off + j] = branch[j];
+      net.m_ChildStart[off + j] = off + next;
+      net.m_ChildCount[off + j] = children[j];
+      net.m_LogBackoff[off + j] = lb[j];
+      net.m_CellStart[off + j] = cellOff + offsets[j];
+      next += children[j];
+    }
+    System.arraycopy(values, 0, net.m_CellValue, cellOff, offsets[n]);
+    System.arraycopy(lp, 0, net.m_LogProb, cellOff, offsets[n]);
+    return cellOff + offsets[n];
   }
 
   /** "hdp (5000 iterations, burn-in 500, tying level, seed 0)", "m-estimate (m=1.0)", "laplace"... */

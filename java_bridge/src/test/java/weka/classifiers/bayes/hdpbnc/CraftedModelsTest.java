@@ -19,8 +19,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The crafted model files of tests/golden/crafted (see make_crafted.py), which Python's reader judges in
  * tests/test_modelfile_crafted.py: this reader refuses the same ones (bytes that are not UTF-8, escapes
- * that spell lone surrogates, numbers outside JSON's grammar, nesting past the bound) and reads the
- * valid ones to the same names.
+ * that spell lone surrogates, numbers outside JSON's grammar, nesting past the bound, other major
+ * versions, nodes no fit writes) with the messages the manifest gives, and reads the valid ones to the
+ * same names.
  */
 class CraftedModelsTest {
 
@@ -45,13 +46,36 @@ class CraftedModelsTest {
     if (entry.get("expect").equals("refuse")) {
       ModelFile.ModelFileException e = assertThrows(ModelFile.ModelFileException.class, () -> ModelFile.read(file),
         name + " (" + entry.get("holds") + ") is read");
-      assertTrue(e.getMessage().startsWith(file + ": corrupted model file (") && !e.getMessage().contains("\n"),
-        e.getMessage());
+      String msg = e.getMessage();
+      assertTrue(msg.startsWith(file + ": ") && !msg.contains("\n"), msg);
+      String[] says = entry.get("message") == null ? new String[] {"corrupted model file ("}
+        : ModelFile.strings(entry.get("message"));
+      for (String part : says) {
+        assertTrue(msg.contains(part), name + ": " + msg + " does not say " + part);
+      }
     } else {
       HDPModel m = ModelFile.read(file);
       assertArrayEquals(ModelFile.strings(entry.get("class_values")), m.classValues(), name);
       assertArrayEquals(ModelFile.strings(entry.get("attribute_names")), m.attributeNames(), name);
     }
+  }
+
+  /** The int32 columns a model whose cardinalities exceed 65,535 has: the same model, the same answers. */
+  @Test
+  void wideColumnsPredictAsNarrowOnes() throws Exception {
+    HDPModel narrow = ModelFile.read(TestFiles.golden().resolve("weather-kdb1-hdp.hdpbnc"));
+    HDPModel wide = ModelFile.read(dir().resolve("valid-wide-columns.hdpbnc"));
+    java.util.List<String> columns = new java.util.ArrayList<>();
+    new ArrowFileReader(Files.readAllBytes(dir().resolve("valid-wide-columns.hdpbnc"))).fields()
+      .forEach(f -> columns.add(f.toString()));
+    assertEquals(ModelFile.WIDE_COLUMNS, columns);
+    weka.core.Instances data = GoldenModelsTest.data("weather-kdb1-hdp", "edge_data");
+    InstanceCoder n = new InstanceCoder(narrow, data);
+    InstanceCoder w = new InstanceCoder(wide, data);
+    for (int i = 0; i < data.numInstances(); i++) {
+      assertArrayEquals(n.distribution(data.instance(i)), w.distribution(data.instance(i)), 0.0, "row " + i);
+    }
+    assertEquals(narrow.describe(), wide.describe());
   }
 
   @Test

@@ -21,7 +21,7 @@ import weka.core.converters.ConverterUtils.DataSource;
 
 /**
  * The golden model files that Python wrote (tests/golden/models, see make_golden.py): the Java
- * reader and prediction give Python's probabilities for every row to 1e-9.
+ * reader and prediction give Python's probabilities for every row, and for the edge rows, to 1e-12.
  */
 class GoldenModelsTest {
 
@@ -53,37 +53,51 @@ class GoldenModelsTest {
     check(name, data(name), name + ".proba.csv");
   }
 
-  /** The same models as format 1.0 and 2.0 files (the cell table), which this reader keeps reading. */
-  @ParameterizedTest
-  @MethodSource("names")
-  void legacyCellTablesGiveTheSameProbabilities(String name) throws Exception {
-    check("legacy/" + name, data(name), name + ".proba.csv");
-    check("legacy/" + name, data(name, "edge_data"), name + ".edge.proba.csv");
-    HDPModel nodes = ModelFile.read(TestFiles.golden().resolve(name + ".hdpbnc"));
-    HDPModel cells = ModelFile.read(TestFiles.golden().resolve("legacy").resolve(name + ".hdpbnc"));
-    assertEquals(cells.numCells(), nodes.numCells());
-    assertEquals(cells.describe(), nodes.describe());
-  }
-
-  /** The node table's list columns as the reader hands them out: offsets by the cardinality, every item. */
+  /**
+   * The node table as the reader hands it out: the temperature tree of the worked example
+   * (docs/model-format.md section 7), its branches, children, back-off weights and cells.
+   */
   @org.junit.jupiter.api.Test
-  void theNodeTablesListsAreReadWithTheirOffsets() throws Exception {
+  void theNodeTableIsReadAsTheDocumentShowsIt() throws Exception {
     byte[] bytes = Files.readAllBytes(TestFiles.golden().resolve("weather-kdb1-hdp.hdpbnc"));
     ArrowFileReader reader = new ArrowFileReader(bytes);
-    assertEquals(java.util.Arrays.asList(ModelFile.NODE_COLUMNS), reader.fieldNames());
+    List<String> columns = new java.util.ArrayList<>();
+    reader.fields().forEach(f -> columns.add(f.toString()));
+    assertEquals(ModelFile.NARROW_COLUMNS, columns);
     List<ArrowFileReader.Column> tree1 = reader.readBatch(1);
-    ArrowFileReader.Column count = tree1.get(5);
-    ArrowFileReader.Column logProb = tree1.get(6);
-    assertEquals(ArrowFileReader.ColumnType.LIST_INT64, count.type);
-    assertEquals(ArrowFileReader.ColumnType.LIST_FLOAT64, logProb.type);
-    assertEquals(8, count.length); // the temperature tree: 8 nodes of 3 values (docs/model-format.md section 7)
-    assertArrayEquals(new int[] {0, 3, 6, 9, 12, 15, 18, 21, 24}, count.offsets);
-    assertEquals(24, count.items);
-    assertArrayEquals(new long[] {4, 6, 4, 2, 4, 3}, java.util.Arrays.copyOf((long[]) count.values, 6));
+    assertArrayEquals(new int[] {0, 0, 1, 0, 1, 2, 0, 2}, (int[]) tree1.get(0).values);
+    assertArrayEquals(new int[] {2, 3, 2, 0, 0, 0, 0, 0}, (int[]) tree1.get(1).values);
+    assertEquals(-0.409321, ((double[]) tree1.get(2).values)[3], 1e-6);
+    ArrowFileReader.Column cells = tree1.get(3);
+    assertArrayEquals(new int[] {0, 3, 6, 9, 11, 14, 16, 18, 20}, cells.offsets);
+    ArrowFileReader.Column value = cells.children.get(0).children.get(0);
+    ArrowFileReader.Column logProb = cells.children.get(0).children.get(1);
+    assertEquals(20, value.length);
+    assertArrayEquals(new int[] {1, 2}, java.util.Arrays.copyOfRange((int[]) value.values, 9, 11));
     assertEquals(-1.233906, ((double[]) logProb.values)[0], 1e-6);
-    assertEquals(-1.056416, ((double[]) logProb.values)[23], 1e-6);
+    assertEquals(-1.056416, ((double[]) logProb.values)[19], 1e-6);
     List<ArrowFileReader.Column> lazy = reader.readBatch(1, false);
-    assertArrayEquals((double[]) logProb.values, (double[]) ArrowFileReader.values(lazy.get(6)), 0.0);
+    assertArrayEquals((double[]) logProb.values,
+      (double[]) ArrowFileReader.values(lazy.get(3).children.get(0).children.get(1)), 0.0);
+    assertArrayEquals((int[]) value.values, (int[]) ArrowFileReader.values(lazy.get(3).children.get(0).children.get(0)));
+  }
+
+  /**
+   * The worked example of docs/model-format.md section 7: (sunny, hot, high, FALSE) for play = yes
+   * reaches node 3 of the temperature tree, which has no cell for hot and backs off to its parent.
+   */
+  @org.junit.jupiter.api.Test
+  void theWorkedExampleBacksOffAsTheDocumentSays() throws Exception {
+    HDPModel model = ModelFile.read(TestFiles.golden().resolve("weather-kdb1-hdp.hdpbnc"));
+    HDPModel.Network net = model.member(0);
+    int[] codes = {0, 0, 0, 1};
+    assertEquals(3, net.deepestNode(1, 0, codes) - net.m_TreeNodeStart[1]);
+    assertEquals(-0.409321 - 1.541080, net.logEstimate(net.deepestNode(1, 0, codes), 0, 3), 1e-6);
+    assertEquals(-0.761895, net.logEstimate(net.deepestNode(1, 1, codes), 0, 3), 1e-6);
+    assertEquals(-5.878507, net.logJoint(codes)[0], 1e-6);
+    assertEquals(-3.080668, net.logJoint(codes)[1], 1e-6);
+    assertEquals(0.057441, model.distribution(new int[][] {codes})[0], 1e-6);
+    assertEquals(8, net.m_TreeNodeStart[2] - net.m_TreeNodeStart[1]);
   }
 
   /** Missing values, labels unseen in training, values on (every member's) cut points, far values. */
@@ -104,8 +118,10 @@ class GoldenModelsTest {
     assertFalse(model.describe().contains("entropy"), model.describe());
     String bif = model.toXMLBIF("diabetes");
     assertTrue(bif.contains("<NAME>diabetes (ESKDB: member 0 of 3, the ensemble averages them all)</NAME>"), bif);
-    // member 0's network is what the model itself holds
-    assertEquals(model.member(0).numCells(), model.numCells());
+    // the model's cells are its members'
+    assertEquals((long) model.member(0).numCells() + model.member(1).numCells() + model.member(2).numCells(),
+      model.numCells());
+    assertTrue(model.member(0).numCells() != model.member(1).numCells());
     HDPModel single = ModelFile.read(TestFiles.golden().resolve("vote-kdb2-hdp.hdpbnc"));
     assertEquals(1, single.numMembers());
     assertTrue(single.toXMLBIF("vote").contains("<NAME>vote</NAME>"));
