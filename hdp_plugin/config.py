@@ -281,6 +281,11 @@ TMP_MAX_AGE_SECONDS = 36 * 3600
 STALE_MARKER_SECONDS = 3600
 #: clients: seconds between looks at a job (``submit --wait``) or at stopping daemons (``stop``)
 CLIENT_POLL_SECONDS = 0.2
+#: ``daemon stop`` on a path that is not (yet) a whole spool waits this long for a daemon starting on it to
+#: make it (a daemon makes its spool once its modules are imported, about a second after it starts), and
+#: then, with --wait, this long for that daemon's heartbeat (written a moment after the spool is made)
+STOP_SPOOL_WAIT_SECONDS = 10.0
+STOP_STARTING_SECONDS = 2.0
 #: ``submit --wait``: seconds without a daemon serving the spool before the client says so (once)
 NO_DAEMON_NOTICE_SECONDS = 5.0
 

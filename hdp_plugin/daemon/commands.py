@@ -305,10 +305,14 @@ def stop(
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every daemon has exited.")] = True,
     timeout: Annotated[float, typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = 120.0,
 ) -> None:
-    """Ask every daemon of SPOOL to stop, including one still starting (running jobs finish or go back to new/)."""
+    """Ask every daemon of SPOOL to stop, including one still starting (running jobs finish or go back to new/).
+
+    A SPOOL that is not a spool yet is waited for a few seconds: a daemon just started on a new path makes it.
+    """
     with _errors():
         started = time.monotonic()
-        ids = client.stop(spool, wait_seconds=timeout if wait else None)
+        ids = client.stop(spool, wait_seconds=timeout if wait else None,
+                          on_spool_wait=lambda message: typer.echo(message, err=True))
         if not ids:
             typer.echo("no live daemon", err=True)
         for d in ids:
