@@ -273,6 +273,11 @@ WORKER_EXIT_SECONDS = 10.0
 WORKER_TERMINATE_SECONDS = 5.0
 #: a worker that dies this many times in a row before it is ready stops the daemon
 MAX_WARMUP_FAILURES = 3
+#: ``daemon run --worker-memory-mb``: a worker whose resident memory after a job is above this many MiB
+#: (after it has given back what the allocators allow) is replaced by a fresh one, since what a job leaves
+#: allocated stays with the process and a later job would have that much less (a warmed-up worker holds
+#: about 210 MiB; a fresh one takes a few seconds to start and warm up); 0: a fresh worker for every job
+WORKER_MEMORY_MB = 1024
 #: most entries of new/ looked at in one pass (the oldest of them are claimed first)
 MAX_WAITING_LISTED = 5000
 #: maildir's rule: anything in tmp/ untouched this long is garbage (seconds)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hdp_plugin.daemon import jobs
+from hdp_plugin.daemon import client, jobs
 from hdp_plugin.daemon import protocol as P
 from hdp_plugin.daemon.jobs import Context, execute
 
@@ -196,6 +196,55 @@ def test_a_producer_exchanging_data_files_under_the_daemon_never_gets_a_file_out
     for name in final_names(spool, P.FAILED):
         err = json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text())
         assert err["code"] == "bad_job" and "data.arff" in err["message"], err
+
+
+# ------------------------------------------------------------------------------------------
+# workers that grow
+# ------------------------------------------------------------------------------------------
+def test_resident_bytes_follows_what_the_process_holds():
+    """The worker's measure of its memory grows by what it allocates (Linux reads /proc: the
+    resident set now; elsewhere it may be the peak, which grows too)."""
+    from hdp_plugin.daemon.workers import resident_bytes
+
+    before = resident_bytes()
+    assert before is not None and before > 10 * 2**20
+    block = bytearray(200 * 2**20)  # zero-filled, so resident
+    after = resident_bytes()
+    assert after - before > 150 * 2**20
+    del block
+
+
+def _worker_pids(d) -> list[int]:
+    return (d.heartbeat() or {}).get("worker_pids", [])
+
+
+def test_a_worker_holding_more_than_the_bound_after_a_job_is_replaced(tmp_path):
+    """--worker-memory-mb 0: every worker holds more than the bound after its job, so each job runs in a
+    fresh worker (the log says which and why); with the default bound a small job leaves its worker
+    in place."""
+    spool = tmp_path / "spool"
+    log = tmp_path / "daemon.log"
+    job = {**OK, "structure": "nb"}
+    with daemon(spool, "--worker-memory-mb", "0", log=log) as d:
+        first = _worker_pids(d)
+        client.publish(spool, WEATHER, job, name="one")
+        wait_until(lambda: final_names(spool, P.DONE) == ["one"], 60, "the first job")
+        wait_until(lambda: d.heartbeat().get("ready_workers") == 1 and _worker_pids(d) != first, 60,
+                   "a fresh worker")
+        second = _worker_pids(d)
+        client.publish(spool, WEATHER, job, name="two")
+        wait_until(lambda: final_names(spool, P.DONE) == ["one", "two"], 60, "the second job")
+    text = log.read_text()
+    assert f"replacing worker {first[0]}: it holds" in text and "after job one, more than --worker-memory-mb 0" in text
+    assert f"replacing worker {second[0]}: it holds" in text and first != second
+    spool2 = tmp_path / "spool2"
+    log2 = tmp_path / "daemon2.log"
+    with daemon(spool2, log=log2) as d:
+        first = _worker_pids(d)
+        client.publish(spool2, WEATHER, job, name="one")
+        wait_until(lambda: final_names(spool2, P.DONE) == ["one"], 60, "the job")
+        assert _worker_pids(d) == first
+    assert "replacing worker" not in log2.read_text()
 
 
 # ------------------------------------------------------------------------------------------

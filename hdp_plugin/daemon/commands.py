@@ -72,6 +72,11 @@ def run(
         "--scheduler", metavar="tcp://HOST:PORT",
         help=f"With --engine dask: the scheduler of an existing cluster; without it a LocalCluster of "
              f"{config.DASK_LOCAL_WORKERS} workers starts with the daemon.")] = None,
+    worker_memory_mb: Annotated[float, typer.Option(
+        "--worker-memory-mb", metavar="MIB",
+        help="A worker whose memory (resident set) is above this many MiB after a job is replaced by a fresh one, "
+             "so that what a job leaves allocated does not shrink the next job's share; 0: a fresh worker for "
+             "every job (each start costs a warm-up of a few seconds).")] = config.WORKER_MEMORY_MB,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
 ) -> None:
     """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
@@ -95,6 +100,8 @@ def run(
             raise ParameterError(f"--threads must be >= 1, got {threads!r}")
         if max_input_mb <= 0 or max_cardinality < 2 or max_cells < 1:
             raise ParameterError("--max-input-mb must be > 0, --max-cardinality >= 2 and --max-cells >= 1")
+        if not worker_memory_mb >= 0:
+            raise ParameterError(f"--worker-memory-mb must be >= 0, got {worker_memory_mb!r}")
         from ..distributed import ENGINES
 
         if engine not in ENGINES:
@@ -108,7 +115,8 @@ def run(
         settings = Settings(workers=workers, idle_exit=idle_exit, poll=poll, grace=grace, threads=threads,
                             limits=Limits(max_input_bytes=int(max_input_mb * 2**20), max_cardinality=max_cardinality,
                                           max_cells=max_cells),
-                            allow_shared_spool=allow_shared_spool, engine=engine, scheduler=scheduler)
+                            allow_shared_spool=allow_shared_spool, engine=engine, scheduler=scheduler,
+                            worker_memory_mb=worker_memory_mb)
         code = run_daemon(spool, settings)
     raise typer.Exit(code)
 
