@@ -9,6 +9,7 @@ import ctypes
 import json
 import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -196,6 +197,38 @@ def test_a_producer_exchanging_data_files_under_the_daemon_never_gets_a_file_out
     for name in final_names(spool, P.FAILED):
         err = json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text())
         assert err["code"] == "bad_job" and "data.arff" in err["message"], err
+
+
+_SWAPPER = """
+import ctypes, os, sys
+fn = ctypes.CDLL(None, use_errno=True).renameat2
+a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
+print("swapping", flush=True)
+while True:
+    fn(-100, a, -100, b, 2)
+"""
+
+
+@needs_exchange
+def test_a_json_file_exchanged_with_a_fifo_never_blocks_its_reader(tmp_path):
+    """attempts.json lies in the producer's job folder and the supervisor reads it: exchanged with a
+    FIFO between the reader's look and its open (by another process, as fast as it can), it is
+    refused (None), never waited on."""
+    doc = tmp_path / "attempts.json"
+    doc.write_text('{"protocol": 1}')
+    os.mkfifo(tmp_path / "decoy")
+    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(doc), str(tmp_path / "decoy")],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert swapper.stdout.readline() == "swapping\n"
+        t, out = _run_in_thread(lambda: [P.read_json(doc) for _ in range(20000)], 30)
+    finally:
+        swapper.kill()
+        swapper.wait(10)
+    if t.is_alive():
+        os.close(os.open(doc, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("read_json waited on a FIFO")
+    assert {json.dumps(v) for v in out["value"]} == {"null", '{"protocol": 1}'}
 
 
 # ------------------------------------------------------------------------------------------
