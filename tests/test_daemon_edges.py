@@ -332,3 +332,19 @@ def test_stop_right_after_run_on_a_new_spool_stops_the_daemon(tmp_path, attempt)
                 proc.wait(10)
     assert "stop requested" in log.read_text() or "stop marker found" in log.read_text()
     assert final_names(spool, P.DAEMONS) == []  # no lock, heartbeat or stop marker left
+
+
+def test_stop_on_a_path_no_daemon_makes_says_it_is_not_a_spool(tmp_path):
+    """A missing path is waited for (as long as spool_seconds) and then refused, naming the wait; a file,
+    or a directory of other things, is refused at once."""
+    messages = []
+    with pytest.raises(P.JobError, match=r"not a spool directory .*\(waited 0.2 s for a daemon starting on it"):
+        client.stop(tmp_path / "missing", spool_seconds=0.2, on_spool_wait=messages.append)
+    assert len(messages) == 1 and "is not a spool yet: waiting up to 0.2 s" in messages[0]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("x")
+    for path in (tmp_path / "other", tmp_path / "other" / "notes.txt"):
+        messages.clear()
+        with pytest.raises(P.JobError, match="not a spool directory") as info:
+            client.stop(path, spool_seconds=60, on_spool_wait=messages.append)
+        assert messages == [] and "waited" not in str(info.value)

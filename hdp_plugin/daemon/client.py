@@ -244,9 +244,22 @@ def status(spool: str | os.PathLike) -> dict:
     }
 
 
+def _being_made(root: Path) -> bool:
+    """Could ``root`` be a spool that a daemon starting on it is making: missing, an empty directory, or
+    one holding some of a spool's sub-directories (not a file, nor a directory of other things)."""
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return not names or any(n in P.SUBDIRS for n in names)
+
+
 def _await_spool(sp: P.Spool, seconds: float, on_wait=None) -> bool:
     """Wait up to ``seconds`` for ``sp`` to be a whole spool (a daemon just started on a new path makes it
-    once its modules are imported); True if it was not one at first. :class:`JobError` if it never is."""
+    once its modules are imported); True if it was not one at first. :class:`JobError` if it never is,
+    at once for a path no daemon could be making."""
     deadline = time.monotonic() + seconds
     waited = False
     while True:
@@ -254,7 +267,7 @@ def _await_spool(sp: P.Spool, seconds: float, on_wait=None) -> bool:
             sp.check()
             return waited
         except JobError as exc:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or not _being_made(sp.root):
                 if not waited:
                     raise
                 raise JobError(f"{exc} (waited {seconds:g} s for a daemon starting on it to make it)") from None
