@@ -134,7 +134,8 @@ def _read_inside(folder: Path, name: str, what: str, limit: int, too_large: Call
                  ) -> tuple[Path, bytes]:
     """``(folder/name, its bytes)``: the file checked as :func:`_inside` checks it, opened once, and read
     through that descriptor only if it is the very file checked (a regular file, the same device and
-    inode, one hard link), of at most ``limit`` bytes (else ``too_large(bytes)``). A producer that swaps
+    inode, one hard link), of at most ``limit`` bytes (else ``too_large(bytes)``), and only whole (one
+    that grows or shrinks while it is read is refused). A producer that swaps
     the file for a link or a FIFO between the check and the read gets ``bad_job``, never a read of
     another file and never a worker waiting on a FIFO."""
     path, parts, st = _resolve(folder, name, what)
@@ -153,9 +154,10 @@ def _read_inside(folder: Path, name: str, what: str, limit: int, too_large: Call
                            "jobs must hold their own copy of their files")
         if now.st_size > limit:
             raise too_large(now.st_size)
-        data = fh.read(limit + 1)
-    if len(data) > limit:  # it grew while it was read
-        raise too_large(len(data))
+        data = fh.read(now.st_size + 1)  # its size, and one byte more to see it grow
+    if len(data) != now.st_size:
+        raise JobError(f"{name} changed while the daemon read it ({now.st_size} bytes, then {len(data)} read); "
+                       "a published job's files must not change")
     return path, data
 
 
