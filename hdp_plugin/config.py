@@ -273,6 +273,11 @@ WORKER_EXIT_SECONDS = 10.0
 WORKER_TERMINATE_SECONDS = 5.0
 #: a worker that dies this many times in a row before it is ready stops the daemon
 MAX_WARMUP_FAILURES = 3
+#: ``daemon run --worker-memory-mb``: a worker whose resident memory after a job is above this many MiB
+#: (after it has given back what the allocators allow) is replaced by a fresh one, since what a job leaves
+#: allocated stays with the process and a later job would have that much less (a warmed-up worker holds
+#: about 210 MiB; a fresh one takes a few seconds to start and warm up); 0: a fresh worker for every job
+WORKER_MEMORY_MB = 1024
 #: most entries of new/ looked at in one pass (the oldest of them are claimed first)
 MAX_WAITING_LISTED = 5000
 #: maildir's rule: anything in tmp/ untouched this long is garbage (seconds)
@@ -281,6 +286,11 @@ TMP_MAX_AGE_SECONDS = 36 * 3600
 STALE_MARKER_SECONDS = 3600
 #: clients: seconds between looks at a job (``submit --wait``) or at stopping daemons (``stop``)
 CLIENT_POLL_SECONDS = 0.2
+#: ``daemon stop`` on a path that is not (yet) a whole spool waits this long for a daemon starting on it to
+#: make it (a daemon makes its spool once its modules are imported, about a second after it starts), and
+#: then, with --wait, this long for that daemon's heartbeat (written a moment after the spool is made)
+STOP_SPOOL_WAIT_SECONDS = 10.0
+STOP_STARTING_SECONDS = 2.0
 #: ``submit --wait``: seconds without a daemon serving the spool before the client says so (once)
 NO_DAEMON_NOTICE_SECONDS = 5.0
 

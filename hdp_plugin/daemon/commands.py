@@ -73,6 +73,11 @@ def run(
         "--scheduler", metavar="tcp://HOST:PORT",
         help=f"With --engine dask: the scheduler of an existing cluster; without it a LocalCluster of "
              f"{config.DASK_LOCAL_WORKERS} workers starts with the daemon.")] = None,
+    worker_memory_mb: Annotated[float, typer.Option(
+        "--worker-memory-mb", metavar="MIB",
+        help="A worker whose memory (resident set) is above this many MiB after a job is replaced by a fresh one, "
+             "so that what a job leaves allocated does not shrink the next job's share; 0: a fresh worker for "
+             "every job (each start costs a warm-up of a few seconds).")] = config.WORKER_MEMORY_MB,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
 ) -> None:
     """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
@@ -96,6 +101,8 @@ def run(
             raise ParameterError(f"--threads must be >= 1, got {threads!r}")
         if max_input_mb <= 0 or max_cardinality < 2 or max_cells < 1:
             raise ParameterError("--max-input-mb must be > 0, --max-cardinality >= 2 and --max-cells >= 1")
+        if not worker_memory_mb >= 0:
+            raise ParameterError(f"--worker-memory-mb must be >= 0, got {worker_memory_mb!r}")
         from ..distributed import ENGINES
 
         if engine not in ENGINES:
@@ -109,7 +116,8 @@ def run(
         settings = Settings(workers=workers, idle_exit=idle_exit, poll=poll, grace=grace, threads=threads,
                             limits=Limits(max_input_bytes=int(max_input_mb * 2**20), max_cardinality=max_cardinality,
                                           max_cells=max_cells),
-                            allow_shared_spool=allow_shared_spool, engine=engine, scheduler=scheduler)
+                            allow_shared_spool=allow_shared_spool, engine=engine, scheduler=scheduler,
+                            worker_memory_mb=worker_memory_mb)
         code = run_daemon(spool, settings)
     raise typer.Exit(code)
 
@@ -321,10 +329,14 @@ def stop(
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every daemon has exited.")] = True,
     timeout: Annotated[float, typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = 120.0,
 ) -> None:
-    """Ask every daemon of SPOOL to stop, including one still starting (running jobs finish or go back to new/)."""
+    """Ask every daemon of SPOOL to stop, including one still starting (running jobs finish or go back to new/).
+
+    A SPOOL that is not a spool yet is waited for a few seconds: a daemon just started on a new path makes it.
+    """
     with _errors():
         started = time.monotonic()
-        ids = client.stop(spool, wait_seconds=timeout if wait else None)
+        ids = client.stop(spool, wait_seconds=timeout if wait else None,
+                          on_spool_wait=lambda message: typer.echo(message, err=True))
         if not ids:
             typer.echo("no live daemon", err=True)
         for d in ids:

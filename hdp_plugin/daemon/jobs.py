@@ -68,8 +68,17 @@ class Context:
 # ------------------------------------------------------------------------------------------
 # reading the job folder
 # ------------------------------------------------------------------------------------------
-def _inside(folder: Path, name: str, what: str) -> Path:
-    """``folder/name`` if it is a regular file truly inside ``folder``, else :class:`JobError`."""
+#: how a job's file is opened: never through a link (O_NOFOLLOW), never waiting for a FIFO's writer
+#: (O_NONBLOCK), in binary mode (O_BINARY, Windows); each where the platform has it
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+#: POSIX: a job's file is reached from the job folder's descriptor one name at a time, no link followed
+_WALK = hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+
+
+def _resolve(folder: Path, name: str, what: str) -> tuple[Path, tuple[str, ...], os.stat_result]:
+    """``(folder/name, parts, st)`` if ``name`` is a regular file truly inside ``folder``, else
+    :class:`JobError`: ``parts`` is the file's path inside the folder (where an inside link leads) and
+    ``st`` its ``lstat``."""
     if os.path.isabs(name) or os.sep in name or (os.altsep and os.altsep in name) or name in ("", ".", ".."):
         raise JobError(f"{what} must be a plain file name inside the job folder, got {name!r}")
     path = folder / name
@@ -77,35 +86,90 @@ def _inside(folder: Path, name: str, what: str) -> Path:
         st = os.lstat(path)
     except FileNotFoundError:
         raise JobError(f"the job folder has no {name}") from None
+    parts: tuple[str, ...] = (name,)
     if stat.S_ISLNK(st.st_mode):
+        top = os.path.realpath(folder)
         try:
-            real = Path(os.path.realpath(path, strict=True))
-            st = os.stat(path)
+            real = os.path.realpath(path, strict=True)
+            st = os.lstat(real)
         except (OSError, RuntimeError):
             raise JobError(f"{name} is a link to nothing (dangling, or a loop of links)") from None
-        if os.path.commonpath([str(real), os.path.realpath(folder)]) != os.path.realpath(folder):
+        if os.path.commonpath([real, top]) != top or real == top:
             raise JobError(f"{name} is a link that leaves the job folder (to {real}); jobs may only "
                            "read their own files")
+        parts = Path(os.path.relpath(real, top)).parts
     if not stat.S_ISREG(st.st_mode):
         raise JobError(f"{name} is not a regular file")
     if st.st_nlink > 1:
         raise JobError(f"{name} has {st.st_nlink} hard links: it may be a file outside the job folder; "
                        "jobs must hold their own copy of their files")
-    return path
+    return path, parts, st
+
+
+def _inside(folder: Path, name: str, what: str) -> Path:
+    """``folder/name`` if it is a regular file truly inside ``folder``, else :class:`JobError`."""
+    return _resolve(folder, name, what)[0]
+
+
+def _open_no_follow(folder: Path, parts: tuple[str, ...]) -> int:
+    """A read-only descriptor of the file at ``parts`` inside ``folder``, opened without following a link
+    and without waiting on a FIFO. Where the platform has ``dir_fd`` and ``O_NOFOLLOW`` (POSIX) every
+    name is opened from its directory's descriptor, so that nothing swapped into the path can lead
+    outside the folder; elsewhere (Windows) the path is opened and the caller compares the descriptor
+    with the file it checked."""
+    if not _WALK:
+        return os.open(os.path.join(folder, *parts), _OPEN_FLAGS)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(parts[-1], _OPEN_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _read_inside(folder: Path, name: str, what: str, limit: int, too_large: Callable[[int], Exception]
+                 ) -> tuple[Path, bytes]:
+    """``(folder/name, its bytes)``: the file checked as :func:`_inside` checks it, opened once, and read
+    through that descriptor only if it is the very file checked (a regular file, the same device and
+    inode, one hard link), of at most ``limit`` bytes (else ``too_large(bytes)``), and only whole (one
+    that grows or shrinks while it is read is refused). A producer that swaps
+    the file for a link or a FIFO between the check and the read gets ``bad_job``, never a read of
+    another file and never a worker waiting on a FIFO."""
+    path, parts, st = _resolve(folder, name, what)
+    try:
+        fd = _open_no_follow(folder, parts)
+    except OSError as exc:
+        raise JobError(f"{name} changed while the daemon opened it ({exc.strerror or exc}): it became a link "
+                       "or vanished; a published job's files must not change") from None
+    with os.fdopen(fd, "rb") as fh:
+        now = os.fstat(fh.fileno())
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            raise JobError(f"{name} changed while the daemon opened it (another file, a FIFO or a device was put "
+                           "in its place); a published job's files must not change")
+        if now.st_nlink > 1:
+            raise JobError(f"{name} has {now.st_nlink} hard links: it may be a file outside the job folder; "
+                           "jobs must hold their own copy of their files")
+        if now.st_size > limit:
+            raise too_large(now.st_size)
+        data = fh.read(now.st_size + 1)  # its size, and one byte more to see it grow
+    if len(data) != now.st_size:
+        raise JobError(f"{name} changed while the daemon read it ({now.st_size} bytes, then {len(data)} read); "
+                       "a published job's files must not change")
+    return path, data
 
 
 def read_job(folder: Path) -> dict:
     """Read and validate ``job.json`` of a job folder; return the job with defaults filled in."""
-    path = _inside(folder, P.JOB_FILE, "job.json")
-    if path.stat().st_size > P.MAX_JOB_BYTES:
-        raise JobError(f"job.json is larger than {P.MAX_JOB_BYTES} bytes")
-    with open(path, "rb") as fh:
-        doc = P.parse_json(fh.read(P.MAX_JOB_BYTES + 1))
-    return P.validate_job(doc)
+    _, raw = _read_inside(folder, P.JOB_FILE, "job.json", P.MAX_JOB_BYTES,
+                          lambda n: JobError(f"job.json is larger than {P.MAX_JOB_BYTES} bytes"))
+    return P.validate_job(P.parse_json(raw))
 
 
-def data_file(folder: Path, job: dict) -> Path:
-    """The job's data file, checked to be a regular file inside the folder."""
+def _data_name(folder: Path, job: dict) -> str:
+    """The name of the job's data file: job.json's ``data``, or the one of P.DATA_FILES present."""
     name = job["data"]
     if name is None:
         present = [n for n in P.DATA_FILES if os.path.lexists(folder / n)]
@@ -114,7 +178,23 @@ def data_file(folder: Path, job: dict) -> Path:
         if len(present) > 1:
             raise JobError(f"the job folder has both {' and '.join(present)}; name one in job.json's data field")
         name = present[0]
-    return _inside(folder, name, "data")
+    return name
+
+
+def data_file(folder: Path, job: dict) -> Path:
+    """The job's data file, checked to be a regular file inside the folder."""
+    return _inside(folder, _data_name(folder, job), "data")
+
+
+def read_data(folder: Path, job: dict, max_bytes: int) -> tuple[Path, bytes]:
+    """``(path, bytes)`` of the job's data file, read through one checked descriptor
+    (:func:`_read_inside`); more than ``max_bytes`` is :class:`LimitError`."""
+    name = data_file(folder, job).name
+
+    def too_large(size: int) -> LimitError:
+        return LimitError(f"{name} has {size} bytes, more than this daemon's limit of {max_bytes} (run --max-input-mb)")
+
+    return _read_inside(folder, name, "data", max_bytes, too_large)
 
 
 # ------------------------------------------------------------------------------------------
@@ -276,12 +356,10 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     prog.check()
     # Step 1: the job description
     job = read_job(folder)
-    # Step 2: the data, from inside the folder only, within the limits
-    path = data_file(folder, job)
-    size = path.stat().st_size
-    if size > ctx.limits.max_input_bytes:
-        raise LimitError(f"{path.name} has {size} bytes, more than this daemon's limit of "
-                         f"{ctx.limits.max_input_bytes} (run --max-input-mb)")
+    # Step 2: the data, from inside the folder only, within the limits, read through the one descriptor
+    # that was checked (the folder's files are the producer's and may change under the daemon)
+    path, raw = read_data(folder, job, ctx.limits.max_input_bytes)
+    size = len(raw)
     # the same Dataset read_dataset reads, within this daemon's limits: a gzip ARFF decompressed only up to
     # --max-input-mb, an ARFF attribute's values counted while its header is parsed, and data whose
     # working memory (config.WORKING_MEMORY_FACTOR x --max-input-mb) would not do refused before it is decoded
@@ -291,7 +369,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     at_once = members_at_once(params)  # ESKDB members are built on threads at once
     limits = DataLimits(ctx.limits.max_input_bytes, ctx.limits.max_cardinality, ctx.limits.max_cells)
     ds = read_within(path, limits, class_attribute=job["class_attribute"], format=P.DATA_FILES[path.name],
-                     structure=params["structure"], members_at_once=at_once)
+                     structure=params["structure"], members_at_once=at_once, data=raw)
+    del raw
     if job["categorical_features"] is not None:  # declared columns count against the cardinality limit
         ds = _declare(ds, job["categorical_features"], ctx.limits.max_cardinality)
     t_read = time.perf_counter() - t0

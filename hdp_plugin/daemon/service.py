@@ -62,6 +62,8 @@ class Settings:
     engine: str = "local"
     #: with engine "dask": the scheduler's address; None starts a LocalCluster next to the daemon
     scheduler: str | None = None
+    #: a worker holding more than this many MiB after a job is replaced by a fresh one (0: after every job)
+    worker_memory_mb: float = config.WORKER_MEMORY_MB
 
 
 class Daemon:
@@ -86,6 +88,7 @@ class Daemon:
         self.ledger = Ledger(self.spool, self.id)
         self.pool = WorkerPool(self.spool, self.id, self.settings.limits, self.ledger,
                                stopping=self.stop_event.is_set, on_fatal=self._give_up)
+        self.pool.memory_bound = self.settings.worker_memory_mb * 2**20
         self.claimer = Claimer(self.spool, self.id, self.ledger)
         self.recovery = Recovery(self.spool, self.id, self.ledger)
         self.heartbeat = heartbeat.Heartbeat(self.spool, self.id, self.settings.heartbeat)

@@ -745,15 +745,16 @@ class _FastReader:
 
 # -- entry points ------------------------------------------------------------------------------
 def _open(path: str | Path, max_bytes: int | None = None, max_cardinality: int | None = None,
-          check_rows=None) -> tuple[bytes, ArffHeader, int, str]:
+          check_rows=None, data: bytes | None = None) -> tuple[bytes, ArffHeader, int, str]:
     """The file's bytes, its parsed header, the offset of the data section, and the source name.
 
     ``max_bytes`` bounds the file and its decompressed data, ``max_cardinality`` the values an attribute
     declares (:func:`parse_header`); ``check_rows(rows, columns)``, if given, is called with at most
-    how many rows the data section holds (its lines) before any row is parsed.
+    how many rows the data section holds (its lines) before any row is parsed. ``data``: the file's
+    bytes, already read (:func:`~hdp_plugin.data._files.read_bytes`).
     """
     source = str(path)
-    data = read_bytes(path, max_bytes)
+    data = read_bytes(path, max_bytes, data=data)
     bom = check_text(data, source)
     m = _DATA_LINE.search(data, bom)
     head_end = len(data) if m is None else data.find(b"\n", m.end())
@@ -898,7 +899,8 @@ def read_arff_columns(path: str | Path, *, engine: str = "auto", max_bytes: int 
 
 
 def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: str = "auto",
-              max_bytes: int | None = None, max_cardinality: int | None = None, check_rows=None) -> Dataset:
+              max_bytes: int | None = None, max_cardinality: int | None = None, check_rows=None,
+              data: bytes | None = None) -> Dataset:
     """Read an ARFF file (optionally gzip-compressed) into a :class:`Dataset`.
 
     Parameters
@@ -919,6 +921,9 @@ def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: s
     check_rows : callable, optional
         ``check_rows(rows, columns)`` is called before any data row is parsed, with at most how many
         rows the data section holds (its lines), to refuse data too large to train on.
+    data : bytes, optional
+        The file's bytes, read by the caller through a descriptor it checked (the daemon); ``path``
+        then only names the file in messages, and is not opened.
 
     Returns
     -------
@@ -933,7 +938,7 @@ def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: s
     TooLargeError
         For data beyond ``max_bytes`` or ``max_cardinality``.
     """
-    data, header, start, source = _open(path, max_bytes, max_cardinality, check_rows)
+    data, header, start, source = _open(path, max_bytes, max_cardinality, check_rows, data)
     names = [a.name for a in header.attributes]
     ci = resolve_class_index(names, class_attribute, source)
     if header.attributes[ci].kind in ("numeric", "date"):  # fail before reading the data
