@@ -258,7 +258,8 @@ class Daemon:
         now = time.time()
         if not self.stop_event.is_set() and not os.path.isdir(self.spool.dir(P.NEW)):
             self._give_up(f"{self.spool.dir(P.NEW)} is gone (the spool was deleted or moved): stopping")
-        if not self.stop_event.is_set() and now - self._last_install_check >= config.INSTALL_CHECK_SECONDS:
+        # (while stopping too: jobs given their grace could not finish without the package's files)
+        if not self.hard_stop.is_set() and now - self._last_install_check >= config.INSTALL_CHECK_SECONDS:
             self._last_install_check = now
             gone = installation_gone()
             if gone:
