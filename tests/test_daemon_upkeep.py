@@ -115,7 +115,9 @@ def test_the_daemon_log_holds_only_records_and_nothing_of_the_warm_up(tmp_path):
     log = tmp_path / "daemon.log"
     with daemon(spool, log=log, workers=2) as d:
         client.publish(spool, WEATHER, dict(structure="eskdb", n_members=2, iterations=20), name="e")
+        client.publish(spool, WEATHER, dict(structure="nb", n_members=3), name="warns")  # a warnings.warn
         wait_until(lambda: P.Spool(spool).job(P.DONE, "e").exists(), 60, "the job done")
+        wait_until(lambda: P.Spool(spool).job(P.DONE, "warns").exists(), 60, "the job done")
         client.stop(spool)
         assert d.wait(60) == 0
     lines = log.read_text().splitlines()

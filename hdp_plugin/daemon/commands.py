@@ -84,6 +84,7 @@ def run(
     from .logs import escape_handlers
 
     escape_handlers()  # one record, one line: names from the spool cannot forge or hide log lines
+    logging.captureWarnings(True)  # Python's warnings are records too (the workers do the same)
     with _errors():
         if workers < 1:
             raise ParameterError(f"--workers must be >= 1, got {workers!r}")

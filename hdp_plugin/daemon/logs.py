@@ -80,11 +80,12 @@ def log_setup() -> tuple[int, str, str | None] | None:
 
 def configure(setup: tuple[int, str, str | None] | None) -> None:
     """In a worker process: log records to stderr (the daemon's log) as :func:`log_setup` describes,
-    escaped; with None, leave logging as it is."""
+    escaped, Python's warnings among them; with None, leave logging as it is."""
     if setup is None:
         return
     import sys
 
     level, fmt, datefmt = setup
     logging.basicConfig(level=level, stream=sys.stderr, format=fmt, datefmt=datefmt)
+    logging.captureWarnings(True)  # a job's warnings.warn: a record, not a bare line with its source line
     escape_handlers()
