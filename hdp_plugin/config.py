@@ -268,6 +268,9 @@ LINGER_RECOVERY_SECONDS = 0.5
 LINGER_HEARTBEAT_SECONDS = 60.0
 #: a worker that does not answer an interrupt within this many seconds is terminated
 INTERRUPT_SECONDS = 10.0
+#: seconds between a daemon's looks at its own installation (its Python executable, hdp_plugin's files):
+#: gone, it puts its running jobs back and exits
+INSTALL_CHECK_SECONDS = 2.0
 #: on shutdown, seconds the workers get to exit, then seconds to die once terminated
 WORKER_EXIT_SECONDS = 10.0
 WORKER_TERMINATE_SECONDS = 5.0
@@ -282,8 +285,10 @@ WORKER_MEMORY_MB = 1024
 MAX_WAITING_LISTED = 5000
 #: maildir's rule: anything in tmp/ untouched this long is garbage (seconds)
 TMP_MAX_AGE_SECONDS = 36 * 3600
-#: a progress file or cancel marker of no known job is removed once untouched this long (seconds)
-STALE_MARKER_SECONDS = 3600
+#: a progress file or cancel marker of a job found nowhere in the spool (finished and removed by its
+#: client, never published) is removed once untouched this long (seconds): long enough that a job moving
+#: between states is never taken for gone
+STALE_MARKER_SECONDS = 10
 #: clients: seconds between looks at a job (``submit --wait``) or at stopping daemons (``stop``)
 CLIENT_POLL_SECONDS = 0.2
 #: ``daemon stop`` on a path that is not (yet) a whole spool waits this long for a daemon starting on it to

@@ -34,8 +34,9 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
         Any file :func:`~hdp_plugin.read_dataset` reads, its format told by its extension
         (:func:`~hdp_plugin.data.formats.format_of`): an ARFF (``.arff``, ``.arff.gz``) or Arrow IPC
         file or stream (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``), copied into the job folder as
-        ``data.arff`` or ``data.arrow``; or a CSV or Parquet file, converted to ``data.arrow`` (the
-        table :func:`~hdp_plugin.read_dataset` would read).
+        ``data.arff`` or ``data.arrow``; or a CSV or Parquet file, converted to a compressed
+        ``data.arrow`` that the daemon reads as the Dataset :func:`~hdp_plugin.read_dataset` reads from
+        the file (:func:`_write_ipc`).
     job : dict
         job.json fields (``protocol`` is filled in); validated before anything is written.
     name : str, optional
@@ -102,7 +103,8 @@ def _check_unique(sp: P.Spool, name: str, *, building: bool = False) -> None:
 
 def _write_ipc(src: Path, fmt: str, dst: Path, separator: str | None = None, max_input_bytes: int | None = None,
                structure: str | None = None) -> None:
-    """Convert a CSV or Parquet file to an Arrow IPC file; the daemon then reads the very same table."""
+    """Convert a CSV or Parquet file to an Arrow IPC file the daemon reads as the very same Dataset, small:
+    text columns as dictionaries (:func:`_as_dictionaries`) and the buffers compressed (zstd, else lz4)."""
     import pyarrow as pa
 
     from ..data import arrow
@@ -118,8 +120,37 @@ def _write_ipc(src: Path, fmt: str, dst: Path, separator: str | None = None, max
     else:
         table = arrow.parquet_table(src, max_bytes=max_input_bytes)
     check_rows(table.num_rows, table.num_columns)
-    with pa.OSFile(str(dst), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+    table = _as_dictionaries(table)
+    codec = next((c for c in ("zstd", "lz4") if pa.Codec.is_available(c)), None)
+    options = pa.ipc.IpcWriteOptions(compression=codec)
+    with pa.OSFile(str(dst), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
         writer.write_table(table)
+
+
+def _as_dictionaries(table):
+    """``table`` with every text column dictionary-encoded, its dictionary sorted as Python sorts strings.
+
+    A reader takes a text column's labels as its distinct values sorted, and a dictionary column's as its
+    dictionary in order (:func:`~hdp_plugin.data.arrow.column_from_arrow`): with the sorted dictionary of
+    exactly the values present, both give the same labels and codes, while the file stores each value once
+    and an index per row instead of the text of every row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for col in table.columns:
+        if (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) and col.num_chunks:
+            enc = pc.dictionary_encode(col).unify_dictionaries()
+            labels = enc.chunk(0).dictionary
+            order = sorted(range(len(labels)), key=labels.to_pylist().__getitem__)
+            rank = [0] * len(order)
+            for new, old in enumerate(order):
+                rank[old] = new
+            rank, labels = pa.array(rank, pa.int32()), labels.take(pa.array(order, pa.int64()))
+            col = pa.chunked_array([pa.DictionaryArray.from_arrays(rank.take(ch.indices), labels)
+                                    for ch in enc.chunks])
+        columns.append(col)
+    return pa.Table.from_arrays(columns, schema=None, names=table.column_names)
 
 
 def job_state(spool: str | os.PathLike, name: str) -> dict:

@@ -90,6 +90,7 @@ def run(
     from .logs import escape_handlers
 
     escape_handlers()  # one record, one line: names from the spool cannot forge or hide log lines
+    logging.captureWarnings(True)  # Python's warnings are records too (the workers do the same)
     with _errors():
         if workers < 1:
             raise ParameterError(f"--workers must be >= 1, got {workers!r}")
@@ -131,7 +132,7 @@ SubmitSeedOpt = seed_option(" The same seed gives the same model as 'hdp-bnc tra
 @app.command()
 def submit(
     spool: SpoolArg,
-    data: Annotated[Path, typer.Argument(help="Training data: ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather), copied into the job; or CSV or Parquet, converted to Arrow IPC.")],
+    data: Annotated[Path, typer.Argument(help="Training data: ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather), copied into the job; or CSV or Parquet, converted to compressed Arrow IPC (text columns as dictionaries).")],
     class_attribute: ClassOpt = None,
     structure: StructureOpt = _default("structure"),
     k: KOpt = str(_default("k")),
@@ -242,6 +243,9 @@ def status(
 ) -> None:
     """Show the daemons of SPOOL (alive or not), the jobs in each state, and the progress of running jobs.
 
+    A daemon's line counts the jobs it published since it started; the jobs line counts the folders in
+    the spool's states, whoever published them (and until a client removes them).
+
     Exit code 0 when a live daemon serves the spool (or the job is known), 3 otherwise.
     """
     with _errors():
@@ -283,12 +287,12 @@ def _status_text(doc: dict) -> str:
         state = d.get("state", "?") if d["alive"] else "dead"
         lines.append(f"daemon {d['daemon']}: {state}, pid {d.get('pid')}, {d.get('ready_workers', 0)}/"
                      f"{d.get('workers', '?')} workers ready, heartbeat {d['age_seconds']:.1f} s ago, "
-                     f"{d.get('done', 0)} done, {d.get('failed', 0)} failed")
+                     f"since it started: {d.get('done', 0)} done, {d.get('failed', 0)} failed")
     if doc["daemons"] and not live:
         lines.append("no live daemon: queued jobs wait until one starts")
     c = doc["counts"]
-    lines.append(f"jobs: {c['new']} queued, {c['claimed']} running, {c['done']} done, {c['failed']} failed"
-                 + (f", {c['tmp']} being written" if c["tmp"] else ""))
+    lines.append(f"jobs in the spool: {c['new']} queued, {c['claimed']} running, {c['done']} in done/, "
+                 f"{c['failed']} in failed/" + (f", {c['tmp']} being written" if c["tmp"] else ""))
     for r in doc["running"]:
         p = r["progress"] or {}
         lines.append(f"  running {r['job']}: {p.get('phase', 'starting')} {p.get('iteration', 0)}/{p.get('total', 0)}"

@@ -8,12 +8,16 @@ the daemon renames it into ``done/`` or ``failed/`` when this returns.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import logging
 import os
 import platform
 import stat
+import sys
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -63,6 +67,27 @@ class Context:
     def __post_init__(self):
         if self.limits is None:
             self.limits = Limits()
+
+
+# ------------------------------------------------------------------------------------------
+# the installation the daemon runs from
+# ------------------------------------------------------------------------------------------
+def installation() -> list[str]:
+    """The files the daemon runs from and that exist: the Python executable and hdp_plugin's
+    ``__init__.py`` (an uninstall, or the deletion of the environment, removes them)."""
+    from .. import __file__ as package
+
+    return [p for p in (sys.executable, package) if p and os.path.isfile(p)]
+
+
+#: the installation as this process found it when it imported this module (a path that did not exist
+#: then, like a package inside a zip file, is never watched)
+_INSTALLATION = installation()
+
+
+def installation_gone() -> str | None:
+    """The first file of this process's :func:`installation` that no longer exists, or None."""
+    return next((p for p in _INSTALLATION if not os.path.isfile(p)), None)
 
 
 # ------------------------------------------------------------------------------------------
@@ -292,6 +317,14 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
     except BaseException as exc:  # noqa: BLE001 - every failure becomes error.json
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
+        if isinstance(exc, ImportError) and installation_gone():
+            # hdp_plugin was uninstalled under the worker: not the job's fault; it goes back to new/ for a
+            # daemon of an installation that exists (this one stops: service.Daemon watches it too)
+            log.warning("job %s: %s, a module of its own installation, cannot be imported (%s is gone); "
+                        "putting the job back", name, exc.name, installation_gone())
+            for f in P.DAEMON_FILES:
+                P.remove_quietly(folder / f)
+            return "requeue"
         try:
             _write_failure(folder, name, ctx, prog, exc)
         except OSError as exc2:  # a full disk: the daemon tries once more, or puts the job back
@@ -390,9 +423,6 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     save_model(clf, folder / P.MODEL_FILE)
     t_save = time.perf_counter() - t2
     info = clf.fit_info_
-    tr = clf.tables_.trees
-    st = clf.structure_
-    names = [a.name for a in clf.attributes_]
     return {
         "protocol": P.PROTOCOL_VERSION,
         "job": name,
@@ -404,9 +434,7 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
                  "rows_used": int(info["rows"]), "dropped_missing_class": int(info["dropped_missing_class"]),
                  "attributes": int(ds.n_attributes), "class": ds.class_attribute.name,
                  "classes": [str(c) for c in clf.classes_]},
-        "structure": {"kind": st.kind, "k": int(st.k), "kept": len(st.kept),
-                      "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
-                      "trees": int(tr.n_trees), "nodes": int(tr.n_nodes), "cells": int(tr.n_cells)},
+        "structure": structure_doc(clf),
         "sampler": ({"iterations": int(info["iterations"]), "burn_in": int(info["burn_in"]),
                      "n_samples": int(info["n_samples"])} if job["estimator"] == "hdp" else None),
         "timings": {"read_seconds": t_read, "structure_seconds": info.get("structure_seconds"),
@@ -422,17 +450,58 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     }
 
 
+def structure_doc(clf) -> dict:
+    """``result.json``'s ``structure``: the whole model. A single network: its kind, k, kept attributes,
+    parents and sizes. An ensemble: the structure asked for, its ``members``, the attributes any member
+    keeps, the trees, nodes and cells of all members together, and each member's kind, k, kept and sizes
+    in ``per_member`` (``parents`` is null: each member has its own, in the model file)."""
+    from ..model.ensemble import members_of
+
+    members = members_of(clf)
+    if members is None:
+        st, tr = clf.structure_, clf.tables_.trees
+        names = [a.name for a in clf.attributes_]
+        return {"kind": st.kind, "k": int(st.k), "members": 1, "kept": len(st.kept),
+                "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
+                "trees": int(tr.n_trees), "nodes": int(tr.n_nodes), "cells": int(tr.n_cells)}
+    each = [{"kind": mb.structure.kind, "k": int(mb.structure.k), "kept": len(mb.structure.kept),
+             "trees": int(mb.tables.trees.n_trees), "nodes": int(mb.tables.trees.n_nodes),
+             "cells": int(mb.tables.trees.n_cells)} for mb in members]
+    kept = {mb.attributes[j].name for mb in members for j in mb.structure.kept}
+    return {"kind": clf.structure, "k": int(clf.k), "members": len(members), "kept": len(kept), "parents": None,
+            **{size: sum(m[size] for m in each) for size in ("trees", "nodes", "cells")}, "per_member": each}
+
+
+@contextlib.contextmanager
+def _quiet():
+    """The package's log records below ERROR (but the compile notice) and Python's warnings dropped: a
+    warm-up's tiny fit says nothing about any job."""
+    pkg, notice = logging.getLogger("hdp_plugin"), logging.getLogger("hdp_plugin.compile")
+    levels = pkg.level, notice.level
+    pkg.setLevel(logging.ERROR)
+    notice.setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        pkg.setLevel(levels[0])
+        notice.setLevel(levels[1])
+
+
 def warm_up() -> float:
-    """Compile (or load from numba's cache) every kernel a job uses, on a tiny data set; seconds."""
+    """Compile (or load from numba's cache) every kernel a job uses, on a tiny data set; seconds. Nothing
+    is logged but the notice that numba compiles (and errors)."""
     import numpy as np
 
     from ..model import BayesNetClassifier
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(0)
-    X = rng.integers(0, 3, size=(40, 3))
-    y = (X[:, 0] + rng.integers(0, 2, 40)) % 2
+    X = rng.integers(0, 3, size=(60, 3))
+    y = ((X[:, 0] + X[:, 1]) % 2 == 0).astype(int)  # an interaction: the members keep attributes with a parent
     # an ensemble: kDB's and SkDB's structure kernels and the sampler's, loaded before the first job (whose
     # cancel is then seen as soon as in any later job)
-    BayesNetClassifier(structure="eskdb", n_members=2, k=2, iterations=10, random_state=0).fit(X, y)
+    with _quiet():
+        BayesNetClassifier(structure="eskdb", n_members=2, k=2, iterations=10, random_state=0).fit(X, y)
     return time.perf_counter() - t0

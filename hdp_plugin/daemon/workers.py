@@ -5,6 +5,12 @@ context. A worker warms up (numba's start-up, paid once), says ``ready``, then r
 sent one at a time and answers ``finished`` with the outcome. A worker that dies takes only its job
 with it: the :class:`WorkerPool` turns that into a lost attempt (or a put-back when the daemon had
 interrupted it) and starts a new worker.
+
+The supervisor tells a busy worker to stop its job through an :class:`AbortFlag` in shared memory, not
+a ``multiprocessing.Event``: an Event is made of named POSIX semaphores, which the resource tracker
+process warns about on the daemon's log when the supervisor is killed, and which stay in ``/dev/shm``
+for good when the daemon's whole process group is killed with it. A worker logs in the daemon's
+format (:func:`~hdp_plugin.daemon.logs.log_setup`), so that every line of the daemon's log is a record.
 """
 
 from __future__ import annotations
@@ -89,12 +95,31 @@ def _give_back_memory() -> None:
             pass
 
 
-def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort, scheduler: str | None = None) -> None:
+class AbortFlag:
+    """A flag the supervisor sets and a worker reads: one byte of shared memory (an anonymous mapping,
+    no named semaphore, nothing for the resource tracker to track or leave behind)."""
+
+    def __init__(self, ctx):
+        self._value = ctx.RawValue("b", 0)
+
+    def set(self) -> None:
+        self._value.value = 1
+
+    def clear(self) -> None:
+        self._value.value = 0
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
+
+
+def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort, scheduler: str | None = None,
+                 log_setup: tuple | None = None) -> None:
     """Body of a worker process: warm up, then run the jobs the supervisor sends, one at a time."""
     # The supervisor alone handles signals; a worker learns to stop through `abort` or a closed pipe.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    logs.configure(log_setup)
     from . import jobs
 
     parent = mp.parent_process()
@@ -198,10 +223,10 @@ class WorkerPool:
 
     def _spawn(self) -> Worker:
         parent, child = self._ctx.Pipe()
-        abort = self._ctx.Event()
+        abort = AbortFlag(self._ctx)
         proc = self._ctx.Process(target=_worker_main, name="hdp-bnc-worker", daemon=True,
                                  args=(child, str(self.spool.root), self.daemon_id, self.limits, abort,
-                                       self.scheduler))
+                                       self.scheduler, logs.log_setup()))
         # NUMBA_NUM_THREADS is read when the worker imports numba: set it for the child only
         old = os.environ.get("NUMBA_NUM_THREADS")
         os.environ["NUMBA_NUM_THREADS"] = str(self.threads)
