@@ -219,6 +219,18 @@ def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class
     return ds
 
 
+def _fitting(limits, ds, configs):
+    """A fit's pairwise statistics within what --max-input-mb's working memory leaves beside the data's
+    (data read whole; batches are read in bounded memory, with no --max-input-mb)."""
+    if not hasattr(ds, "n_rows"):
+        return contextlib_nullcontext()
+    from ._threads import members_at_once
+
+    eskdb = any(c["structure"] == "eskdb" for c in configs)
+    at_once = max([members_at_once(c) for c in configs] + [1])
+    return limits.fitting(ds.n_rows, len(ds.attributes) + 1, "eskdb" if eskdb else None, at_once)
+
+
 # ------------------------------------------------------------------------------------------
 # train
 # ------------------------------------------------------------------------------------------
@@ -281,7 +293,8 @@ def train(
 
                 line.phase(_fit_phase(params, streamed))
                 try:
-                    clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
+                    with _fitting(limits, ds, configs):
+                        clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
                 except ParameterError as exc:  # batches: the declared names are checked against the first batch
                     if str(exc).startswith("categorical_features "):
                         raise ParameterError("--categorical" + str(exc)[len("categorical_features"):]) from None
@@ -625,8 +638,9 @@ def evaluate(
                         line.phase(_fit_phase(params))
                     return BayesNetClassifier(**params)
 
-                res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
-                                     progress=line.sampling(params))
+                with _fitting(limits, ds, configs):
+                    res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,
+                                         progress=line.sampling(params))
                 if bar is not None:
                     bar.advance(overall)
                 results.append((params, res))
