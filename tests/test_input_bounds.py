@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -287,3 +288,143 @@ def test_the_daemon_refuses_a_header_of_too_many_labels_and_pair_tables_beyond_i
     assert "limit of 64 MiB (4 x --max-input-mb)" in errors["labels"]["message"]
     assert "data.arrow: the pairwise counts of 6000 attributes" in errors["pairs"]["message"]
     assert "4 x --max-input-mb less the" in errors["pairs"]["message"]
+
+
+# ------------------------------------------------------------------------------------------
+# the types of the columns given at prediction
+# ------------------------------------------------------------------------------------------
+IRIS = DATA / "iris.arff"
+
+
+def _iris_table(first):
+    """Iris as a pyarrow table whose first attribute (sepallength, numeric) is the array ``first(values)``."""
+    import pyarrow as pa
+
+    from hdp_plugin import read_dataset
+
+    ds = read_dataset(IRIS)
+    cols = {a.name: pa.array(ds.numeric[:, k]) for k, a in enumerate(ds.attributes)}
+    cols["sepallength"] = first(ds.numeric[:, 0])
+    cols["class"] = pa.array([ds.class_values[c] for c in ds.y])
+    return pa.table(cols)
+
+
+def _columns_of_other_types():
+    import pyarrow as pa
+
+    return {
+        "date": (lambda v: pa.array((v * 1000).astype("int32")).cast(pa.date32()), "dates or timestamps"),
+        "timestamp": (lambda v: pa.array((v * 1000).astype("int64")).cast(pa.timestamp("ms")), "dates or timestamps"),
+        "duration": (lambda v: pa.array((v * 1000).astype("int64")).cast(pa.duration("ms")), "durations"),
+        "text": (lambda v: pa.array([f"x{x}" for x in v]), "labels (text)"),
+        "boolean": (lambda v: pa.array(v > 5.8), "labels (text)"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["date", "timestamp", "duration", "text", "boolean"])
+def test_a_column_of_another_type_than_the_model_s_attribute_is_refused(tmp_path, kind):
+    """Dates, timestamps, durations, text and booleans given for iris' numeric sepallength changed 95 of 150
+    predictions with no warning: now one line naming the column and both types, on the CLI and the API."""
+    import pyarrow.parquet as pq
+
+    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin.errors import DataError
+
+    model = tmp_path / "iris.hdpbnc"
+    assert run("train", IRIS, "-o", model, "-s", "nb", "-e", "laplace").exit_code == 0
+    first, holds = _columns_of_other_types()[kind]
+    table = _iris_table(first)
+    data = tmp_path / f"iris-{kind}.parquet"
+    pq.write_table(table, data)
+    one_line_error(run("predict", model, data, "-o", tmp_path / "p.csv"),
+                   f"iris-{kind}.parquet: column 'sepallength' holds {holds}, but the model's attribute "
+                   "'sepallength' takes numbers")
+    assert not (tmp_path / "p.csv").exists()
+    clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(read_dataset(IRIS))
+    with pytest.raises(DataError, match=re.escape(f"column 'sepallength' holds {holds}")):
+        clf.predict(table.drop_columns(["class"]).to_pandas())
+
+
+def test_columns_that_can_be_read_as_the_attribute_still_are(tmp_path):
+    """Numbers written as text, numbers for labels that are numbers, and a column with no value at all are
+    taken as before; numbers for labels that are not are refused."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    model = tmp_path / "iris.hdpbnc"
+    assert run("train", IRIS, "-o", model, "-s", "nb", "-e", "laplace").exit_code == 0
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(_iris_table(lambda v: pa.array(v)), plain)
+    expected = run("predict", model, plain)
+    assert expected.exit_code == 0
+    for name, first in {"text": lambda v: pa.array([f"{x:g}" for x in v]),
+                        "nothing": lambda v: pa.nulls(len(v), pa.string())}.items():
+        data = tmp_path / f"{name}.parquet"
+        pq.write_table(_iris_table(first), data)
+        r = run("predict", model, data)
+        assert r.exit_code == 0, r.output
+        if name == "text":
+            assert r.stdout == expected.stdout
+    vote = tmp_path / "vote.parquet"  # vote's labels are y and n: numbers cannot be labelled
+    from hdp_plugin import read_dataset
+    from hdp_plugin.data.arrow import to_arrow
+
+    table = to_arrow(read_dataset(VOTE))
+    table = table.set_column(0, table.column_names[0], pa.array(np.arange(table.num_rows, dtype=np.float64)))
+    pq.write_table(table, vote)
+    one_line_error(run("predict", GOLDEN, vote), f"column '{table.column_names[0]}' holds numbers, but the model's "
+                   f"attribute '{table.column_names[0]}' takes labels")
+
+
+def _dated_arff(path: Path) -> Path:
+    rows = [("2024-01-05", 3.0, "a"), ("2023-06-01", 1.0, "b"), ("2024-02-11", 2.5, "a"), ("2022-12-30", 0.5, "b"),
+            ("2024-03-15", 2.9, "a"), ("2023-01-20", 1.2, "b"), ("2024-04-02", 3.1, "a"), ("?", 0.7, "b")]
+    path.write_text("@relation dated\n@attribute day date 'yyyy-MM-dd'\n@attribute x numeric\n"
+                    "@attribute class {a,b}\n@data\n" + "".join(f"{d},{x},{c}\n" for d, x, c in rows * 4))
+    return path
+
+
+def test_a_model_trained_on_dates_takes_dates_and_refuses_numbers(tmp_path):
+    """The model records that an attribute was read from dates (its file keeps it; batches read it so too):
+    dates and timestamps of the same days predict alike, numbers are refused."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin.data import open_batches
+    from hdp_plugin.model import load_model
+
+    data = _dated_arff(tmp_path / "dated.arff")
+    model = tmp_path / "dated.hdpbnc"
+    assert run("train", data, "-o", model, "-s", "nb", "-e", "laplace").exit_code == 0
+    assert [a.temporal for a in load_model(model).attributes_] == ["datetime", None]
+    streamed = BayesNetClassifier(structure="nb", estimator="laplace").fit(open_batches(data, batch_rows=5))
+    assert [a.temporal for a in streamed.attributes_] == ["datetime", None]
+    assert streamed.attributes_ == load_model(model).attributes_
+    by_arff = run("predict", model, data)
+    assert by_arff.exit_code == 0, by_arff.output
+    ds = read_dataset(data)
+    days = ds.numeric[:, 0]
+    stamps = pa.array(np.where(np.isnan(days), 0, days).astype("int64"), mask=np.isnan(days)).cast(pa.timestamp("ms"))
+    table = pa.table({"day": stamps, "x": pa.array(ds.numeric[:, 1]), "class": [ds.class_values[c] for c in ds.y]})
+    pq.write_table(table, tmp_path / "stamps.parquet")
+    assert run("predict", model, tmp_path / "stamps.parquet").stdout == by_arff.stdout
+    pq.write_table(table.set_column(0, "day", pa.array(days)), tmp_path / "numbers.parquet")
+    one_line_error(run("predict", model, tmp_path / "numbers.parquet"),
+                   "column 'day' holds numbers, but the model's attribute 'day' takes dates or timestamps")
+
+
+@pytest.mark.parametrize("temporal", ["fortnight", 3, "datetime on a nominal"])
+def test_a_model_file_with_a_bad_temporal_is_refused(tmp_path, temporal):
+    """The record of dates is checked as the rest of the model file is (the Weka wrapper checks it alike)."""
+    import copy
+
+    from test_modelfile_crafted import write_crafted
+
+    from hdp_plugin.model import modelfile as MF
+
+    doc, training, batches = MF.read_model_file(GOLDEN)
+    doc = copy.deepcopy(doc)
+    doc["attributes"][0]["temporal"] = "datetime" if temporal == "datetime on a nominal" else temporal
+    model = write_crafted(tmp_path / "m.hdpbnc", doc, training, [dict(b) for b in batches])
+    one_line_error(run("predict", model, VOTE), "m.hdpbnc", "bad temporal")

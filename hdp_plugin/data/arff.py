@@ -155,7 +155,7 @@ class ArffAttribute:
     def attribute(self, labels: tuple[str, ...] | None = None) -> Attribute:
         """The :class:`Attribute` this declaration reads into (``labels`` for a string attribute)."""
         if self.kind in ("numeric", "date"):
-            return Attribute(self.name, (), numeric=True)
+            return Attribute(self.name, (), numeric=True, temporal="datetime" if self.kind == "date" else None)
         return Attribute(self.name, self.values if labels is None else labels)
 
 
