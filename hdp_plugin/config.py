@@ -120,6 +120,11 @@ MAX_DECODED_RATIO = 64
 #: times --max-input-mb is refused before it is decoded into codes
 WORKING_BYTES_PER_VALUE = 48
 WORKING_MEMORY_FACTOR = 4
+#: an ARFF header's declarations while its file is read (the header, the readers' lookup tables): about this
+#: many bytes an attribute and a label, plus their text (measured at up to 1,000 and 170 on the exact path);
+#: a header whose declarations would take more than the working memory above is refused while it is parsed
+HEADER_BYTES_PER_ATTRIBUTE = 1024
+HEADER_BYTES_PER_LABEL = 192
 
 # --- discretisation -----------------------------------------------------------------------
 DISCRETIZATIONS = ("mdl", "stochastic-mdl", "stochastic-gain", "equal-frequency", "equal-width", "none")

@@ -413,7 +413,10 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
              if job["estimator"] == "hdp" else 0)
     clf = BayesNetClassifier(**params)
     t1 = time.perf_counter()
-    with _cancel.checking(prog.check):  # the phases before the sampler stop between their steps too
+    # the phases before the sampler stop between their steps too; the pairwise statistics stay within the
+    # working memory the data leaves
+    with _cancel.checking(prog.check), limits.fitting(ds.n_rows, len(ds.attributes) + 1, params["structure"],
+                                                      at_once):
         clf.fit(ds, progress=prog.hook)
     t_fit = time.perf_counter() - t1
     prog.check()

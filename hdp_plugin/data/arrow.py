@@ -154,7 +154,8 @@ def column_from_arrow(name: str, col: pa.ChunkedArray | pa.Array, source: str, *
     elif pa.types.is_temporal(t):
         if is_class:
             raise numeric_class_error(name, source)
-        return Column(Attribute(name, (), numeric=True), raw=_temporal_ms(col, name, source))
+        return Column(Attribute(name, (), numeric=True, temporal="duration" if pa.types.is_duration(t) else "datetime"),
+                      raw=_temporal_ms(col, name, source))
     else:
         raise DataError(f"column {name!r} in {source} has unsupported type {t}")
     return Column(Attribute(name, tuple(labels)), codes=np.asarray(codes))

@@ -34,7 +34,7 @@ import pyarrow.ipc
 from .. import config
 from .._fs import check_output, replacing
 from .._version import __version__
-from ..data.dataset import Attribute
+from ..data.dataset import TEMPORAL_KINDS, Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables
 from ..params import NAMES, canonical_params, check_all, default, resolved_iterations, usable_k
@@ -220,7 +220,8 @@ def _network_document(attributes, cardinalities, structure: Structure, tables: P
     return {
         "attributes": [
             {"name": a.name, "values": list(a.values), "numeric": bool(a.numeric),
-             "cut_points": None if a.cut_points is None else [float(x) for x in a.cut_points]}
+             "cut_points": None if a.cut_points is None else [float(x) for x in a.cut_points],
+             **({"temporal": a.temporal} if a.temporal is not None else {})}
             for a in attributes
         ],
         "cardinalities": [int(x) for x in cardinalities],
@@ -634,10 +635,14 @@ def _read_network(part: dict, n_classes: int, batches) -> tuple:
     (attributes, cardinalities, structure, trees, log_probs, node groups, node concentrations)."""
     attributes = [
         Attribute(name=str(a["name"]), values=tuple(str(v) for v in a["values"]), numeric=bool(a["numeric"]),
-                  cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]))
+                  cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]),
+                  temporal=a.get("temporal"))
         for a in part["attributes"]
     ]
     n_attr = len(attributes)
+    for a in attributes:
+        _need(a.temporal in TEMPORAL_KINDS and (a.temporal is None or a.numeric),
+              f"attribute {a.name!r}: bad temporal {a.temporal!r}")
     cards = np.asarray(part["cardinalities"], np.int64)
     _need(cards.shape == (n_attr,) and (cards >= 1).all(), "bad cardinalities")
     for a, card in zip(attributes, cards):

@@ -417,6 +417,9 @@ public final class ModelFile {
           "attribute '" + at.names[a] + "': cut points do not match its bins");
       }
       need(!at.numeric[a] || at.cuts[a] != null, "numeric attribute '" + at.names[a] + "' has no cut points");
+      Object temporal = ad.get("temporal");  // dates or durations, as Python's reader checks it
+      need(temporal == null || (at.numeric[a] && ("datetime".equals(temporal) || "duration".equals(temporal))),
+        "attribute '" + at.names[a] + "': bad temporal " + temporal);
     }
     return at;
   }

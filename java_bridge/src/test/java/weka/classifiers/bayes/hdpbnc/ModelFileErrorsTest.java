@@ -151,6 +151,19 @@ class ModelFileErrorsTest {
   }
 
   @Test
+  void aBadRecordOfDatesIsRefusedAsPythonRefusesIt() throws Exception {
+    byte[] g = golden();
+    String s = new String(g, StandardCharsets.ISO_8859_1);
+    String doc = new String(new ArrowFileReader(g).metadata().get(ModelFile.MODEL_KEY), StandardCharsets.ISO_8859_1);
+    String from = "\"name\":\"outlook\"";
+    for (String to : new String[] {"\"temporal\":\"dat\"", "\"temporal\":12345"}) {
+      assertTrue(from.length() == to.length() && doc.contains(from), to);
+      String msg = fails(withChecksum(s.replace(doc, doc.replace(from, to)).getBytes(StandardCharsets.ISO_8859_1)));
+      assertTrue(msg.contains("bad temporal"), msg);
+    }
+  }
+
+  @Test
   void newerMajorVersionAndOtherFormat() throws Exception {
     byte[] g = golden();
     String s = new String(g, StandardCharsets.ISO_8859_1);
