@@ -35,7 +35,7 @@ import javax.swing.SwingUtilities;
  * pressed after the run's last call into this classifier lets Weka finish the run.
  *
  * <p>The training thread itself never touches Swing here: {@link #enter} posts the installation to the
- * event thread.
+ * event thread, once per panel.
  */
 public final class PanelStop {
 
@@ -46,6 +46,10 @@ public final class PanelStop {
 
   /** The run threads that have entered this classifier's training from a Classify panel. */
   private static final Set<Thread> OURS = Collections.synchronizedSet(Collections.newSetFromMap(
+    new WeakHashMap<>()));
+
+  /** The panels whose Stop button has the listener (or is having it put in place). */
+  private static final Set<Object> PANELS = Collections.synchronizedSet(Collections.newSetFromMap(
     new WeakHashMap<>()));
 
   /** Per panel: whether its classifier was an HDPBayesNet when Start was last pressed (event thread only). */
@@ -67,7 +71,9 @@ public final class PanelStop {
       return false;
     }
     OURS.add(thread);
-    SwingUtilities.invokeLater(() -> install(panel));
+    if (PANELS.add(panel)) { // posted once per panel: later runs' Stop is already an interrupt only
+      SwingUtilities.invokeLater(() -> install(panel));
+    }
     return true;
   }
 
