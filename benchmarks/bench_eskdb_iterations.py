@@ -91,7 +91,7 @@ def run_fold_burn_in(name: str, path: str, r: int, f: int, out: str) -> str:
     rec, fit_s = convergence.recorded_fit(clf, train, sorted({x for p in BURN_IN_POINTS for x in p} - {0}))
     points = {}
     for i, b in BURN_IN_POINTS:
-        convergence._set_tables(clf, (rec.sums[i] - (rec.sums[b] if b else 0.0)) / (i - b))
+        convergence._set_tables(clf, rec, (rec.sums[i] - (rec.sums[b] if b else 0.0)) / (i - b))
         m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
         points[point_key(i, b)] = {k: m[k] for k in MEASURES}
     accuracy.save(Path(out), {"seed": accuracy.seed_of(r, f), "fit_s": fit_s, "points": points})
@@ -151,7 +151,7 @@ def run_fold_rules(name: str, path: str, r: int, f: int, out: str, seed_offset: 
             tab = rec.tables(int(s))
             for tr in np.nonzero(stop == s)[0]:
                 p[cs[tr]:cs[tr + 1]] = tab[cs[tr]:cs[tr + 1]]
-        convergence._set_tables(clf, p)
+        convergence._set_tables(clf, rec, p)
         m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
         points[rule_key(first, cap, tol)] = {**{k: m[k] for k in MEASURES},
                                              "cost": float(np.sum(stop * cost) / (200.0 * cost.sum()))

@@ -273,6 +273,18 @@ def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class
     return ds
 
 
+def _fitting(limits, ds, configs):
+    """A fit's pairwise statistics within what --max-input-mb's working memory leaves beside the data's
+    (data read whole; batches are read in bounded memory, with no --max-input-mb)."""
+    if not hasattr(ds, "n_rows"):
+        return contextlib_nullcontext()
+    from ._threads import members_at_once
+
+    eskdb = any(c["structure"] == "eskdb" for c in configs)
+    at_once = max([members_at_once(c) for c in configs] + [1])
+    return limits.fitting(ds.n_rows, len(ds.attributes) + 1, "eskdb" if eskdb else None, at_once)
+
+
 # ------------------------------------------------------------------------------------------
 # train
 # ------------------------------------------------------------------------------------------
@@ -341,7 +353,7 @@ def train(
                 from .model import BayesNetClassifier
 
                 line.phase(_fit_phase(params, streamed))
-                with _option_names():
+                with _option_names(), _fitting(limits, ds, configs):
                     clf = BayesNetClassifier(**params).fit(ds, progress=line.sampling(params))
             info = clf.fit_info_
             log.info("structure in %.3f s; tables in %.3f s", info.get("structure_seconds", 0.0),
@@ -719,7 +731,7 @@ def evaluate(
                         line.phase(_fit_phase(params))
                     return BayesNetClassifier(**params)
 
-                with _option_names():
+                with _option_names(), _fitting(limits, ds, configs):
                     line.phase(f"{_describe(params)}: compiling or loading its kernels (not timed)")
                     warm_seconds += warm_up(lambda params=params: BayesNetClassifier(**params), ds, seed=seed)
                     res = cross_validate(make, ds, n_folds=n_folds, repeats=n_repeats, seed=seed,

@@ -120,6 +120,11 @@ MAX_DECODED_RATIO = 64
 #: times --max-input-mb is refused before it is decoded into codes
 WORKING_BYTES_PER_VALUE = 48
 WORKING_MEMORY_FACTOR = 4
+#: an ARFF header's declarations while its file is read (the header, the readers' lookup tables): about this
+#: many bytes an attribute and a label, plus their text (measured at up to 1,000 and 170 on the exact path);
+#: a header whose declarations would take more than the working memory above is refused while it is parsed
+HEADER_BYTES_PER_ATTRIBUTE = 1024
+HEADER_BYTES_PER_LABEL = 192
 
 # --- discretisation -----------------------------------------------------------------------
 DISCRETIZATIONS = ("mdl", "stochastic-mdl", "stochastic-gain", "equal-frequency", "equal-width", "none")
@@ -257,19 +262,34 @@ LINGER_RECOVERY_SECONDS = 0.5
 LINGER_HEARTBEAT_SECONDS = 60.0
 #: a worker that does not answer an interrupt within this many seconds is terminated
 INTERRUPT_SECONDS = 10.0
+#: seconds between a daemon's looks at its own installation (its Python executable, hdp_plugin's files):
+#: gone, it puts its running jobs back and exits
+INSTALL_CHECK_SECONDS = 2.0
 #: on shutdown, seconds the workers get to exit, then seconds to die once terminated
 WORKER_EXIT_SECONDS = 10.0
 WORKER_TERMINATE_SECONDS = 5.0
 #: a worker that dies this many times in a row before it is ready stops the daemon
 MAX_WARMUP_FAILURES = 3
+#: ``daemon run --worker-memory-mb``: a worker whose resident memory after a job is above this many MiB
+#: (after it has given back what the allocators allow) is replaced by a fresh one, since what a job leaves
+#: allocated stays with the process and a later job would have that much less (a warmed-up worker holds
+#: about 210 MiB; a fresh one takes a few seconds to start and warm up); 0: a fresh worker for every job
+WORKER_MEMORY_MB = 1024
 #: most entries of new/ looked at in one pass (the oldest of them are claimed first)
 MAX_WAITING_LISTED = 5000
 #: maildir's rule: anything in tmp/ untouched this long is garbage (seconds)
 TMP_MAX_AGE_SECONDS = 36 * 3600
-#: a progress file or cancel marker of no known job is removed once untouched this long (seconds)
-STALE_MARKER_SECONDS = 3600
+#: a progress file or cancel marker of a job found nowhere in the spool (finished and removed by its
+#: client, never published) is removed once untouched this long (seconds): long enough that a job moving
+#: between states is never taken for gone
+STALE_MARKER_SECONDS = 10
 #: clients: seconds between looks at a job (``submit --wait``) or at stopping daemons (``stop``)
 CLIENT_POLL_SECONDS = 0.2
+#: ``daemon stop`` on a path that is not (yet) a whole spool waits this long for a daemon starting on it to
+#: make it (a daemon makes its spool once its modules are imported, about a second after it starts), and
+#: then, with --wait, this long for that daemon's heartbeat (written a moment after the spool is made)
+STOP_SPOOL_WAIT_SECONDS = 10.0
+STOP_STARTING_SECONDS = 2.0
 #: ``submit --wait``: seconds without a daemon serving the spool before the client says so (once)
 NO_DAEMON_NOTICE_SECONDS = 5.0
 

@@ -201,3 +201,11 @@ def same_tables(a, b) -> None:
 
 
 from hdp_plugin.model.ensemble import member_trees  # noqa: E402,F401 - the tests' name for it
+
+
+def same_estimates(a, b) -> bool:
+    """Two fitted classifiers hold the same estimates, network by network (cells, back-off weights, prior)."""
+    return len(a.members_) == len(b.members_) and all(
+        np.array_equal(x.tables.log_probs, y.tables.log_probs) and np.array_equal(x.tables.cell_value, y.tables.cell_value)
+        and np.array_equal(x.tables.log_backoff, y.tables.log_backoff) and np.array_equal(x.tables.log_prior, y.tables.log_prior)
+        for x, y in zip(a.members_, b.members_))

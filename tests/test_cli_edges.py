@@ -63,7 +63,7 @@ def test_train_kdb_with_k_beyond_the_attributes_records_and_shows_the_k_used(tmp
     assert "kDB-15 m-estimate" in result.stderr and "kDB-50" not in result.stderr
     assert "kDB-15 (k=50 asked; 16 attributes allow at most 15)" in _structure_line(path)
     doc = modelfile.read_model_file(path)[0]
-    assert doc["params"]["k"] == 50 and doc["structure"]["k"] == 15  # what Weka's description shows
+    assert doc["params"]["k"] == 50 and doc["members"][0]["structure"]["k"] == 15  # what Weka's description shows
     assert doc["fit"]["warnings"] == [warned[0].removeprefix("warning: ")]
     clf = load_model(path)
     assert clf.k_used_ == 15 and clf.structure_.k == 15 and clf.get_params()["k"] == 50

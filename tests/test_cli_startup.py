@@ -81,18 +81,19 @@ def test_info_and_show_read_a_model_without_numba(model, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert not {"numba", "pandas", "scipy"} & heavy, heavy
     clf = load_model(path)
-    nets = [m.tables.trees for m in clf.members_] if hasattr(clf, "members_") else [clf.tables_.trees]
+    nets = [m.tables for m in clf.members_]
     assert f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, " \
-           f"{sum(t.n_cells for t in nets)} cells" in proc.stdout
+           f"{sum(t.n_observed for t in nets)} cells with training rows (of {sum(t.n_cells for t in nets)})" \
+           in proc.stdout
     assert f"model file     {path}" in proc.stdout
     if clf.estimator == "hdp":
-        conc = (clf.members_[0].concentrations if hasattr(clf, "members_") else clf.fit_info_["concentrations"])
+        conc = [lo for lo, _ in clf.members_[0].concentration_ranges[0]]
         assert "concentrations by depth" in proc.stdout
         assert f"{conc[0]:.3g}" in proc.stdout or f"{conc[0]:.3g}.." in proc.stdout
     proc, heavy = _probe(["show", path], tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("digraph network {"), proc.stderr
     assert not {"numba", "pandas", "scipy"} & heavy, heavy
-    for j in clf.structure_.kept:
+    for j in clf.members_[0].structure.kept:
         assert f'"{clf.class_attribute_.name}" -> "{clf.attributes_[j].name}";' in proc.stdout
 
 

@@ -24,6 +24,7 @@ from hdp_plugin import BayesNetClassifier, read_dataset
 from hdp_plugin.daemon import client
 from hdp_plugin.daemon import protocol as P
 from hdp_plugin.model.modelfile import load_model, read_model_file
+from reference import same_estimates
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX signals and process groups")
 
@@ -165,10 +166,9 @@ def direct_model(data: Path, job: dict) -> BayesNetClassifier:
 
 def assert_same_model(path: Path, expected: BayesNetClassifier) -> None:
     got = load_model(path)
-    assert np.array_equal(got.tables_.log_probs, expected.tables_.log_probs)
-    assert np.array_equal(got.tables_.log_prior, expected.tables_.log_prior)
-    assert got.structure_.parents == expected.structure_.parents
-    assert got.structure_.kept == expected.structure_.kept
+    assert same_estimates(got, expected)
+    assert [(m.structure.parents, m.structure.kept) for m in got.members_] == [
+        (m.structure.parents, m.structure.kept) for m in expected.members_]
 
 
 def publish_raw(spool: Path, name: str, files: dict) -> None:

@@ -88,7 +88,7 @@ def _crafted(path: Path, edit) -> Path:
 
 
 MODEL_EDITS = {
-    "attribute": lambda d: d["attributes"][0].__setitem__("name", "a\ud800"),
+    "attribute": lambda d: d["members"][0]["attributes"][0].__setitem__("name", "a\ud800"),
     "label": lambda d: d["class"]["values"].__setitem__(0, "x\udcff"),
     "class": lambda d: d["class"].__setitem__("name", "c\ud800"),
 }
@@ -103,11 +103,11 @@ def test_model_file_names_that_are_not_utf8_are_one_error(tmp_path, what):
 
 
 def test_model_file_column_names_that_are_not_utf8_are_one_error(tmp_path):
-    """Invalid UTF-8 bytes in the cell table's column names (outside the checksum): a traceback, exit 1."""
+    """Invalid UTF-8 bytes in the node table's column names (outside the checksum): one error line."""
     raw = GOLDEN.read_bytes()
-    assert raw.count(b"log_prob") == 2  # the schema, at the start and in the footer
+    assert raw.count(b"log_backoff") == 2  # the schema, at the start and in the footer
     model = tmp_path / "m.hdpbnc"
-    model.write_bytes(raw.replace(b"log_prob", b"\xffog_prob"))
+    model.write_bytes(raw.replace(b"log_backoff", b"\xffog_backoff"))
     for args in (("info", model), ("show", model), ("predict", model, VOTE)):
         one_line_error(run(*args), "m.hdpbnc", "column names", "not UTF-8")
 

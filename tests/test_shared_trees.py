@@ -18,7 +18,8 @@ from hdp_plugin import BayesNetClassifier, _seeds, read_dataset
 from hdp_plugin.hdp.rng import tree_states
 from hdp_plugin.hdp.sampler import sample
 from hdp_plugin.hdp.trees import ContextTrees, build_trees, concatenate_trees, take_trees, tree_sources
-from reference import relaid_trees
+from hdp_plugin.hdp.tables import ProbabilityTables
+from reference import member_trees, relaid_trees
 from hdp_plugin.model.estimate import _sample_once_each
 
 VOTE = Path(__file__).parent.parent / "examples" / "vote.arff"
@@ -122,18 +123,21 @@ def test_an_ensembles_members_share_the_trees_they_have_in_common():
     checked = 0
     for e, mb in enumerate(clf.members_):
         seed = np.random.SeedSequence(mb.seed["entropy"], spawn_key=tuple(mb.seed["spawn_key"]))
-        trees = mb.tables.trees
+        trees = member_trees(mb, vote)
         alone = sample(trees, iterations=60, random_state=tree_states(_seeds.child(seed), trees.n_trees))
         with np.errstate(divide="ignore"):
             alone_lp = np.log(alone.probabilities)
+        mine = ProbabilityTables.from_dense(trees, alone_lp, mb.tables.log_prior, backoff_to_parent=True)
+        alone_lp = mine.dense_log_probs()  # what the member's own run gives, as sparse tables give it
+        own = mb.tables.dense_log_probs()
         for t in range(trees.n_trees):
             lo, hi = (int(trees.node_cell_start[trees.tree_node_start[t + d]]) for d in (0, 1))
             parents = tuple(mb.structure.parents[int(trees.attrs[t])])
             key = (int(trees.attrs[t]), parents)
             if key in owner:  # the same attribute and parents as an earlier member: its tables
                 checked += 1
-                np.testing.assert_array_equal(mb.tables.log_probs[lo:hi], owner[key])
+                np.testing.assert_array_equal(own[lo:hi], owner[key])
             else:
-                owner[key] = mb.tables.log_probs[lo:hi]
-                np.testing.assert_array_equal(mb.tables.log_probs[lo:hi], alone_lp[lo:hi])
+                owner[key] = own[lo:hi]
+                np.testing.assert_array_equal(own[lo:hi], alone_lp[lo:hi])
     assert checked == clf.fit_info_["shared_trees"]

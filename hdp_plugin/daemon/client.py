@@ -34,8 +34,9 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
         Any file :func:`~hdp_plugin.read_dataset` reads, its format told by its extension
         (:func:`~hdp_plugin.data.formats.format_of`): an ARFF (``.arff``, ``.arff.gz``) or Arrow IPC
         file or stream (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``), copied into the job folder as
-        ``data.arff`` or ``data.arrow``; or a CSV or Parquet file, converted to ``data.arrow`` (the
-        table :func:`~hdp_plugin.read_dataset` would read).
+        ``data.arff`` or ``data.arrow``; or a CSV or Parquet file, converted to a compressed
+        ``data.arrow`` that the daemon reads as the Dataset :func:`~hdp_plugin.read_dataset` reads from
+        the file (:func:`_write_ipc`).
     job : dict
         job.json fields (``protocol`` is filled in); validated before anything is written.
     name : str, optional
@@ -102,7 +103,8 @@ def _check_unique(sp: P.Spool, name: str, *, building: bool = False) -> None:
 
 def _write_ipc(src: Path, fmt: str, dst: Path, separator: str | None = None, max_input_bytes: int | None = None,
                structure: str | None = None) -> None:
-    """Convert a CSV or Parquet file to an Arrow IPC file; the daemon then reads the very same table."""
+    """Convert a CSV or Parquet file to an Arrow IPC file the daemon reads as the very same Dataset, small:
+    text columns as dictionaries (:func:`_as_dictionaries`) and the buffers compressed (zstd, else lz4)."""
     import pyarrow as pa
 
     from ..data import arrow
@@ -118,8 +120,37 @@ def _write_ipc(src: Path, fmt: str, dst: Path, separator: str | None = None, max
     else:
         table = arrow.parquet_table(src, max_bytes=max_input_bytes)
     check_rows(table.num_rows, table.num_columns)
-    with pa.OSFile(str(dst), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+    table = _as_dictionaries(table)
+    codec = next((c for c in ("zstd", "lz4") if pa.Codec.is_available(c)), None)
+    options = pa.ipc.IpcWriteOptions(compression=codec)
+    with pa.OSFile(str(dst), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
         writer.write_table(table)
+
+
+def _as_dictionaries(table):
+    """``table`` with every text column dictionary-encoded, its dictionary sorted as Python sorts strings.
+
+    A reader takes a text column's labels as its distinct values sorted, and a dictionary column's as its
+    dictionary in order (:func:`~hdp_plugin.data.arrow.column_from_arrow`): with the sorted dictionary of
+    exactly the values present, both give the same labels and codes, while the file stores each value once
+    and an index per row instead of the text of every row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for col in table.columns:
+        if (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) and col.num_chunks:
+            enc = pc.dictionary_encode(col).unify_dictionaries()
+            labels = enc.chunk(0).dictionary
+            order = sorted(range(len(labels)), key=labels.to_pylist().__getitem__)
+            rank = [0] * len(order)
+            for new, old in enumerate(order):
+                rank[old] = new
+            rank, labels = pa.array(rank, pa.int32()), labels.take(pa.array(order, pa.int64()))
+            col = pa.chunked_array([pa.DictionaryArray.from_arrays(rank.take(ch.indices), labels)
+                                    for ch in enc.chunks])
+        columns.append(col)
+    return pa.Table.from_arrays(columns, schema=None, names=table.column_names)
 
 
 def job_state(spool: str | os.PathLike, name: str) -> dict:
@@ -266,15 +297,54 @@ def status(spool: str | os.PathLike) -> dict:
     }
 
 
+def _being_made(root: Path) -> bool:
+    """Could ``root`` be a spool that a daemon starting on it is making: missing, an empty directory, or
+    one holding some of a spool's sub-directories (not a file, nor a directory of other things)."""
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return not names or any(n in P.SUBDIRS for n in names)
+
+
+def _await_spool(sp: P.Spool, seconds: float, on_wait=None) -> bool:
+    """Wait up to ``seconds`` for ``sp`` to be a whole spool (a daemon just started on a new path makes it
+    once its modules are imported); True if it was not one at first. :class:`JobError` if it never is,
+    at once for a path no daemon could be making."""
+    deadline = time.monotonic() + seconds
+    waited = False
+    while True:
+        try:
+            sp.check()
+            return waited
+        except JobError as exc:
+            if time.monotonic() >= deadline or not _being_made(sp.root):
+                if not waited:
+                    raise
+                raise JobError(f"{exc} (waited {seconds:g} s for a daemon starting on it to make it)") from None
+        if not waited and on_wait is not None:
+            on_wait(f"{sp.root} is not a spool yet: waiting up to {seconds:g} s for a daemon starting on it to make it")
+        waited = True
+        time.sleep(config.BRISK_POLL_SECONDS)
+
+
 def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0,
-         poll: float = config.CLIENT_POLL_SECONDS) -> list[str]:
+         poll: float = config.CLIENT_POLL_SECONDS, spool_seconds: float = config.STOP_SPOOL_WAIT_SECONDS,
+         on_spool_wait=None) -> list[str]:
     """Ask every daemon of the spool to stop; wait until they are gone. Return the ids of the live ones.
 
     First ``daemons/.stop-all`` is written: every daemon whose process started before it stops, even
     one still starting up, which holds no lock and has written no heartbeat yet; then a stop marker
     for every live daemon. Waiting also waits for daemons that were starting and show up meanwhile.
+    A path that is not a whole spool yet is waited for up to ``spool_seconds`` (``on_spool_wait(message)``
+    is called once when that wait begins): a daemon just started on a new path makes its spool a moment
+    later, and the stop request must be in it; waiting then also looks for that daemon's heartbeat for up
+    to ``config.STOP_STARTING_SECONDS``.
     """
-    sp = P.Spool(spool).check()
+    sp = P.Spool(spool)
+    starting = _await_spool(sp, spool_seconds, on_spool_wait)
     requested = time.time()
     P.write_json(sp.stop_all(), {"protocol": P.PROTOCOL_VERSION, "requested_unix": requested})
     ids = [d["daemon"] for d in daemons(spool) if d["alive"]]
@@ -282,12 +352,16 @@ def stop(spool: str | os.PathLike, *, wait_seconds: float | None = 60.0,
         P.write_atomic(sp.stop_marker(d), b"")
     if wait_seconds:
         deadline = time.monotonic() + wait_seconds
+        # the daemon that made the spool writes its heartbeat a moment later: look for it a while
+        look_until = time.monotonic() + (config.STOP_STARTING_SECONDS if starting else 0.0)
         while True:
             ids += [d["daemon"] for d in daemons(spool) if d["alive"] and d["daemon"] not in ids
                     and P.number(d, "process_started_unix", requested + 1) <= requested]
-            if not any(P.daemon_alive(sp, d) for d in ids):
+            if not any(P.daemon_alive(sp, d) for d in ids) and (ids or time.monotonic() >= look_until):
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"daemon(s) still running after {wait_seconds} s")
-            time.sleep(poll)
+            time.sleep(poll if ids or not starting else config.BRISK_POLL_SECONDS)
+        for d in ids:  # a marker written as its daemon was already leaving outlives it: remove it
+            P.remove_quietly(sp.stop_marker(d))
     return ids

@@ -73,6 +73,11 @@ def run(
         "--scheduler", metavar="tcp://HOST:PORT",
         help=f"With --engine dask: the scheduler of an existing cluster; without it a LocalCluster of "
              f"{config.DASK_LOCAL_WORKERS} workers starts with the daemon.")] = None,
+    worker_memory_mb: Annotated[float, typer.Option(
+        "--worker-memory-mb", metavar="MIB",
+        help="A worker whose memory (resident set) is above this many MiB after a job is replaced by a fresh one, "
+             "so that what a job leaves allocated does not shrink the next job's share; 0: a fresh worker for "
+             "every job (each start costs a warm-up of a few seconds).")] = config.WORKER_MEMORY_MB,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
 ) -> None:
     """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
@@ -85,6 +90,7 @@ def run(
     from .logs import escape_handlers
 
     escape_handlers()  # one record, one line: names from the spool cannot forge or hide log lines
+    logging.captureWarnings(True)  # Python's warnings are records too (the workers do the same)
     with _errors():
         if workers < 1:
             raise ParameterError(f"--workers must be >= 1, got {workers!r}")
@@ -96,6 +102,8 @@ def run(
             raise ParameterError(f"--threads must be >= 1, got {threads!r}")
         if max_input_mb <= 0 or max_cardinality < 2 or max_cells < 1:
             raise ParameterError("--max-input-mb must be > 0, --max-cardinality >= 2 and --max-cells >= 1")
+        if not worker_memory_mb >= 0:
+            raise ParameterError(f"--worker-memory-mb must be >= 0, got {worker_memory_mb!r}")
         from ..distributed import ENGINES
 
         if engine not in ENGINES:
@@ -109,7 +117,8 @@ def run(
         settings = Settings(workers=workers, idle_exit=idle_exit, poll=poll, grace=grace, threads=threads,
                             limits=Limits(max_input_bytes=int(max_input_mb * 2**20), max_cardinality=max_cardinality,
                                           max_cells=max_cells),
-                            allow_shared_spool=allow_shared_spool, engine=engine, scheduler=scheduler)
+                            allow_shared_spool=allow_shared_spool, engine=engine, scheduler=scheduler,
+                            worker_memory_mb=worker_memory_mb)
         code = run_daemon(spool, settings)
     raise typer.Exit(code)
 
@@ -123,7 +132,7 @@ SubmitSeedOpt = seed_option(" The same seed gives the same model as 'hdp-bnc tra
 @app.command()
 def submit(
     spool: SpoolArg,
-    data: Annotated[Path, typer.Argument(help="Training data: ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather), copied into the job; or CSV or Parquet, converted to Arrow IPC.")],
+    data: Annotated[Path, typer.Argument(help="Training data: ARFF (.arff, .arff.gz) or Arrow IPC (.arrow, .feather), copied into the job; or CSV or Parquet, converted to compressed Arrow IPC (text columns as dictionaries).")],
     class_attribute: ClassOpt = None,
     structure: StructureOpt = _default("structure"),
     k: KOpt = str(_default("k")),
@@ -234,6 +243,9 @@ def status(
 ) -> None:
     """Show the daemons of SPOOL (alive or not), the jobs in each state, and the progress of running jobs.
 
+    A daemon's line counts the jobs it published since it started; the jobs line counts the folders in
+    the spool's states, whoever published them (and until a client removes them).
+
     Exit code 0 when a live daemon serves the spool (or the job is known), 3 otherwise.
     """
     with _errors():
@@ -275,12 +287,12 @@ def _status_text(doc: dict) -> str:
         state = d.get("state", "?") if d["alive"] else "dead"
         lines.append(f"daemon {d['daemon']}: {state}, pid {d.get('pid')}, {d.get('ready_workers', 0)}/"
                      f"{d.get('workers', '?')} workers ready, heartbeat {d['age_seconds']:.1f} s ago, "
-                     f"{d.get('done', 0)} done, {d.get('failed', 0)} failed")
+                     f"since it started: {d.get('done', 0)} done, {d.get('failed', 0)} failed")
     if doc["daemons"] and not live:
         lines.append("no live daemon: queued jobs wait until one starts")
     c = doc["counts"]
-    lines.append(f"jobs: {c['new']} queued, {c['claimed']} running, {c['done']} done, {c['failed']} failed"
-                 + (f", {c['tmp']} being written" if c["tmp"] else ""))
+    lines.append(f"jobs in the spool: {c['new']} queued, {c['claimed']} running, {c['done']} in done/, "
+                 f"{c['failed']} in failed/" + (f", {c['tmp']} being written" if c["tmp"] else ""))
     for r in doc["running"]:
         p = r["progress"] or {}
         lines.append(f"  running {r['job']}: {p.get('phase', 'starting')} {p.get('iteration', 0)}/{p.get('total', 0)}"
@@ -321,10 +333,14 @@ def stop(
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every daemon has exited.")] = True,
     timeout: Annotated[float, typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 1).")] = 120.0,
 ) -> None:
-    """Ask every daemon of SPOOL to stop, including one still starting (running jobs finish or go back to new/)."""
+    """Ask every daemon of SPOOL to stop, including one still starting (running jobs finish or go back to new/).
+
+    A SPOOL that is not a spool yet is waited for a few seconds: a daemon just started on a new path makes it.
+    """
     with _errors():
         started = time.monotonic()
-        ids = client.stop(spool, wait_seconds=timeout if wait else None)
+        ids = client.stop(spool, wait_seconds=timeout if wait else None,
+                          on_spool_wait=lambda message: typer.echo(message, err=True))
         if not ids:
             typer.echo("no live daemon", err=True)
         for d in ids:

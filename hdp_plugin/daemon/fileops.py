@@ -40,13 +40,18 @@ def write_json(path: Path, doc: dict, *, fsync: bool = True) -> None:
     write_atomic(path, (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"), fsync=fsync)
 
 
+#: a reader opens without waiting for a FIFO's writer (O_NONBLOCK, where the platform has it)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
 def read_json(path: Path) -> dict | None:
     """A JSON object the daemon or a client wrote, or None if it is missing, malformed, not an object,
-    larger than MAX_DOC_BYTES or not a regular file (a reader never blocks on a FIFO)."""
+    larger than MAX_DOC_BYTES or not a regular file (a reader never blocks on a FIFO: the file is
+    opened without waiting and its descriptor checked, so one swapped in after a look is refused too)."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as fh:
+        with os.fdopen(os.open(path, _READ_FLAGS), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
             data = fh.read(MAX_DOC_BYTES + 1)
         if len(data) > MAX_DOC_BYTES:
             return None

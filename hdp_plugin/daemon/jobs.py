@@ -8,12 +8,16 @@ the daemon renames it into ``done/`` or ``failed/`` when this returns.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import logging
 import os
 import platform
 import stat
+import sys
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -66,10 +70,40 @@ class Context:
 
 
 # ------------------------------------------------------------------------------------------
+# the installation the daemon runs from
+# ------------------------------------------------------------------------------------------
+def installation() -> list[str]:
+    """The files the daemon runs from and that exist: the Python executable and hdp_plugin's
+    ``__init__.py`` (an uninstall, or the deletion of the environment, removes them)."""
+    from .. import __file__ as package
+
+    return [p for p in (sys.executable, package) if p and os.path.isfile(p)]
+
+
+#: the installation as this process found it when it imported this module (a path that did not exist
+#: then, like a package inside a zip file, is never watched)
+_INSTALLATION = installation()
+
+
+def installation_gone() -> str | None:
+    """The first file of this process's :func:`installation` that no longer exists, or None."""
+    return next((p for p in _INSTALLATION if not os.path.isfile(p)), None)
+
+
+# ------------------------------------------------------------------------------------------
 # reading the job folder
 # ------------------------------------------------------------------------------------------
-def _inside(folder: Path, name: str, what: str) -> Path:
-    """``folder/name`` if it is a regular file truly inside ``folder``, else :class:`JobError`."""
+#: how a job's file is opened: never through a link (O_NOFOLLOW), never waiting for a FIFO's writer
+#: (O_NONBLOCK), in binary mode (O_BINARY, Windows); each where the platform has it
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+#: POSIX: a job's file is reached from the job folder's descriptor one name at a time, no link followed
+_WALK = hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+
+
+def _resolve(folder: Path, name: str, what: str) -> tuple[Path, tuple[str, ...], os.stat_result]:
+    """``(folder/name, parts, st)`` if ``name`` is a regular file truly inside ``folder``, else
+    :class:`JobError`: ``parts`` is the file's path inside the folder (where an inside link leads) and
+    ``st`` its ``lstat``."""
     if os.path.isabs(name) or os.sep in name or (os.altsep and os.altsep in name) or name in ("", ".", ".."):
         raise JobError(f"{what} must be a plain file name inside the job folder, got {name!r}")
     path = folder / name
@@ -77,35 +111,90 @@ def _inside(folder: Path, name: str, what: str) -> Path:
         st = os.lstat(path)
     except FileNotFoundError:
         raise JobError(f"the job folder has no {name}") from None
+    parts: tuple[str, ...] = (name,)
     if stat.S_ISLNK(st.st_mode):
+        top = os.path.realpath(folder)
         try:
-            real = Path(os.path.realpath(path, strict=True))
-            st = os.stat(path)
+            real = os.path.realpath(path, strict=True)
+            st = os.lstat(real)
         except (OSError, RuntimeError):
             raise JobError(f"{name} is a link to nothing (dangling, or a loop of links)") from None
-        if os.path.commonpath([str(real), os.path.realpath(folder)]) != os.path.realpath(folder):
+        if os.path.commonpath([real, top]) != top or real == top:
             raise JobError(f"{name} is a link that leaves the job folder (to {real}); jobs may only "
                            "read their own files")
+        parts = Path(os.path.relpath(real, top)).parts
     if not stat.S_ISREG(st.st_mode):
         raise JobError(f"{name} is not a regular file")
     if st.st_nlink > 1:
         raise JobError(f"{name} has {st.st_nlink} hard links: it may be a file outside the job folder; "
                        "jobs must hold their own copy of their files")
-    return path
+    return path, parts, st
+
+
+def _inside(folder: Path, name: str, what: str) -> Path:
+    """``folder/name`` if it is a regular file truly inside ``folder``, else :class:`JobError`."""
+    return _resolve(folder, name, what)[0]
+
+
+def _open_no_follow(folder: Path, parts: tuple[str, ...]) -> int:
+    """A read-only descriptor of the file at ``parts`` inside ``folder``, opened without following a link
+    and without waiting on a FIFO. Where the platform has ``dir_fd`` and ``O_NOFOLLOW`` (POSIX) every
+    name is opened from its directory's descriptor, so that nothing swapped into the path can lead
+    outside the folder; elsewhere (Windows) the path is opened and the caller compares the descriptor
+    with the file it checked."""
+    if not _WALK:
+        return os.open(os.path.join(folder, *parts), _OPEN_FLAGS)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(parts[-1], _OPEN_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _read_inside(folder: Path, name: str, what: str, limit: int, too_large: Callable[[int], Exception]
+                 ) -> tuple[Path, bytes]:
+    """``(folder/name, its bytes)``: the file checked as :func:`_inside` checks it, opened once, and read
+    through that descriptor only if it is the very file checked (a regular file, the same device and
+    inode, one hard link), of at most ``limit`` bytes (else ``too_large(bytes)``), and only whole (one
+    that grows or shrinks while it is read is refused). A producer that swaps
+    the file for a link or a FIFO between the check and the read gets ``bad_job``, never a read of
+    another file and never a worker waiting on a FIFO."""
+    path, parts, st = _resolve(folder, name, what)
+    try:
+        fd = _open_no_follow(folder, parts)
+    except OSError as exc:
+        raise JobError(f"{name} changed while the daemon opened it ({exc.strerror or exc}): it became a link "
+                       "or vanished; a published job's files must not change") from None
+    with os.fdopen(fd, "rb") as fh:
+        now = os.fstat(fh.fileno())
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            raise JobError(f"{name} changed while the daemon opened it (another file, a FIFO or a device was put "
+                           "in its place); a published job's files must not change")
+        if now.st_nlink > 1:
+            raise JobError(f"{name} has {now.st_nlink} hard links: it may be a file outside the job folder; "
+                           "jobs must hold their own copy of their files")
+        if now.st_size > limit:
+            raise too_large(now.st_size)
+        data = fh.read(now.st_size + 1)  # its size, and one byte more to see it grow
+    if len(data) != now.st_size:
+        raise JobError(f"{name} changed while the daemon read it ({now.st_size} bytes, then {len(data)} read); "
+                       "a published job's files must not change")
+    return path, data
 
 
 def read_job(folder: Path) -> dict:
     """Read and validate ``job.json`` of a job folder; return the job with defaults filled in."""
-    path = _inside(folder, P.JOB_FILE, "job.json")
-    if path.stat().st_size > P.MAX_JOB_BYTES:
-        raise JobError(f"job.json is larger than {P.MAX_JOB_BYTES} bytes")
-    with open(path, "rb") as fh:
-        doc = P.parse_json(fh.read(P.MAX_JOB_BYTES + 1))
-    return P.validate_job(doc)
+    _, raw = _read_inside(folder, P.JOB_FILE, "job.json", P.MAX_JOB_BYTES,
+                          lambda n: JobError(f"job.json is larger than {P.MAX_JOB_BYTES} bytes"))
+    return P.validate_job(P.parse_json(raw))
 
 
-def data_file(folder: Path, job: dict) -> Path:
-    """The job's data file, checked to be a regular file inside the folder."""
+def _data_name(folder: Path, job: dict) -> str:
+    """The name of the job's data file: job.json's ``data``, or the one of P.DATA_FILES present."""
     name = job["data"]
     if name is None:
         present = [n for n in P.DATA_FILES if os.path.lexists(folder / n)]
@@ -114,7 +203,23 @@ def data_file(folder: Path, job: dict) -> Path:
         if len(present) > 1:
             raise JobError(f"the job folder has both {' and '.join(present)}; name one in job.json's data field")
         name = present[0]
-    return _inside(folder, name, "data")
+    return name
+
+
+def data_file(folder: Path, job: dict) -> Path:
+    """The job's data file, checked to be a regular file inside the folder."""
+    return _inside(folder, _data_name(folder, job), "data")
+
+
+def read_data(folder: Path, job: dict, max_bytes: int) -> tuple[Path, bytes]:
+    """``(path, bytes)`` of the job's data file, read through one checked descriptor
+    (:func:`_read_inside`); more than ``max_bytes`` is :class:`LimitError`."""
+    name = data_file(folder, job).name
+
+    def too_large(size: int) -> LimitError:
+        return LimitError(f"{name} has {size} bytes, more than this daemon's limit of {max_bytes} (run --max-input-mb)")
+
+    return _read_inside(folder, name, "data", max_bytes, too_large)
 
 
 # ------------------------------------------------------------------------------------------
@@ -212,6 +317,14 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
     except BaseException as exc:  # noqa: BLE001 - every failure becomes error.json
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
+        if isinstance(exc, ImportError) and installation_gone():
+            # hdp_plugin was uninstalled under the worker: not the job's fault; it goes back to new/ for a
+            # daemon of an installation that exists (this one stops: service.Daemon watches it too)
+            log.warning("job %s: %s, a module of its own installation, cannot be imported (%s is gone); "
+                        "putting the job back", name, exc.name, installation_gone())
+            for f in P.DAEMON_FILES:
+                P.remove_quietly(folder / f)
+            return "requeue"
         try:
             _write_failure(folder, name, ctx, prog, exc)
         except OSError as exc2:  # a full disk: the daemon tries once more, or puts the job back
@@ -276,12 +389,10 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     prog.check()
     # Step 1: the job description
     job = read_job(folder)
-    # Step 2: the data, from inside the folder only, within the limits
-    path = data_file(folder, job)
-    size = path.stat().st_size
-    if size > ctx.limits.max_input_bytes:
-        raise LimitError(f"{path.name} has {size} bytes, more than this daemon's limit of "
-                         f"{ctx.limits.max_input_bytes} (run --max-input-mb)")
+    # Step 2: the data, from inside the folder only, within the limits, read through the one descriptor
+    # that was checked (the folder's files are the producer's and may change under the daemon)
+    path, raw = read_data(folder, job, ctx.limits.max_input_bytes)
+    size = len(raw)
     # the same Dataset read_dataset reads, within this daemon's limits: a gzip ARFF decompressed only up to
     # --max-input-mb, an ARFF attribute's values counted while its header is parsed, and data whose
     # working memory (config.WORKING_MEMORY_FACTOR x --max-input-mb) would not do refused before it is decoded
@@ -291,7 +402,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     at_once = members_at_once(params)  # ESKDB members are built on threads at once
     limits = DataLimits(ctx.limits.max_input_bytes, ctx.limits.max_cardinality, ctx.limits.max_cells)
     ds = read_within(path, limits, class_attribute=job["class_attribute"], format=P.DATA_FILES[path.name],
-                     structure=params["structure"], members_at_once=at_once)
+                     structure=params["structure"], members_at_once=at_once, data=raw)
+    del raw
     if job["categorical_features"] is not None:  # declared columns count against the cardinality limit
         ds = _declare(ds, job["categorical_features"], ctx.limits.max_cardinality)
     t_read = time.perf_counter() - t0
@@ -301,7 +413,10 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
              if job["estimator"] == "hdp" else 0)
     clf = BayesNetClassifier(**params)
     t1 = time.perf_counter()
-    with _cancel.checking(prog.check):  # the phases before the sampler stop between their steps too
+    # the phases before the sampler stop between their steps too; the pairwise statistics stay within the
+    # working memory the data leaves
+    with _cancel.checking(prog.check), limits.fitting(ds.n_rows, len(ds.attributes) + 1, params["structure"],
+                                                      at_once):
         clf.fit(ds, progress=prog.hook)
     t_fit = time.perf_counter() - t1
     prog.check()
@@ -311,9 +426,6 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     save_model(clf, folder / P.MODEL_FILE)
     t_save = time.perf_counter() - t2
     info = clf.fit_info_
-    nets = [mb.tables for mb in clf.members_]
-    st = clf.members_[0].structure
-    names = [a.name for a in clf.attributes_]
     return {
         "protocol": P.PROTOCOL_VERSION,
         "job": name,
@@ -325,10 +437,7 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
                  "rows_used": int(info["rows"]), "dropped_missing_class": int(info["dropped_missing_class"]),
                  "attributes": int(ds.n_attributes), "class": ds.class_attribute.name,
                  "classes": [str(c) for c in clf.classes_]},
-        "structure": {"kind": st.kind, "k": int(st.k), "kept": len(st.kept),
-                      "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
-                      "trees": sum(t.n_trees for t in nets), "nodes": sum(t.n_nodes for t in nets),
-                      "cells": sum(t.n_cells for t in nets)},
+        "structure": structure_doc(clf),
         "sampler": ({"iterations": int(info["iterations"]), "burn_in": int(info["burn_in"]),
                      "n_samples": int(info["n_samples"])} if job["estimator"] == "hdp" else None),
         "timings": {"read_seconds": t_read, "structure_seconds": info.get("structure_seconds"),
@@ -344,17 +453,57 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     }
 
 
+def structure_doc(clf) -> dict:
+    """``result.json``'s ``structure``: the whole model. A single network: its kind, k, kept attributes,
+    parents and sizes. An ensemble: the structure asked for, its ``members``, the attributes any member
+    keeps, the trees, nodes and cells of all members together, and each member's kind, k, kept and sizes
+    in ``per_member`` (``parents`` is null: each member has its own, in the model file). ``cells`` counts
+    the cells a model file stores: those with training rows."""
+    members = clf.members_
+    each = [{"kind": mb.structure.kind, "k": int(mb.structure.k), "kept": len(mb.structure.kept),
+             "trees": mb.tables.n_trees, "nodes": mb.tables.n_nodes, "cells": mb.tables.n_observed}
+            for mb in members]
+    if len(members) == 1:
+        st = members[0].structure
+        names = [a.name for a in members[0].attributes]
+        return {"kind": st.kind, "k": int(st.k), "members": 1, "kept": len(st.kept),
+                "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
+                **{size: each[0][size] for size in ("trees", "nodes", "cells")}}
+    kept = {mb.attributes[j].name for mb in members for j in mb.structure.kept}
+    return {"kind": clf.structure, "k": int(clf.k), "members": len(members), "kept": len(kept), "parents": None,
+            **{size: sum(m[size] for m in each) for size in ("trees", "nodes", "cells")}, "per_member": each}
+
+
+@contextlib.contextmanager
+def _quiet():
+    """The package's log records below ERROR (but the compile notice) and Python's warnings dropped: a
+    warm-up's tiny fit says nothing about any job."""
+    pkg, notice = logging.getLogger("hdp_plugin"), logging.getLogger("hdp_plugin.compile")
+    levels = pkg.level, notice.level
+    pkg.setLevel(logging.ERROR)
+    notice.setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        pkg.setLevel(levels[0])
+        notice.setLevel(levels[1])
+
+
 def warm_up() -> float:
-    """Compile (or load from numba's cache) every kernel a job uses, on a tiny data set; seconds."""
+    """Compile (or load from numba's cache) every kernel a job uses, on a tiny data set; seconds. Nothing
+    is logged but the notice that numba compiles (and errors)."""
     import numpy as np
 
     from ..model import BayesNetClassifier
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(0)
-    X = rng.integers(0, 3, size=(40, 3))
-    y = (X[:, 0] + rng.integers(0, 2, 40)) % 2
+    X = rng.integers(0, 3, size=(60, 3))
+    y = ((X[:, 0] + X[:, 1]) % 2 == 0).astype(int)  # an interaction: the members keep attributes with a parent
     # an ensemble: kDB's and SkDB's structure kernels and the sampler's, loaded before the first job (whose
     # cancel is then seen as soon as in any later job)
-    BayesNetClassifier(structure="eskdb", n_members=2, k=2, iterations=10, random_state=0).fit(X, y)
+    with _quiet():
+        BayesNetClassifier(structure="eskdb", n_members=2, k=2, iterations=10, random_state=0).fit(X, y)
     return time.perf_counter() - t0

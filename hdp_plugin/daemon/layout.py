@@ -89,12 +89,21 @@ class Spool:
 
     def create(self) -> "Spool":
         """Make the spool and its sub-directories, private to the user (mode 0700); :class:`JobError`
-        naming the spool when something else is in its place (a file, a device) or it cannot be made."""
+        naming the spool when something else is in its place (a file, a device) or it cannot be made.
+
+        A new spool is built under a hidden name beside it and renamed into place in one step, so that
+        another process (``daemon stop``, a producer, a second daemon) sees no spool or a whole one,
+        never a half-made one; an existing directory gets the sub-directories it lacks."""
         if os.path.exists(self.root) and not os.path.isdir(self.root):
             raise JobError(f"{self.root}: not a directory, so not a spool; give a directory (created if missing)")
+        above = next((p for p in self.root.parents if os.path.exists(p)), None)
+        if above is not None and not os.path.isdir(above):
+            raise JobError(f"{self.root}: {above} is not a directory, so the spool cannot be made there; give a "
+                           "directory (created if missing)")
         old = os.umask(0o077)
         try:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not os.path.lexists(self.root):
+                self._create_whole()
             for d in SUBDIRS:
                 (self.root / d).mkdir(mode=0o700, exist_ok=True)
         except OSError as exc:
@@ -103,6 +112,27 @@ class Spool:
         finally:
             os.umask(old)
         return self
+
+    def _create_whole(self) -> None:
+        """Build the spool in ``.<name>.<hex>.tmp`` beside it, then rename it to its name."""
+        self.root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = self.root.parent / f".{self.root.name}.{os.urandom(4).hex()}.tmp"
+        tmp.mkdir(mode=0o700)
+        made = []
+        try:
+            for d in SUBDIRS:
+                (tmp / d).mkdir(mode=0o700)
+                made.append(tmp / d)
+            os.rename(tmp, self.root)
+        except OSError:
+            for path in [*made, tmp]:  # only the empty directories made here
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    pass
+            if not os.path.lexists(self.root):
+                raise
+            # another process made the spool meanwhile: the sub-directories it lacks are added in place
 
     def check(self) -> "Spool":
         """:class:`JobError` unless this looks like a spool (every sub-directory present)."""

@@ -65,3 +65,27 @@ def escape_handlers(log: logging.Logger | None = None) -> None:
     for h in (log or logging.getLogger()).handlers:
         if _FILTER not in h.filters:
             h.addFilter(_FILTER)
+
+
+def log_setup() -> tuple[int, str, str | None] | None:
+    """``(level, format, date format)`` of the root logger and its first handler: what a worker process
+    needs to log as its daemon does (:func:`configure`); None when the root logger has no handler."""
+    root = logging.getLogger()
+    fmt = root.handlers[0].formatter if root.handlers else None
+    text = getattr(fmt, "_fmt", None)  # the format string the Formatter was made with
+    if not isinstance(text, str):
+        return None
+    return root.level, text, fmt.datefmt
+
+
+def configure(setup: tuple[int, str, str | None] | None) -> None:
+    """In a worker process: log records to stderr (the daemon's log) as :func:`log_setup` describes,
+    escaped, Python's warnings among them; with None, leave logging as it is."""
+    if setup is None:
+        return
+    import sys
+
+    level, fmt, datefmt = setup
+    logging.basicConfig(level=level, stream=sys.stderr, format=fmt, datefmt=datefmt)
+    logging.captureWarnings(True)  # a job's warnings.warn: a record, not a bare line with its source line
+    escape_handlers()

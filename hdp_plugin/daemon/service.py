@@ -15,7 +15,9 @@ job, and at once when a client that published a job nudges it: :mod:`.wake`). Si
 (SIGTERM, SIGINT) and the ``daemons/<id>.stop`` marker only set a stop event; the loop then stops
 claiming, lets running jobs finish for ``grace`` seconds, puts back the ones still running, and
 exits cleanly. On start, and every few seconds, jobs left in ``claimed/<dead daemon>/`` are
-requeued with their attempt counter raised.
+requeued with their attempt counter raised. A daemon whose installation disappears (its Python
+executable or hdp_plugin's files: an uninstall, a deleted environment) notices within
+``INSTALL_CHECK_SECONDS``, puts its running jobs back in ``new/`` and exits with status 1.
 
 The :class:`Daemon` here owns the daemon's life (start, the loop, stop, shutdown) and composes the
 parts that do the work: :mod:`.workers` (supervision of the worker processes), :mod:`.claiming`,
@@ -36,7 +38,7 @@ from . import heartbeat
 from . import logs
 from . import protocol as P
 from .claiming import Claimer, waiting
-from .jobs import Limits
+from .jobs import Limits, installation_gone
 from .ledger import Ledger
 from .recovery import Recovery
 from .wake import WakeSocket
@@ -62,6 +64,8 @@ class Settings:
     engine: str = "local"
     #: with engine "dask": the scheduler's address; None starts a LocalCluster next to the daemon
     scheduler: str | None = None
+    #: a worker holding more than this many MiB after a job is replaced by a fresh one (0: after every job)
+    worker_memory_mb: float = config.WORKER_MEMORY_MB
 
 
 class Daemon:
@@ -80,12 +84,14 @@ class Daemon:
         #: when the daemon's process started: a stop request (daemons/.stop-all) made after it stops it
         self.process_started = P.process_started()
         self._stop_all_seen = None
+        self._counted = (0, 0, 0)  # (done, failed, ready workers) as the last heartbeat written told them
         self.state = "starting"
         self.exit_code = 0
         self._old_umask: int | None = None
         self.ledger = Ledger(self.spool, self.id)
         self.pool = WorkerPool(self.spool, self.id, self.settings.limits, self.ledger,
                                stopping=self.stop_event.is_set, on_fatal=self._give_up)
+        self.pool.memory_bound = self.settings.worker_memory_mb * 2**20
         self.claimer = Claimer(self.spool, self.id, self.ledger)
         self.recovery = Recovery(self.spool, self.id, self.ledger)
         self.heartbeat = heartbeat.Heartbeat(self.spool, self.id, self.settings.heartbeat)
@@ -167,7 +173,8 @@ class Daemon:
         self.beat(force=True)
 
     def shutdown(self) -> None:
-        """Stop the workers, give back the lock, remove this daemon's files."""
+        """Stop the workers, give back the lock, remove this daemon's files; a last recovery pass first,
+        so that a dead daemon whose workers outlived the passes so far leaves nothing behind either."""
         self.pool.stop()
         mine = self.spool.dir(P.CLAIMED) / self.id
         for name in self.spool.names(f"{P.CLAIMED}/{self.id}"):  # only after a failed put-back
@@ -176,6 +183,11 @@ class Daemon:
             except OSError as exc:
                 log.error("job %s: cannot put it back in new/ (%s); it stays in %s for the next daemon",
                           name, exc, mine / name)
+        if self.state != "starting" and P.is_real_dir(self.spool.dir(P.NEW)):
+            try:
+                self.recovery.run(None)
+            except Exception:  # noqa: BLE001 - the next daemon's start recovers what this one could not
+                log.exception("the last recovery pass failed; the next daemon to start does it")
         if P.is_real_dir(mine):
             try:
                 os.rmdir(mine)
@@ -195,7 +207,11 @@ class Daemon:
 
     # --- the parts ----------------------------------------------------------------------
     def beat(self, force: bool = False) -> None:
-        """Write the heartbeat if one is due (or ``force``)."""
+        """Write the heartbeat if one is due, or ``force`` (a change of state), or the counts it tells
+        changed: jobs published (``status`` shows them next to the spool's) and workers ready (a client
+        that started the daemon waits for them)."""
+        counts = (self.done, self.failed, sum(w.ready for w in self.workers))
+        force, self._counted = force or counts != self._counted, counts
         self.heartbeat.beat(lambda now: heartbeat.document(
             daemon_id=self.id, state=self.state, started=self.started, now=now, settings=self.settings,
             workers=self.workers, done=self.done, failed=self.failed, process_started=self.process_started,
@@ -227,7 +243,7 @@ class Daemon:
     # --- the loop -----------------------------------------------------------------------
     def serve(self) -> int:
         """Run until stopped; return the exit code."""
-        self._last_recovery = self._idle_since = time.time()
+        self._last_recovery = self._idle_since = self._last_install_check = time.time()
         self._stop_since = None
         while True:
             try:
@@ -245,6 +261,13 @@ class Daemon:
         now = time.time()
         if not self.stop_event.is_set() and not os.path.isdir(self.spool.dir(P.NEW)):
             self._give_up(f"{self.spool.dir(P.NEW)} is gone (the spool was deleted or moved): stopping")
+        # (while stopping too: jobs given their grace could not finish without the package's files)
+        if not self.hard_stop.is_set() and now - self._last_install_check >= config.INSTALL_CHECK_SECONDS:
+            self._last_install_check = now
+            gone = installation_gone()
+            if gone:
+                self._give_up(f"{gone} is gone (hdp_plugin was uninstalled or its environment deleted): "
+                              "stopping; running jobs go back to new/")
         if not self.stop_event.is_set() and os.path.exists(self.spool.stop_marker(self.id)):
             log.info("stop marker found")
             self.stop_event.set()

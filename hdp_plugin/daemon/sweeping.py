@@ -1,6 +1,8 @@
-"""Sweeping: remove what crashes and producers left behind in a spool.
+"""Sweeping: remove what crashes, clients and producers left behind in a spool.
 
-Progress files and cancel markers of finished or unknown jobs, and ``tmp/`` entries a producer
+Progress files and cancel markers of finished jobs, and of jobs found nowhere in the spool once
+``STALE_MARKER_SECONDS`` old (a client that cancels a job and then removes its folder, as the Weka
+client does, or a cancel of a job that was never published); and ``tmp/`` entries a producer
 abandoned (untouched for ``TMP_MAX_AGE_SECONDS``: maildir's rule). Run at the end of every recovery pass.
 """
 
@@ -18,8 +20,10 @@ log = logs.logger(__name__)
 
 
 def sweep(spool: P.Spool) -> None:
-    """Remove progress files and cancel markers a crash left behind for finished or unknown jobs,
-    and producers' abandoned ``tmp/`` entries (untouched for TMP_MAX_AGE_SECONDS: maildir's rule)."""
+    """Remove the progress files and cancel markers of finished jobs, and of jobs found nowhere (once
+    untouched for STALE_MARKER_SECONDS), and producers' abandoned ``tmp/`` entries (untouched for
+    TMP_MAX_AGE_SECONDS: maildir's rule). A cancel marker of a job queued in ``new/`` stays: it cancels
+    the job when a daemon claims it."""
     now = time.time()
     for name in spool.names(P.TMP):
         path = spool.dir(P.TMP) / name

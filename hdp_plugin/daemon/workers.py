@@ -5,6 +5,12 @@ context. A worker warms up (numba's start-up, paid once), says ``ready``, then r
 sent one at a time and answers ``finished`` with the outcome. A worker that dies takes only its job
 with it: the :class:`WorkerPool` turns that into a lost attempt (or a put-back when the daemon had
 interrupted it) and starts a new worker.
+
+The supervisor tells a busy worker to stop its job through an :class:`AbortFlag` in shared memory, not
+a ``multiprocessing.Event``: an Event is made of named POSIX semaphores, which the resource tracker
+process warns about on the daemon's log when the supervisor is killed, and which stay in ``/dev/shm``
+for good when the daemon's whole process group is killed with it. A worker logs in the daemon's
+format (:func:`~hdp_plugin.daemon.logs.log_setup`), so that every line of the daemon's log is a record.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,12 +38,88 @@ log = logs.logger(__name__)
 # ------------------------------------------------------------------------------------------
 # the worker process
 # ------------------------------------------------------------------------------------------
-def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort, scheduler: str | None = None) -> None:
+def resident_bytes() -> int | None:
+    """This process's memory in bytes: resident now (Linux's /proc, Windows' GetProcessMemoryInfo), else
+    its peak resident size (getrusage: macOS, the BSDs); None where neither can be read."""
+    try:
+        if sys.platform.startswith("linux"):
+            with open("/proc/self/statm", "rb") as fh:
+                return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        if sys.platform == "win32":
+            return _windows_working_set()
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
+    except (OSError, ValueError, IndexError, ImportError, AttributeError):
+        return None
+
+
+def _windows_working_set() -> int | None:
+    import ctypes
+    from ctypes import wintypes
+
+    class Counters(ctypes.Structure):
+        _fields_ = [("cb", wintypes.DWORD), ("PageFaultCount", wintypes.DWORD)] + [
+            (f, ctypes.c_size_t) for f in ("PeakWorkingSetSize", "WorkingSetSize", "QuotaPeakPagedPoolUsage",
+                                           "QuotaPagedPoolUsage", "QuotaPeakNonPagedPoolUsage",
+                                           "QuotaNonPagedPoolUsage", "PagefileUsage", "PeakPagefileUsage")]
+
+    counters = Counters()
+    counters.cb = ctypes.sizeof(Counters)
+    kernel32 = ctypes.windll.kernel32
+    kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+    if not kernel32.K32GetProcessMemoryInfo(kernel32.GetCurrentProcess(), ctypes.byref(counters), counters.cb):
+        return None
+    return int(counters.WorkingSetSize)
+
+
+def _give_back_memory() -> None:
+    """Hand back to the operating system what a finished job freed, as far as the allocators allow
+    (Python's cycles, Arrow's memory pool, glibc's heap), so that a worker is judged by what it holds."""
+    import gc
+
+    gc.collect()
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        try:
+            pa.default_memory_pool().release_unused()
+        except Exception:  # noqa: BLE001 - an older pyarrow: nothing given back
+            pass
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).malloc_trim(0)  # glibc; other C libraries have no such call
+        except (OSError, AttributeError):
+            pass
+
+
+class AbortFlag:
+    """A flag the supervisor sets and a worker reads: one byte of shared memory (an anonymous mapping,
+    no named semaphore, nothing for the resource tracker to track or leave behind)."""
+
+    def __init__(self, ctx):
+        self._value = ctx.RawValue("b", 0)
+
+    def set(self) -> None:
+        self._value.value = 1
+
+    def clear(self) -> None:
+        self._value.value = 0
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
+
+
+def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort, scheduler: str | None = None,
+                 log_setup: tuple | None = None) -> None:
     """Body of a worker process: warm up, then run the jobs the supervisor sends, one at a time."""
     # The supervisor alone handles signals; a worker learns to stop through `abort` or a closed pipe.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    logs.configure(log_setup)
     from . import jobs
 
     parent = mp.parent_process()
@@ -65,7 +148,8 @@ def _worker_main(conn, spool_root: str, daemon_id: str, limits: Limits, abort, s
                 outcome = jobs.execute(Path(folder), name, ctx)
                 if parent is not None and not parent.is_alive():
                     return  # an orphan publishes nothing: the next daemon requeues the job
-                conn.send(("finished", name, outcome))
+                _give_back_memory()
+                conn.send(("finished", name, outcome, resident_bytes()))
         except (BrokenPipeError, EOFError, KeyboardInterrupt):
             return
 
@@ -86,6 +170,8 @@ class Worker:
     attempt: int = 0
     since: float = 0.0
     interrupted_at: float | None = None
+    #: asked to exit after its job because it holds too much memory; a fresh worker replaces it
+    retiring: bool = False
 
     def assign(self, folder: Path, name: str, attempt: int) -> bool:
         """Hand the claimed job in ``folder`` to this worker; False if the worker is gone (the job is
@@ -125,6 +211,8 @@ class WorkerPool:
         self.scheduler: str | None = None
         self._warmup_failures = 0
         self._ctx = mp.get_context("spawn")
+        #: a worker whose memory after a job is above this many bytes is replaced (--worker-memory-mb)
+        self.memory_bound = config.WORKER_MEMORY_MB * 2**20
 
     # --- start and stop -----------------------------------------------------------------
     def start(self, n: int, threads: int) -> None:
@@ -135,10 +223,10 @@ class WorkerPool:
 
     def _spawn(self) -> Worker:
         parent, child = self._ctx.Pipe()
-        abort = self._ctx.Event()
+        abort = AbortFlag(self._ctx)
         proc = self._ctx.Process(target=_worker_main, name="hdp-bnc-worker", daemon=True,
                                  args=(child, str(self.spool.root), self.daemon_id, self.limits, abort,
-                                       self.scheduler))
+                                       self.scheduler, logs.log_setup()))
         # NUMBA_NUM_THREADS is read when the worker imports numba: set it for the child only
         old = os.environ.get("NUMBA_NUM_THREADS")
         os.environ["NUMBA_NUM_THREADS"] = str(self.threads)
@@ -180,8 +268,8 @@ class WorkerPool:
 
     # --- what they do -------------------------------------------------------------------
     def idle(self) -> list[Worker]:
-        """Ready workers without a job."""
-        return [w for w in self.workers if w.ready and w.job is None]
+        """Ready workers without a job (and not being replaced)."""
+        return [w for w in self.workers if w.ready and w.job is None and not w.retiring]
 
     def busy(self) -> bool:
         return any(w.job for w in self.workers)
@@ -243,11 +331,23 @@ class WorkerPool:
             self._warmup_failures = 0
             log.info("worker %d ready (warm-up %.2f s)", w.process.pid, msg[1])
         elif msg[0] == "finished":
-            _, name, outcome = msg
+            _, name, outcome, held = msg
             folder = w.folder
             w.job = w.folder = None
             self.ledger.finish(folder, name, outcome)
+            if held is not None and held > self.memory_bound:
+                self._retire(w, f"it holds {held / 2**20:.0f} MiB after job {name}, more than --worker-memory-mb "
+                                f"{self.memory_bound / 2**20:.0f}")
         return True
+
+    def _retire(self, w: Worker, why: str) -> None:
+        """Ask an idle worker to exit; its death brings a fresh worker (:meth:`_on_death`)."""
+        log.info("replacing worker %d: %s", w.process.pid, why)
+        w.retiring = True
+        try:
+            w.conn.send(None)
+        except OSError:  # already gone: its death is handled as any other
+            pass
 
     def _on_death(self, w: Worker) -> None:
         """A worker died: account for its job, and always start a new worker (unless stopping)."""

@@ -23,22 +23,27 @@ def check_path(path: str | Path) -> Path:
     return p
 
 
-def read_bytes(path: str | Path, max_bytes: int | None = None) -> bytes:
+def read_bytes(path: str | Path, max_bytes: int | None = None, *, data: bytes | None = None) -> bytes:
     """The whole file, decompressed if it is gzip (``.arff.gz``, or gzip under any name).
 
     ``max_bytes`` bounds the file and its decompressed data (:class:`TooLargeError` beyond it, raised
     before more than that is decompressed: the ``--max-input-mb`` of the command line and the daemon);
     by default only the decompressed data is bounded, at 64 times the file's size or 1 GiB, whichever
     is larger (``hdp_plugin.config.MAX_DECODED_RATIO`` and ``MAX_DECODED_BYTES_FLOOR``).
+    ``data``: the file's bytes, read by the caller through a descriptor it checked (the daemon); ``path``
+    then only names the file, and is not opened.
     """
     from .limits import check_file_size, decompressed_limit
 
-    p = check_path(path)
-    check_file_size(p, max_bytes)
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
+    if data is not None:
+        p = Path(path)
+    else:
+        p = check_path(path)
+        check_file_size(p, max_bytes)
+        try:
+            data = p.read_bytes()
+        except OSError as e:
+            raise DataError(f"{p}: cannot read ({e.strerror or e})") from None
     if data[:2] == GZIP_MAGIC:
         limit, hint = decompressed_limit(len(data), max_bytes)
         try:

@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from .. import config
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, TooLargeError
 from ._columns import Column, assemble, numeric_class_error, resolve_class_index, short
 from ._files import check_text, decode, read_blocks, read_bytes
 from .dataset import Attribute, Dataset
@@ -155,7 +155,7 @@ class ArffAttribute:
     def attribute(self, labels: tuple[str, ...] | None = None) -> Attribute:
         """The :class:`Attribute` this declaration reads into (``labels`` for a string attribute)."""
         if self.kind in ("numeric", "date"):
-            return Attribute(self.name, (), numeric=True)
+            return Attribute(self.name, (), numeric=True, temporal="datetime" if self.kind == "date" else None)
         return Attribute(self.name, self.values if labels is None else labels)
 
 
@@ -188,7 +188,45 @@ def _name(text: str, pos: int) -> tuple[str, int] | None:
     return (_unescape(q) if q is not None else m.group("raw")), m.end()
 
 
-def parse_header(text: str, source: str, max_cardinality: int | None = None) -> ArffHeader:
+class _HeaderMemory:
+    """The memory a header's declarations will take while the file is read, counted as they are parsed:
+    ``config.HEADER_BYTES_PER_ATTRIBUTE`` an attribute and ``config.HEADER_BYTES_PER_LABEL`` a label,
+    plus their text; :class:`~hdp_plugin.errors.TooLargeError` beyond ``limit`` bytes."""
+
+    def __init__(self, limit: int | None, limit_name: str, source: str):
+        self.limit, self.limit_name, self.source = limit, limit_name, source
+        self.used = self.n_attributes = self.n_labels = 0
+
+    def labels_left(self) -> int | None:
+        """How many more labels of no text fit (None: no limit)."""
+        if self.limit is None:
+            return None
+        return max(0, (self.limit - self.used) // config.HEADER_BYTES_PER_LABEL)
+
+    def charge(self, lineno: int, name: str, n_labels: int, text: str) -> None:
+        """Count an attribute ``name`` of ``n_labels`` labels whose text is at most ``text``'s."""
+        self.n_attributes += 1
+        self.n_labels += n_labels
+        chars = len(name) + len(text)
+        self.used += (config.HEADER_BYTES_PER_ATTRIBUTE + n_labels * config.HEADER_BYTES_PER_LABEL
+                      + (chars if text.isascii() and name.isascii() else 4 * chars))
+        if self.limit is not None and self.used > self.limit:
+            self.refuse(lineno, name)
+
+    def refuse(self, lineno: int, name: str, more: bool = False) -> None:
+        def mib(n: int) -> str:
+            return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB"
+
+        raise TooLargeError(
+            f"{self.source}: line {lineno}: the header's {self.n_attributes:,} attributes and "
+            f"{'more than ' if more else ''}{self.n_labels:,} labels through attribute {name!r} would take "
+            f"{'more than ' if more else 'about '}{mib(max(self.used, self.limit))} of memory to read, more than "
+            f"the limit of {mib(self.limit)} ({self.limit_name}); declare fewer attributes or labels, or raise "
+            "--max-input-mb")
+
+
+def parse_header(text: str, source: str, max_cardinality: int | None = None, *, max_memory: int | None = None,
+                 memory_limit_name: str = "max_memory") -> ArffHeader:
     """Parse the header of an ARFF file, up to and including the ``@data`` line.
 
     Parameters
@@ -200,6 +238,12 @@ def parse_header(text: str, source: str, max_cardinality: int | None = None) -> 
     max_cardinality : int, optional
         Refuse (:class:`~hdp_plugin.errors.TooLargeError`) a nominal attribute declaring more values,
         as soon as its value list is split that far.
+    max_memory : int, optional
+        Refuse (:class:`~hdp_plugin.errors.TooLargeError`) a header whose declarations, all together,
+        would take more bytes than this while the file is read
+        (``hdp_plugin.config.HEADER_BYTES_PER_ATTRIBUTE`` an attribute and
+        ``hdp_plugin.config.HEADER_BYTES_PER_LABEL`` a label, plus their text), as soon as they are
+        split that far; ``memory_limit_name`` names the limit in the message.
 
     Returns
     -------
@@ -213,7 +257,10 @@ def parse_header(text: str, source: str, max_cardinality: int | None = None) -> 
     relation = Path(source).stem if source else "data"
     attrs: list[ArffAttribute] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    if max_memory is not None:  # value lists without quotes are counted before any is split
+        _prescan(text, _HeaderMemory(max_memory, memory_limit_name, source))
+    memory = _HeaderMemory(max_memory, memory_limit_name, source)
+    for lineno, line in enumerate(_lines(text), start=1):
         s = line.strip(_WS)
         if not s or s[0] == "%":
             continue
@@ -224,7 +271,7 @@ def parse_header(text: str, source: str, max_cardinality: int | None = None) -> 
             if got is not None:
                 relation = got[0]
         elif kw == "@attribute":
-            a = _parse_attribute(line, m.end(), lineno, source, max_cardinality)
+            a = _parse_attribute(line, m.end(), lineno, source, max_cardinality, memory)
             if a.name in seen:
                 raise _bad(source, lineno, f"attribute {a.name!r} is declared twice (first on line {seen[a.name]})")
             seen[a.name] = lineno
@@ -243,21 +290,91 @@ def parse_header(text: str, source: str, max_cardinality: int | None = None) -> 
     raise DataError(f"{source}: no @data line; is this an ARFF file?")
 
 
-def _parse_attribute(line: str, pos: int, lineno: int, source: str, max_values: int | None = None) -> ArffAttribute:
+def _prescan(text: str, memory: _HeaderMemory) -> None:
+    """Charge ``memory`` with every attribute of the header and the labels of its value lists that have no
+    quote (:func:`_plain_list`, counted without splitting them): a header too large for it is refused
+    before any of its lists is split."""
+    for lineno, line in enumerate(_lines(text), start=1):
+        m = _KEYWORD.match(line)
+        if m is None:
+            continue
+        kw = m.group(1).lower()
+        if kw == "@data":
+            return
+        got = _name(line, m.end()) if kw == "@attribute" else None
+        if got is None:
+            continue
+        rest = line[got[1]:].lstrip(_WS)
+        plain = _plain_list(rest) if rest.startswith("{") else None
+        if plain is None:
+            memory.charge(lineno, got[0], 0, "")
+        else:
+            memory.charge(lineno, got[0], plain[1], rest[1:plain[0]])
+
+
+def _lines(text: str):
+    """The lines of ``text`` one at a time (a header's lines are not all copied at once)."""
+    pos, end = 0, len(text)
+    while pos <= end:
+        nl = text.find("\n", pos)
+        if nl < 0:
+            yield text[pos:]
+            return
+        yield text[pos:nl]
+        pos = nl + 1
+
+
+def _plain_list(rest: str) -> tuple[int, int] | None:
+    """``(position of the closing brace, number of values)`` of a value list at the start of ``rest`` with
+    no quote and no comment in it (values split at commas, as :func:`_split` splits them), else None."""
+    close = rest.find("}")
+    if close < 0 or "'" in rest or '"' in rest or "%" in rest[:close]:
+        return None
+    n = rest.count(",", 1, close) + 1
+    last = rest.rfind(",", 1, close)
+    if not rest[last + 1 if last >= 0 else 1:close].strip(_WS):
+        n -= 1  # `{a, b,}` and `{}`: no value after the last comma
+    return close, n
+
+
+def _parse_attribute(line: str, pos: int, lineno: int, source: str, max_values: int | None = None,
+                     memory: _HeaderMemory | None = None) -> ArffAttribute:
     got = _name(line, pos)
     if got is None:
         raise _bad(source, lineno, f"bad @attribute line (expected a name and a type): {short(line.strip(_WS))}")
     name, pos = got
     rest = line[pos:].lstrip(_WS)
     if rest.startswith("{"):
-        try:
-            values, last_raw, end, after = _split(rest, _LIST_FIELD, 1, None if max_values is None else max_values + 1)
-        except _Malformed as e:
-            raise _bad(source, lineno, f"bad value list of attribute {name!r}: {e}") from None
-        except _TooMany:
-            from .limits import check_cardinality
+        plain = _plain_list(rest)
+        if plain is not None:  # counted before it is split
+            close, n = plain
+            if max_values is not None and n > max_values:
+                from .limits import check_cardinality
 
-            check_cardinality(name, max_values + 1, max_values, source, where=f"line {lineno}: ")
+                check_cardinality(name, n, max_values, source, where=f"line {lineno}: ")
+            if memory is not None:
+                memory.charge(lineno, name, n, rest[1:close])
+                memory = None
+            parts = [v.strip(_WS) for v in rest[1:close].split(",")]
+            values: list[str | None] = [None if v == "" or v == "?" else v for v in parts]
+            last_raw, end, after = parts[-1], "}", close + 1
+        else:
+            limit = None if max_values is None else max_values + 1
+            left = None if memory is None else memory.labels_left()
+            by_memory = left is not None and (limit is None or left < limit)
+            try:
+                values, last_raw, end, after = _split(rest, _LIST_FIELD, 1, left if by_memory else limit)
+            except _Malformed as e:
+                raise _bad(source, lineno, f"bad value list of attribute {name!r}: {e}") from None
+            except _TooMany:
+                if not by_memory:
+                    from .limits import check_cardinality
+
+                    check_cardinality(name, max_values + 1, max_values, source, where=f"line {lineno}: ")
+                memory.n_attributes += 1
+                memory.n_labels += left
+                memory.used = memory.limit
+                memory.refuse(lineno, name, more=True)
         if end != "}":
             raise _bad(source, lineno, f"value list of attribute {name!r} has no closing '}}'")
         if _strip_comment(rest[after:]):
@@ -265,15 +382,20 @@ def _parse_attribute(line: str, pos: int, lineno: int, source: str, max_values: 
                        f"{short(rest[after:].strip(_WS))}")
         if values and values[-1] is None and last_raw == "":
             values.pop()  # `{a, b}` and `{a, b,}` alike; `{}` declares no value
+        if memory is not None:
+            memory.charge(lineno, name, len(values), rest[1:after])
         labels: list[str] = []
         for v in values:
             if v is None:
                 raise _bad(source, lineno, f"empty value in the value list of attribute {name!r}")
             labels.append(v)
+        del values
         if len(set(labels)) != len(labels):
             dup = next(v for v in labels if labels.count(v) > 1)
             raise _bad(source, lineno, f"value {dup!r} is declared twice for attribute {name!r}")
         return ArffAttribute(name, "nominal", tuple(labels), line=lineno)
+    if memory is not None:
+        memory.charge(lineno, name, 0, "")
     m = re.match(rf"([^{_WSC}%]+)", rest)
     if m is None:
         raise _bad(source, lineno, f"bad @attribute line: attribute {name!r} has no type")
@@ -745,20 +867,26 @@ class _FastReader:
 
 # -- entry points ------------------------------------------------------------------------------
 def _open(path: str | Path, max_bytes: int | None = None, max_cardinality: int | None = None,
-          check_rows=None) -> tuple[bytes, ArffHeader, int, str]:
+          check_rows=None, data: bytes | None = None) -> tuple[bytes, ArffHeader, int, str]:
     """The file's bytes, its parsed header, the offset of the data section, and the source name.
 
-    ``max_bytes`` bounds the file and its decompressed data, ``max_cardinality`` the values an attribute
+    ``max_bytes`` bounds the file and its decompressed data, and (WORKING_MEMORY_FACTOR times it, or times
+    its default) the memory of the header's declarations; ``max_cardinality`` the values an attribute
     declares (:func:`parse_header`); ``check_rows(rows, columns)``, if given, is called with at most
-    how many rows the data section holds (its lines) before any row is parsed.
+    how many rows the data section holds (its lines) before any row is parsed. ``data``: the file's
+    bytes, already read (:func:`~hdp_plugin.data._files.read_bytes`).
     """
     source = str(path)
-    data = read_bytes(path, max_bytes)
+    data = read_bytes(path, max_bytes, data=data)
     bom = check_text(data, source)
     m = _DATA_LINE.search(data, bom)
     head_end = len(data) if m is None else data.find(b"\n", m.end())
     head_end = len(data) if head_end < 0 else head_end
-    header = parse_header(decode(data[bom:head_end], source), source, max_cardinality)
+    from .limits import header_memory_limit
+
+    memory, name = header_memory_limit(max_bytes)
+    header = parse_header(decode(data[bom:head_end], source), source, max_cardinality, max_memory=memory,
+                          memory_limit_name=name)
     start = min(head_end + 1, len(data))
     if check_rows is not None:
         check_rows(data.count(b"\n", start) + 1, len(header.attributes))
@@ -825,7 +953,7 @@ def read_arff_chunks(path: str | Path, rows: int, *, engine: str = "auto"):
         raise ParameterError(f"rows must be an integer >= 1, got {rows!r}")
     source = str(path)
     blocks = read_blocks(path, 1 << 18)
-    buf, searched, done = b"", 0, False
+    buf, searched, done = bytearray(), 0, False
     while True:  # the header: through the line of @data (and the first 64 KB, which check_text reads)
         block = next(blocks, b"")
         done = not block
@@ -837,14 +965,21 @@ def read_arff_chunks(path: str | Path, rows: int, *, engine: str = "auto"):
             break
         if m is None:
             searched = buf.rfind(b"\n") + 1
+            if searched > config.DEFAULT_MAX_INPUT_BYTES:  # what reading the file whole allows by default
+                raise TooLargeError(f"{source}: its header is longer than {config.DEFAULT_MAX_INPUT_BYTES:,} "
+                                    "bytes, the limit of a header read in batches")
     bom = check_text(buf, source)
     m = _DATA_LINE.search(buf, bom)
     head_end = len(buf) if m is None else buf.find(b"\n", m.end())
     head_end = len(buf) if head_end < 0 else head_end
-    header = parse_header(decode(buf[bom:head_end], source), source)
+    from .limits import header_memory_limit
+
+    memory, name = header_memory_limit(None)
+    header = parse_header(decode(bytes(buf[bom:head_end]), source), source, max_memory=memory,
+                          memory_limit_name=name)
     _warn_strings(header, source, stacklevel=3)
     weights = 0
-    chunks = _row_chunks(buf[head_end + 1:], blocks, rows, header.data_line + 1)
+    chunks = _row_chunks(bytes(buf[head_end + 1:]), blocks, rows, header.data_line + 1)
     buf = None  # the header's block is not kept
     for chunk, first_line in chunks:
         part = ArffHeader(header.relation, header.attributes, first_line - 1)
@@ -898,7 +1033,8 @@ def read_arff_columns(path: str | Path, *, engine: str = "auto", max_bytes: int 
 
 
 def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: str = "auto",
-              max_bytes: int | None = None, max_cardinality: int | None = None, check_rows=None) -> Dataset:
+              max_bytes: int | None = None, max_cardinality: int | None = None, check_rows=None,
+              data: bytes | None = None) -> Dataset:
     """Read an ARFF file (optionally gzip-compressed) into a :class:`Dataset`.
 
     Parameters
@@ -919,6 +1055,9 @@ def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: s
     check_rows : callable, optional
         ``check_rows(rows, columns)`` is called before any data row is parsed, with at most how many
         rows the data section holds (its lines), to refuse data too large to train on.
+    data : bytes, optional
+        The file's bytes, read by the caller through a descriptor it checked (the daemon); ``path``
+        then only names the file in messages, and is not opened.
 
     Returns
     -------
@@ -933,7 +1072,7 @@ def read_arff(path: str | Path, *, class_attribute: str | None = None, engine: s
     TooLargeError
         For data beyond ``max_bytes`` or ``max_cardinality``.
     """
-    data, header, start, source = _open(path, max_bytes, max_cardinality, check_rows)
+    data, header, start, source = _open(path, max_bytes, max_cardinality, check_rows, data)
     names = [a.name for a in header.attributes]
     ci = resolve_class_index(names, class_attribute, source)
     if header.attributes[ci].kind in ("numeric", "date"):  # fail before reading the data

@@ -75,7 +75,7 @@ def _feature_column(name: str, col: np.ndarray) -> Column:
         ms = col.astype("datetime64[ms]" if kind == "M" else "timedelta64[ms]")
         raw = ms.astype(np.int64).astype(np.float64)
         raw[np.isnat(ms)] = np.nan
-        return Column(Attribute(name, (), numeric=True), raw=raw)
+        return Column(Attribute(name, (), numeric=True, temporal="datetime" if kind == "M" else "duration"), raw=raw)
     if kind in "bOUS":
         labels, codes = nominal_codes(col)
         return Column(Attribute(name, labels), codes=codes)

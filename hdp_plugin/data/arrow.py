@@ -154,7 +154,8 @@ def column_from_arrow(name: str, col: pa.ChunkedArray | pa.Array, source: str, *
     elif pa.types.is_temporal(t):
         if is_class:
             raise numeric_class_error(name, source)
-        return Column(Attribute(name, (), numeric=True), raw=_temporal_ms(col, name, source))
+        return Column(Attribute(name, (), numeric=True, temporal="duration" if pa.types.is_duration(t) else "datetime"),
+                      raw=_temporal_ms(col, name, source))
     else:
         raise DataError(f"column {name!r} in {source} has unsupported type {t}")
     return Column(Attribute(name, tuple(labels)), codes=np.asarray(codes))
@@ -312,16 +313,18 @@ def _feather_v1(p: Path) -> DataError:
                      "input); re-save it as Feather v2, e.g. pyarrow.feather.write_feather(table, path)")
 
 
-def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int | None = None) -> pa.Table:
+def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int | None = None,
+              data: bytes | None = None) -> pa.Table:
     """Read an Arrow IPC file (Feather v2) or IPC stream, telling them apart by their magic bytes.
 
     The file's metadata is checked before anything is decoded (every offset and size inside the file,
     decoded bytes at most ``max_bytes``, declared values at most ``max_cells``), and every record
     batch is validated fully (offsets, dictionary indices, UTF-8) before it is used. Any fault is
-    one :class:`DataError` naming the file.
+    one :class:`DataError` naming the file. ``data``: the file's bytes, read by the caller through a
+    descriptor it checked (the daemon); ``path`` then only names the file, and is not opened.
     """
-    p = check_path(path)
-    buf = _read_all(p)
+    p = check_path(path) if data is None else Path(path)
+    buf = _read_all(p) if data is None else pa.py_buffer(data)
     max_bytes, max_cells, bytes_hint, cells_hint = _limits(buf.size, max_bytes, max_cells)
     view = memoryview(buf)
     if bytes(view[:4]) == _FEATHER_V1_MAGIC:

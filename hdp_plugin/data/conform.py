@@ -104,6 +104,39 @@ def _raw_values(col: Column, what: str, source: str) -> np.ndarray:
     return raw
 
 
+_NUMBERS = {None: "numbers", "datetime": "dates or timestamps", "duration": "durations"}
+
+
+def _holds(col: Column) -> str:
+    """What a column's values are, for a message."""
+    return _NUMBERS[col.attribute.temporal] if col.raw is not None else "labels (text)"
+
+
+def _check_type(col: Column, target: Attribute, what: str, source: str) -> None:
+    """:class:`DataError` if ``col`` holds values that ``target`` cannot take: dates, timestamps or
+    durations where it was trained on something else (or the other way round), text where it takes
+    numbers and no label reads as one, numbers where none of its labels reads as one. A column with
+    no value (every row missing) fits any attribute."""
+    takes = _NUMBERS[target.temporal] if target.numeric else "labels"
+    if col.raw is not None:
+        if target.numeric:
+            fits = col.attribute.temporal == target.temporal
+        else:
+            fits = col.attribute.temporal is None and bool(_labels_by_number(target.values))
+        if fits or np.isnan(np.asarray(col.raw, dtype=np.float64)).all():
+            return
+    else:
+        if not target.numeric:
+            return
+        labels = col.attribute.values
+        seen = np.bincount(np.asarray(col.codes, dtype=np.int64), minlength=len(labels) + 1)[: len(labels)] > 0
+        present = [v for v, s in zip(labels, seen) if s]
+        if not present or (target.temporal is None and _labels_by_number(present)):
+            return
+    raise DataError(f"{source}: column {col.attribute.name!r} holds {_holds(col)}, but the model's {what} takes "
+                    f"{takes}; give it a column of the type it was trained on")
+
+
 def conform_columns(columns: list[Column], attributes: list[Attribute], class_attribute: Attribute, *,
                     source: str, relation: str = "data", positional: bool = False,
                     class_column: Column | None = None) -> Dataset:
@@ -129,11 +162,16 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
         if extra:
             log.info("%s: ignoring column(s) the model does not use: %s", source, list_names(extra))
 
+    for col, a in zip(matched, attributes):  # every column first: a wrong type is one error before any work
+        _check_type(col, a, f"attribute {a.name!r}", source)
+    if cls is not None:
+        _check_type(cls, class_attribute, f"class {class_attribute.name!r}", source)
     out_cols: list[Column] = []
     for col, a in zip(matched, attributes):
         what = f"attribute {a.name!r}"
         if a.numeric:  # pending or discretised: raw values, which the discretiser's apply cuts
-            out_cols.append(Column(Attribute(a.name, (), numeric=True), raw=_raw_values(col, what, source)))
+            out_cols.append(Column(Attribute(a.name, (), numeric=True, temporal=a.temporal),
+                                   raw=_raw_values(col, what, source)))
         else:
             out_cols.append(Column(a, codes=_nominal_codes(col, a, what, source, a.missing_code)))
 
@@ -173,6 +211,10 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
           training labels but read as numbers, match labels that read as the same number: 3, 3.0 and
           "3.0" all match "3"); a label never seen in training becomes the missing value, and a
           warning naming the attribute and the count is logged;
+        * a column whose type the attribute cannot take is refused: dates, timestamps or durations for
+          an attribute that was not trained on the same kind (:attr:`Attribute.temporal`), numbers or
+          durations where it was trained on dates, text of which no value reads as a number for a
+          numeric attribute, and numbers for a nominal attribute none of whose labels reads as a number;
         * attributes numeric in training come back as raw numeric (pending) columns, even when
           ``attributes`` holds their cut points: the discretiser's ``apply`` cuts them;
         * the class is remapped too (unseen or missing labels give ``y == -1``); an absent class column
@@ -182,7 +224,8 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
     ------
     DataError
         Naming the training attributes missing from ``dataset``, or, for positional matching, when the
-        column count differs ("expected N columns, got M").
+        column count differs ("expected N columns, got M"), or a column of the wrong type (naming it
+        and both types).
     """
     source = dataset.source
     names = dataset.names

@@ -25,6 +25,10 @@ from ..errors import DataError, ParameterError
 log = logging.getLogger(__name__)
 
 
+#: what the numbers of a numeric attribute are (:attr:`Attribute.temporal`): numbers, dates and timestamps, durations
+TEMPORAL_KINDS = (None, "datetime", "duration")
+
+
 @dataclass(frozen=True)
 class Attribute:
     """One attribute (a column) of a :class:`Dataset`.
@@ -41,12 +45,18 @@ class Attribute:
     cut_points : tuple of float or None
         Cut points of a discretised numeric attribute, ascending; bin ``b`` holds the values ``v``
         with ``cut_points[b-1] < v <= cut_points[b]`` (Weka's convention).
+    temporal : {None, "datetime", "duration"}
+        What the numbers of a numeric attribute are: None for numbers, ``"datetime"`` for dates and
+        timestamps (milliseconds since 1970-01-01, as Weka stores dates), ``"duration"`` for durations
+        (milliseconds). New data must give the attribute the same kind of values
+        (:func:`~hdp_plugin.data.conform`).
     """
 
     name: str
     values: tuple[str, ...] = ()
     numeric: bool = False
     cut_points: tuple[float, ...] | None = None
+    temporal: str | None = None
 
     @property
     def is_pending_numeric(self) -> bool:

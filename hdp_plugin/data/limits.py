@@ -4,10 +4,15 @@
   and CSV, compressed Arrow buffers, Parquet row groups), each checked before it is decompressed;
 * ``max_cardinality`` (``--max-cardinality``): values of a nominal attribute or the class, checked
   while an ARFF header is parsed (before its labels are held) and right after other formats are read;
+* an ARFF header's declarations: its attributes and their labels, all together, at
+  :data:`~hdp_plugin.config.HEADER_BYTES_PER_ATTRIBUTE` bytes an attribute and
+  :data:`~hdp_plugin.config.HEADER_BYTES_PER_LABEL` a label plus their text, may take at most the
+  working memory below (:func:`header_memory_limit`), counted while the header is parsed;
 * the working memory: training holds about :data:`~hdp_plugin.config.WORKING_BYTES_PER_VALUE` bytes
   per value (rows x columns) of its data, and as many more per ESKDB member built at once; the
   estimate is refused (before the data is decoded into codes) above
-  :data:`~hdp_plugin.config.WORKING_MEMORY_FACTOR` times ``max_input_bytes``.
+  :data:`~hdp_plugin.config.WORKING_MEMORY_FACTOR` times ``max_input_bytes``, and what it leaves bounds
+  the pairwise statistics of structure learning (:meth:`Limits.fitting`), refused before they are allocated.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from .. import config
 from ..errors import TooLargeError
 
 __all__ = ["Limits", "check_cardinality", "check_file_size", "check_working_memory", "decompressed_limit",
-           "working_bytes"]
+           "header_memory_limit", "working_bytes"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,19 @@ class Limits:
         """The working memory allowed: WORKING_MEMORY_FACTOR times ``max_input_bytes`` (None: unbounded)."""
         return None if self.max_input_bytes is None else config.WORKING_MEMORY_FACTOR * self.max_input_bytes
 
+    def fitting(self, n_rows: int, n_columns: int, structure: str | None = None, members_at_once: int = 1):
+        """A context in which a fit on ``n_rows x n_columns`` values builds its pairwise statistics within
+        the working memory that the data's share (:func:`working_bytes`) leaves (:mod:`hdp_plugin._memory`)."""
+        from .. import _memory
+
+        budget = self.working_bytes
+        if budget is None:
+            return _memory.bounded(None, "")
+        data = working_bytes(n_rows * n_columns, structure, members_at_once)
+        share = _mib(data) if data >= 2**20 else f"{data / 2**10:,.0f} KiB"
+        return _memory.bounded(budget - data, f"{config.WORKING_MEMORY_FACTOR} x --max-input-mb less the "
+                                              f"{share} of the data's working memory")
+
 
 def _mib(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB"
@@ -61,6 +79,15 @@ def decompressed_limit(size: int, max_bytes: int | None) -> tuple[int, str]:
         return (max(config.MAX_DECODED_BYTES_FLOOR, config.MAX_DECODED_RATIO * size),
                 "it is corrupt, or a decompression bomb")
     return max_bytes, "--max-input-mb bounds the data after decompression too"
+
+
+def header_memory_limit(max_bytes: int | None) -> tuple[int, str]:
+    """The most memory an ARFF header's declarations may take, and the limit's name for a message:
+    WORKING_MEMORY_FACTOR times ``max_bytes``, or times ``--max-input-mb``'s default where none is given."""
+    if max_bytes is None:
+        return (config.WORKING_MEMORY_FACTOR * config.DEFAULT_MAX_INPUT_BYTES,
+                f"{config.WORKING_MEMORY_FACTOR} x the default of --max-input-mb")
+    return config.WORKING_MEMORY_FACTOR * max_bytes, f"{config.WORKING_MEMORY_FACTOR} x --max-input-mb"
 
 
 def check_cardinality(name: str, n_values: int, limit: int | None, source: str, where: str = "") -> None:

@@ -147,7 +147,10 @@ def features_from_table(table, *, source: str = "<table>", class_name: str = "__
 
 
 # -- within the limits of hdp-bnc and the daemon (hdp_plugin.data.limits) ------------------------------
-def _table(path, fmt: str, limits: Limits, separator: str | None = None, check_rows=None):
+def _table(path, fmt: str, limits: Limits, separator: str | None = None, check_rows=None,
+           data: bytes | None = None):
+    if data is not None:  # an Arrow IPC file's bytes, read by the caller (read_within)
+        return arrow.ipc_table(path, max_bytes=limits.max_input_bytes, max_cells=limits.max_cells, data=data)
     p = check_path(path)
     check_file_size(p, limits.max_input_bytes)
     if fmt == "csv":
@@ -158,23 +161,29 @@ def _table(path, fmt: str, limits: Limits, separator: str | None = None, check_r
 
 
 def read_within(path, limits: Limits, *, class_attribute: str | None = None, format: str | None = None,
-                structure: str | None = None, members_at_once: int = 1, separator: str | None = None):
+                structure: str | None = None, members_at_once: int = 1, separator: str | None = None,
+                data: bytes | None = None):
     """:func:`~hdp_plugin.data.read_dataset` within ``limits``: the same Dataset, or one
     :class:`TooLargeError` raised before the memory is spent (the file's and its decompressed size
     before decompressing, an ARFF attribute's values while its header is parsed, the working memory
     of training on it as ``structure`` before its values are decoded into codes, and for a CSV file
-    before its text is parsed)."""
+    before its text is parsed).
+
+    ``data``: the bytes of an ARFF or Arrow IPC file, read by the caller through a descriptor it checked
+    (the daemon, which never opens a job's file twice); ``path`` then only names the file."""
     fmt = _format(path, format, separator)
     source = str(path)
+    if data is not None and fmt not in ("arff", "arrow"):
+        raise ValueError(f"data= is read as ARFF or Arrow IPC only, not as {fmt}")
 
     def check_rows(rows: int, columns: int) -> None:
         check_working_memory(rows, columns, limits, source, structure, members_at_once)
 
     if fmt == "arff":
         ds = read_arff(path, class_attribute=class_attribute, max_bytes=limits.max_input_bytes,
-                       max_cardinality=limits.max_cardinality, check_rows=check_rows)
+                       max_cardinality=limits.max_cardinality, check_rows=check_rows, data=data)
     else:
-        table = _table(path, fmt, limits, separator, check_rows)
+        table = _table(path, fmt, limits, separator, check_rows, data)
         check_rows(table.num_rows, table.num_columns)
         ds = arrow.from_arrow(table, class_attribute=class_attribute, source=source)
         del table

@@ -294,7 +294,8 @@ def _csv_batches(f: str, batch_rows: int, separator: str | None = None) -> Itera
 
 def _arff_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
     """The file's rows ``batch_rows`` at a time (:func:`~hdp_plugin.data.arff.read_arff_chunks`): nominal
-    columns as dictionaries of the labels the header declares, numeric and date columns as float64, and
+    columns as dictionaries of the labels the header declares, numeric columns as float64, date columns as
+    timestamps (the same milliseconds), and
     string attributes as text (their labels, the distinct values sorted, are those of the whole file
     once the schema pass has seen every batch)."""
     from .arff import read_arff_chunks
@@ -305,7 +306,9 @@ def _arff_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
             a = c.attribute
             names.append(a.name)
             if c.raw is not None:
-                arrays.append(pa.array(c.raw, type=pa.float64(), from_pandas=True))
+                arr = pa.array(c.raw, type=pa.float64(), from_pandas=True)
+                # dates as timestamps: the same milliseconds, read as dates (Attribute.temporal)
+                arrays.append(arr.cast(pa.int64()).cast(pa.timestamp("ms")) if decl.kind == "date" else arr)
                 continue
             codes = np.asarray(c.codes, dtype=np.int32)
             idx = pa.array(codes, mask=codes == a.missing_code, type=pa.int32())
@@ -339,6 +342,7 @@ class _ColumnState:
     missing: bool = False
     declared: bool = False  # declared categorical (categorical_features)
     domain: np.ndarray | None = None  # a declared numeric column's distinct values so far, ascending
+    temporal: str | None = None  # a numeric column's dates or durations (Attribute.temporal)
 
 
 @dataclass
@@ -444,6 +448,7 @@ class SchemaScan:
         for i, (s, col) in enumerate(zip(self.states, cols)):
             if col.raw is not None:
                 raw = col.raw
+                s.temporal = s.temporal or col.attribute.temporal
                 if np.isinf(raw).any():
                     r = int(np.argmax(np.isinf(raw)))
                     raise DataError(f"{source}: numeric attribute {s.name!r} has an infinite value (row {row0 + r + 1}"
@@ -496,6 +501,7 @@ class SchemaScan:
             for v in o.labels:
                 s.labels.setdefault(v, None)
             s.missing = s.missing or o.missing
+            s.temporal = s.temporal or o.temporal
             if o.domain is not None:
                 s.domain = integer_domain(o.domain, s.name, "the data set", known=s.domain)
         remap = np.array([self.class_labels.setdefault(v, len(self.class_labels)) for v in other.class_labels]
@@ -518,7 +524,7 @@ class SchemaScan:
             if s.declared and s.kind in ("numeric", "null"):
                 a = Attribute(s.name, integer_labels(s.domain if s.domain is not None else np.zeros(0)))
             elif s.kind == "numeric":
-                a = Attribute(s.name, (), numeric=True)
+                a = Attribute(s.name, (), numeric=True, temporal=s.temporal)
             elif s.kind == "bool":
                 a = Attribute(s.name, ("false", "true"))
             elif s.kind == "text":

@@ -23,7 +23,15 @@ from .tables import ProbabilityTables
 @njit(**NJIT_OPTIONS, inline="always")
 def _child(node, value, child_start, child_count, node_branch):
     """The child of ``node`` reached with branching value ``value`` (a binary search of its children,
-    sorted by branch value), or -1."""
+    sorted by branch value), or -1.
+
+    Parameters
+    ----------
+    node, value : int
+        The node, and the value of the variable it branches on.
+    child_start, child_count, node_branch : ndarray int64
+        Every node's first child and number of children, and the branch value that leads to it.
+    """
     lo = child_start[node]
     hi = lo + child_count[node]
     while lo < hi:
@@ -42,7 +50,17 @@ def _child(node, value, child_start, child_count, node_branch):
 def _log_estimate(node, x, card, node_parent, cell_start, cell_value, log_probs, log_backoff, backoff_to_parent):
     """log theta(x | node): the node's cell of ``x`` if it has one (a binary search of its sorted values),
     else its back-off weight times its back-off distribution's estimate, up the parents (HDP) or straight
-    to the uniform distribution."""
+    to the uniform distribution.
+
+    Parameters
+    ----------
+    node, x, card : int
+        The node, the value of the tree's attribute, and that attribute's cardinality.
+    node_parent, cell_start, cell_value, log_probs, log_backoff : ndarray
+        The fields of those names of :class:`~hdp_plugin.hdp.tables.ProbabilityTables`.
+    backoff_to_parent : bool
+        HDP's back-off to the parent, or the baselines' to the uniform distribution.
+    """
     acc = 0.0
     while True:
         lo = cell_start[node]
@@ -79,8 +97,18 @@ def log_posterior_rows(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_st
         The rows; a code at or past an attribute's cardinality is a value the model has no slot for.
     lo, hi : int
         The rows to predict, ``lo .. hi - 1``.
-    attrs ... backoff_to_parent, cardinalities, log_prior
-        The fields of those names of the network's :class:`~hdp_plugin.hdp.tables.ProbabilityTables`.
+    attrs, tree_card, tree_node_start, tree_var_start, branch_vars : ndarray int64
+        Per tree its attribute, cardinality, nodes and branching variables (the class, -1, first).
+    node_parent, node_branch, child_start, child_count : ndarray int64
+        Per node its parent, branch value, first child and number of children.
+    cell_start, cell_value, log_probs, log_backoff : ndarray
+        Every node's observed cells (values and log-estimates) and its log back-off weight.
+    backoff_to_parent : bool
+        HDP's back-off to the parent, or the baselines' to the uniform distribution.
+    cardinalities : ndarray (n_attributes,) int64
+        The network's attributes' cardinalities.
+    log_prior : ndarray (n_classes,) float64
+        The class prior's logs.
     out : ndarray (n_rows, n_classes) float64
         Rows ``lo .. hi - 1`` are written: log P(y | x).
     """

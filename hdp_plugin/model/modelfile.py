@@ -34,7 +34,7 @@ import pyarrow.ipc
 from .. import config
 from .._fs import check_output, replacing
 from .._version import __version__
-from ..data.dataset import Attribute
+from ..data.dataset import TEMPORAL_KINDS, Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables, children_of
 from ..params import NAMES, canonical_params, check_all, default, resolved_iterations, usable_k
@@ -169,7 +169,8 @@ def _network_document(member) -> dict:
         "seed": member.seed,
         "attributes": [
             {"name": a.name, "values": list(a.values), "numeric": bool(a.numeric),
-             "cut_points": None if a.cut_points is None else [float(x) for x in a.cut_points]}
+             "cut_points": None if a.cut_points is None else [float(x) for x in a.cut_points],
+             **({"temporal": a.temporal} if a.temporal is not None else {})}
             for a in attributes
         ],
         "cardinalities": [int(x) for x in member.cardinalities],
@@ -584,7 +585,8 @@ def _read_network(part: dict, n_classes: int, log_prior: np.ndarray, batches, ba
     """One network of a model document and its batches."""
     attributes = [
         Attribute(name=str(a["name"]), values=tuple(str(v) for v in a["values"]), numeric=bool(a["numeric"]),
-                  cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]))
+                  cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]),
+                  temporal=a.get("temporal"))
         for a in part["attributes"]
     ]
     for a in attributes:
@@ -592,6 +594,9 @@ def _read_network(part: dict, n_classes: int, log_prior: np.ndarray, batches, ba
             cp = np.asarray(a.cut_points, np.float64)
             _need(np.isfinite(cp).all() and (np.diff(cp) > 0).all(), f"attribute {a.name!r}: bad cut points")
     n_attr = len(attributes)
+    for a in attributes:
+        _need(a.temporal in TEMPORAL_KINDS and (a.temporal is None or a.numeric),
+              f"attribute {a.name!r}: bad temporal {a.temporal!r}")
     cards = np.asarray(part["cardinalities"], np.int64)
     _need(cards.shape == (n_attr,) and (cards >= 1).all(), "bad cardinalities")
     for a, card in zip(attributes, cards):

@@ -45,7 +45,7 @@ from ..hdp.trees import ContextTrees
 from ..params import convergence_first_check, resolved_iterations, sampler_tolerance, structure_name, usable_k
 from ..preprocess import Discretizer, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
 from ..structure import Structure
-from ..structure.counts import check_pairwise_bytes, needs_pairs
+from ..structure.counts import PairsTooLarge, check_pairwise_bytes, needs_pairs
 from ..structure.eskdb import member_order, prior_structure
 from ..structure.selective import Smoothing
 from ..structure.learn import network_k, structure_from_counts
@@ -184,7 +184,10 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
     pairs = needs_pairs(plan.kind, plan.network_k)
     at_once = rows.members_at_once(len(seeds))
     if pairs:  # refuse before any work if even the fewest values the attributes can have would not fit
-        check_pairwise_bytes(rows.least_cardinalities(), rows.n_classes, copies=at_once)
+        try:
+            check_pairwise_bytes(rows.least_cardinalities(), rows.n_classes, copies=at_once)
+        except PairsTooLarge as exc:
+            raise TooLargeError(f"{rows.source}: {exc}") from None
     cut = member_discretizer(rows.sample, plan.discretization)
     cell_limit = member_cell_limit(len(seeds))
 
@@ -208,7 +211,10 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
         return out
 
     alike = plan.ensemble and members_code_alike(rows.sample, plan.discretization)
-    done = rows.run_members(draft, len(seeds), alike=alike)
+    try:
+        done = rows.run_members(draft, len(seeds), alike=alike)
+    except PairsTooLarge as exc:  # a member's own values did not fit
+        raise TooLargeError(f"{rows.source}: {exc}") from None
     drafts = [d for d, _ in done]
     n_y = done[0][1]  # every member counts the same rows
     structure_seconds = time.perf_counter() - t0

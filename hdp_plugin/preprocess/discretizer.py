@@ -55,7 +55,8 @@ def discretized_attribute(attribute: Attribute, cut_points) -> Attribute:
         ``numeric=True`` and ``cut_points`` set (``()`` when there is none: one value, ``All``).
     """
     cuts = tuple(float(c) for c in np.asarray(cut_points, dtype=np.float64))
-    return Attribute(name=attribute.name, values=interval_labels(cuts), numeric=True, cut_points=cuts)
+    return Attribute(name=attribute.name, values=interval_labels(cuts), numeric=True, cut_points=cuts,
+                     temporal=attribute.temporal)
 
 
 class Discretizer:

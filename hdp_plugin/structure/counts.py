@@ -18,7 +18,9 @@ about 800 MB, which is where this design stops being reasonable on an ordinary m
 O(n^2) pair loop per row makes the pass slow too). Beyond that, pairs would have to be counted in
 groups over several passes. :func:`pair_table_bytes` gives the table's figure and
 :func:`pairwise_bytes` that of everything pairwise (the table, the offsets and the CMI matrix)
-before anything is allocated; :func:`count_statistics` refuses them above ``max_bytes``
+before anything is allocated; :func:`count_statistics` refuses them above ``max_bytes``, or above
+what the working memory in force leaves (:mod:`hdp_plugin._memory`: ``hdp-bnc`` and the daemon bound
+it by ``--max-input-mb``, every set of statistics alive at once counted)
 (:class:`~hdp_plugin.errors.TooLargeError`, saying what to lower). Naive Bayes (and kDB-0) needs
 no pairs: ``pairs=False`` counts n(y) and n(x_i, y) only, in memory linear in the attributes.
 """
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _cancel, config
+from .. import _cancel, _memory, config
 from .._threads import map_parts, row_parts
 from ..errors import DataError, ParameterError, TooLargeError
 from . import kernels
@@ -121,10 +123,13 @@ def pair_table_bytes(cardinalities: np.ndarray, n_classes: int) -> int:
 
 
 def pairwise_bytes(cardinalities: np.ndarray, n_classes: int) -> int:
-    """Bytes of everything pairwise that structure learning allocates: the n(x_i, x_j, y) table, and
-    the ``n x n`` pair offsets and CMI matrix (8 bytes a cell each)."""
+    """Bytes of everything pairwise that structure learning allocates: the n(x_i, x_j, y) table, the
+    ``n x n`` pair offsets and CMI matrix (8 bytes a cell each), and the vectors of an entry per attribute
+    beside them (MI, orders, a row of offsets: 512 bytes an attribute covers them). The pair offsets are
+    laid out a row at a time, so that nothing else of ``n x n`` is allocated on the way: the peak memory
+    that learning a TAN, kDB or SkDB adds is within this figure."""
     n = len(cardinalities)
-    return pair_table_bytes(cardinalities, n_classes) + 16 * n * n
+    return pair_table_bytes(cardinalities, n_classes) + 16 * n * n + 512 * n
 
 
 def needs_pairs(kind: str, k: int) -> bool:
@@ -132,31 +137,55 @@ def needs_pairs(kind: str, k: int) -> bool:
     return not (kind == "nb" or (kind == "kdb" and k == 0))
 
 
+def _pair_limit(max_bytes: int | None) -> tuple[int, str]:
+    """The most bytes of pairwise statistics, and the limit's name: ``max_bytes`` (default
+    :data:`hdp_plugin.config.MAX_PAIR_BYTES`), or what the working memory in force leaves if less
+    (:mod:`hdp_plugin._memory`)."""
+    limit, name = (config.MAX_PAIR_BYTES, "max_bytes") if max_bytes is None else (max_bytes, "max_bytes")
+    left = _memory.available()
+    if left is not None and left[0] < limit:
+        return left
+    return limit, name
+
+
+class PairsTooLarge(TooLargeError):
+    """Pairwise statistics refused before they are allocated (:func:`check_pairwise_bytes`)."""
+
+
+def _too_many_pairs(n: int, need: int, limit: int, name: str, copies: int = 1) -> TooLargeError:
+    each = f", {copies} at once" if copies > 1 else ""
+    return PairsTooLarge(
+        f"the pairwise counts of {n} attributes need {need / 1024**2:,.0f} MiB{each} (the limit, {name}, is "
+        f"{limit / 1024**2:,.0f} MiB): use fewer attributes (or fewer values per attribute), or naive Bayes "
+        f"(structure nb), which needs no pairs"
+    )
+
+
 def check_pairwise_bytes(cardinalities, n_classes: int, max_bytes: int | None = None, copies: int = 1) -> None:
     """:class:`~hdp_plugin.errors.TooLargeError` if ``copies`` sets of pairwise statistics (ESKDB members
-    built at once) need more than ``max_bytes`` (default :data:`hdp_plugin.config.MAX_PAIR_BYTES`)."""
-    limit = config.MAX_PAIR_BYTES if max_bytes is None else max_bytes
+    built at once) need more than ``max_bytes`` (default :data:`hdp_plugin.config.MAX_PAIR_BYTES`), or
+    more than the working memory in force leaves (:mod:`hdp_plugin._memory`)."""
+    limit, name = _pair_limit(max_bytes)
     need = pairwise_bytes(cardinalities, n_classes) * copies
     if need > limit:
-        n = len(cardinalities)
-        each = f", {copies} at once" if copies > 1 else ""
-        raise TooLargeError(
-            f"the pairwise counts of {n} attributes need {need / 1024**2:,.0f} MiB{each} (the limit, max_bytes, is "
-            f"{limit / 1024**2:,.0f} MiB): use fewer attributes (or fewer values per attribute), or naive Bayes "
-            f"(structure nb), which needs no pairs"
-        )
+        raise _too_many_pairs(len(cardinalities), need, limit, name, copies)
 
 
 def _pair_offsets(card: np.ndarray, n_classes: int) -> tuple[np.ndarray, int]:
     """The ``n x n`` pair offsets (``-1`` on and below the diagonal) and the table's length: pairs
-    ``(i, j)``, ``i < j``, laid out in row-major order, ``card[i] * card[j] * C`` cells each."""
+    ``(i, j)``, ``i < j``, laid out in row-major order, ``card[i] * card[j] * C`` cells each. A row at a
+    time: no other ``n x n`` array is made."""
     n_attr = card.shape[0]
     pair_off = np.full((n_attr, n_attr), -1, dtype=np.int64)
-    i, j = np.triu_indices(n_attr, 1)  # row-major, as the table is laid out
-    sizes = card[i].astype(np.int64) * card[j] * n_classes
-    ends = np.cumsum(sizes)
-    pair_off[i, j] = ends - sizes
-    return pair_off, int(ends[-1]) if ends.size else 0
+    pos = 0
+    for i in range(n_attr - 1):
+        sizes = card[i + 1:].astype(np.int64) * (int(card[i]) * n_classes)
+        row = pair_off[i, i + 1:]
+        np.cumsum(sizes, out=row)
+        row -= sizes
+        row += pos
+        pos += int(sizes.sum())
+    return pair_off, pos
 
 
 def validate_inputs(X, y, cardinalities, n_classes):
@@ -290,17 +319,29 @@ class CountAccumulator:
         # Step 1: lay out the flat tables (the pairs' only when wanted, and once known to fit)
         xy_off = np.zeros(n_attr + 1, dtype=np.int64)
         np.cumsum(card * n_classes, out=xy_off[1:])
-        if pairs:
+        need = token = 0
+        if pairs:  # within the limits, reserved in the working memory in force before anything is allocated
             check_pairwise_bytes(card, n_classes, max_bytes)
-            pair_off, pos = _pair_offsets(card, int(n_classes))
-        else:
-            pair_off, pos = np.zeros((0, 0), dtype=np.int64), 0
+            need = pairwise_bytes(card, n_classes)
+            token = _memory.reserve(need)
+            if token is None:
+                limit, name = _pair_limit(max_bytes)
+                raise _too_many_pairs(n_attr, need, limit, name)
+        try:
+            if pairs:
+                pair_off, pos = _pair_offsets(card, int(n_classes))
+            else:
+                pair_off, pos = np.zeros((0, 0), dtype=np.int64), 0
+            self.n_xxy = np.zeros(pos, dtype=np.int64)
+        except BaseException:
+            _memory.release(token, need)
+            raise
+        _memory.hold(token, need, self.n_xxy)  # given back when the table is let go
         self.pairs = bool(pairs)
         self.card, self.n_classes, self.xy_off, self.pair_off = card, int(n_classes), xy_off, pair_off
         self.n_rows = 0
         self.n_y = np.zeros(n_classes, dtype=np.int64)
         self.n_xy = np.zeros(int(xy_off[-1]), dtype=np.int64)
-        self.n_xxy = np.zeros(pos, dtype=np.int64)
         self._bad = np.zeros(3, dtype=np.int64)
 
     def add(self, X: np.ndarray, y: np.ndarray, row0: int = 0) -> None:

@@ -28,6 +28,7 @@ import weka.classifiers.bayes.hdpbnc.Feedback;
 import weka.classifiers.bayes.hdpbnc.HDPModel;
 import weka.classifiers.bayes.hdpbnc.InstanceCoder;
 import weka.classifiers.bayes.hdpbnc.ModelFile;
+import weka.classifiers.bayes.hdpbnc.PanelStop;
 import weka.classifiers.bayes.hdpbnc.PriorModel;
 import weka.classifiers.bayes.hdpbnc.SpoolClient;
 import weka.core.Capabilities;
@@ -823,6 +824,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    */
   @Override
   public void buildClassifier(Instances data) throws Exception {
+    PanelStop.enter(Thread.currentThread()); // the Explorer's Stop: an interrupt, answered here (PanelStop)
+    PanelStop.stopIfAsked();
     checkOptions();
     getCapabilities().testWithFail(data);
     data = new Instances(data);
@@ -843,6 +846,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       } finally {
         client.cleanUp(); // also when stopped between train() and reading its model
       }
+      PanelStop.stopIfAsked();
     } catch (ThreadDeath stopped) { // Thread.stop(): Weka's panel carries on in its finally block, uninterrupted
       Thread.interrupted();
       throw stopped;
@@ -875,11 +879,12 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
 
   /**
    * Ends a training that the Stop button of a Weka GUI panel interrupted the way Stop ends Weka's own
-   * classifiers: by the ThreadDeath of the Thread.stop() that the panel calls right after interrupt().
-   * An exception would reach the panel's {@code catch (Exception)}, which shows a modal "Problem evaluating
-   * classifier" dialog (and the stop() arriving in the panel's finally block would leave it stuck); so the
-   * thread waits here, uninterrupted, for the stop(), and throws a ThreadDeath itself if none comes (JDK 20
-   * and later, where stop() is unsupported). The job was cancelled by the client's monitor.
+   * classifiers: by a ThreadDeath. An exception would reach the panel's {@code catch (Exception)}, which
+   * shows a modal "Problem evaluating classifier" dialog. In the Explorer's Classify panel Stop is an
+   * interrupt only ({@link PanelStop}), and the ThreadDeath is thrown at once; in another panel, whose Stop
+   * calls Thread.stop() right after interrupt(), the thread waits here, uninterrupted, for the stop() (which
+   * arriving in the panel's finally block would leave it stuck), and throws a ThreadDeath itself if none
+   * comes (JDK 20 and later, where stop() is unsupported). The job was cancelled by the client's monitor.
    *
    * @param e what the interruption made the training throw
    * @return never returns normally
@@ -888,7 +893,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   static ThreadDeath endAsStopped(Exception e) {
     try {
       Thread.interrupted();
-      long end = System.nanoTime() + STOP_GRACE_MILLIS * 1_000_000L;
+      long end = System.nanoTime() + (PanelStop.cooperative(Thread.currentThread()) ? 0
+        : STOP_GRACE_MILLIS * 1_000_000L);
       while (System.nanoTime() < end) {
         try {
           Thread.sleep(10);
@@ -958,6 +964,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    */
   @Override
   public double[] distributionForInstance(Instance instance) throws Exception {
+    PanelStop.stopIfAsked(); // the Explorer's Stop during Weka's evaluation of a fold
     if (m_Prior != null) {
       return m_Prior.distribution();
     }

@@ -369,7 +369,7 @@ public final class ModelFile {
       Map<String, Object> part = asMap(parts.get(e));
       int nTrees = asList(part.get("trees")).size();
       need(first + nTrees <= batches.size(), "the number of trees does not match the structure");
-      members[e] = readNetwork(part, nClasses, logPrior, batches.subList(first, first + nTrees), hdp,
+      members[e] = readNetwork(part, className, nClasses, logPrior, batches.subList(first, first + nTrees), hdp,
         "mle".equals(estimator));
       first += nTrees;
       Object w = part.get("weight");
@@ -431,8 +431,8 @@ public final class ModelFile {
   }
 
   /** One network: its attributes, cardinalities, structure, trees and the concentrations of its trees. */
-  private static HDPModel.Network readNetwork(Map<String, Object> part, int nClasses, double[] logPrior,
-      List<List<Column>> batches, boolean backoffToParent, boolean mle) throws Corrupt {
+  private static HDPModel.Network readNetwork(Map<String, Object> part, String className, int nClasses,
+      double[] logPrior, List<List<Column>> batches, boolean backoffToParent, boolean mle) throws Corrupt {
     HDPModel.Network net = new HDPModel.Network();
     readAttributes(net, asList(part.get("attributes")));
     int nAttr = net.m_AttrNames.length;
@@ -452,6 +452,7 @@ public final class ModelFile {
     }
     net.m_StructureKind = String.valueOf(st.get("kind"));
     net.m_K = asInt(st.get("k"));
+    net.m_ClassName = className;
     net.m_ClassLogPrior = logPrior;
     net.m_BackoffToParent = backoffToParent;
     List<?> trees = asList(part.get("trees"));
@@ -488,6 +489,9 @@ public final class ModelFile {
       }
       need(!net.m_AttrNumeric[a] || net.m_CutPoints[a] != null, "numeric attribute '" + name
         + "' has no cut points");
+      Object temporal = ad.get("temporal"); // dates or durations, as Python's reader checks it
+      need(temporal == null || (net.m_AttrNumeric[a] && ("datetime".equals(temporal) || "duration".equals(temporal))),
+        "attribute '" + name + "': bad temporal " + temporal);
     }
   }
 

@@ -145,6 +145,34 @@ class ModelFileErrorsTest {
     return ModelBytes.editDocument(b, third, "\"weight\":0.2500000000000000", "first");
   }
 
+  /**
+   * The {@code temporal} of an attribute (dates or durations) is one of Python's kinds, and only on a numeric
+   * attribute: the weather model's first attribute, outlook (nominal), and diabetes' pedi (numeric).
+   */
+  @Test
+  void aBadRecordOfDatesIsRefusedAsPythonRefusesIt() throws Exception {
+    byte[] weather = golden();
+    String cuts = "\"cut_points\":null";
+    String[][] cases = {
+      {cuts, "\"temporal\":\"date\"", "attribute 'outlook': bad temporal date"},
+      {cuts, "\"temporal\":123456", "attribute 'outlook': bad temporal 123456"},
+      // a kind of dates, on a nominal attribute
+      {"\"values\":[\"sunny\",\"overcast\",\"rainy\"],\"numeric\":false,\"cut_points\":null",
+        "\"values\":[\"s\",\"o\",\"r\"],\"numeric\":false,\"temporal\":\"datetime\"           ",
+        "attribute 'outlook': bad temporal datetime"},
+    };
+    for (String[] c : cases) {
+      refused(ModelBytes.editDocument(weather, c[0], c[1], "first"), c[1], c[2]);
+    }
+    // a kind of dates on a numeric attribute reads (its labels shortened to make room)
+    byte[] diabetes = Files.readAllBytes(TestFiles.golden().resolve("diabetes-tan-mestimate.hdpbnc"));
+    for (String kind : new String[] {"datetime", "duration"}) {
+      HDPModel m = ModelFile.read(ModelBytes.editDocument(diabetes, "[\"(-inf-0.5275]\",\"(0.5275-inf)\"]",
+        String.format("[\"a\",\"b\"],\"temporal\":\"%s\" ", kind), "first"), "m.hdpbnc");
+      assertTrue(m.attributeNames()[6].equals("pedi"), kind);
+    }
+  }
+
   @Test
   void olderAndNewerMajorVersionsAndOtherFormats() throws Exception {
     byte[] g = golden();
