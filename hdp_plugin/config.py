@@ -168,9 +168,9 @@ HDP_SELECTION_M = 3.0
 
 #: most table cells a model may have (a cell per value of an attribute in each context its tree keeps);
 #: checked, counted exactly, before the trees are laid out and sampled. About 160 bytes each while
-#: fitting and about 20 each in a model file of format 3.0 (52 in the cell layout of 1.0 and 2.0): the
-#: default keeps a fit under about 2.5 GiB and a model file well under 1 GiB in either layout (the Weka
-#: wrapper cannot read model files beyond 2 GiB)
+#: fitting and at most 18 each in a model file (which stores only the cells with training rows): the
+#: default keeps a fit under about 2.5 GiB and a model file well under 1 GiB (the Weka wrapper cannot
+#: read model files beyond 2 GiB)
 MAX_MODEL_CELLS = 1 << 24
 
 # --- HDP sampler (docs/method.md section 4) ----------------------------------------

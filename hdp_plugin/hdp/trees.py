@@ -290,8 +290,9 @@ class LeafCellCounter:
 #: bytes one table cell takes at the peak of a fit (the trees, the sampler's counts, probabilities and
 #: running sums, the tables, and the columns of the model file being written)
 FIT_BYTES_PER_CELL = 160
-#: bytes one table cell takes in a model file (the columns of its cell table)
-FILE_BYTES_PER_CELL = 52
+#: the most bytes one table cell takes in a model file: a stored cell's value and log-probability (10), and
+#: its node's fields (16) shared by at least two values
+FILE_BYTES_PER_CELL = 18
 
 
 def model_size_error(cells: int, n_trees: int, depth: int, widest: int, limit: int) -> TooLargeError:
