@@ -254,11 +254,11 @@ def test_result_json_describes_every_member_of_an_ensemble(tmp_path):
                               DATA_DIABETES)
     model = load_model(folder / P.MODEL_FILE)
     st = result["structure"]
-    trees = [mb.tables.trees for mb in model.members_]
+    trees = [mb.tables for mb in model.members_]
     assert st["kind"] == "eskdb" and st["k"] == 2 and st["members"] == 4 and st["parents"] is None
-    assert st["trees"] == sum(t.n_trees for t in trees) and st["cells"] == sum(t.n_cells for t in trees)
+    assert st["trees"] == sum(t.n_trees for t in trees) and st["cells"] == sum(t.n_observed for t in trees)
     assert st["nodes"] == sum(t.n_nodes for t in trees)
-    assert [m["cells"] for m in st["per_member"]] == [t.n_cells for t in trees]
+    assert [m["cells"] for m in st["per_member"]] == [t.n_observed for t in trees]
     assert [m["kept"] for m in st["per_member"]] == [len(mb.structure.kept) for mb in model.members_]
     assert st["kept"] == len({mb.attributes[j].name for mb in model.members_ for j in mb.structure.kept})
 
