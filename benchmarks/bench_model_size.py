@@ -55,7 +55,8 @@ print(json.dumps({"cells": cells, "observed": observed or None, "bytes": size, "
 
 def run(code_dir: Path, data: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(code_dir))
-    out = subprocess.run([sys.executable, "-c", CHILD, data], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(Path(data).resolve())], env=env, cwd=code_dir,
+                         capture_output=True, text=True, check=True)  # cwd: "-c" puts it first on the path
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
