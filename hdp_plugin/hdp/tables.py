@@ -142,20 +142,10 @@ class ProbabilityTables:
 
     def dense_log_probs(self) -> np.ndarray:
         """Every cell's log-estimate, a node's values ``0 .. card - 1`` in a row, nodes in order (the
-        dense layout of :class:`~hdp_plugin.hdp.trees.ContextTrees`); for tests and inspection."""
-        card = self.tree_card[self.node_tree]
-        start = np.concatenate(([0], np.cumsum(card)))
-        out = np.empty(int(start[-1]), np.float64)
-        for j in range(self.n_nodes):  # parents first: a node's unseen values back off to finished rows
-            k = int(card[j])
-            p = int(self.node_parent[j])
-            base = out[start[p]:start[p] + k] if self.backoff_to_parent and p >= 0 else np.full(k, -math.log(k))
-            with np.errstate(invalid="ignore"):
-                row = base + self.log_backoff[j]
-            lo, hi = int(self.cell_start[j]), int(self.cell_start[j + 1])
-            row[self.cell_value[lo:hi]] = self.log_probs[lo:hi]
-            out[start[j]:start[j] + k] = row
-        return out
+        dense layout of :class:`~hdp_plugin.hdp.trees.ContextTrees`): what prediction reads."""
+        from .predict import dense_view
+
+        return dense_view(self)[3]
 
 
 def children_of(node_parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

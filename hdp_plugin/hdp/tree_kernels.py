@@ -445,3 +445,62 @@ def sparse_cells(log_probs, raw, node_parent, node_cell_start, node_card, backof
                 out += 1
             else:
                 derived[lo + x] = w * (derived[plo + x] if backoff_to_parent and p >= 0 else 1.0 / k)
+
+
+@njit(**NJIT_OPTIONS)
+def dense_lookup(node_parent, node_branch, node_depth, node_card, node_radix, child_count, cell_start, cell_value,
+                 cell_log_prob, log_backoff, backoff_to_parent):
+    """The dense view of sparse tables that prediction reads: every node's child table and every cell's
+    log-estimate (:meth:`~hdp_plugin.hdp.tables.ProbabilityTables.dense_log_probs`).
+
+    Parameters
+    ----------
+    node_parent, node_branch, node_depth : ndarray (n_nodes,) int64
+        Every node's parent (-1 at a root; parents come first), branch value and depth.
+    node_card, node_radix : ndarray (n_nodes,) int64
+        Every node's attribute cardinality, and the cardinality of the variable it branches on.
+    child_count : ndarray (n_nodes,) int64
+        Every node's number of children.
+    cell_start, cell_value, cell_log_prob, log_backoff : ndarray
+        The sparse tables' cells and back-off weights.
+    backoff_to_parent : bool
+        Back off to the parent (HDP) or to the uniform distribution.
+
+    Returns
+    -------
+    (child_start, child_table, node_cell_start, log_probs) : the child of node ``i`` reached with value ``v``
+    is ``child_table[child_start[i] + v]`` (-1 if none; ``child_start`` is -1 at a leaf), and the
+    log-estimate of value ``x`` at node ``i`` is ``log_probs[node_cell_start[i] + x]``.
+    """
+    n = node_parent.shape[0]
+    child_start = np.full(n, -1, np.int64)
+    slots = 0
+    for i in range(n):
+        if child_count[i] > 0:
+            child_start[i] = slots
+            slots += node_radix[i]
+    child_table = np.full(slots, -1, np.int64)
+    node_cell_start = np.empty(n + 1, np.int64)
+    node_cell_start[0] = 0
+    for i in range(n):
+        node_cell_start[i + 1] = node_cell_start[i] + node_card[i]
+        p = node_parent[i]
+        if p >= 0:
+            child_table[child_start[p] + node_branch[i]] = i
+    out = np.empty(node_cell_start[n], np.float64)
+    for i in range(n):
+        lo = node_cell_start[i]
+        k = node_card[i]
+        p = node_parent[i]
+        lb = log_backoff[i]
+        if backoff_to_parent and p >= 0:
+            plo = node_cell_start[p]
+            for x in range(k):
+                out[lo + x] = lb + out[plo + x]
+        else:
+            u = lb - math.log(k)
+            for x in range(k):
+                out[lo + x] = u
+        for c in range(cell_start[i], cell_start[i + 1]):
+            out[lo + cell_value[c]] = cell_log_prob[c]
+    return child_start, child_table, node_cell_start, out
