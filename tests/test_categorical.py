@@ -1,4 +1,4 @@
-"""categorical_features: integer-coded columns declared nominal, on every face (issue 24, part 1).
+"""categorical_features: integer-coded columns declared nominal, on every face.
 
 The Weka data sets of tests/data written as CSV with integer codes are what a user with a CSV export
 holds: declared categorical, they give the model the ARFF file gives, in memory, streamed, through

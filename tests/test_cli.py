@@ -391,7 +391,7 @@ def test_progress_bars_on_a_terminal(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------
-# issue 14: refusals in one line, --format, --class-values, help
+# refusals in one line, --format, --class-values, help
 # ------------------------------------------------------------------------------------------
 def test_evaluate_refuses_more_folds_than_rows(tmp_path):
     result = run("evaluate", WEATHER, "--folds", "15", "-e", "laplace")

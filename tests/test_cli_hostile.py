@@ -1,4 +1,4 @@
-"""The CLI against hostile output targets, a full disk and odd labels (issue 13, items 4 and 9)."""
+"""The CLI against hostile output targets, a full disk and odd labels."""
 
 from __future__ import annotations
 

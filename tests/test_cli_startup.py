@@ -1,4 +1,4 @@
-"""Commands that neither train nor read data start without numba and pyarrow (issue 12)."""
+"""Commands that neither train nor read data start without numba and pyarrow."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ GOLDEN = ROOT / "tests" / "golden" / "models"
 
 @pytest.mark.parametrize("model", ["diabetes-eskdb-hdp", "vote-kdb2-hdp", "diabetes-tan-mestimate"])
 def test_info_and_show_read_a_model_without_numba(model, tmp_path):
-    """``hdp-bnc info`` reads and checks the whole file with numpy and pyarrow only (issue 12), and
+    """``hdp-bnc info`` reads and checks the whole file with numpy and pyarrow only, and
     prints what ``load_model`` sees: the same trees, cells and concentrations."""
     from hdp_plugin.model import load_model
 

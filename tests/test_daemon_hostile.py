@@ -1,4 +1,4 @@
-"""The daemon against hostile spools, producers that break the rules, and a full disk (issue 13).
+"""The daemon against hostile spools, producers that break the rules, and a full disk.
 
 Real daemon processes on real files, as in test_daemon_service.py (whose helpers these reuse).
 """
@@ -281,7 +281,7 @@ def test_a_claim_sent_to_a_dead_worker_is_put_back_without_an_attempt(tmp_path):
 
 
 def test_a_well_formed_producer_attempts_file_counts_for_nothing(tmp_path):
-    """Issue 21, item 1: an attempts.json a producer put in a published job, however well formed (or
+    """An attempts.json a producer put in a published job, however well formed (or
     the daemon's own, in a finished job's folder published again), is not the daemon's: the job starts at attempt 1, and with a
     forged "lost": 2 one worker kill does not fail it with too_many_attempts."""
     spool = tmp_path / "spool"
@@ -317,7 +317,7 @@ def test_a_well_formed_producer_attempts_file_counts_for_nothing(tmp_path):
 
 
 def test_job_names_with_newlines_cannot_forge_log_lines(tmp_path):
-    """Issue 21, item 7: a published name holding a newline (or a terminal escape) reaches the daemon's
+    """A published name holding a newline (or a terminal escape) reaches the daemon's
     log escaped, on its own line; a name that only ends in a newline is not a valid job name either."""
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()

@@ -586,7 +586,7 @@ def test_two_daemons_on_one_spool_never_run_a_job_twice(tmp_path):
 
 
 def test_stop_right_after_start_stops_the_daemon_at_once(tmp_path):
-    """Issue 21, item 9: 'stop' a second after a daemon started, while its worker still compiles
+    """'stop' a second after a daemon started, while its worker still compiles
     (HDP_NUMBA_CACHE=0 makes the warm-up long), stops it within seconds, not after the warm-up, and
     'stopped' is true when it says so: the process has exited."""
     spool = tmp_path / "spool"
@@ -612,7 +612,7 @@ def test_stop_right_after_start_stops_the_daemon_at_once(tmp_path):
 
 
 def test_stop_before_the_daemon_has_taken_its_lock_still_stops_it(tmp_path):
-    """Issue 21, item 9: a 'stop' issued while a daemon is still starting (no lock or heartbeat yet)
+    """A 'stop' issued while a daemon is still starting (no lock or heartbeat yet)
     stops it as soon as it looks; it claims nothing. A daemon started after the stop is not stopped."""
     spool = tmp_path / "spool"
     P.Spool(spool).create()
@@ -641,7 +641,7 @@ def test_stop_before_the_daemon_has_taken_its_lock_still_stops_it(tmp_path):
 
 
 def test_submit_wait_says_once_that_no_daemon_serves_the_spool_and_goes_on_waiting(tmp_path):
-    """Issue 21, item 16: 'submit --wait' with no daemon says so once on stderr (with how to start one),
+    """'submit --wait' with no daemon says so once on stderr (with how to start one),
     keeps waiting, and finishes when a daemon appears; --no-daemon-timeout gives up, the job kept."""
     spool = tmp_path / "spool"
     P.Spool(spool).create()

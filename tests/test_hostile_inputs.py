@@ -1,5 +1,5 @@
 """Hostile and corrupt input files: each is refused with one DataError line naming the file, without
-crashing the process or exhausting its memory (issue 13, items 1 and 6).
+crashing the process or exhausting its memory.
 
 Files that used to crash the interpreter are read in a child process under a memory cap, so a
 regression fails the test instead of killing pytest.
@@ -76,7 +76,7 @@ def _stream(table: pa.Table, path: Path, **options) -> Path:
 
 
 def test_declared_rows_are_bounded_before_decoding(tmp_path):
-    # a few hundred bytes declaring 5x10^8 rows of a type that needs no bytes (issue 13, item 6)
+    # a few hundred bytes declaring 5x10^8 rows of a type that needs no bytes
     table = pa.table({"a": pa.nulls(500_000_000), "class": pa.nulls(500_000_000, pa.string())})
     path = _stream(table.select(["a"]), tmp_path / "rows.arrow")
     assert path.stat().st_size < 1000
@@ -282,7 +282,7 @@ def _fuzz_formats(family: str, seed: int, seconds: float, cases: int, tmp_path: 
 
 
 def test_fuzz_arff_csv_and_feather_readers_briefly(tmp_path):
-    """Issue 21, item 10: seeded byte and token mutations (quotes, braces, declarations, huge and
+    """Seeded byte and token mutations (quotes, braces, declarations, huge and
     non-finite numbers, NUL, line separators) of ARFF files (dense and sparse; plain, gzip bytes, gzip
     of mutated text), CSV and Feather v2 (uncompressed, lz4, zstd): each reads whole and in batches,
     or raises one DataError line naming the file; no crash, no hang, no memory blow-up."""
@@ -290,7 +290,7 @@ def test_fuzz_arff_csv_and_feather_readers_briefly(tmp_path):
 
 
 def test_fuzz_model_files_briefly(tmp_path):
-    """Issue 21, item 10: the golden single-network and ESKDB model files with flipped bytes, or with a
+    """The golden single-network and ESKDB model files with flipped bytes, or with a
     document value or a cell changed and the checksum recomputed: each loads, and then predicts finite
     distributions, or raises one ModelFileError line naming the file."""
     _fuzz_formats("model", seed=21, seconds=18, cases=800, tmp_path=tmp_path)

@@ -1,4 +1,4 @@
-"""Resource limits and undecodable names (issue 21, items 2-6): each is one ``error:`` line naming the file,
+"""Resource limits and undecodable names: each is one ``error:`` line naming the file,
 attribute or option, refused before the memory is spent.
 
 Inputs that used to exhaust the memory are run in a child process under an address-space cap, so that a

@@ -1,4 +1,4 @@
-"""Oversized models are refused before sampling, with how big they would be and what to lower (issue 13, item 6)."""
+"""Oversized models are refused before sampling, with how big they would be and what to lower."""
 
 from __future__ import annotations
 

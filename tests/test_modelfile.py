@@ -462,7 +462,7 @@ def test_the_worked_example_in_the_document_is_true(monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------
-# every face writes the same model document (canonical parameters, issue 22 item 4)
+# every face writes the same model document (canonical parameters)
 # ------------------------------------------------------------------------------------------
 #: (API parameters, the same as hdp-bnc train options): parameters a model does not use set off their defaults
 _FACES = [

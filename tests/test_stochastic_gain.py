@@ -1,4 +1,4 @@
-"""The "stochastic-gain" discretisation (issue 24, part 3): the ensemble's default."""
+"""The "stochastic-gain" discretisation: the ensemble's default."""
 
 from __future__ import annotations
 

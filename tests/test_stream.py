@@ -398,7 +398,7 @@ def test_streamed_eskdb_with_auto_iterations_is_the_in_memory_ensemble(tmp_path)
         assert np.array_equal(a.fit_info_.get(key, -1), b.fit_info_.get(key, -1)), key
 
 
-# -- one large file read in batches (issue 15) ---------------------------------------------------------
+# -- one large file read in batches ---------------------------------------------------------
 def _write_ipc(t: pa.Table, path: Path, stream: bool, batch: int) -> Path:
     with pa.OSFile(str(path), "wb") as sink, (pa.ipc.new_stream if stream else pa.ipc.new_file)(sink, t.schema) as w:
         for b in t.to_batches(max_chunksize=batch):

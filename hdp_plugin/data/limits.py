@@ -1,4 +1,4 @@
-"""The resource limits of reading and training, shared by ``hdp-bnc`` and the daemon (issue 21).
+"""The resource limits of reading and training, shared by ``hdp-bnc`` and the daemon.
 
 * ``max_input_bytes`` (``--max-input-mb``): the data file, and its data once decompressed (gzip ARFF
   and CSV, compressed Arrow buffers, Parquet row groups), each checked before it is decompressed;
