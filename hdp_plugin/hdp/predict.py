@@ -3,7 +3,7 @@
 Prediction descends each tree along (y, parent values) and stops at the deepest node that exists
 (back-off, docs/method.md section 4), whose estimate of the attribute's value is its cell's, or for a
 value it has no cell for, its back-off weight times its back-off distribution's (read from a dense view
-of the tables made on first use, :func:`dense_view`); an attribute value that the model has no slot for
+of the tables made on first use, :meth:`ProbabilityTables.dense_view`); an attribute value that the model has no slot for
 drops that attribute's factor (exact marginalisation). Kept apart from :mod:`.tables` so that reading a model
 file does not load numba.
 """
@@ -19,7 +19,6 @@ from numba import njit
 
 from ..config import NJIT_OPTIONS
 from .tables import ProbabilityTables
-from .tree_kernels import dense_lookup
 
 
 @njit(**NJIT_OPTIONS)
@@ -104,31 +103,10 @@ def log_posterior_rows(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_st
 PREDICT_BLOCK = 1 << 15
 
 
-def dense_view(tables: ProbabilityTables) -> tuple:
-    """``(child_start, child_table, node_cell_start, log_probs)``: the tables as prediction reads them, every
-    node's children in a table indexed by branch value and every cell's log-estimate (a value the node has no
-    cell for: its back-off weight times its back-off distribution's). Made on first use and kept with the
-    tables: a direct index per step is what keeps prediction as fast as it is on the dense tables of a fit."""
-    view = tables.__dict__.get("_dense_view")
-    if view is None:
-        t = tables
-        depth = t.node_depth
-        node_tree = t.node_tree
-        var = t.tree_var_start[node_tree] + depth  # the variable a node's children branch on
-        has = var < t.tree_var_start[node_tree + 1]
-        bv = t.branch_vars[np.where(has, var, 0)] if t.branch_vars.size else np.zeros(t.n_nodes, np.int64)
-        radix = np.where(has, np.where(bv < 0, t.n_classes, t.cardinalities[np.maximum(bv, 0)]), 0).astype(np.int64)
-        view = dense_lookup(t.node_parent, t.node_branch, depth, t.tree_card[node_tree].astype(np.int64), radix,
-                            t.child_count, t.cell_start, t.cell_value, t.log_probs, t.log_backoff,
-                            bool(t.backoff_to_parent))
-        tables.__dict__["_dense_view"] = view
-    return view
-
-
 def predict_log_proba(tables: ProbabilityTables, X: np.ndarray) -> np.ndarray:
     """Normalised log P(y | x) for every row of the code matrix ``X`` (blocks of rows on all cores)."""
     t = tables
-    child_start, child_table, node_cell_start, log_probs = dense_view(tables)
+    child_start, child_table, node_cell_start, log_probs = tables.dense_view()
     X = np.ascontiguousarray(X)
     n_rows = X.shape[0]
     out = np.empty((n_rows, tables.log_prior.shape[0]), dtype=np.float64)

@@ -140,12 +140,31 @@ class ProbabilityTables:
                    log_prior=np.asarray(log_prior, np.float64), backoff_to_parent=bool(backoff_to_parent),
                    n_classes=int(trees.n_classes), cardinalities=trees.cardinalities)
 
+    def dense_view(self) -> tuple:
+        """``(child_start, child_table, node_cell_start, log_probs)``: the tables as prediction reads them,
+        every node's children in a table indexed by branch value and every cell's log-estimate (a value the
+        node has no cell for: its back-off weight times its back-off distribution's). Made on first use and
+        kept with the tables: a direct index per step keeps prediction as fast as on a fit's dense tables."""
+        view = self.__dict__.get("_dense_view")
+        if view is None:
+            from .tree_kernels import dense_lookup
+
+            node_tree = self.node_tree
+            var = self.tree_var_start[node_tree] + self.node_depth  # the variable a node's children branch on
+            has = var < self.tree_var_start[node_tree + 1]
+            bv = self.branch_vars[np.where(has, var, 0)] if self.branch_vars.size else np.zeros(self.n_nodes, np.int64)
+            radix = np.where(has, np.where(bv < 0, self.n_classes, self.cardinalities[np.maximum(bv, 0)]), 0)
+            view = dense_lookup(self.node_parent, self.node_branch, self.node_depth,
+                                self.tree_card[node_tree].astype(np.int64), radix.astype(np.int64), self.child_count,
+                                self.cell_start, self.cell_value, self.log_probs, self.log_backoff,
+                                bool(self.backoff_to_parent))
+            self.__dict__["_dense_view"] = view
+        return view
+
     def dense_log_probs(self) -> np.ndarray:
         """Every cell's log-estimate, a node's values ``0 .. card - 1`` in a row, nodes in order (the
         dense layout of :class:`~hdp_plugin.hdp.trees.ContextTrees`): what prediction reads."""
-        from .predict import dense_view
-
-        return dense_view(self)[3]
+        return self.dense_view()[3]
 
 
 def children_of(node_parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
