@@ -24,54 +24,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from hdp_plugin import cli
 from hdp_plugin.data.arff import parse_header
 from hdp_plugin.errors import TooLargeError
 from hdp_plugin.structure.counts import count_statistics, pairwise_bytes
+from test_limits import _capped, child_error, cli_capped, one_line_error, run
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
 DATA = HERE / "data"
 VOTE = DATA / "vote.arff"
 GOLDEN = HERE / "golden" / "models" / "vote-kdb2-hdp.hdpbnc"
-#: address-space cap of the child processes (numba and pyarrow reserve much virtual memory)
-CAP_BYTES = 3 << 30
-runner = CliRunner()
 posix_only = pytest.mark.skipif(os.name != "posix", reason="uses RLIMIT_AS")
-
-
-def run(*args):
-    return runner.invoke(cli.app, [str(a) for a in args], catch_exceptions=False)
-
-
-def one_line_error(result, *words, code=2):
-    assert result.exit_code == code, (result.exit_code, result.output)
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    for w in words:
-        assert w in result.stderr, result.stderr
-
-
-def _capped():
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (CAP_BYTES, CAP_BYTES))
-
-
-def cli_capped(*args, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``hdp-bnc ARGS`` in a child process under the memory cap."""
-    return subprocess.run([sys.executable, "-m", "hdp_plugin", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_capped)
-
-
-def child_error(r: subprocess.CompletedProcess, *words, code: int = 2) -> str:
-    assert r.returncode == code, (r.returncode, r.stderr[-3000:])
-    lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("compiling ")]
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr[-3000:]
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
 
 
 # ------------------------------------------------------------------------------------------

@@ -16,17 +16,12 @@ from hdp_plugin import config
 from hdp_plugin.errors import ModelFileError, NotFittedError
 from hdp_plugin.model import load_model, save_model
 from hdp_plugin.model import modelfile
+from reference import same_tables
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 GOLDEN = HERE / "golden" / "models"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
-
-
-def _same_tables(a, b) -> None:
-    for name in a.__dataclass_fields__:
-        x, y = getattr(a, name), getattr(b, name)
-        assert np.array_equal(x, y), name
 
 
 def _round_trip(clf, tmp_path, X):
@@ -36,7 +31,7 @@ def _round_trip(clf, tmp_path, X):
     np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
     assert len(loaded.members_) == len(clf.members_)
     for a, b in zip(loaded.members_, clf.members_):
-        _same_tables(a.tables, b.tables)
+        same_tables(a.tables, b.tables)
         assert a.structure == b.structure and a.attributes == b.attributes and a.weight == b.weight
         assert a.seed == b.seed
         np.testing.assert_array_equal(a.cardinalities, b.cardinalities)

@@ -48,8 +48,8 @@ class ProbabilityTables:
     node_parent, node_depth, node_branch : ndarray (n_nodes,) int64
         Every node's parent (-1 at a root), depth, and the value of its parent's branching variable
         that leads to it (-1 at a root).
-    child_start, child_count : ndarray (n_nodes,) int64
-        A node's children are ``child_start[i] .. child_start[i] + child_count[i] - 1``.
+    child_count : ndarray (n_nodes,) int64
+        Every node's number of children (they follow the children of the nodes before it).
     cell_start : ndarray (n_nodes + 1,) int64
         Node ``i``'s cells are ``cell_start[i] .. cell_start[i + 1] - 1`` of ``cell_value`` and ``log_probs``.
     cell_value : ndarray (n_observed,) int64
@@ -76,7 +76,6 @@ class ProbabilityTables:
     node_parent: np.ndarray
     node_depth: np.ndarray
     node_branch: np.ndarray
-    child_start: np.ndarray
     child_count: np.ndarray
     cell_start: np.ndarray
     cell_value: np.ndarray
@@ -131,11 +130,11 @@ class ProbabilityTables:
         sparse_cells(np.ascontiguousarray(log_probs, np.float64), raw, trees.node_parent, trees.node_cell_start,
                      np.ascontiguousarray(card, np.int64), bool(backoff_to_parent), cell_start, cell_value,
                      sparse_lp, log_backoff)
-        child_start, child_count = children_of(trees.node_parent)
+        child_count = children_of(trees.node_parent)
         return cls(attrs=trees.attrs, tree_card=trees.tree_card, tree_node_start=trees.tree_node_start,
                    tree_var_start=trees.tree_var_start, branch_vars=trees.branch_vars,
                    node_parent=trees.node_parent, node_depth=trees.node_depth, node_branch=trees.node_branch,
-                   child_start=child_start, child_count=child_count, cell_start=cell_start,
+                   child_count=child_count, cell_start=cell_start,
                    cell_value=cell_value, log_probs=sparse_lp, log_backoff=log_backoff,
                    log_prior=np.asarray(log_prior, np.float64), backoff_to_parent=bool(backoff_to_parent),
                    n_classes=int(trees.n_classes), cardinalities=trees.cardinalities)
@@ -154,7 +153,7 @@ class ProbabilityTables:
             has = var < self.tree_var_start[node_tree + 1]
             bv = self.branch_vars[np.where(has, var, 0)] if self.branch_vars.size else np.zeros(self.n_nodes, np.int64)
             radix = np.where(has, np.where(bv < 0, self.n_classes, self.cardinalities[np.maximum(bv, 0)]), 0)
-            view = dense_lookup(self.node_parent, self.node_branch, self.node_depth,
+            view = dense_lookup(self.node_parent, self.node_branch,
                                 self.tree_card[node_tree].astype(np.int64), radix.astype(np.int64), self.child_count,
                                 self.cell_start, self.cell_value, self.log_probs, self.log_backoff,
                                 bool(self.backoff_to_parent))
@@ -167,16 +166,9 @@ class ProbabilityTables:
         return self.dense_view()[3]
 
 
-def children_of(node_parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(child_start, child_count)`` of every node from the parents of nodes laid out breadth-first
-    (a node's children contiguous); a leaf's ``child_start`` is where its children would start."""
-    n = node_parent.shape[0]
-    child_count = np.bincount(node_parent[node_parent >= 0], minlength=n).astype(np.int64)
-    first = np.full(n, n, np.int64)
-    kids = np.nonzero(node_parent >= 0)[0]
-    np.minimum.at(first, node_parent[kids], kids)
-    child_start = np.where(child_count > 0, first, 0).astype(np.int64)
-    return child_start, child_count
+def children_of(node_parent: np.ndarray) -> np.ndarray:
+    """Every node's number of children, from the nodes' parents (-1 at a root)."""
+    return np.bincount(node_parent[node_parent >= 0], minlength=node_parent.shape[0]).astype(np.int64)
 
 
 def class_prior(y: np.ndarray, n_classes: int) -> np.ndarray:

@@ -448,15 +448,15 @@ def sparse_cells(log_probs, raw, node_parent, node_cell_start, node_card, backof
 
 
 @njit(**NJIT_OPTIONS)
-def dense_lookup(node_parent, node_branch, node_depth, node_card, node_radix, child_count, cell_start, cell_value,
+def dense_lookup(node_parent, node_branch, node_card, node_radix, child_count, cell_start, cell_value,
                  cell_log_prob, log_backoff, backoff_to_parent):
     """The dense view of sparse tables that prediction reads: every node's child table and every cell's
     log-estimate (:meth:`~hdp_plugin.hdp.tables.ProbabilityTables.dense_log_probs`).
 
     Parameters
     ----------
-    node_parent, node_branch, node_depth : ndarray (n_nodes,) int64
-        Every node's parent (-1 at a root; parents come first), branch value and depth.
+    node_parent, node_branch : ndarray (n_nodes,) int64
+        Every node's parent (-1 at a root; parents come first) and branch value.
     node_card, node_radix : ndarray (n_nodes,) int64
         Every node's attribute cardinality, and the cardinality of the variable it branches on.
     child_count : ndarray (n_nodes,) int64

@@ -569,12 +569,12 @@ def _read_tables(part: dict, n_classes: int, log_prior: np.ndarray, batches, bac
         return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype)
 
     node_parent = cat(par_l, np.int64)
-    child_start, child_count = children_of(node_parent)
+    child_count = children_of(node_parent)
     return ProbabilityTables(
         attrs=np.asarray(attrs, np.int64), tree_card=np.asarray(tcard, np.int64),
         tree_node_start=np.asarray(node_start, np.int64), tree_var_start=np.asarray(var_start, np.int64),
         branch_vars=np.asarray(bvars, np.int64), node_parent=node_parent, node_depth=cat(dep_l, np.int64),
-        node_branch=cat(br_l, np.int64), child_start=child_start, child_count=child_count,
+        node_branch=cat(br_l, np.int64), child_count=child_count,
         cell_start=np.concatenate((cat(cs_l, np.int64), [n_cells])).astype(np.int64),
         cell_value=cat(cv_l, np.int64), log_probs=cat(lp_l, np.float64), log_backoff=cat(lb_l, np.float64),
         log_prior=log_prior, backoff_to_parent=backoff_to_parent, n_classes=n_classes, cardinalities=cards)
