@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate every generated section of docs/benchmarks.md and benchmarks/studies.md, accuracy and speed.
+# Regenerate every generated section of docs/benchmarks.md, benchmarks/studies.md and README.md, and the figure.
 # Run from anywhere:
 #
 #   benchmarks/regenerate.sh            # everything (hours the first time; accuracy results are cached)
@@ -39,6 +39,8 @@ if [[ "${1:-all}" != speed ]]; then
   python benchmarks/accuracy.py --iterations 1000 "${mlbench[@]}" -o "$doc" --section accuracy-default \
     --methods "$peers" --summary --report-only
   python benchmarks/plot_accuracy_time.py --doc "$doc" --section accuracy-default -o docs/accuracy-time.svg
+  # and README.md's table of the default against the forests and XGBoost, from the same section
+  python benchmarks/report_sections.py -o README.md --section readme-compare -- python benchmarks/compare_table.py
   # how many iterations: accuracy against iterations on Weka's 16 sets (one 5000-iteration run per fold
   # and method read at checkpoints), and the stopping rules on kDB-2, kDB-5 and SkDB
   python benchmarks/convergence.py --jobs 2 -o "$studies" --section convergence --parts curves,fewest \

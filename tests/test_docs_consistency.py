@@ -219,3 +219,17 @@ def test_no_document_claims_a_single_kdb_is_faster_than_the_ensemble():
 def test_the_readme_states_no_test_count():
     # a count rots with every test added; the README says how long the suite takes instead
     assert not re.search(r"\b[\d,]+ tests\b", _text(ROOT / "README.md"))
+
+
+def test_the_readme_comparison_is_the_generated_table_of_the_benchmarks():
+    # README.md's figures come from docs/benchmarks.md through benchmarks/compare_table.py, never by hand
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare_table", ROOT / "benchmarks" / "compare_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sections = dict(GENERATED.findall(_text(ROOT / "README.md")))
+    assert "readme-compare" in sections, "README.md has no generated section readme-compare"
+    body = sections["readme-compare"].split("\n\n", 1)[1].strip()
+    assert body == module.table(_text(ROOT / "docs" / "benchmarks.md")), \
+        "README.md's readme-compare differs from `python benchmarks/compare_table.py`: rerun benchmarks/regenerate.sh"
