@@ -5,9 +5,9 @@
 
 Reads the table of mean ranks and training time that ``benchmarks/accuracy.py --summary`` writes into the
 generated section (by default ``accuracy-default`` of docs/benchmarks.md: the default and its peers on 30
-data sets), so the figure is redrawn from the document without rerunning anything. One panel per measure:
-the method's mean rank over the data sets (1 = best, at the top) against its training time summed over
-every fold (log scale). Needs matplotlib (the bench extra: pip install -e '.[bench]').
+data sets), so the figure is redrawn from the document without rerunning anything. One panel: each
+method's mean rank on one measure (``--measure``, RMSE by default; 1 = best, at the top) against its
+training time summed over every fold (log scale). Needs matplotlib (the bench extra: pip install -e '.[bench]').
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def read_summary(text: str, section: str) -> tuple[str, list[tuple[str, dict[str
     return title, rows
 
 
-def plot(title: str, rows, path: Path) -> None:
+def plot(title: str, rows, path: Path, measure: str = "RMSE") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -58,31 +58,34 @@ def plot(title: str, rows, path: Path) -> None:
     matplotlib.rcParams["svg.fonttype"] = "none"  # text as text, not as outlines: a small file
     matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans"]  # one font named per text, not ten
     markers = "osD^vP*Xph<>"
-    fig, axes = plt.subplots(1, len(MEASURES), figsize=(10, 3.6), sharey=True)
-    worst = max(max(r.values()) for _, r, _ in rows)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    worst = max(r[measure] for _, r, _ in rows)
     for i, (method, ranks, seconds) in enumerate(rows):
-        for ax, measure in zip(axes, MEASURES):
-            ax.scatter([seconds], [ranks[measure]], s=36, marker=markers[i % len(markers)],
-                       color=plt.cm.tab10(i % 10), label=method if ax is axes[0] else None, zorder=3)
-    for ax, measure in zip(axes, MEASURES):
-        ax.set_xscale("log")
-        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # fewer marks, a smaller file
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))  # 10, 100
-        ax.set_ylim(worst + 0.5, 0.5)  # rank 1 at the top
-        ax.grid(True, lw=0.3, color="#cccccc")
-        ax.set_title(f"{measure}", fontsize=10)
-        ax.set_xlabel("training time, s (all folds, one thread)", fontsize=8)
-        ax.tick_params(labelsize=8)
-    axes[0].set_ylabel("mean rank (1 = best)", fontsize=8)
-    fig.suptitle(title, fontsize=9)
+        ax.scatter([seconds], [ranks[measure]], s=36, marker=markers[i % len(markers)],
+                   color=plt.cm.tab10(i % 10), label=method, zorder=3)
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # fewer marks, a smaller file
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))  # 10, 100
+    ax.set_ylim(worst + 0.5, 0.5)  # rank 1 at the top
+    ax.grid(True, lw=0.3, color="#cccccc")
+    ax.set_xlabel("training time, s (all folds, one thread)", fontsize=8)
+    ax.set_ylabel(f"mean rank on {measure} (1 = best)", fontsize=8)
+    ax.tick_params(labelsize=8)
+    ax.set_title(", ".join(title.split(", ")[:2]), fontsize=8)  # "Accuracy: 5x2 cross-validation, 30 data sets"
     fig.legend(loc="center right", fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 0.8, 1))
+    fig.tight_layout(rect=(0, 0, 0.72, 1))
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
-    # coordinates to 1/100 of a point and no indentation: the same picture in three quarters of the bytes
-    svg = re.sub(r"(\d+\.\d\d)\d+", r"\1", buf.getvalue())
+    # coordinates to 1/10 of a point and no indentation: the same picture in fewer bytes
+    svg = re.sub(r"(\d+\.\d)\d+", r"\1", buf.getvalue())
     svg = re.sub(r" ?\n\s*(?=[LMCz])", " ", re.sub(r"\n\s+", "\n", svg))
+    # and no metadata, group names, null rotations or font named per text (the style sheet names it once)
+    svg = re.sub(r"<metadata>.*?</metadata>\n", "", svg, flags=re.S)
+    svg = re.sub(r'<g id="[^"]*">', "<g>", svg)
+    svg = re.sub(r' transform="rotate\(-?0 [\d.]+ [\d.]+\)"', "", svg)
+    svg = svg.replace("font-family: 'DejaVu Sans', sans-serif; ", "")
+    svg = svg.replace("<style type=\"text/css\">", "<style type=\"text/css\">text{font-family:'DejaVu Sans',sans-serif}")
     path.write_text(svg, encoding="utf-8")
 
 
@@ -91,6 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md",
                     help="The Markdown file holding the generated section.")
     ap.add_argument("--section", default="accuracy-default", help="The generated section's name.")
+    ap.add_argument("--measure", choices=MEASURES, default="RMSE", help="The measure whose mean rank is drawn.")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "docs" / "accuracy-time.svg", help="The SVG to write.")
     args = ap.parse_args(argv)
     try:
@@ -102,7 +106,7 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as e:
         print(f"error: {args.doc}: {e}", file=sys.stderr)
         return 1
-    plot(title, rows, args.output)
+    plot(title, rows, args.output, args.measure)
     return 0
 
 
