@@ -82,11 +82,26 @@ def plot(title: str, rows, path: Path, measure: str = "RMSE") -> None:
     svg = re.sub(r" ?\n\s*(?=[LMCz])", " ", re.sub(r"\n\s+", "\n", svg))
     # and no metadata, group names, null rotations or font named per text (the style sheet names it once)
     svg = re.sub(r"<metadata>.*?</metadata>\n", "", svg, flags=re.S)
-    svg = re.sub(r'<g id="[^"]*">', "<g>", svg)
+    svg = _unwrap_plain_groups(re.sub(r'<g id="[^"]*">', "<g>", svg))
     svg = re.sub(r' transform="rotate\(-?0 [\d.]+ [\d.]+\)"', "", svg)
     svg = svg.replace("font-family: 'DejaVu Sans', sans-serif; ", "")
     svg = svg.replace("<style type=\"text/css\">", "<style type=\"text/css\">text{font-family:'DejaVu Sans',sans-serif}")
     path.write_text(svg, encoding="utf-8")
+
+
+def _unwrap_plain_groups(svg: str) -> str:
+    """``svg`` without its attribute-less ``<g>`` elements (each on a line of its own), which draw nothing."""
+    out, stack = [], []
+    for line in svg.split("\n"):
+        if line == "<g>":
+            stack.append(False)
+            continue
+        if line.startswith("<g "):
+            stack.append(True)
+        elif line == "</g>" and stack and not stack.pop():
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def main(argv=None) -> int:
