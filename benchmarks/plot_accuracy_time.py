@@ -80,12 +80,14 @@ def plot(title: str, rows, path: Path, measure: str = "RMSE") -> None:
     # coordinates to 1/10 of a point and no indentation: the same picture in fewer bytes
     svg = re.sub(r"(\d+\.\d)\d+", r"\1", buf.getvalue())
     svg = re.sub(r" ?\n\s*(?=[LMCz])", " ", re.sub(r"\n\s+", "\n", svg))
-    # and no metadata, group names, null rotations or font named per text (the style sheet names it once)
+    # and no metadata, group names, null rotations or font given per text (the style sheet gives it once)
     svg = re.sub(r"<metadata>.*?</metadata>\n", "", svg, flags=re.S)
     svg = _unwrap_plain_groups(re.sub(r'<g id="[^"]*">', "<g>", svg))
     svg = re.sub(r' transform="rotate\(-?0 [\d.]+ [\d.]+\)"', "", svg)
     svg = svg.replace("font-family: 'DejaVu Sans', sans-serif; ", "")
-    svg = svg.replace("<style type=\"text/css\">", "<style type=\"text/css\">text{font-family:'DejaVu Sans',sans-serif}")
+    svg = re.sub(r'style="font-size: 8px; text-anchor: (\w+)"', r'text-anchor="\1"', svg)  # every text is 8 px
+    svg = svg.replace("<style type=\"text/css\">",
+                      "<style type=\"text/css\">text{font-family:'DejaVu Sans',sans-serif;font-size:8px}")
     path.write_text(svg, encoding="utf-8")
 
 
