@@ -32,7 +32,7 @@ one in, and hdp_plugin's kernels, when numba finds no entry for this CPU, look f
 entry of the same signature and load it (:func:`_install_portable_lookup`, which only ever accepts
 entries compiled for ``(this triple, "generic", "")``: code that every CPU of the triple runs). numba's
 target stays the process's own, so a program's own numba functions are not touched, and anything
-compiled anew is compiled, and cached, for this CPU as before.
+compiled anew is compiled, and cached, for this CPU, as numba does by default.
 
 Cache directories of older digests are left where they are (a few MB each); removing
 ``<cache root>/hdp_plugin-*`` is always safe.

@@ -2,7 +2,7 @@
 
 A least-significant-digit radix sort on bytes, only as many passes as the largest key has bytes.
 It replaces ``ndarray.sort()`` inside numba kernels: numba's quicksort is compiled once per dtype
-and took about 3 s of the first use's compilation; this compiles in a fraction of that. The result
+and is a large part of a first use's compilation; this compiles in a fraction of its time. The result
 is the sorted array, the same whatever the algorithm for integers.
 """
 

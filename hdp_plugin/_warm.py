@@ -2,8 +2,8 @@
 discretises and learns the structure.
 
 numba compiles one function at a time in a process, so a fit that finds numba's on-disk cache empty
-spends its first use compiling, one kernel after another (about 25 s on a 2-core machine, half of
-them the sampler's). When this process has another core to spare and the sampler's kernels are not
+spends its first use compiling, one kernel after another (about half of that time the sampler's).
+When this process has another core to spare and the sampler's kernels are not
 in the cache yet, :func:`start` launches ``python -m hdp_plugin._warm``: a helper process that runs a
 tiny sampler and a tiny prediction, so that numba compiles their kernels into the shared cache,
 and says ``sampler`` on its standard output once the sampler's are there. :func:`wait_for_sampler`

@@ -101,12 +101,11 @@ STRUCTURE_BLOCK_SECONDS = 0.25
 SHARED_TRIES_BYTES = 1 << 28
 SHARED_TRIES_MEMBERS = 8
 #: ... and a member lays out its own tries from the shared counts when they have at most this many cells
-#: per trie step of its rows, else counts them from the rows (on the reference's segment fold a cell laid
-#: out took about 6.5 ns, a step counted about 40 ns: its members have 2.9-3.8 cells a step)
+#: per trie step of its rows, else counts them from the rows (laying out a cell costs a fraction of
+#: counting a step, so wide nodes of many classes and values over few rows are cheaper counted)
 SHARED_TRIES_LAYOUT = 6
 #: on several threads members share their tries only with at least this many attributes: with few, each
-#: member on a thread of its own was 20-40 ms faster (two threads: the reference's segment fold, soybean,
-#: vote), with many the shared tries win (supermarket's 217 and DNA's 180: 0.4-0.7 s faster)
+#: member counting on a thread of its own is faster; with many, the shared tries win
 SHARED_TRIES_MIN_ATTRIBUTES = 64
 #: most values (rows x columns) a columnar file (Arrow, Feather, Parquet, CSV) may declare or decode to;
 #: checked before the values are decoded into arrays (about 8 bytes each)
@@ -115,13 +114,13 @@ MAX_CELLS = 1 << 28
 MAX_DECODED_BYTES_FLOOR = 1 << 30
 MAX_DECODED_RATIO = 64
 #: working memory of training (hdp_plugin.data.limits): about this many bytes per value (rows x columns) of
-#: the data, and as many more per ESKDB member built at once (measured at 40-127 bytes on numeric data);
+#: the data, and as many more per ESKDB member built at once;
 #: where --max-input-mb applies (hdp-bnc, the daemon), data whose estimate exceeds WORKING_MEMORY_FACTOR
 #: times --max-input-mb is refused before it is decoded into codes
 WORKING_BYTES_PER_VALUE = 48
 WORKING_MEMORY_FACTOR = 4
 #: an ARFF header's declarations while its file is read (the header, the readers' lookup tables): about this
-#: many bytes an attribute and a label, plus their text (measured at up to 1,000 and 170 on the exact path);
+#: many bytes an attribute and a label, plus their text;
 #: a header whose declarations would take more than the working memory above is refused while it is parsed
 HEADER_BYTES_PER_ATTRIBUTE = 1024
 HEADER_BYTES_PER_LABEL = 192
@@ -163,7 +162,7 @@ ESTIMATORS = ("hdp", "m-estimate", "laplace", "mle")
 DEFAULT_ESTIMATOR = "hdp"
 DEFAULT_M = 1.0
 #: the m of the hierarchical m-estimates with which an ESKDB with HDP tables selects each member's
-#: (n*, k*) (docs/method.md, "SkDB"; docs/benchmarks.md, "Selecting members for HDP tables")
+#: (n*, k*) (docs/method.md, "SkDB"; benchmarks/studies.md, "Selecting members for HDP tables")
 HDP_SELECTION_M = 3.0
 
 #: most table cells a model may have (a cell per value of an attribute in each context its tree keeps);
@@ -233,8 +232,8 @@ DAEMON_POLL_SECONDS = 0.5
 #: the daemon and the clients look sooner when something just happened: a daemon with an idle worker
 #: waits a tenth of the time since its last job (at least BRISK_POLL_SECONDS, at most its --poll) before
 #: it lists new/ again, a client a tenth of its job's age before it looks at the job again; the jobs of a
-#: cross-validation come one after another (docs/spool-protocol.md section 5: a credit-g job's round trip
-#: went from 1.0 s to under 0.5 s), and a look costs a directory listing or a stat
+#: cross-validation come one after another (docs/spool-protocol.md section 5), and a look costs only a
+#: directory listing or a stat
 BRISK_POLL_SECONDS = 0.01
 #: a client that has published a job nudges the daemons of its host through their heartbeat's wake_port
 #: (hdp_plugin.daemon.wake): the longest it waits for the loopback connection (a nudge lost is only a later

@@ -355,15 +355,14 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
     rebuilt in log space from the same factors. Then one uniform picks the candidate from the
     running sums (a branch-free count).
 
-    Most draws have few candidates (on the reference's segment-challenge fold, 70% at most two each side
-    of tc, 85% at most four), and there the loops' variable trip counts cost more than the arithmetic:
+    Most draws have few candidates (most at most two each side of tc, nearly all at most four), and
+    there the loops' variable trip counts cost more than the arithmetic:
     every loop end is a branch the processor mispredicts. So a draw with at most two each side computes
     its factors and running sums without loops, and one with at most four in loops of fixed trip counts,
     absent candidates masked (their factors read clamped cells and are replaced by 0.0 in the sums,
     which adding 0.0 leaves exact): the same operations on the same values in the same order, so the same
     weights and draws as the general loops, which serve the rest. The counts are written whether or not
-    the draw changed them, for the same reason. (Measured alone, the sweep took 0.12 s against 0.16 s on
-    that fold; the sampler 0.31-0.34 s against 0.42 s.)
+    the draw changed them, for the same reason.
 
     Written as one loop with no calls that take arrays, and the random state held in locals: every
     such call costs two atomic reference-count updates per array, which cost more than the draw
@@ -426,7 +425,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         utp = np.uint64(tpx)
         tt = -1  # the drawn count, once a path below has drawn it
         if k0 >= 0 and k0 <= 2 and hi - tc <= 2:
-            # at most two candidates each side of tc (about 70% of draws): the factors and running
+            # at most two candidates each side of tc (most draws): the factors and running
             # sums of the loops below without the loops, absent candidates masked (a sum adds 0.0, exact;
             # their factors read clamped cells and are never used), so the same weights and draw
             wl1 = (cp_Np - 1.0) / (rt[urow, np.uint64(max(tc - 1, 0))] * c * rn_t[utp, np.uint64(max(npx - 1, 0))])
@@ -447,7 +446,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
                 tt = tc - 2 + (np.int64(sum_l2 <= u) + np.int64(sum_l1 <= u) + np.int64((sum_0 <= u) & (tc < hi))
                                + np.int64((sum_u1 <= u) & (tc + 1 < hi)))
         if tt < 0 and k0 >= 0 and k0 <= 4 and hi - tc <= 4:
-            # up to four each side (about 15% more draws): the loops below with fixed trip counts (nothing
+            # up to four each side (most of the rest): the loops below with fixed trip counts (nothing
             # to mispredict at their ends), slots tc - 4 .. tc + 4 in weights[0 .. 8], absent candidates
             # masked as above
             w = 1.0
@@ -529,7 +528,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
                 k += weights[np.uint64(i)] <= u
             tt = lo + k
         d = tt - tc
-        t[cell] = tt  # unconditionally: a branch on d != 0 is mispredicted often (the sweep 15% slower)
+        t[cell] = tt  # unconditionally: a branch on d != 0 is mispredicted often
         node_T[j] += d
         n[pcell] += d
         node_N[p] += d
@@ -766,15 +765,14 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
     most ``window`` per child, and a candidate looks ``window`` further); the driver then grows the
     tables and calls again from there. No random number is drawn by the check, so results do not
     depend on it. (One kernel for the bin and its trees, not a kernel per tree called from here:
-    numba optimises a caller together with its callees again, and that extra level cost about
-    1.6 s of the first use's compilation.)
+    numba optimises a caller together with its callees again, so an extra level lengthens the first
+    use's compilation.)
 
-    (Not a ``prange``: a ``parallel=True`` caller took 11.6 s of CPU to compile against 6.8 s;
-    interleaved runs of the two were within the machine's noise of each other.) The two kernels of
-    every iteration, :func:`table_sweep` and :func:`accumulate_moving`, are inlined here (numba's
+    (Not a ``prange``: a ``parallel=True`` caller compiles far more slowly, for no faster sampling;
+    the driver runs this kernel on threads instead.) The two kernels of every iteration,
+    :func:`table_sweep` and :func:`accumulate_moving`, are inlined here (numba's
     ``inline="always"``): a call passing arrays costs two atomic reference-count updates per array,
-    and with thousands of small trees (supermarket's 217 attributes) those calls were 15% of the
-    sampler's time; compiling the helper's kernels took as long either way (17.5-18.8 s cold).
+    which with thousands of small trees is a noticeable share of the sampler's time.
 
     Parameters
     ----------
@@ -888,7 +886,7 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
                         v = v - rule.snap[rule.end_b, x]
                     rule.final[x] = v / rule.end_den
         # element by element: a slice assignment would compile numba's shape-mismatch error path and its
-        # string formatting (about 3 s of the first use's compilation)
+        # string formatting, a large part of the first use's compilation
         for i in range(local_rng.shape[0]):
             rng[i] = local_rng[i]
         win_k[tr] = k_win
@@ -1097,8 +1095,8 @@ def active_cells(trees, raw, node_group, big_row):
     ``big_row[cell]``, node's group, parent's group; per tree, nodes deepest first and values in
     order; one row holds what a draw needs besides the state) and ``tree_act_start``
     (n_trees + 1,). Column 4 must be refreshed when ``big_row`` changes. (A kernel's two passes over
-    the nodes, counting then filling: a sort of the selected cells by tree, node and value took 7-11 ms
-    of a default fit on the reference's segment-challenge fold.)
+    the nodes, counting then filling, rather than a sort of the selected cells by tree, node and
+    value, which costs more.)
     """
     return _active_rows(np.asarray(trees.tree_node_start, np.int64), np.asarray(trees.tree_card, np.int64),
                         np.asarray(trees.node_cell_start, np.int64), np.asarray(trees.node_parent, np.int64),

@@ -196,7 +196,7 @@ def mdl_cut_points_sorted(values, classes, n_classes, xlogx):
     from disjoint ranges), sorted, are Weka's.
 
     Each range is scanned once, so the cost is O(n * depth of the recursion) (times the number of
-    classes): about 0.1 s per million rows for real-looking data, but when the accepted splits are
+    classes): close to linear in the rows for real-looking data, but when the accepted splits are
     lopsided (say, a class that alternates every 50 rows) the depth approaches the number of cut
     points, as in Weka.
     """
@@ -505,7 +505,7 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
 
 # --- numpy's PCG64 (the bit generator of numpy.random.default_rng) on a state of four uint64 words --------
 # [state_hi, state_lo, inc_hi, inc_lo]: a column's stream as numpy's Generator gives it, without the
-# Generator (whose every call from numba unboxes it: about 27 us) or the Python that makes it
+# Generator (whose every call from numba unboxes it) or the Python that makes it
 _PCG_MULT_HI = np.uint64(0x2360ED051FC65DA4)
 _PCG_MULT_LO = np.uint64(0x4385DF649FCCF645)
 _MASK32 = np.uint64(0xFFFFFFFF)

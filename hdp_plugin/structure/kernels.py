@@ -6,7 +6,7 @@ return status, and the drivers in :mod:`hdp_plugin.structure.counts` and
 allocation inside a kernel is the tries' growth by doubling, always made outside the loops that write
 them (before a row, a merge, a run of rows, for the most those can add): an array variable reassigned
 inside a loop keeps LLVM from holding its data pointer and length in registers through that loop, which
-made the tries' inner loops 3-9 times slower. Every kernel has a slow twin in the tests.
+makes the tries' inner loops several times slower. Every kernel has a slow twin in the tests.
 
 Layouts shared with the drivers
 -------------------------------
@@ -30,7 +30,7 @@ of ``a`` seen in the node's context has a *value block* of its own, at offset ``
 
 Sparse in the values: a context that few rows reach (most of a deep trie's nodes: one row each) holds
 the C counts of the values it saw, not C * |X_a| cells mostly zero, which on large data with many
-classes was most of the memory and of the time of building the tries. A child slot or value slot
+classes would be most of the memory and of the time of building the tries. A child slot or value slot
 holds the block's offset itself, so descending one level or reading a value's counts is one load;
 the C classes of one value are adjacent, so the leave-one-out pass reads a context's estimates for
 the row's value from one or two cache lines.
@@ -291,7 +291,7 @@ def _grow(arr, needed, fill):
     cap = max(needed, 2 * old, 16)
     out = np.empty(cap, dtype=arr.dtype)
     # element loops, not slice assignments: those compile numba's shape-mismatch error path with its
-    # string formatting, about 3 s of the first use's compilation for this helper alone
+    # string formatting, a large part of the first use's compilation for this helper alone
     for i in range(old):
         out[i] = arr[i]
     for i in range(old, cap):
@@ -337,7 +337,7 @@ def trie_insert_block(X, y, card, n_classes, par_ptr, par_idx, root, data, sizes
     for r in range(n_rows):
         # room for the most cells one row can add, made here and never in the loops below: an array
         # reassigned inside the inner loops keeps LLVM from holding its data pointer and length in
-        # registers (those loops ran 3-9 times slower: docs/benchmarks.md, "The default against a random forest")
+        # registers, and those loops then run several times slower
         if used + row_need > data.shape[0]:
             data = _grow(data, used + row_need, 0)
         c = np.int64(y[r])
@@ -895,7 +895,7 @@ def loo_squared_errors_block(
     up = np.empty(C)  # hierarchical: the estimates of the context one level up, per class
     # the block's sums: rows 0-4 the errors of one k, rows 5-9 (``suffix[:, u, s]``) those that every k >= s
     # takes (added to acc at the end, by fixed_merge and _add_suffix_sums); a row's k picks its sum by
-    # index, not by a branch (one the processor mispredicts at every walk's end: the pass took 12-36% longer)
+    # index, not by a branch (one the processor would mispredict at every walk's end)
     both = np.zeros((2 * (FIXED_DIGITS + 2), acc.shape[1], acc.shape[2]), np.int64)
     n_loo = n_rows_total - 1.0  # rows left after removing this one
     for r in range(n_rows):
@@ -1111,8 +1111,7 @@ def fixed_add(acc, at, u, k, e2):
 
     Almost every error is 0 or at least ``FIXED_TWO_DIGITS``: its bits then lie within the first two
     digits below the point, both taken exactly, and added with carries computed, not branched on (a
-    branch on the error's size is one the processor mispredicts about as often as not: the
-    leave-one-out pass 5-7% slower on credit-g and the reference's segment-challenge fold); the rest
+    branch on the error's size is one the processor mispredicts about as often as not); the rest
     (smaller errors, not a number) take the three digits' general path.
     """
     if (e2 >= FIXED_TWO_DIGITS and e2 <= 1.0) or e2 == 0.0:
