@@ -86,10 +86,7 @@ TARGET_PEERS = ["sklearn RF", "Weka RF", "XGBoost (raw)", "XGBoost (bins)", "skb
 TOO_SLOW = {
     ("supermarket", "pyAgrum TAN"): "216 attributes: one fold ran over 8 minutes without finishing",
     ("supermarket", "skbn A2DE"): "216 attributes make 23,220 two-parent models: one fold ran over 6 minutes without finishing",
-    # measured on the shared 2-core machine (load about 7): a 7-minute limit on the whole run
-    # (start-up, conversion, reading and one fold) was reached inside the first fold. Measured
-    # and kept: A2DE one fold of Satellite 230 s, LetterRecognition 280 s, Shuttle 25 s; pyAgrum TAN
-    # Satellite 24 s, LetterRecognition 44 s, Shuttle 42 s; AODE DNA 34 s
+    # pairs whose one fold takes many minutes on a 2-core machine; the large sets' other pairs run
     ("mlbench-DNA", "pyAgrum TAN"): "180 attributes: one fold ran over 6.5 minutes without finishing",
     ("mlbench-DNA", "skbn A2DE"): "180 attributes make 16,110 two-parent models: one fold ran over 6.5 minutes "
                                   "without finishing",

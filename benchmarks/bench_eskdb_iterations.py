@@ -6,9 +6,9 @@ Run (resumable; one JSON file per data set and fold under --cache-dir):
 
 Protocol: the 5x2 cross-validation folds and seeds of benchmarks/accuracy.py on the 26 data sets of
 its 1000-iteration tables (Weka's 16 ARFF files and 10 of mlbench's; ``--mlbench-dir`` as there), the
-default ensemble as it was when the study ran (ESKDB: 20 members, SkDB-5, HDP, one thread, and the
-stochastic MDL cut points of the method's authors, ``DISCRETIZATION``; the default has since become
-``"stochastic-gain"``, so the cached results stay those of the stochastic MDL). Every fold runs the
+default ensemble with the stochastic MDL cut points of the method's authors (ESKDB: 20 members, SkDB-5,
+HDP, one thread, ``DISCRETIZATION``, which the cached results are of; the library's default cut points
+are ``"stochastic-gain"``). Every fold runs the
 sampler once for 1000 iterations, the tables' setting, and reads the running sums at checkpoints
 (benchmarks/convergence.py's recorder): the tables of a run of ``i`` iterations with its default
 burn-in are ``(S(i) - S(b)) / (i - b)``, what a run of ``i`` iterations with the same seed gives,
@@ -98,7 +98,7 @@ def run_fold_burn_in(name: str, path: str, r: int, f: int, out: str) -> str:
     return f"{name} r{r}f{f} {fit_s:.1f}s"
 
 
-#: --rule-study: the fixed lengths compared, and the per-tree stopping rules tried: (first check, cap,
+#: --rule-study: the fixed lengths compared, and the per-tree stopping rules compared: (first check, cap,
 #: tolerance); a tree is checked at the first check, its double, ... below the cap (each against a run of
 #: half as many iterations, as the sampler's tolerance does) and stops at the first check whose change is
 #: below the tolerance, else at the cap

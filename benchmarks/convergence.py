@@ -38,7 +38,7 @@ import accuracy  # noqa: E402
 from report_sections import wrap, write_section  # noqa: E402
 
 GRID = [50, 100, 125, 150, 200, 250, 300, 400, 500, 600, 750, 1000, 1250, 1500, 2000, 2500, 3000, 4000, 5000]
-# the stopping rules tried: check at RULE_CHECKS (each against its half), stop when the change is
+# the stopping rules compared: check at RULE_CHECKS (each against its half), stop when the change is
 # below the tolerance, per tree ("tree") or for the whole model at once ("model")
 RULE_CHECKS = [250, 500, 1000, 2000, 4000, 5000]
 RULE_TOLS = [0.02, 0.01, 0.005, 0.0025, 0.001]

@@ -187,8 +187,8 @@ MAX_ITERATIONS = 10_000_000
 CONVERGENCE_FIRST_CHECK = 500
 CONVERGENCE_TOLERANCE = 0.005
 #: ... and the first check of the structures named here: an ensemble's tree may stop at 100 iterations
-#: (below its cap of 200), where most of its trees have converged (docs/benchmarks.md, "How many
-#: iterations an ensemble needs": the rule against fixed lengths on 26 data sets)
+#: (below its cap of 200), where most of its trees have converged (benchmarks/studies.md, eskdb-rules:
+#: the rule against fixed lengths on 26 data sets)
 AUTO_FIRST_CHECK = {"eskdb": 100}
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given
 BURN_IN_CAP = 1000
@@ -271,8 +271,8 @@ WORKER_TERMINATE_SECONDS = 5.0
 MAX_WARMUP_FAILURES = 3
 #: ``daemon run --worker-memory-mb``: a worker whose resident memory after a job is above this many MiB
 #: (after it has given back what the allocators allow) is replaced by a fresh one, since what a job leaves
-#: allocated stays with the process and a later job would have that much less (a warmed-up worker holds
-#: about 210 MiB; a fresh one takes a few seconds to start and warm up); 0: a fresh worker for every job
+#: allocated stays with the process and a later job would have that much less (well above what a
+#: warmed-up worker holds: a fresh one takes a few seconds to start and warm up); 0: a fresh worker for every job
 WORKER_MEMORY_MB = 1024
 #: most entries of new/ looked at in one pass (the oldest of them are claimed first)
 MAX_WAITING_LISTED = 5000

@@ -2,8 +2,8 @@
 seen at once instead of at its next look (docs/spool-protocol.md, section 6b).
 
 A daemon with an idle worker looks at ``new/`` sooner after a job than after a long pause (up to its
-``--poll``, 0.5 s by default): the first job of a cross-validation that follows a pause waited up to
-that long. So the daemon also listens on a TCP socket of the loopback interface (an ephemeral port,
+``--poll``, 0.5 s by default): the first job of a cross-validation that follows a pause would wait up
+to that long. So the daemon also listens on a TCP socket of the loopback interface (an ephemeral port,
 written as ``wake_port`` in its heartbeat), and a client that has just published a job connects to the
 ``wake_port`` of every daemon of its host and closes the connection at once. The daemon accepts and
 closes every connection, reads nothing from them, and looks at ``new/``.

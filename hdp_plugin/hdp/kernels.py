@@ -995,7 +995,7 @@ def init_trees(layout, state):
         ``conc``.
     """
     # initial_tables of the counts below INIT_MEMO for the concentration last seen (every group starts
-    # at the same one): two digammas a cell were most of this kernel's time
+    # at the same one): two digammas a cell would be most of this kernel's time
     memo = np.full(INIT_MEMO, -1, np.int64)
     memo_c = -1.0
     for tr in range(layout.tree_card.shape[0]):

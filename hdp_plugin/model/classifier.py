@@ -43,8 +43,8 @@ class _EstimatorBase:
     ``get_params``/``set_params`` read the keyword-only parameters of ``__init__``, so the
     classifier works with ``clone``, ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``;
     ``__sklearn_tags__`` imports scikit-learn only when scikit-learn itself asks for the tags.
-    Importing hdp_plugin stays fast and light (scikit-learn and SciPy cost about a second and
-    120 MB), which matters for the command line and the daemon.
+    Importing hdp_plugin stays fast and light (scikit-learn and SciPy are slow to import and large
+    in memory), which matters for the command line and the daemon.
     """
 
     _estimator_type = "classifier"

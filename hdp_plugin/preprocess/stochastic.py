@@ -24,7 +24,7 @@ often keeps a small data set's attribute whole. Values then fall into bins as fo
 ESKDB's default here is a variant, ``"stochastic-gain"`` (:func:`stochastic_gain_reference` defines
 it): the cut drawn in proportion to the plain gain and kept while it passes the MDL test, then at
 least two cuts per informative attribute (up to four with many classes). It gives members more
-varied and finer cut points than the margin-weighted rule, and scored better on 0-1 loss, RMSE and
+varied and finer cut points than the margin-weighted rule, and scores better on 0-1 loss, RMSE and
 log-loss over 30 data sets (docs/benchmarks.md).
 
 Random numbers come from a :class:`numpy.random.Generator` given by the caller (one independent
