@@ -1202,6 +1202,15 @@ def observed_cells(tree_node_start, tree_card, node_cell_start, node_parent, raw
     Returns ``(node_cell_start, cell_value, cell_parent, cell_raw)``: the new cells' starts per
     node (n_nodes + 1,), and per cell its value (the attribute's cardinality for a rest cell), its
     parent's cell of the same value (-1 at a root) and its data count (0 for a rest cell).
+
+    Parameters
+    ----------
+    tree_node_start, tree_card, node_parent : ndarray int64
+        The trees' (:class:`~hdp_plugin.hdp.trees.ContextTrees`' fields of those names).
+    node_cell_start : ndarray (n_nodes + 1,) int64
+        Where every node's dense cells start.
+    raw : ndarray (n_dense_cells,) int64
+        The dense cells' data counts (``ContextTrees.raw_counts``).
     """
     n_nodes = node_parent.shape[0]
     start = np.empty(n_nodes + 1, np.int64)
