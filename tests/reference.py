@@ -209,3 +209,38 @@ def same_estimates(a, b) -> bool:
         np.array_equal(x.tables.log_probs, y.tables.log_probs) and np.array_equal(x.tables.cell_value, y.tables.cell_value)
         and np.array_equal(x.tables.log_backoff, y.tables.log_backoff) and np.array_equal(x.tables.log_prior, y.tables.log_prior)
         for x, y in zip(a.members_, b.members_))
+
+
+def to_sampler_cells(cells, trees, dense):
+    """Per-cell values of ``trees`` (a cell per value of every node) on the sampler's ``cells``: an
+    observed value's as it is, a node's rest cell the sum of its other values'."""
+    raw = trees.raw_counts()
+    dense_node = np.repeat(np.arange(trees.n_nodes), np.diff(trees.node_cell_start))
+    node_of = np.repeat(np.arange(trees.n_nodes), np.diff(cells.node_cell_start))
+    rest = cells.node_cell_start[1:] - 1
+    observed = np.ones(cells.n_cells, bool)
+    observed[rest] = False
+    out = np.zeros(cells.n_cells, np.asarray(dense).dtype)
+    out[observed] = dense[trees.node_cell_start[node_of[observed]] + cells.cell_value[observed]]
+    out[rest] = np.bincount(dense_node[raw == 0], weights=dense[raw == 0], minlength=trees.n_nodes)
+    return out
+
+
+def to_dense_cells(cells, trees, values):
+    """The sampler's per-cell ``values`` on every value of every node of ``trees`` (0 where unobserved)."""
+    node_of = np.repeat(np.arange(trees.n_nodes), np.diff(cells.node_cell_start))
+    rest = cells.node_cell_start[1:] - 1
+    observed = np.ones(cells.n_cells, bool)
+    observed[rest] = False
+    out = np.zeros(trees.n_cells, np.asarray(values).dtype)
+    out[trees.node_cell_start[node_of[observed]] + cells.cell_value[observed]] = values[observed]
+    return out
+
+
+def dense_estimates(res, trees):
+    """A sampler result's estimates of every value of every node (an unobserved value's as the tables
+    derive it from the node's rest and its parent)."""
+    from hdp_plugin.hdp.tables import ProbabilityTables
+
+    tables = ProbabilityTables.from_sampler(trees, res.cells, res.probabilities, np.zeros(trees.n_classes))
+    return np.exp(tables.dense_log_probs())

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from hdp_plugin.hdp import kernels, rng as hrng
-from hdp_plugin.hdp.sampler import new_state, tree_layout
+from hdp_plugin.hdp.sampler import new_state, sampler_cells, tree_layout
 from hdp_plugin.hdp.stirling import log_stirling_rows, log_stirling_table, stirling_ratios
 from hdp_plugin.hdp.tables import class_prior, laplace, m_estimate
 from hdp_plugin.hdp.trees import build_trees
 
-from reference import contexts_by_counting, log_stirling
+from reference import contexts_by_counting, log_stirling, to_dense_cells
 
 HERE = Path(__file__).parent
 
@@ -198,17 +198,20 @@ def test_table_sweep_matches_slow_twin(seed):
     log_s = log_stirling_table(int(trees.raw_counts().max()), 60)
     state_fast = hrng.tree_states(seed, 1)[0]
     state_slow = state_fast.copy()
+    cells = sampler_cells(trees)  # the kernel's cells (observed values and rest cells); the twin's are dense
     fast = [a.copy() for a in (n, t, N, T)]
-    slow = [a.copy() for a in (n, t, N, T)]
+    slow = [to_dense_cells(cells, trees, n), to_dense_cells(cells, trees, t), N.copy(), T.copy()]
     weights = np.empty(9)  # max(2 window + 1, 9): table_sweep's slots
-    no_big = np.full(trees.n_cells, -1, np.int64)
     tables = stirling_ratios(log_s, np.zeros((0, log_s.shape[1])))
-    act, act_start = kernels.active_cells(trees, trees.raw_counts(), group, no_big)
+    act, act_start = layout.act, layout.tree_act_start
     assert act_start[-1] == ((trees.raw_counts() >= 2) & (np.repeat(trees.node_parent, 3) >= 0)).sum()
+    root_cells = int(layout.node_cell_start[1])
     for _ in range(5):
-        kernels.table_sweep(act, 0, act_start[1], 0, 3, conc, *tables, *fast, 3, weights, state_fast)
+        kernels.table_sweep(act, 0, act_start[1], 0, root_cells, conc, *tables, *fast, 3, weights, state_fast)
         _slow_table_sweep(trees, group, conc, log_s, *slow, 3, state_slow)
-        for a, b in zip(fast, slow):
+        for a, b in zip(fast[:2], slow[:2]):
+            assert np.array_equal(to_dense_cells(cells, trees, a), b)
+        for a, b in zip(fast[2:], slow[2:]):
             assert np.array_equal(a, b)
         assert kernels.check_invariants(layout, state._replace(n=fast[0], t=fast[1], node_N=fast[2],
                                                                node_T=fast[3])) == -1
@@ -225,26 +228,28 @@ def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     layout, initial = _initialised(trees, 1.7)
     group, conc = layout.node_group, initial.conc
     state = [initial.n, initial.t, initial.node_N, initial.node_T]
-    raw = trees.raw_counts()
-    leaf = np.repeat(trees.is_leaf, 3)
+    cells = sampler_cells(trees)
+    raw = cells.cell_raw
+    leaf = np.repeat(trees.is_leaf, np.diff(cells.node_cell_start))
     window, sweeps = 3, 5
     # dense rows cover every internal count these sweeps can reach, and no large leaf
     n_dense = int(state[0][~leaf].max()) + (sweeps + 1) * window * 3
-    big_row = np.full(trees.n_cells, -1, np.int64)
+    big_row = np.full(cells.n_cells, -1, np.int64)
     split = _stirling(raw, leaf, n_dense, 40, big_row, {})
     assert split[1] == n_dense + 1  # the large-leaf rows follow the dense ones
     assert (big_row >= 0).sum() == 12 and split[0].shape[0] - split[1] == np.unique(raw[big_row >= 0]).size
     full = stirling_ratios(*log_stirling_rows(int(raw.max()), 40, np.zeros(0, np.int64)))
-    no_big = np.full(trees.n_cells, -1, np.int64)
-    act_a, act_start = kernels.active_cells(trees, raw, group, big_row)
-    act_b, _ = kernels.active_cells(trees, raw, group, no_big)
+    no_big = np.full(cells.n_cells, -1, np.int64)
+    parts = (trees.tree_node_start, cells.node_cell_start, cells.cell_parent, trees.node_parent)
+    act_a, act_start = kernels.active_cells(parts, raw, group, big_row)
+    act_b, _ = kernels.active_cells(parts, raw, group, no_big)
     a = [v.copy() for v in state]
     b = [v.copy() for v in state]
     sa, sb = hrng.tree_states(3, 1)[0], hrng.tree_states(3, 1)[0]
     w = np.empty(max(2 * window + 1, 9))
     for _ in range(sweeps):
-        need_a = kernels.table_sweep(act_a, 0, act_start[1], 0, 3, conc, *split, *a, window, w, sa)
-        need_b = kernels.table_sweep(act_b, 0, act_start[1], 0, 3, conc, *full, *b, window, w, sb)
+        need_a = kernels.table_sweep(act_a, 0, act_start[1], 0, int(cells.node_cell_start[1]), conc, *split, *a, window, w, sa)
+        need_b = kernels.table_sweep(act_b, 0, act_start[1], 0, int(cells.node_cell_start[1]), conc, *full, *b, window, w, sb)
         assert need_a[0] == need_b[0] and need_a[1] <= n_dense
         for u, v in zip(a, b):
             assert np.array_equal(u, v)

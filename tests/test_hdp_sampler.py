@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from hdp_plugin.hdp import kernels
-from hdp_plugin.hdp.sampler import (Cancelled, _no_rule, convergence_checks, default_burn_in, new_state, sample, tree_layout,
-                                    tying_groups)
+from hdp_plugin.hdp.sampler import (Cancelled, _no_rule, convergence_checks, default_burn_in, new_state, sample,
+                                    sampler_cells, tree_layout, tying_groups)
 from hdp_plugin.hdp.trees import build_trees
 from hdp_plugin.errors import ParameterError
 
-from reference import exact_posterior_means
+from reference import dense_estimates, exact_posterior_means, to_dense_cells, to_sampler_cells
 
 
 def worked_example_trees():
@@ -60,21 +60,24 @@ def test_sampler_matches_exact_enumeration(tying, case):
     assert trees.leaf_counts.max() <= 11  # the window covers every t: an exact Gibbs sampler
     exact = oracle(trees, tying)
     mean, se = mean_over_seeds(trees, tying, 20000, seeds=[1, 2, 3, 4])
-    err = np.abs(mean - exact.ravel())
+    # the sampler's cells: observed values, and a node's others summed in its rest cell
+    err = np.abs(mean - to_sampler_cells(sampler_cells(trees), trees, exact.ravel()))
     # within Monte Carlo error: 5 standard errors, with a floor for cells whose runs agree closely
     assert (err <= np.maximum(5 * se, 2e-3)).all(), (err.max(), se.max())
 
 
 @pytest.mark.slow
 def test_worked_example_at_50000_iterations():
-    r = sample(worked_example_trees(), iterations=50000, random_state=2018)
-    p = r.probabilities.reshape(-1, 2)
+    trees = worked_example_trees()
+    p = dense_estimates(sample(trees, iterations=50000, random_state=2018), trees).reshape(-1, 2)
     np.testing.assert_allclose(p[1], [0.87559, 0.12441], atol=3e-3)
     np.testing.assert_allclose(p[2], [0.79447, 0.20553], atol=3e-3)
 
 
 def test_worked_example_quick():
-    p = mean_over_seeds(worked_example_trees(), "level", 10000, seeds=[5, 6])[0].reshape(-1, 2)
+    trees = worked_example_trees()  # a node lacks at most one value: its rest cell is that value's estimate
+    p = np.mean([dense_estimates(sample(trees, iterations=10000, tying="level", random_state=s), trees)
+                 for s in (5, 6)], axis=0).reshape(-1, 2)
     np.testing.assert_allclose(p[1], [0.87559, 0.12441], atol=6e-3)
     np.testing.assert_allclose(p[2], [0.79447, 0.20553], atol=6e-3)
 
@@ -137,14 +140,16 @@ def test_a_tolerance_stops_every_tree_on_its_own_with_the_tables_of_a_run_that_l
     assert len(set(its)) > 1 and set(its) <= {500, 1000, 2000, 4000}, its  # trees stop at different checks
     assert one.iterations == its.max() and one.burn_in == default_burn_in(one.iterations)
     for tr in range(trees.n_trees):  # a stopped tree has the tables of a run of its iterations
-        lo, hi = trees.node_cell_start[trees.tree_node_start[tr]], trees.node_cell_start[trees.tree_node_start[tr + 1]]
+        cs = one.cells.node_cell_start
+        lo, hi = cs[trees.tree_node_start[tr]], cs[trees.tree_node_start[tr + 1]]
         fixed = sample(trees, iterations=int(its[tr]), random_state=9, n_jobs=1).probabilities
         np.testing.assert_allclose(one.probabilities[lo:hi], fixed[lo:hi], rtol=1e-12, atol=0)
     # a given burn-in applies to every run, and checks start once their half is past it
     late = sample(trees, iterations=4000, burn_in=300, random_state=9, n_jobs=1, tolerance=0.001)
     assert set(late.tree_iterations) <= {1000, 2000, 4000} and late.burn_in == 300
     tr = int(np.argmin(late.tree_iterations))
-    lo, hi = trees.node_cell_start[trees.tree_node_start[tr]], trees.node_cell_start[trees.tree_node_start[tr + 1]]
+    cs = late.cells.node_cell_start
+    lo, hi = cs[trees.tree_node_start[tr]], cs[trees.tree_node_start[tr + 1]]
     fixed = sample(trees, iterations=int(late.tree_iterations[tr]), burn_in=300, random_state=9, n_jobs=1)
     np.testing.assert_allclose(late.probabilities[lo:hi], fixed.probabilities[lo:hi], rtol=1e-12, atol=0)
     # without a tolerance every tree runs all iterations
@@ -189,7 +194,8 @@ def test_an_earlier_first_check_stops_trees_there_with_the_tables_of_a_run_that_
     its = one.tree_iterations
     assert set(its) == {100, 200, 400}, its  # trees stop at every check and at the cap
     for tr in range(trees.n_trees):
-        lo, hi = trees.node_cell_start[trees.tree_node_start[tr]], trees.node_cell_start[trees.tree_node_start[tr + 1]]
+        cs = one.cells.node_cell_start
+        lo, hi = cs[trees.tree_node_start[tr]], cs[trees.tree_node_start[tr + 1]]
         fixed = sample(trees, iterations=int(its[tr]), random_state=9, n_jobs=1).probabilities
         np.testing.assert_allclose(one.probabilities[lo:hi], fixed[lo:hi], rtol=1e-12, atol=0)
     # the default first check is 500: none below a cap of 400
@@ -220,7 +226,7 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
     dense_shape, big_shape = r.stirling_shape
     assert dense_shape[0] < 2000 < trees.raw_counts().max()
     assert big_shape[0] == np.unique(trees.leaf_counts[trees.leaf_counts > dense_shape[0] - 1]).size
-    p = r.probabilities.reshape(-1, 2)
+    p = dense_estimates(r, trees).reshape(-1, 2)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     np.testing.assert_allclose(p[1], [1 / 2, 1 / 2], atol=0.01)
     # a kernel given too narrow a table stops before drawing anything
@@ -228,19 +234,19 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
 
     layout = tree_layout(trees, "level")
     n, t = r.customer_counts.copy(), r.table_counts.copy()
-    N = np.add.reduceat(n, trees.node_cell_start[:-1])
-    T = np.add.reduceat(t, trees.node_cell_start[:-1])
-    z = np.zeros(trees.n_cells)
+    N = np.add.reduceat(n, layout.node_cell_start[:-1])
+    T = np.add.reduceat(t, layout.node_cell_start[:-1])
+    z = np.zeros(n.shape[0])
     state = kernels.SamplerState(n, t, N, T, conc=np.full(2, 2.0), prob=z, est_sum=z.copy(), wsum=z.copy(),
                                  win_k=np.zeros(1, np.int64), rng=np.ones((1, 4), np.uint64))
-    no_big = np.full(trees.n_cells, -1, np.int64)
+    no_big = np.full(n.shape[0], -1, np.int64)
     for n_dense, t_cols in [(20000, 2), (10, 40)]:  # too few columns, then too few dense rows
         tables = kernels.StirlingTables(*stirling_ratios(*log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64))),
                                         no_big)
         reached = np.array([7], np.int64)
         kernels.sample_trees(np.zeros(1, np.int64), 0, 1, reached, 9, layout, tables, state,
                              kernels.Settings(0, 10, 5, 3, 2.0, 1.0, 4000.0), _no_rule(trees, 9),
-                             np.empty(trees.n_cells))
+                             np.empty(n.shape[0]))
         assert reached[0] == 7
         assert np.array_equal(t, r.table_counts)
 
@@ -263,7 +269,7 @@ def test_empty_tree_gives_uniform_prior():
     trees = build_trees(X, y, np.array([3, 2]), 2, [(1,), ()], [0])
     assert trees.n_nodes == 1
     r = sample(trees, iterations=20, random_state=0)
-    np.testing.assert_allclose(r.probabilities, 1 / 3)
+    np.testing.assert_allclose(dense_estimates(r, trees), 1 / 3)
 
 
 def test_huge_concentration_reproduces_the_parent():
@@ -275,25 +281,28 @@ def test_huge_concentration_reproduces_the_parent():
     kernels.init_trees(layout, state)
     n, N, conc = state.n, state.node_N, state.conc
     conc[1:] = 1e12
-    prob, est = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
+    cs, parent = layout.node_cell_start, layout.cell_parent
+    size = n.shape[0]
+    prob, est = np.zeros(size), np.zeros(size)
     all_nodes = np.arange(trees.n_nodes, dtype=np.int64)
-    kernels.accumulate_moving(all_nodes, 0, trees.n_nodes, 0, 3, trees.node_parent, group, trees.node_cell_start,
-                              conc, n, N, prob, est, np.zeros(trees.n_cells))
-    p = est.reshape(-1, 3)  # one iteration's estimates
+    kernels.accumulate_moving(all_nodes, 0, trees.n_nodes, 0, 3, trees.node_parent, group, cs, parent,
+                              conc, n, N, prob, est, np.zeros(size))
+    cells = sampler_cells(trees)
+    p = to_dense_cells(cells, trees, est).reshape(-1, 3)  # one iteration's estimates of the observed values
+    seen = to_dense_cells(cells, trees, np.ones(size)).reshape(-1, 3) > 0
     for j in range(1, trees.n_nodes):
-        np.testing.assert_allclose(p[j], p[trees.node_parent[j]], rtol=1e-9)
+        np.testing.assert_allclose(p[j][seen[j]], p[trees.node_parent[j]][seen[j]], rtol=1e-9)
+    # every node's observed values and its rest cell make one distribution
+    np.testing.assert_allclose(np.add.reduceat(est, cs[:-1]), 1.0, rtol=1e-12)
     # the still nodes' window sums give the same: every node but the root still, a window of 3
-    est_w, wsum = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
-    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
-                              conc, n, N, prob, est_w, wsum)
-    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
-                              conc, n, N, prob, est_w, wsum)
-    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
-                              conc, n, N, prob, est_w, wsum)
+    est_w, wsum = np.zeros(size), np.zeros(size)
+    for _ in range(3):
+        kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, cs, parent,
+                                  conc, n, N, prob, est_w, wsum)
     kernels.flush_still(all_nodes, 1, trees.n_nodes, all_nodes, 0, 1, 0, 3, trees.node_parent, group,
-                        trees.node_cell_start, conc, n, N, est_w, wsum, 3)
+                        cs, parent, conc, n, N, est_w, wsum, 3)
     np.testing.assert_allclose(est_w, 3 * est, rtol=1e-12)
-    assert not wsum[:3].any()  # the moving root's window starts again
+    assert not wsum[cs[0]:cs[1]].any()  # the moving root's window starts again
 
 
 def test_progress_callback_and_cancel():

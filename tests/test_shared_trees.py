@@ -16,7 +16,7 @@ import pytest
 
 from hdp_plugin import BayesNetClassifier, _seeds, read_dataset
 from hdp_plugin.hdp.rng import tree_states
-from hdp_plugin.hdp.sampler import sample
+from hdp_plugin.hdp.sampler import sample, sampler_cells
 from hdp_plugin.hdp.trees import ContextTrees, build_trees, concatenate_trees, take_trees, tree_sources
 from hdp_plugin.hdp.tables import ProbabilityTables
 from reference import member_trees, relaid_trees
@@ -85,11 +85,11 @@ def test_copies_take_their_sources_result_and_the_rest_is_untouched(tying, toler
     kw = dict(iterations=240, burn_in=None, tying=tying, n_jobs=1, progress=None, tolerance=tolerance,
               first_check=60 if tolerance else None)
     every = sample(trees, random_state=states, **kw)
-    once, copies = _sample_once_each(trees, sample, states, tying, kw)
+    once, copies = _sample_once_each(trees, sampler_cells(trees), sample, states, tying, kw)
     source = tree_sources(trees)
     assert copies == int((source != np.arange(trees.n_trees)).sum()) == 6
     own = source == np.arange(trees.n_trees)
-    cell_tree = np.repeat(trees.node_tree, np.diff(trees.node_cell_start))
+    cell_tree = np.repeat(trees.node_tree, np.diff(every.cells.node_cell_start))
     np.testing.assert_array_equal(once.probabilities[own[cell_tree]], every.probabilities[own[cell_tree]])
     np.testing.assert_array_equal(once.table_counts[own[cell_tree]], every.table_counts[own[cell_tree]])
     np.testing.assert_array_equal(once.node_group, every.node_group)  # the numbering of sampling them all
@@ -98,8 +98,10 @@ def test_copies_take_their_sources_result_and_the_rest_is_untouched(tying, toler
     np.testing.assert_array_equal(once.concentrations[once.node_group[node_own]],
                                   every.concentrations[every.node_group[node_own]])
     nodes = lambda t: slice(int(trees.tree_node_start[t]), int(trees.tree_node_start[t + 1]))  # noqa: E731
-    cells = lambda t: slice(int(trees.node_cell_start[trees.tree_node_start[t]]),  # noqa: E731
-                            int(trees.node_cell_start[trees.tree_node_start[t + 1]]))
+    cs = once.cells.node_cell_start
+    np.testing.assert_array_equal(cs, every.cells.node_cell_start)
+    np.testing.assert_array_equal(once.cells.cell_parent, every.cells.cell_parent)
+    cells = lambda t: slice(int(cs[trees.tree_node_start[t]]), int(cs[trees.tree_node_start[t + 1]]))  # noqa: E731
     for t in np.flatnonzero(~own):
         s = int(source[t])
         for arr in (once.probabilities, once.table_counts, once.customer_counts):
@@ -125,9 +127,7 @@ def test_an_ensembles_members_share_the_trees_they_have_in_common():
         seed = np.random.SeedSequence(mb.seed["entropy"], spawn_key=tuple(mb.seed["spawn_key"]))
         trees = member_trees(mb, vote)
         alone = sample(trees, iterations=60, random_state=tree_states(_seeds.child(seed), trees.n_trees))
-        with np.errstate(divide="ignore"):
-            alone_lp = np.log(alone.probabilities)
-        mine = ProbabilityTables.from_dense(trees, alone_lp, mb.tables.log_prior, backoff_to_parent=True)
+        mine = ProbabilityTables.from_sampler(trees, alone.cells, alone.probabilities, mb.tables.log_prior)
         alone_lp = mine.dense_log_probs()  # what the member's own run gives, as sparse tables give it
         own = mb.tables.dense_log_probs()
         for t in range(trees.n_trees):

@@ -216,23 +216,26 @@ class DaskEngine:
         return self._reduce(self.client.map(_scan, parts, offsets, [categorical] * len(parts), pure=False))
 
     def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None, tolerance=None,
-               first_check=None):
+               first_check=None, cells=None):
         """Every tree an independent task (largest first), with its own stream of ``random_state``."""
         from ..hdp.rng import tree_states
         from ..hdp.sampler import SamplerResult
         from ..params import default_burn_in
+        from ..hdp.sampler import sampler_cells, take_cells
         from ..hdp.trees import take_trees
 
         started = time.perf_counter()
         given = burn_in
         states = tree_states(random_state, trees.n_trees)
+        cells = sampler_cells(trees) if cells is None else cells
         sizes = np.diff(trees.node_cell_start[trees.tree_node_start])
         # every tree a task of its own: its stopping rule (tolerance) reads its own chain only
         kwargs = {"iterations": iterations, "burn_in": burn_in, "tying": tying, "tolerance": tolerance,
                   "first_check": first_check}
         futs = {}
         for tr in np.argsort(-sizes, kind="stable"):
-            futs[int(tr)] = self.client.submit(_sample_trees, take_trees(trees, [tr]), states[[tr]], kwargs,
+            futs[int(tr)] = self.client.submit(_sample_trees, take_trees(trees, [tr]), states[[tr]],
+                                               {**kwargs, "cells": take_cells(cells, trees, [tr])},
                                                priority=int(sizes[tr]), pure=False)
         done = 0
         parts = {}
@@ -260,7 +263,8 @@ class DaskEngine:
                              node_group=np.concatenate(node_groups) if ordered else np.zeros(0, np.int64),
                              n_samples=ran - burn_in, iterations=ran,
                              burn_in=burn_in, seconds=time.perf_counter() - started,
-                             table_counts=cat(3, np.int64), customer_counts=cat(4, np.int64), tree_iterations=tree_its)
+                             table_counts=cat(3, np.int64), customer_counts=cat(4, np.int64), tree_iterations=tree_its,
+                             cells=cells)
 
     def predict_partitions(self, clf, source, directory) -> int:
         """Predictions of every partition of ``source`` as ``directory/part-NNNNN.parquet`` (a map over the

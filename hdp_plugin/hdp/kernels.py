@@ -21,8 +21,8 @@ negative signed index around (a shift, a mask and an add for every access, and a
 hold the length) but not an unsigned one; on the reference's segment-challenge fold the casts cut
 the sampler's instructions by a third with the same arithmetic, so the same draws.
 
-Shapes below: ``n_trees``, ``n_nodes``, ``n_cells`` (a node has one cell per value of its tree's
-attribute), ``n_groups`` (concentration groups), ``n_act`` (cells that can need a draw). Node,
+Shapes below: ``n_trees``, ``n_nodes``, ``n_cells`` (a node has a cell per value its training rows
+hold, and a rest cell for the others: :class:`TreeLayout`), ``n_groups`` (concentration groups), ``n_act`` (cells that can need a draw). Node,
 cell and group indices are global (all trees of a model in one set of arrays).
 """
 
@@ -61,13 +61,19 @@ class TreeLayout(NamedTuple):
     node_parent : (n_nodes,)
         The parent node (-1 at a root).
     node_cell_start : (n_nodes + 1,)
-        Node ``j``'s cells are ``node_cell_start[j] .. node_cell_start[j] + card - 1``, one per value.
+        Node ``j``'s cells are ``node_cell_start[j] .. node_cell_start[j + 1] - 1``: one per value
+        with a data count in the node's context (at an internal node, in its subtree), in value order,
+        then its **rest cell**, whose estimate is the total of the node's other values' (its counts
+        stay 0). Only observed values ever have customers, so the sampler holds no cell for the others
+        (:func:`observed_cells`).
+    cell_parent : (n_cells,)
+        The parent's cell of the same value (a rest cell: the parent's rest cell); -1 at a root.
     node_group : (n_nodes,)
         The node's concentration group.
     is_leaf : (n_nodes,) bool
         True for a node without children (its cells hold data counts).
     leaf_counts : (n_cells,)
-        The data counts of leaf cells, 0 elsewhere.
+        The data counts of leaf cells, 0 elsewhere (rest cells included).
     group_fixed : (n_groups,) bool
         True for a group whose concentration is never sampled (the roots').
     act : (n_act, 7)
@@ -89,6 +95,7 @@ class TreeLayout(NamedTuple):
     tree_st_start: np.ndarray
     node_parent: np.ndarray
     node_cell_start: np.ndarray
+    cell_parent: np.ndarray
     node_group: np.ndarray
     is_leaf: np.ndarray
     leaf_counts: np.ndarray
@@ -639,13 +646,16 @@ def concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_
 
 
 @njit(inline="always", **NJIT_OPTIONS)  # inlined into sample_trees: see its docstring
-def accumulate_moving(moving, mv_lo, mv_hi, root, card, node_parent, node_group, node_cell_start, conc, n,
-                      node_N, prob, est_sum, wsum):
+def accumulate_moving(moving, mv_lo, mv_hi, root, card, node_parent, node_group, node_cell_start, cell_parent,
+                      conc, n, node_N, prob, est_sum, wsum):
     """Top-down estimates p_x = (n_x + c p_parent,x) / (N + c) of the tree's moving nodes
     ``moving[mv_lo:mv_hi]`` (top-down), whose counts can change, added to the running sums
     ``est_sum`` and to ``wsum``, the sums over the current window of constant concentrations that
     :func:`flush_still` reads. Computed as n_x r + (c r) p_parent,x with r = 1 / (N + c) once per
-    node; ``prob`` keeps this iteration's estimates.
+    node; ``prob`` keeps this iteration's estimates. A node's rest cell gets the total of its
+    unobserved values' estimates, c r times the parent's estimates of those values: the parent's
+    rest plus its observed values that the node lacks (summed directly, not as one minus the
+    others, which would cancel to nothing where they are tiny).
 
     A node whose counts can change has a cell with a drawable child, so its parent's counts can
     change too: the moving nodes are a top part of the tree, each parent's estimate is this
@@ -661,8 +671,8 @@ def accumulate_moving(moving, mv_lo, mv_hi, root, card, node_parent, node_group,
     root : int
         The tree's root node (its parent estimate is uniform).
     card : int
-        Cells per node of the tree.
-    node_parent, node_group, node_cell_start : ndarray
+        The number of values of the tree's attribute.
+    node_parent, node_group, node_cell_start, cell_parent : ndarray
         :class:`TreeLayout`'s fields of those names.
     conc, n, node_N : ndarray
         :class:`SamplerState`'s fields of those names.
@@ -673,38 +683,56 @@ def accumulate_moving(moving, mv_lo, mv_hi, root, card, node_parent, node_group,
     uniform_p = 1.0 / card
     for e in range(mv_lo, mv_hi):
         j = moving[e]
-        base = node_cell_start[j]
+        lo = node_cell_start[j]
+        rest = node_cell_start[j + 1] - 1
         c = conc[node_group[j]]
         r = 1.0 / (node_N[j] + c)
         cr = c * r
         if j == root:
-            for x in range(card):
-                cx = np.uint64(base + x)
-                v = n[cx] * r + cr * uniform_p
-                prob[cx] = v
-                est_sum[cx] += v
-                wsum[cx] += v
+            for cx in range(lo, rest):
+                ucx = np.uint64(cx)
+                v = n[ucx] * r + cr * uniform_p
+                prob[ucx] = v
+                est_sum[ucx] += v
+                wsum[ucx] += v
+            v = cr * ((card - (rest - lo)) * uniform_p)
         else:
-            pbase = node_cell_start[node_parent[j]]
-            for x in range(card):
-                cx = np.uint64(base + x)
-                v = n[cx] * r + cr * prob[np.uint64(pbase + x)]
-                prob[cx] = v
-                est_sum[cx] += v
-                wsum[cx] += v
+            pc = node_cell_start[node_parent[j]]
+            prest = node_cell_start[node_parent[j] + 1] - 1
+            lacked = 0.0
+            for cx in range(lo, rest):
+                ucx = np.uint64(cx)
+                q = cell_parent[ucx]
+                while pc < q:
+                    lacked += prob[np.uint64(pc)]
+                    pc += 1
+                pc = q + 1
+                v = n[ucx] * r + cr * prob[np.uint64(q)]
+                prob[ucx] = v
+                est_sum[ucx] += v
+                wsum[ucx] += v
+            while pc < prest:
+                lacked += prob[np.uint64(pc)]
+                pc += 1
+            v = cr * (prob[np.uint64(prest)] + lacked)
+        urest = np.uint64(rest)
+        prob[urest] = v
+        est_sum[urest] += v
+        wsum[urest] += v
 
 
 @njit(**NJIT_OPTIONS)
 def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_parent, node_group,
-                node_cell_start, conc, n, node_N, est_sum, wsum, k):
+                node_cell_start, cell_parent, conc, n, node_N, est_sum, wsum, k):
     """Add the estimates of the ``k`` iterations since the last flush to the still nodes
     ``still[st_lo:st_hi]`` (top-down), then start a new window.
 
     Between two concentration sweeps a still node's n, N and c are constant, so its estimate is
     linear in its parent's: summed over the window, W_x = k n_x r + c r W_parent,x with
     r = 1 / (N + c), where W_parent is the parent's window sum (accumulated iteration by iteration
-    for a moving parent, computed here, parents first, for a still one). The same sum as adding
-    every iteration's estimate, in one pass per window instead of one per iteration.
+    for a moving parent, computed here, parents first, for a still one); a rest cell's as in
+    :func:`accumulate_moving`. The same sum as adding every iteration's estimate, in one pass per
+    window instead of one per iteration.
 
     Parameters
     ----------
@@ -712,7 +740,7 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
         :class:`TreeLayout`'s fields of those names.
     st_lo, st_hi, mv_lo, mv_hi : int
         The tree's entries of ``still`` and of ``moving``.
-    root, card, node_parent, node_group, node_cell_start, conc, n, node_N :
+    root, card, node_parent, node_group, node_cell_start, cell_parent, conc, n, node_N :
         As for :func:`accumulate_moving`.
     est_sum, wsum : ndarray (n_cells,) float64
         The running sums (the still nodes' cells are added to) and the window sums (the still nodes'
@@ -724,28 +752,44 @@ def flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, root, card, node_pare
         uniform_p = 1.0 / card
         for e in range(st_lo, st_hi):
             j = still[e]
-            base = node_cell_start[j]
+            lo = node_cell_start[j]
+            rest = node_cell_start[j + 1] - 1
             c = conc[node_group[j]]
             r = 1.0 / (node_N[j] + c)
             kr = k * r
             cr = c * r
             if j == root:
-                for x in range(card):
-                    cx = np.uint64(base + x)
-                    w = n[cx] * kr + cr * (k * uniform_p)
-                    est_sum[cx] += w
-                    wsum[cx] = w
+                for cx in range(lo, rest):
+                    ucx = np.uint64(cx)
+                    w = n[ucx] * kr + cr * (k * uniform_p)
+                    est_sum[ucx] += w
+                    wsum[ucx] = w
+                w = cr * (k * ((card - (rest - lo)) * uniform_p))
             else:
-                pbase = node_cell_start[node_parent[j]]
-                for x in range(card):
-                    cx = np.uint64(base + x)
-                    w = n[cx] * kr + cr * wsum[np.uint64(pbase + x)]
-                    est_sum[cx] += w
-                    wsum[cx] = w
+                pc = node_cell_start[node_parent[j]]
+                prest = node_cell_start[node_parent[j] + 1] - 1
+                lacked = 0.0
+                for cx in range(lo, rest):
+                    ucx = np.uint64(cx)
+                    q = cell_parent[ucx]
+                    while pc < q:
+                        lacked += wsum[np.uint64(pc)]
+                        pc += 1
+                    pc = q + 1
+                    w = n[ucx] * kr + cr * wsum[np.uint64(q)]
+                    est_sum[ucx] += w
+                    wsum[ucx] = w
+                while pc < prest:
+                    lacked += wsum[np.uint64(pc)]
+                    pc += 1
+                w = cr * (wsum[np.uint64(prest)] + lacked)
+            urest = np.uint64(rest)
+            est_sum[urest] += w
+            wsum[urest] = w
     for e in range(mv_lo, mv_hi):
-        base = node_cell_start[moving[e]]
-        for x in range(card):
-            wsum[np.uint64(base + x)] = 0.0
+        j = moving[e]
+        for cx in range(node_cell_start[j], node_cell_start[j + 1]):
+            wsum[np.uint64(cx)] = 0.0
 
 
 @njit(**SWEEP_NJIT_OPTIONS)
@@ -811,7 +855,7 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
         moving, mv_lo, mv_hi = layout.moving, layout.tree_mv_start[tr], layout.tree_mv_start[tr + 1]
         still, st_lo, st_hi = layout.still, layout.tree_st_start[tr], layout.tree_st_start[tr + 1]
         node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
-        group_fixed = layout.group_fixed
+        cell_parent, group_fixed = layout.cell_parent, layout.group_fixed
         rt, big_base, rn_t, big_row = tables.rt, tables.big_base, tables.rn_t, tables.big_row
         n, t, node_N, node_T, conc = state.n, state.t, state.node_N, state.node_T, state.conc
         prob, est_sum, wsum, win_k, rng = state.prob, state.est_sum, state.wsum, state.win_k, state.rng[tr]
@@ -827,7 +871,8 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
         local_rng = rng.copy()
         k_win = win_k[tr]
         cell_lo = node_cell_start[node_lo]
-        cell_hi = node_cell_start[node_hi - 1] + card
+        cell_hi = node_cell_start[node_hi]
+        root_cells = node_cell_start[node_lo + 1] - cell_lo
         t_cap = rt.shape[1] - 1
         n_cap = big_base - 1
         need, dense_n = needed_sizes(cell_lo, cell_hi, n, t, big_row, window)
@@ -845,13 +890,13 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
                     reached = it
                     break
             # Step 1: table counts, bottom-up
-            need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, card, conc, rt, big_base, rn_t, n, t,
+            need, dense_n = table_sweep(act, act_lo, act_hi, cell_lo, root_cells, conc, rt, big_base, rn_t, n, t,
                                         node_N, node_T, window, weights, local_rng)
             # Step 2: concentrations every conc_every-th iteration (the still nodes' estimates of the
             # window that ends are added first, with the concentrations they were made with)
             if it % conc_every == conc_offset:
                 flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
-                            node_cell_start, conc, n, node_N, est_sum, wsum, k_win)
+                            node_cell_start, cell_parent, conc, n, node_N, est_sum, wsum, k_win)
                 k_win = 0
                 concentration_sweep(node_lo, node_hi, group_lo, group_hi, node_group, group_fixed, conc,
                                     node_N, node_T, sums_T, sums_q, hist, shape, rate, max_c, local_rng)
@@ -859,7 +904,7 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
             # at the end of the window)
             if it >= burn_in:
                 accumulate_moving(moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group, node_cell_start,
-                                  conc, n, node_N, prob, est_sum, wsum)
+                                  cell_parent, conc, n, node_N, prob, est_sum, wsum)
                 k_win += 1
             # Step 4: at the rule's points, a copy of the tree's sums; at a check, stop if converged
             if pi < points.shape[0] and points[pi] == it + 1:
@@ -868,7 +913,7 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
                     row[x] = est_sum[x]
                     scratch[x] = wsum[x]
                 flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
-                            node_cell_start, conc, n, node_N, row, scratch, k_win)
+                            node_cell_start, cell_parent, conc, n, node_N, row, scratch, k_win)
                 stop_here = rule.is_check[pi] and tree_converged(rule, pi, tr, cell_lo, cell_hi)
                 pi += 1
                 if stop_here:
@@ -877,7 +922,7 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
                     break
         if reached == end:  # the whole run: its last window into the sums, then (under a rule) its tables
             flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
-                        node_cell_start, conc, n, node_N, est_sum, wsum, k_win)
+                        node_cell_start, cell_parent, conc, n, node_N, est_sum, wsum, k_win)
             k_win = 0
             if rule.active:
                 for x in range(cell_lo, cell_hi):
@@ -952,8 +997,8 @@ def flush_trees(layout, state):
     for tr in range(tree_card.shape[0]):
         flush_still(layout.still, tree_st_start[tr], tree_st_start[tr + 1], layout.moving, tree_mv_start[tr],
                     tree_mv_start[tr + 1], tree_node_start[tr], tree_card[tr], layout.node_parent,
-                    layout.node_group, layout.node_cell_start, state.conc, state.n, state.node_N, state.est_sum,
-                    state.wsum, win_k[tr])
+                    layout.node_group, layout.node_cell_start, layout.cell_parent, state.conc, state.n, state.node_N,
+                    state.est_sum, state.wsum, win_k[tr])
         win_k[tr] = 0
 
 
@@ -1000,22 +1045,19 @@ def init_trees(layout, state):
     memo_c = -1.0
     for tr in range(layout.tree_card.shape[0]):
         node_lo, node_hi = layout.tree_node_start[tr], layout.tree_node_start[tr + 1]
-        card = layout.tree_card[tr]
-        node_parent, node_group, node_cell_start = layout.node_parent, layout.node_group, layout.node_cell_start
+        node_group, node_cell_start, cell_parent = layout.node_group, layout.node_cell_start, layout.cell_parent
         leaf_counts, is_leaf = layout.leaf_counts, layout.is_leaf
         conc, n, t, node_N, node_T = state.conc, state.n, state.t, state.node_N, state.node_T
         for j in range(node_lo, node_hi):
-            base = node_cell_start[j]
-            for x in range(card):
-                n[base + x] = leaf_counts[base + x] if is_leaf[j] else 0
-                t[base + x] = 0
+            for cx in range(node_cell_start[j], node_cell_start[j + 1]):
+                n[cx] = leaf_counts[cx] if is_leaf[j] else 0
+                t[cx] = 0
         for j in range(node_hi - 1, node_lo - 1, -1):
-            base = node_cell_start[j]
             c = conc[node_group[j]]
             N = 0
             T = 0
-            for x in range(card):
-                nx = n[base + x]
+            for cx in range(node_cell_start[j], node_cell_start[j + 1]):
+                nx = n[cx]
                 if j == node_lo:
                     tx = 1 if nx > 0 else 0
                 elif nx < INIT_MEMO:
@@ -1029,11 +1071,11 @@ def init_trees(layout, state):
                         memo[nx] = tx
                 else:
                     tx = initial_tables(nx, c)
-                t[base + x] = tx
+                t[cx] = tx
                 N += nx
                 T += tx
                 if j != node_lo:
-                    n[node_cell_start[node_parent[j]] + x] += tx
+                    n[cell_parent[cx]] += tx
             node_N[j] = N
             node_T[j] = T
 
@@ -1051,26 +1093,25 @@ def check_invariants(layout, state):
     state : SamplerState
         Read only: its ``n``, ``t``, ``node_N`` and ``node_T``.
     """
-    tree_node_start, tree_card = layout.tree_node_start, layout.tree_card
-    node_parent, node_cell_start, is_leaf = layout.node_parent, layout.node_cell_start, layout.is_leaf
+    tree_node_start = layout.tree_node_start
+    node_cell_start, cell_parent, is_leaf = layout.node_cell_start, layout.cell_parent, layout.is_leaf
     n, t, node_N, node_T = state.n, state.t, state.node_N, state.node_T
     child_sum = np.zeros(n.shape[0], dtype=np.int64)
-    for tr in range(tree_card.shape[0]):
-        card = tree_card[tr]
+    for tr in range(tree_node_start.shape[0] - 1):
         for j in range(tree_node_start[tr] + 1, tree_node_start[tr + 1]):
-            p = node_parent[j]
-            for x in range(card):
-                child_sum[node_cell_start[p] + x] += t[node_cell_start[j] + x]
-    for tr in range(tree_card.shape[0]):
-        card = tree_card[tr]
+            for cx in range(node_cell_start[j], node_cell_start[j + 1]):
+                child_sum[cell_parent[cx]] += t[cx]
+    for tr in range(tree_node_start.shape[0] - 1):
         lo = tree_node_start[tr]
         for j in range(lo, tree_node_start[tr + 1]):
-            base = node_cell_start[j]
             N = 0
             T = 0
-            for x in range(card):
-                nx = n[base + x]
-                tx = t[base + x]
+            rest = node_cell_start[j + 1] - 1
+            if rest < node_cell_start[j] or n[rest] != 0 or t[rest] != 0:
+                return j
+            for cx in range(node_cell_start[j], node_cell_start[j + 1]):
+                nx = n[cx]
+                tx = t[cx]
                 N += nx
                 T += tx
                 if nx == 0 and tx != 0:
@@ -1079,39 +1120,39 @@ def check_invariants(layout, state):
                     return j
                 if j == lo and tx != (1 if nx > 0 else 0):
                     return j
-                if not is_leaf[j] and nx != child_sum[base + x]:
+                if not is_leaf[j] and nx != child_sum[cx]:
                     return j
             if N != node_N[j] or T != node_T[j]:
                 return j
     return -1
 
 
-def active_cells(trees, raw, node_group, big_row):
+def active_cells(layout_parts, raw, node_group, big_row):
     """The cells that can need a draw, in sweep order, and where each tree's run of them starts.
 
     A cell needs a draw only while n >= 2; n never exceeds the cell's data count (an internal
     count is a sum of children's table counts), so cells with data count <= 1, and the roots'
-    cells, never do. Returns ``act`` (rows: cell, parent cell, node, parent node, large-leaf row
-    ``big_row[cell]``, node's group, parent's group; per tree, nodes deepest first and values in
-    order; one row holds what a draw needs besides the state) and ``tree_act_start``
-    (n_trees + 1,). Column 4 must be refreshed when ``big_row`` changes. (A kernel's two passes over
-    the nodes, counting then filling, rather than a sort of the selected cells by tree, node and
-    value, which costs more.)
+    cells, never do. ``layout_parts`` is ``(tree_node_start, node_cell_start, cell_parent,
+    node_parent)`` of a :class:`TreeLayout`. Returns ``act`` (rows: cell, parent cell, node, parent
+    node, large-leaf row ``big_row[cell]``, node's group, parent's group; per tree, nodes deepest
+    first and values in order; one row holds what a draw needs besides the state) and
+    ``tree_act_start`` (n_trees + 1,). Column 4 must be refreshed when ``big_row`` changes.
     """
-    return _active_rows(np.asarray(trees.tree_node_start, np.int64), np.asarray(trees.tree_card, np.int64),
-                        np.asarray(trees.node_cell_start, np.int64), np.asarray(trees.node_parent, np.int64),
-                        raw, np.asarray(node_group, np.int64), np.asarray(big_row, np.int64))
+    tree_node_start, node_cell_start, cell_parent, node_parent = (np.asarray(a, np.int64) for a in layout_parts)
+    return _active_rows(tree_node_start, node_cell_start, cell_parent, node_parent, raw,
+                        np.asarray(node_group, np.int64), np.asarray(big_row, np.int64))
 
 
 @njit(**NJIT_OPTIONS)
-def _active_rows(tree_node_start, tree_card, node_cell_start, node_parent, raw, node_group, big_row):
+def _active_rows(tree_node_start, node_cell_start, cell_parent, node_parent, raw, node_group, big_row):
     """:func:`active_cells`'s rows: every tree's nodes from the last (deepest) to the first, the roots
-    skipped, each node's cells with a data count of at least 2 by value; ``(act, tree_act_start)``.
+    skipped, each node's cells with a data count of at least 2 by value; ``(act, tree_act_start)``
+    (two passes over the nodes, counting then filling).
 
     Parameters
     ----------
-    tree_node_start, tree_card, node_cell_start, node_parent :
-        The trees' (:class:`TreeLayout`'s fields of those names).
+    tree_node_start, node_cell_start, cell_parent, node_parent :
+        :class:`TreeLayout`'s fields of those names.
     raw : ndarray (n_cells,) int64
         The cells' data counts.
     node_group : ndarray (n_nodes,) int64
@@ -1119,32 +1160,26 @@ def _active_rows(tree_node_start, tree_card, node_cell_start, node_parent, raw, 
     big_row : ndarray (n_cells,) int64
         :class:`StirlingTables`' ``big_row``.
     """
-    n_trees = tree_card.shape[0]
+    n_trees = tree_node_start.shape[0] - 1
     total = 0
     for tr in range(n_trees):
-        card = tree_card[tr]
         for j in range(tree_node_start[tr], tree_node_start[tr + 1]):
             if node_parent[j] >= 0:
-                base = node_cell_start[j]
-                for x in range(card):
-                    total += raw[base + x] >= 2
+                for cell in range(node_cell_start[j], node_cell_start[j + 1]):
+                    total += raw[cell] >= 2
     act = np.empty((total, 7), np.int64)
     starts = np.empty(n_trees + 1, np.int64)
     e = 0
     for tr in range(n_trees):
         starts[tr] = e
-        card = tree_card[tr]
         for j in range(tree_node_start[tr + 1] - 1, tree_node_start[tr] - 1, -1):
             p = node_parent[j]
             if p < 0:
                 continue
-            base = node_cell_start[j]
-            pbase = node_cell_start[p]
-            for x in range(card):
-                cell = base + x
+            for cell in range(node_cell_start[j], node_cell_start[j + 1]):
                 if raw[cell] >= 2:
                     act[e, 0] = cell
-                    act[e, 1] = pbase + x
+                    act[e, 1] = cell_parent[cell]
                     act[e, 2] = j
                     act[e, 3] = p
                     act[e, 4] = big_row[cell]
@@ -1153,6 +1188,65 @@ def _active_rows(tree_node_start, tree_card, node_cell_start, node_parent, raw, 
                     e += 1
     starts[n_trees] = e
     return act, starts
+
+
+@njit(**NJIT_OPTIONS)
+def observed_cells(tree_node_start, tree_card, node_cell_start, node_parent, raw):
+    """The sampler's cells of trees laid out densely (a cell per value of every node,
+    :class:`~hdp_plugin.hdp.trees.ContextTrees`): every value with a data count (``raw`` > 0; an
+    internal node's counts are its subtree's, so a node's observed values are among its parent's),
+    then a rest cell per node (:class:`TreeLayout`).
+
+    Returns ``(node_cell_start, cell_value, cell_parent, cell_raw)``: the new cells' starts per
+    node (n_nodes + 1,), and per cell its value (the attribute's cardinality for a rest cell), its
+    parent's cell of the same value (-1 at a root) and its data count (0 for a rest cell).
+
+    Parameters
+    ----------
+    tree_node_start, tree_card, node_parent : ndarray int64
+        The trees' (:class:`~hdp_plugin.hdp.trees.ContextTrees`' fields of those names).
+    node_cell_start : ndarray (n_nodes + 1,) int64
+        Where every node's dense cells start.
+    raw : ndarray (n_dense_cells,) int64
+        The dense cells' data counts (``ContextTrees.raw_counts``).
+    """
+    n_nodes = node_parent.shape[0]
+    start = np.empty(n_nodes + 1, np.int64)
+    total = 0
+    for tr in range(tree_card.shape[0]):
+        card = tree_card[tr]
+        for j in range(tree_node_start[tr], tree_node_start[tr + 1]):
+            start[j] = total
+            base = node_cell_start[j]
+            for x in range(card):
+                total += raw[base + x] > 0
+            total += 1
+    start[n_nodes] = total
+    value = np.empty(total, np.int64)
+    parent = np.empty(total, np.int64)
+    count = np.empty(total, np.int64)
+    for tr in range(tree_card.shape[0]):
+        card = tree_card[tr]
+        for j in range(tree_node_start[tr], tree_node_start[tr + 1]):
+            base = node_cell_start[j]
+            cx = start[j]
+            p = node_parent[j]
+            pc = start[p] if p >= 0 else -1
+            for x in range(card):
+                if raw[base + x] > 0:
+                    value[cx] = x
+                    count[cx] = raw[base + x]
+                    if p >= 0:
+                        while value[pc] < x:  # the parent holds every value its child holds
+                            pc += 1
+                        parent[cx] = pc
+                    else:
+                        parent[cx] = -1
+                    cx += 1
+            value[cx] = card
+            count[cx] = 0
+            parent[cx] = start[p + 1] - 1 if p >= 0 else -1
+    return start, value, parent, count
 
 
 def moving_nodes(trees, act):

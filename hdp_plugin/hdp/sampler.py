@@ -89,15 +89,16 @@ def tying_groups(trees: ContextTrees, tying: str):
 
 
 def tree_layout(trees: ContextTrees, tying: str, raw: np.ndarray | None = None) -> kernels.TreeLayout:
-    """The trees as the kernels read them: their tying groups (:func:`tying_groups`), the cells that
-    can need a draw and the moving and still nodes.
+    """The trees as the kernels read them: a cell per observed value of every node and a rest cell
+    (:func:`~hdp_plugin.hdp.kernels.observed_cells`), their tying groups (:func:`tying_groups`), the
+    cells that can need a draw and the moving and still nodes.
 
     Parameters
     ----------
     trees : ContextTrees
     tying : {"none", "same-parent", "level", "single"}
         How concentrations are shared.
-    raw : ndarray (n_cells,) int64, optional
+    raw : ndarray (trees.n_cells,) int64, optional
         ``trees.raw_counts()``, when the caller has it.
 
     Returns
@@ -106,19 +107,80 @@ def tree_layout(trees: ContextTrees, tying: str, raw: np.ndarray | None = None) 
         :class:`~hdp_plugin.hdp.kernels.TreeLayout`; ``act``'s large-leaf column is -1 (every cell
         in the dense rows) until the Stirling tables are built (:class:`_TableSizes`).
     """
-    node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
-    raw = trees.raw_counts(compiled=True) if raw is None else raw
-    act, tree_act_start = kernels.active_cells(trees, raw, node_group, np.full(trees.n_cells, -1, np.int64))
+    return _layout_of(trees, sampler_cells(trees, raw), *tying_groups(trees, tying))
+
+
+def _layout_of(trees: ContextTrees, cells: "SamplerCells", node_group, group_fixed, tree_group_start):
+    """:func:`tree_layout` of the sampler's ``cells`` of ``trees`` and their tying groups."""
+    cell_start, cell_parent, cell_raw = cells.node_cell_start, cells.cell_parent, cells.cell_raw
+    act, tree_act_start = kernels.active_cells((trees.tree_node_start, cell_start, cell_parent, trees.node_parent),
+                                               cell_raw, node_group, np.full(cell_raw.shape[0], -1, np.int64))
     _cancel.check()
     # nodes whose counts can change get their estimates every iteration, the others (all
     # leaves among them) once per window of constant concentrations
     moving, tree_mv_start, still, tree_st_start = kernels.moving_nodes(trees, act)
+    leaf_counts = np.where(np.repeat(trees.is_leaf, np.diff(cell_start)), cell_raw, 0)
     return kernels.TreeLayout(
         tree_node_start=trees.tree_node_start, tree_card=trees.tree_card, tree_max_children=_max_children(trees),
         tree_group_start=tree_group_start, tree_act_start=tree_act_start, tree_mv_start=tree_mv_start,
-        tree_st_start=tree_st_start, node_parent=trees.node_parent, node_cell_start=trees.node_cell_start,
-        node_group=node_group, is_leaf=trees.is_leaf, leaf_counts=trees.leaf_counts, group_fixed=group_fixed,
-        act=act, moving=moving, still=still)
+        tree_st_start=tree_st_start, node_parent=trees.node_parent, node_cell_start=cell_start,
+        cell_parent=cell_parent, node_group=node_group, is_leaf=trees.is_leaf, leaf_counts=leaf_counts,
+        group_fixed=group_fixed, act=act, moving=moving, still=still)
+
+
+@dataclass
+class SamplerCells:
+    """The sampler's cells of some trees (:func:`~hdp_plugin.hdp.kernels.observed_cells`): per node its
+    observed values in order, then a rest cell that stands for the node's other values."""
+
+    node_cell_start: np.ndarray  # (n_nodes + 1,)
+    cell_value: np.ndarray  # (n_cells,) the value; the tree's cardinality for a rest cell
+    cell_parent: np.ndarray  # (n_cells,) the parent's cell of the same value (-1 at a root)
+    cell_raw: np.ndarray  # (n_cells,) the data count (a leaf's, or an internal node's subtree's); 0 at rest
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.node_cell_start[-1])
+
+
+def take_cells(cells: SamplerCells, trees: ContextTrees, index) -> SamplerCells:
+    """The cells of trees ``index`` (in that order) of ``trees``, as :func:`~hdp_plugin.hdp.trees.take_trees`
+    takes the trees."""
+    from .trees import _ranges
+
+    idx = np.asarray(index, dtype=np.int64).reshape(-1)
+    ns = np.asarray(trees.tree_node_start, np.int64)
+    tree_cells = cells.node_cell_start[ns]
+    nodes = _ranges(ns[idx], ns[idx + 1])
+    per_node = np.diff(cells.node_cell_start)[nodes]
+    start = np.zeros(nodes.size + 1, np.int64)
+    np.cumsum(per_node, out=start[1:])
+    lengths = tree_cells[idx + 1] - tree_cells[idx]
+    new_tree = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    at = _ranges(tree_cells[idx], tree_cells[idx + 1])
+    shift = np.repeat(new_tree[:-1] - tree_cells[idx], lengths)
+    parent = cells.cell_parent[at]
+    return SamplerCells(start, cells.cell_value[at], np.where(parent >= 0, parent + shift, -1), cells.cell_raw[at])
+
+
+def concatenate_cells(parts: list) -> SamplerCells:
+    """The cells of several sets of trees laid out one after the other (:func:`~hdp_plugin.hdp.trees.concatenate_trees`)."""
+    starts, values, parents, raws, off = [np.zeros(1, np.int64)], [], [], [], 0
+    for c in parts:
+        starts.append(c.node_cell_start[1:] + off)
+        values.append(c.cell_value)
+        parents.append(np.where(c.cell_parent >= 0, c.cell_parent + off, -1))
+        raws.append(c.cell_raw)
+        off += c.n_cells
+    return SamplerCells(*(np.concatenate(a).astype(np.int64) for a in (starts, values, parents, raws)))
+
+
+def sampler_cells(trees: ContextTrees, raw: np.ndarray | None = None) -> SamplerCells:
+    """The cells the sampler holds for ``trees`` (``raw``: ``trees.raw_counts()`` if the caller has it)."""
+    raw = trees.raw_counts(compiled=True) if raw is None else raw
+    i64 = lambda a: np.ascontiguousarray(a, np.int64)  # noqa: E731
+    return SamplerCells(*kernels.observed_cells(i64(trees.tree_node_start), i64(trees.tree_card),
+                                                i64(trees.node_cell_start), i64(trees.node_parent), i64(raw)))
 
 
 def new_state(trees: ContextTrees, layout: kernels.TreeLayout, random_state, count_type=None) -> kernels.SamplerState:
@@ -144,8 +206,8 @@ def new_state(trees: ContextTrees, layout: kernels.TreeLayout, random_state, cou
     conc = np.full(layout.group_fixed.shape[0], config.INITIAL_CONCENTRATION)
     conc[layout.group_fixed] = config.ROOT_CONCENTRATION
     if count_type is None:
-        count_type = np.int32 if int(trees.leaf_counts.max(initial=0)) < 2**31 - 1 else np.int64
-    n_cells = trees.n_cells
+        count_type = np.int32 if int(layout.leaf_counts.max(initial=0)) < 2**31 - 1 else np.int64
+    n_cells = int(layout.node_cell_start[-1])
     return kernels.SamplerState(
         n=np.zeros(n_cells, count_type), t=np.zeros(n_cells, count_type), node_N=np.zeros(trees.n_nodes, np.int64),
         node_T=np.zeros(trees.n_nodes, np.int64), conc=conc, prob=np.zeros(n_cells), est_sum=np.zeros(n_cells),
@@ -154,7 +216,8 @@ def new_state(trees: ContextTrees, layout: kernels.TreeLayout, random_state, cou
 
 @dataclass
 class SamplerResult:
-    """Averaged estimates and the final sampler state."""
+    """Averaged estimates and the final sampler state, over the sampler's cells (``cells``: every
+    node's observed values, then a rest cell whose estimate is the total of the node's other values')."""
 
     probabilities: np.ndarray  # (n_cells,) averaged estimate of every cell
     concentrations: np.ndarray  # (n_groups,) final concentration of every group
@@ -165,6 +228,7 @@ class SamplerResult:
     seconds: float
     table_counts: np.ndarray  # (n_cells,) final t
     customer_counts: np.ndarray  # (n_cells,) final n
+    cells: SamplerCells | None = None  # the cells the per-cell arrays are of
     stirling_shape: tuple = ()  # ((dense rows, columns), (large-leaf rows, columns)) at the end
     cpu_seconds: float = 0.0  # CPU time of the process (all threads) while sampling
     #: (n_trees,) iterations each tree ran: all ``iterations`` unless a tolerance stopped trees early
@@ -186,6 +250,7 @@ def sample(
     on_checkpoint: Callable[[int, np.ndarray], bool | None] | None = None,
     debug: bool = False,
     first_check: int | None = None,
+    cells: SamplerCells | None = None,
     _initial_sizes: tuple[int, int] | None = None,
 ) -> SamplerResult:
     """Estimate every tree's probability tables with the HDP collapsed Gibbs sampler.
@@ -224,7 +289,7 @@ def sample(
         ``iterations``).
     on_checkpoint : callable(iteration, sums) -> bool, optional
         Called with the number of iterations done and ``sums``, a fresh array of every cell's
-        estimates summed over the iterations from ``burn_in`` to there (divide by
+        (``SamplerResult.cells``) estimates summed over the iterations from ``burn_in`` to there (divide by
         ``iteration - burn_in`` for the averaged tables). Returning ``True`` stops the run there:
         the result is then that of a run of ``iteration`` iterations. Reading the sums does not
         touch the chain, so a run gives the same tables with or without checkpoints.
@@ -233,6 +298,9 @@ def sample(
     first_check : int or None
         With a ``tolerance``: the first iteration at which a tree may stop (then every doubling);
         None is ``config.CONVERGENCE_FIRST_CHECK`` (500).
+    cells : SamplerCells, optional
+        The trees' cells (:func:`sampler_cells`), when the caller has them; then ``trees.leaf_counts``
+        is not read and may be empty.
 
     Returns
     -------
@@ -250,7 +318,7 @@ def sample(
     if plan is not None:
         burn_in = plan.accumulate_from  # the running sums start where the earliest averaged run starts
     run = _setup(trees, tying, random_state, n_jobs if not debug else 1, _settings(burn_in, window), _initial_sizes,
-                 plan, iterations)
+                 plan, iterations, cells)
     try:
         if on_checkpoint is not None:
             reached = _lockstep(run, iterations, burn_in, checkpoints, on_checkpoint, progress, debug)
@@ -298,16 +366,17 @@ class _TableSizes:
     large leaf count; columns from twice the largest t the first iteration can ask for.
     """
 
-    def __init__(self, trees: ContextTrees, raw: np.ndarray, layout: kernels.TreeLayout,
+    def __init__(self, cells: SamplerCells, layout: kernels.TreeLayout,
                  state: kernels.SamplerState, window: int, initial_sizes: tuple[int, int] | None, threads: int = 1):
+        raw = cells.cell_raw
         self.raw = raw
         self.threads = threads  # for the new columns of the tables (grow_stirling_rows)
         self.n_max = int(raw.max(initial=1))
-        self.cell_is_leaf = np.repeat(trees.is_leaf, trees.tree_card[trees.node_tree])
+        self.cell_is_leaf = np.repeat(layout.is_leaf, np.diff(layout.node_cell_start))
         # within one iteration a count can grow by the window per child
         self.margin = window * (int(layout.tree_max_children.max(initial=1)) + 1)
-        big_row = np.full(trees.n_cells, -1, np.int64)
-        t_need = int(kernels.needed_sizes(0, trees.n_cells, state.n, state.t, big_row, window)[0])
+        big_row = np.full(cells.n_cells, -1, np.int64)
+        t_need = int(kernels.needed_sizes(0, cells.n_cells, state.n, state.t, big_row, window)[0])
         self.t_cap = min(self.n_max, max(2 * t_need, config.STIRLING_MIN_COLUMNS))
         n_int = int(state.n[~self.cell_is_leaf].max(initial=1))
         self.n_dense = min(self.n_max + self.margin, max(2 * (n_int + self.margin), config.STIRLING_MIN_ROWS))
@@ -342,6 +411,7 @@ class _Run:
     each tree reached, the stopping rule's arrays and the threads."""
 
     trees: ContextTrees
+    cells: SamplerCells
     layout: kernels.TreeLayout
     state: kernels.SamplerState
     settings: kernels.Settings
@@ -356,7 +426,7 @@ class _Run:
     def grow(self) -> None:
         """Grow the Stirling tables to what every tree's state needs (no kernel may be running)."""
         state, sizes = self.state, self.sizes
-        t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, self.trees.n_cells, state.n, state.t,
+        t_need, dense_need = (int(v) for v in kernels.needed_sizes(0, self.cells.n_cells, state.n, state.t,
                                                                    self.tables.big_row, self.settings.window))
         if not sizes.grow(t_need, dense_need):  # a tree stops only when its exact need is past an edge
             raise HDPError(f"sampler stopped at iteration {int(self.reached.min())} with tables of "
@@ -370,24 +440,25 @@ class _Run:
 
 
 def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kernels.Settings,
-           initial_sizes, plan: "_StopPlan | None", iterations: int) -> _Run:
+           initial_sizes, plan: "_StopPlan | None", iterations: int, cells: SamplerCells | None = None) -> _Run:
     """:func:`sample`'s setup: the layout and tying groups, the initial state, the Stirling tables,
     the stopping rule's arrays and the threads."""
-    raw = trees.raw_counts(compiled=True)
-    layout = tree_layout(trees, tying, raw)
+    node_group, group_fixed, tree_group_start = tying_groups(trees, tying)
+    cells = sampler_cells(trees) if cells is None else cells
+    layout = _layout_of(trees, cells, node_group, group_fixed, tree_group_start)
     state = new_state(trees, layout, random_state)
     threads = min(_threads(n_jobs), max(trees.n_trees, 1))
     kernels.init_trees(layout, state)
-    sizes = _TableSizes(trees, raw, layout, state, settings.window, initial_sizes, threads)
-    tables = sizes.tables(layout, np.full(trees.n_cells, -1, np.int64))
-    rule = plan.rule(trees) if plan is not None else _no_rule(trees, iterations)
+    sizes = _TableSizes(cells, layout, state, settings.window, initial_sizes, threads)
+    tables = sizes.tables(layout, np.full(cells.n_cells, -1, np.int64))
+    rule = plan.rule(layout) if plan is not None else _no_rule(trees, iterations)
     _cancel.check()
     # the cost of an iteration of each tree (per draw-able cell, per cell for the estimates, per node
     # for the concentrations: measured weights), for the order of the queue and the bins
-    cells = np.diff(trees.node_cell_start[trees.tree_node_start])
+    n_cells = np.diff(layout.node_cell_start[trees.tree_node_start])
     nodes = np.diff(trees.tree_node_start)
-    cost = 35.0 * np.diff(layout.tree_act_start) + 2.5 * cells + 12.0 * nodes
-    run = _Run(trees, layout, state, settings, sizes, tables, rule, threads, cost,
+    cost = 35.0 * np.diff(layout.tree_act_start) + 2.5 * n_cells + 12.0 * nodes
+    run = _Run(trees, cells, layout, state, settings, sizes, tables, rule, threads, cost,
                reached=np.zeros(trees.n_trees, np.int64))
     if threads > 1:
         run.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hdp-sampler")
@@ -428,6 +499,7 @@ def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, c
         stirling_shape=((tables.big_base, columns), (rows - tables.big_base, columns)),
         cpu_seconds=time.process_time() - cpu_started,
         tree_iterations=tree_its,
+        cells=run.cells,
     )
 
 
@@ -564,7 +636,7 @@ class _TreeQueue:
 
     def work(self) -> None:
         run = self.run
-        scratch = np.empty(run.trees.n_cells if run.rule.points.size else 0)  # for the rule's copies
+        scratch = np.empty(run.cells.n_cells if run.rule.points.size else 0)  # for the rule's copies
         reached, stop = run.reached, run.rule.stop
         while not self.halt:
             batch = self.take()
@@ -680,8 +752,9 @@ class _StopPlan:
         """The row of the sums at ``p`` that a run's average subtracts (-1: none)."""
         return self.slot[p] if p > self.accumulate_from else -1
 
-    def rule(self, trees: ContextTrees) -> kernels.StopRule:
-        """The kernels' arrays for ``trees`` (the copies, the weights and the results allocated)."""
+    def rule(self, layout: kernels.TreeLayout) -> kernels.StopRule:
+        """The kernels' arrays for the trees of ``layout`` (the copies, the weights and the results
+        allocated)."""
         pts = self.points
         is_check = np.array([p in self.checks for p in pts], np.bool_)
         new_b = [self._row(self.burn_in_of(p)) if c else -1 for p, c in zip(pts, is_check)]
@@ -689,9 +762,10 @@ class _StopPlan:
         old_b = [self._row(self.burn_in_of(p // 2)) if c else -1 for p, c in zip(pts, is_check)]
         den_new = [float(p - self.burn_in_of(p)) if c else 1.0 for p, c in zip(pts, is_check)]
         den_old = [float(p // 2 - self.burn_in_of(p // 2)) if c else 1.0 for p, c in zip(pts, is_check)]
-        w = trees.leaf_counts.astype(np.float64)
-        cell_start = trees.node_cell_start[trees.tree_node_start]
-        tree_weight = np.add.reduceat(w, cell_start[:-1]) if trees.n_trees and w.size else np.zeros(trees.n_trees)
+        w = layout.leaf_counts.astype(np.float64)
+        n_trees, n_cells = layout.tree_card.shape[0], w.shape[0]
+        cell_start = layout.node_cell_start[layout.tree_node_start]
+        tree_weight = np.add.reduceat(w, cell_start[:-1]) if n_trees and w.size else np.zeros(n_trees)
         end_b = self.burn_in_of(self.iterations)
         i64 = lambda v: np.asarray(v, np.int64)  # noqa: E731
         return kernels.StopRule(
@@ -699,8 +773,8 @@ class _StopPlan:
             is_check=is_check, new_b=i64(new_b), old_i=i64(old_i), old_b=i64(old_b),
             den_new=np.asarray(den_new, np.float64), den_old=np.asarray(den_old, np.float64),
             end_b=self._row(end_b), end_den=float(self.iterations - end_b),
-            snap=np.zeros((self.n_rows, trees.n_cells)), weight=w, tree_weight=np.asarray(tree_weight, np.float64),
-            final=np.zeros(trees.n_cells), stop=np.full(trees.n_trees, int(self.iterations), np.int64))
+            snap=np.zeros((self.n_rows, n_cells)), weight=w, tree_weight=np.asarray(tree_weight, np.float64),
+            final=np.zeros(n_cells), stop=np.full(n_trees, int(self.iterations), np.int64))
 
 
 def _max_children(trees: ContextTrees) -> np.ndarray:

@@ -139,6 +139,32 @@ class ProbabilityTables:
                    log_prior=np.asarray(log_prior, np.float64), backoff_to_parent=bool(backoff_to_parent),
                    n_classes=int(trees.n_classes), cardinalities=trees.cardinalities)
 
+    @classmethod
+    def from_sampler(cls, trees: ContextTrees, cells, probabilities: np.ndarray,
+                     log_prior: np.ndarray) -> "ProbabilityTables":
+        """The HDP tables of ``trees`` from the sampler's averaged cells (``cells``, a
+        :class:`~hdp_plugin.hdp.sampler.SamplerCells`, and their ``probabilities``): every observed
+        value keeps its estimate, and every node gets the back-off weight that gives its other values
+        their averaged total, shared out as the parent's tables share it."""
+        from .tree_kernels import observed_tables
+
+        node_start = np.asarray(cells.node_cell_start, np.int64)
+        rest = node_start[1:] - 1
+        observed = np.ones(cells.n_cells, np.bool_)
+        observed[rest] = False
+        cell_log_prob = np.empty(cells.n_cells - trees.n_nodes, np.float64)
+        log_backoff = np.empty(trees.n_nodes, np.float64)
+        observed_tables(np.ascontiguousarray(probabilities, np.float64), np.asarray(trees.node_parent, np.int64),
+                        np.ascontiguousarray(trees.tree_card[trees.node_tree], np.int64), node_start,
+                        np.asarray(cells.cell_value, np.int64), cell_log_prob, log_backoff)
+        return cls(attrs=trees.attrs, tree_card=trees.tree_card, tree_node_start=trees.tree_node_start,
+                   tree_var_start=trees.tree_var_start, branch_vars=trees.branch_vars,
+                   node_parent=trees.node_parent, node_depth=trees.node_depth, node_branch=trees.node_branch,
+                   child_count=children_of(trees.node_parent), cell_start=node_start - np.arange(trees.n_nodes + 1),
+                   cell_value=np.asarray(cells.cell_value, np.int64)[observed], log_probs=cell_log_prob,
+                   log_backoff=log_backoff, log_prior=np.asarray(log_prior, np.float64), backoff_to_parent=True,
+                   n_classes=int(trees.n_classes), cardinalities=trees.cardinalities)
+
     def dense_view(self) -> tuple:
         """``(child_start, child_table, node_cell_start, log_probs)``: the tables as prediction reads them,
         every node's children in a table indexed by branch value and every cell's log-estimate (a value the

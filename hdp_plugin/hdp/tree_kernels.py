@@ -448,6 +448,63 @@ def sparse_cells(log_probs, raw, node_parent, node_cell_start, node_card, backof
 
 
 @njit(**NJIT_OPTIONS)
+def observed_tables(probs, node_parent, node_card, node_cell_start, cell_value, cell_log_prob, log_backoff):
+    """A network's sparse tables from the sampler's averaged cells
+    (:meth:`~hdp_plugin.hdp.tables.ProbabilityTables.from_sampler`).
+
+    The sampler holds per node its observed values' cells, then a rest cell with the averaged total of
+    the other values' estimates, ``U``. An observed cell keeps its log-estimate; the node's back-off
+    weight is ``U / B``, ``B`` the total the parent's tables give those values (the parent's own rest
+    plus its observed values the node lacks; at a root, their share of the uniform distribution): the
+    rule :func:`sparse_cells` applies to dense tables.
+
+    Parameters
+    ----------
+    probs : ndarray (n_sampler_cells,) float64
+        The averaged estimates of the sampler's cells.
+    node_parent, node_card : ndarray (n_nodes,) int64
+        Every node's parent (-1 at a root) and its attribute's cardinality.
+    node_cell_start : ndarray (n_nodes + 1,) int64
+        Where every node's sampler cells start (the last of a node's is its rest cell).
+    cell_value : ndarray (n_sampler_cells,) int64
+        The sampler cells' values.
+    cell_log_prob, log_backoff : ndarray
+        Written: the observed cells' log-estimates (``n_sampler_cells - n_nodes``, node by node) and
+        every node's log back-off weight.
+    """
+    for j in range(node_parent.shape[0]):
+        lo = node_cell_start[j]
+        rest = node_cell_start[j + 1] - 1
+        unseen = probs[rest]
+        p = node_parent[j]
+        if p < 0:
+            base = (node_card[j] - (rest - lo)) / node_card[j]
+        else:
+            pc = node_cell_start[p]
+            prest = node_cell_start[p + 1] - 1
+            base = probs[prest]
+            for cx in range(lo, rest):
+                while cell_value[pc] < cell_value[cx]:
+                    base += probs[pc]
+                    pc += 1
+                pc += 1
+            while pc < prest:
+                base += probs[pc]
+                pc += 1
+        if base <= 0.0 or unseen == base:
+            lw = 0.0
+        elif unseen <= 0.0:
+            lw = -np.inf
+        else:
+            lw = min(0.0, math.log(unseen) - math.log(base))
+        log_backoff[j] = lw
+        out = lo - j
+        for cx in range(lo, rest):
+            cell_log_prob[out] = math.log(probs[cx])
+            out += 1
+
+
+@njit(**NJIT_OPTIONS)
 def dense_lookup(node_parent, node_branch, node_card, node_radix, child_count, cell_start, cell_value,
                  cell_log_prob, log_backoff, backoff_to_parent):
     """The dense view of sparse tables that prediction reads: every node's child table and every cell's

@@ -75,7 +75,9 @@ class ContextTrees:
     is_leaf: np.ndarray
     child_start: np.ndarray
     child_table: np.ndarray
-    leaf_counts: np.ndarray  # (n_cells,) int64
+    #: (n_cells,) int64; empty in trees made for the HDP sampler alone (``concatenate_trees(...,
+    #: counts=False)``), whose counts travel as its cells (:class:`~hdp_plugin.hdp.sampler.SamplerCells`)
+    leaf_counts: np.ndarray
     n_classes: int
     cardinalities: np.ndarray  # (n_attributes,) of the model
 
@@ -89,7 +91,7 @@ class ContextTrees:
 
     @property
     def n_cells(self) -> int:
-        return int(self.leaf_counts.shape[0])
+        return int(self.node_cell_start[-1])
 
     @classmethod
     def from_nodes(cls, trees: list["TreeNodes"], n_classes: int, cardinalities) -> "ContextTrees":
@@ -413,13 +415,14 @@ def _flat_cells(cells: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.ascontiguousarray(keys, np.int64), np.ascontiguousarray(counts, np.int64), key_start.astype(np.int64)
 
 
-def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarray]:
+def concatenate_trees(parts: list[ContextTrees], counts: bool = True) -> tuple[ContextTrees, np.ndarray]:
     """The trees of several models (an ensemble's members) as one :class:`ContextTrees`.
 
     Each part keeps its own attributes: part ``e``'s attribute ``j`` becomes attribute
     ``offset[e] + j`` of the result (its cardinalities follow), so parts whose attributes were
     discretised differently sample together, sharing one set of Stirling tables and one thread
-    pool. Trees, nodes and cells keep their order, part after part.
+    pool. Trees, nodes and cells keep their order, part after part. Without ``counts`` the result's
+    ``leaf_counts`` is empty (the HDP sampler then takes the counts as its cells).
 
     Returns
     -------
@@ -452,7 +455,8 @@ def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarr
         out["is_leaf"].append(p.is_leaf)
         out["child_start"].append(shift(p.child_start, child_off))
         out["child_table"].append(shift(p.child_table, node_off))
-        out["leaf_counts"].append(p.leaf_counts)
+        if counts:
+            out["leaf_counts"].append(p.leaf_counts)
         out["cardinalities"].append(np.asarray(p.cardinalities, np.int64))
         attr_off += int(np.asarray(p.cardinalities).shape[0])
         node_off += p.n_nodes
@@ -465,7 +469,8 @@ def concatenate_trees(parts: list[ContextTrees]) -> tuple[ContextTrees, np.ndarr
     out["tree_var_start"].append(np.array([var_off]))
     out["node_cell_start"].append(np.array([cell_off]))
     dtypes = {"is_leaf": np.bool_}
-    arrays = {k: np.ascontiguousarray(np.concatenate(v), dtype=dtypes.get(k, np.int64)) for k, v in out.items()}
+    arrays = {k: np.ascontiguousarray(np.concatenate(v) if v else np.zeros(0), dtype=dtypes.get(k, np.int64))
+              for k, v in out.items()}
     return ContextTrees(n_classes=int(n_classes), **arrays), np.asarray(cell_start, np.int64)
 
 
@@ -534,13 +539,14 @@ def take_trees(trees: ContextTrees, index) -> ContextTrees:
         is_leaf=np.asarray(trees.is_leaf, np.bool_)[nodes],
         child_start=child_start,
         child_table=np.where(table >= 0, table + table_shift, -1),
-        leaf_counts=np.asarray(trees.leaf_counts, np.int64)[_ranges(cs[ns[idx]], cs[ns[idx + 1]])],
+        leaf_counts=(np.asarray(trees.leaf_counts, np.int64)[_ranges(cs[ns[idx]], cs[ns[idx + 1]])]
+                     if trees.leaf_counts.size else np.zeros(0, np.int64)),
         n_classes=int(trees.n_classes),
         cardinalities=cards,
     )
 
 
-def tree_sources(trees: ContextTrees) -> np.ndarray:
+def tree_sources(trees: ContextTrees, cells=None) -> np.ndarray:
     """For every tree, the first tree (itself when there is none before it) that poses the same
     estimation problem: the same number of values, the same nodes (parents within the tree, depths,
     branch values), the same leaf counts and the same radix of every branching variable.
@@ -548,12 +554,16 @@ def tree_sources(trees: ContextTrees) -> np.ndarray:
     The HDP sampler's result for a tree reads nothing else (its stream aside), so such trees need one
     chain, not several: an ensemble's members often share one (the same attribute with the same parents,
     every member coding both alike: categorical data). Trees are told apart by a SHA-256 digest of those
-    arrays (among trees of the same sizes only). Returns an int64 array of shape (n_trees,).
+    arrays (among trees of the same sizes only); with the sampler's ``cells``
+    (:class:`~hdp_plugin.hdp.sampler.SamplerCells`), their values and counts stand for the leaf counts.
+    Returns an int64 array of shape (n_trees,).
     """
     n = trees.n_trees
     source = np.arange(n, dtype=np.int64)
     if n < 2:
         return source
+    if cells is None and trees.leaf_counts.size != trees.n_cells:
+        raise ValueError("tree_sources needs the trees' counts: their leaf counts or their sampler cells")
     ns, cs = np.asarray(trees.tree_node_start, np.int64), np.asarray(trees.node_cell_start, np.int64)
     vstart = np.asarray(trees.tree_var_start, np.int64)
     n_nodes = np.diff(ns)
@@ -571,7 +581,17 @@ def tree_sources(trees: ContextTrees) -> np.ndarray:
         parent = np.asarray(trees.node_parent[lo:hi], np.int64)
         h = hashlib.sha256()
         for a in (shape[t], radix[int(vstart[t]):int(vstart[t + 1])], np.where(parent >= 0, parent - lo, -1),
-                  trees.node_depth[lo:hi], trees.node_branch[lo:hi], trees.leaf_counts[int(cs[lo]):int(cs[hi])]):
+                  trees.node_depth[lo:hi], trees.node_branch[lo:hi], *_tree_counts(trees, cells, lo, hi)):
             h.update(np.ascontiguousarray(a, np.int64))
         source[t] = first.setdefault(h.digest(), int(t))
     return source
+
+
+def _tree_counts(trees: ContextTrees, cells, lo: int, hi: int) -> tuple:
+    """What tells the counts of the tree of nodes ``lo .. hi - 1`` apart: its leaf counts, or its sampler
+    cells' values and counts."""
+    if cells is None:
+        cs = trees.node_cell_start
+        return (trees.leaf_counts[int(cs[lo]):int(cs[hi])],)
+    c_lo, c_hi = int(cells.node_cell_start[lo]), int(cells.node_cell_start[hi])
+    return cells.node_cell_start[lo:hi + 1] - c_lo, cells.cell_value[c_lo:c_hi], cells.cell_raw[c_lo:c_hi]

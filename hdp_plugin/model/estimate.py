@@ -21,8 +21,13 @@ class Estimates:
 
     Attributes
     ----------
-    log_probs : list of ndarray
-        ``log_probs[e]``: the log-probabilities of network ``e``'s cells (``-inf`` for a zero).
+    log_probs : list
+        A baseline estimator's: ``log_probs[e]``, the log-probabilities of network ``e``'s cells
+        (``-inf`` for a zero); None for the HDP sampler.
+    cells : list
+        The HDP sampler's: ``cells[e]``, ``(SamplerCells, probabilities)`` of network ``e``'s cells
+        (its nodes' observed values and rest cells, :class:`~hdp_plugin.hdp.sampler.SamplerCells`);
+        None for a baseline estimator.
     node_group, concentrations : list
         ``node_group[e]`` (per node of network ``e``, numbered from 0 within it) and
         ``concentrations[e]`` (per group) of the HDP sampler; None for a baseline estimator.
@@ -31,10 +36,20 @@ class Estimates:
         record); empty for a baseline estimator.
     """
 
-    log_probs: list
+    log_probs: list | None
     node_group: list
     concentrations: list
     info: dict
+    cells: list | None = None
+
+    def tables(self, e: int, trees: ContextTrees, log_prior: np.ndarray, *, backoff_to_parent: bool):
+        """Network ``e``'s :class:`~hdp_plugin.hdp.tables.ProbabilityTables` (of its ``trees``)."""
+        from ..hdp.tables import ProbabilityTables
+
+        if self.cells is not None:
+            cells, probs = self.cells[e]
+            return ProbabilityTables.from_sampler(trees, cells, probs, log_prior)
+        return ProbabilityTables.from_dense(trees, self.log_probs[e], log_prior, backoff_to_parent=backoff_to_parent)
 
 
 def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, sample, random_state, iterations: int,
@@ -66,11 +81,15 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
             return Estimates([np.log(p) for p in probs], [None] * len(trees), [None] * len(trees), {})
     from ..hdp.sampler import stopping_info
 
-    if len(trees) == 1:
-        combined, cell_start = trees[0], np.array([0, trees[0].n_cells], np.int64)
-    else:
-        combined, cell_start = concatenate_trees(trees)
-    res, shared = _sample_once_each(combined, sample, random_state, tying, dict(
+    from ..hdp.sampler import concatenate_cells, sampler_cells
+
+    # the sampler's cells of each network (its dense counts are not read again), then every network's
+    # trees and cells one after the other, without dense counts
+    parts = [sampler_cells(t) for t in trees]
+    combined = concatenate_trees(trees, counts=False)[0]
+    cells = parts[0] if len(parts) == 1 else concatenate_cells(parts)
+    del parts
+    res, shared = _sample_once_each(combined, cells, sample, random_state, tying, dict(
         iterations=iterations, burn_in=burn_in, tying=tying, n_jobs=n_jobs, progress=progress, tolerance=tolerance,
         first_check=first_check))
     info = dict(iterations=res.iterations, sampler_seconds=res.seconds, n_samples=res.n_samples, burn_in=res.burn_in,
@@ -79,11 +98,10 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
         info["shared_trees"] = shared
     if getattr(res, "cpu_seconds", None) is not None:
         info["sampler_cpu_seconds"] = res.cpu_seconds
-    log_probs, groups, concs = [], [], []
+    cells, groups, concs = [], [], []
     node_lo = 0
     for e, t in enumerate(trees):
-        with np.errstate(divide="ignore"):
-            log_probs.append(np.log(res.probabilities[cell_start[e]:cell_start[e + 1]]))
+        cells.append(_member_cells(res.cells, res.probabilities, node_lo, node_lo + t.n_nodes))
         if len(trees) == 1:  # one network: the sampler's groups as they are
             groups.append(res.node_group)
             concs.append(res.concentrations)
@@ -95,7 +113,20 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
         groups.append(g - g_lo)
         concs.append(res.concentrations[g_lo:max(g_hi, g_lo)].copy())
         node_lo += t.n_nodes
-    return Estimates(log_probs, groups, concs, info)
+    return Estimates(None, groups, concs, info, cells)
+
+
+def _member_cells(cells, probabilities: np.ndarray, node_lo: int, node_hi: int):
+    """``(SamplerCells, probabilities)`` of the nodes ``node_lo .. node_hi - 1`` of the sampler's ``cells``
+    (one network's, its nodes numbered from 0)."""
+    from ..hdp.sampler import SamplerCells
+
+    start = cells.node_cell_start[node_lo:node_hi + 1]
+    lo, hi = int(start[0]), int(start[-1])
+    parent = cells.cell_parent[lo:hi]
+    own = SamplerCells(start - lo, cells.cell_value[lo:hi], np.where(parent >= 0, parent - lo, -1),
+                       cells.cell_raw[lo:hi])
+    return own, probabilities[lo:hi]
 
 
 def _sharing(trees: ContextTrees, source: np.ndarray | None = None):
@@ -134,8 +165,8 @@ def shared_cells(trees: ContextTrees, source: np.ndarray | None = None) -> np.nd
     return None if sharing is None else _spread(_cell_starts(trees), *sharing)
 
 
-def _sample_once_each(trees: ContextTrees, sample, random_state, tying: str, kwargs: dict):
-    """``sample(trees, random_state=..., **kwargs)``, every estimation problem sampled once.
+def _sample_once_each(trees: ContextTrees, cells, sample, random_state, tying: str, kwargs: dict):
+    """``sample(trees, random_state=..., cells=cells, **kwargs)``, every estimation problem sampled once.
 
     A tree that poses the same problem as an earlier one (:func:`~hdp_plugin.hdp.trees.tree_sources`:
     the same nodes and counts, as an ensemble's members often share on categorical data) is not sampled:
@@ -149,21 +180,42 @@ def _sample_once_each(trees: ContextTrees, sample, random_state, tying: str, kwa
     from ..hdp.rng import tree_states
     from ..hdp.sampler import tying_groups
 
-    sharing = _sharing(trees)
+    from ..hdp.sampler import take_cells
+
+    sharing = _sharing(trees, tree_sources(trees, cells))
     if sharing is None:
-        return sample(trees, random_state=random_state, **kwargs), 0
+        return sample(trees, random_state=random_state, cells=cells, **kwargs), 0
     keep, src = sharing
     sub = take_trees(trees, keep)
-    res = sample(sub, random_state=tree_states(random_state, trees.n_trees)[keep], **kwargs)
+    res = sample(sub, random_state=tree_states(random_state, trees.n_trees)[keep], cells=take_cells(cells, trees, keep),
+                 **kwargs)
     # every tree's groups: its sampled tree's, renumbered in the order of all the trees
     sub_groups = tying_groups(sub, tying)[2]
     group_start = np.concatenate(([0], np.cumsum(np.diff(sub_groups)[src]))).astype(np.int64)
     nodes = _spread(np.asarray(trees.tree_node_start, np.int64), keep, src)
-    cells = _spread(_cell_starts(trees), keep, src)
     node_tree = np.asarray(trees.node_tree, np.int64)
     node_group = res.node_group[nodes] - sub_groups[src][node_tree] + group_start[node_tree]
     tree_its = None if res.tree_iterations is None else np.asarray(res.tree_iterations)[src]
+    full, cells = _spread_cells(res.cells, trees, nodes, keep, src)
     return replace(res, probabilities=res.probabilities[cells],
                    concentrations=res.concentrations[_spread(group_start, keep, src)], node_group=node_group,
                    table_counts=res.table_counts[cells], customer_counts=res.customer_counts[cells],
-                   tree_iterations=tree_its), int(trees.n_trees - keep.size)
+                   tree_iterations=tree_its, cells=full), int(trees.n_trees - keep.size)
+
+
+def _spread_cells(sub, trees: ContextTrees, nodes: np.ndarray, keep: np.ndarray, src: np.ndarray):
+    """The sampler's cells of every tree of ``trees`` from those of the trees ``keep`` (``sub``: a copy
+    has its source's cells), and every cell's index among ``sub``'s: ``(SamplerCells, index)``."""
+    from ..hdp.sampler import SamplerCells
+
+    per_node = np.diff(sub.node_cell_start)[nodes]
+    start = np.zeros(trees.n_nodes + 1, np.int64)
+    np.cumsum(per_node, out=start[1:])
+    full_tree_start = start[np.asarray(trees.tree_node_start, np.int64)]
+    cells = _spread(full_tree_start, keep, src)
+    tree_nodes = np.diff(np.asarray(trees.tree_node_start, np.int64))
+    sub_tree_start = sub.node_cell_start[np.concatenate(([0], np.cumsum(tree_nodes[keep])))]
+    shift = np.repeat(full_tree_start[:-1] - sub_tree_start[src], np.diff(full_tree_start))
+    parent = sub.cell_parent[cells]
+    return SamplerCells(start, sub.cell_value[cells], np.where(parent >= 0, parent + shift, -1),
+                        sub.cell_raw[cells]), cells

@@ -289,8 +289,8 @@ def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, 
     if plan.estimator == "hdp":
         info.update(n_trees=sum(d.trees.n_trees for d in drafts), n_cells=sum(d.trees.n_cells for d in drafts))
     members = []
-    for d, log_probs, node_group, conc in zip(drafts, est.log_probs, est.node_group, est.concentrations):
-        tables = ProbabilityTables.from_dense(d.trees, log_probs, log_prior, backoff_to_parent=plan.estimator == "hdp")
+    for e, (d, node_group, conc) in enumerate(zip(drafts, est.node_group, est.concentrations)):
+        tables = est.tables(e, d.trees, log_prior, backoff_to_parent=plan.estimator == "hdp")
         ranges = None if node_group is None else concentration_ranges(tables, node_group, conc)
         members.append(Member(_seeds.describe(d.seed), d.attributes, d.cardinalities, d.structure, tables,
                               1.0 / n_members, node_group, conc, ranges))
