@@ -286,9 +286,7 @@ def test_sampling_members_together_equals_sampling_each_alone(diabetes):
         seed = np.random.SeedSequence(mb.seed["entropy"], spawn_key=tuple(mb.seed["spawn_key"]))
         trees = member_trees(mb, diabetes)
         alone = sample(trees, iterations=60, random_state=tree_states(_seeds.child(seed), trees.n_trees))
-        with np.errstate(divide="ignore"):
-            tables = ProbabilityTables.from_dense(trees, np.log(alone.probabilities), mb.tables.log_prior,
-                                                  backoff_to_parent=True)
+        tables = ProbabilityTables.from_sampler(trees, alone.cells, alone.probabilities, mb.tables.log_prior)
         same_tables(tables, mb.tables)
 
 

@@ -337,7 +337,7 @@ SWEEP_NJIT_OPTIONS = {**NJIT_OPTIONS, "error_model": "numpy"}
 
 
 @njit(inline="always", **SWEEP_NJIT_OPTIONS)  # inlined into sample_trees: see its docstring
-def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, n, t, node_N, node_T,
+def table_sweep(act, act_lo, act_hi, root_cell, root_cells, conc, rt, big_base, rn_t, n, t, node_N, node_T,
                 window, weights, rng):
     """One bottom-up sweep of windowed Gibbs draws of every non-root table count.
 
@@ -381,10 +381,8 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         :class:`TreeLayout`'s ``act``.
     act_lo, act_hi : int
         The tree's rows of ``act``.
-    root_cell : int
-        The tree's root's first cell.
-    card : int
-        Cells per node of the tree.
+    root_cell, root_cells : int
+        The tree's root's first cell and its number of cells.
     conc : ndarray (n_groups,) float64
         :class:`SamplerState`'s concentrations.
     rt, big_base, rn_t :
@@ -540,7 +538,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, card, conc, rt, big_base, rn_t, 
         n[pcell] += d
         node_N[p] += d
     rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
-    for x in range(card):
+    for x in range(root_cells):
         if n[root_cell + x] > n_dense:
             n_dense = n[root_cell + x]
     return need, n_dense
