@@ -64,12 +64,14 @@ class _Recorder:
         self.grid = list(grid)
         self.sums: dict[int, np.ndarray] = {}
         self.trees = None
+        self.sampled = None  # (trees, cells) the sampler ran on
+        self.spread = None  # every dense cell's index among the sampled trees' (None: the same trees)
 
     def sample(self, trees, **kw):
-        from hdp_plugin.hdp.sampler import sample
+        from hdp_plugin.hdp.sampler import sample, sampler_cells
 
         checks = sorted(set(self.grid) | {burn(i) for i in self.grid} - {0})
-        self.trees = trees
+        self.sampled = (trees, kw.get("cells") or sampler_cells(trees))
 
         def keep(it, sums):
             self.sums[it] = sums
@@ -78,10 +80,15 @@ class _Recorder:
         return sample(trees, **kw)
 
     def tables(self, i: int) -> np.ndarray:
-        """The averaged tables of a run of ``i`` iterations with the default burn-in."""
+        """The averaged tables of a run of ``i`` iterations with the default burn-in, every value of every
+        node of the model's trees (an unobserved value's as the lean tables derive it)."""
+        from hdp_plugin.hdp.tables import ProbabilityTables
+
         b = burn(i)
-        s = self.sums[i] - (self.sums[b] if b else 0.0)
-        return s / (i - b)
+        s = (self.sums[i] - (self.sums[b] if b else 0.0)) / (i - b)
+        trees, cells = self.sampled
+        dense = np.exp(ProbabilityTables.from_sampler(trees, cells, s, np.zeros(trees.n_classes)).dense_log_probs())
+        return dense if self.spread is None else dense[self.spread]
 
 
 def recorded_fit(clf, train, grid):
@@ -104,10 +111,9 @@ def recorded_fit(clf, train, grid):
     nets = [member_trees(mb, train) for mb in clf.members_]  # the dense trees the fit sampled
     trees = nets[0] if len(nets) == 1 else concatenate_trees(nets)[0]
     source = tree_sources(trees)
-    cells = shared_cells(trees, source)
-    if cells is not None:
-        rec.sums = {i: s[cells] for i, s in rec.sums.items()}
-    if any(s.shape[0] != trees.n_cells for s in rec.sums.values()):
+    rec.spread = shared_cells(trees, source)
+    covered = rec.sampled[0].n_cells if rec.spread is None else rec.spread.shape[0]
+    if covered != trees.n_cells:
         raise RuntimeError("the recorded sums do not cover the model's cells")
     rec.trees, rec.copies = trees, source != np.arange(trees.n_trees)
     rec.nets = nets

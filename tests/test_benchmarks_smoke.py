@@ -476,18 +476,6 @@ def test_bench_selection_hier3_is_the_default_and_budget_stays_within_the_flat_c
     assert [r["nk"] for r in rec["flat"]] != [r["nk"] for r in rec["hier-3"]]
 
 
-def test_bench_sparse_tables_compares_the_two_tables_of_the_same_fits():
-    data = Path(__file__).resolve().parent / "data"
-    out = subprocess.run([sys.executable, str(BENCH / "bench_sparse_tables.py"), "--datasets", "contact-lenses,vote",
-                          "--repeats", "1", "--data-dir", str(data)], capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    rows = [line.split("|")[1:-1] for line in out.stdout.splitlines() if line.startswith("| vote")]
-    assert len(rows) == 1
-    dense, sparse = float(rows[0][1]), float(rows[0][2])
-    assert 0 < abs(sparse - dense) < 1e-3 and 0 < float(rows[0][7]) < 0.05  # moved, but little
-    assert "sparse - dense, mean over 2 data sets: RMSE" in out.stdout
-
-
 def test_bench_model_size_prints_a_row_per_code(tmp_path):
     data = Path(__file__).resolve().parent / "data" / "weather.nominal.arff"
     out = subprocess.run([sys.executable, str(BENCH / "bench_model_size.py"), str(data), "--before",
