@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hdp_plugin import BayesNetClassifier, __version__, read_dataset
-from hdp_plugin import cli
+from hdp_plugin.cli import commands as cli
 from hdp_plugin.data import to_arrow
 from hdp_plugin.model import load_model
 from reference import same_estimates

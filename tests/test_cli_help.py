@@ -1,7 +1,7 @@
 """The real ``--help`` of every command, as the typer that is installed renders it at 80 columns.
 
 typer changed its rendering within the range pyproject.toml allows (0.27 wrote required arguments
-as ``{data}`` in usage lines, 0.29 writes ``<bool>`` after every flag); hdp_plugin._cli_common's
+as ``{data}`` in usage lines, 0.29 writes ``<bool>`` after every flag); hdp_plugin.cli.common's
 HelpCommand keeps the help the same on all of them, and this test reads what a user sees.
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hdp_plugin.hdp import kernels
+from hdp_plugin.hdp import kernels, sweeps
 from hdp_plugin.hdp.sampler import (Cancelled, _no_rule, convergence_checks, default_burn_in, new_state, sample, tree_layout,
                                     tying_groups)
 from hdp_plugin.hdp.trees import build_trees
@@ -277,20 +277,20 @@ def test_huge_concentration_reproduces_the_parent():
     conc[1:] = 1e12
     prob, est = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
     all_nodes = np.arange(trees.n_nodes, dtype=np.int64)
-    kernels.accumulate_moving(all_nodes, 0, trees.n_nodes, 0, 3, trees.node_parent, group, trees.node_cell_start,
+    sweeps.accumulate_moving(all_nodes, 0, trees.n_nodes, 0, 3, trees.node_parent, group, trees.node_cell_start,
                               conc, n, N, prob, est, np.zeros(trees.n_cells))
     p = est.reshape(-1, 3)  # one iteration's estimates
     for j in range(1, trees.n_nodes):
         np.testing.assert_allclose(p[j], p[trees.node_parent[j]], rtol=1e-9)
     # the still nodes' window sums give the same: every node but the root still, a window of 3
     est_w, wsum = np.zeros(trees.n_cells), np.zeros(trees.n_cells)
-    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
+    sweeps.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
                               conc, n, N, prob, est_w, wsum)
-    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
+    sweeps.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
                               conc, n, N, prob, est_w, wsum)
-    kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
+    sweeps.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, trees.node_cell_start,
                               conc, n, N, prob, est_w, wsum)
-    kernels.flush_still(all_nodes, 1, trees.n_nodes, all_nodes, 0, 1, 0, 3, trees.node_parent, group,
+    sweeps.flush_still(all_nodes, 1, trees.n_nodes, all_nodes, 0, 1, 0, 3, trees.node_parent, group,
                         trees.node_cell_start, conc, n, N, est_w, wsum, 3)
     np.testing.assert_allclose(est_w, 3 * est, rtol=1e-12)
     assert not wsum[:3].any()  # the moving root's window starts again

@@ -74,7 +74,7 @@ def test_averaged_hdp_estimates_move_predictions_little(vote):
     of vote's training rows move, but by less than 0.01."""
     import dataclasses
 
-    from hdp_plugin import _seeds
+    from hdp_plugin import seeds as _seeds
     from hdp_plugin.hdp.rng import tree_states
     from hdp_plugin.hdp.tables import predict_log_proba
     from hdp_plugin.preprocess import apply_cut_points

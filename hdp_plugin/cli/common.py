@@ -1,7 +1,7 @@
 """What every ``hdp-bnc`` command shares: how its typer app is set up, and how errors become one
 line on stderr and an exit code.
 
-Used by :mod:`hdp_plugin.cli` and :mod:`hdp_plugin.daemon.commands`.
+Used by :mod:`hdp_plugin.cli.commands` and :mod:`hdp_plugin.cli.daemon`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from .errors import DataError, HDPError, JobError, ModelFileError, ParameterError
+from ..errors import DataError, HDPError, JobError, ModelFileError, ParameterError
 
 #: exit code of bad data, options, jobs or model files (as for usage errors)
 EXIT_USAGE = 2

@@ -83,7 +83,7 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indic
     run = _words32(int(entropy))
     run += [0] * (4 - len(run))  # a spawn key follows: the run entropy is padded to the pool size
     head = run + [w for k in key for w in _words32(int(k))]
-    from ._seed_kernels import children_words
+    from .kernels import children_words
 
     return children_words(np.asarray(head, np.uint64), np.asarray([start + i for i in which], np.int64), int(n_words))
 
