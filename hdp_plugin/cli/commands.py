@@ -28,10 +28,10 @@ import typer
 from .. import config
 from .common import categorical_option, cli_errors as _errors, typer_app
 from .options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationList, DiscretizationOpt,
-                           EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt,
-                           KeepColumnsOpt, KList, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt,
-                           SeedOpt, SeparatorOpt, StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt,
-                           configurations, one_configuration, separator_option, split)
+                      EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt,
+                      KeepColumnsOpt, KList, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt,
+                      SeedOpt, SeparatorOpt, StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt,
+                      configurations, one_configuration, separator_option, split)
 from ..params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name, usable_k
 from .._version import __version__
 from ..errors import HDPError, ParameterError
@@ -149,7 +149,7 @@ def _warnings_once(hold_fit_logs: bool = True):
 def _print_warnings(fit_warnings, caught) -> None:
     """Every warning of a command once, as ``warning: ...`` on stderr (even with --quiet: they say what
     the result is made of); warnings from outside hdp_plugin keep Python's own form."""
-    package = str(Path(__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parents[1])  # hdp_plugin/
     lines = []
     for w in caught:
         if issubclass(w.category, UserWarning) and str(Path(w.filename).resolve()).startswith(package):

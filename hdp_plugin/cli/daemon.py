@@ -18,8 +18,8 @@ import typer
 from .. import config
 from .common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
 from .options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt,
-                            KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
-                            one_configuration, seed_option, separator_option)
+                      KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
+                      one_configuration, seed_option, separator_option)
 from ..errors import ParameterError
 from ..params import BY_NAME as PARAM, PARAMETERS, default as _default
 from ..daemon import client
