@@ -6,8 +6,8 @@ its flags and value (``-s, --structure <str>``) and its help, with ``[default: .
 ``[required]``. Where the terminal leaves the help at least :data:`MIN_HELP` characters beside the
 flags, they share a line (an entry too long for the flag column takes a line of its own, the help
 below it in the same column); on a narrower terminal every help goes on lines of its own below its
-flags. The text is the same on every typer the project allows, since it reads only the click
-parameters typer builds.
+flags. It reads the parameters typer builds (flags, help, defaults, types), not typer's own
+rendering, which changes between typer's releases.
 """
 
 from __future__ import annotations
