@@ -129,3 +129,23 @@ def test_the_daemon_reaches_the_sampler_only_through_the_engine():
     direct = {m: sorted(t for t in ts if t.startswith("hdp_plugin.hdp"))
               for m, ts in edges.items() if m.startswith("hdp_plugin.daemon")}
     assert {m: ts for m, ts in direct.items() if ts} == {}
+
+
+def test_the_runtime_imports_no_stage_and_only_entry_points_import_the_command_line():
+    edges = _imports(_modules())
+    stages = ("data", "preprocess", "structure", "hdp", "model", "distributed", "daemon", "cli")
+    runtime = {m: sorted(t for t in ts if _subpackage(t) in {f"hdp_plugin.{s}" for s in stages})
+               for m, ts in edges.items() if m.startswith("hdp_plugin.runtime")}
+    assert {m: ts for m, ts in runtime.items() if ts} == {}
+    outside = {m: sorted(t for t in ts if t.startswith("hdp_plugin.cli")) for m, ts in edges.items()
+               if not m.startswith("hdp_plugin.cli") and not _entry_point(m)}
+    assert {m: ts for m, ts in outside.items() if ts} == {}
+
+
+def test_the_floor_plan():
+    """At most 9 modules loose in the package (``__init__`` and ``__main__`` aside), none over 1,000 lines."""
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(loose) <= 9, loose
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000}
+    assert long == {}
