@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import hdp_plugin.model.pipeline as pipeline  # noqa: E402
-from hdp_plugin import BayesNetClassifier, _seeds, read_dataset  # noqa: E402
+from hdp_plugin import BayesNetClassifier, read_dataset, seeds as _seeds  # noqa: E402
 from hdp_plugin.hdp.predict import predict_log_proba  # noqa: E402
 from hdp_plugin.model.evaluation import stratified_folds  # noqa: E402
 from hdp_plugin.preprocess import Discretizer  # noqa: E402

@@ -1,4 +1,4 @@
-"""Cancelling a fit between the steps of its long phases (hdp_plugin._cancel), and the finer steps
+"""Cancelling a fit between the steps of its long phases (hdp_plugin.runtime.cancel), and the finer steps
 that make it quick (the sampler's timed chunks, SkDB's timed row blocks) leave the model unchanged."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hdp_plugin import BayesNetClassifier, _cancel, config, read_dataset
+from hdp_plugin import BayesNetClassifier, config, read_dataset
+from hdp_plugin.runtime import cancel as _cancel
 from hdp_plugin.errors import Cancelled
 from hdp_plugin.hdp import sampler
 

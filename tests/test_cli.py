@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hdp_plugin import BayesNetClassifier, __version__, read_dataset
-from hdp_plugin import cli
+from hdp_plugin.cli import commands as cli
 from hdp_plugin.data import to_arrow
 from hdp_plugin.model import load_model
 from reference import same_estimates
@@ -235,10 +235,32 @@ def test_evaluate_5x2_matches_cross_validate():
 def test_info_text_and_json():
     result = run("info", GOLDEN_VOTE)
     assert result.exit_code == 0, result.output
-    for text in ("format         4.0", "kDB-2", "hdp", "tying level", "16 trees", "physician-fee-freeze"):
+    for text in ("format         4.0", "kDB-2", "hdp", "tying          level: one concentration per depth", "16 trees",
+                 "physician-fee-freeze"):
         assert text in result.stdout
     doc = json.loads(run("info", GOLDEN_VOTE, "--json").stdout)
     assert doc["model"]["members"][0]["structure"]["kind"] == "kdb" and doc["model"]["seed"] == 7
+
+
+def test_info_of_an_ensemble_says_first_what_a_user_needs():
+    """The ensemble's structure, members, iterations, training rows and most used attributes come
+    first; the file, the seeds and every member's own choices below, all named in words."""
+    result = run("info", HERE / "golden" / "models" / "diabetes-eskdb-hdp.hdpbnc")
+    assert result.exit_code == 0, result.output
+    summary, details = result.stdout.split("\n\n", 1)
+    labels = [line[:15].strip() for line in summary.splitlines()]
+    assert labels[:3] == ["structure", "class", "training"]
+    assert {"most used", "members", "iterations"} <= set(labels) and "model file" not in labels
+    assert summary.startswith("structure      ESKDB, 3 members, each a selective kDB (SkDB) of at most K = 2")
+    assert "training       768 rows" in summary
+    assert "iterations     100 Gibbs iterations a tree (10 of burn-in, then 90 averaged)" in summary
+    most = next(line for line in summary.splitlines() if line.startswith("most used"))
+    assert most.endswith("(of 3 members)") and most.split()[2:4] == ["preg", "3,"]
+    assert "seed           3 (member e draws from stream e of it)" in details
+    table = details.split("\n\n")[1].splitlines()
+    assert table[0].split("  ")[:2] == ["member", "attributes kept"] and len(table) == 4
+    for jargon in ("1073741826", "spawn", "n*", "k*", "n_groups", "n_samples", "burn_in"):
+        assert jargon not in result.stdout, jargon
 
 
 def test_show_dot(tmp_path, monkeypatch):

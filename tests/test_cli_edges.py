@@ -95,7 +95,7 @@ def test_selective_structures_select_within_the_k_used(tmp_path, vote, structure
     line = _structure_line(path)
     assert "k=40 asked; 16 attributes allow at most 15" in line
     if structure == "eskdb":
-        assert "SkDB with K = 15 each" in line
+        assert "(SkDB) of at most K = 15 attribute parents" in line
     assert load_model(path).k_used_ == 15
 
 

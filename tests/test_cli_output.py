@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hdp_plugin import cli
+from hdp_plugin.cli import commands as cli
 from hdp_plugin.daemon import client
 
 DATA = Path(__file__).resolve().parent / "data"

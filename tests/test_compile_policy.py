@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hdp_plugin import config
+from hdp_plugin.runtime import jit
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = "from hdp_plugin.hdp.stirling import log_stirling_table; log_stirling_table(4, 4)"
@@ -38,23 +38,23 @@ def test_cache_goes_to_the_temporary_directory_when_nothing_else_is_writable(mon
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     writable = set()
-    monkeypatch.setattr(config, "_writable_dir", lambda path: any(path.startswith(w) for w in writable))
-    assert config._numba_cache_dir() == ""  # nowhere at all: no disk cache
+    monkeypatch.setattr(jit, "_writable_dir", lambda path: any(path.startswith(w) for w in writable))
+    assert jit._numba_cache_dir() == ""  # nowhere at all: no disk cache
     writable.add(str(tmp_path))
-    got = config._numba_cache_dir()
+    got = jit._numba_cache_dir()
     assert got.startswith(str(tmp_path)) and "hdp_plugin-numba-cache" in got
-    writable.add(os.path.dirname(config.__file__))  # a writable install: numba's own choice
-    assert config._numba_cache_dir() is None
+    writable.add(os.path.dirname(os.path.dirname(jit.__file__)))  # a writable install: numba's own choice
+    assert jit._numba_cache_dir() is None
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))  # an explicit choice always wins
     writable.clear()
-    assert config._numba_cache_dir() is None
+    assert jit._numba_cache_dir() is None
 
 
 def test_writable_dir_probes_for_real(tmp_path):
-    assert config._writable_dir(str(tmp_path / "new" / "dir"))
+    assert jit._writable_dir(str(tmp_path / "new" / "dir"))
     blocker = tmp_path / "file"
     blocker.write_text("")
-    assert not config._writable_dir(str(blocker / "sub"))
+    assert not jit._writable_dir(str(blocker / "sub"))
 
 
 HELPED = """
@@ -67,7 +67,8 @@ class L(event.Listener):
     def on_end(self, ev):
         pass
 event.register("numba:compile", L())
-from hdp_plugin import BayesNetClassifier, _warm
+from hdp_plugin import BayesNetClassifier
+from hdp_plugin.runtime import warm as _warm
 from hdp_plugin.data import read_dataset
 ds = read_dataset("tests/data/vote.arff")
 clf = BayesNetClassifier(structure="nb", iterations=30, random_state=3, n_jobs=1).fit(ds)

@@ -116,7 +116,7 @@ def test_the_separator_option_is_checked(tmp_path):
 
 
 def test_daemon_submit_converts_a_semicolon_file_with_its_columns(tmp_path, diabetes_table):
-    from hdp_plugin.daemon import commands
+    from hdp_plugin.cli import daemon as commands
 
     data = _write(diabetes_table, tmp_path / "semi.csv", ";")
     spool = tmp_path / "spool"
@@ -211,7 +211,7 @@ def test_a_numeric_last_column_suggests_naming_the_class(tmp_path, suffix):
 _CAPPED = r"""
 import resource, sys
 extra = int(sys.argv[1]) << 20
-from hdp_plugin import cli
+from hdp_plugin.cli import commands as cli
 import hdp_plugin.data.readers, hdp_plugin.daemon.client, pyarrow.csv, pyarrow.ipc  # imported before the cap
 from hdp_plugin.model import load_model
 if sys.argv[2] == "predict":
@@ -372,7 +372,8 @@ def test_the_command_line_warns_once_per_column_and_keeps_what_it_is_told(tmp_pa
 
 
 def test_a_job_names_the_columns_to_keep(tmp_path):
-    from hdp_plugin.daemon import commands, protocol as P
+    from hdp_plugin.cli import daemon as commands
+    from hdp_plugin.daemon import protocol as P
 
     assert P.validate_job({"protocol": 1, "keep_columns": ["id"]})["keep_columns"] == ["id"]
     with pytest.raises(Exception, match="keep_columns must be a JSON array or null"):

@@ -410,7 +410,7 @@ def test_daemon_submit_accepts_every_suffix_read_dataset_reads(tmp_path):
     from typer.testing import CliRunner
 
     from hdp_plugin import read_dataset
-    from hdp_plugin.daemon.commands import app
+    from hdp_plugin.cli.daemon import app
 
     spool = tmp_path / "s"
     suffixes = _suffixes_read_dataset_reads()

@@ -17,7 +17,7 @@ import pytest
 import typer
 
 from hdp_plugin import config
-from hdp_plugin._compile_notice import ESTIMATE_SECONDS
+from hdp_plugin.runtime.compile_notice import ESTIMATE_SECONDS
 from hdp_plugin.cli import app
 from hdp_plugin.params import PARAMETERS
 

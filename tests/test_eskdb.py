@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hdp_plugin import BayesNetClassifier, config, read_dataset
-from hdp_plugin import _seeds
+from hdp_plugin import seeds as _seeds
 from hdp_plugin.errors import ParameterError
 from hdp_plugin.hdp.rng import tree_states
 from hdp_plugin.hdp.sampler import sample
@@ -421,7 +421,7 @@ def test_evaluate_reports_an_ensembles_k_and_members(tmp_path):
 
     from typer.testing import CliRunner
 
-    from hdp_plugin import cli
+    from hdp_plugin.cli import commands as cli
 
     result = CliRunner().invoke(cli.app, ["evaluate", str(DIABETES), "-s", "eskdb", "--members", "3", "-k", "2",
                                           "-i", "20", "-e", "m-estimate", "--csv"])

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hdp_plugin.hdp import kernels, rng as hrng
+from hdp_plugin.hdp import kernels, rng as hrng, sweeps as hsweeps
 from hdp_plugin.hdp.sampler import new_state, sampler_cells, tree_layout
 from hdp_plugin.hdp.stirling import log_stirling_rows, log_stirling_table, stirling_ratios
 from hdp_plugin.hdp.tables import class_prior, laplace, m_estimate
@@ -42,14 +42,14 @@ def test_digamma_matches_scipy():
     from scipy.special import digamma
 
     for x in [1e-3, 0.1, 0.5, 1.0, 2.0, 3.7, 10.0, 123.4, 1e5]:
-        assert kernels.digamma(x) == pytest.approx(digamma(x), rel=1e-12, abs=1e-12)
+        assert hsweeps.digamma(x) == pytest.approx(digamma(x), rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 5, 40, 1000])
 def test_initial_tables(n):
     c = 2.0
     want = n if n <= 1 else max(1, math.floor(c * sum(1.0 / (c + i) for i in range(n))))
-    assert kernels.initial_tables(n, c) == want
+    assert hsweeps.initial_tables(n, c) == want
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def test_rng_is_deterministic_and_streams_differ():
 @pytest.mark.parametrize("entropy", [0, 1, 2**32 - 1, 2**32, 2**64 + 5, 2**128 - 1, 12345, np.int64(77)])
 def test_spawned_states_are_numpys_children(entropy):
     """The trees' seeds: numpy's SeedSequence children, word for word, without spawning."""
-    from hdp_plugin import _seeds
+    from hdp_plugin import seeds as _seeds
 
     for key in [(), (0,), (5,), (2**30, 7), (2**33,), (1, 2, 3, 4, 5), (2**30 + 2, 19, 2**30)]:
         for n in (0, 1, 13):
@@ -115,7 +115,7 @@ def test_spawned_states_are_numpys_children(entropy):
 def test_spawned_states_of_some_indices_are_those_rows():
     """``indices``: only those children, in that order (the stochastic cut points' numeric columns), on both
     paths; an index outside ``[0, n)`` is refused."""
-    from hdp_plugin import _seeds
+    from hdp_plugin import seeds as _seeds
 
     for ss in (np.random.SeedSequence(2**70 + 3, spawn_key=(1, 2**30)), np.random.SeedSequence([1, 2, 3])):
         ss.spawn(2)
@@ -128,7 +128,7 @@ def test_spawned_states_of_some_indices_are_those_rows():
 
 
 def test_spawned_states_other_seeds_take_numpys_path():
-    from hdp_plugin import _seeds
+    from hdp_plugin import seeds as _seeds
 
     ss = np.random.SeedSequence([1, 2, 3], spawn_key=(4,))  # entropy as a sequence
     want = np.array([c.generate_state(4, np.uint64) for c in np.random.SeedSequence([1, 2, 3], spawn_key=(4,)).spawn(5)])
@@ -207,7 +207,7 @@ def test_table_sweep_matches_slow_twin(seed):
     assert act_start[-1] == ((trees.raw_counts() >= 2) & (np.repeat(trees.node_parent, 3) >= 0)).sum()
     root_cells = int(layout.node_cell_start[1])
     for _ in range(5):
-        kernels.table_sweep(act, 0, act_start[1], 0, root_cells, conc, *tables, *fast, 3, weights, state_fast)
+        hsweeps.table_sweep(act, 0, act_start[1], 0, root_cells, conc, *tables, *fast, 3, weights, state_fast)
         _slow_table_sweep(trees, group, conc, log_s, *slow, 3, state_slow)
         for a, b in zip(fast[:2], slow[:2]):
             assert np.array_equal(to_dense_cells(cells, trees, a), b)
@@ -248,8 +248,8 @@ def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     sa, sb = hrng.tree_states(3, 1)[0], hrng.tree_states(3, 1)[0]
     w = np.empty(max(2 * window + 1, 9))
     for _ in range(sweeps):
-        need_a = kernels.table_sweep(act_a, 0, act_start[1], 0, int(cells.node_cell_start[1]), conc, *split, *a, window, w, sa)
-        need_b = kernels.table_sweep(act_b, 0, act_start[1], 0, int(cells.node_cell_start[1]), conc, *full, *b, window, w, sb)
+        need_a = hsweeps.table_sweep(act_a, 0, act_start[1], 0, int(cells.node_cell_start[1]), conc, *split, *a, window, w, sa)
+        need_b = hsweeps.table_sweep(act_b, 0, act_start[1], 0, int(cells.node_cell_start[1]), conc, *full, *b, window, w, sb)
         assert need_a[0] == need_b[0] and need_a[1] <= n_dense
         for u, v in zip(a, b):
             assert np.array_equal(u, v)
@@ -309,7 +309,7 @@ def _one_draw(tc, nx, npx, tpx, c, cp_Np, rt, big_base, rn_t, weights, state):
     node_N = np.array([nx, npx + extra], np.int64)
     node_T = np.array([tc, tpx], np.int64)
     act = np.array([[0, 1, 0, 1, -1, 0, 1]], np.int64)
-    kernels.table_sweep(act, 0, 1, 1, 1, conc, rt, big_base, rn_t, n, t, node_N, node_T, 10, weights, state)
+    hsweeps.table_sweep(act, 0, 1, 1, 1, conc, rt, big_base, rn_t, n, t, node_N, node_T, 10, weights, state)
     assert n[1] - npx == t[0] - tc and node_N[1] - npx - extra == t[0] - tc  # the parent follows
     return int(t[0])
 
@@ -345,7 +345,7 @@ def test_a_draw_follows_the_log_weights(c):
 
 _EDGE_SCRIPT = r"""
 import numpy as np
-from hdp_plugin.hdp import kernels, rng as hrng
+from hdp_plugin.hdp import kernels, rng as hrng, sweeps as hsweeps
 from hdp_plugin.hdp.stirling import log_stirling_table, stirling_ratios
 
 def draw(tc, nx, npx, tpx, cp_Np, tables, window, seed):
@@ -357,7 +357,7 @@ def draw(tc, nx, npx, tpx, cp_Np, tables, window, seed):
     node_T = np.array([tc, tpx], np.int64)
     act = np.array([[0, 1, 0, 1, -1, 0, 1]], np.int64)
     state = hrng.tree_states(seed, 1)[0]
-    kernels.table_sweep(act, 0, 1, 1, 1, conc, rt, big_base, rn_t, n, t, node_N, node_T, window,
+    hsweeps.table_sweep(act, 0, 1, 1, 1, conc, rt, big_base, rn_t, n, t, node_N, node_T, window,
                         np.empty(max(2 * window + 1, 9)), state)
     return int(t[0]), state
 
@@ -419,14 +419,14 @@ def test_grouped_beta_sum_has_the_moments_and_distribution_of_the_node_draws_sum
     from scipy.special import digamma, polygamma
     from scipy.stats import ks_2samp
 
-    counts = [1] * 40 + [2] * 9 + [3] * 4 + [7] * 3 + [kernels.GROUPED_BETA_MAX] * 2
+    counts = [1] * 40 + [2] * 9 + [3] * 4 + [7] * 3 + [hsweeps.GROUPED_BETA_MAX] * 2
     s = hrng.tree_states(11, 1)[0]
-    hist = np.zeros((2, kernels.GROUPED_BETA_MAX + 1), np.int64)
+    hist = np.zeros((2, hsweeps.GROUPED_BETA_MAX + 1), np.int64)
     grouped = np.empty(6000)
     for r in range(grouped.size):
         for nj in counts:
             hist[1, nj] += 1
-        grouped[r] = kernels.grouped_neg_log_beta(s, c, hist, 1)
+        grouped[r] = hsweeps.grouped_neg_log_beta(s, c, hist, 1)
         assert not hist.any()  # the row is left zeroed
     by_node = np.array([sum(hrng.neg_log_beta(s, c, float(nj)) for nj in counts) for _ in range(grouped.size)])
     n = np.array(counts, float)
@@ -526,7 +526,8 @@ def test_no_kernel_takes_over_20_arguments_and_every_kernel_documents_each():
     found = [(str(p.relative_to(package)), name, args, doc) for p in sorted(package.rglob("*.py"))
              for name, args, doc in _kernels_in(p)]
     # the walk sees the kernels of every stage (a sanity floor, so a broken walk cannot pass empty)
-    assert {"hdp/kernels.py", "hdp/predict.py", "structure/kernels.py", "preprocess/kernels.py"} <= {
+    assert {"hdp/kernels.py", "hdp/sweeps.py", "hdp/predict.py", "structure/trie_kernels.py",
+            "preprocess/kernels.py"} <= {
         f for f, *_ in found}
     wide = [(f, name, len(args)) for f, name, args, _ in found if len(args) > 20]
     assert not wide, f"kernels over 20 arguments: {wide}"

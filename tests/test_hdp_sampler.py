@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hdp_plugin.hdp import kernels
+from hdp_plugin.hdp import kernels, sweeps
 from hdp_plugin.hdp.sampler import (Cancelled, _no_rule, convergence_checks, default_burn_in, new_state, sample,
                                     sampler_cells, tree_layout, tying_groups)
 from hdp_plugin.hdp.trees import build_trees
@@ -285,7 +285,7 @@ def test_huge_concentration_reproduces_the_parent():
     size = n.shape[0]
     prob, est = np.zeros(size), np.zeros(size)
     all_nodes = np.arange(trees.n_nodes, dtype=np.int64)
-    kernels.accumulate_moving(all_nodes, 0, trees.n_nodes, 0, 3, trees.node_parent, group, cs, parent,
+    sweeps.accumulate_moving(all_nodes, 0, trees.n_nodes, 0, 3, trees.node_parent, group, cs, parent,
                               conc, n, N, prob, est, np.zeros(size))
     cells = sampler_cells(trees)
     p = to_dense_cells(cells, trees, est).reshape(-1, 3)  # one iteration's estimates of the observed values
@@ -297,9 +297,9 @@ def test_huge_concentration_reproduces_the_parent():
     # the still nodes' window sums give the same: every node but the root still, a window of 3
     est_w, wsum = np.zeros(size), np.zeros(size)
     for _ in range(3):
-        kernels.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, cs, parent,
+        sweeps.accumulate_moving(all_nodes, 0, 1, 0, 3, trees.node_parent, group, cs, parent,
                                   conc, n, N, prob, est_w, wsum)
-    kernels.flush_still(all_nodes, 1, trees.n_nodes, all_nodes, 0, 1, 0, 3, trees.node_parent, group,
+    sweeps.flush_still(all_nodes, 1, trees.n_nodes, all_nodes, 0, 1, 0, 3, trees.node_parent, group,
                         cs, parent, conc, n, N, est_w, wsum, 3)
     np.testing.assert_allclose(est_w, 3 * est, rtol=1e-12)
     assert not wsum[cs[0]:cs[1]].any()  # the moving root's window starts again

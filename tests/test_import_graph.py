@@ -91,8 +91,8 @@ def test_the_graph_sees_in_function_imports_and_finds_a_planted_circle():
     # an import inside a function body counts (the estimation step imports the sampler, the CLI the
     # model lazily)
     assert "hdp_plugin.hdp.sampler" in edges["hdp_plugin.model.estimate"]
-    assert "hdp_plugin.model" in edges["hdp_plugin.cli"] or any(
-        t.startswith("hdp_plugin.model") for t in edges["hdp_plugin.cli"])
+    assert "hdp_plugin.model" in edges["hdp_plugin.cli.commands"] or any(
+        t.startswith("hdp_plugin.model") for t in edges["hdp_plugin.cli.commands"])
     planted = {k: set(v) for k, v in edges.items()}
     planted["hdp_plugin.data.dataset"].add("hdp_plugin.model.classifier")
     assert _cycles(planted)
@@ -106,9 +106,19 @@ def test_no_circle_between_modules():
     assert _cycles(edges) == []
 
 
+def _entry_point(mod: str) -> bool:
+    return mod.rsplit(".", 1)[-1] == "__main__"
+
+
 def test_no_circle_between_subpackages():
+    """``python -m hdp_plugin.daemon`` (daemon/__main__.py) runs the command line's daemon app: an entry
+    point may import any sub-package, since nothing imports it (checked here)."""
+    imports = _imports(_modules())
+    assert not [m for m, ts in imports.items() if any(_entry_point(t) for t in ts)]
     edges: dict[str, set[str]] = {}
-    for mod, targets in _imports(_modules()).items():
+    for mod, targets in imports.items():
+        if _entry_point(mod):
+            continue
         edges.setdefault(_subpackage(mod), set()).update(
             _subpackage(t) for t in targets if _subpackage(t) != _subpackage(mod))
     assert _cycles(edges) == []
@@ -119,3 +129,23 @@ def test_the_daemon_reaches_the_sampler_only_through_the_engine():
     direct = {m: sorted(t for t in ts if t.startswith("hdp_plugin.hdp"))
               for m, ts in edges.items() if m.startswith("hdp_plugin.daemon")}
     assert {m: ts for m, ts in direct.items() if ts} == {}
+
+
+def test_the_runtime_imports_no_stage_and_only_entry_points_import_the_command_line():
+    edges = _imports(_modules())
+    stages = ("data", "preprocess", "structure", "hdp", "model", "distributed", "daemon", "cli")
+    runtime = {m: sorted(t for t in ts if _subpackage(t) in {f"hdp_plugin.{s}" for s in stages})
+               for m, ts in edges.items() if m.startswith("hdp_plugin.runtime")}
+    assert {m: ts for m, ts in runtime.items() if ts} == {}
+    outside = {m: sorted(t for t in ts if t.startswith("hdp_plugin.cli")) for m, ts in edges.items()
+               if not m.startswith("hdp_plugin.cli") and not _entry_point(m)}
+    assert {m: ts for m, ts in outside.items() if ts} == {}
+
+
+def test_the_floor_plan():
+    """At most 9 modules loose in the package (``__init__`` and ``__main__`` aside), none over 1,000 lines."""
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(loose) <= 9, loose
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000}
+    assert long == {}

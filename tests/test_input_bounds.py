@@ -181,7 +181,7 @@ def test_pair_tables_alive_at_once_share_the_bound():
     """Each set of pairwise statistics is reserved before it is allocated and given back when let go:
     the row parts of one count fall back to one part when two do not fit (the same counts), and a second
     set alive beside the first is refused."""
-    from hdp_plugin import _memory
+    from hdp_plugin.runtime import memory as _memory
 
     rng = np.random.default_rng(1)
     card = np.full(40, 3, np.int64)

@@ -1,5 +1,5 @@
 """hdp_plugin's kernels are cached per digest of their sources, and a wheel's compiled kernels are used
-only where they fit (hdp_plugin/_kernel_cache.py).
+only where they fit (hdp_plugin/runtime/kernel_cache.py).
 
 Real processes on copies of the package at other paths (as a wheel installs it), with one small
 kernel (the radix sort) so that compiling stays quick; the full bundle of tools/build_wheel.py is
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from hdp_plugin import _kernel_cache
+from hdp_plugin.runtime import kernel_cache as _kernel_cache
 
-PACKAGE = Path(_kernel_cache.__file__).resolve().parent
+PACKAGE = Path(_kernel_cache.__file__).resolve().parents[1]
 
 # sorts a small array with the radix kernel and prints what numba's cache did for it
 _PROBE = """
 import json, numpy as np
-from hdp_plugin import _radix, _kernel_cache
+from hdp_plugin.runtime import radix as _radix, kernel_cache as _kernel_cache
 keys = np.array([5, 3, 9, 1, 7, 300, 2], np.int64)
 _radix.sort_nonnegative(keys, keys.size)
 st = _radix.sort_nonnegative.stats
@@ -57,15 +57,17 @@ def _probe(package: Path, cache: Path, **extra: str) -> dict:
 def test_the_digest_follows_every_kernel_source_and_nothing_else(tmp_path):
     pkg = _copy_package(tmp_path)
     sources = {p.relative_to(pkg).as_posix() for p in _kernel_cache.kernel_sources(pkg)}
-    # every file with a kernel, and config.py, whose NJIT options and constants the kernels compile in
-    assert {"config.py", "_radix.py", "hdp/kernels.py", "hdp/rng.py", "structure/kernels.py",
+    # every file with a kernel, the NJIT options (runtime/jit.py) and config.py, whose constants the
+    # kernels compile in
+    assert {"config.py", "runtime/jit.py", "runtime/radix.py", "seeds/kernels.py", "hdp/kernels.py", "hdp/sweeps.py",
+            "hdp/rng.py", "structure/count_kernels.py", "structure/trie_kernels.py", "structure/loo_kernels.py",
             "preprocess/kernels.py"} <= sources
-    assert "cli.py" not in sources
+    assert "cli/commands.py" not in sources
     digest = _kernel_cache.kernel_digest(pkg)
     assert digest == _kernel_cache.kernel_digest(PACKAGE)  # the copy's sources are the same
-    (pkg / "cli.py").write_text((pkg / "cli.py").read_text() + "\n# a comment\n")
+    (pkg / "cli/commands.py").write_text((pkg / "cli/commands.py").read_text() + "\n# a comment\n")
     assert _kernel_cache.kernel_digest(pkg) == digest
-    for name in ("hdp/rng.py", "config.py"):
+    for name in ("hdp/rng.py", "config.py", "runtime/jit.py"):
         text = (pkg / name).read_text()
         (pkg / name).write_text(text + "\n# changed\n")
         assert _kernel_cache.kernel_digest(pkg) != digest, name
@@ -109,7 +111,7 @@ def test_compiled_kernels_travel_with_the_package_and_are_used_only_where_they_f
 
     # a changed kernel source: another digest, another directory; the old entries are never loaded
     mpath.write_text(json.dumps(manifest))
-    radix = installed / "hdp_plugin" / "_radix.py"
+    radix = installed / "hdp_plugin" / "runtime" / "radix.py"
     radix.write_text(radix.read_text() + "\n# changed\n")
     got = _probe(installed / "hdp_plugin", tmp_path / "user-cache")
     assert got["digest"] != first["digest"] and (got["hits"], got["misses"]) == (0, 1)
@@ -170,4 +172,4 @@ def test_only_the_generic_cpu_entries_of_hdp_plugin_kernels_are_looked_up(tmp_pa
 @pytest.mark.parametrize("argv", [[], ["build"], ["nonsense", "x"]])
 def test_build_command_line_usage(argv, capsys):
     assert _kernel_cache.main(argv) == 2
-    assert "usage: python -m hdp_plugin._kernel_cache build PACKAGE_DIR" in capsys.readouterr().err
+    assert "usage: python -m hdp_plugin.runtime.kernel_cache build PACKAGE_DIR" in capsys.readouterr().err

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hdp_plugin import cli
+from hdp_plugin.cli import commands as cli
 from hdp_plugin.model import modelfile as MF
 
 HERE = Path(__file__).parent

@@ -80,7 +80,7 @@ def test_every_node_sums_to_one_and_observed_cells_keep_their_estimates(vote, pa
 
 def test_a_fits_tables_are_its_samplers_own(vote):
     """A fit's HDP tables are those its sampler's averaged cells give (the same seed, the same chain)."""
-    from hdp_plugin import _seeds
+    from hdp_plugin import seeds as _seeds
     from hdp_plugin.hdp.rng import tree_states
 
     clf = BayesNetClassifier(structure="kdb", k=3, iterations=300, random_state=1).fit(vote)

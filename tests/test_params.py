@@ -52,8 +52,7 @@ def _options(app, command: str) -> dict:
 
 @pytest.mark.parametrize("command", ["train", "evaluate", "daemon submit"])
 def test_command_line_options_are_the_specification(command):
-    from hdp_plugin import cli
-    from hdp_plugin.daemon import commands
+    from hdp_plugin.cli import commands as cli, daemon as commands
 
     opts = _options(commands.app, "submit") if command == "daemon submit" else _options(cli.app, command)
     by_flags = {tuple(sorted(o.opts)): o for o in opts.values()}
@@ -155,7 +154,7 @@ def test_a_job_without_iterations_gets_the_structures_default(iterations):
 def test_the_burn_in_rule_is_one_rule_on_every_face(structure):
     """burn-in below the iterations a fit runs at most (auto: the structure's default), checked by
     params.burn_in_over for the API, the command line and job.json alike."""
-    from hdp_plugin._cli_options import configurations
+    from hdp_plugin.cli.options import configurations
 
     cap = params.resolved_iterations(structure, None)
     assert params.burn_in_over(structure, None, cap - 1) is None and params.burn_in_over(structure, None, None) is None
@@ -179,7 +178,7 @@ def test_the_burn_in_rule_is_one_rule_on_every_face(structure):
 @pytest.mark.parametrize("estimator", ["laplace", "m-estimate", "mle"])
 def test_a_baseline_estimators_burn_in_is_set_aside_on_every_face(estimator):
     """No sampler runs, so no face refuses a burn-in past the iterations (the model records none)."""
-    from hdp_plugin._cli_options import configurations
+    from hdp_plugin.cli.options import configurations
 
     assert params.burn_in_over("kdb", 10, 50, estimator) is None
     options = dict(structure="kdb", k="2", estimator=estimator, iterations="10", tying="level", m=1.0, seed=0,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hdp_plugin import BayesNetClassifier, _seeds, read_dataset
+from hdp_plugin import BayesNetClassifier, read_dataset, seeds as _seeds
 from hdp_plugin.hdp.rng import tree_states
 from hdp_plugin.hdp.sampler import sample, sampler_cells
 from hdp_plugin.hdp.trees import ContextTrees, build_trees, concatenate_trees, take_trees, tree_sources

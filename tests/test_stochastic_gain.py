@@ -154,7 +154,7 @@ def test_a_generator_given_is_advanced_as_if_it_had_drawn_the_cuts_itself():
 def test_every_column_in_one_call_equals_column_by_column():
     """stochastic_cut_points draws all of a member's columns in one kernel call; each column's cuts are
     those of its own stream (DISCRETIZE, j) drawn on its own, for both rules."""
-    from hdp_plugin import _seeds
+    from hdp_plugin import seeds as _seeds
     from hdp_plugin.preprocess import sorted_numeric_columns, stochastic_cut_points
     from hdp_plugin.preprocess.stochastic import stochastic_mdl_cut_points
 

@@ -231,7 +231,7 @@ def test_kdb_parents_kernel_is_the_stable_sort_by_decreasing_cmi():
     """kdb's parents come from one kernel call (kdb_parents); for every position they are what
     branching_order (a stable sort of the index-sorted candidates by decreasing CMI) cut to k gives, ties
     (many equal CMIs) included."""
-    from hdp_plugin.structure.kernels import kdb_parents
+    from hdp_plugin.structure.count_kernels import kdb_parents
 
     def branching_order(child, candidates, cmi):  # the definition: index-sorted, stable by decreasing CMI
         cand = np.sort(np.asarray(candidates, dtype=np.int64))

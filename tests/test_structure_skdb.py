@@ -417,7 +417,7 @@ def _exact(acc, u=0, k=0):
 def test_fixed_point_sum_is_exact_where_the_float_sum_depends_on_the_order():
     from fractions import Fraction
 
-    from hdp_plugin.structure.kernels import fixed_add
+    from hdp_plugin.structure.loo_kernels import fixed_add
     from hdp_plugin.structure.selective import LooSums
 
     # 1 + 2**-53 + 2**-53: a float sum gives 1 in this order and 1 + 2**-52 in the other
@@ -457,7 +457,7 @@ def test_fixed_point_sum_is_exact_where_the_float_sum_depends_on_the_order():
 def test_fixed_point_digits_carry_at_their_limits():
     from fractions import Fraction
 
-    from hdp_plugin.structure.kernels import fixed_add
+    from hdp_plugin.structure.loo_kernels import fixed_add
     from hdp_plugin.structure.selective import LooSums
 
     v = 1.0 - 2.0**-53  # every digit below the point as full as a double can make it
@@ -478,7 +478,7 @@ def test_fixed_point_two_digit_path_and_the_general_one_sum_exactly():
     into the first and into the units, and 1 itself: exactly their rational sum, in any order."""
     from fractions import Fraction
 
-    from hdp_plugin.structure.kernels import FIXED_TWO_DIGITS, fixed_add
+    from hdp_plugin.structure.loo_kernels import FIXED_TWO_DIGITS, fixed_add
     from hdp_plugin.structure.selective import LooSums
 
     below = np.nextafter(FIXED_TWO_DIGITS, 0.0)
@@ -613,8 +613,8 @@ def test_members_coded_alike_select_what_each_selects_alone(monkeypatch):
 
 _BOUNDS_SCRIPT = r"""
 import numpy as np
-from hdp_plugin.structure import kernels, learn_structure
-kernels.STENCIL_ROWS = 7  # read when stencil_counts compiles (below): many runs of rows, each making its room
+from hdp_plugin.structure import learn_structure, trie_kernels
+trie_kernels.STENCIL_ROWS = 7  # read when stencil_counts compiles (below): many runs of rows, each making its room
 from hdp_plugin.structure.selective import StencilTries, TrieAccumulator
 
 rng = np.random.default_rng(5)

@@ -177,7 +177,7 @@ def test_a_shared_context_is_refused():
 
 @pytest.mark.parametrize("n,top", [(0, 5), (1, 5), (9, 3), (16, 100), (17, 1), (300, 255), (300, 256), (5000, 2**62)])
 def test_radix_sort_equals_numpy(n, top):
-    from hdp_plugin._radix import sort_nonnegative
+    from hdp_plugin.runtime.radix import sort_nonnegative
 
     rng = np.random.default_rng(n + top % 97)
     keys = rng.integers(0, top + 1, n + 3).astype(np.int64)

@@ -4,10 +4,10 @@
 
 The source is copied to a temporary folder first, so that concurrent builds do not share setuptools'
 build/ folder and the clone stays clean. In that copy, the numba kernels a default fit and a prediction
-use are compiled for this machine's CPU and for numba's generic CPU (``python -m hdp_plugin._kernel_cache
+use are compiled for this machine's CPU and for numba's generic CPU (``python -m hdp_plugin.runtime.kernel_cache
 build``, about a minute, the two at once) and go into the wheel, so that a first use with the same numba
 and Python loads them instead of compiling: the native ones on a machine of the same CPU, the generic
-ones on any other CPU of the platform (hdp_plugin/_kernel_cache.py); elsewhere they are ignored.
+ones on any other CPU of the platform (hdp_plugin/runtime/kernel_cache.py); elsewhere they are ignored.
 The kernels are compiled by this Python when it has hdp_plugin's dependencies (numpy, numba, pyarrow,
 liac-arff, typer); otherwise by a build environment this script makes for the purpose (a virtual
 environment of this Python in the temporary folder, into which pip installs the dependencies named in
@@ -97,7 +97,7 @@ class _KernelsFailed(Exception):
 
 def _compile_kernels(package: Path, tmp: Path) -> None:
     python = _build_python(tmp)
-    cmd = [python, "-m", "hdp_plugin._kernel_cache", "build", str(package)]
+    cmd = [python, "-m", "hdp_plugin.runtime.kernel_cache", "build", str(package)]
     env = dict(os.environ, PYTHONPATH=str(package.parent))
     done = subprocess.run(cmd, cwd=package.parent, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0:

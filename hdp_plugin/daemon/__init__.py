@@ -6,8 +6,7 @@ liveness). Its two sides: :mod:`.client` (publish, wait, cancel, status, stop) a
 :mod:`.service` (its life and loop), :mod:`.workers` (supervision of the worker processes),
 :mod:`.claiming`, :mod:`.ledger` (moves of jobs to their next state), :mod:`.recovery` (crash recovery),
 :mod:`.sweeping`, :mod:`.heartbeat`, :mod:`.wake` (clients nudge a waiting daemon) and :mod:`.jobs` (run one
-job, in a worker). :mod:`.commands` is
-the ``hdp-bnc daemon`` sub-app.
+job, in a worker). The ``hdp-bnc daemon`` commands are :mod:`hdp_plugin.cli.daemon`.
 """
 
 from .protocol import PROTOCOL_VERSION

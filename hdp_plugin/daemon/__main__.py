@@ -1,6 +1,6 @@
 """``python -m hdp_plugin.daemon run SPOOL ...``: the daemon's commands without the main CLI."""
 
-from .commands import main
+from ..cli.daemon import main
 
 if __name__ == "__main__":
     main()

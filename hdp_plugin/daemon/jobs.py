@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import _cancel, config
+from .. import config
+
+from ..runtime import cancel
 from .._version import __version__
 from ..errors import HDPError, JobError
 from ..params import resolved_iterations
@@ -397,7 +399,7 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     # --max-input-mb, an ARFF attribute's values counted while its header is parsed, and data whose
     # working memory (config.WORKING_MEMORY_FACTOR x --max-input-mb) would not do refused before it is decoded
     params = P.classifier_params(job)  # iterations null: auto (the progress total is its most)
-    from .._threads import members_at_once
+    from ..runtime.threads import members_at_once
 
     at_once = members_at_once(params)  # ESKDB members are built on threads at once
     limits = DataLimits(ctx.limits.max_input_bytes, ctx.limits.max_cardinality, ctx.limits.max_cells)
@@ -415,7 +417,7 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     t1 = time.perf_counter()
     # the phases before the sampler stop between their steps too; the pairwise statistics stay within the
     # working memory the data leaves
-    with _cancel.checking(prog.check), limits.fitting(ds.n_rows, len(ds.attributes) + 1, params["structure"],
+    with cancel.checking(prog.check), limits.fitting(ds.n_rows, len(ds.attributes) + 1, params["structure"],
                                                       at_once):
         clf.fit(ds, progress=prog.hook)
     t_fit = time.perf_counter() - t1

@@ -48,15 +48,15 @@ class Limits:
 
     def fitting(self, n_rows: int, n_columns: int, structure: str | None = None, members_at_once: int = 1):
         """A context in which a fit on ``n_rows x n_columns`` values builds its pairwise statistics within
-        the working memory that the data's share (:func:`working_bytes`) leaves (:mod:`hdp_plugin._memory`)."""
-        from .. import _memory
+        the working memory that the data's share (:func:`working_bytes`) leaves (:mod:`hdp_plugin.runtime.memory`)."""
+        from ..runtime import memory
 
         budget = self.working_bytes
         if budget is None:
-            return _memory.bounded(None, "")
+            return memory.bounded(None, "")
         data = working_bytes(n_rows * n_columns, structure, members_at_once)
         share = _mib(data) if data >= 2**20 else f"{data / 2**10:,.0f} KiB"
-        return _memory.bounded(budget - data, f"{config.WORKING_MEMORY_FACTOR} x --max-input-mb less the "
+        return memory.bounded(budget - data, f"{config.WORKING_MEMORY_FACTOR} x --max-input-mb less the "
                                               f"{share} of the data's working memory")
 
 

@@ -6,7 +6,7 @@
   the single process's whatever the number of workers or partitions;
 * SkDB's two passes are maps and tree reduces too: each partition's context tries, merged into one
   trie (integer counts), sent to every worker, then each partition's leave-one-out sums
-  against it, merged (exact fixed-point sums: :mod:`hdp_plugin.structure.kernels`), so the selection
+  against it, merged (exact fixed-point sums: :mod:`hdp_plugin.structure.loo_kernels`), so the selection
   is the single process's, bit for bit;
 * an ESKDB's members share the passes: per partition one task reads the file once and codes it as
   every member codes it, then counts, builds the tries of, sums the leave-one-out errors of, or

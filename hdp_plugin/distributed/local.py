@@ -191,7 +191,7 @@ def select_members(source, attribute_sets, class_attribute, stats, k, m, orders,
     """SkDB's selection of every member with the tries and leave-one-out passes shared: each reads
     ``source`` once for all members of a group, the members adding a batch on ``n_jobs`` threads.
     The sums are exact, so each member's selection is the in-memory one bit for bit."""
-    from .._threads import resolved_threads as _threads
+    from ..runtime.threads import resolved_threads as _threads
 
     workers = _threads(n_jobs)
     return select_in_groups(attribute_sets, stats, k, m, orders,

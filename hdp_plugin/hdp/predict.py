@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from ..config import NJIT_OPTIONS
+from ..runtime.jit import NJIT_OPTIONS
 from .tables import ProbabilityTables
 
 

@@ -18,8 +18,8 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-from .._seeds import spawned_states
-from ..config import NJIT_OPTIONS
+from ..seeds import spawned_states
+from ..runtime.jit import NJIT_OPTIONS
 
 
 def tree_states(random_state, n_streams: int) -> np.ndarray:

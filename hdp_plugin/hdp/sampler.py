@@ -25,8 +25,10 @@ from typing import Callable
 
 import numpy as np
 
-from .. import _cancel, config
-from .._threads import resolved_threads as _threads
+from .. import config
+
+from ..runtime import cancel
+from ..runtime.threads import resolved_threads as _threads
 from ..errors import Cancelled, HDPError, ParameterError
 from ..params import default_burn_in  # noqa: F401 - also this module's name for it
 from . import kernels
@@ -115,7 +117,7 @@ def _layout_of(trees: ContextTrees, cells: "SamplerCells", node_group, group_fix
     cell_start, cell_parent, cell_raw = cells.node_cell_start, cells.cell_parent, cells.cell_raw
     act, tree_act_start = kernels.active_cells((trees.tree_node_start, cell_start, cell_parent, trees.node_parent),
                                                cell_raw, node_group, np.full(cell_raw.shape[0], -1, np.int64))
-    _cancel.check()
+    cancel.check()
     # nodes whose counts can change get their estimates every iteration, the others (all
     # leaves among them) once per window of constant concentrations
     moving, tree_mv_start, still, tree_st_start = kernels.moving_nodes(trees, act)
@@ -452,7 +454,7 @@ def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kern
     sizes = _TableSizes(cells, layout, state, settings.window, initial_sizes, threads)
     tables = sizes.tables(layout, np.full(cells.n_cells, -1, np.int64))
     rule = plan.rule(layout) if plan is not None else _no_rule(trees, iterations)
-    _cancel.check()
+    cancel.check()
     # the cost of an iteration of each tree (per draw-able cell, per cell for the estimates, per node
     # for the concentrations: measured weights), for the order of the queue and the bins
     n_cells = np.diff(layout.node_cell_start[trees.tree_node_start])
@@ -531,7 +533,7 @@ def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkp
         if debug:
             _check_invariants(run, target)
         _progress(progress, target, iterations)
-        _cancel.check()
+        cancel.check()
         if not debug:  # chunks of about SAMPLER_CHUNK_SECONDS at most, so that a cancel is seen soon
             chunk = _next_chunk(chunk, target - before, time.perf_counter() - chunk_started)
         if target in stops:
@@ -672,7 +674,7 @@ class _TreeQueue:
             self.done += work
             at = min(self.end, int(self.end * self.done / self.total)) if self.total > 0 else self.end
             _progress(self.progress, at, self.end)
-        _cancel.check()
+        cancel.check()
 
     def run_all(self) -> int:
         """Every tree to its end; returns the iterations of the run."""

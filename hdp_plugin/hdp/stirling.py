@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from .. import config
-from ..config import NJIT_OPTIONS
+from ..runtime.jit import NJIT_OPTIONS
 
 
 @njit(inline="always", **NJIT_OPTIONS)

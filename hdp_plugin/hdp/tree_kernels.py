@@ -21,8 +21,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._radix import sort_nonnegative
-from ..config import NJIT_OPTIONS
+from ..runtime.radix import sort_nonnegative
+from ..runtime.jit import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import config
-from .._threads import map_parts, row_parts
+from ..runtime.threads import map_parts, row_parts
 from ..config import ROW_BLOCK
 from ..errors import DataError, TooLargeError
 

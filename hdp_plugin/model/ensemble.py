@@ -13,7 +13,7 @@ random stream on the training data:
 The ensemble predicts the arithmetic mean of its members' normalised class probabilities.
 
 Reproducibility and parallelism: member ``e`` draws everything from its own seed, the stream
-``(MEMBER, e)`` of ``random_state`` (:mod:`hdp_plugin._seeds`), split further by purpose, so the
+``(MEMBER, e)`` of ``random_state`` (:mod:`hdp_plugin.seeds`), split further by purpose, so the
 ensemble is the same bit for bit whatever the number of threads. The members are fitted by the
 pipeline of every model (:mod:`hdp_plugin.model.pipeline`): in memory on threads (the counting and
 selection kernels release the GIL), and then the trees of **all** members are sampled in one run: one
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 class Member:
     """One network of a model: its seed, attributes (with its own cut points), structure, tables and weight."""
 
-    seed: dict  # the member's seed as plain data (_seeds.describe)
+    seed: dict  # the member's seed as plain data (seeds.describe)
     attributes: list[Attribute]
     cardinalities: np.ndarray
     structure: Structure

@@ -2,7 +2,7 @@
 the rows are.
 
 A single network is an ensemble of one member whose seed is the model's own; an ESKDB's ``n``
-members have the seeds ``(MEMBER, e)`` of it (:mod:`hdp_plugin._seeds`). Every fit runs the same
+members have the seeds ``(MEMBER, e)`` of it (:mod:`hdp_plugin.seeds`). Every fit runs the same
 steps on its members (in memory, each member on its own on one of ``n_jobs`` threads; on a batch source,
 every member in each pass):
 
@@ -37,8 +37,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import _seeds, _warm, config
+from .. import config, seeds as _seeds
 from ..errors import TooLargeError
+from ..hdp import warmup
 from ..hdp.rng import tree_states
 from ..hdp.tables import ProbabilityTables, class_prior_of_counts
 from ..hdp.trees import ContextTrees
@@ -179,7 +180,7 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
     master = _seeds.as_seed_sequence(random_state)
     seeds = member_seeds(master, plan.n_members)[1] if plan.ensemble else [master]
     if plan.estimator == "hdp":  # first use: the sampler's kernels compile in a helper meanwhile
-        _warm.start()
+        warmup.start()
     t0 = time.perf_counter()
     pairs = needs_pairs(plan.kind, plan.network_k)
     at_once = rows.members_at_once(len(seeds))
@@ -279,7 +280,7 @@ def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, 
     states = None
     if plan.estimator == "hdp":  # each member's trees on the streams of its own seed
         states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
-        _warm.wait_for_sampler()
+        warmup.wait_for_sampler()
     est = estimate_tables([d.trees for d in drafts], estimator=plan.estimator, m=plan.m, sample=sample,
                           random_state=states, iterations=resolved_iterations(plan.structure, plan.iterations),
                           burn_in=plan.burn_in, tying=plan.tying, tolerance=sampler_tolerance(plan.iterations),

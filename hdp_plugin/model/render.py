@@ -25,6 +25,12 @@ def _stopping_info(est: dict) -> list[str]:
 
 #: the most class labels ``info`` lists
 _MAX_LABELS = 20
+#: the most attributes ``info`` lists as the ones an ensemble's members use most
+_MAX_MOST_USED = 10
+
+#: what each tying of the HDP concentrations shares, in words
+_TYINGS = {"level": "one concentration per depth of a tree", "none": "one concentration per node",
+           "same-parent": "one concentration per set of siblings", "single": "one concentration per tree"}
 
 
 def _labels(values) -> str:
@@ -33,8 +39,54 @@ def _labels(values) -> str:
     return shown + (f", ... ({len(values) - _MAX_LABELS:,} more)" if len(values) > _MAX_LABELS else "")
 
 
+def _span(values) -> str:
+    """``3 to 8 (median 5)``, or ``4`` when they are all the same."""
+    values = sorted(values)
+    if values[0] == values[-1]:
+        return str(values[0])
+    return f"{values[0]} to {values[-1]} (median {values[len(values) // 2]})"
+
+
+def _iterations(est: dict, params: dict) -> list[str]:
+    """The HDP sampler's run in words: how many iterations, the burn-in and the averages."""
+    if est["name"] != "hdp":
+        return []
+    if est.get("tree_iterations") is None:
+        return [f"iterations     {est['iterations']} Gibbs iterations a tree ({est['burn_in']} of burn-in, "
+                f"then {est['n_samples']} averaged)"]
+    burn_in = params.get("burn_in")
+    burn_in = "a tenth of each tree's run" if burn_in is None else f"the first {burn_in} iterations"
+    return [f"iterations     at most {est['iterations']} Gibbs iterations a tree; burn-in {burn_in}, the rest averaged"]
+
+
+def _estimator(est: dict) -> list[str]:
+    """The estimator and its settings in words (``--json`` has them by their field names)."""
+    if est["name"] != "hdp":
+        extra = f", m {est['m']}" if "m" in est else ""
+        return [f"estimator      {est['name']}{extra}, back-off to the {est.get('backoff', 'uniform')} distribution"]
+    tying = est.get("tying")
+    return ["estimator      hdp (hierarchical Dirichlet process), back-off to the parent's estimate",
+            f"tying          {tying}: {_TYINGS.get(tying, tying)}; table counts drawn within a window of "
+            f"{est.get('window')}"]
+
+
+def _most_used(parts: list[dict], names: list[str]) -> str:
+    """The attributes an ensemble's members keep most, with how many members keep each."""
+    counts = [0] * len(names)
+    for p in parts:
+        for j in p["structure"]["kept"]:
+            counts[j] += 1
+    ranked = sorted((j for j in range(len(names)) if counts[j]), key=lambda j: (-counts[j], j))
+    shown = [f"{names[j]} {counts[j]}" for j in ranked[:_MAX_MOST_USED]]
+    more = len(ranked) - _MAX_MOST_USED
+    return f"most used      {', '.join(shown)}{f', ... ({more} more)' if more > 0 else ''} (of {len(parts)} members)"
+
+
 def info_text(path: Path, contents) -> str:
-    """What ``hdp-bnc info`` prints about a model file (``contents``: :func:`~.modelfile.read_model`'s)."""
+    """What ``hdp-bnc info`` prints about a model file (``contents``: :func:`~.modelfile.read_model`'s):
+    first what the model is (structure, class, training, attributes, the sampler's run and, for an
+    ensemble, its members and the attributes they use most), then the file, the estimator, the seeds,
+    every member's own choices and the first network's trees."""
     doc, training = contents.doc, contents.training
     est = doc["estimator"]
     ensemble = contents.ensemble
@@ -47,8 +99,8 @@ def info_text(path: Path, contents) -> str:
     k_used = usable_k(params["structure"], params["k"], len(names))
     capped = k_capped_note(params["structure"], params["k"], len(names))
     if ensemble:
-        structure = (f"ESKDB, {len(parts)} members (SkDB with K = {k_used} each, on its own order "
-                     f"and cut points{'; ' + capped if capped else ''})")
+        structure = (f"ESKDB, {len(parts)} members, each a selective kDB (SkDB) of at most K = {k_used} attribute "
+                     f"parents{'; ' + capped if capped else ''}")
         used = len(set().union(*(p["structure"]["kept"] for p in parts)))
     else:
         kind = st["kind"]
@@ -56,35 +108,47 @@ def info_text(path: Path, contents) -> str:
         structure += f" ({capped})" if capped else ""
         used = len(st["kept"])
     lines = [
-        f"model file     {path}",
-        f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
+        f"structure      {structure}",
         f"class          {doc['class']['name']} ({_labels(doc['class']['values'])})",
+        f"training       {doc['fit'].get('rows')} rows"
+        + (f", fit time {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
         f"attributes     {len(names)}, {used} used{' by some member' if ensemble else ''}, "
         f"{sum(a['numeric'] for a in parts[0]['attributes'])} numeric (cut into intervals)",
         *([f"left out       {', '.join(n for _, n in contents.left_out)} (row identifiers)"]
           if contents.left_out else []),
-        f"structure      {structure}",
-        f"estimator      {est['name']}" + "".join(f", {k} {v}" for k, v in est.items()
-                                                   if k not in ("name", "tree_iterations", "tolerance")),
-        *_stopping_info(est),
-        f"seed           {doc['seed']}" + (f", discretization {doc['params']['discretization']}" if ensemble else ""),
-        f"training       {doc['fit'].get('rows')} rows"
-        + (f", fit time {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
-        *_stream_info(doc, training),
+    ]
+    if ensemble:
+        lines += [
+            _most_used(parts, names),
+            f"members        each on its own attribute order and cut points, keeping "
+            f"{_span([len(p['structure']['kept']) for p in parts])} attributes",
+            f"parents        an attribute takes at most k attribute parents, k chosen by each member: "
+            f"{_span([p['structure']['k'] for p in parts])}",
+        ]
+    lines += [*_iterations(est, params), *_stopping_info(est), *_stream_info(doc, training), ""]
+    lines += [
+        f"model file     {path}",
+        f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
+        *_estimator(est),
+        f"seed           {doc['seed']}" + (f" (member e draws from stream e of it), discretization "
+                                          f"{doc['params']['discretization']}" if ensemble else ""),
         f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
         f"{sum(t.n_observed for t in nets)} cells with training rows (of {sum(t.n_cells for t in nets)})",
         "",
     ]
     if ensemble:
-        lines.append("member  seed (entropy/spawn key)  n*  k*  cells  order (first 8)  cut points per numeric attribute")
+        heads = ("member", "attributes kept", "parents each", "cells with rows", "attribute order (first 8)",
+                 "cut points per numeric attribute")
+        rows = []
         for e, (p, tr) in enumerate(zip(parts, nets)):
-            seed = p["seed"]
-            order = " ".join(names[j] for j in p["structure"]["order"][:8])
-            cuts = " ".join(str(len(a["cut_points"])) for a in p["attributes"] if a["numeric"]) or "-"
-            lines.append(f"{e:>6}  {seed['entropy']}/{'.'.join(map(str, seed['spawn_key']))}  "
-                         f"{len(p['structure']['kept']):>2}  {p['structure']['k']:>2}  {tr.n_observed:>5}  "
-                         f"{order}  {cuts}")
-        lines += ["", "member 0:"]
+            rows.append((str(e), str(len(p["structure"]["kept"])), str(p["structure"]["k"]), str(tr.n_observed),
+                         " ".join(names[j] for j in p["structure"]["order"][:8]),
+                         " ".join(str(len(a["cut_points"])) for a in p["attributes"] if a["numeric"]) or "-"))
+        widths = [max(len(r[i]) for r in [heads] + rows) for i in range(len(heads))]
+        for r in [heads] + rows:
+            lines.append("  ".join([*(f"{v:>{w}}" for v, w in zip(r[:4], widths)), f"{r[4]:<{widths[4]}}", r[5]])
+                         .rstrip())
+        lines += ["", "member 0's context trees:"]
     lines += _network_lines(parts[0], names, est["name"] == "hdp")
     return "\n".join(lines)
 

@@ -34,8 +34,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import _cancel, config
-from .._threads import resolved_threads
+from .. import config
+
+from ..runtime import cancel
+from ..runtime.threads import resolved_threads
 from ..data import Dataset
 from ..errors import TooLargeError
 from ..hdp.trees import build_trees
@@ -141,7 +143,7 @@ class _MemoryPart:
 
     def _each(self, fn, members) -> list:
         def one(i):
-            _cancel.check()  # between members (and inside each, between blocks of rows)
+            cancel.check()  # between members (and inside each, between blocks of rows)
             return fn(i)
         return self.rows.map(one, list(members))
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import _seeds, config
+from .. import config, seeds
 from ..data.dataset import Attribute, Dataset, encode_codes
 from ..errors import DataError, NotFittedError, ParameterError
 from . import kernels
@@ -153,7 +153,7 @@ class Discretizer:
             raise ParameterError(f"attribute {name!r} is numeric; discretization 'none' needs nominal data")
         cut_points: dict[int, np.ndarray] = {}
         if pending and method in config.STOCHASTIC_DISCRETIZATIONS:
-            seed = _seeds.as_seed_sequence(self.random_state)
+            seed = seeds.as_seed_sequence(self.random_state)
             cut_points = stochastic_cut_points(sorted_numeric_columns(dataset), seed, method)
         elif pending:
             rows = dataset.y >= 0
@@ -259,7 +259,7 @@ def stochastic_cut_points(columns: dict[int, SortedColumn], seed, method: str = 
         columns = SortedColumns(columns)
     values, classes, col_start, xlogx, min_cuts = columns.flat()
     keys = list(columns)
-    words = _seeds.spawned_states(_seeds.child(seed, _seeds.DISCRETIZE), max(keys) + 1, indices=keys)
+    words = seeds.spawned_states(seeds.child(seed, seeds.DISCRETIZE), max(keys) + 1, indices=keys)
     by_gain = method == "stochastic-gain"
     cuts, cut_start = stochastic_cuts_columns(values, classes, col_start, int(next(iter(columns.values())).n_classes),
                                               words, xlogx, by_gain, min_cuts if by_gain else np.zeros_like(min_cuts))

@@ -21,8 +21,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._radix import sort_nonnegative
-from ..config import NJIT_OPTIONS
+from ..runtime.radix import sort_nonnegative
+from ..runtime.jit import NJIT_OPTIONS
 
 #: ln 2 as Weka computes it (``Math.log(2)``); used to turn nats into bits
 LN2 = math.log(2.0)

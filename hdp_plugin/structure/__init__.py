@@ -6,8 +6,9 @@ Arrays in (integer codes, class codes, cardinalities), a plain :class:`Structure
     s = learn_structure(X, y, cardinalities, n_classes, kind="kdb", k=5)
 
 Modules: :mod:`.counts` (the one counting pass, MI, CMI), :mod:`.learners` (NB, TAN, kDB),
-:mod:`.selective` (SkDB's selection passes), :mod:`.kernels` (the numba kernels),
-:mod:`.learn` (the entry point).
+:mod:`.selective` (SkDB's selection passes), :mod:`.learn` (the entry point); their numba kernels:
+:mod:`.count_kernels` (counts, MI, CMI, kDB's parents), :mod:`.trie_kernels` (SkDB's context tries) and
+:mod:`.loo_kernels` (SkDB's leave-one-out pass).
 """
 
 from .._lazy import lazy_names

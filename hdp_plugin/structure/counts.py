@@ -19,7 +19,7 @@ O(n^2) pair loop per row makes the pass slow too). Beyond that, pairs would have
 groups over several passes. :func:`pair_table_bytes` gives the table's figure and
 :func:`pairwise_bytes` that of everything pairwise (the table, the offsets and the CMI matrix)
 before anything is allocated; :func:`count_statistics` refuses them above ``max_bytes``, or above
-what the working memory in force leaves (:mod:`hdp_plugin._memory`: ``hdp-bnc`` and the daemon bound
+what the working memory in force leaves (:mod:`hdp_plugin.runtime.memory`: ``hdp-bnc`` and the daemon bound
 it by ``--max-input-mb``, every set of statistics alive at once counted)
 (:class:`~hdp_plugin.errors.TooLargeError`, saying what to lower). Naive Bayes (and kDB-0) needs
 no pairs: ``pairs=False`` counts n(y) and n(x_i, y) only, in memory linear in the attributes.
@@ -31,10 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _cancel, _memory, config
-from .._threads import map_parts, row_parts
+from .. import config
+
+from ..runtime import cancel, memory
+from ..runtime.threads import map_parts, row_parts
 from ..errors import DataError, ParameterError, TooLargeError
-from . import kernels
+from . import count_kernels
 
 #: refuse pair tables larger than this by default (bytes)
 DEFAULT_MAX_PAIR_BYTES = config.MAX_PAIR_BYTES
@@ -112,7 +114,7 @@ def row_blocks(n_rows: int, first: int = 0):
     ``first`` to ``n_rows``."""
     step = config.ROW_BLOCK
     for start in range(first, n_rows, step):
-        _cancel.check()  # a fit stops between blocks when cancelled (hdp_plugin._cancel)
+        cancel.check()  # a fit stops between blocks when cancelled (hdp_plugin.runtime.cancel)
         yield start, min(start + step, n_rows)
 
 
@@ -140,9 +142,9 @@ def needs_pairs(kind: str, k: int) -> bool:
 def _pair_limit(max_bytes: int | None) -> tuple[int, str]:
     """The most bytes of pairwise statistics, and the limit's name: ``max_bytes`` (default
     :data:`hdp_plugin.config.MAX_PAIR_BYTES`), or what the working memory in force leaves if less
-    (:mod:`hdp_plugin._memory`)."""
+    (:mod:`hdp_plugin.runtime.memory`)."""
     limit, name = (config.MAX_PAIR_BYTES, "max_bytes") if max_bytes is None else (max_bytes, "max_bytes")
-    left = _memory.available()
+    left = memory.available()
     if left is not None and left[0] < limit:
         return left
     return limit, name
@@ -164,7 +166,7 @@ def _too_many_pairs(n: int, need: int, limit: int, name: str, copies: int = 1) -
 def check_pairwise_bytes(cardinalities, n_classes: int, max_bytes: int | None = None, copies: int = 1) -> None:
     """:class:`~hdp_plugin.errors.TooLargeError` if ``copies`` sets of pairwise statistics (ESKDB members
     built at once) need more than ``max_bytes`` (default :data:`hdp_plugin.config.MAX_PAIR_BYTES`), or
-    more than the working memory in force leaves (:mod:`hdp_plugin._memory`)."""
+    more than the working memory in force leaves (:mod:`hdp_plugin.runtime.memory`)."""
     limit, name = _pair_limit(max_bytes)
     need = pairwise_bytes(cardinalities, n_classes) * copies
     if need > limit:
@@ -233,10 +235,10 @@ def _describe(obj) -> str:
 
 def raise_for_status(status: int, bad: np.ndarray, row0: int, n_classes: int, card: np.ndarray):
     """Turn a counting kernel's status into a :class:`DataError` naming the bad cell."""
-    if status == kernels.OK:
+    if status == count_kernels.OK:
         return
     row = row0 + int(bad[0])
-    if status == kernels.BAD_CLASS:
+    if status == count_kernels.BAD_CLASS:
         raise DataError(f"y[{row}] = {int(bad[2])} is not a class code in 0..{n_classes - 1}")
     j = int(bad[1])
     raise DataError(
@@ -323,7 +325,7 @@ class CountAccumulator:
         if pairs:  # within the limits, reserved in the working memory in force before anything is allocated
             check_pairwise_bytes(card, n_classes, max_bytes)
             need = pairwise_bytes(card, n_classes)
-            token = _memory.reserve(need)
+            token = memory.reserve(need)
             if token is None:
                 limit, name = _pair_limit(max_bytes)
                 raise _too_many_pairs(n_attr, need, limit, name)
@@ -334,9 +336,9 @@ class CountAccumulator:
                 pair_off, pos = np.zeros((0, 0), dtype=np.int64), 0
             self.n_xxy = np.zeros(pos, dtype=np.int64)
         except BaseException:
-            _memory.release(token, need)
+            memory.release(token, need)
             raise
-        _memory.hold(token, need, self.n_xxy)  # given back when the table is let go
+        memory.hold(token, need, self.n_xxy)  # given back when the table is let go
         self.pairs = bool(pairs)
         self.card, self.n_classes, self.xy_off, self.pair_off = card, int(n_classes), xy_off, pair_off
         self.n_rows = 0
@@ -348,10 +350,10 @@ class CountAccumulator:
         """Count one block of rows (``row0``: the block's first row, for error messages)."""
         y = np.ascontiguousarray(y, dtype=np.int32)
         if self.pairs:
-            status = kernels.count_block(X, y, self.card, self.n_classes, self.xy_off, self.pair_off, self.n_y,
+            status = count_kernels.count_block(X, y, self.card, self.n_classes, self.xy_off, self.pair_off, self.n_y,
                                          self.n_xy, self.n_xxy, self._bad)
         else:
-            status = kernels.count_block_marginals(X, y, self.card, self.n_classes, self.xy_off, self.n_y,
+            status = count_kernels.count_block_marginals(X, y, self.card, self.n_classes, self.xy_off, self.n_y,
                                                    self.n_xy, self._bad)
         raise_for_status(status, self._bad, row0, self.n_classes, self.card)
         self.n_rows += int(X.shape[0])
@@ -392,7 +394,7 @@ def mutual_information(stats: CountStatistics) -> np.ndarray:
     -------
     ndarray of shape (n_attributes,)
     """
-    return kernels.mutual_information_kernel(
+    return count_kernels.mutual_information_kernel(
         stats.n_y, stats.n_xy, stats.xy_offsets, stats.cardinalities, stats.n_classes, stats.n_rows
     )
 
@@ -415,7 +417,7 @@ def conditional_mutual_information(stats: CountStatistics) -> np.ndarray:
     """
     if not stats.has_pairs and stats.n_attributes > 1:
         raise ParameterError("CMI needs the pairs n(x_i, x_j, y): count them with pairs=True")
-    return kernels.conditional_mutual_information_kernel(
+    return count_kernels.conditional_mutual_information_kernel(
         stats.n_y,
         stats.n_xy,
         stats.xy_offsets,

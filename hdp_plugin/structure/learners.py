@@ -175,7 +175,7 @@ def kdb(stats: CountStatistics, k: int = config.DEFAULT_K, *, order=None) -> Str
     parents = [()] * stats.n_attributes
     # CMI is only needed when some attribute can take a parent (kDB-0 is naive Bayes: no pairs counted)
     if k > 0 and order.size > 1:
-        from .kernels import kdb_parents
+        from .count_kernels import kdb_parents
 
         cmi = np.ascontiguousarray(conditional_mutual_information(stats), np.float64)
         chosen = kdb_parents(np.ascontiguousarray(order, np.int64), cmi, int(k))

@@ -11,7 +11,7 @@ makes two more passes over the rows, as in Martinez et al. (2016):
    made of the first n* attributes of the MI order with at most k* parents, from m-estimates
    with the row's own counts removed, formed as the published SkDB forms it (its back-off to a
    shallower context where the row's value is rare, and its copy of that k's posterior into the
-   larger k: :func:`hdp_plugin.structure.kernels.loo_squared_errors_block`), adding attributes
+   larger k: :func:`hdp_plugin.structure.loo_kernels.loo_squared_errors_block`), adding attributes
    one at a time (O(rows x n x K x C)). With m-estimates it selects exactly what the published
    code selects on that code's own fold files (tests/test_skdb_published.py). An ensemble with HDP
    tables scores with hierarchical m-estimates instead (:class:`Smoothing`: each context smoothed
@@ -39,21 +39,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _cancel, config
+from .. import config
+from ..runtime import cancel
 from .base import Structure
 from .counts import CountStatistics
-from .kernels import (
-    FIXED_BITS,
-    FIXED_DIGITS,
-    fixed_merge,
-    loo_squared_errors_block,
-    stencil_counts,
-    stencil_trie,
-    trie_canonical,
-    trie_class_contexts,
-    trie_insert_block,
-    trie_merge,
-)
+from .loo_kernels import FIXED_BITS, FIXED_DIGITS, fixed_merge, loo_squared_errors_block
+from .trie_kernels import (stencil_counts, stencil_trie, trie_canonical, trie_class_contexts, trie_insert_block,
+                           trie_merge)
 from .learners import check_k, kdb
 
 log = logging.getLogger(__name__)
@@ -78,7 +70,7 @@ def smoothing(m) -> Smoothing:
 class ContextTries:
     """n(x_a, y, first d parents) for every attribute a and depth d, in one flat int64 array.
 
-    See :mod:`hdp_plugin.structure.kernels` for the block layout of ``data``; ``root[a]`` is the
+    See :mod:`hdp_plugin.structure.trie_kernels` for the block layout of ``data``; ``root[a]`` is the
     block of attribute a's class-only context, ``par_ptr``/``par_idx`` the parents (CSR). The
     layout follows the order in which contexts were first seen, unless laid out canonically
     (:meth:`TrieAccumulator.result`; tries of the same counts are then the same arrays, whatever the
@@ -186,7 +178,7 @@ class TrieAccumulator:
 
 def _count_stencils(Xt, y, card, C: int, stencils: tuple, bounds: tuple, sizes: np.ndarray) -> tuple:
     """Count the stencils ``bounds[0] .. bounds[1] - 1`` (whole attributes) into tables of their own
-    (:func:`~hdp_plugin.structure.kernels.stencil_counts`, a run of stencils per call, so that a cancel
+    (:func:`~hdp_plugin.structure.trie_kernels.stencil_counts`, a run of stencils per call, so that a cancel
     is seen between calls); ``sizes`` is written for them. Returns ``(offsets, value blocks, cnt, vm, vc,
     maps)``, the offsets counted from 0 at ``bounds[0]``."""
     lo, hi = bounds
@@ -199,7 +191,7 @@ def _count_stencils(Xt, y, card, C: int, stencils: tuple, bounds: tuple, sizes: 
     vm, maps = np.full(1024, -1, np.int64), np.full(1024, -1, np.int64)
     step = max(1, int(config.ROW_BLOCK // max(n_rows, 1)))  # stencils per call: about ROW_BLOCK row visits
     for s0 in range(lo, hi, step):
-        _cancel.check()
+        cancel.check()
         cnt, vm, vc, maps = stencil_counts(Xt, y, card, C, s_attr, s_up, s_var, s_depth, s0, min(hi, s0 + step),
                                            scratch, sizes, offsets, counts, cnt, vm, vc, maps)
     return offsets, int(counts[0]), cnt, vm, vc, maps
@@ -211,9 +203,9 @@ class StencilTries:
     together: a context that two models share (the same attribute and first parents) is counted once.
 
     Every distinct prefix of parents some model gives attribute ``a`` is a *stencil*; each is counted
-    over all the rows in turn (:func:`~hdp_plugin.structure.kernels.stencil_counts`). :meth:`own` lays
+    over all the rows in turn (:func:`~hdp_plugin.structure.trie_kernels.stencil_counts`). :meth:`own` lays
     out a model's own tries from the stencils on its paths
-    (:func:`~hdp_plugin.structure.kernels.stencil_trie`): the arrays of :meth:`TrieAccumulator.result`
+    (:func:`~hdp_plugin.structure.trie_kernels.stencil_trie`): the arrays of :meth:`TrieAccumulator.result`
     ``(canonical=True)`` of its parents alone. The memory is the distinct contexts of the stencils
     (:func:`share_groups` bounds it), and while counting a few integers per row and depth.
     """
@@ -388,14 +380,14 @@ def build_context_tries(
     """
     acc = TrieAccumulator(stats.cardinalities, stats.n_classes, parents)
     for Xb, yb in (blocks or _in_memory(X, y))():
-        _cancel.check()
+        cancel.check()
         acc.add(Xb, yb)
     return acc.result()
 
 
 class LooSums:
     """The leave-one-out squared errors of every (n*, k*), summed exactly in fixed point, so the
-    same whatever the order or split of the rows (:mod:`hdp_plugin.structure.kernels`).
+    same whatever the order or split of the rows (:mod:`hdp_plugin.structure.loo_kernels`).
 
     ``acc[0]`` whole units, ``acc[1..3]`` three 62-bit digits below the point, ``acc[4]`` the rows
     whose error is not a number; each of shape ``(n_order + 1, max_k + 1)``.
@@ -452,7 +444,7 @@ def loo_sums(blocks, tries: ContextTries, cardinalities, n_classes: int, n_y: np
     ``(X, y)`` code blocks), against the tries, class counts ``n_y`` and ``n_rows`` of all the rows."""
     acc = LooAccumulator(tries, cardinalities, n_classes, n_y, n_rows, order, max_k, m)
     for Xb, yb in blocks():
-        _cancel.check()
+        cancel.check()
         acc.add(Xb, yb)
     return acc.sums
 
@@ -500,7 +492,7 @@ def loo_rmse_grid(
 def _in_memory(X, y):
     """The ``blocks`` function of in-memory codes: views of consecutive row blocks, each sized to take
     about ``config.STRUCTURE_BLOCK_SECONDS`` at the pace of the one before (from 1024 rows up to
-    ``config.ROW_BLOCK``), so that a cancel is seen between them (:mod:`hdp_plugin._cancel`) however
+    ``config.ROW_BLOCK``), so that a cancel is seen between them (:mod:`hdp_plugin.runtime.cancel`) however
     slow a row is; the passes' results do not depend on how the rows are split."""
     def blocks():
         n, start, size = X.shape[0], 0, min(1024, config.ROW_BLOCK)
@@ -572,7 +564,7 @@ def selective_kdb(
     (1 - p(true class))^2), with m-estimates (flat, as published, or hierarchical: :class:`Smoothing`)
     and the class prior (n_y + 1/C)/(N + 1), all with the row left out, and the back-off of the
     published SkDB (see
-    :func:`~hdp_plugin.structure.kernels.loo_squared_errors_block`). Only a strict
+    :func:`~hdp_plugin.structure.loo_kernels.loo_squared_errors_block`). Only a strict
     improvement is accepted, starting from the class-prior-only model, scanning n* ascending
     then k* ascending. Each kept attribute keeps its first k* parents.
 

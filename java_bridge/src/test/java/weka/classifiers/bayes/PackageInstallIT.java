@@ -68,7 +68,7 @@ class PackageInstallIT {
     assertTrue(Files.list(pkg.resolve("lib")).anyMatch(p -> p.getFileName().toString().startsWith("arrow-format")));
     assertTrue(Files.list(pkg.resolve("python")).anyMatch(p -> p.getFileName().toString().matches(
       "hdp_plugin-.*-py3-none-any\\.whl")), "the package carries no hdp_plugin wheel");
-    // the wheel carries the kernels compiled by tools/build_wheel.py (hdp_plugin/_kernel_cache.py)
+    // the wheel carries the kernels compiled by tools/build_wheel.py (hdp_plugin/runtime/kernel_cache.py)
     Path wheel = Files.list(pkg.resolve("python")).filter(p -> p.getFileName().toString().endsWith(".whl"))
       .findFirst().get();
     try (java.util.zip.ZipFile wheelZip = new java.util.zip.ZipFile(wheel.toFile())) {

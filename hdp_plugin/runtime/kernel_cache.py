@@ -6,12 +6,12 @@ own function only: a kernel that calls a kernel of another file, or reads a cons
 cached by a locator of their own (``PackageLocator``, put first in numba's list of locators; every
 other package's functions keep numba's): under ``<cache root>/hdp_plugin-<digest>/``, where the
 digest is a SHA-256 of every source file that holds kernels (those that use ``NJIT_OPTIONS``,
-``config.py`` included), and that same digest is the stamp numba checks in every entry. A change to
+and ``config.py``, whose constants they read), and that same digest is the stamp numba checks in every entry. A change to
 any of them gives a new directory, never an entry compiled from other sources. The cache root is
-``NUMBA_CACHE_DIR`` when set (or the fallback of :func:`hdp_plugin.config._numba_cache_dir`), else
+``NUMBA_CACHE_DIR`` when set (or the fallback of :func:`hdp_plugin.runtime.jit._numba_cache_dir`), else
 numba's per-user cache directory.
 
-**Kernels compiled when the wheel is built.** ``python -m hdp_plugin._kernel_cache build`` (run by
+**Kernels compiled when the wheel is built.** ``python -m hdp_plugin.runtime.kernel_cache build`` (run by
 ``tools/build_wheel.py`` inside the copy of the source that becomes the wheel) runs a few default fits
 and a prediction on small generated data sets, in a process of their own, and stores the entries
 numba wrote into ``hdp_plugin/_kernels/`` with a manifest: the digest, numba's version, the Python
@@ -53,7 +53,8 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+#: the package's folder (hdp_plugin/): kernel sources, cache subfolders and bundles are named from it
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: the compiled kernels a wheel carries, inside the package
 BUNDLE_DIR = "_kernels"
 #: the same kernels compiled for numba's generic CPU (see the module docstring)
@@ -61,17 +62,22 @@ PORTABLE_BUNDLE_DIR = "_kernels_generic"
 PORTABLE_CPU = "generic"
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
-#: the mark of a source file that holds kernels (or, for config.py, their options)
+#: the mark of a source file that holds kernels (or, for runtime/jit.py, their options)
 _KERNEL_MARK = "NJIT_OPTIONS"
+#: sources in the digest without the mark: the constants the kernels read
+_KERNEL_CONSTANTS = ("config.py",)
 
 _state: dict = {"digest": None, "installed": False, "root": None, "dir": None, "locator": None}
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
-    """The package's source files that hold kernels, sorted by their path in the package."""
+    """The package's source files that hold kernels (and ``config.py``), sorted by their path in the package."""
     found = []
     for path in package_dir.rglob("*.py"):
         if "__pycache__" in path.parts:
+            continue
+        if path.relative_to(package_dir).as_posix() in _KERNEL_CONSTANTS:
+            found.append(path)
             continue
         try:
             if _KERNEL_MARK in path.read_text(encoding="utf-8"):
@@ -106,7 +112,7 @@ def cache_dir_name(digest: str, cpu_name: str | None = None) -> str:
 
 
 def _cache_root() -> str | None:
-    """NUMBA_CACHE_DIR (numba's config, which config._setup_numba may have set), else numba's
+    """NUMBA_CACHE_DIR (numba's config, which jit._setup_numba may have set), else numba's
     per-user cache directory."""
     import numba
 
@@ -204,7 +210,7 @@ def _make_locator_class():
 def install() -> None:
     """Put the package's locator (``PackageLocator``) first in numba's locators and fill the digest's
     cache directory from the wheel's compiled kernels when they fit. Called once, before the first kernel is decorated
-    (``config._setup_numba``); never raises (at worst numba's own locators and compilation remain)."""
+    (``jit._setup_numba``); never raises (at worst numba's own locators and compilation remain)."""
     if _state["installed"]:
         return
     _state["installed"] = True
@@ -421,14 +427,14 @@ def store(package_dir: Path, cache: Path, python: str = sys.executable, portable
     bundle = _bundle(package_dir, portable)
     if bundle.exists():
         shutil.rmtree(bundle)
-    probe = [python, "-c", "import json, sys; from hdp_plugin import _kernel_cache as k; "
+    probe = [python, "-c", "import json, sys; from hdp_plugin.runtime import kernel_cache as k; "
              "from numba.core import config as c; "
              "print(json.dumps({'digest': k.kernel_digest(), 'target': k._target_magic(), "
              "'numba': __import__('numba').__version__, 'python': k._python_tag(), "
              "'module': k.__file__, 'cpu_name': c.CPU_NAME}))"]
     info = json.loads(subprocess.run(probe, cwd=package_dir.parent, env=_build_env(package_dir, cache, portable),
                                      stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True).stdout)
-    if Path(info["module"]).resolve().parent != package_dir:
+    if Path(info["module"]).resolve().parents[1] != package_dir:
         raise RuntimeError(f"the kernels were compiled for hdp_plugin at {info['module']}, not at {package_dir}")
     if info["digest"] != kernel_digest(package_dir):
         raise RuntimeError("the kernel sources changed while their kernels compiled")
@@ -451,7 +457,7 @@ def store(package_dir: Path, cache: Path, python: str = sys.executable, portable
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] != "build":
-        print("usage: python -m hdp_plugin._kernel_cache build PACKAGE_DIR", file=sys.stderr)
+        print("usage: python -m hdp_plugin.runtime.kernel_cache build PACKAGE_DIR", file=sys.stderr)
         return 2
     try:
         manifests = build(Path(argv[1]))

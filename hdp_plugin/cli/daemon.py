@@ -16,14 +16,14 @@ from typing import Annotated, Optional
 import typer
 
 from .. import config
-from .._cli_common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
-from .._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt,
-                            KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
-                            one_configuration, seed_option, separator_option)
+from .common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
+from .options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt,
+                      KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
+                      one_configuration, seed_option, separator_option)
 from ..errors import ParameterError
 from ..params import BY_NAME as PARAM, PARAMETERS, default as _default
-from . import client
-from . import protocol as P
+from ..daemon import client
+from ..daemon import protocol as P
 
 app = typer_app("daemon", "The training daemon: serve a spool directory, submit jobs to it, watch it, stop it.")
 
@@ -81,13 +81,13 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log only warnings and errors.")] = False,
 ) -> None:
     """Serve SPOOL: claim jobs from new/, train them, publish models into done/ and failures into failed/."""
-    from .jobs import Limits
-    from .service import Settings
-    from .service import run as run_daemon
+    from ..daemon.jobs import Limits
+    from ..daemon.service import Settings
+    from ..daemon.service import run as run_daemon
 
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s hdp-bnc daemon: %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
-    from .logs import escape_handlers
+    from ..daemon.logs import escape_handlers
 
     escape_handlers()  # one record, one line: names from the spool cannot forge or hide log lines
     logging.captureWarnings(True)  # Python's warnings are records too (the workers do the same)

@@ -3,9 +3,10 @@ discretises and learns the structure.
 
 numba compiles one function at a time in a process, so a fit that finds numba's on-disk cache empty
 spends its first use compiling, one kernel after another (about half of that time the sampler's).
-When this process has another core to spare and the sampler's kernels are not
-in the cache yet, :func:`start` launches ``python -m hdp_plugin._warm``: a helper process that runs a
-tiny sampler and a tiny prediction, so that numba compiles their kernels into the shared cache,
+When this process has another core to spare and the sampler's kernels are not in the cache yet,
+:func:`start` launches a helper process (``python -m hdp_plugin.hdp.warmup``, the workload
+:mod:`hdp_plugin.hdp.warmup` names) that runs a tiny sampler and a tiny prediction, so that numba
+compiles their kernels into the shared cache,
 and says ``sampler`` on its standard output once the sampler's are there. :func:`wait_for_sampler`
 (called before the sampler's first run) waits for that line; the sampler's kernels are then loaded
 from the cache instead of compiled. If anything goes wrong with the helper (it fails, is slow, the
@@ -55,16 +56,14 @@ def _spare_core() -> bool:
     return load <= cores - 0.5
 
 
-def _sampler_cached() -> bool:
-    """True if numba's cache index of the sampler's main kernel exists and is newer than its source
+def cached(kernel) -> bool:
+    """True if numba's cache index of the kernel (a dispatcher) exists and is newer than its source
     (the index is numba's to read: it is not opened here). A stale or foreign index only means the
     helper is not started."""
-    from .hdp import kernels
-
     try:
-        cache_file = kernels.sample_trees._cache._cache_file
+        cache_file = kernel._cache._cache_file
         index = cache_file._index_path
-        source = kernels.__file__
+        source = kernel.py_func.__code__.co_filename
     except AttributeError:  # no disk cache (HDP_NUMBA_CACHE=0) or another numba: nothing to share
         return True
     try:
@@ -74,10 +73,10 @@ def _sampler_cached() -> bool:
 
 
 class _Helper:
-    def __init__(self):
+    def __init__(self, module: str):
         self.sampler_ready = threading.Event()
         flags = getattr(subprocess, "CREATE_NO_WINDOW", 0)  # Windows: no console window for it
-        self.proc = subprocess.Popen([sys.executable, "-m", "hdp_plugin._warm"], stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                      creationflags=flags)
         threading.Thread(target=self._read, name="hdp-warm-helper", daemon=True).start()
@@ -92,9 +91,10 @@ class _Helper:
             self.proc.wait()
 
 
-def start() -> None:
-    """Launch the helper once per process, if the sampler's kernels are not cached yet and there is
-    a core to spare. Never raises: without the helper, this process compiles them itself."""
+def start(module: str, sampler_cached) -> None:
+    """Launch ``python -m module`` as the helper once per process, if ``sampler_cached()`` is false
+    (the sampler's kernels are not cached yet) and there is a core to spare. Never raises: without the
+    helper, this process compiles them itself."""
     mode = os.environ.get("HDP_WARM_HELPER", "1")
     if mode == "0" or os.environ.get("HDP_NUMBA_CACHE", "1") == "0":
         return
@@ -103,12 +103,12 @@ def start() -> None:
             return
         _state["helper"] = False
         try:
-            if (mode != "always" and not _spare_core()) or _sampler_cached():
+            if (mode != "always" and not _spare_core()) or sampler_cached():
                 return
-            _state["helper"] = _Helper()
-            from . import _compile_notice
+            _state["helper"] = _Helper(module)
+            from . import compile_notice
 
-            _compile_notice.helper_started()
+            compile_notice.helper_started()
             log.debug("compiling the sampler's kernels in a helper process (pid %d)", _state["helper"].proc.pid)
         except Exception as exc:  # noqa: BLE001 - an optimisation only
             log.debug("no helper process for the first compilation: %s", exc)
@@ -125,46 +125,3 @@ def wait_for_sampler() -> None:
     if helper:
         if not helper.sampler_ready.wait(WAIT_SECONDS):
             log.debug("the helper process has not cached the sampler's kernels in %.0f s", WAIT_SECONDS)
-
-
-def _tiny_trees():
-    """One context tree of the shapes and dtypes a fit makes: a root over two class nodes (leaves)."""
-    import numpy as np
-
-    from .hdp.trees import ContextTrees
-
-    i64 = lambda *v: np.asarray(v, np.int64)  # noqa: E731
-    return ContextTrees(attrs=i64(0), tree_card=i64(2), tree_node_start=i64(0, 3), tree_var_start=i64(0, 1),
-                        branch_vars=i64(-1), node_parent=i64(-1, 0, 0), node_depth=i64(0, 1, 1),
-                        node_branch=i64(-1, 0, 1), node_cell_start=i64(0, 2, 4, 6), node_tree=i64(0, 0, 0),
-                        is_leaf=np.asarray([False, True, True]), child_start=i64(0, -1, -1), child_table=i64(1, 2),
-                        leaf_counts=i64(0, 0, 3, 1, 2, 4), n_classes=2, cardinalities=i64(2))
-
-
-def _compile_sampler() -> None:
-    from .hdp.sampler import sample
-
-    sample(_tiny_trees(), iterations=12, random_state=0, n_jobs=1)
-
-
-def _compile_prediction() -> None:
-    import numpy as np
-
-    from .hdp.predict import predict_log_proba
-    from .hdp.tables import ProbabilityTables
-
-    trees = _tiny_trees()
-    tables = ProbabilityTables.from_dense(trees, np.full(trees.n_cells, np.log(0.5)), np.log(np.full(2, 0.5)),
-                                          backoff_to_parent=True)
-    predict_log_proba(tables, np.zeros((3, 1), np.uint8))
-
-
-def main() -> int:
-    _compile_sampler()
-    print("sampler", flush=True)
-    _compile_prediction()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

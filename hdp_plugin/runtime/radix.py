@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .config import NJIT_OPTIONS
+from .jit import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)

@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from . import config
-from ._cli_common import categorical_option, cli_errors as _errors, typer_app
-from ._cli_options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationList, DiscretizationOpt,
-                           EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt,
-                           KeepColumnsOpt, KList, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt,
-                           SeedOpt, SeparatorOpt, StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt,
-                           configurations, one_configuration, separator_option, split)
-from .params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name, usable_k
-from ._version import __version__
-from .errors import HDPError, ParameterError
+from .. import config
+from .common import categorical_option, cli_errors as _errors, typer_app
+from .options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationList, DiscretizationOpt,
+                      EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt,
+                      KeepColumnsOpt, KList, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt,
+                      SeedOpt, SeparatorOpt, StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt,
+                      configurations, one_configuration, separator_option, split)
+from ..params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name, usable_k
+from .._version import __version__
+from ..errors import HDPError, ParameterError
 
 if TYPE_CHECKING:  # numpy is imported where it is used: --help and the client commands stay light
     import numpy as np
@@ -149,7 +149,7 @@ def _warnings_once(hold_fit_logs: bool = True):
 def _print_warnings(fit_warnings, caught) -> None:
     """Every warning of a command once, as ``warning: ...`` on stderr (even with --quiet: they say what
     the result is made of); warnings from outside hdp_plugin keep Python's own form."""
-    package = str(Path(__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parents[1])  # hdp_plugin/
     lines = []
     for w in caught:
         if issubclass(w.category, UserWarning) and str(Path(w.filename).resolve()).startswith(package):
@@ -216,7 +216,7 @@ def _fit_phase(params: dict, streamed: bool = False) -> str:
 
 def _format(path: Path, fmt: str | None) -> str:
     """The data format of ``path``: ``--format``, else its name's; one line when neither tells it."""
-    from .data.formats import FORMATS, format_of
+    from ..data.formats import FORMATS, format_of
 
     if path.is_dir():  # only train and predict read a directory (in batches); --format does not help
         raise ParameterError(
@@ -244,7 +244,7 @@ def _csv_format(path: Path, fmt: str | None, separator: str | None) -> str:
 
 def _limits(max_input_mb: float | None, max_cardinality: int | None):
     """The reading limits of --max-input-mb and --max-cardinality (their defaults: the daemon's)."""
-    from .data.limits import Limits
+    from ..data.limits import Limits
 
     if max_input_mb is not None and not max_input_mb > 0:
         raise ParameterError(f"--max-input-mb must be > 0, got {max_input_mb!r}")
@@ -255,9 +255,9 @@ def _limits(max_input_mb: float | None, max_cardinality: int | None):
 
 def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
           categorical: list[str] | None = None, limits=None, configs=(), separator: str | None = None):
-    from .data.readers import read_within
+    from ..data.readers import read_within
 
-    from ._threads import members_at_once
+    from ..runtime.threads import members_at_once
 
     eskdb = [c for c in configs if c["structure"] == "eskdb"]
     at_once = max([members_at_once(c) for c in configs] + [1])  # ESKDB members are built on threads at once
@@ -267,7 +267,7 @@ def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class
     if class_values is not None:
         ds = ds.with_class_values(split("--class-values", class_values) if class_values.strip() else [])
     if categorical is not None:  # the declared columns' values in the whole file, as a text column's
-        from .data.categorical import declare_categorical
+        from ..data.categorical import declare_categorical
 
         ds = declare_categorical(ds, categorical, label="--categorical")
     return ds
@@ -278,7 +278,7 @@ def _fitting(limits, ds, configs):
     (data read whole; batches are read in bounded memory, with no --max-input-mb)."""
     if not hasattr(ds, "n_rows"):
         return contextlib_nullcontext()
-    from ._threads import members_at_once
+    from ..runtime.threads import members_at_once
 
     eskdb = any(c["structure"] == "eskdb" for c in configs)
     at_once = max([members_at_once(c) for c in configs] + [1])
@@ -335,7 +335,7 @@ def train(
         if keep_columns is not None:
             params["keep_columns"] = keep_columns
         separator = separator_option(separator)
-        from .model import save_model
+        from ..model import save_model
 
         output = _output(output, data)
         streamed = _streamed(data, stream, discretization_sample, engine, scheduler, workers, class_values)
@@ -350,7 +350,7 @@ def train(
                   else _read(data, class_attribute, data_format, class_values, categorical, limits, configs,
                              separator))
             with _engine(engine, scheduler, workers):
-                from .model import BayesNetClassifier
+                from ..model import BayesNetClassifier
 
                 line.phase(_fit_phase(params, streamed))
                 with _option_names(), _fitting(limits, ds, configs):
@@ -408,8 +408,8 @@ WorkersOpt = Annotated[Optional[int], typer.Option(
 
 def _streamed(data: Path, stream: bool, sample, engine: str, scheduler, workers, class_values) -> bool:
     """Whether train reads DATA as batches; checks the batch-only options."""
-    from .data.stream import is_batch_path
-    from .distributed import ENGINES
+    from ..data.stream import is_batch_path
+    from ..distributed import ENGINES
 
     if engine not in ENGINES:
         raise ParameterError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
@@ -429,7 +429,7 @@ def _streamed(data: Path, stream: bool, sample, engine: str, scheduler, workers,
 
 
 def _open_source(data: Path, class_attribute, fmt, sample=None, separator: str | None = None):
-    from .data.stream import DEFAULT_SAMPLE_ROWS, open_batches
+    from ..data.stream import DEFAULT_SAMPLE_ROWS, open_batches
 
     try:
         return open_batches(data, class_attribute=class_attribute, format=fmt,
@@ -445,7 +445,7 @@ def _engine(name: str, scheduler, workers):
     if name == "local":
         yield None
         return
-    from .distributed import engine
+    from ..distributed import engine
 
     with engine(name, scheduler=scheduler, n_workers=workers) as eng:
         yield eng
@@ -477,7 +477,7 @@ def _output(path: Path, *inputs: Path) -> Path:
     """The file ``-o`` writes (a link is written through); ParameterError for a device, FIFO or
     directory, for one of the command's own input files, or in a directory that is missing or takes
     no new file. Commands check it before reading their data."""
-    from ._fs import check_output
+    from .._fs import check_output
 
     target, problem = check_output(path, inputs, directory=True)
     if problem:
@@ -488,7 +488,7 @@ def _output(path: Path, *inputs: Path) -> Path:
 def _prediction_suffix(path: Path | None, streamed: bool) -> str:
     """The suffix of predict's ``-o`` (``.csv`` for stdout), which picks the format; ParameterError for
     one with no format (for predictions written batch by batch when ``streamed``)."""
-    from .data.writers import BATCH_SUFFIXES, PREDICTION_SUFFIXES
+    from ..data.writers import BATCH_SUFFIXES, PREDICTION_SUFFIXES
 
     suffix = path.suffix.lower() if path is not None else ".csv"
     if streamed and suffix not in BATCH_SUFFIXES:
@@ -500,11 +500,11 @@ def _prediction_suffix(path: Path | None, streamed: bool) -> str:
 
 
 def _write_predictions(path: Path | None, header, rows, class_labels, relation: str, inputs=()) -> None:
-    from .data.writers import write_predictions
+    from ..data.writers import write_predictions
 
     suffix = _prediction_suffix(path, False)
     if path is not None:
-        from ._fs import replacing
+        from .._fs import replacing
 
         with replacing(_output(path, *inputs)) as tmp:  # atomically: a full disk leaves no half file
             write_predictions(tmp, suffix, header, rows, class_labels, relation)
@@ -549,13 +549,13 @@ def predict(
     """Print or write the predicted class and the probability of every class for each row of DATA."""
     out = _Out(quiet, verbose)
     with _errors():
-        from .data.readers import read_conformed_within
-        from .model import load_model
+        from ..data.readers import read_conformed_within
+        from ..model import load_model
 
         _prediction_threads(threads)
         separator = separator_option(separator)
         limits = _limits(max_input_mb, max_cardinality)
-        from .data.stream import is_batch_path
+        from ..data.stream import is_batch_path
 
         streamed = stream or is_batch_path(data)
         if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
@@ -590,11 +590,11 @@ def _stream_predictions(clf, source, output: Path | None, inputs, out) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from .data.writers import batch_writer
+    from ..data.writers import batch_writer
 
     suffix = _prediction_suffix(output, True)
     labels = [str(c) for c in clf.classes_]
-    from ._fs import replacing
+    from .._fs import replacing
 
     n = known = correct = 0
     writer = None
@@ -688,8 +688,8 @@ def evaluate(
     """
     out = _Out(quiet, verbose)
     with _errors():
-        from .model import BayesNetClassifier
-        from .model.evaluation import cross_validate, warm_up
+        from ..model import BayesNetClassifier
+        from ..model.evaluation import cross_validate, warm_up
 
         if as_json and as_csv:
             raise ParameterError("--json and --csv cannot be used together")
@@ -857,13 +857,13 @@ def info(
 ) -> None:
     """Describe a model file: structure, tree sizes, concentrations, settings and versions."""
     with _errors():
-        from .model.modelfile import read_model  # reads and checks it all, without numba
+        from ..model.modelfile import read_model  # reads and checks it all, without numba
 
         contents = read_model(model)
         if as_json:
             typer.echo(json.dumps({"model": contents.doc, "training": contents.training}, indent=2))
             return
-        from .model.render import info_text
+        from ..model.render import info_text
 
         typer.echo(info_text(model, contents))
 
@@ -879,9 +879,9 @@ def show(
 ) -> None:
     """Print the network as Graphviz DOT, or draw it to a picture with -o net.png or net.svg."""
     with _errors():
-        from .model.modelfile import read_model  # the file read and checked, without numba
+        from ..model.modelfile import read_model  # the file read and checked, without numba
 
-        from .model.render import network_dot
+        from ..model.render import network_dot
 
         fmt = output.suffix.lower().lstrip(".") if output is not None else None
         if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
@@ -896,7 +896,7 @@ def show(
             sys.stdout.write(dot_text)
             return
         if fmt in ("dot", "gv"):
-            from ._fs import replacing
+            from .._fs import replacing
 
             with replacing(output) as tmp:
                 tmp.write_text(dot_text, encoding="utf-8")
@@ -914,8 +914,8 @@ def show(
 
 
 def _mount_daemon() -> None:
-    """``hdp-bnc daemon ...``: the training daemon's own sub-app (hdp_plugin.daemon.commands)."""
-    from .daemon.commands import app as daemon_app
+    """``hdp-bnc daemon ...``: the training daemon's own sub-app (hdp_plugin.cli.daemon)."""
+    from .daemon import app as daemon_app
 
     app.add_typer(daemon_app, name="daemon",
                   help="The training daemon: serve a spool directory, submit jobs to it, watch it, stop it.")

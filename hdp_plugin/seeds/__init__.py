@@ -62,7 +62,7 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indic
     array, without spawning: ``seed`` is read, not advanced. With ``indices`` (a sequence of whole
     numbers), only the children of those indices among the ``n``, in that order.
 
-    numpy's SeedSequence algorithm in a numba kernel (:mod:`hdp_plugin._seed_kernels`), with what the
+    numpy's SeedSequence algorithm in a numba kernel (:mod:`hdp_plugin.seeds.kernels`), with what the
     children share done once: a child's entropy is its parent's with its index appended, so the pool
     mixed from everything before the index is the same for all of them, and each child only mixes in
     its index and draws its words. Seeds outside that form (entropy not a whole number, a pool size
@@ -83,7 +83,7 @@ def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indic
     run = _words32(int(entropy))
     run += [0] * (4 - len(run))  # a spawn key follows: the run entropy is padded to the pool size
     head = run + [w for k in key for w in _words32(int(k))]
-    from ._seed_kernels import children_words
+    from .kernels import children_words
 
     return children_words(np.asarray(head, np.uint64), np.asarray([start + i for i in which], np.int64), int(n_words))
 

@@ -9,7 +9,7 @@ fit, so the rest of the bound reaches them through this module: the caller runs 
 (:func:`reserve`) before it is allocated and given back when its arrays are let go, so that the sets
 alive at once (an ESKDB's members built on threads, the row parts of one count) never add up to more
 than ``nbytes``. Outside ``bounded`` nothing is counted. The bound is process-wide, like
-:mod:`hdp_plugin._cancel`'s check, so that the threads of a fit share it: a command and a daemon's
+:mod:`hdp_plugin.runtime.cancel`'s check, so that the threads of a fit share it: a command and a daemon's
 worker run one fit at a time.
 """
 

@@ -16,7 +16,7 @@ from numba.core import event
 log = logging.getLogger("hdp_plugin.compile")
 
 #: rough duration of the one-time compilation of everything a default fit and a prediction use, on a
-#: machine of 2 cores: with the helper process of :mod:`hdp_plugin._warm`, and on one core
+#: machine of 2 cores: with the helper process of :mod:`hdp_plugin.runtime.warm`, and on one core
 ESTIMATE_SECONDS = 15
 ESTIMATE_SECONDS_ALONE = 30
 
@@ -25,7 +25,7 @@ _state = {"installed": False, "announced": False, "estimate": ESTIMATE_SECONDS_A
 
 
 def helper_started() -> None:
-    """:mod:`hdp_plugin._warm` started its helper process: the compilation takes about half as long."""
+    """:mod:`hdp_plugin.runtime.warm` started its helper process: the compilation takes about half as long."""
     _state["estimate"] = ESTIMATE_SECONDS
 
 

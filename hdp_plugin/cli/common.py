@@ -1,7 +1,7 @@
 """What every ``hdp-bnc`` command shares: how its typer app is set up, and how errors become one
 line on stderr and an exit code.
 
-Used by :mod:`hdp_plugin.cli` and :mod:`hdp_plugin.daemon.commands`.
+Used by :mod:`hdp_plugin.cli.commands` and :mod:`hdp_plugin.cli.daemon`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from .errors import DataError, HDPError, JobError, ModelFileError, ParameterError
+from ..errors import DataError, HDPError, JobError, ModelFileError, ParameterError
 
 #: exit code of bad data, options, jobs or model files (as for usage errors)
 EXIT_USAGE = 2
@@ -21,20 +21,10 @@ EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
 
 
-def _plain_params(params):
-    """A flag (``--quiet``, ``--help``) takes no value: its help shows none (typer 0.29 writes ``<bool>``);
-    a default of None ("not given") is no value to show (typer 0.16 writes ``[default: None]``)."""
-    for p in params:
-        if getattr(p, "is_flag", False) and getattr(p, "metavar", None) is None:
-            p.metavar = ""
-        if p.default is None and not isinstance(getattr(p, "show_default", None), str):
-            p.show_default = False
-    return params
-
-
 def _usage_pieces(command, ctx) -> list[str]:
     """``[OPTIONS] MODEL DATA``: arguments by their upper-case names, optional ones in brackets
-    (typer 0.27 writes a required argument as ``{data}``)."""
+    (typer 0.27 writes a required argument as ``{data}``); the usage line of the help and of a usage
+    error."""
     pieces = [command.options_metavar] if command.options_metavar else []
     for p in command.get_params(ctx):
         if p.param_type_name == "argument":
@@ -44,20 +34,24 @@ def _usage_pieces(command, ctx) -> list[str]:
 
 
 class HelpCommand(TyperCommand):
-    """A command whose help reads the same on every typer of the range pyproject.toml allows."""
-
-    def get_params(self, ctx):
-        return _plain_params(super().get_params(ctx))
+    """A command whose help is :mod:`.help`'s: legible at 80 columns, the same on every typer."""
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         return _usage_pieces(self, ctx)
+
+    def format_help(self, ctx, formatter) -> None:
+        from .help import render
+
+        formatter.write(render(self, ctx))
 
 
 class HelpGroup(TyperGroup):
     """A group of commands (``hdp-bnc``, ``hdp-bnc daemon``) with :class:`HelpCommand`'s help."""
 
-    def get_params(self, ctx):
-        return _plain_params(super().get_params(ctx))
+    def format_help(self, ctx, formatter) -> None:
+        from .help import render
+
+        formatter.write(render(self, ctx))
 
 
 class _App(typer.Typer):
@@ -69,7 +63,7 @@ class _App(typer.Typer):
 
 def typer_app(name: str, help: str) -> typer.Typer:
     """A typer app with the project's conventions: ``-h``, help when called bare, no tracebacks, and
-    help that shows no value after a flag and names arguments in capitals (:class:`HelpCommand`)."""
+    the help of :mod:`.help` (:class:`HelpCommand`)."""
     return _App(
         name=name,
         help=help,

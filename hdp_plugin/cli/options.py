@@ -13,9 +13,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import config
-from .errors import ParameterError
-from .params import BURN_IN_RULE, BY_NAME as PARAM, burn_in_over, canonical_params, check, default as _default
+from .. import config
+from ..errors import ParameterError
+from ..params import BURN_IN_RULE, BY_NAME as PARAM, burn_in_over, canonical_params, check, default as _default
 
 ClassOpt = Annotated[
     Optional[str],
@@ -101,7 +101,7 @@ MaxCardinalityOpt = Annotated[Optional[int], typer.Option(
 
 def separator_option(text: str | None) -> str | None:
     """``--separator``: the one character, or None when not given (``tab`` for a tab)."""
-    from .data._csv import separator_value
+    from ..data._csv import separator_value
 
     return separator_value(text, "--separator")
 

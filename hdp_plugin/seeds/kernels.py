@@ -1,5 +1,5 @@
 """numpy's SeedSequence words of many children at once, as a numba kernel (for
-:func:`hdp_plugin._seeds.spawned_states`).
+:func:`hdp_plugin.seeds.spawned_states`).
 
 numpy's algorithm works on 32-bit words; here they are held in uint64 and every product and
 difference is masked to its low 32 bits, which is exact (two 32-bit factors fit in 64 bits, and a
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .config import NJIT_OPTIONS
+from ..runtime.jit import NJIT_OPTIONS
 
 _M = np.uint64(0xFFFFFFFF)
 _S16 = np.uint64(16)

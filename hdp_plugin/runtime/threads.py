@@ -3,7 +3,7 @@ an ensemble's members and the working-memory estimate of the reading limits."""
 
 from __future__ import annotations
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 
 def resolved_threads(n_jobs: int | None) -> int:
