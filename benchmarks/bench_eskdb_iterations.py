@@ -91,7 +91,7 @@ def run_fold_burn_in(name: str, path: str, r: int, f: int, out: str) -> str:
     rec, fit_s = convergence.recorded_fit(clf, train, sorted({x for p in BURN_IN_POINTS for x in p} - {0}))
     points = {}
     for i, b in BURN_IN_POINTS:
-        convergence._set_tables(clf, rec, (rec.sums[i] - (rec.sums[b] if b else 0.0)) / (i - b))
+        convergence._set_tables(clf, rec, rec.tables(i, b))
         m = accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)
         points[point_key(i, b)] = {k: m[k] for k in MEASURES}
     accuracy.save(Path(out), {"seed": accuracy.seed_of(r, f), "fit_s": fit_s, "points": points})

@@ -79,12 +79,12 @@ class _Recorder:
         kw.update(iterations=max(self.grid), burn_in=0, checkpoints=checks, on_checkpoint=keep)
         return sample(trees, **kw)
 
-    def tables(self, i: int) -> np.ndarray:
-        """The averaged tables of a run of ``i`` iterations with the default burn-in, every value of every
-        node of the model's trees (an unobserved value's as the lean tables derive it)."""
+    def tables(self, i: int, b: int | None = None) -> np.ndarray:
+        """The averaged tables of a run of ``i`` iterations with burn-in ``b`` (by default the default's),
+        every value of every node of the model's trees (an unobserved value's as the lean tables derive it)."""
         from hdp_plugin.hdp.tables import ProbabilityTables
 
-        b = burn(i)
+        b = burn(i) if b is None else b
         s = (self.sums[i] - (self.sums[b] if b else 0.0)) / (i - b)
         trees, cells = self.sampled
         dense = np.exp(ProbabilityTables.from_sampler(trees, cells, s, np.zeros(trees.n_classes)).dense_log_probs())

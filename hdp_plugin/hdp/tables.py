@@ -118,6 +118,9 @@ class ProbabilityTables:
         shares it (exactly the dense estimates for the baselines, and for a single HDP sample)."""
         from .tree_kernels import sparse_cells
 
+        if np.shape(log_probs) != (trees.n_cells,):
+            raise ValueError(f"from_dense needs a log-probability per cell of the trees ({trees.n_cells}), "
+                             f"got an array of shape {np.shape(log_probs)}")
         raw = trees.raw_counts(compiled=True)
         card = trees.tree_card[trees.node_tree]
         cell_start = np.zeros(trees.n_nodes + 1, np.int64)
