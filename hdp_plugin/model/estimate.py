@@ -54,7 +54,7 @@ class Estimates:
 
 def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, sample, random_state, iterations: int,
                     burn_in: int | None, tying: str, tolerance: float | None, n_jobs: int | None,
-                    progress=None, first_check: int | None = None) -> Estimates:
+                    progress=None, first_check: int | None = None, cells: list | None = None) -> Estimates:
     """Estimate the tables of every network in ``trees``.
 
     Parameters
@@ -73,6 +73,9 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
         states of every member's trees (:func:`hdp_plugin.hdp.rng.tree_states`), in tree order.
     iterations, burn_in, tying, tolerance, first_check, n_jobs, progress
         The sampler's settings (HDP only).
+    cells : list of SamplerCells, optional
+        Every network's sampler cells (:func:`~hdp_plugin.hdp.sampler.sampler_cells`) when the caller
+        made them (HDP only): the trees' dense counts are then not read, and may be empty.
     """
     if estimator != "hdp":
         mm = float(m) if estimator == "m-estimate" else 0.0
@@ -85,7 +88,7 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
 
     # the sampler's cells of each network (its dense counts are not read again), then every network's
     # trees and cells one after the other, without dense counts
-    parts = [sampler_cells(t) for t in trees]
+    parts = [sampler_cells(t) for t in trees] if cells is None else cells
     combined = concatenate_trees(trees, counts=False)[0]
     cells = parts[0] if len(parts) == 1 else concatenate_cells(parts)
     del parts

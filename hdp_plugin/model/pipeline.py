@@ -277,15 +277,23 @@ def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, 
     """The members' tables: with HDP, every member's trees in one run of ``sample`` (one Stirling table,
     one thread pool; each member's trees on the streams of its own seed); returns ``(members, info)``."""
     n_members = len(drafts)
-    states = None
+    states = cells = None
     if plan.estimator == "hdp":  # each member's trees on the streams of its own seed
         states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
+        # the sampler reads each member's counts as its cells: the dense counts go (the largest part of
+        # a member's trees when most of its cells hold no count)
+        from ..hdp.sampler import sampler_cells
+
+        cells = []
+        for d in drafts:
+            cells.append(sampler_cells(d.trees))
+            d.trees = replace(d.trees, leaf_counts=np.zeros(0, np.int64))
         warmup.wait_for_sampler()
     est = estimate_tables([d.trees for d in drafts], estimator=plan.estimator, m=plan.m, sample=sample,
                           random_state=states, iterations=resolved_iterations(plan.structure, plan.iterations),
                           burn_in=plan.burn_in, tying=plan.tying, tolerance=sampler_tolerance(plan.iterations),
                           first_check=convergence_first_check(plan.structure),
-                          n_jobs=plan.n_jobs, progress=progress)
+                          n_jobs=plan.n_jobs, progress=progress, cells=cells)
     info = dict(est.info)
     if plan.estimator == "hdp":
         info.update(n_trees=sum(d.trees.n_trees for d in drafts), n_cells=sum(d.trees.n_cells for d in drafts))
