@@ -71,7 +71,8 @@ class _Recorder:
         from hdp_plugin.hdp.sampler import sample, sampler_cells
 
         checks = sorted(set(self.grid) | {burn(i) for i in self.grid} - {0})
-        self.sampled = (trees, kw.get("cells") or sampler_cells(trees))
+        cells = kw.get("cells")
+        self.sampled = (trees, sampler_cells(trees) if cells is None else cells)
 
         def keep(it, sums):
             self.sums[it] = sums
@@ -111,7 +112,8 @@ def recorded_fit(clf, train, grid):
     nets = [member_trees(mb, train) for mb in clf.members_]  # the dense trees the fit sampled
     trees = nets[0] if len(nets) == 1 else concatenate_trees(nets)[0]
     source = tree_sources(trees)
-    rec.spread = shared_cells(trees, source)
+    # the recorder saw every tree (a copy's sums are its source's), or only the trees sampled
+    rec.spread = None if rec.sampled[0].n_trees == trees.n_trees else shared_cells(trees, source)
     covered = rec.sampled[0].n_cells if rec.spread is None else rec.spread.shape[0]
     if covered != trees.n_cells:
         raise RuntimeError("the recorded sums do not cover the model's cells")

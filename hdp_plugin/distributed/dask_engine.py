@@ -216,8 +216,10 @@ class DaskEngine:
         return self._reduce(self.client.map(_scan, parts, offsets, [categorical] * len(parts), pure=False))
 
     def sample(self, trees, *, iterations, burn_in, tying, random_state, n_jobs=None, progress=None, tolerance=None,
-               first_check=None, cells=None):
-        """Every tree an independent task (largest first), with its own stream of ``random_state``."""
+               first_check=None, cells=None, sources=None):
+        """Every tree an independent task (largest first), with its own stream of ``random_state``; a tree
+        that is not its own source (``sources``, as :func:`hdp_plugin.hdp.sampler.sample` takes it) takes
+        its source's result."""
         from ..hdp.rng import tree_states
         from ..hdp.sampler import SamplerResult
         from ..params import default_burn_in
@@ -232,8 +234,11 @@ class DaskEngine:
         # every tree a task of its own: its stopping rule (tolerance) reads its own chain only
         kwargs = {"iterations": iterations, "burn_in": burn_in, "tying": tying, "tolerance": tolerance,
                   "first_check": first_check}
+        sources = np.arange(trees.n_trees) if sources is None else np.asarray(sources, np.int64)
         futs = {}
         for tr in np.argsort(-sizes, kind="stable"):
+            if sources[tr] != tr:
+                continue
             futs[int(tr)] = self.client.submit(_sample_trees, take_trees(trees, [tr]), states[[tr]],
                                                {**kwargs, "cells": take_cells(cells, trees, [tr])},
                                                priority=int(sizes[tr]), pure=False)
@@ -242,12 +247,12 @@ class DaskEngine:
         for tr, f in futs.items():
             parts[tr] = f.result()
             done += 1
-            if progress is not None and progress(iterations * done // trees.n_trees, iterations) is False:
+            if progress is not None and progress(iterations * done // max(1, len(futs)), iterations) is False:
                 from ..hdp.sampler import Cancelled
 
                 self.client.cancel(list(futs.values()))
                 raise Cancelled("sampling cancelled")
-        ordered = [parts[t] for t in range(trees.n_trees)]
+        ordered = [parts[int(sources[t])] for t in range(trees.n_trees)]
         groups, node_groups = 0, []
         for p in ordered:
             node_groups.append(p[2] + groups)

@@ -253,6 +253,7 @@ def sample(
     debug: bool = False,
     first_check: int | None = None,
     cells: SamplerCells | None = None,
+    sources: np.ndarray | None = None,
     _initial_sizes: tuple[int, int] | None = None,
 ) -> SamplerResult:
     """Estimate every tree's probability tables with the HDP collapsed Gibbs sampler.
@@ -303,6 +304,11 @@ def sample(
     cells : SamplerCells, optional
         The trees' cells (:func:`sampler_cells`), when the caller has them; then ``trees.leaf_counts``
         is not read and may be empty.
+    sources : ndarray (n_trees,) int, optional
+        Per tree, the first tree that poses the same estimation problem
+        (:func:`~hdp_plugin.hdp.trees.tree_sources`): a tree that is not its own source is not sampled
+        and takes its source's tables, counts, concentrations and iterations. The other trees run on
+        their own streams exactly as they would among all the trees.
 
     Returns
     -------
@@ -321,15 +327,45 @@ def sample(
         burn_in = plan.accumulate_from  # the running sums start where the earliest averaged run starts
     run = _setup(trees, tying, random_state, n_jobs if not debug else 1, _settings(burn_in, window), _initial_sizes,
                  plan, iterations, cells)
+    copies = _copies(run, sources, iterations)
     try:
         if on_checkpoint is not None:
-            reached = _lockstep(run, iterations, burn_in, checkpoints, on_checkpoint, progress, debug)
+            reached = _lockstep(run, iterations, burn_in, checkpoints, on_checkpoint, progress, debug, copies)
         else:
             reached = _TreeQueue(run, progress, debug).run_all()
         kernels.flush_trees(run.layout, run.state)
     finally:
         run.close()
-    return _result(run, plan, reached, started, cpu_started)
+    return _result(run, plan, reached, started, cpu_started, copies)
+
+
+def _copies(run: "_Run", sources, iterations: int) -> list | None:
+    """The trees ``sources`` says not to sample, as ``(cells, source's cells, groups, source's groups, tree,
+    source)`` slices, marked as run to the end (no cost, nothing left to do); None if there are none."""
+    if sources is None:
+        return None
+    sources = np.asarray(sources, np.int64)
+    trees, layout = run.trees, run.layout
+    copied = np.flatnonzero(sources != np.arange(trees.n_trees))
+    if not copied.size:
+        return None
+    cs = layout.node_cell_start[trees.tree_node_start]
+    gs = layout.tree_group_start
+    run.reached[copied] = iterations
+    run.cost[copied] = 0.0
+    return [(slice(cs[t], cs[t + 1]), slice(cs[s], cs[s + 1]), slice(gs[t], gs[t + 1]), slice(gs[s], gs[s + 1]),
+             int(t), int(s)) for t, s in zip(copied, sources[copied])]
+
+
+def _fill_copies(copies: list | None, cell_arrays=(), group_arrays=(), tree_arrays=()) -> None:
+    """Give every copied tree its source's entries of the per-cell, per-group and per-tree arrays."""
+    for cells, src_cells, groups, src_groups, t, s in copies or ():
+        for a in cell_arrays:
+            a[cells] = a[src_cells]
+        for a in group_arrays:
+            a[groups] = a[src_groups]
+        for a in tree_arrays:
+            a[t] = a[s]
 
 
 def _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint) -> tuple[int, int]:
@@ -476,10 +512,12 @@ def _no_rule(trees: ContextTrees, iterations: int) -> kernels.StopRule:
                             tree_weight=empty, final=empty, stop=np.full(trees.n_trees, int(iterations), np.int64))
 
 
-def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, cpu_started: float) -> SamplerResult:
+def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, cpu_started: float,
+            copies: list | None = None) -> SamplerResult:
     """:func:`sample`'s last step: the averaged tables of a run that reached iteration ``reached`` (each
-    tree's own length under a stopping rule) and the final state."""
+    tree's own length under a stopping rule) and the final state; copied trees take their sources'."""
     state, tables, n_trees = run.state, run.tables, run.trees.n_trees
+    _fill_copies(copies, (run.rule.final, state.est_sum, state.n, state.t), (state.conc,), (run.rule.stop,))
     if plan is not None:
         probabilities, tree_its = run.rule.final, run.rule.stop.copy()
         iterations = int(tree_its.max()) if tree_its.size else reached  # the longest tree's
@@ -505,7 +543,8 @@ def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, c
     )
 
 
-def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkpoint, progress, debug: bool) -> int:
+def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkpoint, progress, debug: bool,
+              copies: list | None = None) -> int:
     """Every tree to each checkpoint in turn, the running sums read there (``on_checkpoint``); returns
     the iterations run. The trees of a chunk are in bins, one per thread, that advance together."""
     stops = sorted({int(c) for c in checkpoints if burn_in < int(c) <= iterations})
@@ -541,6 +580,7 @@ def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkp
             sums = state.est_sum.copy()  # the still nodes' open windows added to copies: the chain is not touched
             kernels.flush_trees(run.layout, state._replace(est_sum=sums, wsum=state.wsum.copy(),
                                                            win_k=state.win_k.copy()))
+            _fill_copies(copies, (sums,))
             if on_checkpoint(target, sums) is True:
                 break
     return target

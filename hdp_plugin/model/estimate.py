@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hdp.tables import laplace, m_estimate
-from ..hdp.trees import ContextTrees, concatenate_trees, take_trees, tree_sources
+from ..hdp.trees import ContextTrees, concatenate_trees, tree_sources
 
 
 @dataclass
@@ -75,7 +75,8 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
         The sampler's settings (HDP only).
     cells : list of SamplerCells, optional
         Every network's sampler cells (:func:`~hdp_plugin.hdp.sampler.sampler_cells`) when the caller
-        made them (HDP only): the trees' dense counts are then not read, and may be empty.
+        made them (HDP only): the trees' dense counts are then not read, and may be empty. The list is
+        emptied as its cells are laid out one after the other (the parts are not kept twice).
     """
     if estimator != "hdp":
         mm = float(m) if estimator == "m-estimate" else 0.0
@@ -88,7 +89,9 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
 
     # the sampler's cells of each network (its dense counts are not read again), then every network's
     # trees and cells one after the other, without dense counts
-    parts = [sampler_cells(t) for t in trees] if cells is None else cells
+    parts = [sampler_cells(t) for t in trees] if cells is None else list(cells)
+    if cells is not None:
+        cells.clear()
     combined = concatenate_trees(trees, counts=False)[0]
     cells = parts[0] if len(parts) == 1 else concatenate_cells(parts)
     del parts
@@ -173,52 +176,13 @@ def _sample_once_each(trees: ContextTrees, cells, sample, random_state, tying: s
 
     A tree that poses the same problem as an earlier one (:func:`~hdp_plugin.hdp.trees.tree_sources`:
     the same nodes and counts, as an ensemble's members often share on categorical data) is not sampled:
-    it gets a copy of the earlier tree's tables, concentrations and final counts. The other trees run
-    on their own streams exactly as they would among all the trees (a tree's chain reads only its own
-    stream and counts), so sharing changes nothing but the copies. Returns ``(result, number of trees
-    that took a copy)``.
+    it gets a copy of the earlier tree's tables, concentrations and final counts (the sampler's
+    ``sources``). The other trees run on their own streams exactly as they would among all the trees (a
+    tree's chain reads only its own stream and counts), so sharing changes nothing but the copies.
+    Returns ``(result, number of trees that took a copy)``.
     """
-    from dataclasses import replace
-
-    from ..hdp.rng import tree_states
-    from ..hdp.sampler import tying_groups
-
-    from ..hdp.sampler import take_cells
-
-    sharing = _sharing(trees, tree_sources(trees, cells))
-    if sharing is None:
+    source = tree_sources(trees, cells)
+    copies = int((source != np.arange(trees.n_trees)).sum())
+    if not copies:
         return sample(trees, random_state=random_state, cells=cells, **kwargs), 0
-    keep, src = sharing
-    sub = take_trees(trees, keep)
-    res = sample(sub, random_state=tree_states(random_state, trees.n_trees)[keep], cells=take_cells(cells, trees, keep),
-                 **kwargs)
-    # every tree's groups: its sampled tree's, renumbered in the order of all the trees
-    sub_groups = tying_groups(sub, tying)[2]
-    group_start = np.concatenate(([0], np.cumsum(np.diff(sub_groups)[src]))).astype(np.int64)
-    nodes = _spread(np.asarray(trees.tree_node_start, np.int64), keep, src)
-    node_tree = np.asarray(trees.node_tree, np.int64)
-    node_group = res.node_group[nodes] - sub_groups[src][node_tree] + group_start[node_tree]
-    tree_its = None if res.tree_iterations is None else np.asarray(res.tree_iterations)[src]
-    full, cells = _spread_cells(res.cells, trees, nodes, keep, src)
-    return replace(res, probabilities=res.probabilities[cells],
-                   concentrations=res.concentrations[_spread(group_start, keep, src)], node_group=node_group,
-                   table_counts=res.table_counts[cells], customer_counts=res.customer_counts[cells],
-                   tree_iterations=tree_its, cells=full), int(trees.n_trees - keep.size)
-
-
-def _spread_cells(sub, trees: ContextTrees, nodes: np.ndarray, keep: np.ndarray, src: np.ndarray):
-    """The sampler's cells of every tree of ``trees`` from those of the trees ``keep`` (``sub``: a copy
-    has its source's cells), and every cell's index among ``sub``'s: ``(SamplerCells, index)``."""
-    from ..hdp.sampler import SamplerCells
-
-    per_node = np.diff(sub.node_cell_start)[nodes]
-    start = np.zeros(trees.n_nodes + 1, np.int64)
-    np.cumsum(per_node, out=start[1:])
-    full_tree_start = start[np.asarray(trees.tree_node_start, np.int64)]
-    cells = _spread(full_tree_start, keep, src)
-    tree_nodes = np.diff(np.asarray(trees.tree_node_start, np.int64))
-    sub_tree_start = sub.node_cell_start[np.concatenate(([0], np.cumsum(tree_nodes[keep])))]
-    shift = np.repeat(full_tree_start[:-1] - sub_tree_start[src], np.diff(full_tree_start))
-    parent = sub.cell_parent[cells]
-    return SamplerCells(start, sub.cell_value[cells], np.where(parent >= 0, parent + shift, -1),
-                        sub.cell_raw[cells]), cells
+    return sample(trees, random_state=random_state, cells=cells, sources=source, **kwargs), copies
