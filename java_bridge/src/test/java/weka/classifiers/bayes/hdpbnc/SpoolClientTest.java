@@ -47,7 +47,7 @@ class SpoolClientTest {
 
   @BeforeEach
   void fakeDaemon() throws Exception {
-    SpoolClient.createSpool(m_Spool);
+    Spool.create(m_Spool);
     m_LockChannel = FileChannel.open(m_Spool.resolve("daemons").resolve("fake.lock"), StandardOpenOption.CREATE,
       StandardOpenOption.READ, StandardOpenOption.WRITE);
     m_Lock = m_LockChannel.lock(0, 1, false);
@@ -151,7 +151,7 @@ class SpoolClientTest {
       Files.write(daemons.resolve("garbage.json"), "{not json".getBytes(StandardCharsets.UTF_8));
       SpoolClient c = client(0);
       long end = System.currentTimeMillis() + 20000;
-      while (!SpoolClient.hostKnown() && System.currentTimeMillis() < end) {
+      while (!Spool.hostKnown() && System.currentTimeMillis() < end) {
         Thread.sleep(10); // the host's name is looked up on a thread of its own
       }
       Map<String, Object> params = new LinkedHashMap<>();
@@ -162,9 +162,9 @@ class SpoolClientTest {
       }
       assertThrows(java.net.SocketTimeoutException.class, () -> other.accept().close(),
         "another host's, a stopping daemon's or a text port was nudged");
-      assertEquals(1, SpoolClient.wake(m_Spool)); // the listening daemon only, again
+      assertEquals(1, Spool.wake(m_Spool)); // the listening daemon only, again
       listening.accept().close();
-      assertEquals(0, SpoolClient.wake(m_Spool.resolve("no-such-spool")));
+      assertEquals(0, Spool.wake(m_Spool.resolve("no-such-spool")));
     }
   }
 
@@ -274,15 +274,15 @@ class SpoolClientTest {
     double now = System.currentTimeMillis() / 1000.0;
     Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\"some-other-host.example\","
       + "\"heartbeat_unix\":" + now + ",\"heartbeat_seconds\":2.0}").getBytes(StandardCharsets.UTF_8));
-    assertTrue(SpoolClient.alive(m_Spool, "remote"), "a fresh heartbeat from another host");
+    assertTrue(Spool.alive(m_Spool, "remote"), "a fresh heartbeat from another host");
     Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\"some-other-host.example\","
       + "\"heartbeat_unix\":" + (now - 60) + ",\"heartbeat_seconds\":2.0}").getBytes(StandardCharsets.UTF_8));
-    assertTrue(!SpoolClient.alive(m_Spool, "remote"), "a stale heartbeat");
+    assertTrue(!Spool.alive(m_Spool, "remote"), "a stale heartbeat");
     Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\""
       + java.net.InetAddress.getLocalHost().getHostName() + "\",\"heartbeat_unix\":" + now + "}").getBytes(
         StandardCharsets.UTF_8));
-    assertTrue(!SpoolClient.alive(m_Spool, "remote"), "on this host only the lock counts");
-    assertTrue(SpoolClient.alive(m_Spool, "fake"), "the fake daemon holds its lock");
+    assertTrue(!Spool.alive(m_Spool, "remote"), "on this host only the lock counts");
+    assertTrue(Spool.alive(m_Spool, "fake"), "the fake daemon holds its lock");
   }
 
   @Test
@@ -338,7 +338,7 @@ class SpoolClientTest {
   void aVanishedJobIsAnError() throws Exception {
     Future<Path> f = train(client(0));
     Path job = claim();
-    SpoolClient.deleteTree(job);
+    Spool.deleteTree(job);
     ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(20, TimeUnit.SECONDS));
     assertInstanceOf(Exception.class, e.getCause());
     assertTrue(e.getCause().getMessage().contains("vanished"), e.getCause().getMessage());
