@@ -8,8 +8,12 @@
 package weka.classifiers.bayes.hdpbnc;
 
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * A fitted hdp-bnc model as plain serialisable arrays: what {@link ModelFile} reads from a model
@@ -34,6 +38,8 @@ public final class HDPModel implements Serializable {
 
   // ---- provenance
   final String m_Estimator;
+  /** whether a node backs off to its parent (HDP) or straight to uniform (the baselines) */
+  final boolean m_BackoffToParent;
   final String m_Summary;
   final String m_PackageVersion;
   final long m_Rows;
@@ -46,9 +52,13 @@ public final class HDPModel implements Serializable {
     m_Members = members;
     m_Weights = weights;
     m_Estimator = estimator;
+    m_BackoffToParent = "hdp".equals(estimator);
     m_Summary = summary;
     m_PackageVersion = packageVersion;
     m_Rows = rows;
+    for (Network n : members) {
+      n.m_Model = this;
+    }
   }
 
   /**
@@ -65,7 +75,7 @@ public final class HDPModel implements Serializable {
    */
   public static final class Network implements Serializable {
 
-    private static final long serialVersionUID = 3398265710348117245L;
+    private static final long serialVersionUID = 3398265710348117246L;
 
     // ---- attributes (the model's non-class attributes in training order); code values.length is missing
     String[] m_AttrNames;
@@ -105,11 +115,8 @@ public final class HDPModel implements Serializable {
     int[] m_CellValue;
     double[] m_LogProb;
 
-    // ---- the model's: the class name (for the drawing), the class log-prior, and whether a node backs off
-    // to its parent (HDP) or to uniform
-    String m_ClassName;
-    double[] m_ClassLogPrior;
-    boolean m_BackoffToParent;
+    /** the model it is a member of: the class, its log-prior, how nodes back off */
+    HDPModel m_Model;
 
     Network() {
     }
@@ -189,7 +196,7 @@ public final class HDPModel implements Serializable {
         int radix;
         if (v < 0) {
           val = y;
-          radix = m_ClassLogPrior.length;
+          radix = m_Model.m_ClassLogPrior.length;
         } else {
           val = codes[v];
           radix = m_Cardinalities[v];
@@ -238,7 +245,7 @@ public final class HDPModel implements Serializable {
         }
         acc += m_LogBackoff[node];
         int p = m_NodeParent[node];
-        if (!m_BackoffToParent || p < 0) {
+        if (!m_Model.m_BackoffToParent || p < 0) {
           return acc - Math.log(card);
         }
         node = p;
@@ -254,15 +261,14 @@ public final class HDPModel implements Serializable {
      * @return the unnormalised log-probabilities, one per class
      */
     public double[] logJoint(int[] codes) {
-      int nClasses = m_ClassLogPrior.length;
-      double[] out = m_ClassLogPrior.clone();
+      double[] out = m_Model.m_ClassLogPrior.clone();
       for (int t = 0; t < m_TreeAttr.length; t++) {
         int xc = codes[m_TreeAttr[t]];
         int card = m_TreeCard[t];
         if (xc >= card) {
           continue;
         }
-        for (int y = 0; y < nClasses; y++) {
+        for (int y = 0; y < out.length; y++) {
           out[y] += logEstimate(deepestNode(t, y, codes), xc, card);
         }
       }
@@ -330,7 +336,7 @@ public final class HDPModel implements Serializable {
       int n = m_TreeAttr.length;
       int most = drawnRow();
       int[] treeOf = new int[m_AttrNames.length];
-      java.util.Arrays.fill(treeOf, -1);
+      Arrays.fill(treeOf, -1);
       for (int t = 0; t < n; t++) {
         treeOf[m_TreeAttr[t]] = t;
       }
@@ -348,7 +354,7 @@ public final class HDPModel implements Serializable {
       }
       int[] level = new int[n];
       boolean[] in = new boolean[n];
-      java.util.List<Integer> chosen = new java.util.ArrayList<>();
+      List<Integer> chosen = new ArrayList<>();
       while (chosen.size() < n) {
         int best = -1;
         for (int t = 0; t < n; t++) {
@@ -383,7 +389,7 @@ public final class HDPModel implements Serializable {
      * as the widest.
      */
     int drawnRow() {
-      int widest = drawnName(m_ClassName).length();
+      int widest = drawnName(m_Model.m_ClassName).length();
       for (int a : m_TreeAttr) {
         widest = Math.max(widest, drawnName(m_AttrNames[a]).length());
       }
@@ -391,7 +397,7 @@ public final class HDPModel implements Serializable {
     }
 
     /** The most nodes and edge bends in a row of Weka's layout of the class and the given trees. */
-    static int widestRow(java.util.List<Integer> trees, int[][] parents, int[] level) {
+    static int widestRow(List<Integer> trees, int[][] parents, int[] level) {
       int deepest = 0;
       for (int t : trees) {
         deepest = Math.max(deepest, level[t]);
@@ -653,7 +659,7 @@ public final class HDPModel implements Serializable {
     int[] drawn = m.drawnTrees();
     int left = m.m_TreeAttr.length - drawn.length;
     // the nodes' names in the drawing: shortened, unless that makes two alike
-    java.util.Map<String, Integer> uses = new java.util.HashMap<>();
+    Map<String, Integer> uses = new HashMap<>();
     uses.merge(drawnName(m_ClassName), 1, Integer::sum);
     for (int t : drawn) {
       uses.merge(drawnName(m.m_AttrNames[m.m_TreeAttr[t]]), 1, Integer::sum);

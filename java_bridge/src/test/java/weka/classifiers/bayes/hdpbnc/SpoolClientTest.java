@@ -60,12 +60,17 @@ class SpoolClientTest {
   @AfterEach
   void release() throws Exception {
     m_Ex.shutdownNow();
-    // a failed job's monitor writes the cancel marker and cleans up from its own thread: let it finish
-    // (or stop it) before JUnit deletes the temporary spool under it
+    // a failed job's monitor writes the cancel marker and cleans up from its own thread: the fake daemon
+    // answers the marker as a daemon does (the job to failed/, cancelled), so that the monitor finishes
+    // before JUnit deletes the temporary spool under it
     for (SpoolClient c : m_Clients) {
       SpoolClient.Monitor m = c.monitor();
+      long end = System.currentTimeMillis() + 5000;
+      while (m != null && m.isAlive() && System.currentTimeMillis() < end) {
+        answerCancels();
+        m.join(20);
+      }
       if (m != null) {
-        m.join(2000);
         m.interrupt();
         m.join(2000);
       }
@@ -74,6 +79,25 @@ class SpoolClientTest {
       m_Lock.release();
     }
     m_LockChannel.close();
+  }
+
+  /** As the fake daemon: every job in new/ or claimed/fake/ with a cancel marker goes to failed/, cancelled. */
+  void answerCancels() throws Exception {
+    for (Path dir : new Path[] {m_Spool.resolve("new"), m_Spool.resolve("claimed").resolve("fake")}) {
+      if (!Files.isDirectory(dir)) {
+        continue;
+      }
+      List<Path> jobs;
+      try (Stream<Path> s = Files.list(dir)) {
+        jobs = s.filter(p -> Files.exists(m_Spool.resolve("cancel").resolve(p.getFileName().toString())))
+          .collect(java.util.stream.Collectors.toList());
+      }
+      for (Path job : jobs) {
+        Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("cancelled.json"),
+          job.resolve("error.json"), StandardCopyOption.REPLACE_EXISTING);
+        Files.move(job, m_Spool.resolve("failed").resolve(job.getFileName()), StandardCopyOption.ATOMIC_MOVE);
+      }
+    }
   }
 
   static Instances weather() throws Exception {
