@@ -407,7 +407,6 @@ public final class SpoolClient {
     private volatile boolean m_Released;
     private volatile boolean m_Left;
     private volatile boolean m_Stopped;
-    private volatile boolean m_CleanedUp;
     private final long m_Since = System.nanoTime();
 
     Monitor(String name, Thread caller) {
@@ -438,11 +437,6 @@ public final class SpoolClient {
     /** The caller was interrupted or stopped. */
     void stopped() {
       m_Stopped = true;
-    }
-
-    /** @return true once a cancelled job's folders are gone */
-    boolean cleanedUp() {
-      return m_CleanedUp;
     }
 
     @Override
@@ -545,7 +539,6 @@ public final class SpoolClient {
         // housekeeping only: sweepCancelled removes what is left later
       }
       deleteProgress();
-      m_CleanedUp = true;
     }
 
     private boolean claimedAnywhere() {
