@@ -250,6 +250,59 @@ class SpoolClientTest {
     assertTrue(!Files.exists(done), "the finished job stays in done/ after its caller left without cleanUp()");
   }
 
+  /**
+   * Weka's Stop in the Experimenter and the SimpleCLI is a Thread.stop() with no interrupt first, and the
+   * caller's thread lives on afterwards: the job is cancelled all the same.
+   */
+  @Test
+  @SuppressWarnings({"deprecation", "removal"})
+  void aStopWithoutAnInterruptCancelsTheJobWhileTheCallerLivesOn() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() < 20, "Thread.stop() is unsupported");
+    SpoolClient c = client(0);
+    java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch end = new java.util.concurrent.CountDownLatch(1);
+    Map<String, Object> params = new LinkedHashMap<>();
+    params.put("structure", "kdb");
+    Thread caller = new Thread(() -> {
+      try {
+        c.train(weather(), params);
+      } catch (ThreadDeath e) {
+        stopped.countDown();
+      } catch (Exception e) {
+        // the assertion below says it
+      }
+      try {
+        end.await(); // alive and not interrupted, as the Experimenter's thread after a Stop
+      } catch (InterruptedException e) {
+        // the test is over
+      }
+    }, "a training thread that is stopped and lives on");
+    caller.start();
+    Path job = claim();
+    while (c.monitor() == null) {
+      Thread.sleep(1); // the monitor starts right after the job is published
+    }
+    caller.stop();
+    try {
+      assertTrue(stopped.await(20, TimeUnit.SECONDS), "train() did not end by the stop");
+      Path marker = m_Spool.resolve("cancel").resolve(job.getFileName().toString());
+      long deadline = System.currentTimeMillis() + 20000;
+      while (!Files.exists(marker) && System.currentTimeMillis() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(Files.exists(marker), "no cancel marker");
+      answerCancels(); // the job to failed/, cancelled: the monitor, which saw the caller go, removes it
+      Path failed = m_Spool.resolve("failed").resolve(job.getFileName().toString());
+      while (Files.exists(failed) && System.currentTimeMillis() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(!Files.exists(failed), "the monitor left the cancelled job in failed/");
+      assertTrue(caller.isAlive());
+    } finally {
+      end.countDown();
+    }
+  }
+
   @Test
   void aFailedJobGivesTheDaemonsMessage() throws Exception {
     Future<Path> f = train(client(0));
