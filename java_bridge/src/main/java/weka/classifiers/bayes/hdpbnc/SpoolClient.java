@@ -192,18 +192,18 @@ public final class SpoolClient {
         + e + "); choose another one with the spoolDirectory option (-spool) or HDP_BNC_SPOOL", e);
     }
     // from here on, another thread shows the progress and cancels the job the moment this thread is
-    // interrupted, stopped or leaves without a model
+    // interrupted, stopped or leaves without a model. A Stop ends this thread by an interrupt (the Explorer's
+    // Classify panel, PanelStop), or by a single Thread.stop() that can land anywhere, one of this method's
+    // handlers included (the Experimenter and the SimpleCLI, which do not interrupt first; the Explorer's
+    // other panels). Each handler tells the monitor itself, so that a stop landing in one of them still
+    // leaves the other to tell it.
     m_Monitor = new Monitor(name, caller);
-    m_Monitor.start();
-    m_Feedback.status("job " + name + " published (" + data.numInstances() + " rows)", false);
-    if (m_Verbose) {
-      m_Feedback.log("job " + name + " published in " + m_Root + " (" + data.numInstances() + " rows)");
-    }
-    // A Stop ends this thread by an interrupt (the Explorer's Classify panel, PanelStop), or by a single
-    // Thread.stop() that can land anywhere, one of this method's handlers included (the Experimenter and the
-    // SimpleCLI, which do not interrupt first; the Explorer's other panels). Each handler tells the monitor
-    // itself, so that a stop landing in one of them still leaves the other to tell it.
     try {
+      m_Monitor.start();
+      m_Feedback.status("job " + name + " published (" + data.numInstances() + " rows)", false);
+      if (m_Verbose) {
+        m_Feedback.log("job " + name + " published in " + m_Root + " (" + data.numInstances() + " rows)");
+      }
       // a job already claimed (or finished) had a daemon: if that one has died since, await() says so
       if (Spool.liveDaemons(m_Root).isEmpty() && Spool.claimedBy(m_Root, name) == null
         && !Spool.finished(m_Root, name)) {

@@ -271,16 +271,18 @@ class SpoolClientTest {
       } catch (Exception e) {
         // the assertion below says it
       }
-      try {
-        end.await(); // alive and not interrupted, as the Experimenter's thread after a Stop
-      } catch (InterruptedException e) {
-        // the test is over
+      while (end.getCount() > 0) { // alive, as the Experimenter's thread after a Stop
+        try {
+          end.await();
+        } catch (InterruptedException e) {
+          // Thread.stop() also interrupts the thread it stops
+        }
       }
     }, "a training thread that is stopped and lives on");
     caller.start();
     Path job = claim();
-    while (c.monitor() == null) {
-      Thread.sleep(1); // the monitor starts right after the job is published
+    while (c.monitor() == null || caller.getState() != Thread.State.TIMED_WAITING) {
+      Thread.sleep(1); // until it waits for the job, as a training does for most of its time
     }
     caller.stop();
     try {
