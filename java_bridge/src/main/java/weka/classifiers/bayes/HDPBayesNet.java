@@ -28,6 +28,7 @@ import weka.classifiers.bayes.hdpbnc.Feedback;
 import weka.classifiers.bayes.hdpbnc.HDPModel;
 import weka.classifiers.bayes.hdpbnc.InstanceCoder;
 import weka.classifiers.bayes.hdpbnc.ModelFile;
+import weka.classifiers.bayes.hdpbnc.NetworkDrawing;
 import weka.classifiers.bayes.hdpbnc.PanelStop;
 import weka.classifiers.bayes.hdpbnc.PriorModel;
 import weka.classifiers.bayes.hdpbnc.SpoolClient;
@@ -1000,7 +1001,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     if (m_Model == null) {
       throw new Exception("HDPBayesNet: no model built yet" + (m_Prior != null ? " (class prior only)" : ""));
     }
-    return m_Model.toXMLBIF(m_Relation);
+    return NetworkDrawing.toXMLBIF(m_Model, m_Relation);
   }
 
   @Override

@@ -33,7 +33,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 
 import weka.classifiers.Evaluation;
 import weka.classifiers.bayes.hdpbnc.Json;
-import weka.classifiers.bayes.hdpbnc.SpoolClient;
+import weka.classifiers.bayes.hdpbnc.Spool;
 import weka.classifiers.bayes.hdpbnc.TestFiles;
 import weka.core.Instances;
 import weka.core.SerializationHelper;
@@ -60,7 +60,7 @@ class DaemonIT {
   @AfterAll
   static void stopDaemons() throws Exception {
     for (Path spool : s_Spools) {
-      assertTrue(SpoolClient.stopDaemons(spool, 60000), "a daemon is still running on " + spool);
+      assertTrue(Spool.stopDaemons(spool, 60000), "a daemon is still running on " + spool);
     }
     for (Path spool : s_Spools.subList(1, s_Spools.size())) {
       try (Stream<Path> s = Files.walk(spool)) {
@@ -139,7 +139,7 @@ class DaemonIT {
     c.buildClassifier(d);
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     SerializationHelper.write(bytes, c);
-    assertTrue(SpoolClient.stopDaemons(s_Spool, 60000));
+    assertTrue(Spool.stopDaemons(s_Spool, 60000));
     HDPBayesNet back = (HDPBayesNet) SerializationHelper.read(new ByteArrayInputStream(bytes.toByteArray()));
     back.setPythonExecutable("/nonexistent/python"); // predicting must not need Python
     for (int i = 0; i < d.numInstances(); i++) {
@@ -472,7 +472,7 @@ class DaemonIT {
         p.onExit().get(30, TimeUnit.SECONDS);
         assertTrue(!p.isAlive());
       }
-      assertTrue(SpoolClient.liveDaemons(spool).isEmpty());
+      assertTrue(Spool.liveDaemons(spool).isEmpty());
     } catch (java.util.concurrent.TimeoutException e) {
       fail(e);
     } finally {

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import weka.classifiers.bayes.hdpbnc.Json;
-import weka.classifiers.bayes.hdpbnc.SpoolClient;
+import weka.classifiers.bayes.hdpbnc.Spool;
 import weka.core.Instances;
 
 /**
@@ -46,7 +46,7 @@ class DaemonReplacementIT {
   void stop() throws Exception {
     Path spool = m_Tmp.resolve("spool");
     if (Files.isDirectory(spool)) {
-      assertTrue(SpoolClient.stopDaemons(spool, 60000));
+      assertTrue(Spool.stopDaemons(spool, 60000));
     }
     for (Process p : m_Started) {
       p.destroyForcibly();
@@ -55,7 +55,7 @@ class DaemonReplacementIT {
 
   /** Starts {@code python ARGS} in the spool, output to a log, and waits for a ready heartbeat. */
   Map<?, ?> startDaemon(Path spool, String... args) throws Exception {
-    SpoolClient.createSpool(spool);
+    Spool.create(spool);
     List<String> cmd = new ArrayList<>(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(spool.toFile()).redirectErrorStream(true)
       .redirectOutput(m_Tmp.resolve("old-daemon.log").toFile());
@@ -64,7 +64,7 @@ class DaemonReplacementIT {
     long end = System.currentTimeMillis() + 180_000;
     while (System.currentTimeMillis() < end) {
       assertTrue(p.isAlive(), () -> "the daemon exited: " + read(m_Tmp.resolve("old-daemon.log")));
-      for (String id : SpoolClient.liveDaemons(spool)) {
+      for (String id : Spool.liveDaemons(spool)) {
         Object beat = Json.parse(read(spool.resolve("daemons").resolve(id + ".json")));
         if (beat instanceof Map && "running".equals(((Map<?, ?>) beat).get("state"))
           && ((Map<?, ?>) beat).get("workers").equals(((Map<?, ?>) beat).get("ready_workers"))) {
@@ -95,7 +95,7 @@ class DaemonReplacementIT {
     assertEquals(1.0, c.distributionForInstance(data.instance(0))[0] + c.distributionForInstance(data.instance(0))[1],
       1e-12);
     assertTrue(old.waitFor(60, TimeUnit.SECONDS), "the old daemon still runs");
-    List<String> live = SpoolClient.liveDaemons(spool);
+    List<String> live = Spool.liveDaemons(spool);
     assertEquals(1, live.size(), live.toString());
     Map<?, ?> beat = (Map<?, ?>) Json.parse(read(spool.resolve("daemons").resolve(live.get(0) + ".json")));
     assertNotNull(beat);

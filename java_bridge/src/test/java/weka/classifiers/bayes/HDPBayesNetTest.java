@@ -21,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import weka.classifiers.bayes.hdpbnc.HDPModel;
 import weka.classifiers.bayes.hdpbnc.ModelFile;
+import weka.classifiers.bayes.hdpbnc.NetworkDrawing;
 import weka.classifiers.bayes.hdpbnc.TestFiles;
 import weka.classifiers.bayes.net.BIFReader;
 import weka.core.Attribute;
@@ -282,7 +283,7 @@ class HDPBayesNetTest {
     String xml = c.graph();
     BIFReader reader = new BIFReader().processString(xml);
     // the class, the attributes drawn, and the node that says how many more there are
-    assertEquals(c.getModel().drawnTrees().length + 2, reader.getNrOfNodes());
+    assertEquals(NetworkDrawing.drawnTrees(c.getModel().member(0)).length + 2, reader.getNrOfNodes());
     assertTrue(reader.getNodeName(reader.getNrOfNodes() - 1).matches("\\+\\d+ more"), xml);
     // every attribute has the class and its kDB parents (at most 2) as parents
     for (int n = 0; n < reader.getNrOfNodes() - 1; n++) {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
-import weka.classifiers.bayes.hdpbnc.SpoolClient;
+import weka.classifiers.bayes.hdpbnc.Spool;
 import weka.classifiers.bayes.hdpbnc.TestFiles;
 
 /**
@@ -34,7 +34,7 @@ class PackageInstallIT {
 
   @org.junit.jupiter.api.AfterAll
   static void cleanUp() throws Exception {
-    SpoolClient.stopDaemons(s_Spool, 30000);
+    Spool.stopDaemons(s_Spool, 30000);
     PythonSide.cleanUp();
   }
 
@@ -115,7 +115,7 @@ class PackageInstallIT {
       assertEquals(0, r.code, r.output);
       assertTrue(Files.size(model) > 1000);
       String trained = r.output.substring(r.output.indexOf("=== Error on training data ==="));
-      assertTrue(SpoolClient.stopDaemons(s_Spool, 30000));
+      assertTrue(Spool.stopDaemons(s_Spool, 30000));
       Map<String, String> noPython = env();
       noPython.put(HDPBayesNet.PYTHON_ENV, "/nonexistent/python3");
       r = PythonSide.java(PythonSide.wekaClassPath(), noPython, 120, "weka.Run", "weka.classifiers.bayes.HDPBayesNet",
@@ -131,7 +131,7 @@ class PackageInstallIT {
         }
       }
     } finally {
-      SpoolClient.stopDaemons(s_Spool, 30000);
+      Spool.stopDaemons(s_Spool, 30000);
     }
   }
 
@@ -173,13 +173,13 @@ class PackageInstallIT {
       assertEquals(0, p.waitFor());
       assertTrue(Paths.get(where).startsWith(envDir), where);
       // the next start of a daemon uses it as it is
-      assertTrue(SpoolClient.stopDaemons(spool, 30000));
+      assertTrue(Spool.stopDaemons(spool, 30000));
       r = PythonSide.java(PythonSide.wekaClassPath(), env, 600, run);
       assertEquals(0, r.code, r.output);
       assertFalse(r.output.contains("making HDPBayesNet's own Python environment"), r.output);
       assertTrue(r.output.contains("starting the hdp-bnc daemon: " + envDir), r.output);
     } finally {
-      SpoolClient.stopDaemons(spool, 30000);
+      Spool.stopDaemons(spool, 30000);
     }
   }
 }

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import weka.classifiers.bayes.HDPBayesNet;
 import weka.classifiers.bayes.PythonSideAccess;
-import weka.classifiers.bayes.hdpbnc.SpoolClient;
+import weka.classifiers.bayes.hdpbnc.Spool;
 import weka.core.Instances;
 import weka.gui.LogPanel;
 import weka.gui.WekaTaskMonitor;
@@ -67,7 +67,7 @@ class ExplorerStopIT {
   static void stopDaemons() throws Exception {
     for (Path spool : s_Spools) {
       if (Files.isDirectory(spool)) {
-        assertTrue(SpoolClient.stopDaemons(spool, 60000), "a daemon is still running on " + spool);
+        assertTrue(Spool.stopDaemons(spool, 60000), "a daemon is still running on " + spool);
       }
     }
   }
@@ -346,7 +346,7 @@ class ExplorerStopIT {
         Thread.sleep(rnd.nextInt(1500));
         stop("daemon starting");
         awaitSpoolEmpty(spool, "Stop while the daemon started");
-        assertTrue(SpoolClient.stopDaemons(spool, 60000));
+        assertTrue(Spool.stopDaemons(spool, 60000));
       }
 
       // 2. sampling (the first start on this spool shows its compilation notice and the progress)

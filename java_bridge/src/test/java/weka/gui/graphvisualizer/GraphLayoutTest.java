@@ -18,12 +18,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 import weka.classifiers.bayes.net.BIFReader;
 import weka.classifiers.bayes.hdpbnc.HDPModel;
 import weka.classifiers.bayes.hdpbnc.ModelFile;
+import weka.classifiers.bayes.hdpbnc.NetworkDrawing;
 import weka.classifiers.bayes.hdpbnc.TestFiles;
 
 /**
  * "Visualize graph" as the Explorer draws it: Weka's graph visualiser reads the classifier's XML BIF and
  * lays it out itself (rows by the longest path from the class, a bend as wide as a node wherever an edge
- * skips a row), here on the golden models. Every drawing fits {@link HDPModel#DRAWN_WIDTH} pixels with its
+ * skips a row), here on the golden models. Every drawing fits {@link NetworkDrawing#DRAWN_WIDTH} pixels with its
  * names at full size; what it leaves out is said by a node and the network's name; what it draws is the
  * network's exact distribution over the attributes drawn (each with all its parents).
  */
@@ -66,13 +67,13 @@ class GraphLayoutTest {
   @MethodSource("models")
   void theDrawingFitsItsWidthAndSaysWhatItLeavesOut(String name) throws Exception {
     HDPModel m = ModelFile.read(TestFiles.golden().resolve(name + ".hdpbnc"));
-    String xml = m.toXMLBIF(name);
+    String xml = NetworkDrawing.toXMLBIF(m, name);
     Layout l = layout(xml);
     int widest = l.m_Rows.values().stream().mapToInt(Integer::intValue).max().getAsInt();
-    assertTrue(l.m_Width <= HDPModel.DRAWN_WIDTH, name + ": " + l.m_Width + " pixels wide, rows " + l.m_Rows);
-    assertTrue(widest <= Math.max(2, HDPModel.DRAWN_WIDTH / 20), name + ": rows " + l.m_Rows);
+    assertTrue(l.m_Width <= NetworkDrawing.DRAWN_WIDTH, name + ": " + l.m_Width + " pixels wide, rows " + l.m_Rows);
+    assertTrue(widest <= Math.max(2, NetworkDrawing.DRAWN_WIDTH / 20), name + ": rows " + l.m_Rows);
     BIFReader net = new BIFReader().processString(xml);
-    int drawn = m.member(0).drawnTrees().length;
+    int drawn = NetworkDrawing.drawnTrees(m.member(0)).length;
     int all = m.member(0).numTrees();
     int left = all - drawn;
     assertEquals(drawn + 1 + (left > 0 ? 1 : 0), net.getNrOfNodes(), name);
@@ -91,7 +92,7 @@ class GraphLayoutTest {
   @Test
   void aSmallNetworkIsDrawnWholeWithItsNames() throws Exception {
     HDPModel m = ModelFile.read(TestFiles.golden().resolve("diabetes-tan-mestimate.hdpbnc"));
-    String xml = m.toXMLBIF("diabetes");
+    String xml = NetworkDrawing.toXMLBIF(m, "diabetes");
     assertTrue(xml.contains("<NAME>diabetes</NAME>"), xml);
     BIFReader net = new BIFReader().processString(xml);
     assertEquals(m.numAttributes() + 1, net.getNrOfNodes());
@@ -102,10 +103,10 @@ class GraphLayoutTest {
 
   @Test
   void longNamesAreShortenedInTheDrawingOnly() {
-    assertEquals("preg", HDPModel.drawnName("preg"));
-    assertEquals("physician-fee-fr", HDPModel.drawnName("physician-fee-fr"));
-    String s = HDPModel.drawnName("export-administration-act-south-africa");
-    assertEquals(HDPModel.DRAWN_NAME, s.length());
+    assertEquals("preg", NetworkDrawing.drawnName("preg"));
+    assertEquals("physician-fee-fr", NetworkDrawing.drawnName("physician-fee-fr"));
+    String s = NetworkDrawing.drawnName("export-administration-act-south-africa");
+    assertEquals(NetworkDrawing.DRAWN_NAME, s.length());
     assertTrue(s.startsWith("export-adm") && s.endsWith("frica") && s.contains("\u2026"), s);
   }
 }

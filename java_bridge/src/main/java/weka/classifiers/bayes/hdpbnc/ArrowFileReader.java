@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.apache.arrow.flatbuf.Block;
-import org.apache.arrow.flatbuf.Bool;
+import org.apache.arrow.flatbuf.Buffer;
 import org.apache.arrow.flatbuf.FieldNode;
 import org.apache.arrow.flatbuf.FloatingPoint;
 import org.apache.arrow.flatbuf.Footer;
@@ -30,32 +30,30 @@ import org.apache.arrow.flatbuf.Precision;
 import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.flatbuf.Schema;
 import org.apache.arrow.flatbuf.Type;
-import org.apache.arrow.flatbuf.Utf8;
 
 /**
  * A small reader of Arrow IPC <em>files</em> (the random-access format: magic, messages, footer),
  * built directly on the flatbuffer classes of {@code arrow-format}, so that it needs neither
  * arrow-vector nor arrow-memory (and no {@code --add-opens} on JDK 17).
  *
- * <p>It reads what the hdp-bnc model file and spool jobs use: uncompressed, non-dictionary columns of
- * type uint16, int32, int64, float64, bool and utf8, with or without nulls, lists and structs of them
- * (without null lists, structs or items: the model file's cells), and the schema's custom metadata.
- * Anything else is refused with an {@link IOException} that names the column.
+ * <p>It reads what the hdp-bnc model files of every format version use: uncompressed, non-dictionary columns
+ * of type uint16, int32, int64 and float64, with or without nulls, lists and structs of them (without null
+ * lists, structs or items: the model file's cells), and the schema's custom metadata. Anything else is
+ * refused with an {@link IOException} that names the column.
  *
  * <p>Layout (Arrow columnar format, "IPC File Format"): {@code ARROW1} plus 2 bytes of padding; the
  * stream messages; the footer flatbuffer; its length as a little-endian int32; {@code ARROW1}. Each
  * record batch block points at an encapsulated message ({@code 0xFFFFFFFF}, an int32 metadata length,
  * the {@code Message} flatbuffer, padding) followed by the message body, which holds the buffers: depth
  * first, one field node per field and, per field, the validity buffer and then the data buffer
- * (fixed-width types), the int32 offsets and the bytes (utf8), the int32 offsets (a list, whose item
- * field follows), or nothing more (a struct, whose fields follow).
+ * (fixed-width types), the int32 offsets (a list, whose item field follows), or nothing more (a struct,
+ * whose fields follow).
  */
 public final class ArrowFileReader {
 
   /** The column types this reader understands. */
   public enum ColumnType {
-    UINT16("uint16", 2), INT32("int32", 4), INT64("int64", 8), FLOAT64("double", 8), BOOL("bool", 0),
-    UTF8("string", 0),
+    UINT16("uint16", 2), INT32("int32", 4), INT64("int64", 8), FLOAT64("double", 8),
     /** A list: {@link Column#offsets} holds each row's first item, {@link Column#children} the items. */
     LIST("list", 0),
     /** A struct: {@link Column#children} holds its fields, each as long as the struct. */
@@ -135,7 +133,7 @@ public final class ArrowFileReader {
 
     /** Buffers of this field and its children. */
     int buffers() {
-      int n = type == ColumnType.UTF8 ? 3 : type == ColumnType.STRUCT ? 1 : 2;
+      int n = type == ColumnType.STRUCT ? 1 : 2;
       for (Field c : children) {
         n += c.buffers();
       }
@@ -154,14 +152,13 @@ public final class ArrowFileReader {
     /** Validity per row, or null when the column has no nulls. */
     public final boolean[] valid;
     /**
-     * The values: int[] (uint16 and int32), long[], double[], boolean[] or String[] (null where not
-     * valid); null for a fixed-width column read without its values ({@link ArrowFileReader#values(Column)}
-     * decodes them), for a list and for a struct.
+     * The values: int[] (uint16 and int32), long[] or double[]; null for a column read without its values
+     * ({@link ArrowFileReader#values(Column)} decodes them), for a list and for a struct.
      */
     public final Object values;
     /**
      * A fixed-width column's values as the file holds them (little-endian, exactly {@code length} values,
-     * read only; position 0), or null for other types: what a checksum over the values reads without
+     * read only; position 0), or null for a list or a struct: what a checksum over the values reads without
      * encoding them again.
      */
     public final ByteBuffer raw;
@@ -171,10 +168,6 @@ public final class ArrowFileReader {
     public final ByteBuffer rawOffsets;
     /** A list's items (one column), a struct's fields; empty for the others. */
     public final List<Column> children;
-
-    Column(String name, ColumnType type, int length, boolean[] valid, Object values, ByteBuffer raw) {
-      this(name, type, length, valid, values, raw, null, null, Collections.emptyList());
-    }
 
     Column(String name, ColumnType type, int length, boolean[] valid, Object values, ByteBuffer raw, int[] offsets,
         ByteBuffer rawOffsets, List<Column> children) {
@@ -307,12 +300,6 @@ public final class ArrowFileReader {
         throw new IOException("column '" + f.name() + "' is a float of precision " + fp.precision()
           + "; only float64 is supported");
       }
-      case Type.Bool:
-        f.type(new Bool());
-        return ColumnType.BOOL;
-      case Type.Utf8:
-        f.type(new Utf8());
-        return ColumnType.UTF8;
       case Type.List:
         return ColumnType.LIST;
       case Type.Struct_:
@@ -345,10 +332,15 @@ public final class ArrowFileReader {
     if (start < 0 || length < 0 || start + length > m_Data.capacity()) {
       throw new IOException("not a complete Arrow IPC file (a block points outside the file: truncated?)");
     }
-    ByteBuffer b = m_Data.duplicate();
-    b.position((int) start);
-    b.limit((int) (start + length));
-    return b.slice().order(ByteOrder.LITTLE_ENDIAN);
+    return window(m_Data, start, length);
+  }
+
+  /** Bytes {@code start} to {@code start + length} of {@code b} (which holds them), little-endian, from 0. */
+  private static ByteBuffer window(ByteBuffer b, long start, long length) {
+    ByteBuffer d = b.duplicate();
+    d.position((int) start);
+    d.limit((int) (start + length));
+    return d.slice().order(ByteOrder.LITTLE_ENDIAN);
   }
 
   /** @return the schema's fields, with their children */
@@ -410,7 +402,7 @@ public final class ArrowFileReader {
    * column read without them.
    *
    * @param c a column of {@link #readBatch(int, boolean)}
-   * @return int[] (uint16 and int32), long[], double[], boolean[] or String[]; null for a list or a struct
+   * @return int[] (uint16 and int32), long[] or double[]; null for a list or a struct
    */
   public static Object values(Column c) {
     if (c.values != null || c.raw == null) {
@@ -503,11 +495,7 @@ public final class ArrowFileReader {
     boolean[] valid = node.nullCount() > 0 ? bits(validity, n, name) : null;
     switch (f.type) {
       case LIST: {
-        ByteBuffer offs = need(at.nextBuffer(), 4L * (n + 1L), name);
-        ByteBuffer exactOffsets = offs.duplicate();
-        exactOffsets.position(0);
-        exactOffsets.limit(4 * (n + 1));
-        ByteBuffer rawOffsets = exactOffsets.slice().order(ByteOrder.LITTLE_ENDIAN).asReadOnlyBuffer();
+        ByteBuffer rawOffsets = window(need(at.nextBuffer(), 4L * (n + 1L), name), 0, 4 * (n + 1)).asReadOnlyBuffer();
         int[] offsets = new int[n + 1];
         rawOffsets.duplicate().order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(offsets);
         if (offsets[0] != 0) {
@@ -534,33 +522,8 @@ public final class ArrowFileReader {
       case FLOAT64: {
         long bytes = (long) f.type.width * n;
         ByteBuffer d = need(at.nextBuffer(), bytes, name); // so bytes fits the buffer's int capacity
-        ByteBuffer exact = d.duplicate();
-        exact.position(0);
-        exact.limit((int) bytes);
-        ByteBuffer raw = exact.slice().asReadOnlyBuffer();
-        return new Column(name, f.type, n, valid, at.decodeValues ? fixedWidth(f.type, d, n) : null, raw);
-      }
-      case BOOL:
-        return new Column(name, f.type, n, valid, bits(at.nextBuffer(), n, name), null);
-      case UTF8: {
-        ByteBuffer offs = need(at.nextBuffer(), 4L * (n + 1L), name);
-        ByteBuffer chars = at.nextBuffer();
-        String[] a = new String[n];
-        for (int i = 0; i < n; i++) {
-          int lo = offs.getInt(4 * i);
-          int hi = offs.getInt(4 * (i + 1));
-          if (lo < 0 || hi < lo || hi > chars.capacity()) {
-            throw new IOException("column '" + name + "': bad string offsets");
-          }
-          if (valid == null || valid[i]) {
-            byte[] s = new byte[hi - lo];
-            ByteBuffer c = chars.duplicate();
-            c.position(lo);
-            c.get(s);
-            a[i] = new String(s, StandardCharsets.UTF_8);
-          }
-        }
-        return new Column(name, f.type, n, valid, a, null);
+        return new Column(name, f.type, n, valid, at.decodeValues ? fixedWidth(f.type, d, n) : null,
+          window(d, 0, bytes).asReadOnlyBuffer(), null, null, Collections.emptyList());
       }
       default:
         throw new AssertionError(f.type);
@@ -597,17 +560,14 @@ public final class ArrowFileReader {
     }
   }
 
-  private ByteBuffer buffer(ByteBuffer body, RecordBatch rb, int i) throws IOException {
-    org.apache.arrow.flatbuf.Buffer b = rb.buffers(new org.apache.arrow.flatbuf.Buffer(), i);
+  private static ByteBuffer buffer(ByteBuffer body, RecordBatch rb, int i) throws IOException {
+    Buffer b = rb.buffers(new Buffer(), i);
     long off = b.offset();
     long len = b.length();
     if (off < 0 || len < 0 || off + len > body.capacity()) {
       throw new IOException("a buffer points outside its record batch (truncated file?)");
     }
-    ByteBuffer d = body.duplicate();
-    d.position((int) off);
-    d.limit((int) (off + len));
-    return d.slice().order(ByteOrder.LITTLE_ENDIAN);
+    return window(body, off, len);
   }
 
   private static ByteBuffer need(ByteBuffer b, long bytes, String name) throws IOException {

@@ -34,6 +34,8 @@ public final class HDPModel implements Serializable {
 
   // ---- provenance
   final String m_Estimator;
+  /** whether a node backs off to its parent (HDP) or straight to uniform (the baselines) */
+  final boolean m_BackoffToParent;
   final String m_Summary;
   final String m_PackageVersion;
   final long m_Rows;
@@ -46,9 +48,13 @@ public final class HDPModel implements Serializable {
     m_Members = members;
     m_Weights = weights;
     m_Estimator = estimator;
+    m_BackoffToParent = "hdp".equals(estimator);
     m_Summary = summary;
     m_PackageVersion = packageVersion;
     m_Rows = rows;
+    for (Network n : members) {
+      n.m_Model = this;
+    }
   }
 
   /**
@@ -65,7 +71,7 @@ public final class HDPModel implements Serializable {
    */
   public static final class Network implements Serializable {
 
-    private static final long serialVersionUID = 3398265710348117245L;
+    private static final long serialVersionUID = 3398265710348117246L;
 
     // ---- attributes (the model's non-class attributes in training order); code values.length is missing
     String[] m_AttrNames;
@@ -105,11 +111,8 @@ public final class HDPModel implements Serializable {
     int[] m_CellValue;
     double[] m_LogProb;
 
-    // ---- the model's: the class name (for the drawing), the class log-prior, and whether a node backs off
-    // to its parent (HDP) or to uniform
-    String m_ClassName;
-    double[] m_ClassLogPrior;
-    boolean m_BackoffToParent;
+    /** the model it is a member of: the class, its log-prior, how nodes back off */
+    HDPModel m_Model;
 
     Network() {
     }
@@ -189,7 +192,7 @@ public final class HDPModel implements Serializable {
         int radix;
         if (v < 0) {
           val = y;
-          radix = m_ClassLogPrior.length;
+          radix = m_Model.m_ClassLogPrior.length;
         } else {
           val = codes[v];
           radix = m_Cardinalities[v];
@@ -238,7 +241,7 @@ public final class HDPModel implements Serializable {
         }
         acc += m_LogBackoff[node];
         int p = m_NodeParent[node];
-        if (!m_BackoffToParent || p < 0) {
+        if (!m_Model.m_BackoffToParent || p < 0) {
           return acc - Math.log(card);
         }
         node = p;
@@ -254,15 +257,14 @@ public final class HDPModel implements Serializable {
      * @return the unnormalised log-probabilities, one per class
      */
     public double[] logJoint(int[] codes) {
-      int nClasses = m_ClassLogPrior.length;
-      double[] out = m_ClassLogPrior.clone();
+      double[] out = m_Model.m_ClassLogPrior.clone();
       for (int t = 0; t < m_TreeAttr.length; t++) {
         int xc = codes[m_TreeAttr[t]];
         int card = m_TreeCard[t];
         if (xc >= card) {
           continue;
         }
-        for (int y = 0; y < nClasses; y++) {
+        for (int y = 0; y < out.length; y++) {
           out[y] += logEstimate(deepestNode(t, y, codes), xc, card);
         }
       }
@@ -301,119 +303,10 @@ public final class HDPModel implements Serializable {
       return lp;
     }
 
-    /**
-     * The label of an attribute's code, "?" for the missing slot.
-     *
-     * @param attr the attribute
-     * @param code its code
-     * @return the label
-     */
-    String label(int attr, int code) {
-      return code < m_AttrValues[attr].length ? m_AttrValues[attr][code] : "?";
-    }
-
     /** ", min-max" of the concentrations of a tree's nodes below the root, or "" without them. */
     String concentrationRange(int t) {
       double[] r = m_Concentrations == null ? null : m_Concentrations[t];
       return r == null ? "" : String.format(Locale.ROOT, ", %.3g-%.3g", r[0], r[1]);
-    }
-
-    /**
-     * The trees (as indices) the drawing shows: a set closed under parents, so that its tables are exactly
-     * the network's distribution over those attributes, taken one at a time, the attribute that most others
-     * have as a parent first (then the first in tree order), while every row of Weka's layout holds at most
-     * {@link #drawnRow()} nodes and bends.
-     *
-     * @return the trees drawn, each after its parents'
-     */
-    public int[] drawnTrees() {
-      int n = m_TreeAttr.length;
-      int most = drawnRow();
-      int[] treeOf = new int[m_AttrNames.length];
-      java.util.Arrays.fill(treeOf, -1);
-      for (int t = 0; t < n; t++) {
-        treeOf[m_TreeAttr[t]] = t;
-      }
-      int[][] parents = new int[n][];
-      int[] children = new int[n];
-      for (int t = 0; t < n; t++) {
-        int[] ps = m_Parents[m_TreeAttr[t]];
-        parents[t] = new int[ps.length];
-        for (int j = 0; j < ps.length; j++) {
-          parents[t][j] = treeOf[ps[j]];
-          if (parents[t][j] >= 0) {
-            children[parents[t][j]]++;
-          }
-        }
-      }
-      int[] level = new int[n];
-      boolean[] in = new boolean[n];
-      java.util.List<Integer> chosen = new java.util.ArrayList<>();
-      while (chosen.size() < n) {
-        int best = -1;
-        for (int t = 0; t < n; t++) {
-          boolean ready = !in[t];
-          for (int p : parents[t]) {
-            ready &= p >= 0 && in[p];
-          }
-          if (ready && (best < 0 || children[t] > children[best])) {
-            best = t;
-          }
-        }
-        if (best < 0) {
-          break;
-        }
-        level[best] = 1;
-        for (int p : parents[best]) {
-          level[best] = Math.max(level[best], level[p] + 1);
-        }
-        chosen.add(best);
-        if (widestRow(chosen, parents, level) > most && chosen.size() > 1) {
-          chosen.remove(chosen.size() - 1);
-          break;
-        }
-        in[best] = true;
-      }
-      return chosen.stream().mapToInt(Integer::intValue).toArray();
-    }
-
-    /**
-     * The most nodes and bends a row of the drawing holds within {@link HDPModel#DRAWN_WIDTH}: a node is
-     * about as wide as its name (at most 8 pixels a character in Weka's font, and 12 of margin), and as wide
-     * as the widest.
-     */
-    int drawnRow() {
-      int widest = drawnName(m_ClassName).length();
-      for (int a : m_TreeAttr) {
-        widest = Math.max(widest, drawnName(m_AttrNames[a]).length());
-      }
-      return Math.max(1, DRAWN_WIDTH / (8 * widest + 12));
-    }
-
-    /** The most nodes and edge bends in a row of Weka's layout of the class and the given trees. */
-    static int widestRow(java.util.List<Integer> trees, int[][] parents, int[] level) {
-      int deepest = 0;
-      for (int t : trees) {
-        deepest = Math.max(deepest, level[t]);
-      }
-      int[] row = new int[deepest + 1];
-      row[0] = 1; // the class
-      for (int t : trees) {
-        row[level[t]]++;
-        for (int l = 1; l < level[t]; l++) { // the edge from the class
-          row[l]++;
-        }
-        for (int p : parents[t]) {
-          for (int l = level[p] + 1; l < level[t]; l++) {
-            row[l]++;
-          }
-        }
-      }
-      int widest = 0;
-      for (int r : row) {
-        widest = Math.max(widest, r);
-      }
-      return widest;
     }
 
     /** @return the number of the network's context trees: the attributes it uses */
@@ -597,194 +490,8 @@ public final class HDPModel implements Serializable {
     return sb.toString();
   }
 
-  /**
-   * The widest drawing, in pixels, wanted from Weka's graph visualiser (whose window opens 800 pixels
-   * wide). It lays a network out in rows by the longest path from the class, every node as wide as the
-   * widest name, and gives each edge that skips a row a bend in it as wide as a node: a drawing of N
-   * attributes, each a child of the class, is at least N nodes wide.
-   */
-  public static final int DRAWN_WIDTH = 1000;
-
-  /** Names longer than this are shortened in the drawing (every node is as wide as the widest name). */
-  public static final int DRAWN_NAME = 16;
-
-  /**
-   * The trees of network 0 that the drawing shows ({@link Network#drawnTrees()}).
-   *
-   * @return the trees drawn, each after its parents'
-   */
-  public int[] drawnTrees() {
-    return m_Members[0].drawnTrees();
-  }
-
   /** @return the number of network 0's context trees: the attributes it uses */
   public int numTrees() {
     return m_Members[0].numTrees();
-  }
-
-  /**
-   * A node's name in the drawing: names longer than {@link #DRAWN_NAME} keep their start and end.
-   *
-   * @param name the name
-   * @return the name drawn
-   */
-  public static String drawnName(String name) {
-    int cut = DRAWN_NAME - 6;
-    return name.length() <= DRAWN_NAME ? name : name.substring(0, cut) + "\u2026" + name.substring(name.length() - 5);
-  }
-
-  /**
-   * Network 0 in XML BIF 0.3, as Weka's {@code BayesNet.graph()} writes it, so that Weka's graph
-   * visualiser draws it. Each table is the network's predictive distribution for every configuration
-   * of (class, parents), backed off where a context was never seen; the first parent varies slowest.
-   * For a model of several networks, the network's name says it is member 0.
-   *
-   * <p>So that the drawing stays legible at its natural size, it shows at most the attributes of
-   * {@link #drawnTrees()} (the others' nodes would widen every row of Weka's layout), names longer than
-   * {@link #DRAWN_NAME} characters shortened; a node "+N more" beside the class and the network's name
-   * say what is left out. Positions (which Weka's Explorer recomputes) put each node in the row of its longest path
-   * from the class.
-   *
-   * @param relation the network's name
-   * @return the XML text
-   */
-  public String toXMLBIF(String relation) {
-    Network m = m_Members[0];
-    int[] drawn = m.drawnTrees();
-    int left = m.m_TreeAttr.length - drawn.length;
-    // the nodes' names in the drawing: shortened, unless that makes two alike
-    java.util.Map<String, Integer> uses = new java.util.HashMap<>();
-    uses.merge(drawnName(m_ClassName), 1, Integer::sum);
-    for (int t : drawn) {
-      uses.merge(drawnName(m.m_AttrNames[m.m_TreeAttr[t]]), 1, Integer::sum);
-    }
-    String className = uses.get(drawnName(m_ClassName)) > 1 ? m_ClassName : drawnName(m_ClassName);
-    String[] names = new String[m.m_AttrNames.length];
-    int widest = className.length();
-    for (int t : drawn) {
-      String full = m.m_AttrNames[m.m_TreeAttr[t]];
-      names[m.m_TreeAttr[t]] = uses.get(drawnName(full)) > 1 ? full : drawnName(full);
-      widest = Math.max(widest, names[m.m_TreeAttr[t]].length());
-    }
-    StringBuilder sb = new StringBuilder();
-    sb.append("<?xml version=\"1.0\"?>\n");
-    sb.append("<!-- DTD for the XMLBIF 0.3 format -->\n");
-    sb.append("<!DOCTYPE BIF [\n");
-    sb.append("\t<!ELEMENT BIF ( NETWORK )*>\n");
-    sb.append("\t      <!ATTLIST BIF VERSION CDATA #REQUIRED>\n");
-    sb.append("\t<!ELEMENT NETWORK ( NAME, ( PROPERTY | VARIABLE | DEFINITION )* )>\n");
-    sb.append("\t<!ELEMENT NAME (#PCDATA)>\n");
-    sb.append("\t<!ELEMENT VARIABLE ( NAME, ( OUTCOME |  PROPERTY )* ) >\n");
-    sb.append("\t      <!ATTLIST VARIABLE TYPE (nature|decision|utility) \"nature\">\n");
-    sb.append("\t<!ELEMENT OUTCOME (#PCDATA)>\n");
-    sb.append("\t<!ELEMENT DEFINITION ( FOR | GIVEN | TABLE | PROPERTY )* >\n");
-    sb.append("\t<!ELEMENT FOR (#PCDATA)>\n");
-    sb.append("\t<!ELEMENT GIVEN (#PCDATA)>\n");
-    sb.append("\t<!ELEMENT TABLE (#PCDATA)>\n");
-    sb.append("\t<!ELEMENT PROPERTY (#PCDATA)>\n");
-    sb.append("]>\n\n\n");
-    sb.append("<BIF VERSION=\"0.3\">\n<NETWORK>\n");
-    String name = m_Members.length == 1 ? relation
-      : relation + " (ESKDB: member 0 of " + m_Members.length + ", the ensemble averages them all)";
-    if (left > 0) {
-      StringBuilder rest = new StringBuilder();
-      boolean[] shown = new boolean[m.m_TreeAttr.length];
-      for (int t : drawn) {
-        shown[t] = true;
-      }
-      for (int t = 0; t < shown.length; t++) {
-        if (!shown[t]) {
-          rest.append(rest.length() == 0 ? "" : ", ").append(m.m_AttrNames[m.m_TreeAttr[t]]);
-        }
-      }
-      name += "; drawn: the class and " + drawn.length + " of the " + m.m_TreeAttr.length
-        + " attributes of the network (with all their parents, so the tables are exact), not drawn: " + rest;
-    }
-    sb.append("<NAME>").append(xml(name)).append("</NAME>\n");
-    // positions: each node in the row of its longest path from the class, rows of the widest name
-    int slot = 8 * widest + 24;
-    int[] level = new int[m.m_AttrNames.length];
-    int[] inRow = new int[m.m_TreeAttr.length + 2];
-    String[] position = new String[m.m_AttrNames.length];
-    for (int t : drawn) { // parents come first in drawn
-      int a = m.m_TreeAttr[t];
-      level[a] = 1;
-      for (int p : m.m_Parents[a]) {
-        level[a] = Math.max(level[a], level[p] + 1);
-      }
-      position[a] = "(" + (20 + slot * inRow[level[a]]++) + "," + (20 + 90 * level[a]) + ")";
-    }
-    sb.append("<VARIABLE TYPE=\"nature\">\n<NAME>").append(xml(className)).append("</NAME>\n");
-    for (String v : m_ClassValues) {
-      sb.append("<OUTCOME>").append(xml(v)).append("</OUTCOME>\n");
-    }
-    sb.append("<PROPERTY>position = (20,20)</PROPERTY>\n</VARIABLE>\n");
-    for (int t : drawn) {
-      int a = m.m_TreeAttr[t];
-      sb.append("<VARIABLE TYPE=\"nature\">\n<NAME>").append(xml(names[a])).append("</NAME>\n");
-      for (int c = 0; c < m.m_TreeCard[t]; c++) {
-        sb.append("<OUTCOME>").append(xml(m.label(a, c))).append("</OUTCOME>\n");
-      }
-      sb.append("<PROPERTY>position = ").append(position[a]).append("</PROPERTY>\n</VARIABLE>\n");
-    }
-    String note = "+" + left + " more";
-    if (left > 0) { // beside the class, with no edges: says in the drawing itself that it is partial
-      sb.append("<VARIABLE TYPE=\"nature\">\n<NAME>").append(xml(note)).append("</NAME>\n");
-      sb.append("<OUTCOME>see the network's name</OUTCOME>\n");
-      sb.append("<PROPERTY>position = (").append(20 + slot).append(",20)</PROPERTY>\n</VARIABLE>\n");
-    }
-    sb.append("<DEFINITION>\n<FOR>").append(xml(className)).append("</FOR>\n<TABLE>\n");
-    for (double lp : m_ClassLogPrior) {
-      sb.append(Math.exp(lp)).append(' ');
-    }
-    sb.append("\n</TABLE>\n</DEFINITION>\n");
-    int[] codes = new int[m.m_AttrNames.length];
-    for (int t : drawn) {
-      int a = m.m_TreeAttr[t];
-      int card = m.m_TreeCard[t];
-      int[] parents = m.m_Parents[a];
-      sb.append("<DEFINITION>\n<FOR>").append(xml(names[a])).append("</FOR>\n");
-      sb.append("<GIVEN>").append(xml(className)).append("</GIVEN>\n");
-      for (int p : parents) {
-        sb.append("<GIVEN>").append(xml(names[p])).append("</GIVEN>\n");
-      }
-      sb.append("<TABLE>\n");
-      // odometer over (class, parents), the last varying fastest
-      int[] digit = new int[parents.length + 1];
-      int[] radix = new int[parents.length + 1];
-      radix[0] = m_ClassValues.length;
-      for (int j = 0; j < parents.length; j++) {
-        radix[j + 1] = m.m_Cardinalities[parents[j]];
-      }
-      while (true) {
-        for (int j = 0; j < parents.length; j++) {
-          codes[parents[j]] = digit[j + 1];
-        }
-        int node = m.deepestNode(t, digit[0], codes);
-        for (int c = 0; c < card; c++) {
-          sb.append(Math.exp(m.logEstimate(node, c, card))).append(' ');
-        }
-        sb.append('\n');
-        int j = digit.length - 1;
-        while (j >= 0 && ++digit[j] == radix[j]) {
-          digit[j] = 0;
-          j--;
-        }
-        if (j < 0) {
-          break;
-        }
-      }
-      sb.append("</TABLE>\n</DEFINITION>\n");
-    }
-    if (left > 0) {
-      sb.append("<DEFINITION>\n<FOR>").append(xml(note)).append("</FOR>\n<TABLE>\n1.0\n</TABLE>\n</DEFINITION>\n");
-    }
-    sb.append("</NETWORK>\n</BIF>\n");
-    return sb.toString();
-  }
-
-  private static String xml(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;")
-      .replace("'", "&apos;");
   }
 }

@@ -369,8 +369,7 @@ public final class ModelFile {
       Map<String, Object> part = asMap(parts.get(e));
       int nTrees = asList(part.get("trees")).size();
       need(first + nTrees <= batches.size(), "the number of trees does not match the structure");
-      members[e] = readNetwork(part, className, nClasses, logPrior, batches.subList(first, first + nTrees), hdp,
-        "mle".equals(estimator));
+      members[e] = readNetwork(part, nClasses, batches.subList(first, first + nTrees), hdp, "mle".equals(estimator));
       first += nTrees;
       Object w = part.get("weight");
       need(isNumber(w) && Double.isFinite(((Number) w).doubleValue()) && ((Number) w).doubleValue() > 0,
@@ -431,8 +430,8 @@ public final class ModelFile {
   }
 
   /** One network: its attributes, cardinalities, structure, trees and the concentrations of its trees. */
-  private static HDPModel.Network readNetwork(Map<String, Object> part, String className, int nClasses,
-      double[] logPrior, List<List<Column>> batches, boolean backoffToParent, boolean mle) throws Corrupt {
+  private static HDPModel.Network readNetwork(Map<String, Object> part, int nClasses, List<List<Column>> batches,
+      boolean backoffToParent, boolean mle) throws Corrupt {
     HDPModel.Network net = new HDPModel.Network();
     readAttributes(net, asList(part.get("attributes")));
     int nAttr = net.m_AttrNames.length;
@@ -452,11 +451,8 @@ public final class ModelFile {
     }
     net.m_StructureKind = String.valueOf(st.get("kind"));
     net.m_K = asInt(st.get("k"));
-    net.m_ClassName = className;
-    net.m_ClassLogPrior = logPrior;
-    net.m_BackoffToParent = backoffToParent;
     List<?> trees = asList(part.get("trees"));
-    readTrees(net, trees, batches, nClasses, mle);
+    readTrees(net, trees, batches, nClasses, backoffToParent, mle);
     net.m_Concentrations = readConcentrations(trees);
     return net;
   }
@@ -547,7 +543,7 @@ public final class ModelFile {
    * checked, into flat arrays over the network's nodes and cells.
    */
   private static void readTrees(HDPModel.Network net, List<?> treesDoc, List<List<Column>> batches, int nClasses,
-      boolean mle) throws Corrupt {
+      boolean backoffToParent, boolean mle) throws Corrupt {
     int nTrees = treesDoc.size();
     need(nTrees == batches.size() && nTrees == net.m_Kept.length, "the number of trees does not match the structure");
     net.m_TreeAttr = new int[nTrees];
@@ -587,7 +583,7 @@ public final class ModelFile {
     net.m_LogProb = new double[(int) totalCells];
     int cellOff = 0;
     for (int t = 0; t < nTrees; t++) {
-      cellOff = readTree(net, t, batches.get(t), nClasses, mle, cellOff);
+      cellOff = readTree(net, t, batches.get(t), nClasses, backoffToParent, mle, cellOff);
     }
     net.m_CellStart[nodes] = cellOff;
   }
@@ -597,8 +593,8 @@ public final class ModelFile {
    * readers name the same fault), copied into the network's arrays from its first node on; returns the
    * next cell offset.
    */
-  private static int readTree(HDPModel.Network net, int t, List<Column> b, int nClasses, boolean mle,
-      int cellOff) throws Corrupt {
+  private static int readTree(HDPModel.Network net, int t, List<Column> b, int nClasses, boolean backoffToParent,
+      boolean mle, int cellOff) throws Corrupt {
     int card = net.m_TreeCard[t];
     int[] vars = net.m_Branching[t];
     int n = b.get(0).length;
@@ -672,7 +668,7 @@ public final class ModelFile {
     for (int j = 0; j < n; j++) {
       rest[j] = (card - (offsets[j + 1] - offsets[j])) / (double) card;
     }
-    if (net.m_BackoffToParent) {
+    if (backoffToParent) {
       for (int j = 1; j < n; j++) {
         int p = parent[j];
         double share = 0;

@@ -185,7 +185,7 @@ public final class PythonEnvironment {
       + base + ", then pip installs the hdp_plugin wheel that comes with the package and its dependencies "
       + "(numpy, numba, pyarrow, liac-arff, typer: about 135 MB to download, 500 MB on disk). This takes one to a few minutes; "
       + "the log is " + packageDir.resolve(ENV_DIR + "-install.log"));
-    SpoolClient.deleteTree(env); // a half-made one from an interrupted try
+    Spool.deleteTree(env); // a half-made one from an interrupted try
     Path log = packageDir.resolve(ENV_DIR + "-install.log");
     Files.deleteIfExists(log);
     run(Arrays.asList(base, "-m", "venv", env.toString()), log, feedback, "creating the virtual environment",
@@ -295,7 +295,7 @@ public final class PythonEnvironment {
     if (p.exitValue() != 0) {
       throw new Exception("HDPBayesNet: " + what + " failed ('" + String.join(" ", cmd) + "' exited with code "
         + p.exitValue() + "; is the package index reachable?). " + ownPythonHint(packageDir) + " Log " + log + ":\n"
-        + SpoolClient.tail(log, 8));
+        + Spool.tail(log, 8));
     }
   }
 

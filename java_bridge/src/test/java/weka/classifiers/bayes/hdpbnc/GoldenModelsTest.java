@@ -116,7 +116,7 @@ class GoldenModelsTest {
     // the seed as the user gave it (random_state 3), not member 0's SeedSequence {entropy=..., spawn_key=[...]}
     assertTrue(model.describe().contains("tying level, seed 3)"), model.describe());
     assertFalse(model.describe().contains("entropy"), model.describe());
-    String bif = model.toXMLBIF("diabetes");
+    String bif = NetworkDrawing.toXMLBIF(model, "diabetes");
     assertTrue(bif.contains("<NAME>diabetes (ESKDB: member 0 of 3, the ensemble averages them all)</NAME>"), bif);
     // the model's cells are its members'
     assertEquals((long) model.member(0).numCells() + model.member(1).numCells() + model.member(2).numCells(),
@@ -125,7 +125,7 @@ class GoldenModelsTest {
     HDPModel single = ModelFile.read(TestFiles.golden().resolve("vote-kdb2-hdp.hdpbnc"));
     assertEquals(1, single.numMembers());
     // 16 attributes of long names: the drawing shows a part of the network, and says so
-    assertTrue(single.toXMLBIF("vote").contains("<NAME>vote; drawn: the class and "), single.toXMLBIF("vote"));
+    assertTrue(NetworkDrawing.toXMLBIF(single, "vote").contains("<NAME>vote; drawn: the class and "), NetworkDrawing.toXMLBIF(single, "vote"));
   }
 
   /**

@@ -94,7 +94,7 @@ class ModelFileFuzzTest {
         }
       }
       assertTrue(m.describe().contains("Structure: "), what);
-      assertTrue(m.toXMLBIF("fuzz").contains("<BIF VERSION=\"0.3\">"), what);
+      assertTrue(NetworkDrawing.toXMLBIF(m, "fuzz").contains("<BIF VERSION=\"0.3\">"), what);
     }
     assertTrue(refused > TRIALS / 4 && loaded > 0, name + ": " + refused + " refused, " + loaded + " loaded");
   }

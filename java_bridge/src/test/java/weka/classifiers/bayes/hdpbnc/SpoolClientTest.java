@@ -47,7 +47,7 @@ class SpoolClientTest {
 
   @BeforeEach
   void fakeDaemon() throws Exception {
-    SpoolClient.createSpool(m_Spool);
+    Spool.create(m_Spool);
     m_LockChannel = FileChannel.open(m_Spool.resolve("daemons").resolve("fake.lock"), StandardOpenOption.CREATE,
       StandardOpenOption.READ, StandardOpenOption.WRITE);
     m_Lock = m_LockChannel.lock(0, 1, false);
@@ -60,12 +60,17 @@ class SpoolClientTest {
   @AfterEach
   void release() throws Exception {
     m_Ex.shutdownNow();
-    // a failed job's monitor writes the cancel marker and cleans up from its own thread: let it finish
-    // (or stop it) before JUnit deletes the temporary spool under it
+    // a failed job's monitor writes the cancel marker and cleans up from its own thread: the fake daemon
+    // answers the marker as a daemon does (the job to failed/, cancelled), so that the monitor finishes
+    // before JUnit deletes the temporary spool under it
     for (SpoolClient c : m_Clients) {
       SpoolClient.Monitor m = c.monitor();
+      long end = System.currentTimeMillis() + 5000;
+      while (m != null && m.isAlive() && System.currentTimeMillis() < end) {
+        answerCancels();
+        m.join(20);
+      }
       if (m != null) {
-        m.join(2000);
         m.interrupt();
         m.join(2000);
       }
@@ -74,6 +79,25 @@ class SpoolClientTest {
       m_Lock.release();
     }
     m_LockChannel.close();
+  }
+
+  /** As the fake daemon: every job in new/ or claimed/fake/ with a cancel marker goes to failed/, cancelled. */
+  void answerCancels() throws Exception {
+    for (Path dir : new Path[] {m_Spool.resolve("new"), m_Spool.resolve("claimed").resolve("fake")}) {
+      if (!Files.isDirectory(dir)) {
+        continue;
+      }
+      List<Path> jobs;
+      try (Stream<Path> s = Files.list(dir)) {
+        jobs = s.filter(p -> Files.exists(m_Spool.resolve("cancel").resolve(p.getFileName().toString())))
+          .collect(java.util.stream.Collectors.toList());
+      }
+      for (Path job : jobs) {
+        Files.copy(SpoolGoldenTest.spoolGolden().resolve("error").resolve("cancelled.json"),
+          job.resolve("error.json"), StandardCopyOption.REPLACE_EXISTING);
+        Files.move(job, m_Spool.resolve("failed").resolve(job.getFileName()), StandardCopyOption.ATOMIC_MOVE);
+      }
+    }
   }
 
   static Instances weather() throws Exception {
@@ -151,7 +175,7 @@ class SpoolClientTest {
       Files.write(daemons.resolve("garbage.json"), "{not json".getBytes(StandardCharsets.UTF_8));
       SpoolClient c = client(0);
       long end = System.currentTimeMillis() + 20000;
-      while (!SpoolClient.hostKnown() && System.currentTimeMillis() < end) {
+      while (!Spool.hostKnown() && System.currentTimeMillis() < end) {
         Thread.sleep(10); // the host's name is looked up on a thread of its own
       }
       Map<String, Object> params = new LinkedHashMap<>();
@@ -162,9 +186,9 @@ class SpoolClientTest {
       }
       assertThrows(java.net.SocketTimeoutException.class, () -> other.accept().close(),
         "another host's, a stopping daemon's or a text port was nudged");
-      assertEquals(1, SpoolClient.wake(m_Spool)); // the listening daemon only, again
+      assertEquals(1, Spool.wake(m_Spool)); // the listening daemon only, again
       listening.accept().close();
-      assertEquals(0, SpoolClient.wake(m_Spool.resolve("no-such-spool")));
+      assertEquals(0, Spool.wake(m_Spool.resolve("no-such-spool")));
     }
   }
 
@@ -226,6 +250,61 @@ class SpoolClientTest {
     assertTrue(!Files.exists(done), "the finished job stays in done/ after its caller left without cleanUp()");
   }
 
+  /**
+   * Weka's Stop in the Experimenter and the SimpleCLI is a Thread.stop() with no interrupt first, and the
+   * caller's thread lives on afterwards: the job is cancelled all the same.
+   */
+  @Test
+  @SuppressWarnings({"deprecation", "removal"})
+  void aStopWithoutAnInterruptCancelsTheJobWhileTheCallerLivesOn() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() < 20, "Thread.stop() is unsupported");
+    SpoolClient c = client(0);
+    java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch end = new java.util.concurrent.CountDownLatch(1);
+    Map<String, Object> params = new LinkedHashMap<>();
+    params.put("structure", "kdb");
+    Thread caller = new Thread(() -> {
+      try {
+        c.train(weather(), params);
+      } catch (ThreadDeath e) {
+        stopped.countDown();
+      } catch (Exception e) {
+        // the assertion below says it
+      }
+      while (end.getCount() > 0) { // alive, as the Experimenter's thread after a Stop
+        try {
+          end.await();
+        } catch (InterruptedException e) {
+          // Thread.stop() also interrupts the thread it stops
+        }
+      }
+    }, "a training thread that is stopped and lives on");
+    caller.start();
+    Path job = claim();
+    while (c.monitor() == null || caller.getState() != Thread.State.TIMED_WAITING) {
+      Thread.sleep(1); // until it waits for the job, as a training does for most of its time
+    }
+    caller.stop();
+    try {
+      assertTrue(stopped.await(20, TimeUnit.SECONDS), "train() did not end by the stop");
+      Path marker = m_Spool.resolve("cancel").resolve(job.getFileName().toString());
+      long deadline = System.currentTimeMillis() + 20000;
+      while (!Files.exists(marker) && System.currentTimeMillis() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(Files.exists(marker), "no cancel marker");
+      answerCancels(); // the job to failed/, cancelled: the monitor, which saw the caller go, removes it
+      Path failed = m_Spool.resolve("failed").resolve(job.getFileName().toString());
+      while (Files.exists(failed) && System.currentTimeMillis() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(!Files.exists(failed), "the monitor left the cancelled job in failed/");
+      assertTrue(caller.isAlive());
+    } finally {
+      end.countDown();
+    }
+  }
+
   @Test
   void aFailedJobGivesTheDaemonsMessage() throws Exception {
     Future<Path> f = train(client(0));
@@ -274,15 +353,15 @@ class SpoolClientTest {
     double now = System.currentTimeMillis() / 1000.0;
     Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\"some-other-host.example\","
       + "\"heartbeat_unix\":" + now + ",\"heartbeat_seconds\":2.0}").getBytes(StandardCharsets.UTF_8));
-    assertTrue(SpoolClient.alive(m_Spool, "remote"), "a fresh heartbeat from another host");
+    assertTrue(Spool.alive(m_Spool, "remote"), "a fresh heartbeat from another host");
     Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\"some-other-host.example\","
       + "\"heartbeat_unix\":" + (now - 60) + ",\"heartbeat_seconds\":2.0}").getBytes(StandardCharsets.UTF_8));
-    assertTrue(!SpoolClient.alive(m_Spool, "remote"), "a stale heartbeat");
+    assertTrue(!Spool.alive(m_Spool, "remote"), "a stale heartbeat");
     Files.write(beat, ("{\"protocol\":1,\"daemon\":\"remote\",\"host\":\""
       + java.net.InetAddress.getLocalHost().getHostName() + "\",\"heartbeat_unix\":" + now + "}").getBytes(
         StandardCharsets.UTF_8));
-    assertTrue(!SpoolClient.alive(m_Spool, "remote"), "on this host only the lock counts");
-    assertTrue(SpoolClient.alive(m_Spool, "fake"), "the fake daemon holds its lock");
+    assertTrue(!Spool.alive(m_Spool, "remote"), "on this host only the lock counts");
+    assertTrue(Spool.alive(m_Spool, "fake"), "the fake daemon holds its lock");
   }
 
   @Test
@@ -338,7 +417,7 @@ class SpoolClientTest {
   void aVanishedJobIsAnError() throws Exception {
     Future<Path> f = train(client(0));
     Path job = claim();
-    SpoolClient.deleteTree(job);
+    Spool.deleteTree(job);
     ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(20, TimeUnit.SECONDS));
     assertInstanceOf(Exception.class, e.getCause());
     assertTrue(e.getCause().getMessage().contains("vanished"), e.getCause().getMessage());

@@ -53,11 +53,11 @@ class SpoolGoldenTest {
 
   @Test
   void heartbeatAndProgress() throws Exception {
-    assertTrue(SpoolClient.heartbeatReady(read(spoolGolden().resolve("heartbeat.json"))));
+    assertTrue(DaemonLauncher.heartbeatReady(read(spoolGolden().resolve("heartbeat.json"))));
     Map<String, Object> starting = new LinkedHashMap<>(ModelFile.asMap(read(spoolGolden().resolve("heartbeat.json"))));
     starting.put("state", "starting");
-    assertFalse(SpoolClient.heartbeatReady(starting));
-    assertFalse(SpoolClient.heartbeatReady(null));
+    assertFalse(DaemonLauncher.heartbeatReady(starting));
+    assertFalse(DaemonLauncher.heartbeatReady(null));
     Map<?, ?> progress = (Map<?, ?>) read(spoolGolden().resolve("progress.json"));
     String line = SpoolClient.describeProgress(progress);
     assertTrue(line.startsWith((String) progress.get("phase")), line);
@@ -96,7 +96,7 @@ class SpoolGoldenTest {
       assertEquals("play", doc.get("class_attribute"));
       assertEquals(4294967295L, doc.get("seed")); // -1 as an unsigned int: the protocol wants seed >= 0
       assertEquals(20L, doc.get("burn_in"));
-      for (String sub : SpoolClient.SUBDIRS) {
+      for (String sub : Spool.SUBDIRS) {
         assertTrue(Files.isDirectory(spool.resolve(sub)), sub);
       }
       try (Stream<Path> tmp = Files.list(spool.resolve("tmp"))) {
