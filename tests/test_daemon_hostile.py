@@ -26,9 +26,9 @@ from test_daemon_service import (
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX signals, modes and resource limits")
 
 OK = {"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20}
-# a kDB-3 job on vote this long samples for about 10 s on one thread here (20,000 iterations took 0.8 s,
-# short enough to end between two looks at its progress file): long enough to be caught sampling
-SLOW_ITERATIONS = 250_000
+# a kDB-3 job on vote this long samples for a few seconds on one thread: many progress updates (every
+# 0.25 s) in which a test can catch it sampling, and short enough to run again after a kill
+SLOW_ITERATIONS = 60_000
 
 
 def _error(sp: P.Spool, name: str) -> dict:

@@ -299,8 +299,9 @@ def test_an_eskdb_job_gives_the_ensemble_of_a_direct_fit(tmp_path):
 def test_kill_9_at_several_points_loses_nothing_and_does_nothing_twice(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool)
-    # long enough (several seconds each) that the test can catch jobs in the middle of sampling
-    jobs = {f"long-{i}": dict(structure="kdb", k=4, iterations=100_000, seed=i) for i in range(6)}
+    # a few seconds of sampling each on one thread: many progress updates (every 0.25 s) in which the
+    # test can catch a job in the middle of sampling, and short enough to rerun and fit again directly
+    jobs = {f"long-{i}": dict(structure="kdb", k=4, iterations=30_000, seed=i) for i in range(6)}
     for name, job in jobs.items():
         client.publish(spool, VOTE, job, name=name)
     watcher = Watcher(spool)
@@ -543,7 +544,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(tmp_path):
     """What the out-of-memory killer does: the daemon survives, the job runs again (attempt 2)."""
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
-    job = dict(structure="kdb", k=5, iterations=100_000, seed=5)  # about 7 s on one thread
+    job = dict(structure="kdb", k=5, iterations=30_000, seed=5)  # a few seconds of sampling on one thread
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log") as d:
         client.publish(spool, VOTE, job, name="victim")
         prog = wait_until(lambda: (P.read_json(sp.progress("victim")) or {}).get("iteration", 0) > 0
