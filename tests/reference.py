@@ -5,6 +5,7 @@ Nothing here is fast; everything here is written to be read against docs/method.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -13,8 +14,10 @@ import numpy as np
 
 # --------------------------------------------------------------------------------------------
 # Stirling numbers
+@functools.lru_cache(maxsize=None)
 def stirling_exact(n: int, t: int) -> int:
-    """Unsigned Stirling number of the first kind, as an exact integer."""
+    """Unsigned Stirling number of the first kind, as an exact integer (kept: a pure function of n and t,
+    asked for the same cells many times over)."""
     row = [1]  # S(0, .)
     for m in range(1, n + 1):
         new = [0] * (m + 1)

@@ -19,7 +19,7 @@ from hdp_plugin.daemon import client, jobs
 from hdp_plugin.daemon import protocol as P
 from hdp_plugin.daemon.jobs import Context, execute
 
-from test_daemon_service import VOTE, WEATHER, _cmd, daemon, final_names, wait_until
+from test_daemon_service import VOTE, WEATHER, Daemon, _cmd, daemon, final_names, wait_until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX signals and process groups")
 
@@ -255,28 +255,32 @@ def test_a_worker_holding_more_than_the_bound_after_a_job_is_replaced(tmp_path):
     """--worker-memory-mb 0: every worker holds more than the bound after its job, so each job runs in a
     fresh worker (the log says which and why); with the default bound a small job leaves its worker
     in place."""
-    spool = tmp_path / "spool"
-    log = tmp_path / "daemon.log"
+    spool, spool2 = tmp_path / "spool", tmp_path / "spool2"
+    log, log2 = tmp_path / "daemon.log", tmp_path / "daemon2.log"
     job = {**OK, "structure": "nb"}
-    with daemon(spool, "--worker-memory-mb", "0", log=log) as d:
-        first = _worker_pids(d)
+    # the two daemons (bound 0 and the default bound) serve their own spools side by side
+    d = Daemon(spool, "--workers", "1", "--worker-memory-mb", "0", log=log)
+    d2 = Daemon(spool2, "--workers", "1", log=log2)
+    try:
+        d.wait_ready()
+        d2.wait_ready()
+        first, first2 = _worker_pids(d), _worker_pids(d2)
         client.publish(spool, WEATHER, job, name="one")
+        client.publish(spool2, WEATHER, job, name="one")
         wait_until(lambda: final_names(spool, P.DONE) == ["one"], 60, "the first job")
         wait_until(lambda: d.heartbeat().get("ready_workers") == 1 and _worker_pids(d) != first, 60,
                    "a fresh worker")
         second = _worker_pids(d)
         client.publish(spool, WEATHER, job, name="two")
         wait_until(lambda: final_names(spool, P.DONE) == ["one", "two"], 60, "the second job")
+        wait_until(lambda: final_names(spool2, P.DONE) == ["one"], 60, "the job of the default bound")
+        assert _worker_pids(d2) == first2
+    finally:
+        d.close()
+        d2.close()
     text = log.read_text()
     assert f"replacing worker {first[0]}: it holds" in text and "after job one, more than --worker-memory-mb 0" in text
     assert f"replacing worker {second[0]}: it holds" in text and first != second
-    spool2 = tmp_path / "spool2"
-    log2 = tmp_path / "daemon2.log"
-    with daemon(spool2, log=log2) as d:
-        first = _worker_pids(d)
-        client.publish(spool2, WEATHER, job, name="one")
-        wait_until(lambda: final_names(spool2, P.DONE) == ["one"], 60, "the job")
-        assert _worker_pids(d) == first
     assert "replacing worker" not in log2.read_text()
 
 

@@ -26,9 +26,9 @@ from test_daemon_service import (
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX signals, modes and resource limits")
 
 OK = {"protocol": 1, "structure": "kdb", "k": 1, "iterations": 20}
-# a kDB-3 job on vote this long samples for about 10 s on one thread here (20,000 iterations took 0.8 s,
-# short enough to end between two looks at its progress file): long enough to be caught sampling
-SLOW_ITERATIONS = 250_000
+# a kDB-3 job on vote this long samples for a few seconds on one thread: many progress updates (every
+# 0.25 s) in which a test can catch it sampling, and short enough to run again after a kill
+SLOW_ITERATIONS = 60_000
 
 
 def _error(sp: P.Spool, name: str) -> dict:
@@ -48,6 +48,16 @@ def _job_folder(path: Path, job: dict = OK, data: Path = WEATHER) -> Path:
     (path / P.JOB_FILE).write_text(json.dumps(job))
     (path / "data.arff").write_bytes(data.read_bytes())
     return path
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One daemon with the default settings, serving a spool for the tests that only publish jobs to it
+    and look at those jobs (each test names its own) and at the daemon's log."""
+    tmp = tmp_path_factory.mktemp("served")
+    spool, log = tmp / "spool", tmp / "daemon.log"
+    with daemon(spool, log=log):
+        yield P.Spool(spool).create(), log
 
 
 def test_recovery_never_follows_links_and_skips_foreign_entries(tmp_path):
@@ -89,21 +99,24 @@ def test_recovery_never_follows_links_and_skips_foreign_entries(tmp_path):
     assert "ignoring claimed/ccc-dead/a-linked-job" in text and "Traceback" not in text
 
 
-def test_producer_written_attempts_are_ignored_and_files_are_private(tmp_path):
+def test_producer_written_attempts_are_ignored_and_files_are_private(served):
     """Item 7: attempts.json from a producer neither loops nor spoofs the count; every file the
     daemon writes is private (umask 077)."""
-    spool = tmp_path / "spool"
-    sp = P.Spool(spool).create()
+    sp, _ = served
+    spool = sp.root
     for name, attempts in (("loops", {"lost": "x"}), ("spoofs", {"lost": -100}), ("nested", [1])):
         publish_raw(spool, name, {P.JOB_FILE: OK, "data.arff": WEATHER, P.ATTEMPTS_FILE: attempts})
-    publish_raw(spool, "dir-attempts", {P.JOB_FILE: OK, "data.arff": WEATHER})
-    (sp.job(P.NEW, "dir-attempts") / P.ATTEMPTS_FILE).mkdir()
+    tmp = sp.job(P.TMP, "dir-attempts")  # attempts.json a directory, published by one rename
+    _job_folder(tmp)
+    (tmp / P.ATTEMPTS_FILE).mkdir()
+    os.rename(tmp, sp.job(P.NEW, "dir-attempts"))
     publish_raw(spool, "bad", {P.JOB_FILE: {**OK, "k": "x"}, "data.arff": WEATHER})
-    with daemon(spool, log=tmp_path / "daemon.log"):
-        wait_until(lambda: len(final_names(spool, P.DONE)) == 4 and final_names(spool, P.FAILED), 60, "the jobs")
-        hb = sp.heartbeat(next(n[:-5] for n in sp.names(P.DAEMONS) if n.endswith(".json")))
-        assert stat.S_IMODE(os.stat(hb).st_mode) & 0o077 == 0
-    for name in ("loops", "spoofs", "nested", "dir-attempts"):
+    good = ("loops", "spoofs", "nested", "dir-attempts")
+    wait_until(lambda: all(sp.job(P.DONE, n).exists() for n in good) and sp.job(P.FAILED, "bad").exists(), 60,
+               "the jobs")
+    hb = sp.heartbeat(next(n[:-5] for n in sp.names(P.DAEMONS) if n.endswith(".json")))
+    assert stat.S_IMODE(os.stat(hb).st_mode) & 0o077 == 0
+    for name in good:
         assert _result(sp, name)["attempt"] == 1
         for f in (P.RESULT_FILE, P.MODEL_FILE):
             assert stat.S_IMODE(os.stat(sp.job(P.DONE, name) / f).st_mode) & 0o077 == 0, (name, f)
@@ -132,7 +145,8 @@ def test_job_names_are_unique(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log"):
-        client.publish(spool, VOTE, {"structure": "kdb", "k": 2, "iterations": 300_000, "seed": 1}, name="same")
+        # a few seconds of sampling: running (in claimed/) while a client publishes its namesake
+        client.publish(spool, VOTE, {"structure": "kdb", "k": 2, "iterations": 60_000, "seed": 1}, name="same")
         wait_until(lambda: "same" in sum(sp.claimed().values(), []), 30, "the first job to run")
         with pytest.raises(JobError, match="a job named same is already in claimed/"):
             client.publish(spool, WEATHER, OK, name="same")
@@ -225,14 +239,14 @@ def test_a_deleted_spool_stops_its_daemon(tmp_path):
     assert "spool was deleted" in (tmp_path / "daemon.log").read_text()
 
 
-def test_job_files_links_and_data_null(tmp_path):
+def test_job_files_links_and_data_null(tmp_path, served):
     """Item 9: dangling and looping links are bad_job, a hard link to a file outside the job is refused
     without quoting it, and "data": null is allowed. Items 1 and 6: an Arrow file that crashed pyarrow
     is bad_data (not a dead worker and too_many_attempts), and one declaring 5x10^8 rows is too_large."""
     import pyarrow as pa
 
-    spool = tmp_path / "spool"
-    sp = P.Spool(spool).create()
+    sp, _ = served
+    spool = sp.root
     crash = Path(__file__).parent / "data" / "hostile" / "segv-string-offsets.arrow"
     publish_raw(spool, "crash", {P.JOB_FILE: OK, "data.arrow": crash})
     rows = tmp_path / "rows.arrow"
@@ -249,9 +263,11 @@ def test_job_files_links_and_data_null(tmp_path):
     (tmp / P.JOB_FILE).write_text(json.dumps(OK))
     os.link(secret, tmp / "data.arff")
     os.rename(tmp, sp.job(P.NEW, "hardlink"))
-    with daemon(spool, log=tmp_path / "daemon.log"):
-        wait_until(lambda: len(final_names(spool, P.FAILED)) == 5 and final_names(spool, P.DONE), 60, "the jobs")
-    assert final_names(spool, P.DONE) == ["data-null"]
+    bad = ("crash", "rows", "dangling", "looping", "hardlink")
+    wait_until(lambda: all(sp.job(P.FAILED, n).exists() for n in bad) and sp.job(P.DONE, "data-null").exists(), 60,
+               "the jobs")
+    assert not any(sp.job(P.DONE, n).exists() for n in bad)
+    assert not sp.job(P.FAILED, "data-null").exists()
     assert _error(sp, "crash")["code"] == "bad_data" and _error(sp, "crash")["attempt"] == 1
     assert _error(sp, "rows")["code"] == "too_large" and "--max-cells" in _error(sp, "rows")["message"]
     for name, words in (("dangling", "link to nothing"), ("looping", "link to nothing"), ("hardlink", "hard link")):
@@ -316,18 +332,16 @@ def test_a_well_formed_producer_attempts_file_counts_for_nothing(tmp_path):
     assert "job forged: claimed (attempt 1)" in text and "attempt 3" not in text
 
 
-def test_job_names_with_newlines_cannot_forge_log_lines(tmp_path):
+def test_job_names_with_newlines_cannot_forge_log_lines(served):
     """A published name holding a newline (or a terminal escape) reaches the daemon's
     log escaped, on its own line; a name that only ends in a newline is not a valid job name either."""
-    spool = tmp_path / "spool"
-    sp = P.Spool(spool).create()
+    sp, log = served
+    spool = sp.root
     forged = "2026-01-01T00:00:00 hdp-bnc daemon: job payroll: done -> elsewhere"
     names = [f"evil\n{forged}", "trailing\n", "esc\x1b[2Jape", "bidi\u202egnp.exe"]
     for name in names:
         publish_raw(spool, name, {P.JOB_FILE: OK, "data.arff": WEATHER})
-    log = tmp_path / "daemon.log"
-    with daemon(spool, log=log):
-        wait_until(lambda: len(final_names(spool, P.FAILED)) == len(names), 60, "the jobs to fail")
+    wait_until(lambda: all(sp.job(P.FAILED, n).exists() for n in names), 60, "the jobs to fail")
     for name in names:
         err = _error(sp, name)
         assert err["code"] == "bad_job" and "job name must be" in err["message"], err

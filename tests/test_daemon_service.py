@@ -299,8 +299,9 @@ def test_an_eskdb_job_gives_the_ensemble_of_a_direct_fit(tmp_path):
 def test_kill_9_at_several_points_loses_nothing_and_does_nothing_twice(tmp_path):
     spool = tmp_path / "spool"
     sp = P.Spool(spool)
-    # long enough (several seconds each) that the test can catch jobs in the middle of sampling
-    jobs = {f"long-{i}": dict(structure="kdb", k=4, iterations=100_000, seed=i) for i in range(6)}
+    # a few seconds of sampling each on one thread: many progress updates (every 0.25 s) in which the
+    # test can catch a job in the middle of sampling, and short enough to rerun and fit again directly
+    jobs = {f"long-{i}": dict(structure="kdb", k=4, iterations=30_000, seed=i) for i in range(4)}
     for name, job in jobs.items():
         client.publish(spool, VOTE, job, name=name)
     watcher = Watcher(spool)
@@ -543,7 +544,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(tmp_path):
     """What the out-of-memory killer does: the daemon survives, the job runs again (attempt 2)."""
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
-    job = dict(structure="kdb", k=5, iterations=100_000, seed=5)  # about 7 s on one thread
+    job = dict(structure="kdb", k=5, iterations=30_000, seed=5)  # a few seconds of sampling on one thread
     with daemon(spool, "--threads", "1", log=tmp_path / "daemon.log") as d:
         client.publish(spool, VOTE, job, name="victim")
         prog = wait_until(lambda: (P.read_json(sp.progress("victim")) or {}).get("iteration", 0) > 0
@@ -645,6 +646,13 @@ def test_submit_wait_says_once_that_no_daemon_serves_the_spool_and_goes_on_waiti
     keeps waiting, and finishes when a daemon appears; --no-daemon-timeout gives up, the job kept."""
     spool = tmp_path / "spool"
     P.Spool(spool).create()
+    # --no-daemon-timeout on a spool of its own, meanwhile: no daemon ever serves that one
+    lonely = tmp_path / "lonely"
+    P.Spool(lonely).create()
+    t0 = time.monotonic()
+    gives_up = subprocess.Popen(_cmd("submit", lonely, WEATHER, "-s", "kdb", "-k", "1", "--name", "w2", "--wait",
+                                     "--no-daemon-timeout", "6", "--quiet"), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
     err = tmp_path / "submit.err"
     with open(err, "wb") as fh:
         sub = subprocess.Popen(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "-i", "20", "--name", "w1",
@@ -664,13 +672,16 @@ def test_submit_wait_says_once_that_no_daemon_serves_the_spool_and_goes_on_waiti
     assert sub.returncode == 0 and out.strip() == str(P.Spool(spool).job(P.DONE, "w1") / P.MODEL_FILE)
     text = err.read_text()
     assert text.count("no daemon is serving") == 1 and f"a daemon serves {spool} now" in text, text
-    t0 = time.monotonic()
-    r = subprocess.run(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "--name", "w2", "--wait",
-                            "--no-daemon-timeout", "6", "--quiet"), capture_output=True, text=True, timeout=120)
-    assert r.returncode == 1 and "no daemon served" in r.stderr and "--no-daemon-timeout" in r.stderr, r.stderr
-    assert "job w2 stays queued in new/" in r.stderr and "Traceback" not in r.stderr
-    assert r.stderr.count("warning: no daemon is serving") == 1  # after 5 s, even with --quiet
-    assert time.monotonic() - t0 < 60 and final_names(spool, P.NEW) == ["w2"]
+    try:
+        _, gave_up = gives_up.communicate(timeout=120)
+    finally:
+        if gives_up.poll() is None:
+            gives_up.kill()
+            gives_up.wait(10)
+    assert gives_up.returncode == 1 and "no daemon served" in gave_up and "--no-daemon-timeout" in gave_up, gave_up
+    assert "job w2 stays queued in new/" in gave_up and "Traceback" not in gave_up
+    assert gave_up.count("warning: no daemon is serving") == 1  # after 5 s, even with --quiet
+    assert time.monotonic() - t0 < 60 and final_names(lonely, P.NEW) == ["w2"]
     r = subprocess.run(_cmd("submit", spool, WEATHER, "--no-daemon-timeout", "1"), capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "needs --wait" in r.stderr

@@ -77,8 +77,7 @@ def _stream(table: pa.Table, path: Path, **options) -> Path:
 
 def test_declared_rows_are_bounded_before_decoding(tmp_path):
     # a few hundred bytes declaring 5x10^8 rows of a type that needs no bytes
-    table = pa.table({"a": pa.nulls(500_000_000), "class": pa.nulls(500_000_000, pa.string())})
-    path = _stream(table.select(["a"]), tmp_path / "rows.arrow")
+    path = _stream(pa.table({"a": pa.nulls(500_000_000)}), tmp_path / "rows.arrow")
     assert path.stat().st_size < 1000
     r = read_in_child(path)
     assert r.returncode == 0, r.stderr[-2000:]
