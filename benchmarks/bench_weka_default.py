@@ -1,6 +1,6 @@
 """Weka's 10-fold cross-validation with no options: HDPBayesNet against weka.classifiers.trees.RandomForest.
 
-    python benchmarks/bench_weka_default.py [--rounds 3] [--zip ZIP] [DATA ...]
+    python benchmarks/bench_weka_default.py [--rounds 3] [--heap 2g] [--zip ZIP] [DATA ...]
 
 What a Weka user compares: ``weka.Run CLASSIFIER -t DATA`` (Weka's default 10-fold cross-validation
 and the final model on all the data, 11 fits), once with ``weka.classifiers.bayes.HDPBayesNet`` (no
@@ -44,6 +44,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", nargs="*", type=Path)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--heap", default="2g", help="the JVM's largest heap (-Xmx) for every Weka run")
     ap.add_argument("--zip", type=Path, help="the package zip (default: build it with Maven)")
     ap.add_argument("--weka-examples", type=Path, default=WEKA_EXAMPLES)
     ap.add_argument("--python", default=sys.executable,
@@ -63,7 +64,7 @@ def main(argv=None) -> int:
     home = Path(tempfile.mkdtemp(prefix="weka-home-"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     env.update(WEKA_HOME=str(home), HDP_BNC_PYTHON=args.python)
-    java = ["java", "-Xmx2g", f"-Duser.home={home}", "-cp", cp]
+    java = ["java", f"-Xmx{args.heap}", f"-Duser.home={home}", "-cp", cp]
     spool = home / "spool"
     try:
         subprocess.run(java + ["weka.core.WekaPackageManager", "-install-package", str(zip_path)], env=env, cwd=home,
