@@ -52,37 +52,76 @@ def _announce(capsys, line: str) -> None:
         print(line, flush=True)
 
 
-def test_java_bridge_maven_verify(tmp_path, capsys):
-    build = tmp_path / "target"  # not java_bridge/target: concurrent runs must not share a build directory
-    # the package's hdp_plugin wheel is built with the Python running this test suite
-    cmd = _display_wrapper() + _maven_command() + [f"-Dhdp.build.dir={build}", f"-Dhdp.python={sys.executable}"]
-    env = dict(os.environ)
-    # the daemon tests train with the Python running this test suite (where hdp_plugin is importable)
-    env.setdefault("HDP_BNC_PYTHON", sys.executable)
-    start = time.monotonic()
+class MavenRun:
+    """``mvn verify`` in java_bridge, started in the background with its output in a file: by the session's
+    first hook (tests/conftest.py), so that the Java suite runs beside the Python tests, which mostly wait
+    on processes; its test then waits for it. The build goes to a directory of its own (concurrent runs
+    must not share java_bridge/target) and the package's hdp_plugin wheel is built with this Python."""
+
+    def __init__(self, work: Path):
+        self.build = work / "target"
+        self.log = work / "mvn.log"
+        self.cmd = _display_wrapper() + _maven_command() + [f"-Dhdp.build.dir={self.build}",
+                                                            f"-Dhdp.python={sys.executable}"]
+        env = dict(os.environ)
+        # the daemon tests train with the Python running this test suite (where hdp_plugin is importable)
+        env.setdefault("HDP_BNC_PYTHON", sys.executable)
+        self.start = time.monotonic()
+        self._out = open(self.log, "w", encoding="utf-8")
+        self.proc = subprocess.Popen(self.cmd, cwd=JAVA_BRIDGE, env=env, stdout=self._out, stderr=subprocess.STDOUT)
+        self._timer = threading.Timer(900, self.proc.kill)  # a hung build fails the test, not the whole run
+        self._timer.daemon = True
+        self._timer.start()
+
+    def lines(self) -> list[str]:
+        return self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+
+    def stop(self) -> None:
+        """Kill the build if it still runs (the session ended without its test)."""
+        self._timer.cancel()
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._out.close()
+
+
+def maven_available() -> bool:
+    return shutil.which("mvn") is not None and shutil.which("java") is not None
+
+
+def test_java_bridge_maven_verify(request, tmp_path, capsys):
+    run = getattr(request.config, "hdp_bnc_maven_run", None)
+    if run is None:  # not started by the session's hook (tests/conftest.py)
+        run = MavenRun(tmp_path)
     _announce(capsys, "")
-    _announce(capsys, "java_bridge: mvn verify is running (the JUnit and Weka checks, then the integration tests "
-                       "with the real daemon and Weka's Explorer; several minutes); each test class as it starts:")
-    output: list[str] = []
-    with subprocess.Popen(cmd, cwd=JAVA_BRIDGE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, encoding="utf-8", errors="replace") as proc:
-        timer = threading.Timer(900, proc.kill)  # a hung build fails the test instead of the whole CI run
-        timer.start()
+    _announce(capsys, "java_bridge: mvn verify (started with the session, beside the Python tests: the JUnit and "
+                       "Weka checks, then the integration tests with the real daemon and Weka's Explorer); each "
+                       "test class as it started:")
+    shown = 0
+    while True:  # the classes Maven has started so far, then wait for more or for its end
+        lines = run.lines()
+        for line in lines[shown:]:
+            running = re.match(r"\[INFO\] Running (\S+)", line)
+            if running:
+                _announce(capsys, f"  {running.group(1)}")
+        shown = len(lines)
         try:
-            for line in proc.stdout:
-                output.append(line.rstrip("\n"))
-                running = re.match(r"\[INFO\] Running (\S+)", line)
-                if running:
-                    _announce(capsys, f"  {time.monotonic() - start:6.0f} s  {running.group(1)}")
-        finally:
-            timer.cancel()
-        returncode = proc.wait()
-    _announce(capsys, f"java_bridge: mvn verify ended with exit code {returncode} after "
-                       f"{time.monotonic() - start:.0f} s")
+            returncode = run.proc.wait(timeout=1.0)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    run.stop()
+    output = run.lines()
+    for line in output[shown:]:
+        running = re.match(r"\[INFO\] Running (\S+)", line)
+        if running:
+            _announce(capsys, f"  {running.group(1)}")
+    _announce(capsys, f"java_bridge: mvn verify ended with exit code {returncode} "
+                       f"{time.monotonic() - run.start:.0f} s after it started")
     if returncode != 0:
         tail = "\n".join(output[-80:])
-        pytest.fail(f"`{' '.join(cmd)}` in java_bridge failed with exit code {returncode}:\n{tail}")
-    reports = list(build.glob("*-reports/*.txt"))
+        pytest.fail(f"`{' '.join(run.cmd)}` in java_bridge failed with exit code {returncode}:\n{tail}")
+    reports = list(run.build.glob("*-reports/*.txt"))
     assert reports, "Maven ran no tests"
     text = "\n".join(r.read_text(encoding="utf-8", errors="replace") for r in reports)
     assert "FAILURE" not in text
