@@ -9,7 +9,8 @@ Protocol: the paper's 5x2 cross-validation, the same folds for every method (``s
 with seeds 0..4, two folds each), on every classification ARFF of Debian's ``weka`` package and the
 classification sets of R's mlbench (Debian's ``r-cran-mlbench``, converted by benchmarks/mlbench.py).
 Numeric attributes are MDL-discretised inside each training fold (ESKDB: stochastic cut points per member),
-missing is its own value; XGBoost (raw) and Weka's peers get the raw folds. Measures
+missing is its own value; XGBoost (raw), CatBoost, LightGBM and Weka's peers get the raw folds (the
+boosting libraries with their native categorical handling, see benchmarks/peers_python.py). Measures
 (docs/method.md section 6): RMSE, 0-1 loss, log-loss; every fold's probabilities are clipped at
 1e-15 before the log so a peer that outputs an exact zero gets a large finite log-loss.
 
@@ -80,8 +81,8 @@ ALL_METHODS = list(OURS) + list(ESKDB) + list(peers_python.PYTHON_PEERS) + list(
 HEADLINE = ["HDP kDB-5", "HDP SkDB", "HDP ESKDB", "m-est. ESKDB"]
 # the default, and the strongest peers it is ranked among
 TARGET = "HDP ESKDB"
-TARGET_PEERS = ["sklearn RF", "Weka RF", "XGBoost (raw)", "XGBoost (bins)", "skbn AODE", "skbn A2DE",
-                "m-est. ESKDB"]
+TARGET_PEERS = ["sklearn RF", "Weka RF", "XGBoost (raw)", "XGBoost (bins)", "CatBoost", "LightGBM", "skbn AODE",
+                "skbn A2DE", "m-est. ESKDB"]
 # (data set, method) pairs not run by default, and why (--run-slow runs them anyway)
 TOO_SLOW = {
     ("supermarket", "pyAgrum TAN"): "216 attributes: one fold ran over 8 minutes without finishing",

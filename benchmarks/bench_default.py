@@ -1,15 +1,18 @@
-"""The default classifier against a random forest, side by side.
+"""The default classifier against a random forest and the gradient boosting libraries, side by side.
 
 Run on a quiet machine (the figures are wall-clock times):
 
-    python benchmarks/bench_default.py [--reference-folds DIR] [--rounds 5] [--sum]
+    python benchmarks/bench_default.py [--reference-folds DIR] [--rounds 5] [--sum] [--peers CatBoost,LightGBM]
 
 Each workload is one training set and one test set. Round by round, the two sides are fitted one
 after the other on the same data, in this process, one thread each: hdp_plugin's default
 (``BayesNetClassifier(random_state=0, n_jobs=1)``: ESKDB, 20 SkDB-5 members, stochastic-gain cut points, HDP,
 auto iterations) and scikit-learn's ``RandomForestClassifier(n_estimators=100, n_jobs=1,
-random_state=0)``. Printed: each side's shortest training time over the rounds, the ratio (ours /
-forest's) and both test RMSEs (docs/method.md section 6). A warm-up fit of ours comes first, so
+random_state=0)``, then each installed peer of ``--peers`` (default CatBoost and LightGBM, the bench extra)
+as in the accuracy tables (benchmarks/peers_python.py: the raw rows, the library's native categorical
+handling, one thread, defaults otherwise), with random_state 0. Printed: each side's shortest training
+time over the rounds, the ratio (ours / forest's, ours / each peer's) and every side's test RMSE
+(docs/method.md section 6). A warm-up fit of ours comes first, so
 numba's compilation (or cache load) is not counted; first use is a figure of its own.
 
 Workloads:
@@ -44,8 +47,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import accuracy  # noqa: E402
+import peers_python  # noqa: E402
 
 RAW = ["segment-challenge", "ionosphere", "credit-g", "soybean"]
+#: the gradient boosting peers printed beside the forest (each when its library is installed)
+PEERS = ["CatBoost", "LightGBM"]
 
 
 def forest_matrix(ds) -> np.ndarray:
@@ -68,9 +74,10 @@ def first_fold(path: Path):
     return accuracy.fold_split(path, 0, 1)
 
 
-def one_round(train, test, Xtr, Xte, members) -> dict:
+def one_round(train, test, Xtr, Xte, frames, members) -> dict:
     """One fit of each side on the same data (ours once per member count): seconds and test RMSE,
-    ``{count: record}`` for ours, each record also holding the forest's figures of this round."""
+    ``{count: record}`` for ours, each record also holding the forest's and the peers' figures of this
+    round (``frames``: each peer's prepared training and test input)."""
     from sklearn.ensemble import RandomForestClassifier
 
     from hdp_plugin import BayesNetClassifier
@@ -91,16 +98,22 @@ def one_round(train, test, Xtr, Xte, members) -> dict:
     p_forest = np.zeros((test.n_rows, train.n_classes))
     p_forest[:, forest.classes_] = forest.predict_proba(Xte)
     side = {"forest_s": t2 - t1, "forest_rmse": rmse(p_forest, test.y)}
+    for peer, (Ftr, Fte) in frames.items():
+        t1 = time.perf_counter()
+        predict = peers_python.fit_raw_peer(peer, Ftr, train.y, train.n_classes, 0)
+        t2 = time.perf_counter()
+        side[f"{peer}_s"], side[f"{peer}_rmse"] = t2 - t1, rmse(predict(Fte), test.y)
     return {e: {**rec, **side} for e, rec in ours.items()}
 
 
-def run(workloads: dict, rounds: int, members) -> dict:
+def run(workloads: dict, rounds: int, members, peers=()) -> dict:
     """``{(workload, count): [record per round]}``: every workload's rounds, per member count."""
     from hdp_plugin import BayesNetClassifier
 
     prepared = {}
     for name, (train, test) in workloads.items():
-        prepared[name] = (train, test, forest_matrix(train), forest_matrix(test))
+        frames = {p: (peers_python.raw_frame(p, train), peers_python.raw_frame(p, test)) for p in peers}
+        prepared[name] = (train, test, forest_matrix(train), forest_matrix(test), frames)
     first = next(iter(prepared.values()))
     BayesNetClassifier(random_state=0, n_jobs=1).fit(first[0])  # warm-up: numba's compilation or cache load
     out = {(name, e): [] for name in prepared for e in members}
@@ -111,11 +124,14 @@ def run(workloads: dict, rounds: int, members) -> dict:
     return out
 
 
-def summary(name: str, recs: list) -> dict:
+def summary(name: str, recs: list, peers=()) -> dict:
     best = lambda k: min(r[k] for r in recs)  # noqa: E731
-    return {"name": name, "ours_s": best("ours_s"), "forest_s": best("forest_s"), "ours_rmse": recs[0]["ours_rmse"],
-            "forest_rmse": recs[0]["forest_rmse"], "structure_s": best("structure_s"), "sampler_s": best("sampler_s"),
-            "iterations": recs[0]["iterations"]}
+    out = {"name": name, "ours_s": best("ours_s"), "forest_s": best("forest_s"), "ours_rmse": recs[0]["ours_rmse"],
+           "forest_rmse": recs[0]["forest_rmse"], "structure_s": best("structure_s"), "sampler_s": best("sampler_s"),
+           "iterations": recs[0]["iterations"]}
+    for p in peers:
+        out[f"{p}_s"], out[f"{p}_rmse"] = best(f"{p}_s"), recs[0][f"{p}_rmse"]
+    return out
 
 
 def main(argv=None) -> int:
@@ -126,6 +142,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mlbench-dir", type=Path)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--members", help="Ensemble sizes to fit (comma-separated; default the classifier's, 20).")
+    ap.add_argument("--peers", default=",".join(PEERS),
+                    help="Gradient boosting peers beside the forest (comma-separated, of " + ", ".join(PEERS)
+                         + "; empty for none). A peer whose library is not installed is skipped with a warning.")
     args = ap.parse_args(argv)
     from hdp_plugin import BayesNetClassifier, read_dataset
 
@@ -136,6 +155,13 @@ def main(argv=None) -> int:
         ap.error(f"--members: a comma-separated list of whole numbers, got {args.members!r}")
     if not members or min(members) < 1:
         ap.error(f"--members: every count at least 1, got {args.members!r}")
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    unknown = [p for p in peers if p not in PEERS]
+    if unknown:
+        ap.error(f"--peers: unknown peer(s) {', '.join(unknown)}; known: {', '.join(PEERS)}")
+    for p in [p for p in peers if not peers_python.available(peers_python.RAW_PEERS[p])]:
+        print(f"skipped {p}: {peers_python.RAW_PEERS[p]} is not installed (pip install -e .[bench])", file=sys.stderr)
+        peers.remove(p)
 
     dirs = [accuracy.ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]
     workloads = {}
@@ -160,25 +186,28 @@ def main(argv=None) -> int:
             key = f"sum:{name}"
             workloads[key] = first_fold(path)
             summed.append(key)
-    res = run(workloads, args.rounds, members)
+    res = run(workloads, args.rounds, members, peers)
     print(f"{args.rounds} rounds, one thread each, the same training and test rows; shortest training time per side")
     print("| workload | ours (s) | structure (s) | sampler (s) | iterations | forest (s) | ours / forest | "
-          "RMSE ours | RMSE forest |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "RMSE ours | RMSE forest |" + "".join(f" {p} (s) | ours / {p} | RMSE {p} |" for p in peers))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|---:|---:|" * len(peers))
     label = (lambda name, e: name) if members == default else (lambda name, e: f"{name} ({e} members)")
     rows = []
     for e in members:
-        rows += [summary(label(n, e), res[n, e]) for n in workloads if n not in summed]
+        rows += [summary(label(n, e), res[n, e], peers) for n in workloads if n not in summed]
         if summed:
-            parts = [summary(n, res[n, e]) for n in summed]
+            parts = [summary(n, res[n, e], peers) for n in summed]
+            sides = ("ours", "forest", *peers)
             rows.append({"name": label(f"sum over {len(parts)} data sets", e), "iterations": "",
-                         **{k: sum(p[k] for p in parts) for k in ("ours_s", "forest_s", "structure_s", "sampler_s")},
-                         "ours_rmse": float(np.mean([p["ours_rmse"] for p in parts])),
-                         "forest_rmse": float(np.mean([p["forest_rmse"] for p in parts]))})
+                         **{k: sum(p[k] for p in parts)
+                            for k in ("structure_s", "sampler_s", *(f"{x}_s" for x in sides))},
+                         **{f"{x}_rmse": float(np.mean([p[f"{x}_rmse"] for p in parts])) for x in sides}})
     for s in rows:
         print(f"| {s['name']} | {s['ours_s']:.3f} | {s['structure_s']:.3f} | {s['sampler_s']:.3f} | {s['iterations']} | "
               f"{s['forest_s']:.3f} | {s['ours_s'] / s['forest_s']:.2f} | {s['ours_rmse']:.4f} | "
-              f"{s['forest_rmse']:.4f} |")
+              f"{s['forest_rmse']:.4f} |"
+              + "".join(f" {s[f'{p}_s']:.3f} | {s['ours_s'] / s[f'{p}_s']:.2f} | {s[f'{p}_rmse']:.4f} |"
+                        for p in peers))
     if summed:
         print("(sum row: times summed, RMSE the mean over the data sets)")
     return 0

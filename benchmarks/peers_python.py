@@ -1,5 +1,5 @@
-"""Peer classifiers from PyPI, run on OUR discretised integer codes of each fold (and XGBoost on
-the raw fold too).
+"""Peer classifiers from PyPI, run on OUR discretised integer codes of each fold (and the gradient
+boosting libraries on the raw fold).
 
 Every peer of ``PYTHON_PEERS`` sees the same data: the training fold discretised by hdp_plugin's MDL Discretizer
 (learnt on the training fold only), missing as its own code (``Attribute.missing_code``), and the
@@ -7,9 +7,18 @@ test fold transformed with the training fold's cut points. Each function returns
 probabilities of the test rows in our class-code order (columns for classes a peer never saw in
 training are zero).
 
-``RAW_PEERS`` get the raw folds instead (``run_raw_peer``): XGBoost with numeric attributes as
-floats (NaN for missing) and nominal attributes as pandas categoricals, which XGBoost splits
-natively (``enable_categorical=True``; missing is NaN, XGBoost's own missing-value branch).
+``RAW_PEERS`` get the raw folds instead (``run_raw_peer``), numeric attributes as floats (NaN for
+missing, each library's own missing-value branch) and nominal attributes in each library's native
+categorical form, one thread, every other setting at the library's default:
+
+* XGBoost: pandas categoricals, split natively (``enable_categorical=True``; missing is NaN);
+* CatBoost: the nominal columns as integer codes named in ``cat_features`` (its target statistics);
+  CatBoost takes no missing categorical value, so missing is its own category (code -1);
+* LightGBM: pandas categoricals, which its ``categorical_feature="auto"`` takes as categorical
+  (missing is NaN, LightGBM's own branch).
+
+``fit_raw_peer`` fits one on a prepared training frame (``raw_frame``) and returns its predictor, so a
+benchmark can time the fit alone (benchmarks/bench_default.py); ``run_raw_peer`` does both on Datasets.
 """
 
 from __future__ import annotations
@@ -36,6 +45,8 @@ PYTHON_PEERS = {
 # method name -> module it needs; these get the raw (undiscretised) folds
 RAW_PEERS = {
     "XGBoost (raw)": "xgboost",
+    "CatBoost": "catboost",
+    "LightGBM": "lightgbm",
 }
 
 
@@ -82,17 +93,69 @@ def run_peer(name: str, Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, card:
 def run_raw_peer(name: str, train, test, n_classes: int, seed: int) -> np.ndarray:
     """Fit raw peer ``name`` on the raw training fold (a ``Dataset`` with numeric attributes
     undiscretised) and return P(class | test rows)."""
-    if name == "XGBoost (raw)":
+    predict = fit_raw_peer(name, raw_frame(name, train), train.y, n_classes, seed)
+    return predict(raw_frame(name, test))
+
+
+def raw_frame(name: str, data):
+    """The input of raw peer ``name`` for a raw ``Dataset``: a pandas DataFrame (see the module's notes)."""
+    if name not in RAW_PEERS:
+        raise ValueError(f"unknown raw peer {name!r}")
+    return _raw_frame(data, categorical=name != "CatBoost")
+
+
+def fit_raw_peer(name: str, Xtr, ytr: np.ndarray, n_classes: int, seed: int):
+    """Fit raw peer ``name`` on ``raw_frame(name, train)`` and labels ``ytr``; return the function that
+    maps ``raw_frame(name, test)`` to P(class | test rows) in our class-code order."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "XGBoost (raw)":
+            from xgboost import XGBClassifier
+
+            def make():
+                return XGBClassifier(n_jobs=1, random_state=seed, enable_categorical=True)
+        elif name == "CatBoost":
+            from catboost import CatBoostClassifier
+
+            cats = [c for c in Xtr.columns if Xtr[c].dtype.kind == "i"]
+
+            def make():
+                return CatBoostClassifier(thread_count=1, random_seed=seed, verbose=0, allow_writing_files=False,
+                                          cat_features=cats)
+        elif name == "LightGBM":
+            from lightgbm import LGBMClassifier
+
+            def make():
+                return LGBMClassifier(n_jobs=1, random_state=seed, verbose=-1)
+        else:
+            raise ValueError(f"unknown raw peer {name!r}")
+        return _fit_present(make, Xtr, ytr, n_classes)
+
+
+def _fit_present(make, Xtr, ytr: np.ndarray, n_classes: int):
+    """Fit ``make()`` on the classes present in training, renumbered 0..c-1 (as the boosting libraries
+    require); a training fold with one class predicts it with probability 1. Returns the predictor."""
+    present = np.unique(ytr)
+    if len(present) == 1:
+        def constant(Xte):
+            out = np.zeros((len(Xte), n_classes))
+            out[:, present[0]] = 1.0
+            return out
+        return constant
+    model = make().fit(Xtr, np.searchsorted(present, ytr))
+    columns = present[np.asarray(model.classes_, dtype=np.int64)]
+
+    def predict(Xte):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _xgboost(_raw_frame(train), train.y, _raw_frame(test), n_classes, seed,
-                            enable_categorical=True)
-    raise ValueError(f"unknown raw peer {name!r}")
+            return _expand(np.asarray(model.predict_proba(Xte), dtype=np.float64), columns, n_classes)
+    return predict
 
 
-def _raw_frame(data):
+def _raw_frame(data, categorical: bool = True):
     """A pandas DataFrame of a raw ``Dataset``: numeric attributes as float64 (NaN for missing),
-    nominal attributes as categoricals over all their declared codes (NaN for missing)."""
+    nominal attributes as categoricals over all their declared codes (NaN for missing), or with
+    ``categorical=False`` as int64 codes with missing as its own code -1."""
     import pandas as pd
 
     num = data.numeric_columns()
@@ -103,23 +166,16 @@ def _raw_frame(data):
         else:
             codes = data.X[:, j].astype(np.int64)
             codes[codes == a.missing_code] = -1
-            cols[f"a{j}"] = pd.Categorical.from_codes(codes, categories=list(range(len(a.values))))
+            cols[f"a{j}"] = (pd.Categorical.from_codes(codes, categories=list(range(len(a.values))))
+                             if categorical else codes)
     return pd.DataFrame(cols)
 
 
-def _xgboost(Xtr, ytr, Xte, n_classes: int, seed: int, enable_categorical: bool = False) -> np.ndarray:
-    """XGBClassifier at its defaults, one thread; labels are the classes present in training,
-    renumbered 0..c-1 as XGBoost requires (a training fold with one class predicts it with 1)."""
+def _xgboost(Xtr, ytr, Xte, n_classes: int, seed: int) -> np.ndarray:
+    """XGBClassifier at its defaults, one thread, on the classes present in training."""
     from xgboost import XGBClassifier
 
-    present = np.unique(ytr)
-    if len(present) == 1:
-        out = np.zeros((len(Xte), n_classes))
-        out[:, present[0]] = 1.0
-        return out
-    m = XGBClassifier(n_jobs=1, random_state=seed, enable_categorical=enable_categorical)
-    m.fit(Xtr, np.searchsorted(present, ytr))
-    return _expand(m.predict_proba(Xte), present, n_classes)
+    return _fit_present(lambda: XGBClassifier(n_jobs=1, random_state=seed), Xtr, ytr, n_classes)(Xte)
 
 
 def _pyagrum_tan(Xtr, ytr, Xte, card, n_classes) -> np.ndarray:

@@ -24,6 +24,7 @@ small+=",diabetes,soybean,unbalanced,credit-g,segment-challenge,supermarket,mlbe
 small+=",mlbench-Glass,mlbench-Ionosphere,mlbench-HouseVotes84,mlbench-Soybean,mlbench-BreastCancer"
 small+=",mlbench-PimaIndiansDiabetes,mlbench-Vehicle,mlbench-Vowel"
 peers="HDP ESKDB,HDP ESKDB smdl,m-est. ESKDB,Weka NB,Weka TAN,XGBoost (bins),sklearn CategoricalNB,Weka RF,sklearn RF,XGBoost (raw)"
+peers+=",CatBoost,LightGBM"
 mlbench=()
 [[ -n "${MLBENCH_DIR:-}" ]] && mlbench=(--mlbench-dir "$MLBENCH_DIR")
 if [[ "${1:-all}" != speed ]]; then
@@ -83,7 +84,7 @@ if [[ -n "${REFERENCE_FOLDS:-}" ]]; then
 fi
 section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
 section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --iterations 1000,auto --threads 1,2
-# the default against scikit-learn's random forest, one thread each (needs scikit-learn: the bench extra)
+# the default against scikit-learn's random forest, CatBoost and LightGBM, one thread each (the bench extra)
 section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
   --rounds 5 --sum "${mlbench[@]}"
 # the same at 5, 10 and 20 members

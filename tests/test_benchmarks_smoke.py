@@ -411,11 +411,97 @@ def test_the_rule_study_gives_what_the_default_fit_gives(tmp_path, accuracy):
 def test_bench_default_prints_both_sides_on_the_same_rows():
     pytest.importorskip("sklearn", reason="scikit-learn (the bench extra) is the forest")
     proc = subprocess.run([sys.executable, str(BENCH / "bench_default.py"), "--datasets", "contact-lenses",
-                           "--rounds", "1"], capture_output=True, text=True, timeout=600)
+                           "--rounds", "1", "--peers", ""], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| contact-lenses |"))
     cells = [c.strip() for c in row.split("|")[1:-1]]
     assert len(cells) == 9 and float(cells[1]) > 0 and float(cells[5]) > 0 and 0 < float(cells[7]) < 1
+    bad = subprocess.run([sys.executable, str(BENCH / "bench_default.py"), "--datasets", "contact-lenses",
+                          "--peers", "AdaBoost"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "--peers" in bad.stderr and "AdaBoost" in bad.stderr
+
+
+BOOSTING = [("CatBoost", "catboost"), ("LightGBM", "lightgbm")]
+
+
+@pytest.mark.parametrize(("peer", "module"), BOOSTING)
+def test_bench_default_prints_a_boosting_peer_beside_the_forest(peer, module):
+    """A nominal set and a numeric one: the peer's time, ratio and RMSE after the forest's columns."""
+    pytest.importorskip("sklearn", reason="scikit-learn (the bench extra) is the forest")
+    pytest.importorskip(module)
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_default.py"), "--datasets", "contact-lenses,iris",
+                           "--rounds", "1", "--peers", peer], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("| workload |"))
+    assert header.rstrip().endswith(f"| {peer} (s) | ours / {peer} | RMSE {peer} |")
+    for name in ("contact-lenses", "iris"):
+        row = next(line for line in proc.stdout.splitlines() if line.startswith(f"| {name} |"))
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert len(cells) == 12 and float(cells[9]) > 0 and float(cells[10]) > 0 and 0 < float(cells[11]) < 1
+
+
+def _peers_python():
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module("peers_python")
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+@pytest.mark.parametrize(("peer", "module"), BOOSTING)
+def test_boosting_peer_gives_probabilities_in_our_class_order(peer, module):
+    """Nominal (contact-lenses), numeric (iris) and mixed with missing values (labor): probability rows,
+    a class absent from training gets 0, a one-class training fold predicts its class."""
+    pytest.importorskip(module)
+    pytest.importorskip("pandas")
+    import numpy as np
+
+    from hdp_plugin import read_dataset
+
+    peers_python = _peers_python()
+    assert peer in peers_python.RAW_PEERS
+    for name in ("contact-lenses", "iris", "labor"):
+        data = read_dataset(BENCH.parent / "tests" / "data" / f"{name}.arff")
+        frame = peers_python.raw_frame(peer, data)
+        nominal = [f"a{j}" for j, a in enumerate(data.attributes) if not a.numeric]
+        native = {str(frame[c].dtype) for c in nominal}
+        assert native <= ({"int64"} if peer == "CatBoost" else {"category"})
+        p = peers_python.run_raw_peer(peer, data, data, data.n_classes, 0)
+        assert p.shape == (data.n_rows, data.n_classes) and (p >= 0).all()
+        np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-6)
+        if name == "labor":
+            assert frame.isna().to_numpy().any() if peer == "LightGBM" else (frame[nominal] == -1).to_numpy().any()
+    iris = read_dataset(BENCH.parent / "tests" / "data" / "iris.arff")
+    train = iris.take(np.nonzero(iris.y != 0)[0])
+    p = peers_python.run_raw_peer(peer, train, iris, iris.n_classes, 0)
+    assert p.shape == (iris.n_rows, 3) and (p[:, 0] == 0).all()
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-6)
+    # the class columns are ours: the training rows are mostly predicted as their own class
+    assert np.mean(p.argmax(axis=1)[iris.y != 0] == iris.y[iris.y != 0]) > 0.8
+    one_class = iris.take(np.nonzero(iris.y == 2)[0])
+    p = peers_python.run_raw_peer(peer, one_class, iris, iris.n_classes, 0)
+    assert (p[:, 2] == 1).all() and (p[:, :2] == 0).all()
+
+
+@pytest.mark.parametrize(("peer", "module"), BOOSTING)
+def test_boosting_peer_runs_in_the_accuracy_tables(accuracy, peer, module, tmp_path):
+    """One repetition on contact-lenses (nominal) and iris (numeric): a cached result per fold and a
+    column in the report; the peer is one of the default's strongest peers in the mean-rank table."""
+    pytest.importorskip(module)
+    assert peer in accuracy.TARGET_PEERS and peer in accuracy.ALL_METHODS
+    out = tmp_path / "benchmarks.md"
+    argv = ["--datasets", "contact-lenses,iris", "--methods", f"HDP NB,{peer}", "--iterations", "30",
+            "--repeats", "1", "--cache-dir", str(tmp_path / "cache"), "--quiet", "-o", str(out)]
+    assert accuracy.main(argv) == 0
+    for name, rows in (("contact-lenses", (12, 12)), ("iris", (75, 75))):
+        for f in range(2):
+            rec = json.loads((tmp_path / "cache" / name / accuracy.slug(peer, 30) / f"r0f{f}.json").read_text())
+            assert rec["method"] == peer and rec["rows"] == rows[f] and rec["seed"] == accuracy.seed_of(0, f)
+            assert 0.0 <= rec["rmse"] <= 1.0 and 0.0 <= rec["zero_one"] <= 1.0 and rec["clipped_rows"] == 0
+    text = out.read_text()
+    assert f"| data set | HDP NB | {peer} |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| iris |"))
+    assert row.count("|") == 4 and "inf" not in row
 
 
 def test_bench_default_members_prints_a_row_per_count_against_the_same_forest():
