@@ -77,11 +77,12 @@ class TreeLayout(NamedTuple):
         The data counts of leaf cells, 0 elsewhere (rest cells included).
     group_fixed : (n_groups,) bool
         True for a group whose concentration is never sampled (the roots').
-    act : (n_act, 7)
+    act : (n_act, 7) int32
         The cells that can need a draw (:func:`active_cells`), per tree deepest nodes first, as rows
         (cell, parent cell, node, parent node, large-leaf row, node's group, parent's group). The
         large-leaf row is ``StirlingTables.big_row[cell]``, which the driver copies in again when the
-        tables grow.
+        tables grow. int32 (every index is below ``config.MAX_MODEL_CELLS``, 2**24): half the memory
+        of the largest array a run holds besides the per-cell sums.
     moving, still : (n_moving,), (n_nodes - n_moving,)
         The nodes whose counts can change (a child cell can be drawn: the root and a top part of the
         tree) and the others (all leaves among them), each per tree in node order (:func:`moving_nodes`).
@@ -607,6 +608,8 @@ def active_cells(layout_parts, raw, node_group, big_row):
     ``tree_act_start`` (n_trees + 1,). Column 4 must be refreshed when ``big_row`` changes.
     """
     tree_node_start, node_cell_start, cell_parent, node_parent = (np.asarray(a, np.int64) for a in layout_parts)
+    if max(raw.shape[0], node_parent.shape[0]) >= 2**31:  # act's int32 columns (cells are capped far below)
+        raise ValueError(f"{raw.shape[0]:,} cells in {node_parent.shape[0]:,} nodes exceed the sampler's int32 indices")
     return _active_rows(tree_node_start, node_cell_start, cell_parent, node_parent, raw,
                         np.asarray(node_group, np.int64), np.asarray(big_row, np.int64))
 
@@ -635,7 +638,7 @@ def _active_rows(tree_node_start, node_cell_start, cell_parent, node_parent, raw
             if node_parent[j] >= 0:
                 for cell in range(node_cell_start[j], node_cell_start[j + 1]):
                     total += raw[cell] >= 2
-    act = np.empty((total, 7), np.int64)
+    act = np.empty((total, 7), np.int32)
     starts = np.empty(n_trees + 1, np.int64)
     e = 0
     for tr in range(n_trees):

@@ -136,7 +136,7 @@ def table_sweep(act, act_lo, act_hi, root_cell, root_cells, conc, rt, big_base, 
 
     Parameters
     ----------
-    act : ndarray (n_act, 7) int64
+    act : ndarray (n_act, 7) int32
         :class:`TreeLayout`'s ``act``.
     act_lo, act_hi : int
         The tree's rows of ``act``.
