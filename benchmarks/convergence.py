@@ -65,7 +65,6 @@ class _Recorder:
         self.sums: dict[int, np.ndarray] = {}
         self.trees = None
         self.sampled = None  # (trees, cells) the sampler ran on
-        self.spread = None  # every dense cell's index among the sampled trees' (None: the same trees)
 
     def sample(self, trees, **kw):
         from hdp_plugin.hdp.sampler import sample, sampler_cells
@@ -88,21 +87,19 @@ class _Recorder:
         b = burn(i) if b is None else b
         s = (self.sums[i] - (self.sums[b] if b else 0.0)) / (i - b)
         trees, cells = self.sampled
-        dense = np.exp(ProbabilityTables.from_sampler(trees, cells, s, np.zeros(trees.n_classes)).dense_log_probs())
-        return dense if self.spread is None else dense[self.spread]
+        return np.exp(ProbabilityTables.from_sampler(trees, cells, s, np.zeros(trees.n_classes)).dense_log_probs())
 
 
 def recorded_fit(clf, train, grid):
     """Fit ``clf`` on ``train`` with a :class:`_Recorder` of ``grid`` as its engine: ``(recorder, seconds)``.
 
     The recorder's trees and sums are then those of all the model's trees (its members' one after the
-    other): the engine sampled one tree per estimation problem (``hdp_plugin.model.estimate``), and a
-    tree that shares another's problem takes that tree's sums, as the fit gave it that tree's tables.
-    ``recorder.copies`` marks those trees (no sampling of their own: no cost)."""
+    other): a tree that shares another's estimation problem is not sampled and takes that tree's sums
+    (the sampler's ``sources``), as the fit gave it that tree's tables. ``recorder.copies`` marks those
+    trees (no sampling of their own: no cost)."""
     from hdp_plugin.distributed import use_engine
     from hdp_plugin.hdp.trees import concatenate_trees, tree_sources
     from hdp_plugin.model.ensemble import member_trees
-    from hdp_plugin.model.estimate import shared_cells
 
     rec = _Recorder(grid)
     t0 = time.perf_counter()
@@ -112,10 +109,7 @@ def recorded_fit(clf, train, grid):
     nets = [member_trees(mb, train) for mb in clf.members_]  # the dense trees the fit sampled
     trees = nets[0] if len(nets) == 1 else concatenate_trees(nets)[0]
     source = tree_sources(trees)
-    # the recorder saw every tree (a copy's sums are its source's), or only the trees sampled
-    rec.spread = None if rec.sampled[0].n_trees == trees.n_trees else shared_cells(trees, source)
-    covered = rec.sampled[0].n_cells if rec.spread is None else rec.spread.shape[0]
-    if covered != trees.n_cells:
+    if rec.sampled[0].n_trees != trees.n_trees or rec.sampled[0].n_cells != trees.n_cells:
         raise RuntimeError("the recorded sums do not cover the model's cells")
     rec.trees, rec.copies = trees, source != np.arange(trees.n_trees)
     rec.nets = nets

@@ -133,14 +133,19 @@ class ProbabilityTables:
         sparse_cells(np.ascontiguousarray(log_probs, np.float64), raw, trees.node_parent, trees.node_cell_start,
                      np.ascontiguousarray(card, np.int64), bool(backoff_to_parent), cell_start, cell_value,
                      sparse_lp, log_backoff)
-        child_count = children_of(trees.node_parent)
+        return cls._of_trees(trees, cell_start, cell_value, sparse_lp, log_backoff, log_prior, backoff_to_parent)
+
+    @classmethod
+    def _of_trees(cls, trees: ContextTrees, cell_start, cell_value, log_probs, log_backoff, log_prior,
+                  backoff_to_parent: bool) -> "ProbabilityTables":
+        """The tables of ``trees``' layout with these sparse cells and back-off weights."""
         return cls(attrs=trees.attrs, tree_card=trees.tree_card, tree_node_start=trees.tree_node_start,
                    tree_var_start=trees.tree_var_start, branch_vars=trees.branch_vars,
                    node_parent=trees.node_parent, node_depth=trees.node_depth, node_branch=trees.node_branch,
-                   child_count=child_count, cell_start=cell_start,
-                   cell_value=cell_value, log_probs=sparse_lp, log_backoff=log_backoff,
-                   log_prior=np.asarray(log_prior, np.float64), backoff_to_parent=bool(backoff_to_parent),
-                   n_classes=int(trees.n_classes), cardinalities=trees.cardinalities)
+                   child_count=children_of(trees.node_parent), cell_start=cell_start, cell_value=cell_value,
+                   log_probs=log_probs, log_backoff=log_backoff, log_prior=np.asarray(log_prior, np.float64),
+                   backoff_to_parent=bool(backoff_to_parent), n_classes=int(trees.n_classes),
+                   cardinalities=trees.cardinalities)
 
     @classmethod
     def from_sampler(cls, trees: ContextTrees, cells, probabilities: np.ndarray,
@@ -160,13 +165,9 @@ class ProbabilityTables:
         observed_tables(np.ascontiguousarray(probabilities, np.float64), np.asarray(trees.node_parent, np.int64),
                         np.ascontiguousarray(trees.tree_card[trees.node_tree], np.int64), node_start,
                         np.asarray(cells.cell_value, np.int64), cell_log_prob, log_backoff)
-        return cls(attrs=trees.attrs, tree_card=trees.tree_card, tree_node_start=trees.tree_node_start,
-                   tree_var_start=trees.tree_var_start, branch_vars=trees.branch_vars,
-                   node_parent=trees.node_parent, node_depth=trees.node_depth, node_branch=trees.node_branch,
-                   child_count=children_of(trees.node_parent), cell_start=node_start - np.arange(trees.n_nodes + 1),
-                   cell_value=np.asarray(cells.cell_value, np.int64)[observed], log_probs=cell_log_prob,
-                   log_backoff=log_backoff, log_prior=np.asarray(log_prior, np.float64), backoff_to_parent=True,
-                   n_classes=int(trees.n_classes), cardinalities=trees.cardinalities)
+        return cls._of_trees(trees, node_start - np.arange(trees.n_nodes + 1),
+                             np.asarray(cells.cell_value, np.int64)[observed], cell_log_prob, log_backoff, log_prior,
+                             True)
 
     def dense_view(self) -> tuple:
         """``(child_start, child_table, node_cell_start, log_probs)``: the tables as prediction reads them,

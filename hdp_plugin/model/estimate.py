@@ -135,42 +135,6 @@ def _member_cells(cells, probabilities: np.ndarray, node_lo: int, node_hi: int):
     return own, probabilities[lo:hi]
 
 
-def _sharing(trees: ContextTrees, source: np.ndarray | None = None):
-    """``(keep, src)`` for the trees that pose the same estimation problem as an earlier one
-    (``source``, by default :func:`~hdp_plugin.hdp.trees.tree_sources`), or None when none does: the
-    trees sampled (``keep``, the first of each problem) and every tree's place among them (``src``)."""
-    source = tree_sources(trees) if source is None else source
-    copies = source != np.arange(trees.n_trees)
-    if not copies.any():
-        return None
-    keep = np.flatnonzero(~copies)
-    at = np.empty(trees.n_trees, np.int64)
-    at[keep] = np.arange(keep.size)
-    return keep, at[source]
-
-
-def _spread(full_start: np.ndarray, keep: np.ndarray, src: np.ndarray) -> np.ndarray:
-    """The index, into the per-item arrays of the trees ``keep`` laid out one after the other, of every
-    item of every tree (items: nodes, cells or groups, laid out tree by tree by ``full_start``, whose
-    tree ``t`` takes the items of ``keep[src[t]]``)."""
-    lengths = np.diff(full_start)
-    sub_start = np.concatenate(([0], np.cumsum(lengths[keep]))).astype(np.int64)
-    return np.arange(int(full_start[-1]), dtype=np.int64) + np.repeat(sub_start[src] - full_start[:-1], lengths)
-
-
-def _cell_starts(trees: ContextTrees) -> np.ndarray:
-    return np.asarray(trees.node_cell_start, np.int64)[np.asarray(trees.tree_node_start, np.int64)]
-
-
-def shared_cells(trees: ContextTrees, source: np.ndarray | None = None) -> np.ndarray | None:
-    """Where every cell of ``trees`` is among the cells of the trees the estimation step samples (one tree per
-    estimation problem, :func:`_sample_once_each`; ``source`` as :func:`~hdp_plugin.hdp.trees.tree_sources`
-    gives it, computed when not given), or None when it samples them all: a sampler's per-cell arrays for
-    those trees, indexed with it, are the arrays of all of them."""
-    sharing = _sharing(trees, source)
-    return None if sharing is None else _spread(_cell_starts(trees), *sharing)
-
-
 def _sample_once_each(trees: ContextTrees, cells, sample, random_state, tying: str, kwargs: dict):
     """``sample(trees, random_state=..., cells=cells, **kwargs)``, every estimation problem sampled once.
 
