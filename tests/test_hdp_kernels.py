@@ -234,12 +234,12 @@ def test_big_leaf_rows_give_the_same_draws_as_a_full_table():
     window, sweeps = 3, 5
     # dense rows cover every internal count these sweeps can reach, and no large leaf
     n_dense = int(state[0][~leaf].max()) + (sweeps + 1) * window * 3
-    big_row = np.full(cells.n_cells, -1, np.int64)
+    big_row = np.full(cells.n_cells, -1, np.int32)
     split = _stirling(raw, leaf, n_dense, 40, big_row, {})
     assert split[1] == n_dense + 1  # the large-leaf rows follow the dense ones
     assert (big_row >= 0).sum() == 12 and split[0].shape[0] - split[1] == np.unique(raw[big_row >= 0]).size
     full = stirling_ratios(*log_stirling_rows(int(raw.max()), 40, np.zeros(0, np.int64)))
-    no_big = np.full(cells.n_cells, -1, np.int64)
+    no_big = np.full(cells.n_cells, -1, np.int32)
     parts = (trees.tree_node_start, cells.node_cell_start, cells.cell_parent, trees.node_parent)
     act_a, act_start = kernels.active_cells(parts, raw, group, big_row)
     act_b, _ = kernels.active_cells(parts, raw, group, no_big)

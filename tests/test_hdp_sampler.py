@@ -239,7 +239,7 @@ def test_large_counts_use_their_own_rows_and_tables_grow():
     z = np.zeros(n.shape[0])
     state = kernels.SamplerState(n, t, N, T, conc=np.full(2, 2.0), prob=z, est_sum=z.copy(), wsum=z.copy(),
                                  win_k=np.zeros(1, np.int64), rng=np.ones((1, 4), np.uint64))
-    no_big = np.full(n.shape[0], -1, np.int64)
+    no_big = np.full(n.shape[0], -1, np.int32)
     for n_dense, t_cols in [(20000, 2), (10, 40)]:  # too few columns, then too few dense rows
         tables = kernels.StirlingTables(*stirling_ratios(*log_stirling_rows(n_dense, t_cols, np.zeros(0, np.int64))),
                                         no_big)

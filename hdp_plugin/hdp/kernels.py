@@ -67,7 +67,7 @@ class TreeLayout(NamedTuple):
         then its **rest cell**, whose estimate is the total of the node's other values' (its counts
         stay 0). Only observed values ever have customers, so the sampler holds no cell for the others
         (:func:`observed_cells`).
-    cell_parent : (n_cells,)
+    cell_parent : (n_cells,) int32
         The parent's cell of the same value (a rest cell: the parent's rest cell); -1 at a root.
     node_group : (n_nodes,)
         The node's concentration group.
@@ -120,7 +120,7 @@ class StirlingTables(NamedTuple):
         The first large-leaf row of ``rt`` (the number of dense rows).
     rn_t : ndarray (columns, big_base) float64
         ``rn_t[t, n] = S(n + 1, t) / S(n, t)``, stored by ``t``.
-    big_row : ndarray (n_cells,) int64
+    big_row : ndarray (n_cells,) int32
         -1 for an internal cell (its count moves: the dense rows cover it plus a margin), -2 for a
         leaf within the dense rows, else the leaf's large-leaf row (``rt[big_base + big_row]``).
     """
@@ -200,12 +200,15 @@ class StopRule(NamedTuple):
 
     A tree's running sums are copied (its open window of still-node estimates added to the copy) after
     each of the iterations ``points``, into row ``slot[i]`` of ``snap`` (rows are reused once no
-    later check reads them). A point that is a check compares the averaged tables of a run of that many
+    later check reads them). ``snap`` holds the cells of one thread's batch of trees only (a tree's
+    cells from ``snap_at[tree]`` on): a tree's copies are read only while it runs, and a batch runs
+    to its end before the thread takes the next. A point that is a check compares the averaged tables of a run of that many
     iterations with those of a run of half as many: a run of ``i`` iterations with burn-in ``b`` averages
     ``(sums at i - sums at b) / (i - b)`` (no subtraction where the sums start at ``b``: a slot of -1),
     and the tree stops there if the cells' ``weight``-weighted mean of ``|log p_i - log p_(i/2)|`` is
-    below ``tol``: ``final`` gets its tables, ``stop`` its iterations. A tree that reaches ``end`` has
-    its window flushed into the running sums and, under a rule, ``final`` the tables of the whole run.
+    below ``tol``: its running sums (``SamplerState.est_sum``) are replaced by its tables and ``stop``
+    gets its iterations. A tree that reaches ``end`` has its window flushed into the running sums and,
+    under a rule, those replaced by the tables of the whole run.
 
     Parameters
     ----------
@@ -229,14 +232,14 @@ class StopRule(NamedTuple):
         The row holding the sums at the burn-in of ``end`` (-1: none to subtract).
     end_den : float
         ``end - b(end)``.
-    snap : ndarray (rows, n_cells) float64
-        The copies; a tree writes its own cells only.
-    weight : ndarray (n_cells,) float64
-        The cells' data counts (leaf cells; 0 elsewhere).
+    snap : ndarray (rows, cells of a batch) float64
+        The copies of a batch's trees (the driver gives each batch its own).
+    snap_at : ndarray (n_trees,) int64
+        Per tree of the batch, where its cells start in ``snap``'s rows.
+    weight : ndarray (n_cells,) int64
+        The cells' data counts (leaf cells; 0 elsewhere): :class:`TreeLayout`'s ``leaf_counts``.
     tree_weight : ndarray (n_trees,) float64
         The sum of ``weight`` over each tree's cells.
-    final : ndarray (n_cells,) float64
-        Written: every tree's tables, once it stops or ends.
     stop : ndarray (n_trees,) int64
         The iterations each tree ran (``end`` until it stops early).
     """
@@ -255,9 +258,9 @@ class StopRule(NamedTuple):
     end_b: int
     end_den: float
     snap: np.ndarray
+    snap_at: np.ndarray
     weight: np.ndarray
     tree_weight: np.ndarray
-    final: np.ndarray
     stop: np.ndarray
 
 
@@ -303,9 +306,10 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
         Updated in place.
     settings : Settings
     rule : StopRule
-        Its ``snap``, ``final`` and ``stop`` are written for these trees.
-    scratch : ndarray (n_cells,) float64
-        Scratch for the window sums of a copy (this thread's own).
+        Its ``snap`` (this batch's) and ``stop`` are written for these trees.
+    scratch : ndarray float64
+        This thread's own, twice the cells of the batch's largest tree: a tree's running and window
+        sums are kept there while its copy is made.
     """
     end = rule.end
     points = rule.points
@@ -377,28 +381,38 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
                 k_win += 1
             # Step 4: at the rule's points, a copy of the tree's sums; at a check, stop if converged
             if pi < points.shape[0] and points[pi] == it + 1:
-                row = rule.snap[rule.slot[pi]]
+                # the window flushed into the sums, copied, and the sums and window sums put back as
+                # they were (the chain's window stays open)
+                m = cell_hi - cell_lo
                 for x in range(cell_lo, cell_hi):
-                    row[x] = est_sum[x]
-                    scratch[x] = wsum[x]
+                    scratch[x - cell_lo] = est_sum[x]
+                    scratch[m + x - cell_lo] = wsum[x]
                 flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
-                            node_cell_start, cell_parent, conc, n, node_N, row, scratch, k_win)
-                stop_here = rule.is_check[pi] and tree_converged(rule, pi, tr, cell_lo, cell_hi)
+                            node_cell_start, cell_parent, conc, n, node_N, est_sum, wsum, k_win)
+                row = rule.snap[rule.slot[pi]]
+                at = rule.snap_at[tr] - cell_lo
+                for x in range(cell_lo, cell_hi):
+                    row[x + at] = est_sum[x]
+                    est_sum[x] = scratch[x - cell_lo]
+                    wsum[x] = scratch[m + x - cell_lo]
+                stop_here = rule.is_check[pi] and tree_converged(rule, pi, tr, cell_lo, cell_hi, est_sum)
                 pi += 1
-                if stop_here:
+                if stop_here:  # its sums are its tables now: no window is left to add
                     rule.stop[tr] = it + 1
                     reached = it + 1
+                    k_win = 0
                     break
         if reached == end:  # the whole run: its last window into the sums, then (under a rule) its tables
             flush_still(still, st_lo, st_hi, moving, mv_lo, mv_hi, node_lo, card, node_parent, node_group,
                         node_cell_start, cell_parent, conc, n, node_N, est_sum, wsum, k_win)
             k_win = 0
             if rule.active:
+                at = rule.snap_at[tr] - cell_lo
                 for x in range(cell_lo, cell_hi):
                     v = est_sum[x]
                     if rule.end_b >= 0:
-                        v = v - rule.snap[rule.end_b, x]
-                    rule.final[x] = v / rule.end_den
+                        v = v - rule.snap[rule.end_b, x + at]
+                    est_sum[x] = v / rule.end_den
         # element by element: a slice assignment would compile numba's shape-mismatch error path and its
         # string formatting, a large part of the first use's compilation
         for i in range(local_rng.shape[0]):
@@ -408,9 +422,10 @@ def sample_trees(order, lo, hi, it_reached, it_to, layout, tables, state, settin
 
 
 @njit(**NJIT_OPTIONS)
-def tree_converged(rule, pi, tr, cell_lo, cell_hi):
+def tree_converged(rule, pi, tr, cell_lo, cell_hi, est_sum):
     """True if tree ``tr`` (cells ``cell_lo .. cell_hi - 1``) stops at the check ``rule.points[pi]``
-    (:class:`StopRule`), whose sums are in ``snap`` already; then its tables go to ``rule.final``.
+    (:class:`StopRule`), whose sums are in ``snap`` already; then its tables replace its running sums
+    in ``est_sum``.
 
     Parameters
     ----------
@@ -421,30 +436,32 @@ def tree_converged(rule, pi, tr, cell_lo, cell_hi):
         The tree.
     cell_lo, cell_hi : int
         The tree's cells.
+    est_sum : ndarray (n_cells,) float64
+        The running sums (:class:`SamplerState`'s), whose tree's cells take its tables if it stops.
     """
-    snap, weight = rule.snap, rule.weight
+    snap, weight, at = rule.snap, rule.weight, rule.snap_at[tr] - cell_lo
     s_new, s_nb, s_old, s_ob = rule.slot[pi], rule.new_b[pi], rule.old_i[pi], rule.old_b[pi]
     den_new, den_old = rule.den_new[pi], rule.den_old[pi]
     total = 0.0
     for x in range(cell_lo, cell_hi):
         w = weight[x]
-        if w > 0.0:
-            new = snap[s_new, x]
+        if w > 0:
+            new = snap[s_new, x + at]
             if s_nb >= 0:
-                new = new - snap[s_nb, x]
-            old = snap[s_old, x]
+                new = new - snap[s_nb, x + at]
+            old = snap[s_old, x + at]
             if s_ob >= 0:
-                old = old - snap[s_ob, x]
+                old = old - snap[s_ob, x + at]
             total += w * abs(math.log(new / den_new) - math.log(old / den_old))
     tw = rule.tree_weight[tr]
     d = total / tw if tw > 0.0 else 0.0
     if not d < rule.tol:
         return False
     for x in range(cell_lo, cell_hi):
-        new = snap[s_new, x]
+        new = snap[s_new, x + at]
         if s_nb >= 0:
-            new = new - snap[s_nb, x]
-        rule.final[x] = new / den_new
+            new = new - snap[s_nb, x + at]
+        est_sum[x] = new / den_new
     return True
 
 
@@ -628,7 +645,7 @@ def _active_rows(tree_node_start, node_cell_start, cell_parent, node_parent, raw
         The cells' data counts.
     node_group : ndarray (n_nodes,) int64
         Every node's concentration group.
-    big_row : ndarray (n_cells,) int64
+    big_row : ndarray (n_cells,) int32
         :class:`StirlingTables`' ``big_row``.
     """
     n_trees = tree_node_start.shape[0] - 1
@@ -693,8 +710,8 @@ def observed_cells(tree_node_start, tree_card, node_cell_start, node_parent, raw
                 total += raw[base + x] > 0
             total += 1
     start[n_nodes] = total
-    value = np.empty(total, np.int64)
-    parent = np.empty(total, np.int64)
+    value = np.empty(total, np.int32)  # values and cells are below config.MAX_CATEGORIES and MAX_MODEL_CELLS
+    parent = np.empty(total, np.int32)
     count = np.empty(total, np.int64)
     for tr in range(tree_card.shape[0]):
         card = tree_card[tr]

@@ -136,8 +136,8 @@ class SamplerCells:
     observed values in order, then a rest cell that stands for the node's other values."""
 
     node_cell_start: np.ndarray  # (n_nodes + 1,)
-    cell_value: np.ndarray  # (n_cells,) the value; the tree's cardinality for a rest cell
-    cell_parent: np.ndarray  # (n_cells,) the parent's cell of the same value (-1 at a root)
+    cell_value: np.ndarray  # (n_cells,) int32: the value; the tree's cardinality for a rest cell
+    cell_parent: np.ndarray  # (n_cells,) int32: the parent's cell of the same value (-1 at a root)
     cell_raw: np.ndarray  # (n_cells,) the data count (a leaf's, or an internal node's subtree's); 0 at rest
 
     @property
@@ -162,19 +162,28 @@ def take_cells(cells: SamplerCells, trees: ContextTrees, index) -> SamplerCells:
     at = _ranges(tree_cells[idx], tree_cells[idx + 1])
     shift = np.repeat(new_tree[:-1] - tree_cells[idx], lengths)
     parent = cells.cell_parent[at]
-    return SamplerCells(start, cells.cell_value[at], np.where(parent >= 0, parent + shift, -1), cells.cell_raw[at])
+    return SamplerCells(start, cells.cell_value[at], np.where(parent >= 0, parent + shift, -1).astype(np.int32),
+                        cells.cell_raw[at])
 
 
 def concatenate_cells(parts: list) -> SamplerCells:
-    """The cells of several sets of trees laid out one after the other (:func:`~hdp_plugin.hdp.trees.concatenate_trees`)."""
-    starts, values, parents, raws, off = [np.zeros(1, np.int64)], [], [], [], 0
-    for c in parts:
-        starts.append(c.node_cell_start[1:] + off)
-        values.append(c.cell_value)
-        parents.append(np.where(c.cell_parent >= 0, c.cell_parent + off, -1))
-        raws.append(c.cell_raw)
-        off += c.n_cells
-    return SamplerCells(*(np.concatenate(a).astype(np.int64) for a in (starts, values, parents, raws)))
+    """The cells of several sets of trees laid out one after the other (:func:`~hdp_plugin.hdp.trees.concatenate_trees`).
+    ``parts`` is emptied as its cells are copied: each part goes as soon as it is laid out."""
+    n_nodes = sum(int(c.node_cell_start.shape[0]) - 1 for c in parts)
+    n_cells = sum(c.n_cells for c in parts)
+    start, value = np.zeros(n_nodes + 1, np.int64), np.empty(n_cells, np.int32)
+    parent, raw = np.empty(n_cells, np.int32), np.empty(n_cells, np.int64)
+    node = off = 0
+    parts.reverse()
+    while parts:
+        c = parts.pop()
+        k, m = int(c.node_cell_start.shape[0]) - 1, c.n_cells
+        start[node + 1:node + k + 1] = c.node_cell_start[1:] + off
+        value[off:off + m] = c.cell_value
+        raw[off:off + m] = c.cell_raw
+        parent[off:off + m] = np.where(c.cell_parent >= 0, c.cell_parent + off, -1)
+        node, off = node + k, off + m
+    return SamplerCells(start, value, parent, raw)
 
 
 def sampler_cells(trees: ContextTrees, raw: np.ndarray | None = None) -> SamplerCells:
@@ -228,8 +237,8 @@ class SamplerResult:
     iterations: int
     burn_in: int
     seconds: float
-    table_counts: np.ndarray  # (n_cells,) final t
-    customer_counts: np.ndarray  # (n_cells,) final n
+    table_counts: np.ndarray  # (n_cells,) final t (an integer type wide enough for the data's counts)
+    customer_counts: np.ndarray  # (n_cells,) final n (as t)
     cells: SamplerCells | None = None  # the cells the per-cell arrays are of
     stirling_shape: tuple = ()  # ((dense rows, columns), (large-leaf rows, columns)) at the end
     cpu_seconds: float = 0.0  # CPU time of the process (all threads) while sampling
@@ -413,7 +422,7 @@ class _TableSizes:
         self.cell_is_leaf = np.repeat(layout.is_leaf, np.diff(layout.node_cell_start))
         # within one iteration a count can grow by the window per child
         self.margin = window * (int(layout.tree_max_children.max(initial=1)) + 1)
-        big_row = np.full(cells.n_cells, -1, np.int64)
+        big_row = np.full(cells.n_cells, -1, np.int32)
         t_need = int(kernels.needed_sizes(0, cells.n_cells, state.n, state.t, big_row, window)[0])
         self.t_cap = min(self.n_max, max(2 * t_need, config.STIRLING_MIN_COLUMNS))
         n_int = int(state.n[~self.cell_is_leaf].max(initial=1))
@@ -488,7 +497,7 @@ def _setup(trees: ContextTrees, tying: str, random_state, n_jobs, settings: kern
     threads = min(_threads(n_jobs), max(trees.n_trees, 1))
     kernels.init_trees(layout, state)
     sizes = _TableSizes(cells, layout, state, settings.window, initial_sizes, threads)
-    tables = sizes.tables(layout, np.full(cells.n_cells, -1, np.int64))
+    tables = sizes.tables(layout, np.full(cells.n_cells, -1, np.int32))  # row indices: int32 is enough
     rule = plan.rule(layout) if plan is not None else _no_rule(trees, iterations)
     cancel.check()
     # the cost of an iteration of each tree (per draw-able cell, per cell for the estimates, per node
@@ -508,8 +517,9 @@ def _no_rule(trees: ContextTrees, iterations: int) -> kernels.StopRule:
     none, empty = np.zeros(0, np.int64), np.zeros(0)
     return kernels.StopRule(end=int(iterations), active=False, tol=0.0, points=none, slot=none,
                             is_check=np.zeros(0, np.bool_), new_b=none, old_i=none, old_b=none, den_new=empty,
-                            den_old=empty, end_b=-1, end_den=1.0, snap=np.zeros((0, 0)), weight=empty,
-                            tree_weight=empty, final=empty, stop=np.full(trees.n_trees, int(iterations), np.int64))
+                            den_old=empty, end_b=-1, end_den=1.0, snap=np.zeros((0, 0)), snap_at=none,
+                            weight=none,
+                            tree_weight=empty, stop=np.full(trees.n_trees, int(iterations), np.int64))
 
 
 def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, cpu_started: float,
@@ -517,9 +527,9 @@ def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, c
     """:func:`sample`'s last step: the averaged tables of a run that reached iteration ``reached`` (each
     tree's own length under a stopping rule) and the final state; copied trees take their sources'."""
     state, tables, n_trees = run.state, run.tables, run.trees.n_trees
-    _fill_copies(copies, (run.rule.final, state.est_sum, state.n, state.t), (state.conc,), (run.rule.stop,))
-    if plan is not None:
-        probabilities, tree_its = run.rule.final, run.rule.stop.copy()
+    _fill_copies(copies, (state.est_sum, state.n, state.t), (state.conc,), (run.rule.stop,))
+    if plan is not None:  # every tree's sums are its tables
+        probabilities, tree_its = state.est_sum, run.rule.stop.copy()
         iterations = int(tree_its.max()) if tree_its.size else reached  # the longest tree's
         burn_in = plan.burn_in_of(iterations)
     else:
@@ -534,8 +544,8 @@ def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, c
         iterations=iterations,
         burn_in=burn_in,
         seconds=time.perf_counter() - started,
-        table_counts=state.t.astype(np.int64),
-        customer_counts=state.n.astype(np.int64),
+        table_counts=state.t,
+        customer_counts=state.n,
         stirling_shape=((tables.big_base, columns), (rows - tables.big_base, columns)),
         cpu_seconds=time.process_time() - cpu_started,
         tree_iterations=tree_its,
@@ -663,6 +673,7 @@ class _TreeQueue:
         self.report_lock = threading.Lock()
         self.gate = _Gate()
         self.halt = False
+        self.cells_per_tree = np.diff(run.layout.node_cell_start[run.layout.tree_node_start])
 
     def take(self) -> np.ndarray | None:
         """The next batch: trees from the head of the queue, about 1 / (4 x threads) of the cost left."""
@@ -678,12 +689,12 @@ class _TreeQueue:
 
     def work(self) -> None:
         run = self.run
-        scratch = np.empty(run.cells.n_cells if run.rule.points.size else 0)  # for the rule's copies
         reached, stop = run.reached, run.rule.stop
         while not self.halt:
             batch = self.take()
             if batch is None:
                 return
+            rule, scratch = self._copies_of(batch)
             while not self.halt:
                 live = batch[(reached[batch] < self.end) & (stop[batch] == self.end)]
                 if not live.size:
@@ -695,7 +706,7 @@ class _TreeQueue:
                 took = time.perf_counter()
                 with self.gate as generation:
                     kernels.sample_trees(live, 0, live.size, reached, target, run.layout, run.tables, run.state,
-                                         run.settings, run.rule, scratch)
+                                         run.settings, rule, scratch)
                 took = time.perf_counter() - took
                 ran = np.minimum(reached[live], stop[live]) - before
                 work = float((self.cost[live] * ran).sum())
@@ -708,6 +719,19 @@ class _TreeQueue:
                 short = (reached[live] < target) & (stop[live] == self.end)
                 if short.any():  # a tree needs more of the Stirling tables
                     self.gate.grow(run, generation)
+
+    def _copies_of(self, batch: np.ndarray):
+        """The stopping rule's copies for ``batch`` alone (its trees' cells side by side, the trees'
+        places in ``rule.snap_at``; a batch runs to its end before its thread takes another) and the
+        thread's scratch for them: the rule and the scratch :func:`~hdp_plugin.hdp.kernels.sample_trees`
+        takes."""
+        rule = self.run.rule
+        if not rule.points.size:
+            return rule, np.empty(0)
+        sizes = self.cells_per_tree[batch]
+        rule.snap_at[batch] = np.cumsum(sizes) - sizes
+        snap = np.zeros((rule.snap.shape[0], int(sizes.sum())))
+        return rule._replace(snap=snap), np.empty(2 * int(sizes.max(initial=0)))
 
     def report(self, work: float) -> None:
         with self.report_lock:
@@ -804,8 +828,8 @@ class _StopPlan:
         old_b = [self._row(self.burn_in_of(p // 2)) if c else -1 for p, c in zip(pts, is_check)]
         den_new = [float(p - self.burn_in_of(p)) if c else 1.0 for p, c in zip(pts, is_check)]
         den_old = [float(p // 2 - self.burn_in_of(p // 2)) if c else 1.0 for p, c in zip(pts, is_check)]
-        w = layout.leaf_counts.astype(np.float64)
-        n_trees, n_cells = layout.tree_card.shape[0], w.shape[0]
+        w = layout.leaf_counts
+        n_trees = layout.tree_card.shape[0]
         cell_start = layout.node_cell_start[layout.tree_node_start]
         tree_weight = np.add.reduceat(w, cell_start[:-1]) if n_trees and w.size else np.zeros(n_trees)
         end_b = self.burn_in_of(self.iterations)
@@ -815,8 +839,9 @@ class _StopPlan:
             is_check=is_check, new_b=i64(new_b), old_i=i64(old_i), old_b=i64(old_b),
             den_new=np.asarray(den_new, np.float64), den_old=np.asarray(den_old, np.float64),
             end_b=self._row(end_b), end_den=float(self.iterations - end_b),
-            snap=np.zeros((self.n_rows, n_cells)), weight=w, tree_weight=np.asarray(tree_weight, np.float64),
-            final=np.zeros(n_cells), stop=np.full(n_trees, int(self.iterations), np.int64))
+            snap=np.zeros((self.n_rows, 0)), snap_at=np.zeros(n_trees, np.int64), weight=w,
+            tree_weight=np.asarray(tree_weight, np.float64),
+            stop=np.full(n_trees, int(self.iterations), np.int64))
 
 
 def _max_children(trees: ContextTrees) -> np.ndarray:

@@ -30,7 +30,7 @@ blocks read from disk or counted elsewhere.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -421,8 +421,9 @@ def concatenate_trees(parts: list[ContextTrees], counts: bool = True) -> tuple[C
     Each part keeps its own attributes: part ``e``'s attribute ``j`` becomes attribute
     ``offset[e] + j`` of the result (its cardinalities follow), so parts whose attributes were
     discretised differently sample together, sharing one set of Stirling tables and one thread
-    pool. Trees, nodes and cells keep their order, part after part. Without ``counts`` the result's
-    ``leaf_counts`` is empty (the HDP sampler then takes the counts as its cells).
+    pool. Trees, nodes and cells keep their order, part after part. Without ``counts`` the result is
+    for the HDP sampler alone, which takes the counts as its cells and never walks to a child: its
+    ``leaf_counts``, ``child_start`` and ``child_table`` are empty.
 
     Returns
     -------
@@ -453,9 +454,9 @@ def concatenate_trees(parts: list[ContextTrees], counts: bool = True) -> tuple[C
         out["node_cell_start"].append(p.node_cell_start[:-1] + cell_off)
         out["node_tree"].append(p.node_tree + tree_off)
         out["is_leaf"].append(p.is_leaf)
-        out["child_start"].append(shift(p.child_start, child_off))
-        out["child_table"].append(shift(p.child_table, node_off))
         if counts:
+            out["child_start"].append(shift(p.child_start, child_off))
+            out["child_table"].append(shift(p.child_table, node_off))
             out["leaf_counts"].append(p.leaf_counts)
         out["cardinalities"].append(np.asarray(p.cardinalities, np.int64))
         attr_off += int(np.asarray(p.cardinalities).shape[0])
@@ -472,6 +473,28 @@ def concatenate_trees(parts: list[ContextTrees], counts: bool = True) -> tuple[C
     arrays = {k: np.ascontiguousarray(np.concatenate(v) if v else np.zeros(0), dtype=dtypes.get(k, np.int64))
               for k, v in out.items()}
     return ContextTrees(n_classes=int(n_classes), **arrays), np.asarray(cell_start, np.int64)
+
+
+_NO_NODES = np.zeros(0, np.int64)
+
+
+def without_nodes(trees: ContextTrees) -> ContextTrees:
+    """``trees`` without its per-node arrays, while :func:`concatenate_trees`'s result holds them
+    (:func:`nodes_from`, after, gives them back): a fit does not keep every member's nodes twice."""
+    return replace(trees, node_parent=_NO_NODES, node_depth=_NO_NODES, node_branch=_NO_NODES,
+                   node_cell_start=_NO_NODES, node_tree=_NO_NODES, is_leaf=np.zeros(0, np.bool_))
+
+
+def nodes_from(combined: ContextTrees, part: ContextTrees, tree_lo: int) -> ContextTrees:
+    """``part`` with its per-node arrays taken back from ``combined`` (:func:`concatenate_trees`'s,
+    whose trees ``tree_lo`` on are ``part``'s), undoing the shifts of its nodes, cells and trees."""
+    n0 = int(combined.tree_node_start[tree_lo])
+    n1 = int(combined.tree_node_start[tree_lo + part.n_trees])
+    parent = combined.node_parent[n0:n1]
+    return replace(part, node_parent=np.where(parent >= 0, parent - n0, parent),
+                   node_depth=combined.node_depth[n0:n1].copy(), node_branch=combined.node_branch[n0:n1].copy(),
+                   node_cell_start=combined.node_cell_start[n0:n1 + 1] - combined.node_cell_start[n0],
+                   node_tree=combined.node_tree[n0:n1] - tree_lo, is_leaf=combined.is_leaf[n0:n1].copy())
 
 
 def branch_radices(trees: ContextTrees) -> np.ndarray:
@@ -520,10 +543,13 @@ def take_trees(trees: ContextTrees, index) -> ContextTrees:
     node_of = np.repeat(np.arange(idx.size, dtype=np.int64), n_len)
     shift = np.repeat(new_ns[:-1] - ns[idx], n_len)  # old node index -> new, per kept node
     parent = np.asarray(trees.node_parent, np.int64)[nodes]
-    child_start = np.asarray(trees.child_start, np.int64)[nodes]
-    child_start = np.where(child_start >= 0, child_start + np.repeat(new_slot[:-1] - slot_start[idx], n_len), -1)
-    table = np.asarray(trees.child_table, np.int64)[_ranges(slot_start[idx], slot_start[idx + 1])]
-    table_shift = np.repeat(new_ns[:-1] - ns[idx], slots[idx])
+    if trees.child_start.size:
+        child_start = np.asarray(trees.child_start, np.int64)[nodes]
+        child_start = np.where(child_start >= 0, child_start + np.repeat(new_slot[:-1] - slot_start[idx], n_len), -1)
+        table = np.asarray(trees.child_table, np.int64)[_ranges(slot_start[idx], slot_start[idx + 1])]
+        table = np.where(table >= 0, table + np.repeat(new_ns[:-1] - ns[idx], slots[idx]), -1)
+    else:  # trees for the sampler alone (concatenate_trees without counts): none to take
+        child_start = table = np.zeros(0, np.int64)
     tree_card = np.asarray(trees.tree_card, np.int64)[idx]
     return ContextTrees(
         attrs=np.asarray(trees.attrs, np.int64)[idx],
@@ -538,7 +564,7 @@ def take_trees(trees: ContextTrees, index) -> ContextTrees:
         node_tree=node_of,
         is_leaf=np.asarray(trees.is_leaf, np.bool_)[nodes],
         child_start=child_start,
-        child_table=np.where(table >= 0, table + table_shift, -1),
+        child_table=table,
         leaf_counts=(np.asarray(trees.leaf_counts, np.int64)[_ranges(cs[ns[idx]], cs[ns[idx + 1]])]
                      if trees.leaf_counts.size else np.zeros(0, np.int64)),
         n_classes=int(trees.n_classes),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hdp.tables import laplace, m_estimate
-from ..hdp.trees import ContextTrees, concatenate_trees, tree_sources
+from ..hdp.trees import ContextTrees, concatenate_trees, nodes_from, tree_sources, without_nodes
 
 
 @dataclass
@@ -77,22 +77,27 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
         Every network's sampler cells (:func:`~hdp_plugin.hdp.sampler.sampler_cells`) when the caller
         made them (HDP only): the trees' dense counts are then not read, and may be empty. The list is
         emptied as its cells are laid out one after the other (the parts are not kept twice).
+
+    With HDP and several networks, ``trees`` lends its networks' per-node arrays to the sampler's
+    one set of trees while it runs (its items are replaced, then given back equal), so that a caller
+    that keeps no other reference to them holds every node once.
     """
     if estimator != "hdp":
         mm = float(m) if estimator == "m-estimate" else 0.0
         probs = [laplace(t) if estimator == "laplace" else m_estimate(t, mm) for t in trees]
         with np.errstate(divide="ignore"):
             return Estimates([np.log(p) for p in probs], [None] * len(trees), [None] * len(trees), {})
-    from ..hdp.sampler import stopping_info
-
-    from ..hdp.sampler import concatenate_cells, sampler_cells
+    from ..hdp.sampler import concatenate_cells, sampler_cells, stopping_info
 
     # the sampler's cells of each network (its dense counts are not read again), then every network's
     # trees and cells one after the other, without dense counts
     parts = [sampler_cells(t) for t in trees] if cells is None else list(cells)
     if cells is not None:
         cells.clear()
-    combined = concatenate_trees(trees, counts=False)[0]
+    combined = concatenate_trees(trees, counts=False)[0] if len(trees) > 1 else trees[0]
+    tree_lo = np.cumsum([0] + [t.n_trees for t in trees])
+    if len(trees) > 1:
+        trees[:] = [without_nodes(t) for t in trees]
     cells = parts[0] if len(parts) == 1 else concatenate_cells(parts)
     del parts
     res, shared = _sample_once_each(combined, cells, sample, random_state, tying, dict(
@@ -104,6 +109,9 @@ def estimate_tables(trees: list[ContextTrees], *, estimator: str, m: float, samp
         info["shared_trees"] = shared
     if getattr(res, "cpu_seconds", None) is not None:
         info["sampler_cpu_seconds"] = res.cpu_seconds
+    if len(trees) > 1:
+        trees[:] = [nodes_from(combined, t, int(lo)) for t, lo in zip(trees, tree_lo)]
+    del combined
     cells, groups, concs = [], [], []
     node_lo = 0
     for e, t in enumerate(trees):
@@ -130,7 +138,7 @@ def _member_cells(cells, probabilities: np.ndarray, node_lo: int, node_hi: int):
     start = cells.node_cell_start[node_lo:node_hi + 1]
     lo, hi = int(start[0]), int(start[-1])
     parent = cells.cell_parent[lo:hi]
-    own = SamplerCells(start - lo, cells.cell_value[lo:hi], np.where(parent >= 0, parent - lo, -1),
+    own = SamplerCells(start - lo, cells.cell_value[lo:hi], np.where(parent >= 0, parent - lo, -1).astype(np.int32),
                        cells.cell_raw[lo:hi])
     return own, probabilities[lo:hi]
 

@@ -119,6 +119,9 @@ class Draft:
     cardinalities: np.ndarray
     structure: Structure
     trees: ContextTrees
+    #: with HDP, the sampler's cells of ``trees``, made as soon as the trees are, whose dense counts
+    #: then go (most of a member's cells hold no count)
+    cells: object = None
 
 
 def member_seeds(random_state, n_members: int) -> tuple[np.random.SeedSequence, list[np.random.SeedSequence]]:
@@ -208,7 +211,13 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
                                                       stats, part.trees(structures, cards, cell_limit)):
             if isinstance(trees, TooLargeError):
                 raise _too_large(plan, trees, e, rows.source) from None
-            out.append((Draft(seed, attrs, card, s, trees), st.n_y))
+            cells = None
+            if plan.estimator == "hdp":
+                from ..hdp.sampler import sampler_cells
+
+                cells = sampler_cells(trees)
+                trees = replace(trees, leaf_counts=np.zeros(0, np.int64))
+            out.append((Draft(seed, attrs, card, s, trees, cells), st.n_y))
         return out
 
     alike = plan.ensemble and members_code_alike(rows.sample, plan.discretization)
@@ -280,20 +289,20 @@ def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, 
     states = cells = None
     if plan.estimator == "hdp":  # each member's trees on the streams of its own seed
         states = np.vstack([tree_states(_seeds.child(d.seed), d.trees.n_trees) for d in drafts])
-        # the sampler reads each member's counts as its cells: the dense counts go (the largest part of
-        # a member's trees when most of its cells hold no count)
-        from ..hdp.sampler import sampler_cells
-
-        cells = []
+        cells = [d.cells for d in drafts]
         for d in drafts:
-            cells.append(sampler_cells(d.trees))
-            d.trees = replace(d.trees, leaf_counts=np.zeros(0, np.int64))
+            d.cells = None
         warmup.wait_for_sampler()
-    est = estimate_tables([d.trees for d in drafts], estimator=plan.estimator, m=plan.m, sample=sample,
+    trees = [d.trees for d in drafts]  # lent to the sampler's set of trees while it runs (estimate_tables)
+    for d in drafts:
+        d.trees = None
+    est = estimate_tables(trees, estimator=plan.estimator, m=plan.m, sample=sample,
                           random_state=states, iterations=resolved_iterations(plan.structure, plan.iterations),
                           burn_in=plan.burn_in, tying=plan.tying, tolerance=sampler_tolerance(plan.iterations),
                           first_check=convergence_first_check(plan.structure),
                           n_jobs=plan.n_jobs, progress=progress, cells=cells)
+    for d, t in zip(drafts, trees):
+        d.trees = t
     info = dict(est.info)
     if plan.estimator == "hdp":
         info.update(n_trees=sum(d.trees.n_trees for d in drafts), n_cells=sum(d.trees.n_cells for d in drafts))
