@@ -571,3 +571,23 @@ def test_bench_model_size_prints_a_row_per_code(tmp_path):
     assert [r[1].strip() for r in rows] == ["before", "after"]
     assert rows[0][2:5] == rows[1][2:5]  # the same code both times: the same cells and file
     assert int(rows[1][2].replace(",", "")) > int(rows[1][3].replace(",", "")) > 0
+
+
+@pytest.mark.java
+def test_bench_java_predict_data_mode_predicts_an_arff_alike_in_both_languages():
+    """``bench_java_predict.py --data`` on iris, one round, this checkout only (no timing asserted): the
+    default trained, its rows predicted in Python and in a ``java`` process, the two agreeing (else the
+    benchmark fails)."""
+    import glob
+    import shutil
+
+    if shutil.which("java") is None or shutil.which("mvn") is None:
+        pytest.skip("skipped: needs `java` and `mvn` (for Weka's class path) on the PATH")
+    if not glob.glob(str(BENCH.parent / "java_bridge" / "target" / "hdp-bnc-weka-*.jar")):
+        pytest.skip("skipped: needs the jar of `mvn package` in java_bridge/target")
+    iris = Path(__file__).resolve().parent / "data" / "iris.arff"
+    out = subprocess.run([sys.executable, str(BENCH / "bench_java_predict.py"), "--data", str(iris), "--rounds", "1"],
+                         capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONPATH=str(BENCH.parent)))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r"round 1 after: Python [0-9.]+ s, Java [0-9.]+ s \(150 rows", out.stdout), out.stdout
+    assert "after / before" not in out.stdout

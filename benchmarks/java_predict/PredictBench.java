@@ -7,9 +7,9 @@ import weka.classifiers.bayes.hdpbnc.HDPModel;
 import weka.classifiers.bayes.hdpbnc.ModelFile;
 
 /**
- * Rows per second of the Weka package's pure-Java prediction (HDPModel.distribution) on a model
- * file and a matrix of attribute codes (little-endian int32, rows x attributes, after an int32 pair
- * rows, attributes). Prints one line: rows, seconds, rows per second, and a checksum.
+ * Rows per second of the Weka package's pure-Java prediction (a network's distribution) on a
+ * one-network model file and a matrix of attribute codes (little-endian int32, rows x attributes,
+ * after an int32 pair rows, attributes). Prints one line: rows, seconds, rows per second, and a checksum.
  *
  *   java -cp hdp-bnc-weka.jar:arrow-format.jar:flatbuffers-java.jar:weka.jar PredictBench.java MODEL CODES
  */
@@ -33,7 +33,7 @@ public class PredictBench {
       checksum = 0;
       for (int r = 0; r < rows; r++) {
         System.arraycopy(flat, r * cols, row, 0, cols);
-        checksum += model.distribution(row)[0];
+        checksum += model.member(0).distribution(row)[0];
       }
       double s = (System.nanoTime() - t0) / 1e9;
       if (pass == 1) {

@@ -49,43 +49,9 @@ import weka.core.TechnicalInformationHandler;
 import weka.core.Utils;
 
 /**
- * <!-- globalinfo-start -->
- * Bayesian network classifiers (naive Bayes, TAN, kDB-k, selective kDB) whose conditional probability
- * tables are estimated with a hierarchical Dirichlet process (HDP) and a collapsed Gibbs sampler. Each
- * table is smoothed towards its less specific contexts, which keeps high-order kDB models accurate where
- * plain frequency estimates overfit. Numeric attributes are discretised with MDL (Fayyad and Irani);
- * missing values are one more value.<br>
- * <br>
- * Training runs in the hdp-bnc Python daemon, which is started automatically. The Weka package carries the
- * hdp_plugin wheel: on first use it makes its own Python environment with the Python 3.10 or later on the
- * PATH and installs the wheel and its dependencies with pip (once, one to a few minutes), unless the
- * pythonExecutable option or HDP_BNC_PYTHON names a Python that has hdp_plugin. The first training then
- * compiles the sampler's kernels (once; the daemon's log says how long). The learnt tables are held in Java, so a
- * saved model predicts without Python.<br>
- * <br>
- * For more information see:<br>
- * <br>
- * Francois Petitjean, Wray Buntine, Geoffrey I. Webb, Nayyar Zaidi (2018). Accurate parameter
- * estimation for Bayesian network classifiers using hierarchical Dirichlet processes. Machine Learning.
- * 107(8-10):1303-1331.
- * <p>
- * <!-- globalinfo-end -->
- *
- * <!-- technical-bibtex-start -->
- * BibTeX:
- * <pre>
- * &#64;article{Petitjean2018,
- *    author = {Francois Petitjean and Wray Buntine and Geoffrey I. Webb and Nayyar Zaidi},
- *    journal = {Machine Learning},
- *    number = {8-10},
- *    pages = {1303-1331},
- *    title = {Accurate parameter estimation for Bayesian network classifiers using hierarchical Dirichlet processes},
- *    volume = {107},
- *    year = {2018}
- * }
- * </pre>
- * <p>
- * <!-- technical-bibtex-end -->
+ * Bayesian network classifiers (naive Bayes, TAN, kDB, selective kDB, ESKDB) whose probability tables are
+ * estimated with a hierarchical Dirichlet process, trained by the hdp-bnc Python daemon and predicting in
+ * Java: see {@link #globalInfo()} and {@link #getTechnicalInformation()}.
  *
  * Options: see {@link #listOptions()}; every option is a bean property with {@link OptionMetadata}.
  */
@@ -787,30 +753,18 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
   }
 
   /**
-   * The Python executable to use: the option, or {@code $HDP_BNC_PYTHON} when the option is at its
-   * default.
-   *
-   * @return the executable
-   */
-  public String effectivePython() {
-    String env = System.getenv(PYTHON_ENV);
-    if (DEFAULT_PYTHON.equals(m_PythonExecutable) && env != null && !env.trim().isEmpty()) {
-      return env.trim();
-    }
-    return m_PythonExecutable;
-  }
-
-  /**
-   * The Python that starts a daemon: the option or {@code $HDP_BNC_PYTHON} if either is set; else null,
+   * The Python that starts a daemon: the option if set, else {@code $HDP_BNC_PYTHON} if set; else null,
    * which means the Weka package's own Python environment (made on first use, see
    * {@link weka.classifiers.bayes.hdpbnc.PythonEnvironment}), or python3 outside an installed package.
    *
    * @return the executable, or null
    */
   String pythonForDaemon() {
+    if (!DEFAULT_PYTHON.equals(m_PythonExecutable)) {
+      return m_PythonExecutable;
+    }
     String env = System.getenv(PYTHON_ENV);
-    boolean chosen = !DEFAULT_PYTHON.equals(m_PythonExecutable) || env != null && !env.trim().isEmpty();
-    return chosen ? effectivePython() : null;
+    return env != null && !env.trim().isEmpty() ? env.trim() : null;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -990,12 +944,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return Drawable.BayesNet;
   }
 
-  /**
-   * The learnt network in XML BIF 0.3 (as Weka's BayesNet), for the Explorer's "Visualize graph".
-   *
-   * @return the XML
-   * @throws Exception if no model was built
-   */
+  /** @return the learnt network in XML BIF 0.3 (as Weka's BayesNet), for the Explorer's "Visualize graph" */
   @Override
   public String graph() throws Exception {
     if (m_Model == null) {
@@ -1020,11 +969,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return RevisionUtils.extract("$Revision: 1 $");
   }
 
-  /**
-   * Runs the classifier from the command line.
-   *
-   * @param args the options
-   */
+  /** Runs the classifier from the command line, with the options {@code args}. */
   public static void main(String[] args) {
     runClassifier(new HDPBayesNet(), args);
   }

@@ -36,9 +36,9 @@ import org.apache.arrow.flatbuf.Type;
  * built directly on the flatbuffer classes of {@code arrow-format}, so that it needs neither
  * arrow-vector nor arrow-memory (and no {@code --add-opens} on JDK 17).
  *
- * <p>It reads what the hdp-bnc model files of every format version use: uncompressed, non-dictionary columns
- * of type uint16, int32, int64 and float64, with or without nulls, lists and structs of them (without null
- * lists, structs or items: the model file's cells), and the schema's custom metadata. Anything else is
+ * <p>It reads what the hdp-bnc model file uses: uncompressed, non-dictionary columns of type uint16, int32
+ * and float64, with or without nulls, lists and structs of them (without null lists, structs or items: the
+ * model file's cells), and the schema's custom metadata. Anything else is
  * refused with an {@link IOException} that names the column.
  *
  * <p>Layout (Arrow columnar format, "IPC File Format"): {@code ARROW1} plus 2 bytes of padding; the
@@ -53,7 +53,7 @@ public final class ArrowFileReader {
 
   /** The column types this reader understands. */
   public enum ColumnType {
-    UINT16("uint16", 2), INT32("int32", 4), INT64("int64", 8), FLOAT64("double", 8),
+    UINT16("uint16", 2), INT32("int32", 4), FLOAT64("double", 8),
     /** A list: {@link Column#offsets} holds each row's first item, {@link Column#children} the items. */
     LIST("list", 0),
     /** A struct: {@link Column#children} holds its fields, each as long as the struct. */
@@ -67,11 +67,6 @@ public final class ArrowFileReader {
     ColumnType(String arrowName, int width) {
       this.arrowName = arrowName;
       this.width = width;
-    }
-
-    /** @return whether the values are fixed-width numbers (uint16, int32, int64, float64) */
-    public boolean isFixedWidth() {
-      return width > 0;
     }
   }
 
@@ -152,7 +147,7 @@ public final class ArrowFileReader {
     /** Validity per row, or null when the column has no nulls. */
     public final boolean[] valid;
     /**
-     * The values: int[] (uint16 and int32), long[] or double[]; null for a column read without its values
+     * The values: int[] (uint16 and int32) or double[]; null for a column read without its values
      * ({@link ArrowFileReader#values(Column)} decodes them), for a list and for a struct.
      */
     public final Object values;
@@ -180,20 +175,6 @@ public final class ArrowFileReader {
       this.offsets = offsets;
       this.rawOffsets = rawOffsets;
       this.children = Collections.unmodifiableList(children);
-    }
-
-    /** @return the number of nulls */
-    public int nullCount() {
-      if (valid == null) {
-        return 0;
-      }
-      int n = 0;
-      for (boolean v : valid) {
-        if (!v) {
-          n++;
-        }
-      }
-      return n;
     }
   }
 
@@ -283,14 +264,11 @@ public final class ArrowFileReader {
         if (it.isSigned() && it.bitWidth() == 32) {
           return ColumnType.INT32;
         }
-        if (it.isSigned() && it.bitWidth() == 64) {
-          return ColumnType.INT64;
-        }
         if (!it.isSigned() && it.bitWidth() == 16) {
           return ColumnType.UINT16;
         }
         throw new IOException("column '" + f.name() + "' has type " + (it.isSigned() ? "int" : "uint")
-          + it.bitWidth() + "; only uint16, int32 and int64 are supported");
+          + it.bitWidth() + "; only uint16 and int32 are supported");
       }
       case Type.FloatingPoint: {
         FloatingPoint fp = (FloatingPoint) f.type(new FloatingPoint());
@@ -368,17 +346,6 @@ public final class ArrowFileReader {
   }
 
   /**
-   * Decodes one record batch.
-   *
-   * @param index the batch, 0-based
-   * @return its columns, in schema order
-   * @throws IOException if the batch is truncated, compressed or inconsistent with the schema
-   */
-  public List<Column> readBatch(int index) throws IOException {
-    return readBatch(index, true);
-  }
-
-  /**
    * Decodes one record batch, its fixed-width columns' values only if {@code values} (else their
    * {@link Column#values} are null and {@link #values(Column)} decodes them from {@link Column#raw} when
    * wanted: a reader that checks a large file first and then uses one batch at a time holds one batch's
@@ -398,11 +365,8 @@ public final class ArrowFileReader {
   }
 
   /**
-   * A column's values: {@link Column#values}, or decoded now from {@link Column#raw} for a fixed-width
-   * column read without them.
-   *
-   * @param c a column of {@link #readBatch(int, boolean)}
-   * @return int[] (uint16 and int32), long[] or double[]; null for a list or a struct
+   * A column's values, int[] (uint16 and int32) or double[] (null for a list or a struct): {@link Column#values},
+   * or decoded now from {@link Column#raw} for a fixed-width column read without them.
    */
   public static Object values(Column c) {
     if (c.values != null || c.raw == null) {
@@ -518,7 +482,6 @@ public final class ArrowFileReader {
       }
       case UINT16:
       case INT32:
-      case INT64:
       case FLOAT64: {
         long bytes = (long) f.type.width * n;
         ByteBuffer d = need(at.nextBuffer(), bytes, name); // so bytes fits the buffer's int capacity
@@ -530,7 +493,7 @@ public final class ArrowFileReader {
     }
   }
 
-  /** The values of a fixed-width column: int[] (uint16 and int32), long[] or double[]. */
+  /** The values of a fixed-width column: int[] (uint16 and int32) or double[]. */
   private static Object fixedWidth(ColumnType type, ByteBuffer d, int n) {
     d = d.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     switch (type) {
@@ -545,11 +508,6 @@ public final class ArrowFileReader {
       case INT32: {
         int[] a = new int[n];
         d.asIntBuffer().get(a);
-        return a;
-      }
-      case INT64: {
-        long[] a = new long[n];
-        d.asLongBuffer().get(a);
         return a;
       }
       default: {

@@ -126,12 +126,11 @@ public final class ArrowFileWriter {
       }
     }
     int n = m_Data.numInstances();
-    for (int start = 0; start < n || (n == 0 && start == 0); start += BATCH_ROWS) {
+    int start = 0;
+    do { // one batch at least, empty for no rows
       batches.add(writeBatch(start, Math.min(n, start + BATCH_ROWS)));
-      if (n == 0) {
-        break;
-      }
-    }
+      start += BATCH_ROWS;
+    } while (start < n);
     // the footer
     FlatBufferBuilder f = new FlatBufferBuilder(1024);
     int fs = schema(f);
@@ -227,14 +226,10 @@ public final class ArrowFileWriter {
 
     int buffersVector(FlatBufferBuilder fb) {
       RecordBatch.startBuffersVector(fb, buffers.size());
-      long[] offsets = new long[buffers.size()];
-      long off = 0;
-      for (int i = 0; i < buffers.size(); i++) {
-        offsets[i] = off;
-        off += (buffers.get(i).length + 7) & ~7L;
-      }
+      long off = length(); // back to front: each buffer starts where the next one's padded bytes end
       for (int i = buffers.size() - 1; i >= 0; i--) {
-        Buffer.createBuffer(fb, offsets[i], buffers.get(i).length);
+        off -= (buffers.get(i).length + 7) & ~7L;
+        Buffer.createBuffer(fb, off, buffers.get(i).length);
       }
       return fb.endVector();
     }

@@ -8,7 +8,6 @@
 package weka.classifiers.bayes.hdpbnc;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -17,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Starting the hdp-bnc daemon that serves a spool from Weka: the Python that runs it (the named one, or the
@@ -64,11 +62,6 @@ final class DaemonLauncher {
     return m_Python == null ? DEFAULT_PYTHON : m_Python;
   }
 
-  /** @return the daemon process started here, or null */
-  Process started() {
-    return m_Started;
-  }
-
   /**
    * The hdp_plugin version the daemon this launcher would start runs: the version of the package's wheel
    * for the package's own environment, else what the named Python imports.
@@ -93,24 +86,16 @@ final class DaemonLauncher {
     if (known != null) {
       return known.isEmpty() ? null : known;
     }
-    String version = "";
+    String version;
     try {
-      Process p = new ProcessBuilder(python, "-c", "import hdp_plugin._version as v; print(v.__version__)")
-        .directory(m_Root.toFile()).redirectErrorStream(true).start();
-      p.getOutputStream().close();
-      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-      if (p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0 && out.matches("[0-9A-Za-z.+!_-]+")) {
-        version = out;
-      }
-      p.destroy();
-    } catch (IOException e) {
-      // cannot tell: starting it will say why
+      version = PythonEnvironment.output(python, "import hdp_plugin._version as v; print(v.__version__)",
+        "[0-9A-Za-z.+!_-]+", m_Root);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;
     }
-    s_Versions.put(python, version);
-    return version.isEmpty() ? null : version;
+    s_Versions.put(python, version == null ? "" : version);
+    return version;
   }
 
   /**

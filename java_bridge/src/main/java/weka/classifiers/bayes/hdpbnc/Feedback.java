@@ -41,10 +41,6 @@ public final class Feedback {
   /**
    * The feedback for a training on the given thread: the Explorer's log panel if the thread is one of the
    * Explorer's classifier threads, else the console; with {@code verbose} the console in any case.
-   *
-   * @param thread the training thread
-   * @param verbose also print on the console
-   * @return the feedback
    */
   public static Feedback forThread(Thread thread, boolean verbose) {
     Object panel = panelLogger(thread);
@@ -88,21 +84,14 @@ public final class Feedback {
     return null;
   }
 
-  /**
-   * Queues a line for the log (Weka's log, the Explorer's log panel, the console).
-   *
-   * @param message the message, without the "HDPBayesNet: " prefix
-   */
+  /** Queues a line, without the "HDPBayesNet: " prefix, for the log (Weka's, the Explorer's panel, the console). */
   public void log(String message) {
     m_Queue.add(new String[] {"log", "HDPBayesNet: " + message});
   }
 
   /**
-   * Queues a status: the Explorer's status line; the console only if {@code console} is set (callers
-   * throttle progress lines there).
-   *
-   * @param message the message, without the "HDPBayesNet: " prefix
-   * @param console also print it on the console (when the console is used)
+   * Queues a status, without the "HDPBayesNet: " prefix: the Explorer's status line; the console (where it is
+   * used) only if {@code console} is set (callers throttle progress lines there).
    */
   public void status(String message, boolean console) {
     m_Queue.add(new String[] {console ? "status+" : "status", "HDPBayesNet: " + message});

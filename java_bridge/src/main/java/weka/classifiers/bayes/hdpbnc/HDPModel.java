@@ -320,22 +320,12 @@ public final class HDPModel implements Serializable {
     return m_Members.length;
   }
 
-  /**
-   * A network of the model.
-   *
-   * @param e the network, 0 to {@link #numMembers()} - 1
-   * @return it
-   */
+  /** @return network {@code e} of the model, 0 to {@link #numMembers()} - 1 */
   public Network member(int e) {
     return m_Members[e];
   }
 
-  /**
-   * A network's weight.
-   *
-   * @param e the network
-   * @return its weight (1 for a model of one network)
-   */
+  /** @return the weight of network {@code e} (1 for a model of one network) */
   public double weight(int e) {
     return m_Weights[e];
   }
@@ -348,11 +338,6 @@ public final class HDPModel implements Serializable {
   /** @return the number of classes */
   public int numClasses() {
     return m_ClassValues.length;
-  }
-
-  /** @return the class attribute's name */
-  public String className() {
-    return m_ClassName;
   }
 
   /** @return the class labels, in the model's order (Weka's order for data trained from Weka) */
@@ -399,21 +384,6 @@ public final class HDPModel implements Serializable {
       out[y] /= total;
     }
     return out;
-  }
-
-  /**
-   * P(class | x) of a model of one network.
-   *
-   * @param codes the row's attribute codes
-   * @return the class distribution
-   * @throws IllegalStateException for a model of several networks, whose networks code a row each
-   *           their own way ({@link #distribution(int[][])})
-   */
-  public double[] distribution(int[] codes) {
-    if (m_Members.length != 1) {
-      throw new IllegalStateException("a model of " + m_Members.length + " networks: give each its own codes");
-    }
-    return m_Members[0].distribution(codes);
   }
 
   /**

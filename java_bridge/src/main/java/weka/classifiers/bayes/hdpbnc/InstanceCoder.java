@@ -172,17 +172,6 @@ public final class InstanceCoder implements Serializable {
   }
 
   /**
-   * The codes of one instance, as a network of the model codes it.
-   *
-   * @param inst the instance (with the header this coder was built on)
-   * @param member the network
-   * @return one code per model attribute
-   */
-  public int[] codes(Instance inst, int member) {
-    return m_Coders[member].codes(inst);
-  }
-
-  /**
    * The class distribution of an instance, in the model's class order: the weighted mean of the
    * networks' distributions, each network coding the row its own way.
    *
@@ -216,10 +205,5 @@ public final class InstanceCoder implements Serializable {
       }
     }
     return out;
-  }
-
-  /** @return the model */
-  public HDPModel model() {
-    return m_Model;
   }
 }

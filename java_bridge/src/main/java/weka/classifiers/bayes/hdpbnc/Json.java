@@ -12,7 +12,6 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,13 +44,7 @@ public final class Json {
     m_Strict = strict;
   }
 
-  /**
-   * Parses one JSON document.
-   *
-   * @param text the document
-   * @return the value
-   * @throws IllegalArgumentException on malformed input, with the character offset
-   */
+  /** Parses one JSON document; malformed input throws an IllegalArgumentException with the offset. */
   public static Object parse(String text) {
     return parse(text, false);
   }
@@ -219,45 +212,27 @@ public final class Json {
         throw error("unterminated escape");
       }
       char e = m_Text.charAt(m_Pos++);
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          sb.append(e);
-          break;
-        case 'b':
-          sb.append('\b');
-          break;
-        case 'f':
-          sb.append('\f');
-          break;
-        case 'n':
-          sb.append('\n');
-          break;
-        case 'r':
-          sb.append('\r');
-          break;
-        case 't':
-          sb.append('\t');
-          break;
-        case 'u':
-          if (m_Pos + 4 > m_Text.length()) {
-            throw error("short \\u escape");
-          }
-          int code = 0;
-          for (int i = 0; i < 4; i++) {
-            int d = Character.digit(m_Text.charAt(m_Pos + i), 16);
-            if (d < 0 || m_Text.charAt(m_Pos + i) > 'f') { // ASCII hex digits only
-              throw error("bad \\u escape");
-            }
-            code = code * 16 + d;
-          }
-          sb.append((char) code);
-          m_Pos += 4;
-          break;
-        default:
-          throw error("bad escape \\" + e);
+      int simple = "\"\\/bfnrt".indexOf(e);
+      if (simple >= 0) {
+        sb.append("\"\\/\b\f\n\r\t".charAt(simple));
+        continue;
       }
+      if (e != 'u') {
+        throw error("bad escape \\" + e);
+      }
+      if (m_Pos + 4 > m_Text.length()) {
+        throw error("short \\u escape");
+      }
+      int code = 0;
+      for (int i = 0; i < 4; i++) {
+        int d = Character.digit(m_Text.charAt(m_Pos + i), 16);
+        if (d < 0 || m_Text.charAt(m_Pos + i) > 'f') { // ASCII hex digits only
+          throw error("bad \\u escape");
+        }
+        code = code * 16 + d;
+      }
+      sb.append((char) code);
+      m_Pos += 4;
     }
   }
 
@@ -332,11 +307,8 @@ public final class Json {
   // ------------------------------------------------------------------------------------------
 
   /**
-   * Writes a value (maps, lists, strings, numbers, booleans, null) as compact JSON.
-   *
-   * @param value the value
-   * @return the JSON text
-   * @throws IllegalArgumentException for non-finite doubles or values of other types
+   * Writes a value (maps, lists, strings, numbers, booleans, null) as compact JSON; a non-finite double or
+   * a value of another type throws an IllegalArgumentException.
    */
   public static String write(Object value) {
     StringBuilder sb = new StringBuilder();
@@ -359,25 +331,19 @@ public final class Json {
       sb.append(d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString((long) d) + ".0" : Double.toString(d));
     } else if (v instanceof Map) {
       sb.append('{');
-      Iterator<? extends Map.Entry<?, ?>> it = ((Map<?, ?>) v).entrySet().iterator();
-      while (it.hasNext()) {
-        Map.Entry<?, ?> e = it.next();
-        quote(sb, String.valueOf(e.getKey()));
-        sb.append(':');
-        write(sb, e.getValue());
-        if (it.hasNext()) {
-          sb.append(',');
-        }
+      String sep = "";
+      for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+        quote(sb.append(sep), String.valueOf(e.getKey()));
+        write(sb.append(':'), e.getValue());
+        sep = ",";
       }
       sb.append('}');
     } else if (v instanceof Iterable) {
       sb.append('[');
-      Iterator<?> it = ((Iterable<?>) v).iterator();
-      while (it.hasNext()) {
-        write(sb, it.next());
-        if (it.hasNext()) {
-          sb.append(',');
-        }
+      String sep = "";
+      for (Object item : (Iterable<?>) v) {
+        write(sb.append(sep), item);
+        sep = ",";
       }
       sb.append(']');
     } else {
@@ -389,28 +355,13 @@ public final class Json {
     sb.append('"');
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      switch (c) {
-        case '"':
-          sb.append("\\\"");
-          break;
-        case '\\':
-          sb.append("\\\\");
-          break;
-        case '\n':
-          sb.append("\\n");
-          break;
-        case '\r':
-          sb.append("\\r");
-          break;
-        case '\t':
-          sb.append("\\t");
-          break;
-        default:
-          if (c < 0x20) {
-            sb.append(String.format("\\u%04x", (int) c));
-          } else {
-            sb.append(c);
-          }
+      int escaped = "\"\\\n\r\t".indexOf(c);
+      if (escaped >= 0) {
+        sb.append('\\').append("\"\\nrt".charAt(escaped));
+      } else if (c < 0x20) {
+        sb.append(String.format("\\u%04x", (int) c));
+      } else {
+        sb.append(c);
       }
     }
     sb.append('"');

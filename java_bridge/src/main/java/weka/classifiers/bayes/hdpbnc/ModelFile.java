@@ -205,7 +205,7 @@ public final class ModelFile {
       for (int i = 0; i < reader.numBatches(); i++) {
         List<Column> b = reader.readBatch(i, false); // the values one tree at a time, when building
         for (Column c : b) {
-          if (c.nullCount() > 0) {
+          if (c.valid != null) { // the reader keeps validity only for a column with nulls
             throw new ModelFileException(source + ": corrupted model file (nulls in tree " + i + ")", null);
           }
         }
@@ -250,11 +250,7 @@ public final class ModelFile {
         update(md, c);
       }
     }
-    StringBuilder hex = new StringBuilder();
-    for (byte x : md.digest()) {
-      hex.append(String.format("%02x", x & 0xff));
-    }
-    return hex.toString();
+    return String.format("%064x", new java.math.BigInteger(1, md.digest()));
   }
 
   private static void update(MessageDigest md, Column c) {
@@ -263,8 +259,6 @@ public final class ModelFile {
     }
     if (c.raw != null) {
       md.update(c.raw.duplicate()); // the file's own little-endian bytes: no copy
-    } else if (!c.type.isFixedWidth() && c.children.isEmpty()) {
-      throw new IllegalStateException("unexpected column type " + c.type); // the schema is checked before
     }
     for (Column child : c.children) {
       update(md, child);

@@ -35,12 +35,7 @@ public final class NetworkDrawing {
   /** Names longer than this are shortened in the drawing (every node is as wide as the widest name). */
   public static final int DRAWN_NAME = 16;
 
-  /**
-   * A node's name in the drawing: names longer than {@link #DRAWN_NAME} keep their start and end.
-   *
-   * @param name the name
-   * @return the name drawn
-   */
+  /** A node's name in the drawing: names longer than {@link #DRAWN_NAME} keep their start and end. */
   public static String drawnName(String name) {
     int cut = DRAWN_NAME - 6;
     return name.length() <= DRAWN_NAME ? name : name.substring(0, cut) + "\u2026" + name.substring(name.length() - 5);
@@ -145,14 +140,7 @@ public final class NetworkDrawing {
     return widest;
   }
 
-  /**
-   * The label of an attribute's code, "?" for the missing slot.
-   *
-   * @param net the network
-   * @param attr the attribute
-   * @param code its code
-   * @return the label
-   */
+  /** The label of an attribute's code, "?" for the missing slot. */
   private static String label(Network net, int attr, int code) {
     return code < net.m_AttrValues[attr].length ? net.m_AttrValues[attr][code] : "?";
   }

@@ -222,16 +222,26 @@ public final class PythonEnvironment {
   /** @return "major.minor" of a Python, or null if it does not run */
   static String version(String python) {
     try {
-      Process p = new ProcessBuilder(python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])")
+      return output(python, "import sys; print('%d.%d' % sys.version_info[:2])", "\\d+\\.\\d+", null);
+    } catch (InterruptedException e) {
+      return null;
+    }
+  }
+
+  /**
+   * What {@code python -c code} prints, trimmed, if it exits with 0 within a minute and the output matches
+   * {@code pattern}, else null; run in {@code dir} (null: this process's working directory).
+   */
+  static String output(String python, String code, String pattern, Path dir) throws InterruptedException {
+    try {
+      Process p = new ProcessBuilder(python, "-c", code).directory(dir == null ? null : dir.toFile())
         .redirectErrorStream(true).start();
       p.getOutputStream().close();
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-      if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0 || !out.matches("\\d+\\.\\d+")) {
-        p.destroy();
-        return null;
-      }
-      return out;
-    } catch (IOException | InterruptedException e) {
+      boolean ok = p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0 && out.matches(pattern);
+      p.destroy();
+      return ok ? out : null;
+    } catch (IOException e) {
       return null;
     }
   }

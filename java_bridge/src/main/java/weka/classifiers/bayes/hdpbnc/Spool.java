@@ -28,14 +28,14 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
-import java.text.SimpleDateFormat;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Date;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TimeZone;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
@@ -104,10 +104,8 @@ public final class Spool {
       return false;
     } catch (NoSuchFileException e) {
       return false;
-    } catch (OverlappingFileLockException e) {
-      return true;
-    } catch (IOException e) {
-      return true; // cannot tell: assume alive, as protocol.py does
+    } catch (OverlappingFileLockException | IOException e) {
+      return true; // held by this JVM, or cannot tell: assume alive, as protocol.py does
     }
   }
 
@@ -143,11 +141,7 @@ public final class Spool {
     return readJson(root.resolve("daemons").resolve(id + ".json"));
   }
 
-  /**
-   * @param heartbeat a heartbeat document
-   * @param host a host's name
-   * @return true if the heartbeat has no host's name, or names {@code host} (compared without domains)
-   */
+  /** @return true if a heartbeat document has no host's name, or names {@code host} (compared without domains) */
   static boolean onHost(Map<?, ?> heartbeat, String host) {
     Object h = heartbeat.get("host");
     return !(h instanceof String) || shortHost((String) h).equalsIgnoreCase(shortHost(host));
@@ -262,13 +256,7 @@ public final class Spool {
     return out;
   }
 
-  /**
-   * Asks a daemon to stop: the {@code daemons/<id>.stop} marker (it puts its unfinished jobs back).
-   *
-   * @param root the spool
-   * @param id the daemon's id
-   * @throws IOException if the marker cannot be written
-   */
+  /** Asks daemon {@code id} to stop: the {@code daemons/<id>.stop} marker (it puts its unfinished jobs back). */
   static void askToStop(Path root, String id) throws IOException {
     writeAtomic(root.resolve("daemons").resolve(id + ".stop"), new byte[0]);
   }
@@ -355,15 +343,10 @@ public final class Spool {
 
   /** @return a new job's name: {@code weka-<UTC time>-<pid>-<8 random hex digits>} */
   static String newJobName() {
-    SimpleDateFormat f = new SimpleDateFormat("yyyyMMdd'T'HHmmss'Z'", Locale.ROOT);
-    f.setTimeZone(TimeZone.getTimeZone("UTC"));
-    byte[] r = new byte[4];
-    new SecureRandom().nextBytes(r);
-    StringBuilder hex = new StringBuilder();
-    for (byte b : r) {
-      hex.append(String.format("%02x", b & 0xff));
-    }
-    return "weka-" + f.format(new Date()) + "-" + ProcessHandle.current().pid() + "-" + hex;
+    String utc = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'", Locale.ROOT).withZone(ZoneOffset.UTC)
+      .format(Instant.now());
+    String random = String.format("%08x", new SecureRandom().nextInt());
+    return "weka-" + utc + "-" + ProcessHandle.current().pid() + "-" + random;
   }
 
   /** @return true if job {@code name} is in done/ or failed/ */

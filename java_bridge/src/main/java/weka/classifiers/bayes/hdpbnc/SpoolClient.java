@@ -90,11 +90,7 @@ public final class SpoolClient {
     Spool.lookUpHost(); // for Spool.wake, by the time the first job is published
   }
 
-  /**
-   * Chooses the data file format of the jobs: ARFF through Weka's ArffSaver, or (the default) Arrow IPC.
-   *
-   * @param arff true for ARFF
-   */
+  /** Chooses the jobs' data files: ARFF through Weka's ArffSaver if {@code arff}, else Arrow IPC (the default). */
   public void setArff(boolean arff) {
     m_Arff = arff;
   }
@@ -383,11 +379,15 @@ public final class SpoolClient {
       Spool.deleteTree(m_Finished);
     }
     if (m_Job != null) {
-      try {
-        Files.deleteIfExists(in("progress", m_Job + ".json"));
-      } catch (IOException e) {
-        // the daemon may remove it itself
-      }
+      deleteProgress(m_Job);
+    }
+  }
+
+  private void deleteProgress(String name) {
+    try {
+      Files.deleteIfExists(in("progress", name + ".json"));
+    } catch (IOException e) {
+      // the daemon may remove it itself
     }
   }
 
@@ -453,7 +453,7 @@ public final class SpoolClient {
           succeededAt = succeededAt == 0 ? now : succeededAt;
           if (m_Released || !m_Caller.isAlive()) {
             Spool.deleteTree(in("done", m_Name));
-            deleteProgress();
+            deleteProgress(m_Name);
             return;
           }
           if ((now - succeededAt) / 1_000_000 > RELEASE_MILLIS) { // a caller that keeps the job: its business
@@ -496,14 +496,6 @@ public final class SpoolClient {
       }
     }
 
-    private void deleteProgress() {
-      try {
-        Files.deleteIfExists(in("progress", m_Name + ".json"));
-      } catch (IOException e) {
-        // the daemon may remove it itself
-      }
-    }
-
     /** Waits for the cancelled job to land in failed/ (or done/, if it finished first) and removes it. */
     private void cleanUpCancelled() {
       long end = System.currentTimeMillis() + CLEAN_UP_MILLIS;
@@ -538,7 +530,7 @@ public final class SpoolClient {
       } catch (InterruptedException e) {
         // housekeeping only: sweepCancelled removes what is left later
       }
-      deleteProgress();
+      deleteProgress(m_Name);
     }
 
     private boolean claimedAnywhere() {

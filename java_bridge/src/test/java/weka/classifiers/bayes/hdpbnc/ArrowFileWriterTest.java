@@ -48,7 +48,7 @@ class ArrowFileWriterTest {
     assertEquals(2, reader.numBatches());
     int row = 0;
     for (int b = 0; b < reader.numBatches(); b++) {
-      List<ArrowFileReader.Column> cols = reader.readBatch(b);
+      List<ArrowFileReader.Column> cols = reader.readBatch(b, true);
       double[] x = (double[]) cols.get(0).values;
       double[] y = (double[]) cols.get(1).values;
       // read without the values: the same values decoded later from the raw bytes, the same validity
@@ -91,7 +91,7 @@ class ArrowFileWriterTest {
     ArrowFileWriter.write(d, f);
     ArrowFileReader reader = new ArrowFileReader(Files.readAllBytes(f));
     assertEquals(1, reader.numBatches());
-    assertArrayEquals(new double[0], (double[]) reader.readBatch(0).get(0).values);
+    assertArrayEquals(new double[0], (double[]) reader.readBatch(0, true).get(0).values);
     assertFalse(reader.fieldNames().isEmpty());
   }
 }

@@ -64,7 +64,7 @@ class GoldenModelsTest {
     List<String> columns = new java.util.ArrayList<>();
     reader.fields().forEach(f -> columns.add(f.toString()));
     assertEquals(ModelFile.NARROW_COLUMNS, columns);
-    List<ArrowFileReader.Column> tree1 = reader.readBatch(1);
+    List<ArrowFileReader.Column> tree1 = reader.readBatch(1, true);
     assertArrayEquals(new int[] {0, 0, 1, 0, 1, 2, 0, 2}, (int[]) tree1.get(0).values);
     assertArrayEquals(new int[] {2, 3, 2, 0, 0, 0, 0, 0}, (int[]) tree1.get(1).values);
     assertEquals(-0.409321, ((double[]) tree1.get(2).values)[3], 1e-6);

@@ -118,7 +118,7 @@ final class ModelBytes {
     List<List<ArrowFileReader.Column>> batches = new ArrayList<>();
     try {
       for (int i = 0; i < r.numBatches(); i++) {
-        batches.add(r.readBatch(i));
+        batches.add(r.readBatch(i, true));
       }
     } catch (java.io.IOException e) {
       return data;

@@ -266,7 +266,7 @@ class ModelFileErrorsTest {
     byte[] g = Files.readAllBytes(TestFiles.golden().resolve("vote-kdb2-hdp.hdpbnc"));
     ArrowFileReader r = new ArrowFileReader(g);
     for (int t = 0; t < r.numBatches(); t++) {
-      List<ArrowFileReader.Column> cols = r.readBatch(t);
+      List<ArrowFileReader.Column> cols = r.readBatch(t, true);
       int[] children = (int[]) cols.get(1).values;
       int[] offsets = cols.get(3).offsets;
       int[] values = (int[]) cols.get(3).children.get(0).children.get(0).values;
