@@ -411,7 +411,7 @@ def _exact(acc, u=0, k=0):
     """The fixed-point sum ``acc[:, u, k]`` as a Fraction."""
     from fractions import Fraction
 
-    return sum(Fraction(int(acc[j, u, k]), 2 ** (62 * j)) for j in range(4))
+    return sum(Fraction(int(acc[j, u, k]), 2 ** (62 * j)) for j in range(3))
 
 
 def test_fixed_point_sum_is_exact_where_the_float_sum_depends_on_the_order():
@@ -447,11 +447,11 @@ def test_fixed_point_sum_is_exact_where_the_float_sum_depends_on_the_order():
         for i in perm:
             merged.merge(partial[i])
         assert _exact(merged.acc) == truth
-        assert all(0 <= merged.acc[j, 0, 0] < 2**62 for j in (1, 2, 3))
+        assert all(0 <= merged.acc[j, 0, 0] < 2**62 for j in (1, 2))
     assert merged.totals()[0, 0] == pytest.approx(float(truth), rel=1e-15)
     # a row whose error is not a number makes its cell NaN, as a float sum would
     fixed_add(merged.acc, 0, 0, 0, float("nan"))
-    assert merged.acc[4, 0, 0] == 1 and np.isnan(merged.rmse(10)[0, 0])
+    assert merged.acc[3, 0, 0] == 1 and np.isnan(merged.rmse(10)[0, 0])
 
 
 def test_fixed_point_digits_carry_at_their_limits():
@@ -460,30 +460,31 @@ def test_fixed_point_digits_carry_at_their_limits():
     from hdp_plugin.structure.loo_kernels import fixed_add
     from hdp_plugin.structure.selective import LooSums
 
-    v = 1.0 - 2.0**-53  # every digit below the point as full as a double can make it
+    v = 1.0 - 2.0**-53  # the first digit below the point as full as a double can make it
     s = LooSums(0, 0)
     for _ in range(1000):
         fixed_add(s.acc, 0, 0, 0, v)
-        fixed_add(s.acc, 0, 0, 0, 2.0**-158)
-    assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**158))
+        fixed_add(s.acc, 0, 0, 0, 2.0**-124)
+    assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**124))
     t = LooSums(0, 0)
-    t.acc[1:4] = 2**62 - 1  # the largest digits there can be, merged: the carries ripple up
+    t.acc[1:3] = 2**62 - 1  # the largest digits there can be, merged: the carries ripple up
     s.merge(t)
-    assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**158)) + 1 - Fraction(1, 2**186)
+    assert _exact(s.acc) == 1000 * (Fraction(v) + Fraction(1, 2**124)) + 1 - Fraction(1, 2**124)
 
 
-def test_fixed_point_two_digit_path_and_the_general_one_sum_exactly():
-    """Errors at and around FIXED_TWO_DIGITS (the two-digit path's smallest, the largest below it that the
-    three digits take), errors spanning the first two digits whose repeated sums carry from the second
-    into the first and into the units, and 1 itself: exactly their rational sum, in any order."""
+def test_fixed_point_sums_exactly_from_2_to_the_minus_72_and_rounds_below():
+    """Errors at and around 2**-72 (the smallest whose bits all fall within the two digits), errors
+    spanning both digits whose repeated sums carry from the second into the first and into the units,
+    1 itself and 0: exactly their rational sum, in any order; below 2**-72 each error counts to the
+    nearest 2**-124, a fraction rounding up to a whole unit of the second digit carrying into the first."""
     from fractions import Fraction
 
-    from hdp_plugin.structure.loo_kernels import FIXED_TWO_DIGITS, fixed_add
+    from hdp_plugin.structure.loo_kernels import fixed_add
     from hdp_plugin.structure.selective import LooSums
 
-    below = np.nextafter(FIXED_TWO_DIGITS, 0.0)
+    smallest_exact = 2.0**-72
     span = float((2**53 - 1) * Fraction(1, 2**90))  # bits from 2**-38 down to 2**-90
-    vals = [FIXED_TWO_DIGITS, below, span, 1.0, 0.0, 2.0**-158, 1.0 - 2.0**-53] * 300
+    vals = [smallest_exact, np.nextafter(smallest_exact, 2.0), span, 1.0, 0.0, 1.0 - 2.0**-53] * 300
     truth = sum(Fraction(v) for v in vals)
     rng = np.random.default_rng(3)
     for order in (vals, list(rng.permutation(vals))):
@@ -491,8 +492,18 @@ def test_fixed_point_two_digit_path_and_the_general_one_sum_exactly():
         for v in order:
             fixed_add(s.acc, 0, 0, 0, float(v))
         assert _exact(s.acc) == truth
-        assert all(0 <= s.acc[j, 0, 0] < 2**62 for j in (1, 2, 3))
-        assert s.acc[4, 0, 0] == 0
+        assert all(0 <= s.acc[j, 0, 0] < 2**62 for j in (1, 2))
+        assert s.acc[3, 0, 0] == 0
+    below = np.nextafter(smallest_exact, 0.0)  # 2**-72 - 2**-125: its last bit is below the second digit
+    for v, counted in ((below, Fraction(1, 2**72)), (2.0**-126, 0), (3 * 2.0**-126, Fraction(1, 2**124))):
+        s = LooSums(0, 0)
+        fixed_add(s.acc, 0, 0, 0, float(v))
+        assert _exact(s.acc) == counted
+    s = LooSums(0, 0)
+    s.acc[2, 0, 0] = 2**62 - 1
+    fixed_add(s.acc, 0, 0, 0, float(below))  # rounds to 2**-72: carries out of the second digit
+    assert _exact(s.acc) == Fraction(2**62 - 1, 2**124) + Fraction(1, 2**72)
+    assert all(0 <= s.acc[j, 0, 0] < 2**62 for j in (1, 2))
 
 
 @pytest.mark.parametrize("seed", range(4))

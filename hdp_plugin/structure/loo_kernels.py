@@ -3,16 +3,17 @@ candidate in one pass over the rows, read from the context tries of :mod:`.trie_
 exact fixed point. Pure functions over flat arrays; the driver is :mod:`hdp_plugin.structure.selective`.
 Every kernel has a slow twin in the tests.
 
-Leave-one-out sums (:func:`loo_squared_errors_block`) are fixed point and exact, so that they
-are associative: ``acc[0, u, k]`` counts whole units and ``acc[1..3, u, k]`` are three digits of
-62 bits below the point (units of ``2**-62``, ``2**-124``, ``2**-186``), each below ``2**62``;
-``acc[4, u, k]`` counts rows whose error is not a number (an empty context with m = 0: 0/0).
-Every squared error the kernel makes is held exactly: ``e = 1 - p`` with ``p`` a double in [0, 1]
-is 0, or at least ``2**-53`` and a multiple of ``2**-53`` (for ``p >= 1/2``, ``1 - p`` is exact and
-``p`` a multiple of ``2**-53``), so ``e2 = e * e`` is 0 or at least ``2**-106`` and so a multiple of
-``2**-158``. Adding a digit below ``2**62``, an addend of at most ``2**62`` and a carry of 1 stays
-below ``2**63``; ``acc[0]`` is at most the number of rows. The sum is therefore the exact sum of
-the rows' squared errors, whatever their order or split.
+Leave-one-out sums (:func:`loo_squared_errors_block`) are fixed point, so that they are associative
+and the same whatever the order or split of the rows (streamed, distributed or in memory):
+``acc[0, u, k]`` counts whole units and ``acc[1..2, u, k]`` are two digits of 62 bits below the point
+(units of ``2**-62`` and ``2**-124``), each below ``2**62``; ``acc[3, u, k]`` counts rows whose error is
+not a number (an empty context with m = 0: 0/0). A squared error ``e2`` in [0, 1] goes in as
+``e2 * 2**62`` split into its whole part and its fraction in units of ``2**-124``, the fraction rounded
+to the nearest unit: exact for every error of at least ``2**-72`` (its last bit is ``2**-124`` or above;
+``e = 1 - p`` is then at least ``2**-36``) and for 0, and off by less than ``2**-125`` for the rest (a row
+predicted within ``2**-36`` of certainty), which no comparison of two candidates' sums can feel. Adding a
+digit below ``2**62``, an addend of at most ``2**62`` and a carry of 1 stays below ``2**63``; ``acc[0]`` is
+at most the number of rows.
 """
 
 from __future__ import annotations
@@ -26,13 +27,11 @@ from ..runtime.jit import NJIT_OPTIONS
 RESCALE_BELOW = 1e-200
 
 #: leave-one-out squared errors are summed in FIXED_DIGITS digits of FIXED_BITS bits below the
-#: point, units of 2**-186 (see the module docstring)
+#: point, units of 2**-124 (see the module docstring)
 FIXED_BITS = 62
-FIXED_DIGITS = 3
+FIXED_DIGITS = 2
 FIXED_ONE = 1 << FIXED_BITS
 FIXED_SCALE = float(FIXED_ONE)
-#: a double of at least this (or 0) has every bit within the first two digits (:func:`fixed_add`)
-FIXED_TWO_DIGITS = 2.0 ** (52 - 2 * FIXED_BITS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -308,63 +307,37 @@ def _multiply_estimates(post, k, data, block, vb, ca, yi, C, m, hierarchical, up
 
 @njit(inline="always", **NJIT_OPTIONS)  # inlined into the passes, as _multiply_estimates
 def fixed_add(acc, at, u, k, e2):
-    """Add ``e2`` (a squared error, in [0, 1]) exactly to the fixed-point sum ``acc[at:at + 5, u, k]``
-    (the module docstring); anything else (NaN) is counted in ``acc[at + 4, u, k]``.
+    """Add ``e2`` (a squared error, in [0, 1]) to the fixed-point sum ``acc[at:at + 4, u, k]`` (the
+    module docstring: exact from ``2**-72`` up, the last digit rounded below); anything else (NaN) is
+    counted in ``acc[at + 3, u, k]``.
 
     Parameters
     ----------
     acc : ndarray (>= at + FIXED_DIGITS + 2, n_order + 1, max_k + 1) int64
-        Fixed-point sums (the module docstring), from row ``at`` on; ``acc[at:at + 5, u, k]`` is added to.
+        Fixed-point sums (the module docstring), from row ``at`` on; ``acc[at:at + 4, u, k]`` is added to.
     at : int
         The sum's first row (its units): 0 for a sum array of its own.
     u, k : int
         The sum to add to: the first ``u`` attributes of the order, at most ``k`` parents each.
     e2 : float
-        The squared error, in [0, 1] (anything else is counted as not a number); added exactly
-        when a multiple of ``2**-186`` (every error of :func:`loo_squared_errors_block` is), with
-        the last digit rounded otherwise.
+        The squared error.
 
-    Almost every error is 0 or at least ``FIXED_TWO_DIGITS``: its bits then lie within the first two
-    digits below the point, both taken exactly, and added with carries computed, not branched on (a
-    branch on the error's size is one the processor mispredicts about as often as not); the rest
-    (smaller errors, not a number) take the three digits' general path.
+    The carries are computed, not branched on: a branch on them is one the processor mispredicts
+    about as often as not.
     """
-    if (e2 >= FIXED_TWO_DIGITS and e2 <= 1.0) or e2 == 0.0:
-        # e2 * 2**62 is exact with a fraction in units of 2**-62 at least (e2's last bit is 2**-124 or
-        # above); e2 = 1 gives d1 = 2**62, which carries one unit. Each sum stays below 2**63: a digit
-        # below 2**62, an addend of at most 2**62 (then d2 = 0 and no carry) or below it, a carry of 1.
-        x = e2 * FIXED_SCALE
-        d1 = np.floor(x)
-        lo = acc[at + 2, u, k] + np.int64((x - d1) * FIXED_SCALE)
-        c = np.int64(lo >= FIXED_ONE)
-        acc[at + 2, u, k] = lo - c * FIXED_ONE
-        lo = acc[at + 1, u, k] + np.int64(d1) + c
-        c = np.int64(lo >= FIXED_ONE)
-        acc[at + 1, u, k] = lo - c * FIXED_ONE
-        acc[at + 0, u, k] += c
-        return
     if not (e2 >= 0.0 and e2 <= 1.0):
-        acc[at + 4, u, k] += 1
+        acc[at + 3, u, k] += 1
         return
-    # Step 1: the three 62-bit digits of e2 below the point (each step is exact: a scaling by a
-    # power of two, or a double minus its floor)
+    # e2 * 2**62 is exact; its fraction times 2**62 is exact too when e2 >= 2**-72 (else rounded). e2 = 1
+    # gives d1 = 2**62, which carries one unit; a fraction rounded up to 2**62 carries one into d1.
     x = e2 * FIXED_SCALE
     d1 = np.floor(x)
-    x = (x - d1) * FIXED_SCALE
-    d2 = np.floor(x)
-    x = (x - d2) * FIXED_SCALE
-    d3 = np.rint(x)  # x is already an integer when e2 >= 2**-134 or e2 is a multiple of 2**-186
-    # Step 2: add them, last digit first, carrying (a digit < 2**62, an addend <= 2**62, a carry
-    # <= 1: below 2**63)
-    c = 0
-    for j in range(FIXED_DIGITS, 0, -1):
-        add = d3 if j == 3 else (d2 if j == 2 else d1)
-        lo = acc[at + j, u, k] + np.int64(add) + c
-        c = 0
-        if lo >= FIXED_ONE:
-            lo -= FIXED_ONE
-            c = 1
-        acc[at + j, u, k] = lo
+    lo = acc[at + 2, u, k] + np.int64(np.rint((x - d1) * FIXED_SCALE))
+    c = np.int64(lo >= FIXED_ONE)
+    acc[at + 2, u, k] = lo - c * FIXED_ONE
+    lo = acc[at + 1, u, k] + np.int64(d1) + c
+    c = np.int64(lo >= FIXED_ONE)
+    acc[at + 1, u, k] = lo - c * FIXED_ONE
     acc[at + 0, u, k] += c
 
 

@@ -389,7 +389,7 @@ class LooSums:
     """The leave-one-out squared errors of every (n*, k*), summed exactly in fixed point, so the
     same whatever the order or split of the rows (:mod:`hdp_plugin.structure.loo_kernels`).
 
-    ``acc[0]`` whole units, ``acc[1..3]`` three 62-bit digits below the point, ``acc[4]`` the rows
+    ``acc[0]`` whole units, ``acc[1..2]`` two 62-bit digits below the point, ``acc[3]`` the rows
     whose error is not a number; each of shape ``(n_order + 1, max_k + 1)``.
     """
 
