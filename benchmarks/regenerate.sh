@@ -87,6 +87,8 @@ section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --itera
 # the default against scikit-learn's random forest, CatBoost and LightGBM, one thread each (the bench extra)
 section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
   --rounds 5 --sum "${mlbench[@]}"
+# where the default's training time goes on the large sets, step by step (one thread)
+section --section speed-profile -- python benchmarks/bench_profile.py "${mlbench[@]}"
 # the same at 5, 10 and 20 members
 study --section speed-default-members -- python benchmarks/bench_default.py \
   ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} --rounds 3 --sum --members 5,10,20 "${mlbench[@]}"

@@ -573,6 +573,19 @@ def test_bench_model_size_prints_a_row_per_code(tmp_path):
     assert int(rows[1][2].replace(",", "")) > int(rows[1][3].replace(",", "")) > 0
 
 
+def test_bench_profile_splits_a_fit_into_steps_that_add_up():
+    data = Path(__file__).resolve().parent / "data" / "diabetes.arff"
+    out = subprocess.run([sys.executable, str(BENCH / "bench_profile.py"), str(data), "--rounds", "1"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    head = [c.strip() for c in out.stdout.splitlines()[0].split("|")[1:-1]]
+    row = [c.strip() for c in next(line for line in out.stdout.splitlines() if line.startswith("| diabetes")).split("|")[1:-1]]
+    steps = {h: float(v) for h, v in zip(head[4:], row[4:])}
+    assert row[1] == "768" and steps["cut points"] > 0 and steps["sampling"] > 0 and steps["leave-one-out"] > 0
+    # one round: the steps and the rest are the fit's time, to the rounding of the printed figures
+    assert sum(steps.values()) == pytest.approx(float(row[3]), abs=0.001 * len(steps))
+
+
 @pytest.mark.java
 def test_bench_java_predict_data_mode_predicts_an_arff_alike_in_both_languages():
     """``bench_java_predict.py --data`` on iris, one round, this checkout only (no timing asserted): the
