@@ -83,7 +83,7 @@ if [[ -n "${REFERENCE_FOLDS:-}" ]]; then
     --repeat 3
 fi
 section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
-section --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --iterations 1000,auto --threads 1,2
+study --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --iterations 1000,auto --threads 1,2
 # the default against scikit-learn's random forest, CatBoost and LightGBM, one thread each (the bench extra)
 section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
   --rounds 5 --sum "${mlbench[@]}"
