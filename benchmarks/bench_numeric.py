@@ -151,9 +151,9 @@ class Recorder:
     def __call__(self, columns, seed, method="stochastic-mdl"):
         out, traces = {}, {}
         for j, col in columns.items():
-            cuts, tr = traced_cut_points(col, _seeds.generator(seed, _seeds.DISCRETIZE, j), **self.kwargs)
+            cuts, tr = traced_cut_points(col, _seeds.stream_states(seed, [_seeds.DISCRETIZE + j])[0], **self.kwargs)
             if self.check:
-                ref = stochastic_mdl_cut_points(col, _seeds.generator(seed, _seeds.DISCRETIZE, j))
+                ref = stochastic_mdl_cut_points(col, _seeds.stream_states(seed, [_seeds.DISCRETIZE + j])[0])
                 assert np.array_equal(ref, cuts), (j, ref, cuts)
             out[j] = cuts
             traces[j] = {"cuts": int(cuts.size), **tr}

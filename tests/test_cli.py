@@ -255,7 +255,7 @@ def test_info_of_an_ensemble_says_first_what_a_user_needs():
     assert "training       768 rows" in summary
     assert "iterations     100 Gibbs iterations a tree (10 of burn-in, then 90 averaged)" in summary
     most = next(line for line in summary.splitlines() if line.startswith("most used"))
-    assert most.endswith("(of 3 members)") and most.split()[2:4] == ["preg", "3,"]
+    assert most.endswith("(of 3 members)") and most.split()[2:4] == ["plas", "3,"]
     assert "seed           3 (member e draws from stream e of it)" in details
     table = details.split("\n\n")[1].splitlines()
     assert table[0].split("  ")[:2] == ["member", "attributes kept"] and len(table) == 4

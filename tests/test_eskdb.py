@@ -17,6 +17,7 @@ from hdp_plugin.hdp.sampler import sample
 from hdp_plugin.hdp.tables import ProbabilityTables
 from hdp_plugin.preprocess import mdl_cut_points
 from hdp_plugin.preprocess.stochastic import SortedColumn, _weights, stochastic_mdl_cut_points
+from hdp_plugin.seeds.xoshiro import uniform
 from hdp_plugin.structure.eskdb import sampled_order
 from reference import member_trees, same_tables
 
@@ -26,6 +27,11 @@ VOTE = HERE.parent / "examples" / "vote.arff"
 
 
 # -- stochastic MDL ---------------------------------------------------------------------------
+def state(s: int) -> np.ndarray:
+    """A generator state of its own for the seed ``s`` (stream 0 of it)."""
+    return _seeds.stream_states(np.random.SeedSequence(s), [0])[0]
+
+
 def _h(counts):
     n = sum(counts)
     return -sum(c / n * math.log2(c / n) for c in counts if c) if n else 0.0
@@ -70,8 +76,8 @@ def test_weights_follow_the_definition(seed):
 @pytest.mark.parametrize("n_classes", [2, 3, 8, 9, 26, 140])
 def test_the_kernel_gives_the_numpy_definition_bit_for_bit(n_classes):
     """The kernel that draws the cuts computes every candidate's margin and gain as the NumPy
-    expressions of the rule do, to the last bit (NumPy's pairwise sum over the classes included, past
-    its block of 128 too), on random ranges with ties."""
+    expressions of the rule do, to the last bit (the sum over the classes taken left to right, with many
+    classes too), on random ranges with ties."""
     from hdp_plugin.preprocess.kernels import stochastic_range_weights, xlogx_table
     from hdp_plugin.preprocess.stochastic import _candidates
 
@@ -111,10 +117,10 @@ def test_first_cut_is_drawn_in_proportion_to_the_margin():
     draws = 3000
     for s in range(draws):
         # the first cut drawn is the first uniform's pick: replay it with the same stream
-        u = np.random.default_rng(s).random()
+        u = uniform(state(s))
         cum = np.cumsum(w)
         first = int(np.searchsorted(cum, u * cum[-1], side="right"))
-        cuts = stochastic_mdl_cut_points(col, np.random.default_rng(s))
+        cuts = stochastic_mdl_cut_points(col, state(s))
         assert mids[first] in cuts
         hits[first] += 1
     expected = w / w.sum() * draws
@@ -129,15 +135,15 @@ def test_an_attribute_with_information_always_gets_a_cut():
     assert mdl_cut_points(values, y, 2).size == 0
     col = SortedColumn(values, y, 2)
     for s in range(20):
-        cuts = stochastic_mdl_cut_points(col, np.random.default_rng(s))
+        cuts = stochastic_mdl_cut_points(col, state(s))
         assert cuts.size == 1 and cuts[0] in (1.5, 2.5, 3.5, 4.5, 5.5)
 
 
 def test_no_information_no_cut():
     col = SortedColumn(np.arange(10.0), np.zeros(10, np.int64), 2)  # one class
-    assert stochastic_mdl_cut_points(col, np.random.default_rng(0)).size == 0
+    assert stochastic_mdl_cut_points(col, state(0)).size == 0
     col = SortedColumn(np.full(10, 3.0), np.arange(10) % 2, 2)  # one distinct value
-    assert stochastic_mdl_cut_points(col, np.random.default_rng(0)).size == 0
+    assert stochastic_mdl_cut_points(col, state(0)).size == 0
 
 
 def test_missing_values_and_unknown_classes_are_left_out():

@@ -96,46 +96,63 @@ def test_rng_is_deterministic_and_streams_differ():
     assert u == v and all(0.0 <= x < 1.0 for x in u)
 
 
-@pytest.mark.parametrize("entropy", [0, 1, 2**32 - 1, 2**32, 2**64 + 5, 2**128 - 1, 12345, np.int64(77)])
-def test_spawned_states_are_numpys_children(entropy):
-    """The trees' seeds: numpy's SeedSequence children, word for word, without spawning."""
+_M64 = (1 << 64) - 1
+
+
+def _splitmix64(z: int) -> int:
+    """splitmix64's output function in Python integers (Vigna's reference)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def _xoshiro_outputs(s: list[int], n: int) -> list[int]:
+    """xoshiro256** in Python integers (Blackman and Vigna's reference)."""
+    def rotl(x, k):
+        return ((x << k) | (x >> (64 - k))) & _M64
+
+    out = []
+    s = list(s)
+    for _ in range(n):
+        out.append((rotl((s[1] * 5) & _M64, 7) * 9) & _M64)
+        t = (s[1] << 17) & _M64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+    return out
+
+
+@pytest.mark.parametrize("entropy", [0, 1, 2**64 + 5, 2**128 - 1, 12345, np.int64(77)])
+def test_stream_states_are_the_documented_splitmix64_of_the_seeds_words(entropy):
+    """Word k of stream i is mix64(w[k] + (4 i + k + 1) * golden gamma) of the seed's words w; the seed is
+    read, not advanced; a subset of streams is those rows; a negative stream number is refused."""
     from hdp_plugin import seeds as _seeds
 
-    for key in [(), (0,), (5,), (2**30, 7), (2**33,), (1, 2, 3, 4, 5), (2**30 + 2, 19, 2**30)]:
-        for n in (0, 1, 13):
-            for already in (0, 3):
-                ss = np.random.SeedSequence(entropy, spawn_key=key)
-                ss.spawn(already)
-                got = _seeds.spawned_states(ss, n)
-                assert ss.n_children_spawned == already  # read, not advanced
-                want = np.array([c.generate_state(4, np.uint64) for c in ss.spawn(n)], np.uint64).reshape(n, 4)
-                assert got.dtype == np.uint64 and np.array_equal(got, want), (entropy, key, n, already)
+    for key in [(), (5,), (2**30 + 2, 19)]:
+        ss = np.random.SeedSequence(entropy, spawn_key=key)
+        w = [int(x) for x in ss.generate_state(4, np.uint64)]
+        idx = [0, 1, 2, 7, 2**30, 2**30 + 3]
+        got = _seeds.stream_states(ss, idx)
+        assert ss.n_children_spawned == 0
+        want = [[_splitmix64((w[k] + (4 * i + k + 1) * 0x9E3779B97F4A7C15) & _M64) for k in range(4)] for i in idx]
+        assert got.dtype == np.uint64 and got.tolist() == want, (entropy, key)
+        assert np.array_equal(_seeds.stream_states(ss, [7, 0]), got[[3, 0]])
+        assert np.array_equal(hrng.tree_states(ss, 3), got[:3])
+    assert _seeds.stream_states(np.random.SeedSequence(1), []).shape == (0, 4)
+    with pytest.raises(ValueError, match="stream numbers"):
+        _seeds.stream_states(np.random.SeedSequence(1), [-1])
 
 
-def test_spawned_states_of_some_indices_are_those_rows():
-    """``indices``: only those children, in that order (the stochastic cut points' numeric columns), on both
-    paths; an index outside ``[0, n)`` is refused."""
-    from hdp_plugin import seeds as _seeds
-
-    for ss in (np.random.SeedSequence(2**70 + 3, spawn_key=(1, 2**30)), np.random.SeedSequence([1, 2, 3])):
-        ss.spawn(2)
-        full = _seeds.spawned_states(ss, 12)
-        for idx in ([], [0], [11, 3, 3, 0], list(range(12))):
-            got = _seeds.spawned_states(ss, 12, indices=idx)
-            assert got.shape == (len(idx), 4) and np.array_equal(got, full[idx]), idx
-    with pytest.raises(ValueError, match="child indices"):
-        _seeds.spawned_states(np.random.SeedSequence(1), 3, indices=[3])
-
-
-def test_spawned_states_other_seeds_take_numpys_path():
-    from hdp_plugin import seeds as _seeds
-
-    ss = np.random.SeedSequence([1, 2, 3], spawn_key=(4,))  # entropy as a sequence
-    want = np.array([c.generate_state(4, np.uint64) for c in np.random.SeedSequence([1, 2, 3], spawn_key=(4,)).spawn(5)])
-    assert np.array_equal(_seeds.spawned_states(ss, 5), want)
-    ss = np.random.SeedSequence(9, pool_size=8)
-    want = np.array([c.generate_state(4, np.uint64) for c in np.random.SeedSequence(9, pool_size=8).spawn(3)])
-    assert np.array_equal(_seeds.spawned_states(ss, 3), want)
+def test_the_kernels_xoshiro_is_the_reference_generator():
+    """next_u64 gives xoshiro256**'s outputs and uniform their top 53 bits over 2**53."""
+    s = hrng.tree_states(2026, 1)[0]
+    want = _xoshiro_outputs([int(x) for x in s], 300)
+    t = s.copy()
+    assert [int(hrng.next_u64(s)) for _ in range(300)] == want
+    assert [hrng.uniform(t) for _ in range(300)] == [(x >> 11) / 2.0**53 for x in want]
 
 
 def test_gamma_and_beta_moments():

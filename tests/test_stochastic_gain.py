@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from hdp_plugin import BayesNetClassifier, read_dataset
+from hdp_plugin import seeds as _seeds
 from hdp_plugin.errors import ParameterError
 from hdp_plugin.preprocess import Discretizer, mdl_cut_points
 from hdp_plugin.preprocess.stochastic import (
@@ -17,9 +18,15 @@ from hdp_plugin.preprocess.stochastic import (
     stochastic_gain_cut_points,
     stochastic_gain_reference,
 )
+from hdp_plugin.seeds.xoshiro import uniform
 
 HERE = Path(__file__).parent
 DIABETES = HERE.parent / "examples" / "diabetes.arff"
+
+
+def state(s: int) -> np.ndarray:
+    """A generator state of its own for the seed ``s`` (stream 0 of it)."""
+    return _seeds.stream_states(np.random.SeedSequence(s), [0])[0]
 
 
 def test_every_informative_attribute_gets_at_least_two_cuts():
@@ -29,7 +36,7 @@ def test_every_informative_attribute_gets_at_least_two_cuts():
     assert mdl_cut_points(values, y, 2).size == 0
     col = SortedColumn(values, y, 2)
     for s in range(20):
-        cuts = stochastic_gain_cut_points(col, np.random.default_rng(s))
+        cuts = stochastic_gain_cut_points(col, state(s))
         assert cuts.size == 2 and set(cuts) <= {1.5, 2.5, 3.5, 4.5, 5.5} and cuts[0] < cuts[1]
 
 
@@ -43,10 +50,10 @@ def test_more_classes_more_cuts_up_to_four(classes, fewest):
     col = SortedColumn(values, y, classes + 3)  # three declared classes that no row has
     assert gain_min_cuts(col) == fewest
     for s in range(10):
-        assert stochastic_gain_cut_points(col, np.random.default_rng(s)).size >= fewest
+        assert stochastic_gain_cut_points(col, state(s)).size >= fewest
     # few distinct values: as many cuts as there are boundaries, no more
     small = SortedColumn(np.array([1.0, 1.0, 2.0, 2.0, 3.0, 3.0]), np.array([0, 1, 2, 3, 4, 5]), 6)
-    assert gain_min_cuts(small) == 4 and stochastic_gain_cut_points(small, np.random.default_rng(0)).size == 2
+    assert gain_min_cuts(small) == 4 and stochastic_gain_cut_points(small, state(0)).size == 2
 
 
 def test_first_cut_is_drawn_in_proportion_to_the_gain():
@@ -60,16 +67,16 @@ def test_first_cut_is_drawn_in_proportion_to_the_gain():
     prior = onehot.sum(axis=0)
     cum = np.cumsum(_weights(left, prior[None, :] - left, prior, 40, margin=False))
     for s in range(50):
-        u = np.random.default_rng(s).random()
+        u = uniform(state(s))
         first = min(int(np.searchsorted(cum, u * cum[-1], side="right")), 38) + 0.5
-        assert first in stochastic_gain_cut_points(col, np.random.default_rng(s), min_cuts=1)
+        assert first in stochastic_gain_cut_points(col, state(s), min_cuts=1)
 
 
 def test_no_information_no_cut():
     col = SortedColumn(np.arange(10.0), np.zeros(10, np.int64), 2)
-    assert stochastic_gain_cut_points(col, np.random.default_rng(0)).size == 0
+    assert stochastic_gain_cut_points(col, state(0)).size == 0
     col = SortedColumn(np.full(10, 3.0), np.arange(10) % 2, 2)
-    assert stochastic_gain_cut_points(col, np.random.default_rng(0)).size == 0
+    assert stochastic_gain_cut_points(col, state(0)).size == 0
 
 
 def test_it_is_the_ensembles_default_seeded_and_differs_from_the_stochastic_mdl():
@@ -112,49 +119,32 @@ def test_the_kernel_is_the_python_rule_draw_for_draw(seed):
     y = (rng.integers(0, C, n) if seed % 3 else (values > np.median(values)).astype(int) * (C - 1)).astype(np.int64)
     col = SortedColumn(values, y, C)
     for min_cuts in (1, 2, 5):
-        a, b = np.random.default_rng(seed + 1000), np.random.default_rng(seed + 1000)
+        a, b = state(seed + 1000), state(seed + 1000)
         np.testing.assert_array_equal(stochastic_gain_cut_points(col, a, min_cuts), stochastic_gain_reference(col, b, min_cuts))
-        assert a.random() == b.random()  # as many draws taken
-    a, b = np.random.default_rng(seed + 2000), np.random.default_rng(seed + 2000)  # the default minimum
+        assert np.array_equal(a, b) and not np.array_equal(a, state(seed + 1000))  # as many draws taken
+    a, b = state(seed + 2000), state(seed + 2000)  # the default minimum
     np.testing.assert_array_equal(stochastic_gain_cut_points(col, a), stochastic_gain_reference(col, b))
-    assert a.random() == b.random()
+    assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("entropy", [0, 7, 2**64 - 1, 2**127 + 12345, 2**128 - 1])
-def test_the_kernels_pcg64_is_numpys_generator_bit_for_bit(entropy):
-    """The cut points' streams: pcg64_seed on a SeedSequence's words and pcg64_random give what
-    numpy.random.default_rng of that SeedSequence gives (states whose high words carry included)."""
-    from hdp_plugin.preprocess.kernels import pcg64_random, pcg64_seed
-
-    for key in [(), (3,), (2**30, 5)]:
-        ss = np.random.SeedSequence(entropy, spawn_key=key)
-        state = np.empty(4, np.uint64)
-        pcg64_seed(ss.generate_state(4, np.uint64), state)
-        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
-        want = rng.bit_generator.state["state"]
-        assert ((int(state[0]) << 64) | int(state[1]), (int(state[2]) << 64) | int(state[3])) == \
-            (want["state"], want["inc"])
-        assert [pcg64_random(state) for _ in range(300)] == [rng.random() for _ in range(300)]
-
-
-def test_a_generator_given_is_advanced_as_if_it_had_drawn_the_cuts_itself():
-    """stochastic_gain_cut_points(col, rng) draws on rng's own PCG64 state and leaves rng where the
-    reference (which calls rng.random() per cut) leaves it; a Generator on another bit generator is refused."""
+def test_a_state_given_is_advanced_as_if_it_had_drawn_the_cuts_itself():
+    """stochastic_gain_cut_points(col, state) draws on the state in place and leaves it where the
+    reference (which draws one uniform per cut from Python) leaves it; anything but a state is refused."""
     rows = np.random.default_rng(3)
     values = rows.normal(size=300)
     col = SortedColumn(values, (values + rows.normal(scale=0.7, size=300) > 0).astype(np.int64), 2)
     for s in range(5):
-        a, b = np.random.default_rng(s), np.random.default_rng(s)
+        a, b = state(s), state(s)
         assert np.array_equal(stochastic_gain_cut_points(col, a), stochastic_gain_reference(col, b))
-        assert a.random() == b.random()
-    with pytest.raises(TypeError, match="PCG64"):
-        stochastic_gain_cut_points(col, np.random.Generator(np.random.MT19937(0)))
+        assert uniform(a) == uniform(b)
+    for bad in (np.random.default_rng(0), np.zeros(4, np.int64), np.zeros((1, 4), np.uint64)):
+        with pytest.raises(TypeError, match=r"a \(4,\) uint64 array"):
+            stochastic_gain_cut_points(col, bad)
 
 
 def test_every_column_in_one_call_equals_column_by_column():
     """stochastic_cut_points draws all of a member's columns in one kernel call; each column's cuts are
-    those of its own stream (DISCRETIZE, j) drawn on its own, for both rules."""
-    from hdp_plugin import seeds as _seeds
+    those of its own stream DISCRETIZE + j drawn on its own, for both rules."""
     from hdp_plugin.preprocess import sorted_numeric_columns, stochastic_cut_points
     from hdp_plugin.preprocess.stochastic import stochastic_mdl_cut_points
 
@@ -167,5 +157,5 @@ def test_every_column_in_one_call_equals_column_by_column():
             got = stochastic_cut_points(cols, seed, method)
             assert list(got) == list(cols)
             for j, col in cols.items():
-                assert np.array_equal(got[j], draw(col, _seeds.generator(seed, _seeds.DISCRETIZE, j))), (e, j)
+                assert np.array_equal(got[j], draw(col, _seeds.stream_states(seed, [_seeds.DISCRETIZE + j])[0])), (e, j)
     assert stochastic_cut_points({}, np.random.SeedSequence(0), "stochastic-gain") == {}

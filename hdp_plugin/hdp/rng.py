@@ -1,13 +1,13 @@
 """A small, explicit random number generator for numba kernels.
 
-Each context tree owns one xoshiro256** state (four uint64 words) derived from the model's
-``random_state`` with :class:`numpy.random.SeedSequence`. Kernels take the state array and advance
+Each context tree owns one xoshiro256** state (four uint64 words): stream ``t`` of the model's (or
+member's) seed (:func:`hdp_plugin.seeds.stream_states`). Kernels take the state array and advance
 it in place, so a tree's random stream depends only on the seed and the tree's index, never on the
-number of threads or on which thread ran the tree.
+number of threads or on which thread ran the tree. The generator itself is
+:mod:`hdp_plugin.seeds.xoshiro`; this module adds the variates the sampler draws.
 
 References
 ----------
-D. Blackman and S. Vigna, "Scrambled linear pseudorandom number generators", ACM TOMS 47 (2021).
 G. Marsaglia and W. W. Tsang, "A simple method for generating gamma variables", ACM TOMS 26 (2000).
 """
 
@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit
 
-from ..seeds import spawned_states
+from ..seeds import as_seed_sequence, stream_states
+from ..seeds.xoshiro import next_u64, uniform, unit_double, xoshiro_step  # noqa: F401 - the sampler's imports
 from ..runtime.jit import NJIT_OPTIONS
 
 
@@ -32,9 +33,8 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
         uint64 holds the states themselves (an ensemble derives each member's trees' states
         from the member's own seed) and is copied.
     n_streams : int
-        Number of streams (one per context tree): stream ``i`` is what the seed's child ``i``
-        would give (counted from the children it has already spawned); a SeedSequence given is
-        read, not advanced.
+        Number of streams (one per context tree): row ``i`` is the seed's stream ``i``
+        (:func:`hdp_plugin.seeds.stream_states`); a SeedSequence given is read, not advanced.
 
     Returns
     -------
@@ -47,91 +47,9 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
         return random_state.copy()
     if isinstance(random_state, np.random.SeedSequence):
         ss = random_state
-    elif isinstance(random_state, np.random.Generator):
-        ss = np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
-    elif random_state is None:
-        ss = np.random.SeedSequence()
     else:
-        ss = np.random.SeedSequence(int(random_state))
-    # stream i is child i of the seed (numpy's words, computed without spawning: a SeedSequence
-    # given is read, not advanced, so the same seed gives the same states every time)
-    states = spawned_states(ss, max(n_streams, 0))
-    states[~states.any(axis=1), 0] = 1  # the all-zero state is the one xoshiro cannot leave
-    return states
-
-
-@njit(**NJIT_OPTIONS)
-def _rotl(x, k):
-    """``x`` rotated left by ``k`` bits.
-
-    Parameters
-    ----------
-    x : uint64
-        The word.
-    k : int
-        The bits to rotate by, 0 < k < 64.
-    """
-    return (x << uint64(k)) | (x >> uint64(64 - k))
-
-
-@njit(**NJIT_OPTIONS)
-def xoshiro_step(s0, s1, s2, s3):
-    """One xoshiro256** step on a state held in four scalars: ``(output, s0, s1, s2, s3)``.
-
-    Hot kernels keep a tree's state in locals for a whole sweep and call this: a call that passes
-    the state array costs two atomic reference-count updates, more than the step itself.
-
-    Parameters
-    ----------
-    s0, s1, s2, s3 : uint64
-        The state's four words.
-    """
-    result = _rotl(s1 * uint64(5), 7) * uint64(9)
-    t = s1 << uint64(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = _rotl(s3, 45)
-    return result, s0, s1, s2, s3
-
-
-@njit(**NJIT_OPTIONS)
-def unit_double(x):
-    """The top 53 bits of a 64-bit output as a double uniform on [0, 1).
-
-    Parameters
-    ----------
-    x : uint64
-        An output of :func:`xoshiro_step`.
-    """
-    return float(x >> uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit(**NJIT_OPTIONS)
-def next_u64(s):
-    """Advance state ``s`` and return the next 64-bit output (xoshiro256**).
-
-    Parameters
-    ----------
-    s : ndarray (4,) uint64
-        A generator state (a row of :func:`tree_states`), advanced in place.
-    """
-    result, s[0], s[1], s[2], s[3] = xoshiro_step(s[0], s[1], s[2], s[3])
-    return result
-
-
-@njit(**NJIT_OPTIONS)
-def uniform(s):
-    """A double uniform on [0, 1) with 53 random bits.
-
-    Parameters
-    ----------
-    s : ndarray (4,) uint64
-        A generator state (a row of :func:`tree_states`), advanced in place.
-    """
-    return unit_double(next_u64(s))
+        ss = as_seed_sequence(random_state)
+    return stream_states(ss, np.arange(max(n_streams, 0)))
 
 
 @njit(**NJIT_OPTIONS)

@@ -249,20 +249,20 @@ def sorted_numeric_columns(dataset: Dataset) -> SortedColumns:
 
 def stochastic_cut_points(columns: dict[int, SortedColumn], seed, method: str = "stochastic-mdl") -> dict[int, np.ndarray]:
     """Stochastic cut points of every column (``method``: ``"stochastic-mdl"``, ESKDB's, or
-    ``"stochastic-gain"``); attribute ``j`` draws from ``(DISCRETIZE, j)`` of ``seed`` (a
-    SeedSequence), so its cuts do not depend on the other attributes: what
-    :func:`~hdp_plugin.preprocess.stochastic.stochastic_gain_cut_points` (or ``..._mdl_...``) gives with
-    ``numpy.random.default_rng`` of that stream, all columns in one kernel call."""
+    ``"stochastic-gain"``); attribute ``j`` draws from stream ``DISCRETIZE + j`` of ``seed`` (a
+    SeedSequence; :func:`hdp_plugin.seeds.stream_states`), so its cuts do not depend on the other
+    attributes: what :func:`~hdp_plugin.preprocess.stochastic.stochastic_gain_cut_points` (or
+    ``..._mdl_...``) gives on that state, all columns in one kernel call."""
     if not columns:
         return {}
     if not isinstance(columns, SortedColumns):
         columns = SortedColumns(columns)
     values, classes, col_start, xlogx, min_cuts = columns.flat()
     keys = list(columns)
-    words = seeds.spawned_states(seeds.child(seed, seeds.DISCRETIZE), max(keys) + 1, indices=keys)
+    states = seeds.stream_states(seed, [seeds.DISCRETIZE + j for j in keys])
     by_gain = method == "stochastic-gain"
     cuts, cut_start = stochastic_cuts_columns(values, classes, col_start, int(next(iter(columns.values())).n_classes),
-                                              words, xlogx, by_gain, min_cuts if by_gain else np.zeros_like(min_cuts))
+                                              states, xlogx, by_gain, min_cuts if by_gain else np.zeros_like(min_cuts))
     return {j: cuts[cut_start[i]:cut_start[i + 1]].copy() for i, j in enumerate(keys)}
 
 

@@ -23,6 +23,7 @@ from numba import njit
 
 from ..runtime.radix import sort_nonnegative
 from ..runtime.jit import NJIT_OPTIONS
+from ..seeds.xoshiro import uniform
 
 #: ln 2 as Weka computes it (``Math.log(2)``); used to turn nats into bits
 LN2 = math.log(2.0)
@@ -327,115 +328,27 @@ def equal_frequency_cut_points_sorted(values, n_bins):
 
 # -- stochastic MDL (hdp_plugin.preprocess.stochastic) ----------------------------------------------
 # These follow the NumPy expressions of the rule's definition operation for operation, so the weights
-# are the doubles those expressions give: a sum over the classes is NumPy's pairwise sum
-# (:func:`_numpy_sum`), logarithms are ``log`` and ``log2``.
-@njit(inline="always", **NJIT_OPTIONS)  # inlined: see _pairwise_sum
-def _pairwise_block(a, lo, n):
-    """NumPy's pairwise sum of ``a[lo:lo + n]`` for ``n <= 128`` (one block: 8 running sums).
-
-    Parameters
-    ----------
-    a : ndarray of float64, 1-D
-        The values; read only.
-    lo : int
-        The first index summed.
-    n : int
-        The number of values summed, ``0 .. 128`` (``lo + n <= len(a)``).
-    """
-    if n < 8:
-        res = -0.0
-        for i in range(n):
-            res += a[lo + i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    while i < n - n % 8:
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-# inlined (with _pairwise_block) into _entropy_bits: a call passing the array cost two atomic reference
-# counts per entropy, a fifth of the stochastic cut points' time (segment-challenge's 380 columns)
-@njit(inline="always", **NJIT_OPTIONS)
-def _pairwise_sum(a, lo, n):
-    """NumPy's pairwise summation of ``a[lo:lo + n]`` (``numpy.add.reduce`` over a contiguous axis):
-    blocks of at most 128, halves (rounded down to a multiple of 8) added. NumPy recurses; this walks
-    the same tree with an explicit stack (numba cannot cache a recursive function).
-
-    Parameters
-    ----------
-    a, lo :
-        As in :func:`_pairwise_block`.
-    n : int
-        The number of values summed, >= 0 (``lo + n <= len(a)``).
-    """
-    if n <= 128:
-        return _pairwise_block(a, lo, n)
-    depth = 64
-    f_lo = np.empty(depth, np.int64)
-    f_n = np.empty(depth, np.int64)
-    f_phase = np.zeros(depth, np.int64)
-    f_left = np.empty(depth, np.float64)
-    sp = 0
-    f_lo[0], f_n[0] = lo, n
-    ret = 0.0
-    while sp >= 0:
-        m = f_n[sp]
-        if m <= 128:
-            ret = _pairwise_block(a, f_lo[sp], m)
-            sp -= 1
-            continue
-        half = m // 2
-        half -= half % 8
-        if f_phase[sp] == 0:  # the left half first
-            f_phase[sp] = 1
-            sp += 1
-            f_lo[sp], f_n[sp], f_phase[sp] = f_lo[sp - 1], half, 0
-        elif f_phase[sp] == 1:  # then the right half
-            f_left[sp] = ret
-            f_phase[sp] = 2
-            sp += 1
-            f_lo[sp], f_n[sp], f_phase[sp] = f_lo[sp - 1] + half, m - half, 0
-        else:
-            ret = f_left[sp] + ret
-            sp -= 1
-    return ret
-
-
+# are the doubles those expressions give: a sum over the classes is taken left to right (the last of
+# NumPy's ``cumsum``), logarithms are ``log`` and ``log2``.
 @njit(inline="always", **NJIT_OPTIONS)  # inlined: a call passing arrays costs atomic reference counts
-def _entropy_bits(counts, scratch, xlogx):
+def _entropy_bits(counts, xlogx):
     """Entropy in bits of one row of class counts (0 for an empty row), the sum over the classes
-    taken as NumPy's pairwise sum.
+    taken left to right.
 
     Parameters
     ----------
     counts : ndarray of shape (n_classes,), int64
-        The class counts (each >= 0).
-    scratch : ndarray of shape (n_classes,), float64
-        Scratch, overwritten: the classes' ``k ln k``.
+        The class counts.
     xlogx : ndarray of float64
-        :func:`xlogx_table` (``k ln k`` as ``float(k) * log(float(k))``) covering the counts' total.
+        :func:`xlogx_table` covering the row's total.
     """
     total = 0
+    xl = 0.0
     for c in range(counts.shape[0]):
         total += counts[c]
-        scratch[c] = xlogx[counts[c]] if counts[c] > 0 else 0.0
+        xl += xlogx[counts[c]]
     if total == 0:
         return 0.0
-    xl = 0.0 + _pairwise_sum(scratch, np.int64(0), counts.shape[0])  # not a literal 0: one specialisation
     return (xlogx[total] - xl) / (float(total) * LN2)
 
 
@@ -479,8 +392,7 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
             m += 1
     if m == 0 or k < 2:
         return 0
-    scratch = np.empty(n_classes, np.float64)
-    h = _entropy_bits(prior, scratch, xlogx)
+    h = _entropy_bits(prior, xlogx)
     base = math.log2(3.0 ** k - 2.0)
     log2m = math.log2(float(m))
     left = np.zeros(n_classes, np.int64)
@@ -492,8 +404,8 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
             for c in range(n_classes):
                 right[c] = prior[c] - left[c]
             n1 = r - first + 1
-            h1 = _entropy_bits(left, scratch, xlogx)
-            h2 = _entropy_bits(right, scratch, xlogx)
+            h1 = _entropy_bits(left, xlogx)
+            h2 = _entropy_bits(right, xlogx)
             g = h - (float(n1) * h1 + float(n - n1) * h2) / float(n)
             gain[j] = max(g, 0.0)
             delta = base - (float(k) * h - float(_n_present(left)) * h1 - float(_n_present(right)) * h2)
@@ -503,96 +415,11 @@ def stochastic_range_weights(values, classes, n_classes, first, last, at, margin
     return m
 
 
-# --- numpy's PCG64 (the bit generator of numpy.random.default_rng) on a state of four uint64 words --------
-# [state_hi, state_lo, inc_hi, inc_lo]: a column's stream as numpy's Generator gives it, without the
-# Generator (whose every call from numba unboxes it) or the Python that makes it
-_PCG_MULT_HI = np.uint64(0x2360ED051FC65DA4)
-_PCG_MULT_LO = np.uint64(0x4385DF649FCCF645)
-_MASK32 = np.uint64(0xFFFFFFFF)
-
-
-@njit(**NJIT_OPTIONS)
-def _mulhi64(a, b):
-    """The high 64 bits of the 128-bit product of two uint64.
-
-    Parameters
-    ----------
-    a, b : uint64
-        The factors.
-    """
-    s32 = np.uint64(32)
-    a0, a1 = a & _MASK32, a >> s32
-    b0, b1 = b & _MASK32, b >> s32
-    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
-    mid = (p00 >> s32) + (p01 & _MASK32) + (p10 & _MASK32)
-    return p11 + (p01 >> s32) + (p10 >> s32) + (mid >> s32)
-
-
-@njit(**NJIT_OPTIONS)
-def _pcg64_step(state):
-    """One step of PCG64's 128-bit LCG in place: ``state = state * MULT + inc`` (mod 2**128).
-
-    Parameters
-    ----------
-    state : ndarray (4,) uint64
-        ``[state_hi, state_lo, inc_hi, inc_lo]``.
-    """
-    hi, lo = state[0], state[1]
-    new_lo = lo * _PCG_MULT_LO
-    new_hi = _mulhi64(lo, _PCG_MULT_LO) + lo * _PCG_MULT_HI + hi * _PCG_MULT_LO
-    out_lo = new_lo + state[3]
-    carry = np.uint64(1) if out_lo < new_lo else np.uint64(0)
-    state[0] = new_hi + state[2] + carry
-    state[1] = out_lo
-
-
-@njit(**NJIT_OPTIONS)
-def pcg64_seed(words, state):
-    """``state`` as numpy's PCG64 seeds itself from a SeedSequence: ``words`` its ``generate_state(4,
-    np.uint64)``, the first two the initial state and the last two the stream (pcg64_set_seed).
-
-    Parameters
-    ----------
-    words : ndarray (4,) uint64
-        The seed's words.
-    state : ndarray (4,) uint64
-        Written: ``[state_hi, state_lo, inc_hi, inc_lo]``.
-    """
-    one = np.uint64(1)
-    state[2] = (words[2] << one) | (words[3] >> np.uint64(63))
-    state[3] = (words[3] << one) | one
-    state[0] = np.uint64(0)
-    state[1] = np.uint64(0)
-    _pcg64_step(state)
-    lo = state[1] + words[1]
-    state[0] = state[0] + words[0] + (one if lo < words[1] else np.uint64(0))
-    state[1] = lo
-    _pcg64_step(state)
-
-
-@njit(**NJIT_OPTIONS)
-def pcg64_random(state):
-    """The next double in [0, 1) of the stream ``state`` (advanced in place): numpy's
-    ``Generator.random()`` on a PCG64, bit for bit (XSL-RR output, its top 53 bits).
-
-    Parameters
-    ----------
-    state : ndarray (4,) uint64
-        ``[state_hi, state_lo, inc_hi, inc_lo]``.
-    """
-    _pcg64_step(state)
-    hi, lo = state[0], state[1]
-    x = hi ^ lo
-    rot = hi >> np.uint64(58)
-    out = (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
-    return float(out >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
 @njit(**NJIT_OPTIONS)
 def _draw_index(weights, m, rng):
     """An index of ``weights[:m]`` drawn with probability proportional to them (some weight is > 0):
-    NumPy's ``min(searchsorted(cumsum(w), rng.random() * sum(w), "right"), m - 1)``, one uniform
-    (:func:`pcg64_random`).
+    NumPy's ``min(searchsorted(cumsum(w), u * cumsum(w)[-1], "right"), m - 1)`` for one uniform ``u``
+    (:func:`~hdp_plugin.seeds.xoshiro.uniform`).
 
     Parameters
     ----------
@@ -601,12 +428,12 @@ def _draw_index(weights, m, rng):
     m : int
         The number of candidates, >= 1.
     rng : ndarray (4,) uint64
-        The column's PCG64 stream (:func:`pcg64_seed`): one uniform is drawn.
+        The column's xoshiro256** state: one uniform is drawn.
     """
     total = 0.0
     for j in range(m):
         total += weights[j]
-    u = pcg64_random(rng) * total
+    u = uniform(rng) * total
     c = 0.0
     for j in range(m):
         c += weights[j]
@@ -637,9 +464,8 @@ def stochastic_cuts_sorted(values, classes, n_classes, rng, xlogx, by_gain, min_
     n_classes : int
         Number of classes.
     rng : ndarray (4,) uint64
-        The column's own PCG64 stream (:func:`pcg64_seed`; numpy's ``default_rng`` of the same seed
-        draws the same numbers), advanced in place: one uniform per cut drawn, ranges split left part
-        first.
+        The column's own xoshiro256** state (:mod:`hdp_plugin.seeds.xoshiro`), advanced in place: one
+        uniform per cut drawn, ranges split left part first.
     xlogx : ndarray of float64
         :func:`xlogx_table` of at least ``len(values)``.
     by_gain : bool
@@ -738,10 +564,9 @@ def stochastic_cuts_sorted(values, classes, n_classes, rng, xlogx, by_gain, min_
 
 
 @njit(**NJIT_OPTIONS)
-def stochastic_cuts_columns(values, classes, col_start, n_classes, words, xlogx, by_gain, min_cuts):
+def stochastic_cuts_columns(values, classes, col_start, n_classes, states, xlogx, by_gain, min_cuts):
     """:func:`stochastic_cuts_sorted` of every column of a member in one call, each column on its own
-    PCG64 stream seeded from its words (what ``numpy.random.default_rng`` of the column's SeedSequence
-    draws).
+    xoshiro256** stream (a copy of its row of ``states``: ``states`` is not changed).
 
     Parameters
     ----------
@@ -753,8 +578,8 @@ def stochastic_cuts_columns(values, classes, col_start, n_classes, words, xlogx,
         Column ``i`` is ``values[col_start[i]:col_start[i + 1]]``.
     n_classes : int
         Number of classes.
-    words : ndarray (n_columns, 4) uint64
-        Every column's seed words (its SeedSequence's ``generate_state(4, np.uint64)``).
+    states : ndarray (n_columns, 4) uint64
+        Every column's generator state (:func:`hdp_plugin.seeds.stream_states`).
     xlogx : ndarray of float64
         :func:`xlogx_table` of at least the longest column.
     by_gain : bool
@@ -772,7 +597,8 @@ def stochastic_cuts_columns(values, classes, col_start, n_classes, words, xlogx,
     cut_start = np.zeros(n_cols + 1, np.int64)
     state = np.empty(4, np.uint64)
     for i in range(n_cols):
-        pcg64_seed(words[i], state)
+        for w in range(4):
+            state[w] = states[i, w]
         lo, hi = col_start[i], col_start[i + 1]
         c = stochastic_cuts_sorted(values[lo:hi], classes[lo:hi], n_classes, state, xlogx, by_gain, min_cuts[i])
         parts.append(c)

@@ -27,8 +27,10 @@ least two cuts per informative attribute (up to four with many classes). It give
 varied and finer cut points than the margin-weighted rule, and scores better on 0-1 loss, RMSE and
 log-loss over 30 data sets (docs/benchmarks.md).
 
-Random numbers come from a :class:`numpy.random.Generator` given by the caller (one independent
-stream per member and attribute), so the cut points depend only on the seed and the data.
+Random numbers come from a xoshiro256** state given by the caller (:mod:`hdp_plugin.seeds.xoshiro`;
+one independent stream per member and attribute, :func:`hdp_plugin.seeds.stream_states`), so the cut
+points depend only on the seed and the data. The kernels and the Python definitions here draw the
+same numbers from the same state.
 
 References
 ----------
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..seeds.xoshiro import uniform
 from .kernels import stochastic_cuts_sorted, stochastic_range_weights, xlogx_table
 
 _LN2 = np.log(2.0)
@@ -86,10 +89,11 @@ class _Ranges:
 # -- the rule's definition in NumPy: the reference the kernel is tested against (tests/test_eskdb.py),
 # and the parts benchmarks/bench_numeric.py builds its variants from
 def _entropy_bits(counts: np.ndarray) -> np.ndarray:
-    """Entropy in bits of every row of class counts (0 for an empty row)."""
+    """Entropy in bits of every row of class counts (0 for an empty row); the sum over the classes
+    taken left to right (the last of ``cumsum``), as the kernels take it."""
     total = counts.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        xlogx = np.where(counts > 0, counts * np.log(np.maximum(counts, 1)), 0.0).sum(axis=-1)
+        xlogx = np.cumsum(np.where(counts > 0, counts * np.log(np.maximum(counts, 1)), 0.0), axis=-1)[..., -1]
         h = (total * np.log(np.maximum(total, 1)) - xlogx) / (np.maximum(total, 1) * _LN2)
     return np.where(total > 0, h, 0.0)
 
@@ -123,22 +127,33 @@ def _weights(left, right, prior, n_rows: int, margin: bool, candidates: int | No
     return np.maximum(gain - (np.log2(m) + delta) / n_rows, 0.0)
 
 
-def _draw(weights: np.ndarray, rng: np.random.Generator) -> int:
-    """An index drawn with probability proportional to ``weights`` (some weight is > 0)."""
+def check_state(state) -> np.ndarray:
+    """``state`` if it is a generator state (a (4,) uint64 array, :func:`hdp_plugin.seeds.stream_states`),
+    else a one-line TypeError."""
+    if not (isinstance(state, np.ndarray) and state.shape == (4,) and state.dtype == np.uint64):
+        got = f"a {state.shape} {state.dtype} array" if isinstance(state, np.ndarray) else type(state).__name__
+        raise TypeError(f"the stochastic cut points draw from a generator state, a (4,) uint64 array "
+                        f"(hdp_plugin.seeds.stream_states), got {got}")
+    return state
+
+
+def _draw(weights: np.ndarray, state: np.ndarray) -> int:
+    """An index drawn with probability proportional to ``weights`` (some weight is > 0), by one uniform
+    of the xoshiro256** ``state`` (advanced)."""
     cum = np.cumsum(weights)
-    return int(min(np.searchsorted(cum, rng.random() * cum[-1], side="right"), len(cum) - 1))
+    return int(min(np.searchsorted(cum, uniform(state) * cum[-1], side="right"), len(cum) - 1))
 
 
-def stochastic_mdl_cut_points(col: SortedColumn, rng: np.random.Generator) -> np.ndarray:
+def stochastic_mdl_cut_points(col: SortedColumn, rng: np.ndarray) -> np.ndarray:
     """Cut points of one attribute drawn by the stochastic MDL rule (see the module docstring).
 
     Parameters
     ----------
     col : SortedColumn
         The attribute's sorted training values and classes.
-    rng : numpy.random.Generator
-        The attribute's own random stream; one uniform number is used per cut drawn, ranges are
-        split left part first.
+    rng : ndarray (4,) uint64
+        The attribute's own xoshiro256** state (:func:`hdp_plugin.seeds.stream_states`), advanced in
+        place; one uniform number is used per cut drawn, ranges are split left part first.
 
     Returns
     -------
@@ -146,8 +161,7 @@ def stochastic_mdl_cut_points(col: SortedColumn, rng: np.random.Generator) -> np
         Ascending cut points (midpoints between consecutive distinct values); empty when no
         candidate carries any information.
     """
-    return _with_stream(rng, lambda state: stochastic_cuts_sorted(col.values, col.classes, col.n_classes, state,
-                                                                  col.xlogx, False, 0))
+    return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, check_state(rng), col.xlogx, False, 0)
 
 
 #: cut points of every informative attribute that ``"stochastic-gain"`` makes at least ...
@@ -164,35 +178,18 @@ def gain_min_cuts(col: SortedColumn) -> int:
     return max(GAIN_MIN_CUTS, min(present - 1, GAIN_MAX_CLASS_CUTS))
 
 
-def stochastic_gain_cut_points(col: SortedColumn, rng: np.random.Generator, min_cuts: int | None = None) -> np.ndarray:
+def stochastic_gain_cut_points(col: SortedColumn, rng: np.ndarray, min_cuts: int | None = None) -> np.ndarray:
     """Cut points of one attribute by the ``"stochastic-gain"`` rule (ESKDB's default),
     drawn by the kernel :func:`~hdp_plugin.preprocess.kernels.stochastic_cuts_sorted`, which
-    reproduces :func:`stochastic_gain_reference` (the rule's definition in Python) draw for draw.
-    ``min_cuts`` defaults to :func:`gain_min_cuts`."""
+    reproduces :func:`stochastic_gain_reference` (the rule's definition in Python) draw for draw on the
+    same xoshiro256** state ``rng`` (advanced in place). ``min_cuts`` defaults to :func:`gain_min_cuts`."""
     if min_cuts is None:
         min_cuts = gain_min_cuts(col)
-    return _with_stream(rng, lambda state: stochastic_cuts_sorted(col.values, col.classes, col.n_classes, state,
-                                                                  col.xlogx, True, int(min_cuts)))
+    return stochastic_cuts_sorted(col.values, col.classes, col.n_classes, check_state(rng), col.xlogx, True,
+                                  int(min_cuts))
 
 
-def _with_stream(rng: np.random.Generator, draw):
-    """``draw(state)`` on the PCG64 state of ``rng`` (numpy's ``default_rng``), the Generator then advanced
-    past what ``draw`` used, as if ``draw`` had called ``rng.random()`` itself."""
-    bg = rng.bit_generator
-    if not isinstance(bg, np.random.PCG64):
-        raise TypeError(f"the stochastic cut points need a Generator on PCG64 (numpy.random.default_rng), "
-                        f"got one on {type(bg).__name__}")
-    st = bg.state
-    mask = (1 << 64) - 1
-    s, inc = int(st["state"]["state"]), int(st["state"]["inc"])
-    state = np.array([s >> 64, s & mask, inc >> 64, inc & mask], np.uint64)
-    out = draw(state)
-    st["state"]["state"] = (int(state[0]) << 64) | int(state[1])
-    bg.state = st
-    return out
-
-
-def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_cuts: int | None = None) -> np.ndarray:
+def stochastic_gain_reference(col: SortedColumn, rng: np.ndarray, min_cuts: int | None = None) -> np.ndarray:
     """The ``"stochastic-gain"`` rule in Python (the definition the kernel is tested against).
 
     Like :func:`stochastic_mdl_cut_points`, ranges are split recursively, left part first, but:
@@ -208,8 +205,10 @@ def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_c
 
     On numeric data with few rows per class (benchmarks/bench_numeric.py, docs/benchmarks.md) this
     gives members more varied cut points and at least three bins per informative attribute, where
-    the margin-weighted rule gives about two. One uniform number is used per cut drawn.
+    the margin-weighted rule gives about two. One uniform number of the xoshiro256** state ``rng``
+    is used per cut drawn.
     """
+    check_state(rng)
     n = col.values.shape[0]
     cut_at: list[int] = []
     ranges = _Ranges(col)
@@ -238,7 +237,7 @@ def stochastic_gain_reference(col: SortedColumn, rng: np.random.Generator, min_c
     return np.array(sorted((col.values[i] + col.values[i + 1]) / 2.0 for i in cut_at), dtype=np.float64)
 
 
-def extra_cuts(col: SortedColumn, cut_at: list[int], min_cuts: int, rng: np.random.Generator) -> int:
+def extra_cuts(col: SortedColumn, cut_at: list[int], min_cuts: int, rng: np.ndarray) -> int:
     """Step 2 of :func:`stochastic_gain_cut_points`: add cuts to ``cut_at`` (candidate positions in
     ``col``) while it has fewer than ``min_cuts``, each drawn among the candidates of all the bins in
     proportion to its gain times the bin's share of the rows, until no candidate gains anything.

@@ -1,13 +1,18 @@
 """Independent random streams for every purpose, all derived from one ``random_state``.
 
-A model's seed is a :class:`numpy.random.SeedSequence`; its random streams are children keyed by
-purpose, so each one depends only on the seed and its key, never on the order in which work
-runs or on the number of threads:
+A model's seed is a :class:`numpy.random.SeedSequence` (numpy turns an integer, or fresh entropy, into
+one); its random streams are numbered, so each depends only on the seed and its number, never on the
+order in which work runs or on the number of threads:
 
-* ``(t,)`` for ``t < 2**30``: the sampler's stream of context tree ``t``;
-* ``(DISCRETIZE, j)``: the stochastic discretiser of attribute ``j``;
-* ``(ORDER,)``: an ESKDB member's attribute order;
-* ``(MEMBER, e)``: ESKDB member ``e``'s own seed, under which the same keys apply again.
+* stream ``t`` for ``t < 2**30`` (:func:`stream_states`): the sampler's stream of context tree ``t``;
+* stream ``DISCRETIZE + j``: the stochastic discretiser of attribute ``j``;
+* ``child(seed, ORDER)``: an ESKDB member's attribute order (a numpy Generator);
+* ``child(seed, MEMBER, e)``: ESKDB member ``e``'s own seed, whose streams are numbered again.
+
+A numbered stream is a xoshiro256** state (:mod:`hdp_plugin.seeds.xoshiro`) made from the seed's four
+64-bit words ``w = seed.generate_state(4, uint64)`` by splitmix64: word ``k`` of stream ``i`` is
+``mix64(w[k] + (4 i + k + 1) * 0x9E3779B97F4A7C15)`` (mod 2**64), ``mix64`` splitmix64's output
+function. For each ``k`` this is a bijection of ``i``, so two streams of one seed never share a state.
 """
 
 from __future__ import annotations
@@ -35,57 +40,37 @@ def as_seed_sequence(random_state) -> np.random.SeedSequence:
 
 
 def child(seed: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
-    """The stream of ``seed`` keyed by ``key`` (see the module docstring)."""
+    """The seed ``key`` below ``seed`` (see the module docstring)."""
     return np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + tuple(int(k) for k in key))
 
 
 def generator(seed: np.random.SeedSequence, *key: int) -> np.random.Generator:
-    """A numpy Generator on the stream ``child(seed, *key)``."""
+    """A numpy Generator on the seed ``child(seed, *key)``."""
     return np.random.default_rng(child(seed, *key))
 
 
-_MASK32 = 0xFFFFFFFF
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _words32(n: int) -> list[int]:
-    """A whole number >= 0 as SeedSequence reads it: little-endian 32-bit words, 0 as one word."""
-    out = [n & _MASK32]
-    n >>= 32
-    while n:
-        out.append(n & _MASK32)
-        n >>= 32
-    return out
+def _mix64(z: np.ndarray) -> np.ndarray:
+    """splitmix64's output function of every word of ``z`` (uint64, wrapping)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
-def spawned_states(seed: np.random.SeedSequence, n: int, n_words: int = 4, indices=None) -> np.ndarray:
-    """``[c.generate_state(n_words, np.uint64) for c in seed.spawn(n)]`` as one (n, n_words) uint64
-    array, without spawning: ``seed`` is read, not advanced. With ``indices`` (a sequence of whole
-    numbers), only the children of those indices among the ``n``, in that order.
-
-    numpy's SeedSequence algorithm in a numba kernel (:mod:`hdp_plugin.seeds.kernels`), with what the
-    children share done once: a child's entropy is its parent's with its index appended, so the pool
-    mixed from everything before the index is the same for all of them, and each child only mixes in
-    its index and draws its words. Seeds outside that form (entropy not a whole number, a pool size
-    other than 4) take numpy's own path; either way the words are numpy's (tests compare them for
-    many seeds).
-    """
-    entropy, key = seed.entropy, tuple(seed.spawn_key)
-    start = seed.n_children_spawned
-    which = list(range(n)) if indices is None else [int(i) for i in indices]
-    if any(not 0 <= i < n for i in which):
-        raise ValueError(f"child indices must be in [0, {n}), got {which}")
-    if not (isinstance(entropy, (int, np.integer)) and entropy >= 0 and seed.pool_size == 4
-            and all(isinstance(k, (int, np.integer)) and k >= 0 for k in key) and start + n <= _MASK32 + 1):
-        kids = [np.random.SeedSequence(entropy, spawn_key=key + (start + i,), pool_size=seed.pool_size)
-                for i in which]
-        return np.array([c.generate_state(n_words, np.uint64) for c in kids],
-                        dtype=np.uint64).reshape(len(which), n_words)
-    run = _words32(int(entropy))
-    run += [0] * (4 - len(run))  # a spawn key follows: the run entropy is padded to the pool size
-    head = run + [w for k in key for w in _words32(int(k))]
-    from .kernels import children_words
-
-    return children_words(np.asarray(head, np.uint64), np.asarray([start + i for i in which], np.int64), int(n_words))
+def stream_states(seed: np.random.SeedSequence, indices) -> np.ndarray:
+    """The xoshiro256** states of the streams ``indices`` (whole numbers >= 0) of ``seed``, one row of
+    four uint64 words each (the module docstring gives the derivation); ``seed`` is read, not advanced."""
+    idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+    if idx.size and int(idx.min()) < 0:
+        raise ValueError(f"stream numbers must be >= 0, got {int(idx.min())}")
+    words = seed.generate_state(4, np.uint64)
+    counter = idx.astype(np.uint64)[:, None] * np.uint64(4) + np.arange(1, 5, dtype=np.uint64)[None, :]
+    with np.errstate(over="ignore"):
+        states = _mix64(words[None, :] + counter * _GAMMA)
+    states[~states.any(axis=1), 0] = 1  # the all-zero state is the one xoshiro cannot leave
+    return np.ascontiguousarray(states)
 
 
 def describe(seed: np.random.SeedSequence) -> dict:

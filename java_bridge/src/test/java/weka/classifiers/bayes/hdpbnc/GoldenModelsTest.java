@@ -67,15 +67,15 @@ class GoldenModelsTest {
     List<ArrowFileReader.Column> tree1 = reader.readBatch(1, true);
     assertArrayEquals(new int[] {0, 0, 1, 0, 1, 2, 0, 2}, (int[]) tree1.get(0).values);
     assertArrayEquals(new int[] {2, 3, 2, 0, 0, 0, 0, 0}, (int[]) tree1.get(1).values);
-    assertEquals(-0.409321, ((double[]) tree1.get(2).values)[3], 1e-6);
+    assertEquals(-0.784905, ((double[]) tree1.get(2).values)[3], 1e-6);
     ArrowFileReader.Column cells = tree1.get(3);
     assertArrayEquals(new int[] {0, 3, 6, 9, 11, 14, 16, 18, 20}, cells.offsets);
     ArrowFileReader.Column value = cells.children.get(0).children.get(0);
     ArrowFileReader.Column logProb = cells.children.get(0).children.get(1);
     assertEquals(20, value.length);
     assertArrayEquals(new int[] {1, 2}, java.util.Arrays.copyOfRange((int[]) value.values, 9, 11));
-    assertEquals(-1.233906, ((double[]) logProb.values)[0], 1e-6);
-    assertEquals(-1.056416, ((double[]) logProb.values)[19], 1e-6);
+    assertEquals(-1.261667, ((double[]) logProb.values)[0], 1e-6);
+    assertEquals(-0.936942, ((double[]) logProb.values)[19], 1e-6);
     List<ArrowFileReader.Column> lazy = reader.readBatch(1, false);
     assertArrayEquals((double[]) logProb.values,
       (double[]) ArrowFileReader.values(lazy.get(3).children.get(0).children.get(1)), 0.0);
@@ -92,11 +92,11 @@ class GoldenModelsTest {
     HDPModel.Network net = model.member(0);
     int[] codes = {0, 0, 0, 1};
     assertEquals(3, net.deepestNode(1, 0, codes) - net.m_TreeNodeStart[1]);
-    assertEquals(-0.409321 - 1.541080, net.logEstimate(net.deepestNode(1, 0, codes), 0, 3), 1e-6);
-    assertEquals(-0.761895, net.logEstimate(net.deepestNode(1, 1, codes), 0, 3), 1e-6);
-    assertEquals(-5.878507, net.logJoint(codes)[0], 1e-6);
-    assertEquals(-3.080668, net.logJoint(codes)[1], 1e-6);
-    assertEquals(0.057441, model.distribution(new int[][] {codes})[0], 1e-6);
+    assertEquals(-0.784905 - 1.690214, net.logEstimate(net.deepestNode(1, 0, codes), 0, 3), 1e-6);
+    assertEquals(-0.620622, net.logEstimate(net.deepestNode(1, 1, codes), 0, 3), 1e-6);
+    assertEquals(-7.303184, net.logJoint(codes)[0], 1e-6);
+    assertEquals(-2.808668, net.logJoint(codes)[1], 1e-6);
+    assertEquals(0.011047, model.distribution(new int[][] {codes})[0], 1e-6);
     assertEquals(8, net.m_TreeNodeStart[2] - net.m_TreeNodeStart[1]);
   }
 
