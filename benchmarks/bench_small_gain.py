@@ -15,7 +15,7 @@ draw's seed) with, on the same rows and seed:
 * ``mdl``: ``discretization="stochastic-mdl"`` (the ESKDB of the method's authors);
 * ``gain``: ``"stochastic-gain"``, the default;
 * ``gain-tT``: ``"stochastic-gain"`` for attributes with at least ``T`` known training values, the
-  stochastic MDL for the others (the discretiser's rule function patched in this process; the library
+  stochastic MDL for the others (the fit's cut-point function patched in this process; the library
   has no such threshold).
 
 It prints, per data set and size, the mean 0-1 loss, RMSE and log-loss of each rule, and per size
@@ -45,7 +45,8 @@ sys.path.insert(0, str(HERE))
 
 import accuracy  # noqa: E402
 from hdp_plugin import BayesNetClassifier, read_dataset  # noqa: E402
-from hdp_plugin.preprocess import discretizer, stochastic  # noqa: E402
+import hdp_plugin.model.pipeline as pipeline  # noqa: E402
+from hdp_plugin.preprocess import discretizer  # noqa: E402
 
 DATASETS = ["weather.numeric", "labor", "iris", "glass", "diabetes", "ionosphere", "credit-g",
             "segment-challenge", "mlbench-Sonar", "mlbench-Vehicle", "mlbench-Vowel"]
@@ -68,11 +69,20 @@ def draw_rows(y: np.ndarray, n: int, seed: int) -> np.ndarray:
 _MIN_ROWS = [0]
 
 
-def _gain_with_threshold(col, rng):
-    """``"stochastic-gain"``, but the stochastic MDL for an attribute with fewer than ``_MIN_ROWS`` known values."""
-    if col.values.shape[0] < _MIN_ROWS[0]:
-        return stochastic.stochastic_mdl_cut_points(col, rng)
-    return stochastic.stochastic_gain_cut_points(col, rng)
+def _gain_with_threshold(columns, seed, method="stochastic-mdl"):
+    """:func:`~hdp_plugin.preprocess.discretizer.stochastic_cut_points`, but with ``"stochastic-gain"`` the
+    stochastic MDL for an attribute with fewer than ``_MIN_ROWS`` known values (each attribute draws from its
+    own stream, so the two calls give every column what it would get among all of them)."""
+    if method != "stochastic-gain" or not _MIN_ROWS[0]:
+        return _LIBRARY(columns, seed, method)
+    small = {j: c for j, c in columns.items() if c.values.shape[0] < _MIN_ROWS[0]}
+    large = {j: c for j, c in columns.items() if j not in small}
+    out = _LIBRARY(large, seed, method) if large else {}
+    out.update(_LIBRARY(small, seed, "stochastic-mdl") if small else {})
+    return out
+
+
+_LIBRARY = discretizer.stochastic_cut_points
 
 
 def fit_rule(rule: str, train, seed: int) -> BayesNetClassifier:
@@ -94,7 +104,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     rules = args.rules.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
-    discretizer.stochastic_gain_cut_points = _gain_with_threshold
+    pipeline.stochastic_cut_points = _gain_with_threshold
     # per size, per rule: list of (0-1, rmse, log-loss) means of each data set
     per_size = {n: {r: [] for r in rules} for n in sizes}
     t0 = time.perf_counter()
@@ -127,7 +137,7 @@ def main(argv=None) -> int:
                 per_size[n][r].append(means[r])
             print(f"{name:<20} {n:>3}  " + "  ".join(f"{a:.3f} {b:.4f} {c:8.4f}" for a, b, c in means.values()),
                   flush=True)
-    discretizer.stochastic_gain_cut_points = stochastic.stochastic_gain_cut_points
+    pipeline.stochastic_cut_points = _LIBRARY
     print()
     print("Mean over the data sets, per training size:")
     for n in sizes:
