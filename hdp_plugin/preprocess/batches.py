@@ -3,7 +3,7 @@ attributes: what every pass of a streamed fit, and streamed prediction, reads.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -13,7 +13,7 @@ from ..data.dataset import Attribute, Dataset
 from .discretizer import apply_cut_points
 
 if TYPE_CHECKING:
-    from ..data.stream import BatchSource
+    pass
 
 
 def batch_codes(table: pa.Table, attributes: list[Attribute], class_attribute: Attribute, source: str,
@@ -27,9 +27,3 @@ def batch_codes(table: pa.Table, attributes: list[Attribute], class_attribute: A
         if not keep.all():
             ds = ds.take(keep)
     return ds
-
-
-def source_codes(source: BatchSource, attributes, class_attribute) -> Iterator[Dataset]:
-    """Every batch of ``source`` as codes on the model's attributes (training: known class only)."""
-    for t in source.batches():
-        yield batch_codes(t, attributes, class_attribute, source.source)
