@@ -3,17 +3,12 @@ attributes: what every pass of a streamed fit, and streamed prediction, reads.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pyarrow as pa
 
 from ..data.arrow import table_columns
 from ..data.conform import conform_columns
 from ..data.dataset import Attribute, Dataset
 from .discretizer import apply_cut_points
-
-if TYPE_CHECKING:
-    pass
 
 
 def batch_codes(table: pa.Table, attributes: list[Attribute], class_attribute: Attribute, source: str,
