@@ -258,14 +258,47 @@ public final class HDPModel implements Serializable {
      */
     public double[] logJoint(int[] codes) {
       double[] out = m_Model.m_ClassLogPrior.clone();
+      int nc = out.length;
+      int[] node = new int[nc];
       for (int t = 0; t < m_TreeAttr.length; t++) {
         int xc = codes[m_TreeAttr[t]];
         int card = m_TreeCard[t];
         if (xc >= card) {
           continue;
         }
-        for (int y = 0; y < out.length; y++) {
-          out[y] += logEstimate(deepestNode(t, y, codes), xc, card);
+        int[] branching = m_Branching[t];
+        if (branching.length == 0 || branching[0] >= 0) { // not conditioned on the class first
+          for (int y = 0; y < nc; y++) {
+            out[y] += logEstimate(deepestNode(t, y, codes), xc, card);
+          }
+          continue;
+        }
+        // deepestNode for every class at once: below the class every descent follows the row's parent
+        // values, so the classes advance side by side, one depth at a time (their loads overlap); a
+        // descent that stopped at node n is held as ~n
+        int root = m_TreeNodeStart[t];
+        for (int y = 0; y < nc; y++) {
+          int next = m_ChildCount[root] == nc ? m_ChildStart[root] + y : child(root, y);
+          node[y] = next < 0 ? ~root : next;
+        }
+        for (int d = 1; d < branching.length; d++) {
+          int v = branching[d];
+          int val = codes[v];
+          int radix = m_Cardinalities[v];
+          if (val >= radix) {
+            break; // a parent value the model has no slot for: every class stops here
+          }
+          for (int y = 0; y < nc; y++) {
+            int n = node[y];
+            if (n >= 0) {
+              int next = m_ChildCount[n] == radix ? m_ChildStart[n] + val : child(n, val);
+              node[y] = next < 0 ? ~n : next;
+            }
+          }
+        }
+        for (int y = 0; y < nc; y++) {
+          int n = node[y];
+          out[y] += logEstimate(n < 0 ? ~n : n, xc, card);
         }
       }
       return out;
