@@ -13,8 +13,8 @@ on one thread, so the steps never overlap), and the shortest of ``--rounds`` fit
 
 * **cut points**: each member's stochastic cut points (``stochastic_cut_points``);
 * **code + count**: the rows coded on each member's attributes and counted (n(y), n(x, y), pairs);
-* **tries** and **leave-one-out**: SkDB's selection, its context tries (each member's own, or those
-  members coded alike share) and its leave-one-out passes; **selection, rest**: the rest of the
+* **tries** and **leave-one-out**: SkDB's selection, its context tries and its leave-one-out passes;
+  **selection, rest**: the rest of the
   selection (orders, the choice of n* and k*);
 * **trees**: every member's context trees from the rows;
 * **sampler setup**: the sampler's cells, layout, state and Stirling tables;
@@ -56,8 +56,6 @@ def _steps():
         ("code + count", rows._MemoryPart, "count"),
         ("selection", rows._MemoryPart, "select"),
         ("tries", selective, "build_context_tries"),
-        ("tries", selective.StencilTries, "__init__"),
-        ("tries", selective.StencilTries, "own"),
         ("leave-one-out", selective, "loo_squared_errors_block"),
         ("trees", rows._MemoryPart, "trees"),
         ("sampler setup", sampler, "sampler_cells"),

@@ -17,19 +17,6 @@ ROW_BLOCK = 65536
 #: SkDB's passes over in-memory rows take blocks of about this many seconds (from 1024 rows up to
 #: ROW_BLOCK), so that a cancel is seen between them soon; the sums do not depend on the blocks
 STRUCTURE_BLOCK_SECONDS = 0.25
-#: an ensemble's members that code the rows alike count their SkDB context tries together (one node per
-#: context of any member's parent prefix, structure/selective.py): a group shares one set of tries while
-#: a bound of its memory (from the rows and the parents' values) stays within this many bytes, or within
-#: SHARED_TRIES_MEMBERS times the bound of its largest member's own tries
-SHARED_TRIES_BYTES = 1 << 28
-SHARED_TRIES_MEMBERS = 8
-#: ... and a member lays out its own tries from the shared counts when they have at most this many cells
-#: per trie step of its rows, else counts them from the rows (laying out a cell costs a fraction of
-#: counting a step, so wide nodes of many classes and values over few rows are cheaper counted)
-SHARED_TRIES_LAYOUT = 6
-#: on several threads members share their tries only with at least this many attributes: with few, each
-#: member counting on a thread of its own is faster; with many, the shared tries win
-SHARED_TRIES_MIN_ATTRIBUTES = 64
 #: most values (rows x columns) a columnar file (Arrow, Feather, Parquet, CSV) may declare or decode to;
 #: checked before the values are decoded into arrays (about 8 bytes each)
 MAX_CELLS = 1 << 28

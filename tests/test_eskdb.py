@@ -221,46 +221,6 @@ def test_members_that_code_the_rows_alike_share_one_count(monkeypatch, diabetes,
         assert ma.structure == mb.structure
 
 
-@pytest.mark.parametrize("n_jobs, data, discretization", [(1, VOTE, "auto"), (2, VOTE, "auto"),
-                                                          (1, DIABETES, "mdl")])
-def test_members_that_code_the_rows_alike_share_their_tries(monkeypatch, n_jobs, data, discretization):
-    """On nominal data, or numeric data cut alike for every member (Weka's MDL), the members' SkDB tries
-    are counted together (each shared context once): the same model as every member counting its own,
-    whatever the groups and the threads."""
-    from hdp_plugin.model import rows
-    from hdp_plugin.structure import selective
-
-    calls = []
-    real = selective.StencilTries
-    monkeypatch.setattr(selective, "StencilTries", lambda *a, **k: calls.append(len(a[4])) or real(*a, **k))
-    rows_ = read_dataset(data)
-
-    def eskdb(**kw):  # noqa: F811 (the module's, with the discretisation of this case)
-        return BayesNetClassifier(**{"structure": "eskdb", "k": 2, "iterations": 60, "random_state": 3,
-                                     "discretization": discretization, **kw})
-
-    if n_jobs > 1:  # few attributes: on several threads each member counts its own ...
-        eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
-        assert calls == []
-        monkeypatch.setattr(config, "SHARED_TRIES_MIN_ATTRIBUTES", 1)  # ... unless told otherwise
-    shared = eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
-    assert calls == [5]
-    monkeypatch.setattr(config, "SHARED_TRIES_BYTES", 0)
-    monkeypatch.setattr(config, "SHARED_TRIES_MEMBERS", 1)
-    calls.clear()
-    grouped = eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
-    assert len(calls) >= 2 and sum(calls) == 5
-    calls.clear()
-    monkeypatch.setattr(rows.MemoryRows, "run_members", lambda self, step, n, alike=False: [
-        r for e in range(n) for r in step(self, [e])])
-    alone = eskdb(n_members=5, n_jobs=n_jobs).fit(rows_)
-    assert calls == []
-    for other in (grouped, alone):
-        np.testing.assert_array_equal(shared.predict_proba(rows_), other.predict_proba(rows_))
-        for ma, mb in zip(shared.members_, other.members_):
-            assert ma.structure == mb.structure
-
-
 def test_members_differ_in_cut_points_and_orders(diabetes):
     clf = eskdb(n_members=6).fit(diabetes)
     cuts = {tuple(a.cut_points) for mb in clf.members_ for a in mb.attributes[1:2]}
@@ -309,7 +269,6 @@ def test_hdp_members_are_selected_with_hierarchical_m_estimates():
     (config.HDP_SELECTION_M); with m-estimate tables, and a single SkDB, with the published flat ones.
     On vote (nominal: the members of both ensembles have the same orders for one seed) the two
     scores select differently."""
-    from hdp_plugin import config
 
     vote = read_dataset(VOTE)
     hdp = BayesNetClassifier(structure="eskdb", n_members=5, random_state=0, iterations=20).fit(vote)

@@ -553,80 +553,10 @@ def _random_parents(rng, n_attr, max_k):
     return tuple(out)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_shared_tries_are_each_models_own_tries(seed):
-    """Tries counted together for several models (their shared contexts once) give every model exactly
-    the arrays of its own tries laid out canonically, with the same node count and class contexts;
-    models that share everything, nothing, or have no parents at all included."""
-    from hdp_plugin.structure.selective import StencilTries, TrieAccumulator
-
-    rng = np.random.default_rng(seed)
-    n_attr, C = int(rng.integers(1, 7)), int(rng.integers(1, 4))
-    X, y, card = random_data(seed, int(rng.integers(1, 400)), rng.integers(1, 6, n_attr), C)
-    models = [_random_parents(rng, n_attr, 4) for _ in range(int(rng.integers(1, 6)))]
-    models += [models[0], tuple(() for _ in range(n_attr))]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2) as pool:  # counted in runs of attributes on threads, laid end to end: the same
-        runs = [StencilTries(X, y, card, C, models, map=lambda fn, items: list(pool.map(fn, items)), parts=k)
-                for k in (2, 3, 7)]
-    for e, parents in enumerate(models):
-        got = StencilTries(X, y, card, C, models).own(e)
-        for other in runs:
-            mine = other.own(e)
-            assert np.array_equal(mine.data, got.data) and mine.n_nodes == got.n_nodes
-            assert np.array_equal(mine.class_contexts, got.class_contexts)
-        acc = TrieAccumulator(card, C, parents)
-        acc.add(X, y)
-        own = acc.result(canonical=True)
-        assert got.n_nodes == own.n_nodes
-        assert np.array_equal(got.data, own.data) and np.array_equal(got.root, own.root)
-        assert np.array_equal(got.par_ptr, own.par_ptr) and np.array_equal(got.par_idx, own.par_idx)
-        assert np.array_equal(got.class_contexts, own.class_contexts)
-
-
-def test_share_groups_bound_the_shared_tries():
-    """Models are grouped in order; within the byte budget all share, and beyond it a group holds at most
-    ``members`` times its largest model's contexts (models that share nothing: ``members`` a group)."""
-    from hdp_plugin.structure.selective import share_groups
-
-    card, C, n_rows = [5] * 8, 2, 1000
-    same = [tuple(((a + 1) % 8,) for a in range(8))] * 7
-    assert share_groups(card, C, same, n_rows) == [list(range(7))]
-    assert share_groups(card, C, same, n_rows, budget=0, members=1) == [list(range(7))]  # nothing new
-    apart = [tuple(((a + e) % 8,) if (a + e) % 8 != a else () for a in range(8)) for e in range(1, 8)]
-    assert share_groups(card, C, apart, n_rows) == [list(range(7))]
-    groups = share_groups(card, C, apart, n_rows, budget=0, members=2)
-    assert [g for grp in groups for g in grp] == list(range(7)) and max(len(g) for g in groups) <= 3
-    assert share_groups(card, C, apart, n_rows, budget=0, members=1) == [[e] for e in range(7)]
-
-
-def test_members_coded_alike_select_what_each_selects_alone(monkeypatch):
-    """An ensemble's selection with the tries shared is each member's own selection, bit for bit
-    (grids, (n*, k*), parents and trie nodes), whatever the grouping."""
-    from hdp_plugin.structure.eskdb import member_order
-    from hdp_plugin.structure.selective import selective_kdb, selective_kdbs_alike
-
-    X, y, card = random_data(7, 600, [4, 6, 3, 5, 7, 2, 3, 4], 3)
-    stats = count_statistics(X, y, card, 3, pairs=True)
-    orders = [member_order(stats, None if e == 0 else np.random.default_rng(e))[1] for e in range(6)]
-    sm = Smoothing(1.0, hierarchical=True)
-    alone = [selective_kdb(X, y, stats, 3, m=sm, order=o) for o in orders]
-    for budget, members, layout in ((None, None, 10**9), (None, None, 0), (0, 1, 10**9), (0, 2, 3)):
-        monkeypatch.setattr(config, "SHARED_TRIES_LAYOUT", layout)  # lay every member's tries out, or count all
-        if budget is not None:
-            monkeypatch.setattr(config, "SHARED_TRIES_BYTES", budget)
-            monkeypatch.setattr(config, "SHARED_TRIES_MEMBERS", members)
-        together = selective_kdbs_alike(X, y, [stats] * len(orders), 3, m=sm, orders=orders)
-        for a, b in zip(alone, together):
-            assert a.parents == b.parents and a.kept == b.kept and a.info == b.info
-
-
 _BOUNDS_SCRIPT = r"""
 import numpy as np
-from hdp_plugin.structure import learn_structure, trie_kernels
-trie_kernels.STENCIL_ROWS = 7  # read when stencil_counts compiles (below): many runs of rows, each making its room
-from hdp_plugin.structure.selective import StencilTries, TrieAccumulator
+from hdp_plugin.structure import learn_structure
+from hdp_plugin.structure.selective import TrieAccumulator
 
 rng = np.random.default_rng(5)
 card = np.array([9, 7, 8, 9, 6, 9], np.int64)
@@ -646,17 +576,14 @@ for e, parents in enumerate(models):
         part.add(X[lo:lo + 150], y[lo:lo + 150])
         merged.merge(part)
     assert np.array_equal(merged.result(canonical=True).data, want.data)
-    shared = StencilTries(X, y, card, C, models).own(e)
-    assert np.array_equal(shared.data, want.data) and shared.n_nodes == want.n_nodes
 print("ok", int(want.data.shape[0]))
 """
 
 
 def test_tries_make_room_before_writing(tmp_path):
-    """The tries' kernels make their room outside their inner loops (before each row, a merge, a run of
-    rows): compiled with numba's bounds checking (its own cache), tries that grow from no spare room,
-    merges into them and shared counts in runs of 7 rows write nothing out of bounds and give the same
-    arrays."""
+    """The tries' kernels make their room outside their inner loops (before each row, a merge):
+    compiled with numba's bounds checking (its own cache), tries that grow from no spare room and merges
+    into them write nothing out of bounds and give the same arrays."""
     import os
     import subprocess
     import sys

@@ -24,7 +24,7 @@ streams of its own seed.
 
 Where the rows are is the backend's business (:mod:`hdp_plugin.model.rows`): in memory (a Dataset,
 coded once per member, the members on threads, each thread running steps 1 to 4 of one member after
-another; members that code the rows alike in one group, their SkDB tries counted together) or a batch
+another) or a batch
 source on an engine (one read of the data per step for all the members). Both give the same integers,
 so the same model bit for bit.
 """
@@ -146,12 +146,6 @@ def member_discretizer(sample, discretization: str):
     return lambda seed: shared
 
 
-def members_code_alike(sample, discretization: str) -> bool:
-    """True if every member codes the rows alike (:func:`member_discretizer`): a discretisation that
-    cuts every member alike, or no numeric attribute to cut."""
-    return discretization not in config.STOCHASTIC_DISCRETIZATIONS or not any(a.numeric for a in sample.attributes)
-
-
 def member_cell_limit(n_members: int) -> int:
     """The table cells each member may have: its share of ``config.MAX_MODEL_CELLS``."""
     return max(1, config.MAX_MODEL_CELLS // n_members)
@@ -220,9 +214,8 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
             out.append((Draft(seed, attrs, card, s, trees, cells), st.n_y))
         return out
 
-    alike = plan.ensemble and members_code_alike(rows.sample, plan.discretization)
     try:
-        done = rows.run_members(draft, len(seeds), alike=alike)
+        done = rows.run_members(draft, len(seeds))
     except PairsTooLarge as exc:  # a member's own values did not fit
         raise TooLargeError(f"{rows.source}: {exc}") from None
     drafts = [d for d, _ in done]

@@ -16,10 +16,8 @@ A backend gives the pipeline what it reads of the data:
 :class:`MemoryRows` holds a Dataset: each member's codes are made for it and read directly; the
 members run on ``n_jobs`` threads, each thread taking the next member and running its four steps on
 its own (the kernels release the GIL, and no thread waits for another between steps), so at most
-``n_jobs`` members' working memory is held at once; members that code the rows alike (nominal data, or
-a discretisation that cuts every member alike) run as one group instead, each step on the threads, and
-count their SkDB tries together (:func:`~hdp_plugin.structure.selective.selective_kdbs_alike`: at most
-``config.SHARED_TRIES_MEMBERS`` members' tries at once). :class:`SourceRows` reads a
+``n_jobs`` members' working memory is held at once (members that code the rows alike reuse the codes
+and counts of the member before). :class:`SourceRows` reads a
 :class:`~hdp_plugin.data.stream.BatchSource` on an engine (:class:`hdp_plugin.distributed.Engine`):
 every step is one pass over the data for the whole group. Every result is integers (or exact
 fixed-point sums), so the two give the same model.
@@ -34,8 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import config
-
 from ..runtime import cancel
 from ..runtime.threads import resolved_threads
 from ..data import Dataset
@@ -43,7 +39,7 @@ from ..errors import TooLargeError
 from ..hdp.trees import build_trees
 from ..preprocess import apply_cut_points
 from ..structure.counts import count_statistics
-from ..structure.selective import selective_kdb, selective_kdbs_alike
+from ..structure.selective import selective_kdb
 
 
 def model_cardinalities(ds: Dataset) -> np.ndarray:
@@ -84,13 +80,8 @@ class MemoryRows:
     def members_at_once(self, n: int) -> int:
         return max(1, min(self.threads, n))
 
-    def run_members(self, step, n: int, alike: bool = False) -> list:
-        """Each member on its own, on the threads: every thread's member runs inline on a serial view; or,
-        for members that code the rows ``alike``, all in one group (its steps on the threads), so that
-        their SkDB selections share the tries (:meth:`_MemoryPart.select`): on one thread, or on several
-        with at least ``config.SHARED_TRIES_MIN_ATTRIBUTES`` attributes."""
-        if alike and n > 1 and (self.threads == 1 or len(self.ds.attributes) >= config.SHARED_TRIES_MIN_ATTRIBUTES):
-            return step(self, list(range(n)))
+    def run_members(self, step, n: int) -> list:
+        """Each member on its own, on the threads: every thread's member runs inline on a serial view."""
         serial = self
         if self.threads > 1 and n > 1:
             serial = copy.copy(self)
@@ -162,11 +153,6 @@ class _MemoryPart:
     def select(self, members, stats, k: int, m: float, orders, max_cells: int) -> list:
         """SkDB's selection of the members ``members`` (indices in the group) on their counts and orders,
         each within ``max_cells`` table cells."""
-        key = _key(self.attribute_sets[members[0]]) if members else None
-        if len(members) > 1 and all(_key(self.attribute_sets[i]) == key for i in members):
-            coded = self.coded[members[0]]  # coded alike: the tries shared
-            return selective_kdbs_alike(coded.X, coded.y, stats, k, m=m, orders=orders, max_cells=max_cells,
-                                        map=self._each, threads=self.rows.threads)
         jobs = dict(zip(members, zip(stats, orders)))
         return self._each(lambda i: selective_kdb(self.coded[i].X, self.coded[i].y, jobs[i][0], k, m=m,
                                                   order=jobs[i][1], max_cells=max_cells), members)
@@ -207,7 +193,7 @@ class SourceRows:
     def members_at_once(self, n: int) -> int:
         return max(1, n)
 
-    def run_members(self, step, n: int, alike: bool = False) -> list:
+    def run_members(self, step, n: int) -> list:
         """Every member in one group: each pass reads the data once for all of them (the engine takes the
         selection's passes in groups of its own, hdp_plugin.distributed.local.SHARED_PASS_MEMBERS)."""
         return step(self, list(range(n)))

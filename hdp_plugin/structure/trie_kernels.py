@@ -1,5 +1,5 @@
-"""Numba kernels of SkDB's context tries: counting them from the rows, alone or shared by several
-models, merging, canonical layout. Pure functions over flat arrays.
+"""Numba kernels of SkDB's context tries: counting them from the rows, merging, canonical layout. Pure
+functions over flat arrays.
 
 Nothing here logs or raises: the driver in :mod:`hdp_plugin.structure.selective` checks shapes,
 allocates and raises. The only allocation inside a kernel is the tries' growth by doubling, always made
@@ -25,11 +25,6 @@ classes would be most of the memory and of the time of building the tries. A chi
 holds the block's offset itself, so descending one level or reading a value's counts is one load;
 the C classes of one value are adjacent, so the leave-one-out pass reads a context's estimates for
 the row's value from one or two cache lines.
-*Shared tries* (:func:`stencil_counts`) count the tries of several models that code the rows alike (an
-ensemble's members on nominal data) once: every distinct prefix of parents some model gives attribute
-``a`` is a *stencil*, counted once over all the rows, one stencil at a time (its child map from the
-stencil it extends is small, so the pass stays in cache); :func:`stencil_trie` then lays out each
-model's own tries from the stencils on its paths, canonically.
 ``sizes`` holds ``[n_nodes, cells used]``. The layout depends on the order in which contexts are
 first seen (which the passes do not care about: they read counts); :func:`trie_canonical` re-lays a
 trie out in a canonical order (the roots' node blocks
@@ -44,10 +39,6 @@ import numpy as np
 from numba import njit
 
 from ..runtime.jit import NJIT_OPTIONS
-
-#: stencil_counts makes room for this many rows' value blocks at a time (see there)
-STENCIL_ROWS = 4096
-
 
 # --------------------------------------------------------------------------------------------
 # Pass 2 (SkDB): context tries of n(x_a, y, first d parents), d = 0..K
@@ -213,194 +204,6 @@ def _after_roots(card, n_classes, par_ptr, par_idx, root):
         n_slots = card[par_idx[first]] if par_ptr[a + 1] > first else 0
         pos = max(pos, root[a] + n_classes + card[a] + n_slots)
     return pos
-
-
-@njit(**NJIT_OPTIONS)
-def stencil_counts(Xt, y, card, n_classes, s_attr, s_up, s_var, s_depth, lo, hi, ids, sizes, offsets, counts, cnt, vm,
-                   vc, maps):
-    """Count the contexts of the stencils ``lo .. hi - 1`` (the module docstring, "shared tries"), one
-    stencil at a time over all the rows.
-
-    A stencil's nodes are numbered in the order rows first reach them; a row's node of stencil ``s``
-    extending ``u`` by parent ``v`` is ``maps[map_off[s] + j * |v| + x_v]`` for its node ``j`` of ``u``
-    (-1: none yet). Returns the (possibly grown) ``(cnt, vm, vc, maps)``; ``sizes``, ``offsets``
-    and ``counts`` are updated in place.
-
-    Parameters
-    ----------
-    Xt : ndarray (n_attributes, n_rows) of integer codes
-        The rows, a column per row (codes checked by the counting pass).
-    y : ndarray (n_rows,) of integer class codes
-    card : ndarray (n_attributes,) int64
-    n_classes : int
-        C.
-    s_attr, s_up, s_var, s_depth : ndarray (n_stencils,) int64
-        Every stencil's attribute, the stencil it extends (-1: the attribute's class-only context), the
-        parent it adds and its depth (its number of parents); a stencil comes after the one it extends,
-        and in depth-first order within its attribute (so the rows' nodes of the stencil it extends are
-        the last ones written at the depth above).
-    lo, hi : int
-        The stencils counted by this call (those before ``lo`` are counted already).
-    ids : ndarray (max depth + 1, n_rows) int64
-        Scratch: every row's node at each depth of the current path of stencils.
-    sizes : ndarray (3, n_stencils) int64
-        Every stencil's nodes, value blocks and (class, node) pairs with a row (``n_nodes``,
-        ``n_values``, ``n_contexts``; written for ``lo .. hi - 1``).
-    offsets : ndarray (3, n_stencils + 1) int64
-        ``node_off``, ``map_off``, ``vm_off``: where each stencil's nodes start (in units of nodes: class
-        totals at ``cnt[(node_off[s] + j) * C + y]``), its child map in ``maps`` and its value slots
-        (``vm[vm_off[s] + j * |X_a| + x]``, the value block of x in node j, -1: none), each filled in
-        from ``lo`` (``[:, lo]`` given).
-    counts : ndarray (1,) int64
-        The value blocks in use (``vc[b * C + y]`` is value block b's count of class y).
-    cnt, vm, vc, maps : ndarray int64
-        The tables; beyond what is in use, ``cnt`` and ``vc`` hold 0 and ``vm`` and ``maps`` hold -1.
-    """
-    n = Xt.shape[1]
-    C = n_classes
-    nvc = counts[0]
-    n_nodes, n_values, n_contexts = sizes[0], sizes[1], sizes[2]
-    node_off, map_off, vm_off = offsets[0], offsets[1], offsets[2]
-    for s in range(lo, hi):
-        a = s_attr[s]
-        ca = card[a]
-        d = s_depth[s]
-        up = s_up[s]
-        nb = node_off[s]
-        mb = map_off[s]
-        vb0 = vm_off[s]
-        cv = card[s_var[s]] if up >= 0 else 1
-        map_size = n_nodes[up] * cv if up >= 0 else 0
-        bound = min(n, map_size) if up >= 0 else 1
-        # room for every node the stencil can have (calls passing arrays cost reference counts: only to grow)
-        if mb + map_size > maps.shape[0]:
-            maps = _grow(maps, mb + map_size, -1)
-        if (nb + bound) * C > cnt.shape[0]:
-            cnt = _grow(cnt, (nb + bound) * C, 0)
-        if vb0 + bound * ca > vm.shape[0]:
-            vm = _grow(vm, vb0 + bound * ca, -1)
-        nn = 1 if up < 0 else 0
-        v = s_var[s]
-        for r0 in range(0, n, STENCIL_ROWS):
-            # room for a value block per row of the run, made outside the loop over its rows (an array
-            # reassigned inside that loop would slow it: trie_insert_block)
-            r1 = min(n, r0 + STENCIL_ROWS)
-            if (nvc + r1 - r0) * C > vc.shape[0]:
-                vc = _grow(vc, (nvc + r1 - r0) * C, 0)
-            for r in range(r0, r1):
-                if up < 0:
-                    j = 0
-                else:
-                    key = mb + ids[d - 1, r] * cv + np.int64(Xt[v, r])
-                    j = maps[key]
-                    if j < 0:
-                        j = nn
-                        nn += 1
-                        maps[key] = j
-                ids[d, r] = j
-                c = np.int64(y[r])
-                cnt[(nb + j) * C + c] += 1
-                vs = vb0 + j * ca + np.int64(Xt[a, r])
-                b = vm[vs]
-                if b < 0:
-                    b = nvc
-                    nvc += 1
-                    vm[vs] = b
-                vc[b * C + c] += 1
-        n_nodes[s] = nn
-        ctx = 0
-        for i in range(nb * C, (nb + nn) * C):
-            if cnt[i] > 0:
-                ctx += 1
-        n_contexts[s] = ctx
-        n_values[s] = nvc - counts[0]
-        counts[0] = nvc
-        node_off[s + 1] = nb + nn
-        map_off[s + 1] = mb + map_size
-        vm_off[s + 1] = vb0 + nn * ca
-    return cnt, vm, vc, maps
-
-
-@njit(**NJIT_OPTIONS)
-def stencil_trie(card, n_classes, par_ptr, par_idx, path, root_sten, out_root, used, node_off, map_off, vm_off, cnt,
-                 vm, vc, maps):
-    """One model's own tries, laid out canonically (:func:`trie_canonical`), from the stencils' counts
-    (:func:`stencil_counts`): the array :func:`trie_canonical` gives for the tries
-    :func:`trie_insert_block` counts of the same rows.
-
-    Parameters
-    ----------
-    card, n_classes, par_ptr, par_idx :
-        As in :func:`trie_insert_block` (the model's parents).
-    path : ndarray (par_ptr[-1],) int64
-        The stencil of every parent entry: attribute ``a``'s first ``d + 1`` parents are stencil
-        ``path[par_ptr[a] + d]``.
-    root_sten : ndarray (n_attributes,) int64
-        Every attribute's class-only stencil.
-    out_root : ndarray (n_attributes,) int64
-        The root blocks in the result (the model's own, :class:`TrieAccumulator`'s).
-    used : int
-        The result's cells (from the stencils' nodes and value blocks).
-    node_off, map_off, vm_off, cnt, vm, vc, maps :
-        :func:`stencil_counts`'s tables.
-    """
-    n_attr = root_sten.shape[0]
-    C = n_classes
-    stack_size = _walk_stack_size(card, par_ptr, par_idx)
-    st_s = np.empty(stack_size, dtype=np.int64)  # the node's stencil
-    st_j = np.empty(stack_size, dtype=np.int64)  # its number in the stencil
-    st_ref = np.empty(stack_size, dtype=np.int64)  # the cell of out that points to it (-1: a root)
-    st_d = np.empty(stack_size, dtype=np.int64)
-    out = np.empty(used, dtype=np.int64)
-    pos = _after_roots(card, C, par_ptr, par_idx, out_root)
-    for a in range(n_attr):
-        ca = card[a]
-        first = par_ptr[a]
-        depth = par_ptr[a + 1] - first
-        st_s[0] = root_sten[a]
-        st_j[0] = 0
-        st_ref[0] = -1
-        st_d[0] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            s = st_s[top]
-            j = st_j[top]
-            d = st_d[top]
-            n_slots = card[par_idx[first + d]] if d < depth else 0
-            if st_ref[top] < 0:
-                nb = out_root[a]
-            else:
-                nb = pos
-                pos += C + ca + n_slots
-                out[st_ref[top]] = nb
-            g = (node_off[s] + j) * C
-            for i in range(C):
-                out[nb + i] = cnt[g + i]
-            vs = vm_off[s] + j * ca
-            for x in range(ca):
-                b = vm[vs + x]
-                if b < 0:
-                    out[nb + C + x] = -1
-                    continue
-                out[nb + C + x] = pos
-                for i in range(C):
-                    out[pos + i] = vc[b * C + i]
-                pos += C
-            if d == depth:
-                continue
-            child_s = path[first + d]
-            mb = map_off[child_s] + j * n_slots
-            for v in range(n_slots - 1, -1, -1):  # pushed last to first: popped by ascending value
-                out[nb + C + ca + v] = -1
-                child = maps[mb + v]
-                if child >= 0:
-                    st_s[top] = child_s
-                    st_j[top] = child
-                    st_ref[top] = nb + C + ca + v
-                    st_d[top] = d + 1
-                    top += 1
-    return out
 
 
 @njit(**NJIT_OPTIONS)
