@@ -19,13 +19,18 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-@pytest.fixture(scope="module")
-def accuracy():
+def _bench_module(name: str):
+    """The module benchmarks/``name``.py (the benchmarks import each other by name)."""
     sys.path.insert(0, str(BENCH))
     try:
-        yield importlib.import_module("accuracy")
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(BENCH))
+
+
+@pytest.fixture(scope="module")
+def accuracy():
+    return _bench_module("accuracy")
 
 
 def test_sign_test_is_the_exact_two_tailed_binomial(accuracy):
@@ -440,14 +445,6 @@ def test_bench_default_prints_a_boosting_peer_beside_the_forest(peer, module):
         assert len(cells) == 12 and float(cells[9]) > 0 and float(cells[10]) > 0 and 0 < float(cells[11]) < 1
 
 
-def _peers_python():
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("peers_python")
-    finally:
-        sys.path.remove(str(BENCH))
-
-
 @pytest.mark.parametrize(("peer", "module"), BOOSTING)
 def test_boosting_peer_gives_probabilities_in_our_class_order(peer, module):
     """Nominal (contact-lenses), numeric (iris) and mixed with missing values (labor): probability rows,
@@ -458,7 +455,7 @@ def test_boosting_peer_gives_probabilities_in_our_class_order(peer, module):
 
     from hdp_plugin import read_dataset
 
-    peers_python = _peers_python()
+    peers_python = _bench_module("peers_python")
     assert peer in peers_python.RAW_PEERS
     for name in ("contact-lenses", "iris", "labor"):
         data = read_dataset(BENCH.parent / "tests" / "data" / f"{name}.arff")

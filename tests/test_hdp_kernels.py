@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from hdp_plugin.hdp import kernels, rng as hrng, sweeps as hsweeps
+from hdp_plugin.seeds import xoshiro
 from hdp_plugin.hdp.sampler import new_state, sampler_cells, tree_layout
 from hdp_plugin.hdp.stirling import log_stirling_rows, log_stirling_table, stirling_ratios
 from hdp_plugin.hdp.tables import class_prior, laplace, m_estimate
@@ -91,8 +92,8 @@ def test_rng_is_deterministic_and_streams_differ():
     b = hrng.tree_states(42, 3)
     assert np.array_equal(a, b)
     assert len({tuple(r) for r in a}) == 3
-    u = [hrng.uniform(a[0]) for _ in range(5)]
-    v = [hrng.uniform(b[0]) for _ in range(5)]
+    u = [xoshiro.uniform(a[0]) for _ in range(5)]
+    v = [xoshiro.uniform(b[0]) for _ in range(5)]
     assert u == v and all(0.0 <= x < 1.0 for x in u)
 
 
@@ -151,8 +152,8 @@ def test_the_kernels_xoshiro_is_the_reference_generator():
     s = hrng.tree_states(2026, 1)[0]
     want = _xoshiro_outputs([int(x) for x in s], 300)
     t = s.copy()
-    assert [int(hrng.next_u64(s)) for _ in range(300)] == want
-    assert [hrng.uniform(t) for _ in range(300)] == [(x >> 11) / 2.0**53 for x in want]
+    assert [int(xoshiro.next_u64(s)) for _ in range(300)] == want
+    assert [xoshiro.uniform(t) for _ in range(300)] == [(x >> 11) / 2.0**53 for x in want]
 
 
 def test_gamma_and_beta_moments():
@@ -183,7 +184,7 @@ def _slow_table_sweep(trees, group, conc, log_s, n, t, N, T, window, state):
                            + log_stirling(int(n[pcell] + tt - t[cell]), int(t[pcell]))
                            - math.lgamma(cp + N[p] + tt - t[cell]) for tt in cands])
             w = np.exp(lw - lw.max())
-            u = hrng.uniform(state) * w.sum()
+            u = xoshiro.uniform(state) * w.sum()
             k = int(np.searchsorted(np.cumsum(w), u, side="right"))
             k = min(k, len(cands) - 1)
             d = cands[k] - t[cell]
@@ -349,7 +350,7 @@ def test_a_draw_follows_the_log_weights(c):
         if hi <= lo:
             continue
         state = hrng.tree_states(int(rng.integers(1 << 30)), 1)[0]
-        u = hrng.uniform(state.copy())
+        u = xoshiro.uniform(state.copy())
         got = _one_draw(tc, nx, npx, tpx, c, cp_Np, rt, big_base, rn_t, weights, state)
         cands = np.arange(lo, hi + 1)
         lw = np.array([log_stirling(nx, int(tt)) + tt * math.log(c) + log_stirling(npx + int(tt) - tc, tpx)

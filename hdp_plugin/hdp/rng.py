@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..seeds import as_seed_sequence, stream_states
-from ..seeds.xoshiro import next_u64, uniform, unit_double, xoshiro_step  # noqa: F401 - the sampler's imports
+from ..seeds.xoshiro import uniform
 from ..runtime.jit import NJIT_OPTIONS
 
 
@@ -45,11 +45,7 @@ def tree_states(random_state, n_streams: int) -> np.ndarray:
             raise ValueError(f"generator states must be a ({n_streams}, 4) uint64 array, got "
                              f"{random_state.shape} {random_state.dtype}")
         return random_state.copy()
-    if isinstance(random_state, np.random.SeedSequence):
-        ss = random_state
-    else:
-        ss = as_seed_sequence(random_state)
-    return stream_states(ss, np.arange(max(n_streams, 0)))
+    return stream_states(as_seed_sequence(random_state), np.arange(max(n_streams, 0)))
 
 
 @njit(**NJIT_OPTIONS)

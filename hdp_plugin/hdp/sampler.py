@@ -517,8 +517,7 @@ def _no_rule(trees: ContextTrees, iterations: int) -> kernels.StopRule:
     none, empty = np.zeros(0, np.int64), np.zeros(0)
     return kernels.StopRule(end=int(iterations), active=False, tol=0.0, points=none, slot=none,
                             is_check=np.zeros(0, np.bool_), new_b=none, old_i=none, old_b=none, den_new=empty,
-                            den_old=empty, end_b=-1, end_den=1.0, snap=np.zeros((0, 0)), snap_at=none,
-                            weight=none,
+                            den_old=empty, end_b=-1, end_den=1.0, snap=np.zeros((0, 0)), snap_at=none, weight=none,
                             tree_weight=empty, stop=np.full(trees.n_trees, int(iterations), np.int64))
 
 

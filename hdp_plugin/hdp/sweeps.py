@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from ..runtime.jit import NJIT_OPTIONS
-from .rng import gamma, neg_log_beta, unit_double, xoshiro_step
+from ..seeds.xoshiro import unit_double, xoshiro_step
+from .rng import gamma, neg_log_beta
 
 
 @njit(**NJIT_OPTIONS)

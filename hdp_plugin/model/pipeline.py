@@ -24,9 +24,8 @@ streams of its own seed.
 
 Where the rows are is the backend's business (:mod:`hdp_plugin.model.rows`): in memory (a Dataset,
 coded once per member, the members on threads, each thread running steps 1 to 4 of one member after
-another) or a batch
-source on an engine (one read of the data per step for all the members). Both give the same integers,
-so the same model bit for bit.
+another) or a batch source on an engine (one read of the data per step for all the members). Both give
+the same integers, so the same model bit for bit.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -52,6 +52,9 @@ from ..structure.selective import Smoothing
 from ..structure.learn import network_k, structure_from_counts
 from .ensemble import Member
 from .estimate import estimate_tables
+
+if TYPE_CHECKING:
+    from ..hdp.sampler import SamplerCells
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +122,9 @@ class Draft:
     cardinalities: np.ndarray
     structure: Structure
     trees: ContextTrees
-    #: with HDP, the sampler's cells of ``trees``, made as soon as the trees are, whose dense counts
-    #: then go (most of a member's cells hold no count)
-    cells: object = None
+    #: with HDP, the sampler's cells of ``trees`` (:class:`~hdp_plugin.hdp.sampler.SamplerCells`), made as
+    #: soon as the trees are, whose dense counts then go (most of a member's cells hold no count)
+    cells: "SamplerCells | None" = None
 
 
 def member_seeds(random_state, n_members: int) -> tuple[np.random.SeedSequence, list[np.random.SeedSequence]]:

@@ -267,15 +267,9 @@ public final class HDPModel implements Serializable {
           continue;
         }
         int[] branching = m_Branching[t];
-        if (branching.length == 0 || branching[0] >= 0) { // not conditioned on the class first
-          for (int y = 0; y < nc; y++) {
-            out[y] += logEstimate(deepestNode(t, y, codes), xc, card);
-          }
-          continue;
-        }
-        // deepestNode for every class at once: below the class every descent follows the row's parent
-        // values, so the classes advance side by side, one depth at a time (their loads overlap); a
-        // descent that stopped at node n is held as ~n
+        // deepestNode for every class at once: every tree branches on the class first (the reader checks
+        // it), and below it every descent follows the row's parent values, so the classes advance side by
+        // side, one depth at a time (their loads overlap); a descent that stopped at node n is held as ~n
         int root = m_TreeNodeStart[t];
         for (int y = 0; y < nc; y++) {
           int next = m_ChildCount[root] == nc ? m_ChildStart[root] + y : child(root, y);
