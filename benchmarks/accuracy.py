@@ -93,6 +93,11 @@ TOO_SLOW = {
                                   "without finishing",
     ("mlbench-Satellite", "skbn A2DE"): "one fold took 230 s (about 40 minutes for the 10 folds)",
     ("mlbench-LetterRecognition", "skbn A2DE"): "one fold took 280 s (about 47 minutes for the 10 folds)",
+    # CatBoost at its defaults on many nominal attributes
+    ("soybean", "CatBoost"): "one fold ran over 7 minutes",
+    ("mlbench-Soybean", "CatBoost"): "one fold ran over 7 minutes",
+    ("supermarket", "CatBoost"): "216 attributes: one fold ran over 7 minutes",
+    ("mlbench-DNA", "CatBoost"): "180 attributes: one fold ran over 7 minutes",
 }
 CLIP = 1e-15
 

@@ -102,10 +102,11 @@ def run_fold_burn_in(name: str, path: str, r: int, f: int, out: str) -> str:
 #: tolerance); a tree is checked at the first check, its double, ... below the cap (each against a run of
 #: half as many iterations, as the sampler's tolerance does) and stops at the first check whose change is
 #: below the tolerance, else at the cap
-RULE_FIXED = [50, 100, 200, 1000]
-RULES = [(first, 200, tol) for first in (50, 75, 100) for tol in (0.0025, 0.005, 0.0075, 0.01)] \
+RULE_FIXED = [25, 50, 100, 200, 1000]
+RULES = [(first, 100, tol) for first in (25, 50) for tol in (0.005, 0.01)] \
+    + [(first, 200, tol) for first in (50, 75, 100) for tol in (0.0025, 0.005, 0.0075, 0.01)] \
     + [(first, 400, tol) for first in (50, 100) for tol in (0.005, 0.01)]
-RULE_GRID = [25, 37, 50, 75, 100, 150, 200, 400, 1000]
+RULE_GRID = [12, 25, 37, 50, 75, 100, 150, 200, 400, 1000]
 
 
 def rule_key(first: int, cap: int, tol: float) -> str:

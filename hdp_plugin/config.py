@@ -87,19 +87,20 @@ MAX_MODEL_CELLS = 1 << 24
 #: stops every tree once converged, after at most AUTO_ITERATIONS for the structures it names and
 #: DEFAULT_ITERATIONS otherwise)
 DEFAULT_ITERATIONS = 5000
-#: an ESKDB ensemble samples every member's tables: at most 200 iterations each give its 1000-iteration
-#: test accuracy (the members' Monte Carlo noise averages out: docs/benchmarks.md, "How many iterations
-#: an ensemble needs", 26 data sets), and most trees stop at 100 (AUTO_FIRST_CHECK)
-AUTO_ITERATIONS = {"eskdb": 200}
+#: an ESKDB ensemble samples every member's tables: at most 100 iterations each (checked from 25,
+#: AUTO_FIRST_CHECK) match its 1000-iteration test accuracy on small data, since the members' Monte Carlo
+#: noise averages out, and beat it on numeric data of thousands of rows, where short chains smooth deep
+#: contexts less (benchmarks/studies.md, eskdb-rules; docs/benchmarks.md, "How many iterations an
+#: ensemble needs")
+AUTO_ITERATIONS = {"eskdb": 100}
 MAX_ITERATIONS = 10_000_000
 #: the sampler's stopping rule (``tolerance``): the first iteration a tree may stop at (then every
 #: doubling), and the default tolerance on the change of its averaged tables (docs/method.md section 4)
 CONVERGENCE_FIRST_CHECK = 500
 CONVERGENCE_TOLERANCE = 0.005
-#: ... and the first check of the structures named here: an ensemble's tree may stop at 100 iterations
-#: (below its cap of 200), where most of its trees have converged (benchmarks/studies.md, eskdb-rules:
-#: the rule against fixed lengths on 26 data sets)
-AUTO_FIRST_CHECK = {"eskdb": 100}
+#: ... and the first check of the structures named here: an ensemble's tree may stop at 25 iterations,
+#: then 50, below its cap of 100 (benchmarks/studies.md, eskdb-rules: the rules against fixed lengths)
+AUTO_FIRST_CHECK = {"eskdb": 25}
 #: burn-in is min(BURN_IN_CAP, iterations // BURN_IN_DIVISOR) unless given
 BURN_IN_CAP = 1000
 BURN_IN_DIVISOR = 10

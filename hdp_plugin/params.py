@@ -238,7 +238,7 @@ def resolved_discretization(structure: str, discretization: str) -> str:
 
 def resolved_iterations(structure: str, iterations: int | None) -> int:
     """The most Gibbs iterations a fit runs: None ("auto", whose trees stop once converged) is at most
-    200 for eskdb (config.AUTO_ITERATIONS) and 5000 (config.DEFAULT_ITERATIONS) otherwise."""
+    100 for eskdb (config.AUTO_ITERATIONS) and 5000 (config.DEFAULT_ITERATIONS) otherwise."""
     if iterations is not None:
         return int(iterations)
     return config.AUTO_ITERATIONS.get(structure, config.DEFAULT_ITERATIONS)
@@ -266,7 +266,7 @@ def burn_in_over(structure: str, iterations: int | None, burn_in: int | None, es
 
 def convergence_first_check(structure: str) -> int:
     """The first iteration at which the stopping rule (:func:`sampler_tolerance`) may stop a tree of
-    ``structure``: 100 for eskdb (config.AUTO_FIRST_CHECK), 500 (config.CONVERGENCE_FIRST_CHECK)
+    ``structure``: 25 for eskdb (config.AUTO_FIRST_CHECK), 500 (config.CONVERGENCE_FIRST_CHECK)
     otherwise; then every doubling below the cap (:func:`resolved_iterations`)."""
     return config.AUTO_FIRST_CHECK.get(structure, config.CONVERGENCE_FIRST_CHECK)
 

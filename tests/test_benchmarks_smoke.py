@@ -273,8 +273,11 @@ def test_bench_eskdb_runs_auto_beside_a_fixed_number(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] in (["40"], ["auto"])]
     assert [(r[0], r[1]) for r in rows] == [("40", "1"), ("40", "2"), ("auto", "1"), ("auto", "2")]
-    # iterations run, mean per cell: auto stops an ensemble's trees at 100 (config.AUTO_FIRST_CHECK) or 200
-    assert float(rows[0][6]) == 40 and 100 <= float(rows[2][6]) <= 200
+    # iterations run, mean per cell: auto stops an ensemble's trees from config.AUTO_FIRST_CHECK to the cap
+    from hdp_plugin import config
+
+    assert float(rows[0][6]) == 40
+    assert config.AUTO_FIRST_CHECK["eskdb"] <= float(rows[2][6]) <= config.AUTO_ITERATIONS["eskdb"]
     assert "yes, bit for bit on every fold" in proc.stdout
 
 
@@ -392,7 +395,7 @@ def test_bench_eskdb_iterations_reads_every_point_of_one_run_per_fold(tmp_path):
 
 def test_the_rule_study_gives_what_the_default_fit_gives(tmp_path, accuracy):
     """--rule-study on one tiny set: every fold cached and every rule printed; its reading of the default's
-    rule (a check at 100, config.AUTO_FIRST_CHECK, then the cap of 200, tolerance 0.005) is exactly the test
+    rule (checks from config.AUTO_FIRST_CHECK below the cap of config.AUTO_ITERATIONS, tolerance 0.005) is exactly the test
     measure of the default classifier fitted on that fold with that seed."""
     from hdp_plugin import BayesNetClassifier, config
 

@@ -189,7 +189,7 @@ def test_warm_up_fits_the_configuration_on_a_few_rows_of_every_class():
 
 def test_train_with_no_options_trains_the_default_eskdb(tmp_path):
     """hdp-bnc train DATA -o MODEL, nothing else: ESKDB x20 with k 5, which 4 attributes cap at 3 (no warning for
-    the default), auto iterations (200), stochastic gain."""
+    the default), auto iterations (at most 100), stochastic gain."""
     model = tmp_path / "d.hdpbnc"
     result = run("train", DATA / "weather.numeric.arff", "-o", model)
     assert result.exit_code == 0, result.output
@@ -214,7 +214,7 @@ def test_evaluate_iterations_auto_is_a_configuration_of_its_own():
     # the burn-in is checked against the resolved number, the message naming the option
     result = run("evaluate", WEATHER, "-s", "eskdb", "--burn-in", "200")
     assert result.exit_code != 0 and result.stderr.count("\n") == 1
-    assert result.stderr == ("error: --burn-in must be below --iterations, got 200 with 200 iterations "
+    assert result.stderr == ("error: --burn-in must be below --iterations, got 200 with 100 iterations "
                              "(the default for eskdb)\n")
 
 
@@ -496,8 +496,8 @@ def test_help_types_and_long_names():
         if "--iterations" in line:  # an integer, or auto: at most the structure's default, which the help states
             assert "<int|auto>" in line, line
     flat = " ".join(text.replace("│", " ").split())
-    assert "each context tree until its averaged tables have converged, at most 200 for eskdb (an ensemble " \
-           "settles early: checked from 100) and 5000 otherwise" in flat
+    assert "each context tree until its averaged tables have converged, at most 100 for eskdb (an ensemble " \
+           "settles early: checked from 25) and 5000 otherwise" in flat
     assert "--k " not in text and "--m " not in text
     result = runner.invoke(cli.app, ["daemon", "status", "--help"], env={"COLUMNS": "200"})
     assert "it must exist" in result.stdout and "created" not in result.stdout

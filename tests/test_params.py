@@ -64,7 +64,7 @@ def test_command_line_options_are_the_specification(command):
         expected = p.default_in_job if command == "daemon submit" else (0 if p.name == "random_state" else p.default)
         if p.name == "iterations":  # None on the command line: "auto", which the help explains
             expected = "auto"
-            assert "converged, at most 200 for eskdb (an ensemble settles early: checked from 100)" in o.help, command
+            assert "converged, at most 100 for eskdb (an ensemble settles early: checked from 25)" in o.help, command
             assert "and 5000 otherwise" in o.help, command
         got = o.default
         assert str(got) == str(expected), (command, p.name, got, expected)
@@ -116,7 +116,7 @@ def test_the_domains_read_well():
 # ------------------------------------------------------------------------------------------
 def test_auto_iterations_depend_on_the_structure():
     assert params.default("iterations") is None
-    assert params.resolved_iterations("eskdb", None) == 200
+    assert params.resolved_iterations("eskdb", None) == 100
     for structure in ("nb", "tan", "kdb", "skdb"):
         assert params.resolved_iterations(structure, None) == 5000
     assert params.resolved_iterations("eskdb", 300) == 300 and params.resolved_iterations("kdb", 300) == 300
@@ -124,21 +124,21 @@ def test_auto_iterations_depend_on_the_structure():
 
 
 def test_burn_in_is_checked_against_the_resolved_iterations():
-    with pytest.raises(ParameterError, match=r"^burn_in must .* got 200 with iterations=200 "
+    with pytest.raises(ParameterError, match=r"^burn_in must .* got 100 with iterations=100 "
                                              r"\(iterations=None: the default for eskdb\)$"):
-        BayesNetClassifier(structure="eskdb", burn_in=200)._validate_params()
+        BayesNetClassifier(structure="eskdb", burn_in=100)._validate_params()
     BayesNetClassifier(structure="kdb", burn_in=1000)._validate_params()
     BayesNetClassifier(structure="eskdb", iterations=2000, burn_in=1000)._validate_params()
-    with pytest.raises(Exception, match=r"^job.json: burn_in must be below the iterations \(200, the default "
-                                        r"for eskdb\), got 200$") as info:
-        P.validate_job({"protocol": 1, "structure": "eskdb", "burn_in": 200})
+    with pytest.raises(Exception, match=r"^job.json: burn_in must be below the iterations \(100, the default "
+                                        r"for eskdb\), got 100$") as info:
+        P.validate_job({"protocol": 1, "structure": "eskdb", "burn_in": 100})
     assert info.value.field == "burn_in"
     P.validate_job({"protocol": 1, "structure": "kdb", "burn_in": 1000})
 
 
 @pytest.mark.parametrize("iterations", ["absent", None])
 def test_a_job_without_iterations_gets_the_structures_default(iterations):
-    for structure, expected in (("eskdb", 200), ("kdb", 5000), ("nb", 5000)):
+    for structure, expected in (("eskdb", 100), ("kdb", 5000), ("nb", 5000)):
         doc = {"protocol": 1, "structure": structure}
         if iterations != "absent":
             doc["iterations"] = iterations

@@ -137,8 +137,8 @@ class BayesNetClassifier(_EstimatorBase):
     iterations : int or None, default=None
         Gibbs iterations of the HDP sampler. None ("auto") stops every context tree once its
         averaged tables have converged (checked against a run of half as many iterations,
-        docs/method.md section 4): for ESKDB at 100, at most 200 iterations (an ensemble settles
-        early); for the single networks at 500, 1000, 2000 and 4000, at most 5000. A number runs
+        docs/method.md section 4): for ESKDB at 25 and 50, at most 100 iterations (an ensemble
+        settles early); for the single networks at 500, 1000, 2000 and 4000, at most 5000. A number runs
         every tree that long (the paper's experiments use 50,000). ``get_params`` returns the argument as given
         (None); the most any tree ran is ``fit_info_["iterations"]`` (every tree's count in
         ``fit_info_["tree_iterations"]``) and is written to the model file.

@@ -114,7 +114,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    * The iterations of the default 0 for an eskdb ensemble (hdp_plugin's config.AUTO_ITERATIONS; a constant for
    * the option's description, checked against parameters.json's auto_iterations by ParametersSpecTest).
    */
-  public static final int ESKDB_ITERATIONS = 200;
+  public static final int ESKDB_ITERATIONS = 100;
   /** The iterations of the default 0 for a single network (config.DEFAULT_ITERATIONS; checked as ESKDB_ITERATIONS). */
   public static final int NETWORK_ITERATIONS = 5000;
   /** The most Gibbs iterations the daemon accepts. */

@@ -151,7 +151,7 @@ class DaemonIT {
 
   @Test
   void theDefaultsTrainAnEskdbEnsembleAtItsAutoIterations() throws Exception {
-    // no options: ESKDB-5 x20, ESKDB_ITERATIONS (200) iterations, stochastic MDL cut points (each member its own)
+    // no options: ESKDB-5 x20, ESKDB_ITERATIONS (100) iterations, stochastic MDL cut points (each member its own)
     Instances d = data("weather.numeric.arff", "play");
     HDPBayesNet c = classifier(s_Spool);
     assertEquals("", weka.core.Utils.joinOptions(new HDPBayesNet().getOptions()));
