@@ -328,15 +328,24 @@ def eskdb_label() -> str:
     n = eskdb_iterations()
     if ESKDB_ITERATIONS is not None:
         return str(n)
+    checks = eskdb_checks()
+    return f"its default (auto: trees checked at {' and '.join(map(str, checks))}, at most {n})" if checks \
+        else f"its default ({n})"
+
+
+def eskdb_checks() -> list[int]:
+    """The iterations at which the default's stopping rule checks an ESKDB tree (none at fixed iterations)."""
+    from hdp_plugin.hdp.sampler import convergence_checks
+
     first = eskdb_first_check()
-    return f"its default (auto: trees checked at {first}, at most {n})" if first else f"its default ({n})"
+    return convergence_checks(eskdb_iterations(), None, first) if first else []
 
 
 def eskdb_burn_in() -> str:
     """ESKDB's burn-in as the tables' notes state it."""
-    n, first = eskdb_iterations(), eskdb_first_check()
-    if first:
-        return f"that of the length each tree runs: {first // 10} at {first}, {n // 10} at {n}"
+    n = eskdb_iterations()
+    if eskdb_checks():
+        return "that of the length each tree runs: " + ", ".join(f"{i // 10} at {i}" for i in eskdb_checks() + [n])
     return str(min(1000, n // 10))
 
 

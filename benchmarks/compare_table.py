@@ -4,8 +4,8 @@
     python benchmarks/compare_table.py --doc FILE --section NAME --methods 'HDP ESKDB,Weka RF'
 
 Reads the table of mean ranks and training time that ``benchmarks/accuracy.py --summary`` writes into the
-generated section (the default and its peers on 30 data sets), keeps the default, the random forests and
-XGBoost, and prints them as a short Markdown table. ``benchmarks/regenerate.sh`` writes its output into
+generated section (the default and its peers on 30 data sets), keeps the default, CatBoost, LightGBM, the
+random forests and XGBoost, and prints them as a short Markdown table. ``benchmarks/regenerate.sh`` writes its output into
 README.md's section ``readme-compare`` through ``benchmarks/report_sections.py``, so the README's figures
 are the benchmark's, never typed by hand.
 """
@@ -20,8 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plot_accuracy_time import MEASURES, ROOT, read_summary  # noqa: E402
 
-METHODS = ("HDP ESKDB", "Weka RF", "sklearn RF", "XGBoost (raw)", "XGBoost (bins)")
+METHODS = ("HDP ESKDB", "CatBoost", "LightGBM", "Weka RF", "sklearn RF", "XGBoost (raw)", "XGBoost (bins)")
 NAMES = {"HDP ESKDB": "**hdp-bnc's default** (ESKDB)", "Weka RF": "Weka's random forest",
+         "CatBoost": "CatBoost on the raw data", "LightGBM": "LightGBM on the raw data",
          "sklearn RF": "scikit-learn's random forest", "XGBoost (raw)": "XGBoost on the raw data",
          "XGBoost (bins)": "XGBoost on our bins"}
 

@@ -84,9 +84,10 @@ if [[ -n "${REFERENCE_FOLDS:-}" ]]; then
 fi
 section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
 study --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --iterations 1000,auto --threads 1,2
-# the default against scikit-learn's random forest, CatBoost and LightGBM, one thread each (the bench extra)
+# the default against scikit-learn's random forest, one thread each; CatBoost and LightGBM (the bench extra)
+# beside them where CatBoost takes seconds (minutes a fit on soybean, supermarket and DNA)
 section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
-  --rounds 5 --sum "${mlbench[@]}"
+  --rounds 5 --sum --peers "" "${mlbench[@]}"
 # where the default's training time goes on the large sets, step by step (one thread)
 section --section speed-profile -- python benchmarks/bench_profile.py "${mlbench[@]}"
 # the same at 5, 10 and 20 members
@@ -94,7 +95,11 @@ study --section speed-default-members -- python benchmarks/bench_default.py \
   ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} --rounds 3 --sum --members 5,10,20 "${mlbench[@]}"
 # the four large mlbench sets (needs mlbench's .rda files)
 section --section speed-default-large -- python benchmarks/bench_default.py \
-  --datasets mlbench-LetterRecognition,mlbench-Satellite,mlbench-Shuttle,mlbench-DNA --rounds 2 "${mlbench[@]}"
+  --datasets mlbench-LetterRecognition,mlbench-Satellite,mlbench-Shuttle,mlbench-DNA --rounds 2 --peers LightGBM \
+  "${mlbench[@]}"
+# the other numeric sets of the 30 (the large ones are above)
+section --section speed-default-numeric -- python benchmarks/bench_default.py --datasets \
+  segment-challenge,mlbench-Vowel,mlbench-Vehicle,mlbench-Sonar,ionosphere,diabetes,glass --rounds 3 "${mlbench[@]}"
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
 study --section speed-ingest --code -- python benchmarks/bench_ingest.py
 study --section speed-structure --code -- python benchmarks/bench_structure.py
