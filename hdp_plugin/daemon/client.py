@@ -204,7 +204,8 @@ def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, p
     ``on_progress(progress_doc)`` is called with each new progress document while it runs.
     When no daemon serves the spool (:func:`serving`) for ``notice_after`` seconds,
     ``on_no_daemon(message)`` is called once, with what to do (:func:`no_daemon_message`), and
-    ``on_no_daemon(None)`` once when a daemon serves it again; waiting goes on either way.
+    ``on_no_daemon(None)`` once when a daemon serves it again (at the latest when the job ends);
+    waiting goes on either way.
     Raises :class:`TimeoutError` after ``timeout`` seconds, and :class:`NoDaemonError` once no
     daemon has served the spool for ``no_daemon_timeout`` seconds (the job stays where it is).
     """
@@ -216,6 +217,8 @@ def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, p
     while True:
         st = job_state(spool, name)
         if st["state"] in (P.DONE, P.FAILED):
+            if noticed and on_no_daemon is not None:  # a daemon served it between two looks
+                on_no_daemon(None)
             return st
         misses = misses + 1 if st["state"] is None else 0
         missing_since = (missing_since or time.monotonic()) if misses else None
