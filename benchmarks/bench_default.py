@@ -23,7 +23,9 @@ Workloads:
   weka examples): the first fold of the accuracy tables' 5x2 cross-validation (seed 0: train on
   fold 0, test on fold 1);
 * ``--sum``: the same first fold of every data set of the 1000-iteration accuracy tables, the times
-  summed (``--mlbench-dir`` as benchmarks/accuracy.py).
+  summed (``--mlbench-dir`` as benchmarks/accuracy.py);
+* ``--synthetic N``: N training rows of bench_scale's synthetic categorical data (benchmarks/synthetic.py:
+  20 attributes, 3 classes) and 100,000 test rows of the same network: ``synthetic-N``.
 
 ``--members 5,10,20`` fits ours once per count in every round (``n_members``; member ``e`` draws from the
 same stream whatever the count, so a smaller ensemble is the larger one's first members) and prints a row
@@ -141,6 +143,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sum", action="store_true", help="Also the sum over the accuracy tables' 26 data sets.")
     ap.add_argument("--mlbench-dir", type=Path)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--synthetic", type=int, help="Also N rows of synthetic categorical data (bench_scale's).")
     ap.add_argument("--members", help="Ensemble sizes to fit (comma-separated; default the classifier's, 20).")
     ap.add_argument("--peers", default=",".join(PEERS),
                     help="Gradient boosting peers beside the forest (comma-separated, of " + ", ".join(PEERS)
@@ -174,6 +177,12 @@ def main(argv=None) -> int:
             print(f"skipped {name}: {why}", file=sys.stderr)
             continue
         workloads[name] = first_fold(path)
+    if args.synthetic:
+        from synthetic import synthetic
+
+        # two parts of one network's rows (synthetic.py's rows_seed), to train on and to test on
+        workloads[f"synthetic-{args.synthetic}"] = (synthetic(args.synthetic, rows_seed=1),
+                                                    synthetic(100_000, rows_seed=2))
     summed = []
     if args.sum:
         import bench_eskdb_iterations

@@ -97,6 +97,9 @@ study --section speed-default-members -- python benchmarks/bench_default.py \
 section --section speed-default-large -- python benchmarks/bench_default.py \
   --datasets mlbench-LetterRecognition,mlbench-Satellite,mlbench-Shuttle,mlbench-DNA --rounds 2 --peers LightGBM \
   "${mlbench[@]}"
+# a million rows of bench_scale's synthetic categorical data
+section --section speed-default-million -- python benchmarks/bench_default.py --datasets "" --synthetic 1000000 \
+  --rounds 2 --peers ""
 # the other numeric sets of the 30 (the large ones are above)
 section --section speed-default-numeric -- python benchmarks/bench_default.py --datasets \
   segment-challenge,mlbench-Vowel,mlbench-Vehicle,mlbench-Sonar,ionosphere,diabetes,glass --rounds 3 "${mlbench[@]}"
