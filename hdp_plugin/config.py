@@ -74,6 +74,11 @@ DEFAULT_M = 1.0
 #: the m of the hierarchical m-estimates with which an ESKDB with HDP tables selects each member's
 #: (n*, k*) (docs/method.md, "SkDB"; benchmarks/studies.md, "Selecting members for HDP tables")
 HDP_SELECTION_M = 3.0
+#: SkDB's leave-one-out selection scores about this many rows of larger data, a subset chosen by a
+#: hash of each row (:class:`~hdp_plugin.structure.selective.Smoothing`): the candidates' RMSEs are then
+#: known far more finely than they differ, and the pass, which otherwise grows with the rows and is
+#: most of a fit on millions of them, stops growing
+SELECTION_ROWS = 1 << 16
 
 #: most table cells a model may have (a cell per value of an attribute in each context its tree keeps);
 #: checked, counted exactly, before the trees are laid out and sampled. About 160 bytes each while

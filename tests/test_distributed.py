@@ -148,6 +148,8 @@ def test_a_streamed_eskdb_on_the_cluster_is_the_in_memory_ensemble(tmp_path, das
     from hdp_plugin.distributed import local as streaming
 
     monkeypatch.setattr(streaming, "SHARED_PASS_MEMBERS", group)
+    if group == 2:  # and the selections score a subset of the rows, the same on every engine
+        monkeypatch.setattr(config, "SELECTION_ROWS", 300)
     t = to_arrow(read_dataset(ROOT / "tests" / "data" / "diabetes.arff"))
     d = _write(t, tmp_path / "d", [200, 1, 300, 267])
     params = dict(structure="eskdb", n_members=3, k=2, iterations=30, random_state=6)
@@ -166,6 +168,7 @@ def test_a_streamed_eskdb_on_the_cluster_is_the_in_memory_ensemble(tmp_path, das
     assert names.count("_merge") >= 3 * (2 + 2 * groups)
     assert any(0 < m.structure.info["n_star"] for m in ref.members_)  # selections the grids decide
     assert len({m.structure.order for m in ref.members_}) == 3  # three different orders
+    assert all(("loo_rows" in m.structure.info) == (group == 2) for m in ref.members_)
     for other in (streamed, got):
         for ma, mb in zip(ref.members_, other.members_):
             assert [x.cut_points for x in ma.attributes] == [x.cut_points for x in mb.attributes]

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyarrow import feather
 
-from hdp_plugin import BayesNetClassifier
+from hdp_plugin import BayesNetClassifier, config
 from hdp_plugin.data import from_arrow, open_batches, to_arrow
 from hdp_plugin.data.stream import is_batch_path
 from hdp_plugin.errors import DataError, ParameterError
@@ -227,10 +227,13 @@ def _same_members(a: BayesNetClassifier, b: BayesNetClassifier) -> None:
     assert list(a.classes_) == list(b.classes_)
 
 
-@pytest.mark.parametrize("data", ["diabetes", "fixture"])
-def test_streamed_eskdb_is_the_in_memory_ensemble(tmp_path, table, data):
+@pytest.mark.parametrize("data", ["diabetes", "fixture", "fixture-subset"])
+def test_streamed_eskdb_is_the_in_memory_ensemble(tmp_path, table, data, monkeypatch):
     """Every member's cut points (its own stochastic MDL on the sample, here every row), order, n*,
-    k*, parents, trees and sampled tables, and the predictions, bit for bit."""
+    k*, parents, trees and sampled tables, and the predictions, bit for bit; also when the selection
+    scores a subset of the rows (config.SELECTION_ROWS below them)."""
+    if data == "fixture-subset":
+        monkeypatch.setattr(config, "SELECTION_ROWS", 1500)
     if data == "diabetes":  # a real data set, all numeric
         from hdp_plugin.data import read_dataset
 
@@ -244,6 +247,8 @@ def test_streamed_eskdb_is_the_in_memory_ensemble(tmp_path, table, data):
     threads = {"n_jobs": 1} if data == "fixture" else {}  # the same ensemble whatever the threads
     b = BayesNetClassifier(**params, **threads).fit(open_batches(tmp_path / "d", batch_rows=211))
     _same_members(a, b)
+    scored = {m.structure.info.get("loo_rows") for m in b.members_}
+    assert (None not in scored and len(scored) > 1) if data == "fixture-subset" else scored == {None}
     assert len({tuple(mb.attributes[0].cut_points) for mb in b.members_}) > 1  # the members cut differently
     assert b.fit_info_["rows"] == a.fit_info_["rows"] and b.fit_info_["seed"] == a.fit_info_["seed"]
     assert b.fit_info_["n_cells"] == a.fit_info_["n_cells"] and b.fit_info_["discretization_sample"]["all_rows"]
@@ -358,8 +363,6 @@ def test_an_ensemble_beyond_the_cell_limit_keeps_every_member_within_its_share_s
     """Each member's SkDB takes the best model of its leave-one-out grid that fits its share of the
     cells (counted from the tries, as the trees then count them), instead of refusing the fit; the
     streamed ensemble is the in-memory one."""
-    from hdp_plugin import config
-
     _parts(table, tmp_path / "d", [3000, 3000], pq.write_table, ".parquet")
     params = dict(structure="eskdb", n_members=3, k=2, iterations=10, random_state=2)
     free = BayesNetClassifier(**params).fit(from_arrow(table))

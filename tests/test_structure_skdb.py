@@ -407,6 +407,62 @@ def test_leave_one_out_sums_split_and_merged_in_any_order_are_bit_identical(seed
     assert np.array_equal(whole.rmse(stats.n_rows), loo_rmse_grid(X, y, stats, tries, order, 3))
 
 
+def test_leave_one_out_of_many_rows_scores_a_subset_the_same_however_they_come():
+    """Of more rows than Smoothing.rows, about that many are scored: the same rows whether the pass sees
+    them at once, split or in another order, each taken out of counts of all the rows (the grid is
+    that of the subset's rows against the full tries); of fewer rows, every one."""
+    from hdp_plugin.structure.loo_kernels import loo_squared_errors_block
+    from hdp_plugin.structure.selective import LooSums, _row_hash, loo_sums
+
+    X, y, card = random_data(7, 3000, [3, 4, 3, 2, 5, 4], 3)
+    stats = count_statistics(X, y, card, 3)
+    full = learn_structure(X, y, card, 3, kind="kdb", k=3)
+    tries = build_context_tries(X, y, stats, full.parents)
+    order = np.array(full.order)
+    sm = Smoothing(1.0, rows=400)
+
+    def sums(Xs, ys, m=sm):
+        return loo_sums(_blocks(Xs, ys), tries, card, 3, stats.n_y, stats.n_rows, order, 3, m)
+
+    whole = sums(X, y)
+    assert 300 < whole.rows < 500
+    perm = np.random.default_rng(1).permutation(len(y))
+    merged = sums(X[:0], y[:0])
+    for a, b in _splits(len(y), 3):
+        merged.merge(sums(X[perm[a:b]], y[perm[a:b]]))
+    assert merged.rows == whole.rows and np.array_equal(merged.acc, whole.acc)
+    # the scored rows are those whose hash falls below the share, each against the counts of all rows
+    salt = _row_hash(order[None, :], np.zeros(1, np.int64), np.uint64(len(order)))[0]
+    chosen = _row_hash(X, y, salt) < np.uint64(int(400 / 3000 * 2.0**64))
+    own = LooSums(len(order), 3)
+    loo_squared_errors_block(X[chosen], y[chosen], card, 3, order, tries.par_ptr, tries.par_idx, tries.root,
+                             tries.data, stats.n_y, float(stats.n_rows), 1.0, False, 3, own.acc)
+    assert chosen.sum() == whole.rows and np.array_equal(own.acc, whole.acc)
+    # another order of the attributes (another member) scores another subset; few rows: every one
+    other = loo_sums(_blocks(X, y), tries, card, 3, stats.n_y, stats.n_rows, order[::-1].copy(), 3, sm)
+    assert other.rows != whole.rows or not np.array_equal(other.acc, whole.acc)
+    assert sums(X, y, Smoothing(1.0, rows=3000)).rows == 3000
+    assert np.array_equal(sums(X, y, Smoothing(1.0, rows=3000)).acc, sums(X, y, Smoothing(1.0)).acc)
+
+
+def test_skdb_of_many_rows_records_the_rows_it_scored(monkeypatch):
+    """config.SELECTION_ROWS below the rows: the selection's info says how many it scored, and its RMSE
+    grid is over those rows."""
+    from hdp_plugin import BayesNetClassifier, Dataset
+    from hdp_plugin.data import Attribute
+
+    X, y, card = random_data(3, 4000, [3, 4, 3, 2, 5, 4], 3)
+    attrs = [Attribute(f"a{j}", tuple(f"v{v}" for v in range(c))) for j, c in enumerate(card)]
+    ds = Dataset(attrs, Attribute("class", ("c0", "c1", "c2")), X, y)
+    monkeypatch.setattr(config, "SELECTION_ROWS", 500)
+    clf = BayesNetClassifier(structure="skdb", k=2, iterations=20, random_state=0).fit(ds)
+    info = clf.members_[0].structure.info
+    assert 400 < info["loo_rows"] < 600
+    monkeypatch.setattr(config, "SELECTION_ROWS", 1 << 16)
+    info = BayesNetClassifier(structure="skdb", k=2, iterations=20, random_state=0).fit(ds).members_[0].structure.info
+    assert "loo_rows" not in info
+
+
 def _exact(acc, u=0, k=0):
     """The fixed-point sum ``acc[:, u, k]`` as a Fraction."""
     from fractions import Fraction

@@ -105,12 +105,14 @@ class FitPlan:
     def selection_m(self) -> Smoothing:
         """The estimates of SkDB's leave-one-out selection: an ESKDB with HDP tables selects its members
         with hierarchical m-estimates (``config.HDP_SELECTION_M``, docs/method.md "SkDB"); another ESKDB
-        with flat m-estimates of its ``m``; a single SkDB with the published flat ones, m = 1."""
+        with flat m-estimates of its ``m``; a single SkDB with the published flat ones, m = 1. Each scores
+        about ``config.SELECTION_ROWS`` rows of larger data (:attr:`Smoothing.rows`)."""
+        rows = config.SELECTION_ROWS
         if not self.ensemble:
-            return Smoothing(config.DEFAULT_M)
+            return Smoothing(config.DEFAULT_M, rows=rows)
         if self.estimator == "hdp":
-            return Smoothing(config.HDP_SELECTION_M, hierarchical=True)
-        return Smoothing(self.m)
+            return Smoothing(config.HDP_SELECTION_M, hierarchical=True, rows=rows)
+        return Smoothing(self.m, rows=rows)
 
 
 @dataclass

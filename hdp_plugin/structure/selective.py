@@ -51,13 +51,19 @@ log = logging.getLogger(__name__)
 
 
 class Smoothing(NamedTuple):
-    """The estimates of the leave-one-out selection: m-estimates with this ``m``, each context's smoothed
-    towards the uniform distribution (flat, the published SkDB's) or towards its parent context's
-    estimate (``hierarchical``, as HDP tables are: docs/method.md, "SkDB"). Wherever a function of this
-    module takes ``m``, a plain number means flat m-estimates with that m."""
+    """The estimates of the leave-one-out selection, and the rows it scores: m-estimates with this ``m``,
+    each context's smoothed towards the uniform distribution (flat, the published SkDB's) or towards its
+    parent context's estimate (``hierarchical``, as HDP tables are: docs/method.md, "SkDB"). Wherever a
+    function of this module takes ``m``, a plain number means flat m-estimates with that m, scoring
+    every row."""
 
     m: float
     hierarchical: bool = False
+    #: of more rows than this, score about this many (0: every row): a row is scored when a hash of its
+    #: codes, its class and the model's attribute order falls in the first ``rows / n_rows`` of the
+    #: hash's range, so the subset is the same however the rows are ordered or split (streamed, Dask,
+    #: in memory); the estimates still count every row
+    rows: int = 0
 
 
 def smoothing(m) -> Smoothing:
@@ -220,11 +226,14 @@ class LooSums:
 
     def __init__(self, n_order: int, max_k: int):
         self.acc = np.zeros((FIXED_DIGITS + 2, int(n_order) + 1, int(max_k) + 1), dtype=np.int64)
+        #: the rows scored (all, or the subset of :attr:`Smoothing.rows`)
+        self.rows = 0
 
     def merge(self, other: "LooSums") -> "LooSums":
         if self.acc.shape != other.acc.shape:
             raise ValueError(f"cannot merge leave-one-out sums of shapes {self.acc.shape} and {other.acc.shape}")
         fixed_merge(self.acc, other.acc)
+        self.rows += other.rows
         return self
 
     def totals(self) -> np.ndarray:
@@ -253,14 +262,35 @@ class LooAccumulator:
         self.n_y = np.ascontiguousarray(n_y, dtype=np.int64)
         self.n_classes, self.n_rows, self.max_k, self.smoothing = int(n_classes), float(n_rows), int(max_k), smoothing(m)
         self.sums = LooSums(len(self.order), max_k)
+        rows = self.smoothing.rows
+        self.keep_below = None
+        if rows and n_rows > rows:
+            self.keep_below = np.uint64(min(int(rows / float(n_rows) * 2.0**64), 2**64 - 1))
+            self.salt = _row_hash(self.order[None, :], np.zeros(1, np.int64), np.uint64(len(self.order)))[0]
 
     def add(self, X: np.ndarray, y: np.ndarray) -> None:
-        """Add the squared errors of one block of rows (codes already checked)."""
+        """Add the squared errors of one block of rows (codes already checked): all of them, or those of
+        the subset (:attr:`Smoothing.rows`)."""
+        if self.keep_below is not None:
+            keep = _row_hash(X, y, self.salt) < self.keep_below
+            X, y = X[keep], y[keep]
+        self.sums.rows += int(y.shape[0])
         t = self.tries
         loo_squared_errors_block(
             X, y, self.card, self.n_classes, self.order, t.par_ptr, t.par_idx, t.root, t.data, self.n_y,
             self.n_rows, self.smoothing.m, self.smoothing.hierarchical, self.max_k, self.sums.acc,
         )  # fmt: skip
+
+
+def _row_hash(X: np.ndarray, y: np.ndarray, salt: np.uint64) -> np.ndarray:
+    """A 64-bit hash of each row's codes and class, salted (uint64 arithmetic wraps)."""
+    mul, fin = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xFF51AFD7ED558CCD)
+    h = np.full(y.shape[0], salt, np.uint64) ^ y.astype(np.uint64)
+    for j in range(X.shape[1]):
+        h = (h ^ X[:, j].astype(np.uint64)) * mul
+        h ^= h >> np.uint64(31)
+    h = (h ^ (h >> np.uint64(33))) * fin
+    return h ^ (h >> np.uint64(33))
 
 
 def loo_sums(blocks, tries: ContextTries, cardinalities, n_classes: int, n_y: np.ndarray, n_rows: int,
@@ -311,7 +341,7 @@ def loo_rmse_grid(
     """
     sums = loo_sums(blocks or _in_memory(X, y), tries, stats.cardinalities, stats.n_classes, stats.n_y,
                     stats.n_rows, order, max_k, m)
-    return sums.rmse(stats.n_rows)
+    return sums.rmse(sums.rows)
 
 
 def _in_memory(X, y):
@@ -476,7 +506,7 @@ def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums
     """The SkDB of the lowest leave-one-out RMSE (:func:`select_prefix_and_k`) within kDB-K ``full``,
     among the models of at most ``max_cells`` table cells if given."""
     sm = smoothing(m)
-    rmse = sums.rmse(stats.n_rows)
+    rmse = sums.rmse(sums.rows)
     n_star, k_star = select_prefix_and_k(rmse)
     limited = None
     if max_cells is not None:
@@ -510,6 +540,7 @@ def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums
             "m": sm.m,
             **({"hierarchical": True} if sm.hierarchical else {}),
             "n_trie_nodes": tries.n_nodes,
+            **({"loo_rows": sums.rows} if sums.rows != stats.n_rows else {}),
             **({"cell_limited": limited} if limited else {}),
         },
     )
