@@ -226,6 +226,46 @@ def test_progress_is_reported_and_can_cancel_a_fit():
         BayesNetClassifier(structure="eskdb", n_members=2, iterations=200).fit(vote, progress=lambda d, t: False)
 
 
+def test_a_fit_gives_numpy_no_huge_page_advice_and_restores_its_setting():
+    """While a fit runs (its threads included) numpy advises no transparent huge pages for new arrays
+    (hdp_plugin.runtime.pages); afterwards numpy's own setting is back, whatever it was, and the model
+    is the one a fit with numpy's advice on gives."""
+    from hdp_plugin.runtime import pages
+
+    if pages._SET is None:
+        pytest.skip("this numpy has no huge-page switch")
+
+    def advising() -> bool:
+        now = pages._SET(False)
+        pages._SET(now)
+        return bool(now)
+
+    vote = read_dataset(DATA / "vote.arff")
+    seen = []
+
+    def progress(done, total):
+        seen.append(advising())
+        return True
+
+    before = advising()
+    try:
+        for setting in (True, False):
+            pages._SET(setting)
+            seen.clear()
+            clf = BayesNetClassifier(n_members=3, k=2, random_state=0).fit(vote, progress=progress)
+            assert seen and not any(seen) and advising() is setting
+            with pages.no_huge_page_advice():  # nested, as fits on several threads are
+                with pages.no_huge_page_advice():
+                    assert not advising()
+                assert not advising()
+            assert advising() is setting
+        pages._SET(True)
+        with_advice = BayesNetClassifier(n_members=3, k=2, random_state=0)
+        assert np.array_equal(clf.predict_proba(vote), with_advice.fit(vote).predict_proba(vote))
+    finally:
+        pages._SET(before)
+
+
 def test_auto_iterations_are_recorded_as_the_number_the_sampler_ran(tmp_path):
     """iterations=None: at most 100 iterations for an ESKDB ensemble (checked at 25 and 50)
     and for a single network every tree stops once its tables have converged, at most 5000; the most any tree ran is recorded in fit_info_ and in

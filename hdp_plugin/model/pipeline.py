@@ -45,6 +45,7 @@ from ..hdp.tables import ProbabilityTables, class_prior_of_counts
 from ..hdp.trees import ContextTrees
 from ..params import convergence_first_check, resolved_iterations, sampler_tolerance, structure_name, usable_k
 from ..preprocess import Discretizer, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
+from ..runtime.pages import no_huge_page_advice
 from ..structure import Structure
 from ..structure.counts import PairsTooLarge, check_pairwise_bytes, needs_pairs
 from ..structure.eskdb import member_order, prior_structure
@@ -177,6 +178,12 @@ def fit_networks(rows, plan: FitPlan, random_state, sample, progress=None) -> tu
         for ESKDB; ``info`` holds ``structure_seconds`` (everything before the tables), the master
         ``seed``, the sampler's figures and any ``warnings``.
     """
+    with no_huge_page_advice():  # hdp_plugin.runtime.pages: fresh arrays without the kernel's compaction
+        return _fit_networks(rows, plan, random_state, sample, progress)
+
+
+def _fit_networks(rows, plan: FitPlan, random_state, sample, progress) -> tuple[list[Member], dict]:
+    """:func:`fit_networks`'s work."""
     if plan.kind in ("kdb", "skdb"):  # k beyond the attributes less one: the k the networks can use
         plan = replace(plan, k=usable_k(plan.structure, plan.k, len(rows.sample.attributes)))
     master = _seeds.as_seed_sequence(random_state)
