@@ -343,9 +343,9 @@ def eskdb_checks() -> list[int]:
 
 def eskdb_burn_in() -> str:
     """ESKDB's burn-in as the tables' notes state it."""
-    n = eskdb_iterations()
-    if eskdb_checks():
-        return "that of the length each tree runs: " + ", ".join(f"{i // 10} at {i}" for i in eskdb_checks() + [n])
+    n, checks = eskdb_iterations(), eskdb_checks()
+    if checks:
+        return "that of the length each tree runs: " + ", ".join(f"{i // 10} at {i}" for i in checks + [n])
     return str(min(1000, n // 10))
 
 

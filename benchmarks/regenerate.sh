@@ -92,7 +92,7 @@ section --section speed-default -- python benchmarks/bench_default.py ${REFERENC
 section --section speed-profile -- python benchmarks/bench_profile.py "${mlbench[@]}"
 # the same at 5, 10 and 20 members
 study --section speed-default-members -- python benchmarks/bench_default.py \
-  ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} --rounds 3 --sum --members 5,10,20 "${mlbench[@]}"
+  ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} --rounds 3 --sum --members 5,10,20 --peers "" "${mlbench[@]}"
 # the four large mlbench sets (needs mlbench's .rda files)
 section --section speed-default-large -- python benchmarks/bench_default.py \
   --datasets mlbench-LetterRecognition,mlbench-Satellite,mlbench-Shuttle,mlbench-DNA --rounds 2 --peers LightGBM \

@@ -52,8 +52,8 @@ def generator(seed: np.random.SeedSequence, *key: int) -> np.random.Generator:
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _mix64(z: np.ndarray) -> np.ndarray:
-    """splitmix64's output function of every word of ``z`` (uint64, wrapping)."""
+def mix64(z: np.ndarray) -> np.ndarray:
+    """splitmix64's output function of every word of ``z`` (uint64, wrapping): a bijective 64-bit mix."""
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
@@ -68,7 +68,7 @@ def stream_states(seed: np.random.SeedSequence, indices) -> np.ndarray:
     words = seed.generate_state(4, np.uint64)
     counter = idx.astype(np.uint64)[:, None] * np.uint64(4) + np.arange(1, 5, dtype=np.uint64)[None, :]
     with np.errstate(over="ignore"):
-        states = _mix64(words[None, :] + counter * _GAMMA)
+        states = mix64(words[None, :] + counter * _GAMMA)
     states[~states.any(axis=1), 0] = 1  # the all-zero state is the one xoshiro cannot leave
     return np.ascontiguousarray(states)
 

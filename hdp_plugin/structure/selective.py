@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import config
 from ..runtime import cancel
+from ..seeds import mix64
 from .base import Structure
 from .counts import CountStatistics
 from .loo_kernels import FIXED_BITS, FIXED_DIGITS, fixed_merge, loo_squared_errors_block
@@ -245,9 +246,9 @@ class LooSums:
         tot[self.acc[FIXED_DIGITS + 1] > 0] = np.nan
         return tot
 
-    def rmse(self, n_rows: int) -> np.ndarray:
-        """``sqrt(sum / n_rows)``, the leave-one-out RMSE grid."""
-        return np.sqrt(self.totals() / max(int(n_rows), 1))
+    def rmse(self, n_rows: int | None = None) -> np.ndarray:
+        """``sqrt(sum / n_rows)``, the leave-one-out RMSE grid; by default over the rows scored."""
+        return np.sqrt(self.totals() / max(int(self.rows if n_rows is None else n_rows), 1))
 
 
 class LooAccumulator:
@@ -283,14 +284,11 @@ class LooAccumulator:
 
 
 def _row_hash(X: np.ndarray, y: np.ndarray, salt: np.uint64) -> np.ndarray:
-    """A 64-bit hash of each row's codes and class, salted (uint64 arithmetic wraps)."""
-    mul, fin = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xFF51AFD7ED558CCD)
-    h = np.full(y.shape[0], salt, np.uint64) ^ y.astype(np.uint64)
+    """A 64-bit hash of each row's codes and class, salted: splitmix64's mix after each word."""
+    h = mix64(np.full(y.shape[0], salt, np.uint64) ^ y.astype(np.uint64))
     for j in range(X.shape[1]):
-        h = (h ^ X[:, j].astype(np.uint64)) * mul
-        h ^= h >> np.uint64(31)
-    h = (h ^ (h >> np.uint64(33))) * fin
-    return h ^ (h >> np.uint64(33))
+        h = mix64(h ^ X[:, j].astype(np.uint64))
+    return h
 
 
 def loo_sums(blocks, tries: ContextTries, cardinalities, n_classes: int, n_y: np.ndarray, n_rows: int,
@@ -341,7 +339,7 @@ def loo_rmse_grid(
     """
     sums = loo_sums(blocks or _in_memory(X, y), tries, stats.cardinalities, stats.n_classes, stats.n_y,
                     stats.n_rows, order, max_k, m)
-    return sums.rmse(sums.rows)
+    return sums.rmse()
 
 
 def _in_memory(X, y):
@@ -506,7 +504,7 @@ def _selected(stats: CountStatistics, full: Structure, tries: ContextTries, sums
     """The SkDB of the lowest leave-one-out RMSE (:func:`select_prefix_and_k`) within kDB-K ``full``,
     among the models of at most ``max_cells`` table cells if given."""
     sm = smoothing(m)
-    rmse = sums.rmse(sums.rows)
+    rmse = sums.rmse()
     n_star, k_star = select_prefix_and_k(rmse)
     limited = None
     if max_cells is not None:
