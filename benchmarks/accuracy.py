@@ -143,7 +143,11 @@ def slug(method: str, iterations: int) -> str:
         if ESKDB_ITERATIONS is not None:
             return f"{s}-i{ESKDB_ITERATIONS}"
         first = eskdb_first_check()  # results of another stopping rule are not these
-        return f"{s}-iauto{eskdb_iterations()}" + (f"-c{first}" if first else "")
+        from hdp_plugin.config import AUTO_DENSE_ITERATIONS, DENSE_ROWS_PER_CLASS
+
+        dense = AUTO_DENSE_ITERATIONS.get("eskdb")
+        return f"{s}-iauto{eskdb_iterations()}" + (f"-c{first}" if first else "") \
+            + (f"-d{dense}r{DENSE_ROWS_PER_CLASS}" if dense else "")
     return f"{s}-i{iterations}" if method.startswith("HDP ") else s
 
 
@@ -329,7 +333,11 @@ def eskdb_label() -> str:
     if ESKDB_ITERATIONS is not None:
         return str(n)
     checks = eskdb_checks()
-    return f"its default (auto: trees checked at {' and '.join(map(str, checks))}, at most {n})" if checks \
+    from hdp_plugin.config import AUTO_DENSE_ITERATIONS, DENSE_ROWS_PER_CLASS
+
+    dense = AUTO_DENSE_ITERATIONS.get("eskdb")
+    dense = f"; {dense} at {DENSE_ROWS_PER_CLASS} or more training rows per class" if dense else ""
+    return f"its default (auto: trees checked at {' and '.join(map(str, checks))}, at most {n}{dense})" if checks \
         else f"its default ({n})"
 
 

@@ -57,6 +57,8 @@ if [[ "${1:-all}" != speed ]]; then
   study --section eskdb-rules -- python benchmarks/bench_eskdb_iterations.py --rule-study --jobs 2 "${mlbench[@]}"
   study --section eskdb-rules-seeds -- python benchmarks/bench_eskdb_iterations.py --rule-study --seed-offset 1000 \
     --jobs 2 "${mlbench[@]}"
+  # dense data: the rule's cap of 100 against 25 iterations on the 30 sets, seeds + 1000 (about 15 minutes)
+  study --section dense-chains -- python benchmarks/bench_dense_chains.py "${mlbench[@]}"
   # accuracy and time against the number of members (interleaved, one thread)
   section --section eskdb-members -- python benchmarks/bench_members.py "${mlbench[@]}"
   # integer-coded categories and numeric attributes with few rows per class, both cached under

@@ -98,6 +98,12 @@ DEFAULT_ITERATIONS = 5000
 #: contexts less (benchmarks/studies.md, eskdb-rules; docs/benchmarks.md, "How many iterations an
 #: ensemble needs")
 AUTO_ITERATIONS = {"eskdb": 100}
+#: ... and at most AUTO_DENSE_ITERATIONS once the training rows average DENSE_ROWS_PER_CLASS or more per
+#: class present: the concentrations drift upwards as a chain runs, so a longer chain smooths the deep
+#: contexts of such data more, which costs accuracy there (benchmarks/studies.md, "Dense data: shorter
+#: chains")
+AUTO_DENSE_ITERATIONS = {"eskdb": 25}
+DENSE_ROWS_PER_CLASS = 100
 MAX_ITERATIONS = 10_000_000
 #: the sampler's stopping rule (``tolerance``): the first iteration a tree may stop at (then every
 #: doubling), and the default tolerance on the change of its averaged tables (docs/method.md section 4)

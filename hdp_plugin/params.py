@@ -111,7 +111,9 @@ PARAMETERS: tuple[Param, ...] = (
     Param("iterations", "int", None, minimum=1, maximum=config.MAX_ITERATIONS, nullable=True,
           help=f"Gibbs iterations of the HDP sampler; by default (auto) each context tree until its averaged "
                f"tables have converged, at most {config.AUTO_ITERATIONS['eskdb']} for eskdb (an ensemble settles "
-               f"early: checked from {config.AUTO_FIRST_CHECK['eskdb']}) and {config.DEFAULT_ITERATIONS} otherwise "
+               f"early: checked from {config.AUTO_FIRST_CHECK['eskdb']}; {config.AUTO_DENSE_ITERATIONS['eskdb']} when the "
+               f"training rows average {config.DENSE_ROWS_PER_CLASS} or more per class) and "
+               f"{config.DEFAULT_ITERATIONS} otherwise "
                f"(the paper's experiments use 50000).",
           cli=("--iterations", "-i"), job="iterations", weka="I", weka_default=0),
     Param("burn_in", "int", None, minimum=0, nullable=True,
@@ -236,11 +238,18 @@ def resolved_discretization(structure: str, discretization: str) -> str:
     return config.AUTO_DISCRETIZATION.get(structure, config.DEFAULT_DISCRETIZATION)
 
 
-def resolved_iterations(structure: str, iterations: int | None) -> int:
+def resolved_iterations(structure: str, iterations: int | None, class_counts=None) -> int:
     """The most Gibbs iterations a fit runs: None ("auto", whose trees stop once converged) is at most
-    100 for eskdb (config.AUTO_ITERATIONS) and 5000 (config.DEFAULT_ITERATIONS) otherwise."""
+    100 for eskdb (config.AUTO_ITERATIONS) and 5000 (config.DEFAULT_ITERATIONS) otherwise; given the
+    training rows' ``class_counts``, eskdb's is 25 (config.AUTO_DENSE_ITERATIONS) when they average at
+    least 100 rows per class present (config.DENSE_ROWS_PER_CLASS)."""
     if iterations is not None:
         return int(iterations)
+    if class_counts is not None and structure in config.AUTO_DENSE_ITERATIONS:
+        counts = [int(c) for c in class_counts]
+        present = sum(c > 0 for c in counts)
+        if present and sum(counts) >= config.DENSE_ROWS_PER_CLASS * present:
+            return config.AUTO_DENSE_ITERATIONS[structure]
     return config.AUTO_ITERATIONS.get(structure, config.DEFAULT_ITERATIONS)
 
 
@@ -313,9 +322,10 @@ def canonical_params(params: dict) -> dict:
 
 def specification() -> dict:
     """The table as plain JSON data, for the Java side's test resource; with the rules the Weka classifier
-    applies itself: the most iterations of ``iterations=None`` per structure (Weka's -I 0) and the
-    default burn-in's cap and divisor."""
+    applies itself: the most iterations of ``iterations=None`` per structure (Weka's -I 0), eskdb's on
+    dense data (the option's description) and the default burn-in's cap and divisor."""
     return {"auto_iterations": {s: resolved_iterations(s, None) for s in config.STRUCTURES},
+            "dense_iterations": {**config.AUTO_DENSE_ITERATIONS, "rows_per_class": config.DENSE_ROWS_PER_CLASS},
             "burn_in": {"cap": config.BURN_IN_CAP, "divisor": config.BURN_IN_DIVISOR},
             "parameters": [
         {"name": p.name, "kind": p.kind, "default": p.default, "choices": list(p.choices),

@@ -416,6 +416,29 @@ def test_the_rule_study_gives_what_the_default_fit_gives(tmp_path, accuracy):
         assert got[m] == pytest.approx(rec["points"][key][m], rel=1e-9, abs=1e-12), m
 
 
+def test_bench_dense_chains_25_arm_is_the_default_on_dense_data(accuracy):
+    """bench_dense_chains.py on vote (about 108 training rows per class: dense): its row says the rule
+    runs 25, and the 25-iteration arm (the 100 arm's RMSE plus the change) is the default classifier's RMSE
+    on the same folds and seeds."""
+    import numpy as np
+
+    from hdp_plugin import BayesNetClassifier
+
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_dense_chains.py"), "--datasets", "vote", "--repeats", "1",
+                           "--seed-offset", "7"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = next(line.split("|")[1:-1] for line in proc.stdout.splitlines() if line.startswith("| vote "))
+    assert int(row[3]) == 25
+    rmse_100, change = float(row[4]), float(row[7])
+    got = []
+    for f in range(2):
+        train, test = accuracy.fold_split(accuracy.ROOT / "tests" / "data" / "vote.arff", 0, f)
+        clf = BayesNetClassifier(random_state=accuracy.seed_of(0, f) + 7, n_jobs=1).fit(train)
+        assert clf.fit_info_["iterations"] == 25
+        got.append(accuracy.metrics(clf.predict_proba(test), test.y, 0.0, 0.0)["rmse"])
+    assert np.mean(got) == pytest.approx(rmse_100 + change, abs=2e-4)  # the table's 4 decimals
+
+
 def test_bench_default_prints_both_sides_on_the_same_rows():
     pytest.importorskip("sklearn", reason="scikit-learn (the bench extra) is the forest")
     proc = subprocess.run([sys.executable, str(BENCH / "bench_default.py"), "--datasets", "contact-lenses",

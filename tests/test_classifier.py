@@ -267,19 +267,23 @@ def test_a_fit_gives_numpy_no_huge_page_advice_and_restores_its_setting():
 
 
 def test_auto_iterations_are_recorded_as_the_number_the_sampler_ran(tmp_path):
-    """iterations=None: at most 100 iterations for an ESKDB ensemble (checked at 25 and 50)
-    and for a single network every tree stops once its tables have converged, at most 5000; the most any tree ran is recorded in fit_info_ and in
-    the model file (whose loaded classifier then has the number), with every tree's count; explicit
-    values run every tree that long."""
+    """iterations=None: at most 100 iterations for an ESKDB ensemble (checked at 25 and 50), 25 once the
+    training rows average 100 or more per class, and for a single network every tree stops once its
+    tables have converged, at most 5000; the most any tree ran is recorded in fit_info_ and in the model
+    file (whose loaded classifier then has the number), with every tree's count; explicit values run
+    every tree that long."""
     from hdp_plugin.hdp.sampler import convergence_checks
     from hdp_plugin.params import convergence_first_check
 
     from hdp_plugin import load_model, save_model
     from hdp_plugin.model.modelfile import read_model_file
 
-    data = read_dataset(DATA / "vote.arff")
+    dense = read_dataset(DATA / "vote.arff")  # 435 rows, 2 classes
+    data = dense.take(np.arange(150))  # 75 rows per class
     cases = [(dict(structure="eskdb", n_members=2, k=2), 100), (dict(structure="kdb", k=2), 5000),
              (dict(structure="eskdb", n_members=2, k=1, iterations=40), 40), (dict(structure="kdb", iterations=40), 40)]
+    clf = BayesNetClassifier(random_state=0, structure="eskdb", n_members=2, k=2).fit(dense)
+    assert clf.fit_info_["iterations"] == 25 and set(clf.fit_info_["tree_iterations"]) == {25}
     for params, cap in cases:
         clf = BayesNetClassifier(random_state=0, **params).fit(data)
         info = clf.fit_info_

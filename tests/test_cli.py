@@ -497,7 +497,8 @@ def test_help_types_and_long_names():
             assert "<int|auto>" in line, line
     flat = " ".join(text.replace("│", " ").split())
     assert "each context tree until its averaged tables have converged, at most 100 for eskdb (an ensemble " \
-           "settles early: checked from 25) and 5000 otherwise" in flat
+           "settles early: checked from 25; 25 when the training rows average 100 or more per class) and 5000 " \
+           "otherwise" in flat
     assert "--k " not in text and "--m " not in text
     result = runner.invoke(cli.app, ["daemon", "status", "--help"], env={"COLUMNS": "200"})
     assert "it must exist" in result.stdout and "created" not in result.stdout

@@ -64,7 +64,8 @@ def test_command_line_options_are_the_specification(command):
         expected = p.default_in_job if command == "daemon submit" else (0 if p.name == "random_state" else p.default)
         if p.name == "iterations":  # None on the command line: "auto", which the help explains
             expected = "auto"
-            assert "converged, at most 100 for eskdb (an ensemble settles early: checked from 25)" in o.help, command
+            assert ("converged, at most 100 for eskdb (an ensemble settles early: checked from 25; 25 when the "
+                    "training rows average 100 or more per class)") in o.help, command
             assert "and 5000 otherwise" in o.help, command
         got = o.default
         assert str(got) == str(expected), (command, p.name, got, expected)
@@ -120,6 +121,12 @@ def test_auto_iterations_depend_on_the_structure():
     for structure in ("nb", "tan", "kdb", "skdb"):
         assert params.resolved_iterations(structure, None) == 5000
     assert params.resolved_iterations("eskdb", 300) == 300 and params.resolved_iterations("kdb", 300) == 300
+    # dense data: an ensemble's trees run at most 25 once the rows average 100 or more per class present
+    assert params.resolved_iterations("eskdb", None, [100, 0, 100]) == 25
+    assert params.resolved_iterations("eskdb", None, [150, 49]) == 100
+    assert params.resolved_iterations("eskdb", 300, [1000, 1000]) == 300
+    assert params.resolved_iterations("kdb", None, [1000, 1000]) == 5000
+    assert params.resolved_iterations("eskdb", None, [0, 0]) == 100
     assert BayesNetClassifier().get_params()["iterations"] is None  # as given; the fit resolves it
 
 

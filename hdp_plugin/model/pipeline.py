@@ -238,7 +238,7 @@ def _fit_networks(rows, plan: FitPlan, random_state, sample, progress) -> tuple[
         log.info("%s: %d of %d members chose a smaller model than their best, to stay within %d table cells "
                  "each (hdp_plugin.config.MAX_MODEL_CELLS)", rows.source, len(limited), len(drafts), cell_limit)
     # Step 5: every member's tables in one run
-    members, info = estimate_members(drafts, plan, np.log(class_prior_of_counts(n_y)), sample, progress)
+    members, info = estimate_members(drafts, plan, n_y, sample, progress)
     return members, {"structure_seconds": structure_seconds, "seed": _seeds.describe(master),
                      **({"cell_limited_members": limited} if limited else {}), **info}
 
@@ -286,10 +286,13 @@ def concentration_ranges(tables: ProbabilityTables, node_group, concentrations) 
 
 
 
-def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, sample,
+def estimate_members(drafts: list[Draft], plan: FitPlan, n_y: np.ndarray, sample,
                      progress=None) -> tuple[list[Member], dict]:
     """The members' tables: with HDP, every member's trees in one run of ``sample`` (one Stirling table,
-    one thread pool; each member's trees on the streams of its own seed); returns ``(members, info)``."""
+    one thread pool; each member's trees on the streams of its own seed; at most the iterations
+    :func:`~hdp_plugin.params.resolved_iterations` gives the training rows' class counts ``n_y``);
+    returns ``(members, info)``."""
+    log_prior = np.log(class_prior_of_counts(n_y))
     n_members = len(drafts)
     states = cells = None
     if plan.estimator == "hdp":  # each member's trees on the streams of its own seed
@@ -302,7 +305,7 @@ def estimate_members(drafts: list[Draft], plan: FitPlan, log_prior: np.ndarray, 
     for d in drafts:
         d.trees = None
     est = estimate_tables(trees, estimator=plan.estimator, m=plan.m, sample=sample,
-                          random_state=states, iterations=resolved_iterations(plan.structure, plan.iterations),
+                          random_state=states, iterations=resolved_iterations(plan.structure, plan.iterations, n_y),
                           burn_in=plan.burn_in, tying=plan.tying, tolerance=sampler_tolerance(plan.iterations),
                           first_check=convergence_first_check(plan.structure),
                           n_jobs=plan.n_jobs, progress=progress, cells=cells)

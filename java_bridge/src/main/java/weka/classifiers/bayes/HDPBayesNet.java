@@ -115,6 +115,13 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    * the option's description, checked against parameters.json's auto_iterations by ParametersSpecTest).
    */
   public static final int ESKDB_ITERATIONS = 100;
+  /**
+   * ... and at most this many once the training rows average DENSE_ROWS_PER_CLASS or more per class present
+   * (config.AUTO_DENSE_ITERATIONS, config.DENSE_ROWS_PER_CLASS: the daemon applies the rule; the constants are
+   * for the option's description, checked against parameters.json's dense_iterations by ParametersSpecTest).
+   */
+  public static final int ESKDB_DENSE_ITERATIONS = 25;
+  public static final int DENSE_ROWS_PER_CLASS = 100;
   /** The iterations of the default 0 for a single network (config.DEFAULT_ITERATIONS; checked as ESKDB_ITERATIONS). */
   public static final int NETWORK_ITERATIONS = 5000;
   /** The most Gibbs iterations the daemon accepts. */
@@ -144,7 +151,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     + "(default: " + DEFAULT_ESTIMATOR + ").";
   static final String ITERATIONS_TIP = "Gibbs iterations of the HDP sampler, 1 to " + MAX_ITERATIONS
     + ", or 0 for auto: each context tree stops once its averaged tables have converged, after at most "
-    + ESKDB_ITERATIONS + " for eskdb, " + NETWORK_ITERATIONS + " otherwise; the paper uses 50000 (default: "
+    + ESKDB_ITERATIONS + " for eskdb (" + ESKDB_DENSE_ITERATIONS + " when the training rows average "
+    + DENSE_ROWS_PER_CLASS + " or more per class), " + NETWORK_ITERATIONS + " otherwise; the paper uses 50000 (default: "
     + DEFAULT_ITERATIONS + ").";
   static final String BURN_IN_TIP = "Iterations discarded before averaging, below the iterations; -1 means "
     + BURN_IN_RULE + " (default: " + DEFAULT_BURN_IN + ").";

@@ -45,6 +45,9 @@ class ParametersSpecTest {
   @SuppressWarnings("unchecked")
   void theIterationCapsOfMinusIZeroAndTheBurnInRuleAreTheSpecifications() throws Exception {
     Map<String, Object> auto = (Map<String, Object>) specification().get("auto_iterations");
+    Map<String, Object> dense = (Map<String, Object>) specification().get("dense_iterations");
+    assertEquals(HDPBayesNet.ESKDB_DENSE_ITERATIONS, ((Number) dense.get("eskdb")).intValue());
+    assertEquals(HDPBayesNet.DENSE_ROWS_PER_CLASS, ((Number) dense.get("rows_per_class")).intValue());
     assertEquals(HDPBayesNet.TAGS_STRUCTURE.length, auto.size());
     for (weka.core.Tag t : HDPBayesNet.TAGS_STRUCTURE) {
       String structure = t.getIDStr();
