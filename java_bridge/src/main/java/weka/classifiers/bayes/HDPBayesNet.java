@@ -942,6 +942,47 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return out;
   }
 
+  /** Rows predicted together by {@link #distributionsForInstances}: enough for a tree to stay in the cache. */
+  static final int PREDICTION_BLOCK = 256;
+
+  /** @return true: {@link #distributionsForInstances} predicts blocks of rows tree by tree, faster than row by row */
+  @Override
+  public boolean implementsMoreEfficientBatchPrediction() {
+    return true;
+  }
+
+  /**
+   * The class distributions of every instance, as {@link #distributionForInstance} gives them, computed
+   * {@link #PREDICTION_BLOCK} rows at a time, each block tree by tree (Weka's evaluation calls this).
+   *
+   * @param insts the instances
+   * @return per instance, the distribution in the order of the Weka class attribute's values
+   * @throws Exception if no model was built
+   */
+  @Override
+  public double[][] distributionsForInstances(Instances insts) throws Exception {
+    double[][] out = new double[insts.numInstances()][];
+    if (m_Prior != null || m_Model == null) {
+      for (int r = 0; r < out.length; r++) {
+        out[r] = distributionForInstance(insts.instance(r));
+      }
+      return out;
+    }
+    for (int from = 0; from < out.length; from += PREDICTION_BLOCK) {
+      PanelStop.stopIfAsked();
+      int to = Math.min(out.length, from + PREDICTION_BLOCK);
+      double[][] p = m_Coder.distributions(insts, from, to);
+      for (int r = from; r < to; r++) {
+        double[] o = new double[m_ClassMap.length];
+        for (int w = 0; w < o.length; w++) {
+          o[w] = m_ClassMap[w] < 0 ? 0.0 : p[r - from][m_ClassMap[w]];
+        }
+        out[r] = o;
+      }
+    }
+    return out;
+  }
+
   /** @return the model, or null before training (or for a class-prior-only model) */
   public HDPModel getModel() {
     return m_Model;

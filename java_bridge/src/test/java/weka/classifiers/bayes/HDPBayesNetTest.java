@@ -255,6 +255,25 @@ class HDPBayesNetTest {
   }
 
   @Test
+  void batchPredictionIsRowByRowPrediction() throws Exception {
+    // Weka's evaluation predicts through distributionsForInstances: blocks of rows, tree by tree; every row's
+    // figures are exactly those of distributionForInstance, across block boundaries (768 rows), on an ensemble
+    // and on a single network (GoldenModelsTest checks blocks of edge rows too)
+    for (String[] g : new String[][] {{"diabetes-eskdb-hdp", "diabetes.arff", "class"},
+        {"vote-kdb2-hdp", "vote.arff", "Class"}}) {
+      Instances data = golden(g[0], g[1], g[2]);
+      HDPBayesNet c = loaded(g[0], data);
+      assertTrue(c.implementsMoreEfficientBatchPrediction());
+      assertTrue(data.numInstances() > HDPBayesNet.PREDICTION_BLOCK || g[0].startsWith("vote"), g[0]);
+      double[][] batch = c.distributionsForInstances(data);
+      assertEquals(data.numInstances(), batch.length);
+      for (int i = 0; i < data.numInstances(); i++) {
+        assertArrayEquals(c.distributionForInstance(data.instance(i)), batch[i], 0.0, g[0] + " row " + i);
+      }
+    }
+  }
+
+  @Test
   void classOrderIsMappedByName() throws Exception {
     Instances data = golden("weather-kdb1-hdp", "weather.nominal.arff", "play");
     HDPBayesNet c = loaded("weather-kdb1-hdp", data);

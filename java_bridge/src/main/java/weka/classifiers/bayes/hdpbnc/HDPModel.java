@@ -258,44 +258,79 @@ public final class HDPModel implements Serializable {
      */
     public double[] logJoint(int[] codes) {
       double[] out = m_Model.m_ClassLogPrior.clone();
-      int nc = out.length;
-      int[] node = new int[nc];
+      int[] node = new int[out.length];
       for (int t = 0; t < m_TreeAttr.length; t++) {
-        int xc = codes[m_TreeAttr[t]];
-        int card = m_TreeCard[t];
-        if (xc >= card) {
-          continue;
-        }
-        int[] branching = m_Branching[t];
-        // deepestNode for every class at once: every tree branches on the class first (the reader checks
-        // it), and below it every descent follows the row's parent values, so the classes advance side by
-        // side, one depth at a time (their loads overlap); a descent that stopped at node n is held as ~n
-        int root = m_TreeNodeStart[t];
-        for (int y = 0; y < nc; y++) {
-          int next = m_ChildCount[root] == nc ? m_ChildStart[root] + y : child(root, y);
-          node[y] = next < 0 ? ~root : next;
-        }
-        for (int d = 1; d < branching.length; d++) {
-          int v = branching[d];
-          int val = codes[v];
-          int radix = m_Cardinalities[v];
-          if (val >= radix) {
-            break; // a parent value the model has no slot for: every class stops here
-          }
-          for (int y = 0; y < nc; y++) {
-            int n = node[y];
-            if (n >= 0) {
-              int next = m_ChildCount[n] == radix ? m_ChildStart[n] + val : child(n, val);
-              node[y] = next < 0 ? ~n : next;
-            }
-          }
-        }
-        for (int y = 0; y < nc; y++) {
-          int n = node[y];
-          out[y] += logEstimate(n < 0 ? ~n : n, xc, card);
+        addTree(t, codes, out, node);
+      }
+      return out;
+    }
+
+    /**
+     * {@link #logJoint} of every row: tree by tree over all the rows, so that a tree's nodes and cells stay
+     * in the cache while the rows use them (a row's terms are added in the same order, so each row's result
+     * is exactly its {@code logJoint}).
+     *
+     * @param codes per row, its attribute codes
+     * @return per row, the unnormalised log-probabilities of the classes
+     */
+    public double[][] logJoints(int[][] codes) {
+      double[][] out = new double[codes.length][];
+      for (int r = 0; r < out.length; r++) {
+        out[r] = m_Model.m_ClassLogPrior.clone();
+      }
+      int[] node = new int[m_Model.m_ClassLogPrior.length];
+      for (int t = 0; t < m_TreeAttr.length; t++) {
+        for (int r = 0; r < out.length; r++) {
+          addTree(t, codes[r], out[r], node);
         }
       }
       return out;
+    }
+
+    /**
+     * Adds tree {@code t}'s log-estimate of the row's value to every class's sum (nothing if the value has
+     * no slot).
+     *
+     * @param t the tree
+     * @param codes the row's attribute codes
+     * @param out the classes' sums
+     * @param node scratch, one int per class
+     */
+    private void addTree(int t, int[] codes, double[] out, int[] node) {
+      int nc = out.length;
+      int xc = codes[m_TreeAttr[t]];
+      int card = m_TreeCard[t];
+      if (xc >= card) {
+        return;
+      }
+      int[] branching = m_Branching[t];
+      // deepestNode for every class at once: every tree branches on the class first (the reader checks
+      // it), and below it every descent follows the row's parent values, so the classes advance side by
+      // side, one depth at a time (their loads overlap); a descent that stopped at node n is held as ~n
+      int root = m_TreeNodeStart[t];
+      for (int y = 0; y < nc; y++) {
+        int next = m_ChildCount[root] == nc ? m_ChildStart[root] + y : child(root, y);
+        node[y] = next < 0 ? ~root : next;
+      }
+      for (int d = 1; d < branching.length; d++) {
+        int v = branching[d];
+        int val = codes[v];
+        int radix = m_Cardinalities[v];
+        if (val >= radix) {
+          break; // a parent value the model has no slot for: every class stops here
+        }
+        for (int y = 0; y < nc; y++) {
+          int n = node[y];
+          if (n >= 0) {
+            int next = m_ChildCount[n] == radix ? m_ChildStart[n] + val : child(n, val);
+            node[y] = next < 0 ? ~n : next;
+          }
+        }
+      }
+      for (int y = 0; y < nc; y++) {
+        int n = node[y];
+        out[y] += logEstimate(n < 0 ? ~n : n, xc, card);
+      }
     }
 
     /**
@@ -306,7 +341,30 @@ public final class HDPModel implements Serializable {
      * @return the class distribution
      */
     public double[] distribution(int[] codes) {
-      double[] lp = logJoint(codes);
+      return normalised(logJoint(codes));
+    }
+
+    /**
+     * {@link #distribution} of every row, computed tree by tree over the rows ({@link #logJoints}).
+     *
+     * @param codes per row, its attribute codes
+     * @return per row, the class distribution
+     */
+    public double[][] distributions(int[][] codes) {
+      double[][] lp = logJoints(codes);
+      for (int r = 0; r < lp.length; r++) {
+        lp[r] = normalised(lp[r]);
+      }
+      return lp;
+    }
+
+    /**
+     * Log-probabilities normalised with log-sum-exp (in place); uniform if none is finite.
+     *
+     * @param lp unnormalised log-probabilities
+     * @return the distribution
+     */
+    private static double[] normalised(double[] lp) {
       double mx = Double.NEGATIVE_INFINITY;
       for (double v : lp) {
         if (v > mx) {
@@ -397,13 +455,51 @@ public final class HDPModel implements Serializable {
     if (m_Members.length == 1) {
       return m_Members[0].distribution(codes[0]);
     }
+    double[][] p = new double[m_Members.length][];
+    for (int e = 0; e < p.length; e++) {
+      p[e] = m_Members[e].distribution(codes[e]);
+    }
+    return mean(p);
+  }
+
+  /**
+   * {@link #distribution} of every row, each network computing all the rows at once
+   * ({@link Network#distributions}: faster than row by row; the same figures).
+   *
+   * @param codes per network, per row, the row's attribute codes as that network codes them
+   * @return per row, the class distribution
+   */
+  public double[][] distributions(int[][][] codes) {
+    int rows = codes[0].length;
+    double[][][] byNet = new double[m_Members.length][][];
+    for (int e = 0; e < byNet.length; e++) {
+      byNet[e] = m_Members[e].distributions(codes[e]);
+    }
+    double[][] out = new double[rows][];
+    double[][] p = new double[m_Members.length][];
+    for (int r = 0; r < rows; r++) {
+      for (int e = 0; e < p.length; e++) {
+        p[e] = byNet[e][r];
+      }
+      out[r] = m_Members.length == 1 ? p[0] : mean(p);
+    }
+    return out;
+  }
+
+  /**
+   * The weighted mean of the networks' distributions of one row, networks added in order and the sum
+   * divided by the total weight.
+   *
+   * @param p per network, its distribution
+   * @return the mean
+   */
+  private double[] mean(double[][] p) {
     double[] out = new double[m_ClassValues.length];
     double total = 0.0;
     for (int e = 0; e < m_Members.length; e++) {
       double w = m_Weights[e];
-      double[] p = m_Members[e].distribution(codes[e]);
       for (int y = 0; y < out.length; y++) {
-        out[y] += w * p[y];
+        out[y] += w * p[e][y];
       }
       total += w;
     }

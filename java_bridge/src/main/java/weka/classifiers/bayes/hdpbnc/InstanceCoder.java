@@ -187,6 +187,25 @@ public final class InstanceCoder implements Serializable {
   }
 
   /**
+   * The class distributions of the instances {@code from} to {@code to - 1}, computed together
+   * ({@link HDPModel#distributions}); each is what {@link #distribution(Instance)} gives.
+   *
+   * @param insts the instances
+   * @param from the first row
+   * @param to one past the last row
+   * @return per row, the distribution
+   */
+  public double[][] distributions(Instances insts, int from, int to) {
+    int[][][] codes = new int[m_Coders.length][to - from][];
+    for (int e = 0; e < codes.length; e++) {
+      for (int r = from; r < to; r++) {
+        codes[e][r - from] = m_Coders[e].codes(insts.instance(r));
+      }
+    }
+    return m_Model.distributions(codes);
+  }
+
+  /**
    * Maps the model's class order onto the Weka class attribute's values.
    *
    * @param classAttribute the Weka class attribute

@@ -191,5 +191,14 @@ class GoldenModelsTest {
       }
     }
     assertTrue(worst < 1e-12, name + ": largest difference " + worst);
+    // blocks of rows predicted tree by tree (Weka's batch prediction): every row exactly its own prediction
+    for (int from = 0; from < data.numInstances(); from += 100) {
+      int to = Math.min(data.numInstances(), from + 100);
+      double[][] block = coder.distributions(data, from, to);
+      assertEquals(to - from, block.length);
+      for (int i = from; i < to; i++) {
+        assertArrayEquals(coder.distribution(data.instance(i)), block[i - from], 0.0, name + " block row " + i);
+      }
+    }
   }
 }
