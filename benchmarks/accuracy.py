@@ -142,12 +142,9 @@ def slug(method: str, iterations: int) -> str:
             return s
         if ESKDB_ITERATIONS is not None:
             return f"{s}-i{ESKDB_ITERATIONS}"
-        first = eskdb_first_check()  # results of another stopping rule are not these
-        from hdp_plugin.config import AUTO_DENSE_ITERATIONS, DENSE_ROWS_PER_CLASS
-
-        dense = AUTO_DENSE_ITERATIONS.get("eskdb")
+        first, dense = eskdb_first_check(), eskdb_dense()  # results of another stopping rule are not these
         return f"{s}-iauto{eskdb_iterations()}" + (f"-c{first}" if first else "") \
-            + (f"-d{dense}r{DENSE_ROWS_PER_CLASS}" if dense else "")
+            + (f"-d{dense[0]}r{dense[1]}" if dense else "")
     return f"{s}-i{iterations}" if method.startswith("HDP ") else s
 
 
@@ -328,15 +325,21 @@ def eskdb_first_check() -> int | None:
     return AUTO_FIRST_CHECK.get("eskdb") if ESKDB_ITERATIONS is None else None
 
 
+def eskdb_dense() -> tuple[int, int] | None:
+    """(iterations, rows per class) of the default's cap on dense data (None at fixed iterations)."""
+    from hdp_plugin.config import AUTO_DENSE_ITERATIONS, DENSE_ROWS_PER_CLASS
+
+    cap = AUTO_DENSE_ITERATIONS.get("eskdb")
+    return (cap, DENSE_ROWS_PER_CLASS) if cap and ESKDB_ITERATIONS is None else None
+
+
 def eskdb_label() -> str:
     n = eskdb_iterations()
     if ESKDB_ITERATIONS is not None:
         return str(n)
     checks = eskdb_checks()
-    from hdp_plugin.config import AUTO_DENSE_ITERATIONS, DENSE_ROWS_PER_CLASS
-
-    dense = AUTO_DENSE_ITERATIONS.get("eskdb")
-    dense = f"; {dense} at {DENSE_ROWS_PER_CLASS} or more training rows per class" if dense else ""
+    dense = eskdb_dense()
+    dense = f"; {dense[0]} at {dense[1]} or more training rows per class" if dense else ""
     return f"its default (auto: trees checked at {' and '.join(map(str, checks))}, at most {n}{dense})" if checks \
         else f"its default ({n})"
 

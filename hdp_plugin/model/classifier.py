@@ -138,9 +138,10 @@ class BayesNetClassifier(_EstimatorBase):
         Gibbs iterations of the HDP sampler. None ("auto") stops every context tree once its
         averaged tables have converged (checked against a run of half as many iterations,
         docs/method.md section 4): for ESKDB at 25 and 50, at most 100 iterations (an ensemble
-        settles early), and 25 when the training rows average 100 or more per class; for the single networks at 500, 1000, 2000 and 4000, at most 5000. A number runs
-        every tree that long (the paper's experiments use 50,000). ``get_params`` returns the argument as given
-        (None); the most any tree ran is ``fit_info_["iterations"]`` (every tree's count in
+        settles early), and 25 when the training rows average 100 or more per class; for the single
+        networks at 500, 1000, 2000 and 4000, at most 5000. A number runs every tree that long (the
+        paper's experiments use 50,000). ``get_params`` returns the argument as given (None); the most
+        any tree ran is ``fit_info_["iterations"]`` (every tree's count in
         ``fit_info_["tree_iterations"]``) and is written to the model file.
     burn_in : int or None, default=None
         Iterations discarded before averaging, below the iterations used; None means

@@ -934,7 +934,14 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     if (m_Model == null) {
       throw new Exception("HDPBayesNet: no model built yet");
     }
-    double[] p = m_Coder.distribution(instance);
+    return inWekaOrder(m_Coder.distribution(instance));
+  }
+
+  /**
+   * A distribution in the model's class order, in the order of the Weka class attribute's values (0 for a
+   * value the model has no class for).
+   */
+  private double[] inWekaOrder(double[] p) {
     double[] out = new double[m_ClassMap.length];
     for (int w = 0; w < out.length; w++) {
       out[w] = m_ClassMap[w] < 0 ? 0.0 : p[m_ClassMap[w]];
@@ -973,11 +980,7 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       int to = Math.min(out.length, from + PREDICTION_BLOCK);
       double[][] p = m_Coder.distributions(insts, from, to);
       for (int r = from; r < to; r++) {
-        double[] o = new double[m_ClassMap.length];
-        for (int w = 0; w < o.length; w++) {
-          o[w] = m_ClassMap[w] < 0 ? 0.0 : p[r - from][m_ClassMap[w]];
-        }
-        out[r] = o;
+        out[r] = inWekaOrder(p[r - from]);
       }
     }
     return out;
