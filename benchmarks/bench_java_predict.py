@@ -1,17 +1,20 @@
 """Prediction rows per second in Python and in the Weka package's pure Java, on the same model.
 
 Run:  python benchmarks/bench_java_predict.py [--rows 1000000] [--k 5]
-      python benchmarks/bench_java_predict.py --data ARFF [--before DIR] [--rounds 3]
+      python benchmarks/bench_java_predict.py --data ARFF|NAME [--mlbench-dir DIR] [--before DIR] [--rounds 3]
 
 Synthetic mode (no --data): trains kDB-k (HDP, 200 iterations) on 50,000 seeded synthetic rows, writes
 the model file, then predicts ROWS synthetic rows with BayesNetClassifier.predict_proba (all cores) and
 with the Java network's distribution (one thread, after a warm-up pass), and prints both probabilities'
 checksums.
 
---data ARFF: trains the package default, ``BayesNetClassifier(random_state=0)``, on the file and predicts
-the file's rows in Python (predict_proba of the saved model, after a warm-up) and in Java (a separate
-``java`` process coding each row with InstanceCoder, as HDPBayesNet predicts, after a warm-up pass);
-every side's Java probabilities must match its own Python's within 1e-6. With --before DIR, another
+--data ARFF (or a data set name, as benchmarks/accuracy.py finds them, with --mlbench-dir for mlbench's):
+trains the package default, ``BayesNetClassifier(random_state=0)``, on the file and predicts the file's rows
+in Python (predict_proba of the saved model, after a warm-up) and in Java (a separate ``java`` process,
+``java_predict/PredictArff.java``, predicting as HDPBayesNet does: row by row, as distributionForInstance,
+and in blocks of 256 rows, as distributionsForInstances for Weka's evaluation, the two alternating in the
+same process, each its shortest pass; the blocks must give the rows' probabilities exactly); every side's
+Java probabilities must match its own Python's within 1e-6. With --before DIR, another
 checkout does the same with its own code: its Python (subprocesses with PYTHONPATH=DIR) trains and writes
 its own model file, and its own jar (DIR/java_bridge/target, built with `mvn package` if absent)
 predicts. --rounds alternates the two codes and prints each side's minimum and the ratio after/before.
@@ -98,30 +101,44 @@ def data_mode(args) -> int:
         for side in sides:
             t0 = time.perf_counter()
             python(side, "--worker", "train")
-            print(f"{side}: trained the default on {args.data} in {time.perf_counter() - t0:.1f} s "
-                  f"({sides[side]})", flush=True)
+            where = f" ({sides[side]})" if args.before else ""
+            print(f"{side}: trained the default on {args.data.name} in {time.perf_counter() - t0:.1f} s{where}",
+                  flush=True)
             classpath[side] = java_classpath(sides[side])
-        times = {side: {"python": [], "java": []} for side in sides}
+        times = {side: {"python": [], "java": [], "java blocks": []} for side in sides}
         for r in range(args.rounds):
             for side in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
                 doc = json.loads(python(side, "--worker", "predict", "--proba", str(tmp / f"{side}.npy")))
                 proba = np.load(tmp / f"{side}.npy")
-                out = subprocess.run(["java", "-Xmx4g", "-cp", classpath[side], str(HERE / "java_predict" / "PredictArff.java"),
+                run = subprocess.run(["java", "-Xmx4g", "-cp", classpath[side], str(HERE / "java_predict" / "PredictArff.java"),
                                       str(tmp / f"{side}.model"), str(args.data), str(tmp / f"{side}.java.bin")],
-                                     capture_output=True, text=True, check=True).stdout.split()
+                                     capture_output=True, text=True)
+                if run.returncode != 0:
+                    print(f"{side}: PredictArff failed: {run.stderr.strip()}")
+                    return 1
+                lines = [line.split() for line in run.stdout.splitlines()]
                 java = np.fromfile(tmp / f"{side}.java.bin", dtype="<f8").reshape(proba.shape)
-                rows, java_s = int(out[0]), float(out[2])
+                rows, java_s = int(lines[0][0]), float(lines[0][2])
+                blocks_s = None if lines[1][1] == "unavailable" else float(lines[1][1])
                 gap = float(np.abs(java - proba).max())
                 if rows != doc["rows"] or not gap <= 1e-6:
                     print(f"{side}: Java's {rows} rows differ from Python's {doc['rows']} by up to {gap:.3g}")
                     return 1
                 times[side]["python"].append(doc["seconds"])
                 times[side]["java"].append(java_s)
-                print(f"round {r + 1} {side}: Python {doc['seconds']:.3f} s, Java {java_s:.3f} s "
+                if blocks_s is not None:
+                    times[side]["java blocks"].append(blocks_s)
+                blocks = "" if blocks_s is None else f", Java in blocks {blocks_s:.3f} s"
+                print(f"round {r + 1} {side}: Python {doc['seconds']:.3f} s, Java row by row {java_s:.3f} s{blocks} "
                       f"({rows} rows, largest difference {gap:.2g})", flush=True)
         for side in sides:
-            best = {lang: min(t) for lang, t in times[side].items()}
-            print(f"{side}: minimum of {args.rounds}: Python {best['python']:.3f} s, Java {best['java']:.3f} s")
+            best = {lang: min(t) for lang, t in times[side].items() if t}
+            blocks = ""
+            if "java blocks" in best:
+                blocks = (f", Java in blocks {best['java blocks']:.3f} s (blocks / row by row "
+                          f"{best['java blocks'] / best['java']:.3f})")
+            print(f"{side}: minimum of {args.rounds}: Python {best['python']:.3f} s, "
+                  f"Java row by row {best['java']:.3f} s{blocks}")
         if "before" in sides:
             for lang in ("python", "java"):
                 ratio = min(times["after"][lang]) / min(times["before"][lang])
@@ -133,7 +150,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000, help="Rows to predict.")
     ap.add_argument("--k", type=int, default=5, help="k of kDB.")
-    ap.add_argument("--data", type=Path, help="An ARFF file: train the default on it and predict its rows.")
+    ap.add_argument("--data", type=Path, help="An ARFF file, or a data set name as benchmarks/accuracy.py finds "
+                    "them: train the default on it and predict its rows.")
+    ap.add_argument("--mlbench-dir", type=Path, help="With --data NAME: r-cran-mlbench's data folder (mlbench.py).")
     ap.add_argument("--before", type=Path, help="With --data: another checkout, timed beside this one.")
     ap.add_argument("--rounds", type=int, default=3, help="With --data: rounds, the two codes alternating.")
     ap.add_argument("--worker", choices=["train", "predict"], help=argparse.SUPPRESS)
@@ -148,6 +167,14 @@ def main(argv=None) -> int:
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
     if args.data:
+        if not args.data.exists():
+            import accuracy
+
+            found, why = accuracy.find_dataset(str(args.data), [accuracy.DEBIAN_EXAMPLES, ROOT / "tests" / "data"],
+                                               args.mlbench_dir)
+            if found is None:
+                ap.error(f"--data {args.data}: {why}")
+            args.data = found
         return data_mode(args)
 
     from hdp_plugin import BayesNetClassifier, save_model

@@ -106,6 +106,8 @@ section --section speed-default-million -- python benchmarks/bench_default.py --
 section --section speed-default-numeric -- python benchmarks/bench_default.py --datasets \
   segment-challenge,mlbench-Vowel,mlbench-Vehicle,mlbench-Sonar,ionosphere,diabetes,glass --rounds 3 "${mlbench[@]}"
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
+section --section speed-java-blocks --code -- python benchmarks/bench_java_predict.py --data mlbench-LetterRecognition \
+  --rounds 1 "${mlbench[@]}"
 study --section speed-ingest --code -- python benchmarks/bench_ingest.py
 study --section speed-structure --code -- python benchmarks/bench_structure.py
 study --section speed-discretize --code -- python benchmarks/bench_discretize.py

@@ -615,9 +615,9 @@ def test_bench_profile_splits_a_fit_into_steps_that_add_up():
 
 @pytest.mark.java
 def test_bench_java_predict_data_mode_predicts_an_arff_alike_in_both_languages():
-    """``bench_java_predict.py --data`` on iris, one round, this checkout only (no timing asserted): the
-    default trained, its rows predicted in Python and in a ``java`` process, the two agreeing (else the
-    benchmark fails)."""
+    """``bench_java_predict.py --data iris`` (a name, found as accuracy.py finds data sets), one round, this
+    checkout only (no timing asserted): the default trained, its rows predicted in Python and in a ``java``
+    process, row by row and in blocks, all agreeing (else the benchmark fails)."""
     import glob
     import shutil
 
@@ -625,9 +625,10 @@ def test_bench_java_predict_data_mode_predicts_an_arff_alike_in_both_languages()
         pytest.skip("skipped: needs `java` and `mvn` (for Weka's class path) on the PATH")
     if not glob.glob(str(BENCH.parent / "java_bridge" / "target" / "hdp-bnc-weka-*.jar")):
         pytest.skip("skipped: needs the jar of `mvn package` in java_bridge/target")
-    iris = Path(__file__).resolve().parent / "data" / "iris.arff"
-    out = subprocess.run([sys.executable, str(BENCH / "bench_java_predict.py"), "--data", str(iris), "--rounds", "1"],
+    out = subprocess.run([sys.executable, str(BENCH / "bench_java_predict.py"), "--data", "iris", "--rounds", "1"],
                          capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONPATH=str(BENCH.parent)))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert re.search(r"round 1 after: Python [0-9.]+ s, Java [0-9.]+ s \(150 rows", out.stdout), out.stdout
+    assert re.search(r"round 1 after: Python [0-9.]+ s, Java row by row [0-9.]+ s, Java in blocks [0-9.]+ s "
+                     r"\(150 rows", out.stdout), out.stdout
+    assert re.search(r"blocks / row by row [0-9.]+\)", out.stdout), out.stdout
     assert "after / before" not in out.stdout
