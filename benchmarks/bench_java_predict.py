@@ -105,7 +105,8 @@ def data_mode(args) -> int:
             print(f"{side}: trained the default on {args.data.name} in {time.perf_counter() - t0:.1f} s{where}",
                   flush=True)
             classpath[side] = java_classpath(sides[side])
-        times = {side: {"python": [], "java": [], "java blocks": []} for side in sides}
+        times = {side: {"python": [], "java": [], "java blocks": [], "java read": [], "java first read": []}
+                 for side in sides}
         for r in range(args.rounds):
             for side in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
                 doc = json.loads(python(side, "--worker", "predict", "--proba", str(tmp / f"{side}.npy")))
@@ -120,6 +121,8 @@ def data_mode(args) -> int:
                 java = np.fromfile(tmp / f"{side}.java.bin", dtype="<f8").reshape(proba.shape)
                 rows, java_s = int(lines[0][0]), float(lines[0][2])
                 blocks_s = None if lines[1][1] == "unavailable" else float(lines[1][1])
+                times[side]["java read"].append(float(lines[2][1]))
+                times[side]["java first read"].append(float(lines[2][4]))
                 gap = float(np.abs(java - proba).max())
                 if rows != doc["rows"] or not gap <= 1e-6:
                     print(f"{side}: Java's {rows} rows differ from Python's {doc['rows']} by up to {gap:.3g}")
@@ -130,7 +133,9 @@ def data_mode(args) -> int:
                     times[side]["java blocks"].append(blocks_s)
                 blocks = "" if blocks_s is None else f", Java in blocks {blocks_s:.3f} s"
                 print(f"round {r + 1} {side}: Python {doc['seconds']:.3f} s, Java row by row {java_s:.3f} s{blocks} "
-                      f"({rows} rows, largest difference {gap:.2g})", flush=True)
+                      f"({rows} rows, largest difference {gap:.2g}); Java reads the model file in "
+                      f"{times[side]['java read'][-1]:.3f} s ({times[side]['java first read'][-1]:.3f} s the first time)",
+                      flush=True)
         for side in sides:
             best = {lang: min(t) for lang, t in times[side].items() if t}
             blocks = ""
@@ -138,9 +143,10 @@ def data_mode(args) -> int:
                 blocks = (f", Java in blocks {best['java blocks']:.3f} s (blocks / row by row "
                           f"{best['java blocks'] / best['java']:.3f})")
             print(f"{side}: minimum of {args.rounds}: Python {best['python']:.3f} s, "
-                  f"Java row by row {best['java']:.3f} s{blocks}")
+                  f"Java row by row {best['java']:.3f} s{blocks}; Java reads the model file in {best['java read']:.3f} s "
+                  f"({best['java first read']:.3f} s the first time)")
         if "before" in sides:
-            for lang in ("python", "java"):
+            for lang in ("python", "java", "java read", "java first read"):
                 ratio = min(times["after"][lang]) / min(times["before"][lang])
                 print(f"{lang}: after / before = {ratio:.3f}")
     return 0

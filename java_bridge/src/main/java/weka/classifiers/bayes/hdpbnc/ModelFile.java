@@ -86,6 +86,20 @@ public final class ModelFile {
     }
   }
 
+  /** {@link #need(boolean, String)} with the message {@code prefix + what}, made only on failure (checks in loops). */
+  private static void need(boolean cond, String prefix, String what) throws Corrupt {
+    if (!cond) {
+      throw new Corrupt(prefix + what);
+    }
+  }
+
+  /** {@link #need(boolean, String)} with the message {@code at + j + what}, made only on failure (checks in loops). */
+  private static void need(boolean cond, String at, int j, String what) throws Corrupt {
+    if (!cond) {
+      throw new Corrupt(at + j + what);
+    }
+  }
+
   /**
    * Reads and verifies a model file.
    *
@@ -599,14 +613,15 @@ public final class ModelFile {
     int[] offsets = cells.offsets;
     int[] values = (int[]) ArrowFileReader.values(cells.children.get(0).children.get(0));
     double[] lp = (double[]) ArrowFileReader.values(cells.children.get(0).children.get(1));
-    String at = "tree " + t + ", node ";
+    String tree = "tree " + t;
+    String at = tree + ", node ";
     // the shape: children add up, every node after its parent, breadth first, no deeper than the branching
     long sum = 0;
     for (int j = 0; j < n; j++) {
-      need(children[j] >= 0, at + j + ": a negative number of children");
+      need(children[j] >= 0, at, j, ": a negative number of children");
       sum += children[j];
     }
-    need(sum == n - 1, "tree " + t + ": the nodes' children do not add up to its nodes");
+    need(sum == n - 1, tree, ": the nodes' children do not add up to its nodes");
     int[] parent = new int[n];
     parent[0] = -1;
     for (int j = 0, pos = 1; j < n; j++) {
@@ -615,46 +630,46 @@ public final class ModelFile {
       }
     }
     for (int j = 1; j < n; j++) {
-      need(parent[j] < j, "tree " + t + ": a node comes before its parent");
+      need(parent[j] < j, tree, ": a node comes before its parent");
     }
     int[] depth = new int[n];
     for (int j = 1; j < n; j++) {
       depth[j] = depth[parent[j]] + 1;
-      need(depth[j] <= vars.length, "tree " + t + ": deeper than its branching variables");
+      need(depth[j] <= vars.length, tree, ": deeper than its branching variables");
     }
     for (int j = 1; j < n; j++) {
-      need(depth[j] >= depth[j - 1], "tree " + t + ": nodes not in breadth-first order");
+      need(depth[j] >= depth[j - 1], tree, ": nodes not in breadth-first order");
     }
     need(branch[0] == 0, at + "0: a root's branch must be 0");
     for (int j = 1; j < n; j++) {
       int radix = depth[j] == 1 ? nClasses : net.m_Cardinalities[vars[depth[j] - 1]];
-      need(branch[j] >= 0 && branch[j] < radix, at + j + ": branch value out of range");
+      need(branch[j] >= 0 && branch[j] < radix, at, j, ": branch value out of range");
     }
     for (int j = 2; j < n; j++) {
-      need(parent[j] != parent[j - 1] || branch[j] > branch[j - 1], at + j + ": children not sorted by branch value");
+      need(parent[j] != parent[j - 1] || branch[j] > branch[j - 1], at, j, ": children not sorted by branch value");
     }
     // the cells: at least one a node, values in range and sorted, log-probabilities finite and at most 0
     for (int j = 0; j < n; j++) {
-      need(offsets[j + 1] > offsets[j], at + j + ": a node without a cell");
+      need(offsets[j + 1] > offsets[j], at, j, ": a node without a cell");
     }
     for (int j = 0; j < n; j++) {
       for (int i = offsets[j]; i < offsets[j + 1]; i++) {
-        need(values[i] >= 0 && values[i] < card, at + j + ": a cell's value out of range");
+        need(values[i] >= 0 && values[i] < card, at, j, ": a cell's value out of range");
       }
     }
     for (int j = 0; j < n; j++) {
       for (int i = offsets[j] + 1; i < offsets[j + 1]; i++) {
-        need(values[i] > values[i - 1], at + j + ": cells not sorted by value");
+        need(values[i] > values[i - 1], at, j, ": cells not sorted by value");
       }
     }
     for (int j = 0; j < n; j++) {
       for (int i = offsets[j]; i < offsets[j + 1]; i++) {
-        need(Double.isFinite(lp[i]) && lp[i] <= 1e-9, at + j + ": a log-probability that is not finite and at most 0");
+        need(Double.isFinite(lp[i]) && lp[i] <= 1e-9, at, j, ": a log-probability that is not finite and at most 0");
       }
     }
     for (int j = 0; j < n; j++) {
-      need(!Double.isNaN(lb[j]) && lb[j] <= 0 && (mle || lb[j] != Double.NEGATIVE_INFINITY),
-        at + j + ": a back-off weight outside (0, 1]");
+      need(!Double.isNaN(lb[j]) && lb[j] <= 0 && (mle || lb[j] != Double.NEGATIVE_INFINITY), at, j,
+        ": a back-off weight outside (0, 1]");
     }
     // every node's distribution sums to one: its cells, plus its back-off weight times the share of its
     // back-off distribution that its cells' values do not take (HDP: its parent's, which has them all)
@@ -668,7 +683,7 @@ public final class ModelFile {
         double share = 0;
         for (int i = offsets[j]; i < offsets[j + 1]; i++) {
           int found = Arrays.binarySearch(values, offsets[p], offsets[p + 1], values[i]);
-          need(found >= 0, at + j + ": a cell its parent has not");
+          need(found >= 0, at, j, ": a cell its parent has not");
           share += Math.exp(lp[found]);
         }
         rest[j] = 1.0 - share;
@@ -679,8 +694,7 @@ public final class ModelFile {
       for (int i = offsets[j]; i < offsets[j + 1]; i++) {
         total += Math.exp(lp[i]);
       }
-      need(Math.abs(total + Math.exp(lb[j]) * rest[j] - 1.0) <= 1e-6, at + j
-        + ": its distribution does not sum to one");
+      need(Math.abs(total + Math.exp(lb[j]) * rest[j] - 1.0) <= 1e-6, at, j, ": its distribution does not sum to one");
     }
     // into the network's arrays: children follow in breadth-first order, so node j's are a block
     int off = net.m_TreeNodeStart[t];
