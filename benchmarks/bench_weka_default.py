@@ -1,6 +1,6 @@
 """Weka's 10-fold cross-validation with no options: HDPBayesNet against weka.classifiers.trees.RandomForest.
 
-    python benchmarks/bench_weka_default.py [--rounds 3] [--heap 2g] [--zip ZIP] [DATA ...]
+    python benchmarks/bench_weka_default.py [--rounds 3] [--heap 2g] [--zip ZIP] [--mlbench-dir DIR] [DATA ...]
 
 What a Weka user compares: ``weka.Run CLASSIFIER -t DATA`` (Weka's default 10-fold cross-validation
 and the final model on all the data, 11 fits), once with ``weka.classifiers.bayes.HDPBayesNet`` (no
@@ -12,13 +12,15 @@ environment is made.
 A first HDPBayesNet run, not timed, starts the daemon and warms numba's cache; every timed run is a
 whole ``java`` process (the JVM's start included, for both). Prints each run's wall time and Weka's
 figures (percent correct, RMSE), and the minimum of each side with their ratio.
-Default data: credit-g and segment-challenge of Debian's weka package (--weka-examples DIR).
+DATA: ARFF files or data set names (found as benchmarks/accuracy.py finds them); by default credit-g and
+segment-challenge of Debian's weka package (--weka-examples DIR).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -42,7 +44,10 @@ def _figures(output: str) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("data", nargs="*", type=Path)
+    ap.add_argument("data", nargs="*", type=Path,
+                    help="ARFF files, or data set names as benchmarks/accuracy.py finds them (--mlbench-dir for "
+                         "mlbench's); default credit-g and segment-challenge")
+    ap.add_argument("--mlbench-dir", type=Path, help="r-cran-mlbench's data folder (mlbench.py)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--heap", default="2g", help="the JVM's largest heap (-Xmx) for every Weka run")
     ap.add_argument("--zip", type=Path, help="the package zip (default: build it with Maven)")
@@ -52,14 +57,27 @@ def main(argv=None) -> int:
                          "another checkout compares that code's daemon with the same script")
     args = ap.parse_args(argv)
     data = args.data or [args.weka_examples / "credit-g.arff", args.weka_examples / "segment-challenge.arff"]
-    for path in data:
-        if not path.is_file():
+    for i, path in enumerate(data):
+        if path.is_file():
+            continue
+        if path.suffix == "" and path.parent == Path("."):  # a name
+            import accuracy
+
+            found, why = accuracy.find_dataset(str(path), [args.weka_examples, ROOT / "tests" / "data"],
+                                               args.mlbench_dir)
+            if found is None:
+                ap.error(f"{path}: {why}")
+            data[i] = found
+        else:
             ap.error(f"{path}: no such file (Debian's weka package: apt-get download weka; dpkg -x)")
     cp = subprocess.run(["bash", str(ROOT / "tools" / "weka" / "classpath.sh")], capture_output=True, text=True,
                         check=True).stdout.strip()
     zip_path = args.zip.resolve() if args.zip else None
     if zip_path is None:
-        subprocess.run(["mvn", "-q", "-B", "-o", "package", "-DskipTests"], cwd=ROOT / "java_bridge", check=True)
+        built = subprocess.run(["mvn", "-q", "-B", "-o", "package", "-DskipTests"], cwd=ROOT / "java_bridge",
+                               capture_output=True, text=True)
+        if built.returncode != 0:
+            sys.exit(f"mvn package failed in {ROOT / 'java_bridge'}:\n{built.stdout}{built.stderr}")
         zip_path = next((ROOT / "java_bridge" / "target").glob("HDPBayesNet-*.zip"))
     home = Path(tempfile.mkdtemp(prefix="weka-home-"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
@@ -69,7 +87,8 @@ def main(argv=None) -> int:
     try:
         subprocess.run(java + ["weka.core.WekaPackageManager", "-install-package", str(zip_path)], env=env, cwd=home,
                        check=True, capture_output=True, text=True)
-        print(f"# {zip_path} in a fresh Weka home; {os.cpu_count()} CPUs; daemon's Python {args.python}")
+        python = f"this Python ({platform.python_version()})" if args.python == sys.executable else args.python
+        print(f"# {zip_path.name} in a fresh Weka home; {os.cpu_count()} CPUs; the daemon runs on {python}")
         for path in data:
             times: dict[str, list[float]] = {name: [] for name in CLASSIFIERS}
             for r in range(-1, args.rounds):

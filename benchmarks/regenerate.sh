@@ -108,6 +108,8 @@ section --section speed-default-numeric -- python benchmarks/bench_default.py --
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
 section --section speed-java-blocks --code -- python benchmarks/bench_java_predict.py --data mlbench-LetterRecognition \
   --rounds 1 "${mlbench[@]}"
+section --section speed-weka-cv --code -- python benchmarks/bench_weka_default.py --rounds 2 segment-challenge \
+  mlbench-LetterRecognition "${mlbench[@]}"
 study --section speed-ingest --code -- python benchmarks/bench_ingest.py
 study --section speed-structure --code -- python benchmarks/bench_structure.py
 study --section speed-discretize --code -- python benchmarks/bench_discretize.py
