@@ -32,15 +32,7 @@ sys.path.insert(0, str(HERE))
 
 import accuracy  # noqa: E402
 from hdp_plugin import config  # noqa: E402
-
-#: the accuracy tables' 30 sets
-DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris", "iris.2D", "glass",
-            "breast-cancer", "ionosphere", "vote", "diabetes", "soybean", "unbalanced", "credit-g",
-            "segment-challenge", "supermarket", "mlbench-Zoo", "mlbench-Sonar", "mlbench-Glass",
-            "mlbench-Ionosphere", "mlbench-HouseVotes84", "mlbench-Soybean", "mlbench-BreastCancer",
-            "mlbench-PimaIndiansDiabetes", "mlbench-Vehicle", "mlbench-Vowel", "mlbench-DNA", "mlbench-Satellite",
-            "mlbench-LetterRecognition", "mlbench-Shuttle"]
-
+from hdp_plugin.params import resolved_iterations  # noqa: E402
 
 def fold_measures(train, test, seed: int, iterations) -> tuple[float, float, float]:
     """(RMSE, log-loss, 0-1 loss) of the default ensemble fitted on ``train`` with ``iterations``."""
@@ -51,13 +43,13 @@ def fold_measures(train, test, seed: int, iterations) -> tuple[float, float, flo
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--datasets", default=",".join(accuracy.DATASETS), help="default: the accuracy tables' 30 sets")
     ap.add_argument("--seed-offset", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=5, help="repetitions of 2-fold cross-validation")
-    ap.add_argument("--arff-dir", type=Path, default=Path("/tmp/wekadeb/usr/share/doc/weka/examples"))
+    ap.add_argument("--arff-dir", type=Path, default=accuracy.DEBIAN_EXAMPLES)
     ap.add_argument("--mlbench-dir", type=Path, default=None)
     args = ap.parse_args(argv)
-    cut = config.DENSE_ROWS_PER_CLASS
+    cut, short = config.DENSE_ROWS_PER_CLASS, config.AUTO_DENSE_ITERATIONS["eskdb"]
     rows = []
     try:
         config.DENSE_ROWS_PER_CLASS = float("inf")  # "100": the rule without its dense cap
@@ -68,11 +60,12 @@ def main(argv=None) -> int:
                 continue
             folds = [(r, f, *accuracy.fold_split(path, r, f)) for r in range(args.repeats) for f in range(2)]
             y = folds[0][2].y
-            per_class = len(y) / len(np.unique(y[y >= 0]))
+            counts = np.bincount(y[y >= 0])
+            per_class = len(y) / np.count_nonzero(counts)
             both = np.array([[fold_measures(tr, te, accuracy.seed_of(r, f) + args.seed_offset, it)
-                              for it in (None, 25)] for r, f, tr, te in folds])  # (fold, rule, measure)
+                              for it in (None, short)] for r, f, tr, te in folds])  # (fold, rule, measure)
             long, change = both[:, 0].mean(axis=0), (both[:, 1] - both[:, 0]).mean(axis=0)
-            rows.append((per_class, name, len(y), long, change))
+            rows.append((per_class, name, len(y), counts, long, change))
             print(f"{name}: done", file=sys.stderr, flush=True)
     finally:
         config.DENSE_ROWS_PER_CLASS = cut
@@ -80,20 +73,20 @@ def main(argv=None) -> int:
     print(f"Default ensemble, {args.repeats}x2 cross-validation, seeds + {args.seed_offset}: test measures of the "
           f"trees at the rule's cap of {config.AUTO_ITERATIONS['eskdb']} (checked at "
           f"{config.AUTO_FIRST_CHECK['eskdb']} and {2 * config.AUTO_FIRST_CHECK['eskdb']}), and the change with "
-          f"every tree at 25 iterations (negative: 25 is better); the rule: 25 from {cut} training rows per "
-          "class on.\n")
+          f"every tree at {short} iterations (negative: {short} is better); the rule: {short} from {cut} training "
+          "rows per class on.\n")
     print("| data set | training rows | rows per class | rule | RMSE | log-loss | 0-1 loss | RMSE change | "
           "log-loss change | 0-1 change |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for per_class, name, n, long, change in rows:
-        rule = 25 if per_class >= cut else config.AUTO_ITERATIONS["eskdb"]
+    for per_class, name, n, counts, long, change in rows:
+        rule = resolved_iterations("eskdb", None, counts)
         print(f"| {name} | {n} | {per_class:.0f} | {rule} | " + " | ".join(f"{v:.4f}" for v in long) + " | "
               + " | ".join(f"{v:+.4f}" for v in change) + " |")
     for label, keep in ((f"below {cut} rows per class", lambda r: r[0] < cut),
                         (f"{cut} or more rows per class", lambda r: r[0] >= cut)):
         part = [r for r in rows if keep(r)]
         if part:
-            mean = np.mean([r[4] for r in part], axis=0)
+            mean = np.mean([r[5] for r in part], axis=0)
             print(f"| mean change, {len(part)} sets {label} | | | | | | | " + " | ".join(f"{v:+.4f}" for v in mean)
                   + " |")
     return 0
