@@ -164,9 +164,13 @@ def our_classifier(method: str, iterations: int, seed: int):
 
 def find_dataset(name: str, data_dirs: list[Path], mlbench_dir: Path | None = None,
                  cache: Path = HERE / ".cache") -> tuple[Path | None, str]:
-    """The ARFF file of a data set, and why there is none: ``<name>.arff`` in the first of
-    ``data_dirs`` that has it, or for ``mlbench-<R name>`` the ARFF converted from mlbench's
-    ``.rda`` file (in ``mlbench_dir`` or a default place) under ``cache/mlbench``."""
+    """The ARFF file of a data set, and why there is none: ``name`` itself when it is the path of a file,
+    else ``<name>.arff`` in the first of ``data_dirs`` that has it, or for ``mlbench-<R name>`` the ARFF
+    converted from mlbench's ``.rda`` file (in ``mlbench_dir`` or a default place) under ``cache/mlbench``."""
+    if Path(name).is_file():
+        return Path(name), ""
+    if name.endswith(".arff") or "/" in name or "\\" in name:
+        return None, "no such file"
     if name.startswith(mlbench.PREFIX):
         out = cache / "mlbench"
         rda_dir = mlbench.find_rda_dir(mlbench_dir)

@@ -173,14 +173,13 @@ def main(argv=None) -> int:
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
     if args.data:
-        if not args.data.exists():
-            import accuracy
+        import accuracy
 
-            found, why = accuracy.find_dataset(str(args.data), [accuracy.DEBIAN_EXAMPLES, ROOT / "tests" / "data"],
-                                               args.mlbench_dir)
-            if found is None:
-                ap.error(f"--data {args.data}: {why}")
-            args.data = found
+        found, why = accuracy.find_dataset(str(args.data), [accuracy.DEBIAN_EXAMPLES, ROOT / "tests" / "data"],
+                                           args.mlbench_dir)
+        if found is None:
+            ap.error(f"--data {args.data}: {why}")
+        args.data = found
         return data_mode(args)
 
     from hdp_plugin import BayesNetClassifier, save_model

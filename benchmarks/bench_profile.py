@@ -137,14 +137,11 @@ def main(argv=None) -> int:
     print("| data set | rows | attributes | fit s | " + " | ".join(COLUMNS) + " |")
     print("|---|---:|---:|---:|" + "---:|" * len(COLUMNS))
     for name in args.data or DATASETS:
-        path = Path(name)
-        if not path.exists():
-            found, why = accuracy.find_dataset(name, args.data_dir + [accuracy.DEBIAN_EXAMPLES, HERE.parent / "tests" / "data"],
-                                               args.mlbench_dir)
-            if found is None:
-                print(f"bench_profile: {name}: {why}", file=sys.stderr)
-                continue
-            path = found
+        path, why = accuracy.find_dataset(name, args.data_dir + [accuracy.DEBIAN_EXAMPLES, HERE.parent / "tests" / "data"],
+                                          args.mlbench_dir)
+        if path is None:
+            print(f"bench_profile: {name}: {why}", file=sys.stderr)
+            continue
         n, a, total, s = profile(path, args.rounds, timer)
         print(f"| {path.stem} | {n:,} | {a} | {total:.3f} | " + " | ".join(f"{s[c]:.3f}" for c in COLUMNS) + " |",
               flush=True)

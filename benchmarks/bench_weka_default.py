@@ -57,19 +57,12 @@ def main(argv=None) -> int:
                          "another checkout compares that code's daemon with the same script")
     args = ap.parse_args(argv)
     data = args.data or [args.weka_examples / "credit-g.arff", args.weka_examples / "segment-challenge.arff"]
-    for i, path in enumerate(data):
-        if path.is_file():
-            continue
-        if path.suffix == "" and path.parent == Path("."):  # a name
-            import accuracy
+    import accuracy
 
-            found, why = accuracy.find_dataset(str(path), [args.weka_examples, ROOT / "tests" / "data"],
-                                               args.mlbench_dir)
-            if found is None:
-                ap.error(f"{path}: {why}")
-            data[i] = found
-        else:
-            ap.error(f"{path}: no such file (Debian's weka package: apt-get download weka; dpkg -x)")
+    for i, path in enumerate(data):
+        data[i], why = accuracy.find_dataset(str(path), [args.weka_examples, ROOT / "tests" / "data"], args.mlbench_dir)
+        if data[i] is None:
+            ap.error(f"{path}: {why} (Debian's weka package: apt-get download weka; dpkg -x)")
     cp = subprocess.run(["bash", str(ROOT / "tools" / "weka" / "classpath.sh")], capture_output=True, text=True,
                         check=True).stdout.strip()
     zip_path = args.zip.resolve() if args.zip else None
