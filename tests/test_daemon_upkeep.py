@@ -48,6 +48,20 @@ def _sampling(spool: Path, name: str) -> bool:
     return doc.get("phase") == "sampling" and doc.get("iteration", 0) > 0
 
 
+def _venv_seeing_these_packages(where: Path) -> Path:
+    """A real virtual environment (no pip) whose site-packages also hold this interpreter's, so that
+    its python imports what the tests' python imports, whether those packages live in a venv or in the
+    base interpreter; returns its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=300)
+    python = where / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    ours = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True, timeout=120).stdout.strip()
+    theirs = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+    lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in theirs)
+    Path(ours, "tests-python.pth").write_text(lines, encoding="utf-8")
+    return python
+
+
 # ------------------------------------------------------------------------------------------
 # an uninstalled daemon stops, and its running job goes back to new/
 # ------------------------------------------------------------------------------------------
@@ -57,10 +71,7 @@ def test_a_daemon_whose_installation_is_removed_puts_its_job_back_and_exits(tmp_
     virtual environment's python): removing either stops the daemon, which puts its job back."""
     site = tmp_path / "site"
     shutil.copytree(ROOT / "hdp_plugin", site / "hdp_plugin", ignore=shutil.ignore_patterns("__pycache__"))
-    venv = tmp_path / "venv"
-    venv.mkdir()
-    python = venv / "python"
-    os.symlink(sys.executable, python)
+    python = _venv_seeing_these_packages(tmp_path / "venv")
     spool = tmp_path / "spool"
     client.publish(spool, VOTE, LONG_JOB, name="long")
     log = tmp_path / "daemon.log"
@@ -69,7 +80,11 @@ def test_a_daemon_whose_installation_is_removed_puts_its_job_back_and_exits(tmp_
                                 cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)},
                                 stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True)
     try:
-        wait_until(lambda: proc.poll() is None and _sampling(spool, "long"), 120, "the job sampling")
+        def sampling():
+            assert proc.poll() is None, f"the daemon exited with {proc.returncode}: {log.read_text()}"
+            return _sampling(spool, "long")
+
+        wait_until(sampling, 120, "the job sampling")
         if removed == "package":
             shutil.rmtree(site)  # pip uninstall
         else:

@@ -79,6 +79,31 @@ class DaemonIT {
     return c;
   }
 
+  /**
+   * @return daemon {@code id}'s heartbeat document, read once it is there: a daemon takes its lock before
+   *   its first heartbeat, and on a busy machine the lock alone may show for a while
+   */
+  static Map<?, ?> awaitHeartbeat(Path spool, String id) throws InterruptedException {
+    Path file = spool.resolve("daemons").resolve(id + ".json");
+    for (long end = System.currentTimeMillis() + 120_000; System.currentTimeMillis() < end; Thread.sleep(50)) {
+      Object beat = heartbeat(spool, id);
+      if (beat instanceof Map) {
+        return (Map<?, ?>) beat;
+      }
+    }
+    throw new AssertionError("no heartbeat in " + file);
+  }
+
+  /** @return daemon {@code id}'s heartbeat document, or null while it is not there (or not whole) */
+  static Object heartbeat(Path spool, String id) {
+    try {
+      return Json.parse(new String(Files.readAllBytes(spool.resolve("daemons").resolve(id + ".json")),
+        StandardCharsets.UTF_8));
+    } catch (java.io.IOException | IllegalArgumentException e) {
+      return null;
+    }
+  }
+
   static Instances data(String file, String cls) throws Exception {
     Instances d = DataSource.read(TestFiles.data().resolve(file).toString());
     d.setClass(d.attribute(cls));
@@ -454,8 +479,7 @@ class DaemonIT {
       Future<?> f = trainInBackground(ex, spool);
       Path job = awaitClaimed(spool);
       String daemon = job.getParent().getFileName().toString();
-      Map<?, ?> beat = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(spool.resolve("daemons").resolve(
-        daemon + ".json")), StandardCharsets.UTF_8));
+      Map<?, ?> beat = awaitHeartbeat(spool, daemon);
       List<ProcessHandle> procs = new ArrayList<>();
       ProcessHandle.of((Long) beat.get("pid")).ifPresent(procs::add);
       for (Object w : (List<?>) beat.get("worker_pids")) {

@@ -2,7 +2,6 @@ package weka.classifiers.bayes;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -21,7 +20,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import weka.classifiers.bayes.hdpbnc.Json;
 import weka.classifiers.bayes.hdpbnc.Spool;
 import weka.core.Instances;
 
@@ -65,7 +63,7 @@ class DaemonReplacementIT {
     while (System.currentTimeMillis() < end) {
       assertTrue(p.isAlive(), () -> "the daemon exited: " + read(m_Tmp.resolve("old-daemon.log")));
       for (String id : Spool.liveDaemons(spool)) {
-        Object beat = Json.parse(read(spool.resolve("daemons").resolve(id + ".json")));
+        Object beat = DaemonIT.heartbeat(spool, id);
         if (beat instanceof Map && "running".equals(((Map<?, ?>) beat).get("state"))
           && ((Map<?, ?>) beat).get("workers").equals(((Map<?, ?>) beat).get("ready_workers"))) {
           return (Map<?, ?>) beat;
@@ -97,8 +95,7 @@ class DaemonReplacementIT {
     assertTrue(old.waitFor(60, TimeUnit.SECONDS), "the old daemon still runs");
     List<String> live = Spool.liveDaemons(spool);
     assertEquals(1, live.size(), live.toString());
-    Map<?, ?> beat = (Map<?, ?>) Json.parse(read(spool.resolve("daemons").resolve(live.get(0) + ".json")));
-    assertNotNull(beat);
+    Map<?, ?> beat = DaemonIT.awaitHeartbeat(spool, live.get(0));
     assertFalse("0.0.1".equals(beat.get("version")), beat.toString());
     try (Stream<Path> s = Files.list(spool.resolve("done"))) {
       assertEquals(0, s.count());
