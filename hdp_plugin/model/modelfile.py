@@ -34,6 +34,7 @@ import pyarrow.ipc
 from .. import config
 from .._fs import check_output, replacing
 from .._version import __version__
+from ..data._ipc_flat import FlatFile, IpcFault
 from ..data.dataset import TEMPORAL_KINDS, Attribute
 from ..errors import ModelFileError, NotFittedError
 from ..hdp.tables import ProbabilityTables, children_of
@@ -66,6 +67,15 @@ def node_schema(index_type: pa.DataType) -> pa.Schema:
 
 NARROW_SCHEMA = node_schema(pa.uint16())
 WIDE_SCHEMA = node_schema(pa.int32())
+
+
+def _columns(index: str) -> list[str]:
+    """The node table's columns as a reader compares them (docs/model-format.md section 2)."""
+    return [f"branch: {index}", f"children: {index}", "log_backoff: double",
+            f"cells: list<struct<value: {index} not null, log_prob: double not null> not null>"]
+
+
+NARROW_COLUMNS, WIDE_COLUMNS = _columns("uint16"), _columns("int32")
 #: the numpy type of every primitive Arrow type of the node table
 _NUMPY_TYPES = {pa.uint16(): np.dtype("<u2"), pa.int32(): np.dtype("<i4"), pa.float64(): np.dtype("<f8")}
 #: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles.
@@ -339,20 +349,6 @@ def _need(cond, what: str) -> None:
         raise _Corrupt(what)
 
 
-def _values(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
-    """The values of a fixed-width Arrow array without nulls, as a numpy view of its data buffer.
-
-    (``Array.to_numpy`` would import pandas, which reading a model file does not otherwise need; a
-    buffer shorter than the array is a ValueError.)"""
-    native = np.dtype(dtype.str[1:])  # pyarrow hands out native byte order
-    buf = arr.buffers()[1]
-    if buf is None:
-        if len(arr):
-            raise ValueError("a column without a data buffer")
-        return np.zeros(0, native)
-    return np.frombuffer(buf, dtype=native, count=len(arr), offset=arr.offset * native.itemsize)
-
-
 #: the deepest nesting of objects and arrays a model file's JSON documents may have (the Weka package's
 #: reader has the same bound, so that both readers refuse the same files)
 MAX_JSON_NESTING = 200
@@ -388,15 +384,15 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot read the model file: {exc.strerror or exc}") from exc
     try:
-        reader = pa.ipc.open_file(pa.BufferReader(data))
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise ModelFileError(
-            f"{path}: not an hdp-bnc model file (not a complete Arrow IPC file: truncated, corrupted or "
-            f"another format)"
-        ) from exc
-    meta = reader.schema.metadata or {}
+        file = FlatFile(data)
+    except IpcFault as exc:
+        raise ModelFileError(f"{path}: not an hdp-bnc model file ({exc})") from None
+    meta = file.metadata
     if MODEL_KEY not in meta:
         raise ModelFileError(f"{path}: an Arrow file, but not an hdp-bnc model file (no {MODEL_KEY.decode()} metadata)")
+    repeated = sorted(k.decode() for k in file.repeated & {MODEL_KEY, TRAINING_KEY, CHECKSUM_KEY})
+    if repeated:
+        raise ModelFileError(f"{path}: corrupted model file (the metadata key {repeated[0]} given twice)")
     model_json, training_json = meta[MODEL_KEY], meta.get(TRAINING_KEY, b"{}")
     try:
         doc = json.loads(model_json.decode("utf-8"), parse_constant=_not_json)
@@ -426,54 +422,30 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
                f"is no longer read by hdp_plugin {__version__} (it reads {config.MODEL_FORMAT_MAJOR}.x); train the "
                "model again")
         )
+    columns = [str(f) for f in file.fields]
+    if columns not in (NARROW_COLUMNS, WIDE_COLUMNS):
+        raise ModelFileError(f"{path}: corrupted model file (unexpected columns "
+                             f"{[f.name.decode('utf-8', 'replace') for f in file.fields]})")
+    batches, digest = [], hashlib.sha256(model_json + training_json)
     try:
-        fields = [(f.name, f.type) for f in reader.schema]
-    except UnicodeDecodeError as exc:
-        raise ModelFileError(f"{path}: corrupted model file (column names that are not UTF-8)") from exc
-    schema = next((sc for sc in (NARROW_SCHEMA, WIDE_SCHEMA) if fields == [(f.name, f.type) for f in sc]), None)
-    if schema is None:
-        raise ModelFileError(f"{path}: corrupted model file (unexpected columns {[n for n, _ in fields]})")
-    index = _NUMPY_TYPES[schema.field("branch").type]
-    batches = []
-    try:
-        for i in range(reader.num_record_batches):
-            b = reader.get_batch(i)
-            if any(b.column(j).null_count for j in range(b.num_columns)):
+        for i in range(file.num_batches):
+            cols = file.batch(i)
+            if any(c.has_nulls for c in cols):
                 raise ModelFileError(f"{path}: corrupted model file (nulls in tree {i})")
-            cells = b.column(3)
-            offsets = _offsets(cells)
-            struct = cells.values
-            if struct.null_count or any(struct.field(j).null_count for j in range(2)):
-                raise ModelFileError(f"{path}: corrupted model file (nulls in tree {i}'s cells)")
-            values = _values(struct.field(0), index)
-            log_probs = _values(struct.field(1), np.dtype("<f8"))
-            if offsets.size and (offsets[0] != 0 or offsets[-1] != values.size or values.size != log_probs.size):
-                raise ModelFileError(f"{path}: corrupted model file (bad cell offsets in tree {i})")
-            batches.append({"branch": np.array(_values(b.column(0), index), np.int64),
-                            "children": np.array(_values(b.column(1), index), np.int64),
-                            "log_backoff": np.array(_values(b.column(2), np.dtype("<f8")), np.float64),
-                            "cell_offsets": np.array(offsets, np.int64),
-                            "cell_value": np.array(values, np.int64),
-                            "cell_log_prob": np.array(log_probs, np.float64)})
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise ModelFileError(f"{path}: corrupted model file (unreadable record batch: {exc})") from exc
-    expected = meta.get(CHECKSUM_KEY, b"").decode("ascii", "replace")
-    actual = _digest(model_json, training_json, [
-        [c["branch"].astype(index), c["children"].astype(index), c["log_backoff"].astype("<f8"),
-         (c["cell_offsets"].astype("<i4"), c["cell_value"].astype(index), c["cell_log_prob"].astype("<f8"))]
-        for c in batches])
-    if expected != actual:
+            branch, children, log_backoff, cells = cols
+            value, log_prob = cells.children[0].children
+            for part in (branch.raw, children.raw, log_backoff.raw, cells.raw_offsets, value.raw, log_prob.raw):
+                digest.update(part)
+            batches.append({"branch": branch.values.astype(np.int64), "children": children.values.astype(np.int64),
+                            "log_backoff": log_backoff.values.astype(np.float64),
+                            "cell_offsets": cells.offsets.astype(np.int64),
+                            "cell_value": value.values.astype(np.int64),
+                            "cell_log_prob": log_prob.values.astype(np.float64)})
+    except IpcFault as exc:
+        raise ModelFileError(f"{path}: corrupted model file (unreadable record batch: {exc})") from None
+    if meta.get(CHECKSUM_KEY, b"").decode("ascii", "replace") != digest.hexdigest():
         raise ModelFileError(f"{path}: corrupted model file (checksum mismatch)")
     return doc, training, batches
-
-
-def _offsets(arr: pa.Array) -> np.ndarray:
-    """A list column's int32 offsets (rows + 1), as a numpy view."""
-    buf = arr.buffers()[1]
-    n = len(arr)
-    if buf is None or buf.size < 4 * (arr.offset + n + 1):
-        raise ValueError("a list column without its offsets")
-    return np.frombuffer(buf, dtype=np.int32, count=n + 1, offset=4 * arr.offset)
 
 
 def _read_tables(part: dict, n_classes: int, log_prior: np.ndarray, batches, backoff_to_parent: bool,

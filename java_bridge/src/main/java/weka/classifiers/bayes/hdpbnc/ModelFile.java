@@ -172,6 +172,12 @@ public final class ModelFile {
       throw new ModelFileException(source + ": an Arrow file, but not an hdp-bnc model file (no " + MODEL_KEY
         + " metadata)", null);
     }
+    for (String key : new String[] {MODEL_KEY, TRAINING_KEY, CHECKSUM_KEY}) {
+      if (reader.repeatedKeys().contains(key)) {
+        throw new ModelFileException(source + ": corrupted model file (the metadata key " + key + " given twice)",
+          null);
+      }
+    }
     byte[] trainingJson = meta.containsKey(TRAINING_KEY) ? meta.get(TRAINING_KEY)
       : "{}".getBytes(StandardCharsets.UTF_8);
     Map<String, Object> doc;
