@@ -39,7 +39,7 @@ from .._version import __version__
 from ..data._ipc_flat import FlatFile, IpcFault
 from ..data.conform import label_number
 from ..data.dataset import TEMPORAL_KINDS, Attribute
-from ..errors import ModelFileError, NotFittedError
+from ..errors import ModelFileError, NotFittedError, ParameterError
 from ..hdp.tables import ProbabilityTables, children_of
 from ..params import NAMES, canonical_params, check_all, default, resolved_iterations, usable_k
 from ..structure import Structure
@@ -454,7 +454,7 @@ def _read_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]], int]:
                             "cell_value": value.values.astype(np.int64),
                             "cell_log_prob": log_prob.values.astype(np.float64)})
     except IpcFault as exc:
-        raise ModelFileError(f"{path}: corrupted model file (unreadable record batch: {exc})") from None
+        raise ModelFileError(f"{path}: corrupted model file ({exc})") from None
     if meta.get(CHECKSUM_KEY, b"").decode("ascii", "replace") != digest.hexdigest():
         raise ModelFileError(f"{path}: corrupted model file (checksum mismatch)")
     return doc, training, batches, len(model_json)
@@ -843,7 +843,10 @@ def read_model(path) -> ModelContents:
         _need((log_prior <= 1e-9).all() and abs(float(np.exp(log_prior).sum()) - 1.0) < 1e-6, "bad class log-prior")
         params = {n: default(n) for n in NAMES}
         params.update((k, v) for k, v in doc["params"].items() if k in _STORED_PARAMS)
-        check_all(params)
+        try:
+            check_all(params)
+        except ParameterError as exc:
+            raise _Corrupt(f"params: {exc}") from None
         est = doc["estimator"]
         _need(est["name"] == params["estimator"], "the estimator does not match the parameters")
         backoff = est["backoff"]

@@ -235,8 +235,7 @@ public final class ModelFile {
     } catch (ModelFileException e) {
       throw e;
     } catch (IOException e) {
-      throw new ModelFileException(source + ": corrupted model file (unreadable record batch: " + e.getMessage()
-        + ")", e);
+      throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
     }
     String expected = meta.containsKey(CHECKSUM_KEY) ? new String(meta.get(CHECKSUM_KEY), StandardCharsets.US_ASCII)
       : "";
