@@ -86,6 +86,14 @@ SELECTION_ROWS = 1 << 16
 #: default keeps a fit under about 2.5 GiB and a model file well under 1 GiB (the Weka wrapper cannot
 #: read model files beyond 2 GiB)
 MAX_MODEL_CELLS = 1 << 24
+#: prediction lays a network's tables out densely (a log-estimate per value of every node, a child slot per
+#: value every inner node branches on: 8 bytes each) when that takes at most this many entries, for a direct
+#: index per step; a larger network predicts from its sparse cells (the same figures, bit for bit), in memory
+#: that grows with the cells stored, so that a small model file cannot expand to gigabytes
+MAX_DENSE_VIEW_ENTRIES = 1 << 24
+#: the largest model file read (a Java array, and so the Weka package's reader, holds less than 2 GiB):
+#: both readers refuse a larger one
+MAX_MODEL_FILE_BYTES = (1 << 31) - 17
 
 # --- HDP sampler (docs/method.md section 4) ----------------------------------------
 #: the most Gibbs iterations of a single network (the classifier's default, ``iterations=None``,

@@ -13,6 +13,7 @@ import pytest
 from hdp_plugin import read_dataset
 from hdp_plugin.errors import ModelFileError
 from hdp_plugin.model import modelfile as MF
+from hdp_plugin.model.render import info_text, network_dot
 from reference import same_estimates
 
 GOLDEN = Path(__file__).parent / "golden" / "models" / "vote-kdb2-hdp.hdpbnc"
@@ -136,6 +137,7 @@ def test_weights_that_sum_to_one_are_the_files_to_choose(tmp_path):
 
 
 CRAFTED = Path(__file__).parent / "golden" / "crafted"
+ROOT = Path(__file__).parent.parent
 CRAFTED_MANIFEST = json.loads((CRAFTED / "manifest.json").read_text(encoding="utf-8"))
 
 
@@ -144,8 +146,10 @@ def test_both_readers_judge_the_shared_crafted_files_alike(name):
     """tests/golden/crafted (make_crafted.py), which the Weka package's CraftedModelsTest reads too: files
     whose JSON holds bytes that are not UTF-8, escapes of lone surrogates, numbers outside JSON's grammar
     (NaN, Infinity, leading zeros), nesting past MAX_JSON_NESTING, another major version, nodes that no
-    fit writes, are one ModelFileError saying what the manifest says; the valid ones load, with the names
-    the manifest gives."""
+    fit writes, hostile Arrow structure, values of another type, classes that are not the class labels, a
+    repeated parent, are one ModelFileError saying what the manifest says; the valid ones load, with the
+    names the manifest gives, render in info and show, and predict the manifest's probabilities (labels that
+    look like numbers, dates)."""
     entry = CRAFTED_MANIFEST[name]
     path = CRAFTED / entry["model"]
     if entry["expect"] == "refuse":
@@ -156,10 +160,18 @@ def test_both_readers_judge_the_shared_crafted_files_alike(name):
         for part in entry.get("message") or ["corrupted model file ("]:
             assert part in message, message
     else:
-        MF.load_model(path)
+        clf = MF.load_model(path)
         doc, _, _ = MF.read_model_file(path)
         assert doc["class"]["values"] == entry["class_values"]
         assert [a["name"] for a in doc["members"][0]["attributes"]] == entry["attribute_names"]
+        contents = MF.read_model(path)  # what hdp-bnc info and show print, without a traceback
+        assert info_text(path, contents).startswith("structure ")
+        first = contents.networks[0]
+        assert network_dot(first.attributes, first.structure, contents.class_attribute.name).startswith("digraph")
+        if "probabilities" in entry:  # what the Weka reader must predict too
+            data = read_dataset(ROOT / entry["data"], class_attribute=entry["class"])
+            expected = np.loadtxt(CRAFTED / entry["probabilities"], delimiter=",", skiprows=1)[:, 1:]
+            np.testing.assert_allclose(clf.predict_proba(data), expected, rtol=0, atol=1e-12)
 
 
 def test_wide_columns_predict_as_narrow_ones():

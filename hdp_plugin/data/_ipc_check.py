@@ -101,24 +101,24 @@ class _Table:
         p = self._field(i)
         return None if p is None else _Table(self.buf, p + self.buf.u32(p))
 
-    def vector(self, i: int) -> tuple[int, int]:
-        """``(position of the first element, length)``; ``(0, 0)`` when absent."""
+    def vector(self, i: int, size: int = 1) -> tuple[int, int]:
+        """``(position of the first element, length)`` of a vector of ``size``-byte elements, which must lie
+        inside the block; ``(0, 0)`` when absent."""
         p = self._field(i)
         if p is None:
             return 0, 0
         v = p + self.buf.u32(p)
         n = self.buf.u32(v)
+        self.buf._need(v + 4, n * size)
         return v + 4, n
 
     def structs(self, i: int, size: int) -> list[tuple[int, int]]:
         """A vector of structs of two int64 (FieldNode, Buffer)."""
-        start, n = self.vector(i)
-        self.buf._need(start, n * size)
+        start, n = self.vector(i, size)
         return [(self.buf.i64(start + k * size), self.buf.i64(start + k * size + 8)) for k in range(n)]
 
     def tables(self, i: int) -> list["_Table"]:
-        start, n = self.vector(i)
-        self.buf._need(start, 4 * n)
+        start, n = self.vector(i, 4)
         return [_Table(self.buf, start + 4 * k + self.buf.u32(start + 4 * k)) for k in range(n)]
 
 
@@ -294,7 +294,7 @@ class _Walk:
                 seen_schema = True
                 if header is None:
                     raise _Bad("a schema message without a schema")
-                n_columns = header.vector(1)[1]
+                n_columns = header.vector(1, 4)[1]
             elif header_type == _RECORD_BATCH:
                 if not seen_schema or header is None:
                     raise _Bad("a record batch before the schema")

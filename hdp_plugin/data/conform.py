@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import math
+import re
 import warnings
 
 import numpy as np
@@ -22,11 +24,23 @@ __all__ = ["conform", "conform_columns", "check_trainable"]
 _UNKNOWN = -2
 
 
+#: the labels that read as numbers (docs/model-format.md section 6): ASCII decimal literals, nothing around them
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def label_number(label: str) -> float | None:
+    """The number a label reads as, or None: an optional sign, ASCII digits with an optional fraction, an
+    optional exponent, and nothing else (no space, ``_``, ``inf``, ``nan``, hexadecimal or non-ASCII
+    digit), of a finite value. The Weka package's InstanceCoder reads labels by the same rule."""
+    if not _NUMBER.fullmatch(label):
+        return None
+    x = float(label)
+    return x if math.isfinite(x) else None
+
+
 def _float_or_nan(label: str) -> float:
-    try:
-        return float(label)
-    except ValueError:
-        return np.nan
+    x = label_number(label)
+    return np.nan if x is None else x
 
 
 def _warn(msg: str) -> None:

@@ -17,6 +17,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from .. import config
 from ..runtime.jit import NJIT_OPTIONS
 from .tables import ProbabilityTables
 
@@ -99,22 +100,151 @@ def log_posterior_rows(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_st
             out[i, j] -= lse
 
 
+@njit(**NJIT_OPTIONS)
+def _sparse_child(first_child, child_count, node_branch, node, value, radix):
+    """The child of ``node`` reached with ``value`` (-1 if none): a node's children are contiguous and sorted by
+    branch value, so a node with a child for every value has them in value order, else a binary search."""
+    n = child_count[node]
+    lo = first_child[node]
+    if n == radix:
+        return lo + value
+    hi = lo + n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        b = node_branch[mid]
+        if b < value:
+            lo = mid + 1
+        elif b > value:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@njit(**NJIT_OPTIONS)
+def _sparse_estimate(node, x, card, node_parent, cell_start, cell_value, log_probs, log_backoff, backoff_to_parent,
+                     chain):
+    """log theta(x | node) from the sparse cells, added up as the dense view adds it (bit for bit): the cell of
+    ``x`` of the first node up the back-off chain that has one (or the uniform's share at its end), then each
+    back-off weight below it, innermost first."""
+    j = node
+    depth = 0
+    while True:
+        lo = cell_start[j]
+        hi = cell_start[j + 1]
+        found = -1
+        if hi - lo == card:
+            found = lo + x
+        else:
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                v = cell_value[mid]
+                if v < x:
+                    lo = mid + 1
+                elif v > x:
+                    hi = mid
+                else:
+                    found = mid
+                    break
+        if found >= 0:
+            acc = log_probs[found]
+            break
+        if not backoff_to_parent or node_parent[j] < 0:
+            acc = log_backoff[j] - math.log(card)
+            break
+        chain[depth] = j
+        depth += 1
+        j = node_parent[j]
+    for d in range(depth - 1, -1, -1):
+        acc = log_backoff[chain[d]] + acc
+    return acc
+
+
+@njit(**NJIT_OPTIONS)
+def log_posterior_rows_sparse(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_start, branch_vars, first_child,
+                              child_count, node_branch, node_parent, cell_start, cell_value, log_probs, log_backoff,
+                              backoff_to_parent, cardinalities, log_prior, out):
+    """:func:`log_posterior_rows` from the sparse tables themselves (no dense view): the same figures, bit for
+    bit, in memory that grows with the cells stored rather than with every node's values."""
+    n_classes = log_prior.shape[0]
+    n_trees = attrs.shape[0]
+    node = np.empty(n_classes, dtype=np.int64)
+    alive = np.empty(n_classes, dtype=np.bool_)
+    deepest = 1
+    for tr in range(n_trees):
+        deepest = max(deepest, tree_var_start[tr + 1] - tree_var_start[tr] + 1)
+    chain = np.empty(deepest, dtype=np.int64)
+    for i in range(lo, hi):
+        for yv in range(n_classes):
+            out[i, yv] = log_prior[yv]
+        for tr in range(n_trees):
+            xc = X[i, attrs[tr]]
+            card = tree_card[tr]
+            if xc >= card:
+                continue
+            root = tree_node_start[tr]
+            for yv in range(n_classes):
+                nxt = _sparse_child(first_child, child_count, node_branch, root, yv, n_classes)
+                alive[yv] = nxt >= 0
+                node[yv] = nxt if nxt >= 0 else root
+            for d in range(tree_var_start[tr] + 1, tree_var_start[tr + 1]):
+                v = branch_vars[d]
+                val = X[i, v]
+                if val >= cardinalities[v]:
+                    break
+                for yv in range(n_classes):
+                    if alive[yv]:
+                        nxt = _sparse_child(first_child, child_count, node_branch, node[yv], val, cardinalities[v])
+                        if nxt >= 0:
+                            node[yv] = nxt
+                        else:
+                            alive[yv] = False
+            for yv in range(n_classes):
+                out[i, yv] += _sparse_estimate(node[yv], xc, card, node_parent, cell_start, cell_value, log_probs,
+                                               log_backoff, backoff_to_parent, chain)
+        mx = -np.inf
+        for j in range(n_classes):
+            if out[i, j] > mx:
+                mx = out[i, j]
+        if mx == -np.inf:
+            for j in range(n_classes):
+                out[i, j] = -math.log(n_classes)
+            continue
+        acc = 0.0
+        for j in range(n_classes):
+            acc += math.exp(out[i, j] - mx)
+        lse = mx + math.log(acc)
+        for j in range(n_classes):
+            out[i, j] -= lse
+
+
 #: rows per block of prediction work; smaller inputs run on the calling thread
 PREDICT_BLOCK = 1 << 15
 
 
 def predict_log_proba(tables: ProbabilityTables, X: np.ndarray) -> np.ndarray:
-    """Normalised log P(y | x) for every row of the code matrix ``X`` (blocks of rows on all cores)."""
+    """Normalised log P(y | x) for every row of the code matrix ``X`` (blocks of rows on all cores): from the
+    dense view of the tables when it takes at most ``config.MAX_DENSE_VIEW_ENTRIES`` entries, else from the
+    sparse cells themselves (the same figures, bit for bit)."""
     t = tables
-    child_start, child_table, node_cell_start, log_probs = tables.dense_view()
     X = np.ascontiguousarray(X)
     n_rows = X.shape[0]
     out = np.empty((n_rows, tables.log_prior.shape[0]), dtype=np.float64)
+    if tables.dense_view_entries() <= config.MAX_DENSE_VIEW_ENTRIES:
+        child_start, child_table, node_cell_start, log_probs = tables.dense_view()
 
-    def block(lo):
-        log_posterior_rows(X, lo, min(lo + PREDICT_BLOCK, n_rows), t.attrs, t.tree_card, t.tree_node_start,
-                           t.tree_var_start, t.branch_vars, child_start, child_table, node_cell_start,
-                           t.cardinalities, log_probs, t.log_prior, out)
+        def block(lo):
+            log_posterior_rows(X, lo, min(lo + PREDICT_BLOCK, n_rows), t.attrs, t.tree_card, t.tree_node_start,
+                               t.tree_var_start, t.branch_vars, child_start, child_table, node_cell_start,
+                               t.cardinalities, log_probs, t.log_prior, out)
+    else:
+        first_child = _first_children(t)
+
+        def block(lo):
+            log_posterior_rows_sparse(X, lo, min(lo + PREDICT_BLOCK, n_rows), t.attrs, t.tree_card, t.tree_node_start,
+                                      t.tree_var_start, t.branch_vars, first_child, t.child_count, t.node_branch,
+                                      t.node_parent, t.cell_start, t.cell_value, t.log_probs, t.log_backoff,
+                                      bool(t.backoff_to_parent), t.cardinalities, t.log_prior, out)
 
     starts = range(0, n_rows, PREDICT_BLOCK)
     threads = min(len(starts), numba.get_num_threads())  # NUMBA_NUM_THREADS, or numba.set_num_threads
@@ -125,3 +255,11 @@ def predict_log_proba(tables: ProbabilityTables, X: np.ndarray) -> np.ndarray:
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hdp-predict") as pool:
             list(pool.map(block, starts))
     return out
+
+
+def _first_children(t: ProbabilityTables) -> np.ndarray:
+    """Every node's first child (a node's children are contiguous; 0 at a leaf, which has none)."""
+    first = np.full(t.n_nodes, t.n_nodes, np.int64)
+    child = np.nonzero(t.node_parent >= 0)[0]
+    np.minimum.at(first, t.node_parent[child], child)
+    return np.where(t.child_count > 0, first, 0)

@@ -24,6 +24,8 @@ import hashlib
 import json
 import math
 import os
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +36,10 @@ import pyarrow.ipc
 from .. import config
 from .._fs import check_output, replacing
 from .._version import __version__
+from ..data._ipc_flat import FlatFile, IpcFault
+from ..data.conform import label_number
 from ..data.dataset import TEMPORAL_KINDS, Attribute
-from ..errors import ModelFileError, NotFittedError
+from ..errors import ModelFileError, NotFittedError, ParameterError
 from ..hdp.tables import ProbabilityTables, children_of
 from ..params import NAMES, canonical_params, check_all, default, resolved_iterations, usable_k
 from ..structure import Structure
@@ -66,6 +70,15 @@ def node_schema(index_type: pa.DataType) -> pa.Schema:
 
 NARROW_SCHEMA = node_schema(pa.uint16())
 WIDE_SCHEMA = node_schema(pa.int32())
+
+
+def _columns(index: str) -> list[str]:
+    """The node table's columns as a reader compares them (docs/model-format.md section 2)."""
+    return [f"branch: {index}", f"children: {index}", "log_backoff: double",
+            f"cells: list<struct<value: {index} not null, log_prob: double not null> not null>"]
+
+
+NARROW_COLUMNS, WIDE_COLUMNS = _columns("uint16"), _columns("int32")
 #: the numpy type of every primitive Arrow type of the node table
 _NUMPY_TYPES = {pa.uint16(): np.dtype("<u2"), pa.int32(): np.dtype("<i4"), pa.float64(): np.dtype("<f8")}
 #: the classifier parameters a model document stores (hdp_plugin.params); n_members only for ensembles.
@@ -339,20 +352,6 @@ def _need(cond, what: str) -> None:
         raise _Corrupt(what)
 
 
-def _values(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
-    """The values of a fixed-width Arrow array without nulls, as a numpy view of its data buffer.
-
-    (``Array.to_numpy`` would import pandas, which reading a model file does not otherwise need; a
-    buffer shorter than the array is a ValueError.)"""
-    native = np.dtype(dtype.str[1:])  # pyarrow hands out native byte order
-    buf = arr.buffers()[1]
-    if buf is None:
-        if len(arr):
-            raise ValueError("a column without a data buffer")
-        return np.zeros(0, native)
-    return np.frombuffer(buf, dtype=native, count=len(arr), offset=arr.offset * native.itemsize)
-
-
 #: the deepest nesting of objects and arrays a model file's JSON documents may have (the Weka package's
 #: reader has the same bound, so that both readers refuse the same files)
 MAX_JSON_NESTING = 200
@@ -377,26 +376,35 @@ def _check_nesting(obj) -> None:
 def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     """Read and verify a model file: the model document, the training document, the record batches
     (per batch a dict of numpy arrays: ``branch``, ``children``, ``log_backoff`` per node; the cells'
-    ``cell_offsets`` (nodes + 1), ``cell_value`` and ``cell_log_prob``), and whether it is wide.
+    ``cell_offsets`` (nodes + 1), ``cell_value`` and ``cell_log_prob``).
 
     Checks the magic, the schema, the format name and major version, and the checksum. Raises
     :class:`ModelFileError` naming the file for anything unreadable.
     """
+    return _read_file(path)[:3]
+
+
+def _read_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]], int]:
+    """:func:`read_model_file`, and the bytes of the model document."""
     path = Path(path)
     try:
+        size = os.stat(path).st_size
+        if size > config.MAX_MODEL_FILE_BYTES:
+            raise ModelFileError(f"{path}: the model file has {size} bytes, more than the {config.MAX_MODEL_FILE_BYTES} a "
+                                 "model file may have; train a smaller model (a lower k, fewer attributes or fewer values)")
         data = path.read_bytes()
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot read the model file: {exc.strerror or exc}") from exc
     try:
-        reader = pa.ipc.open_file(pa.BufferReader(data))
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise ModelFileError(
-            f"{path}: not an hdp-bnc model file (not a complete Arrow IPC file: truncated, corrupted or "
-            f"another format)"
-        ) from exc
-    meta = reader.schema.metadata or {}
+        file = FlatFile(data)
+    except IpcFault as exc:
+        raise ModelFileError(f"{path}: not an hdp-bnc model file ({exc})") from None
+    meta = file.metadata
     if MODEL_KEY not in meta:
         raise ModelFileError(f"{path}: an Arrow file, but not an hdp-bnc model file (no {MODEL_KEY.decode()} metadata)")
+    repeated = sorted(k.decode() for k in file.repeated & {MODEL_KEY, TRAINING_KEY, CHECKSUM_KEY})
+    if repeated:
+        raise ModelFileError(f"{path}: corrupted model file (the metadata key {repeated[0]} given twice)")
     model_json, training_json = meta[MODEL_KEY], meta.get(TRAINING_KEY, b"{}")
     try:
         doc = json.loads(model_json.decode("utf-8"), parse_constant=_not_json)
@@ -426,54 +434,110 @@ def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
                f"is no longer read by hdp_plugin {__version__} (it reads {config.MODEL_FORMAT_MAJOR}.x); train the "
                "model again")
         )
+    columns = [str(f) for f in file.fields]
+    if columns not in (NARROW_COLUMNS, WIDE_COLUMNS):
+        raise ModelFileError(f"{path}: corrupted model file (unexpected columns "
+                             f"{[f.name.decode('utf-8', 'replace') for f in file.fields]})")
+    batches, digest = [], hashlib.sha256(model_json + training_json)
     try:
-        fields = [(f.name, f.type) for f in reader.schema]
-    except UnicodeDecodeError as exc:
-        raise ModelFileError(f"{path}: corrupted model file (column names that are not UTF-8)") from exc
-    schema = next((sc for sc in (NARROW_SCHEMA, WIDE_SCHEMA) if fields == [(f.name, f.type) for f in sc]), None)
-    if schema is None:
-        raise ModelFileError(f"{path}: corrupted model file (unexpected columns {[n for n, _ in fields]})")
-    index = _NUMPY_TYPES[schema.field("branch").type]
-    batches = []
-    try:
-        for i in range(reader.num_record_batches):
-            b = reader.get_batch(i)
-            if any(b.column(j).null_count for j in range(b.num_columns)):
+        for i in range(file.num_batches):
+            cols = file.batch(i)
+            if any(c.has_nulls for c in cols):
                 raise ModelFileError(f"{path}: corrupted model file (nulls in tree {i})")
-            cells = b.column(3)
-            offsets = _offsets(cells)
-            struct = cells.values
-            if struct.null_count or any(struct.field(j).null_count for j in range(2)):
-                raise ModelFileError(f"{path}: corrupted model file (nulls in tree {i}'s cells)")
-            values = _values(struct.field(0), index)
-            log_probs = _values(struct.field(1), np.dtype("<f8"))
-            if offsets.size and (offsets[0] != 0 or offsets[-1] != values.size or values.size != log_probs.size):
-                raise ModelFileError(f"{path}: corrupted model file (bad cell offsets in tree {i})")
-            batches.append({"branch": np.array(_values(b.column(0), index), np.int64),
-                            "children": np.array(_values(b.column(1), index), np.int64),
-                            "log_backoff": np.array(_values(b.column(2), np.dtype("<f8")), np.float64),
-                            "cell_offsets": np.array(offsets, np.int64),
-                            "cell_value": np.array(values, np.int64),
-                            "cell_log_prob": np.array(log_probs, np.float64)})
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise ModelFileError(f"{path}: corrupted model file (unreadable record batch: {exc})") from exc
-    expected = meta.get(CHECKSUM_KEY, b"").decode("ascii", "replace")
-    actual = _digest(model_json, training_json, [
-        [c["branch"].astype(index), c["children"].astype(index), c["log_backoff"].astype("<f8"),
-         (c["cell_offsets"].astype("<i4"), c["cell_value"].astype(index), c["cell_log_prob"].astype("<f8"))]
-        for c in batches])
-    if expected != actual:
+            branch, children, log_backoff, cells = cols
+            value, log_prob = cells.children[0].children
+            for part in (branch.raw, children.raw, log_backoff.raw, cells.raw_offsets, value.raw, log_prob.raw):
+                digest.update(part)
+            batches.append({"branch": branch.values.astype(np.int64), "children": children.values.astype(np.int64),
+                            "log_backoff": log_backoff.values.astype(np.float64),
+                            "cell_offsets": cells.offsets.astype(np.int64),
+                            "cell_value": value.values.astype(np.int64),
+                            "cell_log_prob": log_prob.values.astype(np.float64)})
+    except IpcFault as exc:
+        raise ModelFileError(f"{path}: corrupted model file ({exc})") from None
+    if meta.get(CHECKSUM_KEY, b"").decode("ascii", "replace") != digest.hexdigest():
         raise ModelFileError(f"{path}: corrupted model file (checksum mismatch)")
-    return doc, training, batches
+    return doc, training, batches, len(model_json)
 
 
-def _offsets(arr: pa.Array) -> np.ndarray:
-    """A list column's int32 offsets (rows + 1), as a numpy view."""
-    buf = arr.buffers()[1]
-    n = len(arr)
-    if buf is None or buf.size < 4 * (arr.offset + n + 1):
-        raise ValueError("a list column without its offsets")
-    return np.frombuffer(buf, dtype=np.int32, count=n + 1, offset=4 * arr.offset)
+#: the types of the model document's keys (docs/model-format.md sections 4 and 4b), which both readers check
+#: before anything else: ``int`` is a JSON integer in [-2^31, 2^31), ``integer`` one of any size, ``number``
+#: a JSON integer or float (never a boolean); ``[X]`` a list of X, ``(X, None)`` X or null; a dict is an object
+#: with those keys (``?``: the key may be absent; other keys are ignored)
+_MEMBER_KEYS = {
+    "weight": "number",
+    "seed": {"entropy": "integer", "spawn_key": ["integer"]},
+    "attributes": [{"name": "string", "values": ["string"], "numeric": "bool", "cut_points": (["number"], None),
+                    "temporal?": "string"}],
+    "cardinalities": ["int"],
+    "structure": {"kind": "string", "k": "int", "kept": ["int"], "parents": [["int"]], "order": ["int"],
+                  "mi": [("number", None)], "info": "object"},
+    "trees": [{"attribute": "int", "name": "string", "cardinality": "int", "branching": ["int"], "nodes": "int",
+               "cells": "int", "concentrations?": [(["number"], None)]}],
+}
+_DOCUMENT_KEYS = {
+    "package_version": "string",
+    "class": {"name": "string", "values": ["string"]},
+    "classes": {"dtype": "string", "values": "list"},
+    "n_classes": "int",
+    "class_log_prior": ["number"],
+    "estimator": {"name": "string", "backoff": "string"},
+    "seed": ("integer", None),
+    "params": {"structure?": "string", "k?": "int", "estimator?": "string", "iterations?": ("int", None),
+               "burn_in?": ("int", None), "tying?": "string", "m?": "number", "discretization?": "string",
+               "random_state?": ("integer", None), "n_members?": "int"},
+    "feature_names_in": "bool",
+    "left_out?": [{"name": "string", "index": "int"}],
+    "fit": {"rows?": "integer", "dropped_missing_class?": "integer", "warnings?": ["string"], "n_samples?": "int",
+            "burn_in?": "int"},
+    "combination": "string",
+    "members": [_MEMBER_KEYS],
+}
+#: the estimator's own keys, by its name
+_ESTIMATOR_KEYS = {
+    "hdp": {"iterations": "int", "burn_in": "int", "n_samples": "int", "tying": "string", "window": "int",
+            "tolerance?": "number", "tree_iterations?": ["int"]},
+    "m-estimate": {"m": "number"}, "mle": {"m": "number"}, "laplace": {},
+}
+_KINDS = {"int": "an integer", "integer": "an integer", "number": "a number", "string": "a string",
+          "bool": "true or false", "object": "an object", "list": "a list"}
+
+
+def _is(value, kind: str) -> bool:
+    t = type(value)
+    if kind == "int":
+        return t is int and -(1 << 31) <= value < (1 << 31)
+    return {"integer": t is int, "number": t in (int, float), "string": t is str, "bool": t is bool,
+            "object": t is dict, "list": t is list}[kind]
+
+
+def _check_types(value, spec, where: str) -> None:
+    """``value`` has the type ``spec`` gives (see _DOCUMENT_KEYS); else _Corrupt naming where it is."""
+    if isinstance(spec, tuple):
+        if value is not None:
+            _check_types(value, spec[0], where)
+    elif isinstance(spec, list):
+        _need(type(value) is list, f"{where} is not a list")
+        for i, v in enumerate(value):
+            _check_types(v, spec[0], f"{where}[{i}]")
+    elif isinstance(spec, dict):
+        _need(type(value) is dict, f"{where} is not an object")
+        for key, sub in spec.items():
+            name = key.rstrip("?")
+            if name in value:
+                _check_types(value[name], sub, f"{where}.{name}" if where else name)
+            else:
+                _need(key.endswith("?"), f"{where}.{name} is missing" if where else f"{name} is missing")
+    else:
+        _need(_is(value, spec), f"{where} is not {_KINDS[spec]}")
+
+
+def check_document_types(doc: dict) -> None:
+    """The model document's keys and their types (docs/model-format.md sections 4, 4b and 8)."""
+    _check_types(doc, _DOCUMENT_KEYS, "")
+    name = doc["estimator"]["name"]
+    _need(name in _ESTIMATOR_KEYS, f"estimator.name {name!r} is not an estimator")
+    _check_types(doc["estimator"], _ESTIMATOR_KEYS[name], "estimator")
 
 
 def _read_tables(part: dict, n_classes: int, log_prior: np.ndarray, batches, backoff_to_parent: bool,
@@ -489,23 +553,29 @@ def _read_tables(part: dict, n_classes: int, log_prior: np.ndarray, batches, bac
     par_l, dep_l, br_l, lb_l, cs_l, cv_l, lp_l = [], [], [], [], [], [], []
     n_cells = 0
     for t, (td, b) in enumerate(zip(trees_doc, batches)):
-        c = int(td["attribute"])
+        c = td["attribute"]
         _need(c == kept[t], f"tree {t} is for attribute {c}, the structure keeps {kept[t]}")
-        card = int(td["cardinality"])
+        _need(td["name"] == part["attributes"][c]["name"], f"tree {t}: its name is not its attribute's")
+        card = td["cardinality"]
         _need(card == cards[c] and card >= 1, f"tree {t}: cardinality {card} does not match")
-        vars_ = [int(v) for v in td["branching"]]
-        _need(vars_ == [-1] + [int(p) for p in parents[c]], f"tree {t}: branching order does not match the structure")
+        vars_ = td["branching"]
+        _need(vars_ == [-1] + parents[c], f"tree {t}: branching order does not match the structure")
         radix = np.asarray([n_classes] + [int(cards[p]) for p in vars_[1:]], np.int64)
         n = b["branch"].shape[0]
-        _need(n == int(td["nodes"]) >= 1, f"tree {t}: wrong number of nodes")
+        _need(n == td["nodes"] and n >= 1, f"tree {t}: wrong number of nodes")
         children = b["children"]
+        bad = np.nonzero(children < 0)[0]
+        _need(bad.size == 0, f"tree {t}, node {bad[0] if bad.size else 0}: a negative number of children")
         _need(int(children.sum()) == n - 1, f"tree {t}: the nodes' children do not add up to its nodes")
         parent = np.concatenate(([-1], np.repeat(np.arange(n), children)))
         _need((parent[1:] < np.arange(1, n)).all(), f"tree {t}: a node comes before its parent")
+        # depth level by level (a level's children are the next block of rows): linear in the nodes
         depth = np.zeros(n, np.int64)
-        for _ in range(len(vars_) + 1):  # a pass settles one more level (parents come first)
-            depth[1:] = depth[parent[1:]] + 1
-        _need(depth.max() <= len(vars_), f"tree {t}: deeper than its branching variables")
+        lo, hi, d = 0, 1, 0
+        while hi < n:
+            _need(d < len(vars_), f"tree {t}: deeper than its branching variables")
+            lo, hi, d = hi, hi + int(children[lo:hi].sum()), d + 1
+            depth[lo:hi] = d
         _need((np.diff(depth) >= 0).all(), f"tree {t}: nodes not in breadth-first order")
         branch = b["branch"]
         _need(branch[0] == 0, f"tree {t}, node 0: a root's branch must be 0")
@@ -550,6 +620,7 @@ def _read_tables(part: dict, n_classes: int, log_prior: np.ndarray, batches, bac
         sums = total + np.exp(lb) * rest
         bad = np.nonzero(np.abs(sums - 1.0) > 1e-6)[0]
         _need(bad.size == 0, f"tree {t}, node {bad[0] if bad.size else 0}: its distribution does not sum to one")
+        _need(values.shape[0] == td["cells"], f"tree {t}: its cells are not the {td['cells']} the document says")
         off = node_start[-1]
         attrs.append(c)
         tcard.append(card)
@@ -580,53 +651,109 @@ def _read_tables(part: dict, n_classes: int, log_prior: np.ndarray, batches, bac
         log_prior=log_prior, backoff_to_parent=backoff_to_parent, n_classes=n_classes, cardinalities=cards)
 
 
+def _float(v) -> float:
+    """A JSON number as the double nearest it (an integer beyond a double's range is infinite)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
+def _distinct(values) -> bool:
+    return len(set(values)) == len(values)
+
+
 def _read_network(part: dict, n_classes: int, log_prior: np.ndarray, batches, backoff_to_parent: bool,
                   mle: bool) -> "Network":
-    """One network of a model document and its batches."""
-    attributes = [
-        Attribute(name=str(a["name"]), values=tuple(str(v) for v in a["values"]), numeric=bool(a["numeric"]),
-                  cut_points=None if a["cut_points"] is None else tuple(float(x) for x in a["cut_points"]),
-                  temporal=a.get("temporal"))
-        for a in part["attributes"]
-    ]
-    for a in attributes:
-        if a.cut_points is not None:
-            cp = np.asarray(a.cut_points, np.float64)
-            _need(np.isfinite(cp).all() and (np.diff(cp) > 0).all(), f"attribute {a.name!r}: bad cut points")
+    """One network of a model document (its types checked) and its batches."""
+    attributes = []
+    for a in part["attributes"]:
+        name, values, cuts, temporal = a["name"], a["values"], a["cut_points"], a.get("temporal")
+        _need(_distinct(values), f"attribute {name!r}: a label given twice")
+        _need(a["numeric"] == (cuts is not None), f"attribute {name!r}: cut points "
+              + ("missing" if a["numeric"] else "on a nominal attribute"))
+        if cuts is not None:
+            cp = np.asarray([_float(x) for x in cuts], np.float64)
+            _need(np.isfinite(cp).all() and (np.diff(cp) > 0).all(), f"attribute {name!r}: bad cut points")
+            _need(len(cuts) + 1 == len(values), f"attribute {name!r}: cut points do not match its bins")
+            cuts = tuple(float(x) for x in cp)
+        _need(temporal in TEMPORAL_KINDS and (temporal is None or a["numeric"]),
+              f"attribute {name!r}: bad temporal {temporal!r}")
+        attributes.append(Attribute(name=name, values=tuple(values), numeric=a["numeric"], cut_points=cuts,
+                                    temporal=temporal))
     n_attr = len(attributes)
-    for a in attributes:
-        _need(a.temporal in TEMPORAL_KINDS and (a.temporal is None or a.numeric),
-              f"attribute {a.name!r}: bad temporal {a.temporal!r}")
+    _need(_distinct([a.name for a in attributes]), "an attribute name given twice")
     cards = np.asarray(part["cardinalities"], np.int64)
     _need(cards.shape == (n_attr,) and (cards >= 1).all(), "bad cardinalities")
     for a, card in zip(attributes, cards):
         _need(len(a.values) <= card <= len(a.values) + 1, f"attribute {a.name!r}: cardinality {card} does not match its labels")
     s = part["structure"]
-    parents = tuple(tuple(int(p) for p in ps) for ps in s["parents"])
+    parents = s["parents"]
     _need(len(parents) == n_attr and all(0 <= p < n_attr and p != j for j, ps in enumerate(parents) for p in ps),
           "bad structure parents")
-    kept = tuple(int(x) for x in s["kept"])
-    _need(all(0 <= j < n_attr for j in kept), "bad kept attributes")
-    structure = Structure(kind=str(s["kind"]), k=int(s["k"]), parents=parents, kept=kept,
-                          order=tuple(int(x) for x in s["order"]),
-                          mi=np.asarray([np.nan if v is None else v for v in s["mi"]], np.float64),
-                          info=dict(s.get("info") or {}))
+    _need(all(_distinct(ps) for ps in parents), "bad structure parents (an attribute parent given twice)")
+    kept = s["kept"]
+    _need(all(0 <= j < n_attr for j in kept) and all(i < j for i, j in zip(kept, kept[1:])), "bad kept attributes")
+    _need(all(0 <= j < n_attr for j in s["order"]) and _distinct(s["order"]), "bad attribute order")
+    _need(len(s["mi"]) == n_attr, "bad mutual informations")
+    _need(s["kind"] in config.NETWORK_STRUCTURES and s["k"] >= 0, "bad structure kind or k")
+    structure = Structure(kind=s["kind"], k=s["k"], parents=tuple(tuple(ps) for ps in parents), kept=tuple(kept),
+                          order=tuple(s["order"]),
+                          mi=np.asarray([np.nan if v is None else _float(v) for v in s["mi"]], np.float64),
+                          info=dict(s["info"]))
     tables = _read_tables(part, n_classes, log_prior, batches, backoff_to_parent, mle)
     ranges = [td.get("concentrations") for td in part["trees"]]
     for t, r in enumerate(ranges):
-        _need(r is None or (isinstance(r, list) and all(
-            v is None or (isinstance(v, list) and len(v) == 2 and all(type(x) in (int, float) and x > 0 for x in v))
-            for v in r)), f"tree {t}: bad concentrations")
-    weight = part["weight"]
-    _need(type(weight) in (int, float) and math.isfinite(weight) and weight > 0, f"a member's weight {weight!r}")
-    return Network(attributes, cards, structure, tables, part.get("seed"), float(weight),
+        _need(r is None or all(v is None or (len(v) == 2 and all(_float(x) > 0 for x in v)) for v in r),
+              f"tree {t}: bad concentrations")
+    weight = _float(part["weight"])
+    _need(math.isfinite(weight) and weight > 0, f"a member's weight {part['weight']!r}")
+    return Network(attributes, cards, structure, tables, part["seed"], weight,
                    ranges if all(r is not None for r in ranges) and ranges else None)
 
 
-def _classes(doc: dict) -> np.ndarray:
+#: a ``classes.dtype`` other than ``object``: NumPy's, of booleans, integers, floats or text of at most a billion
+#: characters (docs/model-format.md section 4)
+_CLASSES_DTYPE = re.compile(r"[<>|=]?(b1|[iu][1248]|f[248]|U[1-9][0-9]{0,8})")
+_FLOAT_MAX = {2: 65504.0, 4: 3.4028234663852886e38, 8: sys.float_info.max}
+
+
+def _class_value_matches(v, label: str, kind: str, size: int) -> bool:
+    """Whether ``classes.values`` holds ``v`` of the dtype's ``kind`` (``O`` for object) and ``size`` where the
+    class's label is ``label``: text its label, true and false ``True`` and ``False``, an integer its decimal
+    digits, a float a label that reads as the same number."""
+    t = type(v)
+    if kind in "OU" and t is str:
+        return v == label and (kind == "O" or len(v) <= size)
+    if kind in "Ob" and t is bool:
+        return label == ("True" if v else "False")
+    if kind in "Oiu" and t is int:
+        bits = 8 * size
+        fits = kind == "O" or (-(1 << (bits - 1)) <= v < (1 << (bits - 1)) if kind == "i" else 0 <= v < (1 << bits))
+        return fits and label == str(v)
+    if kind in "Of" and t in (int, float):
+        x = _float(v)
+        return abs(x) <= _FLOAT_MAX[size if kind == "f" else 8] and label_number(label) == x
+    return False
+
+
+def _classes(doc: dict, labels: tuple, doc_bytes: int) -> np.ndarray:
+    """``classes_``: ``classes.values`` in its dtype, checked against the class labels (docs/model-format.md
+    section 4): the same values, in the same order, of a dtype no wider than the document's bytes."""
     c = doc["classes"]
-    dtype = object if c["dtype"] == "object" else np.dtype(c["dtype"])
-    return np.asarray(c["values"], dtype=dtype)
+    dtype, values = c["dtype"], c["values"]
+    _need(len(values) == len(labels), "classes do not match the class labels")
+    if dtype == "object":
+        kind, size = "O", 0
+    else:
+        _need(_CLASSES_DTYPE.fullmatch(dtype) is not None, f"classes.dtype {dtype[:40]!r} is not one a model has")
+        spec = dtype.lstrip("<>|=")
+        kind, size = spec[0], int(spec[1:])
+        _need(kind != "U" or size <= doc_bytes, f"classes.dtype {dtype!r} is wider than the model document")
+    bad = next((i for i, (v, label) in enumerate(zip(values, labels)) if not _class_value_matches(v, label, kind, size)),
+               None)
+    _need(bad is None, f"classes.values[{bad}] is not the class label {labels[bad]!r}" if bad is not None else "")
+    return np.asarray(values, dtype=object if kind == "O" else np.dtype(dtype))
 
 
 def load_model(path):
@@ -702,27 +829,32 @@ def read_model(path) -> ModelContents:
     same :class:`ModelFileError` naming the file is raised for anything wrong.
     """
     path = Path(path)
-    doc, training, batches = read_model_file(path)
+    doc, training, batches, doc_bytes = _read_file(path)
     try:
-        class_attribute = Attribute(name=str(doc["class"]["name"]), values=tuple(str(v) for v in doc["class"]["values"]))
-        n_classes = int(doc["n_classes"])
-        _need(n_classes == len(class_attribute.values) >= 1, "bad number of classes")
-        classes = _classes(doc)
-        _need(classes.shape == (len(class_attribute.values),), "classes do not match the class labels")
-        log_prior = np.asarray(doc["class_log_prior"], np.float64)
-        _need(log_prior.shape == (len(class_attribute.values),), "bad class log-prior")
-        _need(not np.isnan(log_prior).any() and (log_prior <= 1e-9).all()
-              and abs(float(np.exp(log_prior).sum()) - 1.0) < 1e-6, "bad class log-prior")
+        check_document_types(doc)
+        labels = tuple(doc["class"]["values"])
+        class_attribute = Attribute(name=doc["class"]["name"], values=labels)
+        n_classes = doc["n_classes"]
+        _need(n_classes == len(labels) >= 1, "bad number of classes")
+        _need(_distinct(labels), "a class label given twice")
+        classes = _classes(doc, labels, doc_bytes)
+        log_prior = np.asarray([_float(v) for v in doc["class_log_prior"]], np.float64)
+        _need(log_prior.shape == (n_classes,), "bad class log-prior")
+        _need((log_prior <= 1e-9).all() and abs(float(np.exp(log_prior).sum()) - 1.0) < 1e-6, "bad class log-prior")
         params = {n: default(n) for n in NAMES}
-        params.update((k, v) for k, v in doc["params"].items() if k in NAMES)
-        check_all(params)
+        params.update((k, v) for k, v in doc["params"].items() if k in _STORED_PARAMS)
+        try:
+            check_all(params)
+        except ParameterError as exc:
+            raise _Corrupt(f"params: {exc}") from None
         est = doc["estimator"]
-        _need(est.get("name") == params["estimator"], "the estimator does not match the parameters")
-        backoff = est.get("backoff")
+        _need(est["name"] == params["estimator"], "the estimator does not match the parameters")
+        backoff = est["backoff"]
         _need(backoff == ("parent" if params["estimator"] == "hdp" else "uniform"),
               f"back-off {backoff!r} is not the {params['estimator']} estimator's")
+        _check_estimator(est, sum(len(part["trees"]) for part in doc["members"]))
         parts = doc["members"]
-        _need(isinstance(parts, list) and len(parts) >= 1, "a model without members")
+        _need(len(parts) >= 1, "a model without members")
         if params["structure"] == "eskdb":
             _need(params.get("n_members") == len(parts), f"params.n_members is {params.get('n_members')!r} but the "
                   f"file holds {len(parts)} members")
@@ -731,6 +863,7 @@ def read_model(path) -> ModelContents:
         nets, first = [], 0
         for part in parts:
             n_trees = len(part["trees"])
+            _need(first + n_trees <= len(batches), "the number of trees does not match the structure")
             nets.append(_read_network(part, n_classes, log_prior, batches[first:first + n_trees],
                                       backoff == "parent", params["estimator"] == "mle"))
             first += n_trees
@@ -738,14 +871,15 @@ def read_model(path) -> ModelContents:
         total = sum(n.weight for n in nets)
         _need(abs(total - 1.0) <= 1e-9, f"the members' weights sum to {total!r}, not 1")
         for n in nets[1:]:
-            _need([(a.name, a.numeric) for a in n.attributes] == [(a.name, a.numeric) for a in nets[0].attributes],
+            _need([(a.name, a.numeric, a.numeric or a.values) for a in n.attributes]
+                  == [(a.name, a.numeric, a.numeric or a.values) for a in nets[0].attributes],
                   "members disagree on the attributes")
-        info = dict(doc.get("fit") or {})
-        info.update(training)
-        info["format_version"] = tuple(doc["format_version"])
-        info["package_version"] = doc.get("package_version")
-        feature_names = bool(doc.get("feature_names_in"))
         left_out = _left_out(doc.get("left_out", []), [a.name for a in nets[0].attributes])
+        info = dict(doc["fit"])
+        info.update((k, v) for k, v in training.items() if k in _INFO_TIMING_KEYS)
+        info["format_version"] = tuple(doc["format_version"])
+        info["package_version"] = doc["package_version"]
+        feature_names = doc["feature_names_in"]
     except _Corrupt as exc:
         raise ModelFileError(f"{path}: corrupted model file ({exc})") from exc
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
@@ -753,6 +887,27 @@ def read_model(path) -> ModelContents:
     info["model_file"] = str(path)
     return ModelContents(doc, training, params, class_attribute, classes, log_prior, nets, info, feature_names,
                          left_out)
+
+
+#: the classifier parameters a reader takes from the document (others it ignores)
+_STORED_PARAMS = _INIT_PARAMS + ("n_members",)
+
+
+def _check_estimator(est: dict, n_trees: int) -> None:
+    """The estimator's settings in their domains: the sampler's run (HDP), the m of the m-estimates."""
+    if est["name"] == "hdp":
+        _need(est["iterations"] >= 1 and 0 <= est["burn_in"] < est["iterations"] and est["n_samples"] >= 1
+              and est["window"] >= 1 and est["tying"] in config.TYINGS, "bad estimator settings")
+        _need(("tolerance" in est) == ("tree_iterations" in est), "estimator.tolerance without tree_iterations, "
+              "or the other way round")
+        if "tolerance" in est:
+            _need(_float(est["tolerance"]) > 0 and math.isfinite(_float(est["tolerance"])), "bad estimator.tolerance")
+            its = est["tree_iterations"]
+            _need(len(its) == n_trees and all(1 <= v <= est["iterations"] for v in its),
+                  "bad estimator.tree_iterations")
+    elif "m" in est:
+        m = _float(est["m"])
+        _need(math.isfinite(m) and m >= 0, "bad estimator.m")
 
 
 def _left_out(entries, kept: list[str]) -> tuple:

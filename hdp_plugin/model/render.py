@@ -11,6 +11,18 @@ from pathlib import Path
 from ..params import k_capped_note, structure_name, usable_k
 
 
+def _number(v) -> float | None:
+    """A figure of the training document (which the readers do not check, docs/model-format.md section 5) as a
+    float, or None when it is not a JSON number; a number of the model document (a checked one) as a float,
+    an integer beyond a double's range infinite."""
+    if type(v) not in (int, float):
+        return None
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
+
+
 def _stopping_info(est: dict) -> list[str]:
     """The auto iterations' line of ``info``: the tolerance and how many trees stopped where."""
     its = est.get("tree_iterations")
@@ -111,7 +123,8 @@ def info_text(path: Path, contents) -> str:
         f"structure      {structure}",
         f"class          {doc['class']['name']} ({_labels(doc['class']['values'])})",
         f"training       {doc['fit'].get('rows')} rows"
-        + (f", fit time {training['fit_seconds']:.2f} s" if "fit_seconds" in training else ""),
+        + (f", fit time {_number(training.get('fit_seconds')):.2f} s"
+           if _number(training.get("fit_seconds")) is not None else ""),
         f"attributes     {len(names)}, {used} used{' by some member' if ensemble else ''}, "
         f"{sum(a['numeric'] for a in parts[0]['attributes'])} numeric (cut into intervals)",
         *([f"left out       {', '.join(n for _, n in contents.left_out)} (row identifiers)"]
@@ -131,7 +144,7 @@ def info_text(path: Path, contents) -> str:
         f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",
         *_estimator(est),
         f"seed           {doc['seed']}" + (f" (member e draws from stream e of it), discretization "
-                                          f"{doc['params']['discretization']}" if ensemble else ""),
+                                          f"{params['discretization']}" if ensemble else ""),
         f"trees          {sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
         f"{sum(t.n_observed for t in nets)} cells with training rows (of {sum(t.n_cells for t in nets)})",
         "",
@@ -160,7 +173,7 @@ def _network_lines(net: dict, names: list[str], hdp: bool) -> list[str]:
         by_depth = []
         for lo_hi in (td.get("concentrations") or []) if hdp else []:  # one per depth under level tying
             if lo_hi is not None:
-                lo, hi = lo_hi
+                lo, hi = (_number(v) for v in lo_hi)
                 by_depth.append(f"{lo:.3g}" if lo == hi else f"{lo:.3g}..{hi:.3g}")
         rows.append((td["name"], str(td["nodes"]), str(td["cells"]), " ".join(by_depth),
                      ", ".join(names[p] for p in td["branching"][1:]) or "-"))
@@ -177,11 +190,13 @@ def _network_lines(net: dict, names: list[str], hdp: bool) -> list[str]:
 
 
 def _stream_info(doc: dict, training: dict) -> list[str]:
-    """The ``info`` line of a model trained from batches: engine, and the discretisation sample."""
-    if not training.get("streamed"):
+    """The ``info`` line of a model trained from batches: engine, and the discretisation sample (the training
+    document is not checked: any JSON value prints as itself)."""
+    if training.get("streamed") is not True:
         return []
     line = f"streamed       in batches, engine {training.get('engine', 'local')}"
-    sample = training.get("discretization_sample") or {}
+    sample = training.get("discretization_sample")
+    sample = sample if isinstance(sample, dict) else {}
     if sample.get("numeric_attributes"):
         cuts = "every member's cut points" if len(doc["members"]) > 1 else "cut points"
         if sample.get("all_rows"):

@@ -20,12 +20,21 @@ older or a newer major format version; weights or a back-off that the model cann
 that no fit writes (docs/model-format.md section 8), which both readers name by tree and node. The
 node edits are in the temperature tree (tree 1) of docs/model-format.md section 7: node 3 (play = yes,
 outlook = sunny) holds the cells 9 and 10, of the values 1 and 2.
+
+``BUILT`` holds the files made from other models: the kDB-2 vote model with bytes of its Arrow structure
+changed (the checksum does not cover them), the coded breast cancer model with labels that look like
+numbers to one language or another (``10d``, ``8f``, ``1_0``, Arabic-Indic digits), and a model of dates
+(``dates.arff``); an accepted one of these gives ``data`` and ``class``, and ``probabilities``, what
+Python predicts for every row of the data, which the Weka reader must predict too (within 1e-9; for the
+dates in a JVM whose time zone is ``time_zone``, far from UTC).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import struct
 import sys
 from pathlib import Path
 
@@ -35,7 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 from hdp_plugin.model import modelfile as MF  # noqa: E402
 
-GOLDEN = ROOT / "tests" / "golden" / "models" / "weather-kdb1-hdp.hdpbnc"
+MODELS = ROOT / "tests" / "golden" / "models"
+GOLDEN = MODELS / "weather-kdb1-hdp.hdpbnc"
 
 #: placeholders in the JSON text that the cases replace with raw bytes
 LABEL = "@LABEL@"  # the first class label ("yes"), in class.values and classes.values
@@ -146,6 +156,220 @@ EDITS = {
     "valid-wide-columns": ("accept", _doc(lambda d: None), "int32 branch, children and value columns", None),
 }
 
+def _doc_edit(model: Path, edit):
+    """``model`` with its documents edited by ``edit(doc, training, batches)`` and the checksum recomputed."""
+    doc, training, batches = MF.read_model_file(model)
+    batches = [dict(b) for b in batches]
+    edit(doc, training, batches)
+    return MF.file_bytes(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+                         json.dumps(training, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), batches)
+
+
+def _record_batch_table(data: bytes, batch: int):
+    """The RecordBatch flatbuffer table of record batch ``batch`` and where its message's flatbuffer starts."""
+    from hdp_plugin.data._ipc_check import _Buf, _Table
+    from hdp_plugin.data._ipc_flat import FlatFile
+
+    offset = FlatFile(data).blocks[batch][0]
+    skip = 8 if struct.unpack_from("<i", data, offset)[0] == -1 else 4
+    length = struct.unpack_from("<i", data, offset + skip - 4)[0]
+    buf = _Buf(data[offset + skip: offset + skip + length])
+    return _Table(buf, buf.u32(0)).table(2), offset + skip
+
+
+def _vector_at(table, field: int) -> int:
+    """Where a vector field's first element is, in its flatbuffer."""
+    return table.vector(field, 1)[0]
+
+
+def _field_node_length(value: int):
+    """Record batch 0's first field node (the branch column) declares ``value`` rows."""
+    def change(data: bytes) -> bytes:
+        rb, base = _record_batch_table(data, 0)
+        out = bytearray(data)
+        struct.pack_into("<q", out, base + _vector_at(rb, 1), value)
+        return bytes(out)
+    return change
+
+
+def _buffer_offset(index: int, value: int):
+    """Record batch 0's buffer ``index`` starts at ``value`` in its body."""
+    def change(data: bytes) -> bytes:
+        rb, base = _record_batch_table(data, 0)
+        out = bytearray(data)
+        struct.pack_into("<q", out, base + _vector_at(rb, 2) + 16 * index, value)
+        return bytes(out)
+    return change
+
+
+def _footer_batches(count: int):
+    """The footer's vector of record batch blocks claims ``count`` blocks."""
+    def change(data: bytes) -> bytes:
+        from hdp_plugin.data._ipc_check import _Buf, _Table
+
+        n = len(data)
+        length = struct.unpack_from("<i", data, n - 10)[0]
+        start = n - 10 - length
+        buf = _Buf(data[start: n - 10])
+        footer = _Table(buf, buf.u32(0))
+        at = footer._field(3)
+        out = bytearray(data)
+        struct.pack_into("<I", out, start + at + buf.u32(at), count)
+        return bytes(out)
+    return change
+
+
+def _bytes_of(model: Path, change):
+    return lambda: change(model.read_bytes())
+
+
+VOTE = MODELS / "vote-kdb2-hdp.hdpbnc"
+CODED = MODELS / "breast-coded-kdb2-hdp.hdpbnc"
+CODED_DATA = "tests/golden/models/breast-coded.csv"
+#: the coded model's labels made to look like numbers: (attribute, label, new label); ``1_0``, an
+#: Arabic-Indic 3 and ``0x1p2`` read as numbers to Python's float(), ``8f``, ``6d`` and ``0x1p2`` to Java's
+#: Double.parseDouble, `` 5`` to both once trimmed; under the one rule none of these is a number, and
+#: ``+6``, ``1.1e1`` and ``2.0`` are 6, 11 and 2
+NUMBER_LIKE = [("tumor-size", "10", "1_0"), ("tumor-size", "8", "8f"), ("tumor-size", "3", "\u0663"),
+               ("tumor-size", "5", " 5"), ("tumor-size", "6", "+6"), ("tumor-size", "11", "1.1e1"),
+               ("age", "6", "6d"), ("inv-nodes", "2", "2.0"), ("inv-nodes", "4", "0x1p2")]
+
+
+def _number_like(doc, training, batches):
+    for member in doc["members"]:
+        for a in member["attributes"]:
+            for name, old, new in NUMBER_LIKE:
+                if a["name"] == name:
+                    a["values"][a["values"].index(old)] = new
+
+
+def _repeated_parent(doc, training, batches):
+    """The weather model's temperature (attribute 1) with the parents [0, 0], its tree one level deeper: each
+    context of (class, outlook) has one child, the same outlook again."""
+    net = doc["members"][0]
+    net["structure"]["parents"][1] = [0, 0]
+    net["trees"][1]["branching"] = [-1, 0, 0]
+
+
+DATES = HERE / "dates.arff"
+#: the time zone the Weka reader predicts the dates model in: 12:45 ahead of UTC (and no change of clocks in
+#: the dates' ten days), so that a date read as the JVM's clock time is far from the same date read as UTC
+DATES_TIME_ZONE = "Pacific/Chatham"
+
+
+def write_dates() -> None:
+    """400 rows of a date every 37 minutes from 2020-03-01, a number, and a class that changes at
+    2020-03-05 10:00 (UTC), with every 13th row the other way."""
+    import datetime as dt
+
+    start = dt.datetime(2020, 3, 1)
+    lines = ["@relation dates", "", "@attribute when date \"yyyy-MM-dd'T'HH:mm:ss\"", "@attribute x numeric",
+             "@attribute class {early,late}", "", "@data"]
+    for i in range(400):
+        when = start + dt.timedelta(minutes=37 * i)
+        late = (when >= dt.datetime(2020, 3, 5, 10)) != (i % 13 == 0)
+        lines.append(f"'{when:%Y-%m-%dT%H:%M:%S}',{(i * 7919) % 101},{'late' if late else 'early'}")
+    DATES.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _dates_model() -> bytes:
+    import tempfile
+
+    from hdp_plugin import BayesNetClassifier, read_dataset, save_model
+
+    clf = BayesNetClassifier(structure="kdb", k=1, estimator="hdp", iterations=50, random_state=1, n_jobs=1)
+    clf.fit(read_dataset(DATES))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = save_model(clf, Path(tmp) / "dates.hdpbnc")
+        return _doc_edit(path, lambda d, t, b: t.clear())  # no fit timings: the same bytes every run
+
+
+# name -> (expect, the file's bytes, what it holds, what both messages say, extras of the manifest entry)
+BUILT = {
+    "bytes-negative-field-node-length": (
+        "refuse", _bytes_of(VOTE, _field_node_length(-432345564227567555)),
+        "the kDB-2 vote model's first field node of -4.3e17 rows (pyarrow aborted on it)",
+        ["corrupted model file (unreadable record batch 0 (column 'branch' has -432345564227567555 rows"], {}),
+    "bytes-field-node-length-beyond-the-batch": (
+        "refuse", _bytes_of(VOTE, _field_node_length(1 << 40)), "a first field node of 2^40 rows",
+        ["corrupted model file (unreadable record batch 0 (column 'branch' has 1099511627776 rows"], {}),
+    "bytes-buffer-outside-its-body": (
+        "refuse", _bytes_of(VOTE, _buffer_offset(1, 1 << 33)), "the branch column's data at 2^33 in its body",
+        ["a buffer points outside its record batch"], {}),
+    "bytes-footer-claims-2-billion-batches": (
+        "refuse", _bytes_of(VOTE, _footer_batches(0x7FFFFFFF)), "a footer whose vector of blocks claims 2^31 - 1",
+        ["not an hdp-bnc model file (not a complete Arrow IPC file"], {}),
+    "classes-dtype-200-million-characters": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["classes"].update(dtype="<U200000000")),
+        "classes.dtype <U200000000 (1.6 GB for two labels)", ["wider than the model document"], {}),
+    "classes-dtype-unknown": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["classes"].update(dtype="<c16")),
+        "classes.dtype <c16", ["is not one a model has"], {}),
+    "classes-values-permuted": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["classes"]["values"].reverse()),
+        "classes.values in the other order than class.values", ["classes.values[0] is not the class label"], {}),
+    "classes-values-of-another-type": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["classes"].update(dtype="<i8", values=[0, 1])),
+        "classes of dtype <i8 where the labels are yes and no", ["classes.values[0] is not the class label"], {}),
+    "parents-repeated": (
+        "refuse", lambda: _doc_edit(GOLDEN, _repeated_parent), "an attribute with the parents [0, 0]",
+        ["an attribute parent given twice"], {}),
+    "types-integer-as-float": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["members"][0]["trees"][0].update(nodes=3.0)),
+        "a tree's nodes 3.0", ["members[0].trees[0].nodes is not an integer"], {}),
+    "types-label-not-a-string": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["members"][0]["attributes"][0]["values"].__setitem__(
+            0, 1)), "the label 1, a number", ["members[0].attributes[0].values[0] is not a string"], {}),
+    "types-boolean-as-integer": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["members"][0].update(cardinalities=[3, True, 2, 2])),
+        "a cardinality true", ["members[0].cardinalities[1] is not an integer"], {}),
+    "types-parameter-of-another-type": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["params"].update(m=True)), "params.m true",
+        ["params.m is not a number"], {}),
+    "types-parameter-out-of-its-domain": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["params"].update(tying="all")), "params.tying all",
+        ["params: ", "tying"], {}),
+    "labels-given-twice": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["members"][0]["attributes"][0]["values"].__setitem__(
+            1, "sunny")), "outlook's labels sunny, sunny, rainy", ["a label given twice"], {}),
+    "cut-points-on-a-nominal-attribute": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["members"][0]["attributes"][0].update(
+            cut_points=[1.0, 2.0])), "cut points on outlook", ["cut points on a nominal attribute"], {}),
+    "tree-name-not-its-attributes": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["members"][0]["trees"][1].update(name="outlook")),
+        "the temperature tree named outlook", ["tree 1: its name is not its attribute's"], {}),
+    "tree-cells-not-the-documents": (
+        "refuse", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["members"][0]["trees"][1].update(cells=21)),
+        "the temperature tree's 20 cells said to be 21", ["tree 1: its cells are not the 21"], {}),
+    "valid-labels-that-look-like-numbers": (
+        "accept", lambda: _doc_edit(CODED, _number_like),
+        "labels 1_0, 8f, an Arabic-Indic 3, ' 5', 6d, 0x1p2 (no numbers), +6, 1.1e1, 2.0 (numbers)", None,
+        {"data": CODED_DATA, "class": "Class"}),
+    "valid-seeds-beyond-64-bits": (
+        "accept", lambda: _doc_edit(GOLDEN, lambda d, t, b: d["members"][0]["seed"].update(entropy=2**100 + 1)),
+        "a member's seed entropy 2^100 + 1 (an integer of any size)", None, {}),
+    "valid-training-document-of-any-values": (
+        "accept", lambda: _doc_edit(GOLDEN, lambda d, t, b: t.update(fit_seconds="soon", streamed=True, engine=[1],
+                                                                     discretization_sample=[])),
+        "a training document whose figures are not numbers (nothing reads it but info)", None, {}),
+    "valid-dates": (
+        "accept", _dates_model, "a kDB-1 of dates (dates.arff): the clock times are UTC in both readers", None,
+        {"data": "tests/golden/crafted/dates.arff", "class": "class", "time_zone": DATES_TIME_ZONE}),
+}
+
+
+def write_probabilities(path: Path, model: Path, data: str, cls: str) -> None:
+    from hdp_plugin import read_dataset
+
+    clf = MF.load_model(model)
+    proba = clf.predict_proba(read_dataset(ROOT / data, class_attribute=cls))
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["row"] + [f"p_{c}" for c in clf.classes_])
+        for i, row in enumerate(proba):
+            w.writerow([i] + [f"{p:.17g}" for p in row])
+
+
 #: what the class labels and attribute names of each accepted file decode to
 DECODED = {
     "valid-unicode-names": ("yès 日本 😀", "Ωutlook"),
@@ -200,8 +424,9 @@ def edited(name: str) -> bytes:
 
 def main() -> None:
     _, _, batches = MF.read_model_file(GOLDEN)
-    for old in HERE.glob("*.hdpbnc"):
+    for old in [*HERE.glob("*.hdpbnc"), *HERE.glob("*.proba.csv")]:
         old.unlink()
+    write_dates()
     manifest = {}
     cases = [(name, expect, what, None) for name, (expect, _, what) in CASES.items()]
     cases += [(name, expect, what, message) for name, (expect, _, what, message) in EDITS.items()]
@@ -220,6 +445,19 @@ def main() -> None:
             label, attr = DECODED[name]
             entry["class_values"] = [label] + doc["class"]["values"][1:]
             entry["attribute_names"] = [attr] + [a["name"] for a in doc["members"][0]["attributes"][1:]]
+        manifest[name] = entry
+    for name, (expect, make, what, message, extras) in BUILT.items():
+        (HERE / f"{name}.hdpbnc").write_bytes(make())
+        entry = {"model": f"{name}.hdpbnc", "expect": expect, "holds": what, **extras}
+        if message:
+            entry["message"] = message
+        if expect == "accept":
+            doc, _, _ = MF.read_model_file(HERE / entry["model"])
+            entry["class_values"] = doc["class"]["values"]
+            entry["attribute_names"] = [a["name"] for a in doc["members"][0]["attributes"]]
+            if "data" in extras:
+                entry["probabilities"] = f"{name}.proba.csv"
+                write_probabilities(HERE / entry["probabilities"], HERE / entry["model"], extras["data"], extras["class"])
         manifest[name] = entry
     (HERE / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=True) + "\n")
 

@@ -17,29 +17,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.arrow.flatbuf.Block;
-import org.apache.arrow.flatbuf.Buffer;
-import org.apache.arrow.flatbuf.FieldNode;
-import org.apache.arrow.flatbuf.FloatingPoint;
-import org.apache.arrow.flatbuf.Footer;
-import org.apache.arrow.flatbuf.Int;
-import org.apache.arrow.flatbuf.KeyValue;
-import org.apache.arrow.flatbuf.Message;
-import org.apache.arrow.flatbuf.MessageHeader;
-import org.apache.arrow.flatbuf.Precision;
-import org.apache.arrow.flatbuf.RecordBatch;
-import org.apache.arrow.flatbuf.Schema;
-import org.apache.arrow.flatbuf.Type;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * A small reader of Arrow IPC <em>files</em> (the random-access format: magic, messages, footer),
- * built directly on the flatbuffer classes of {@code arrow-format}, so that it needs neither
- * arrow-vector nor arrow-memory (and no {@code --add-opens} on JDK 17).
+ * reading the file's flatbuffers itself, every read bounds-checked, so that it needs neither arrow-vector
+ * nor arrow-memory (and no {@code --add-opens} on JDK 17), and a corrupt file is an {@link IOException},
+ * never an allocation its size does not justify.
  *
  * <p>It reads what the hdp-bnc model file uses: uncompressed, non-dictionary columns of type uint16, int32
  * and float64, with or without nulls, lists and structs of them (without null lists, structs or items: the
- * model file's cells), and the schema's custom metadata. Anything else is
- * refused with an {@link IOException} that names the column.
+ * model file's cells), and the schema's custom metadata; a field of another type gets a type name of its
+ * own ({@link Field#typeString()}) and its batches are not read. hdp_plugin reads model files by the same
+ * rules ({@code hdp_plugin/data/_ipc_flat.py}), so that both readers refuse the same files.
  *
  * <p>Layout (Arrow columnar format, "IPC File Format"): {@code ARROW1} plus 2 bytes of padding; the
  * stream messages; the footer flatbuffer; its length as a little-endian int32; {@code ARROW1}. Each
@@ -57,7 +48,9 @@ public final class ArrowFileReader {
     /** A list: {@link Column#offsets} holds each row's first item, {@link Column#children} the items. */
     LIST("list", 0),
     /** A struct: {@link Column#children} holds its fields, each as long as the struct. */
-    STRUCT("struct", 0);
+    STRUCT("struct", 0),
+    /** A type this reader does not read ({@link Field#typeString()} names it). */
+    OTHER("other", 0);
 
     /** The type's name as pyarrow prints it. */
     final String arrowName;
@@ -76,21 +69,25 @@ public final class ArrowFileReader {
     public final String name;
     /** Its type. */
     public final ColumnType type;
+    /** Its type's name: {@link ColumnType#arrowName}, or for {@link ColumnType#OTHER} what it is. */
+    final String typeName;
     /** Whether the schema lets it hold nulls. */
     public final boolean nullable;
     /** A list's item field, a struct's fields; empty for the others. */
     public final List<Field> children;
 
-    Field(String name, ColumnType type, boolean nullable, List<Field> children) {
+    Field(String name, ColumnType type, String typeName, boolean nullable, List<Field> children) {
       this.name = name;
       this.type = type;
+      this.typeName = typeName;
       this.nullable = nullable;
       this.children = Collections.unmodifiableList(children);
     }
 
     /**
      * The type as pyarrow compares types: a list's or a struct's child fields with their
-     * nullability, a struct's fields with their names (a list's item name does not count).
+     * nullability, a struct's fields with their names (a list's item name does not count); a type of no
+     * other field shows its children as {@code int64<...>}.
      *
      * @return for instance {@code list<struct<value: uint16 not null, log_prob: double not null> not null>}
      */
@@ -108,13 +105,33 @@ public final class ArrowFileReader {
         }
         return sb.append('>').toString();
       }
-      return type.arrowName;
+      if (children.isEmpty()) {
+        return typeName;
+      }
+      StringBuilder sb = new StringBuilder(typeName).append('<');
+      for (int i = 0; i < children.size(); i++) {
+        sb.append(i > 0 ? ", " : "").append(children.get(i));
+      }
+      return sb.append('>').toString();
     }
 
     /** @return {@code name: type}, the type as {@link #typeString()} */
     @Override
     public String toString() {
       return name + ": " + typeString();
+    }
+
+    /** Whether this reader decodes the field's columns (its type and its children's). */
+    boolean supported() {
+      if (type == ColumnType.OTHER) {
+        return false;
+      }
+      for (Field c : children) {
+        if (!c.supported()) {
+          return false;
+        }
+      }
+      return true;
     }
 
     /** Field nodes of this field and its children. */
@@ -178,12 +195,171 @@ public final class ArrowFileReader {
     }
   }
 
+  // ------------------------------------------------------------------------------------------
+  // flatbuffers, every read bounds-checked (as hdp_plugin/data/_ipc_check.py's _Buf and _Table)
+  // ------------------------------------------------------------------------------------------
+  /** Little-endian reads from one block of bytes; a read outside it is an IOException. */
+  static final class Flat {
+    final ByteBuffer bb;
+    final long n;
+
+    /** @param bb the block, from position 0 to its limit */
+    Flat(ByteBuffer bb) {
+      this.bb = bb.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+      this.n = bb.limit();
+    }
+
+    void need(long pos, long size) throws IOException {
+      if (pos < 0 || size < 0 || pos + size > n) {
+        throw new IOException("offset " + pos + " (+" + size + ") is outside its " + n + "-byte block");
+      }
+    }
+
+    int u8(long pos) throws IOException {
+      need(pos, 1);
+      return bb.get((int) pos) & 0xFF;
+    }
+
+    int i16(long pos) throws IOException {
+      need(pos, 2);
+      return bb.getShort((int) pos);
+    }
+
+    int u16(long pos) throws IOException {
+      return i16(pos) & 0xFFFF;
+    }
+
+    int i32(long pos) throws IOException {
+      need(pos, 4);
+      return bb.getInt((int) pos);
+    }
+
+    long u32(long pos) throws IOException {
+      return i32(pos) & 0xFFFFFFFFL;
+    }
+
+    long i64(long pos) throws IOException {
+      need(pos, 8);
+      return bb.getLong((int) pos);
+    }
+  }
+
+  /** One flatbuffer table: field {@code i} is found through the table's vtable. */
+  static final class Table {
+    final Flat buf;
+    final long pos;
+    final long vt;
+    final int vtSize;
+
+    Table(Flat buf, long pos) throws IOException {
+      this.buf = buf;
+      this.pos = pos;
+      this.vt = pos - buf.i32(pos);
+      this.vtSize = buf.u16(vt);
+      if (vtSize < 4 || vtSize % 2 != 0) {
+        throw new IOException("bad vtable size " + vtSize);
+      }
+      buf.need(vt, vtSize);
+    }
+
+    static Table root(Flat buf) throws IOException {
+      return new Table(buf, buf.u32(0));
+    }
+
+    /** The position of field {@code i}, or -1 when it is absent. */
+    long field(int i) throws IOException {
+      int o = 4 + 2 * i;
+      if (o + 2 > vtSize) {
+        return -1;
+      }
+      int off = buf.u16(vt + o);
+      return off == 0 ? -1 : pos + off;
+    }
+
+    int u8(int i) throws IOException {
+      long p = field(i);
+      return p < 0 ? 0 : buf.u8(p);
+    }
+
+    int i16(int i) throws IOException {
+      long p = field(i);
+      return p < 0 ? 0 : buf.i16(p);
+    }
+
+    int i32(int i) throws IOException {
+      long p = field(i);
+      return p < 0 ? 0 : buf.i32(p);
+    }
+
+    long i64(int i) throws IOException {
+      long p = field(i);
+      return p < 0 ? 0 : buf.i64(p);
+    }
+
+    Table table(int i) throws IOException {
+      long p = field(i);
+      return p < 0 ? null : new Table(buf, p + buf.u32(p));
+    }
+
+    /** {position of the first element, length} of a vector of {@code size}-byte elements inside the block. */
+    long[] vector(int i, int size) throws IOException {
+      long p = field(i);
+      if (p < 0) {
+        return new long[] {0, 0};
+      }
+      long v = p + buf.u32(p);
+      long count = buf.u32(v);
+      buf.need(v + 4, count * size);
+      return new long[] {v + 4, count};
+    }
+
+    List<Table> tables(int i) throws IOException {
+      long[] v = vector(i, 4);
+      List<Table> out = new ArrayList<>();
+      for (long k = 0; k < v[1]; k++) {
+        long at = v[0] + 4 * k;
+        out.add(new Table(buf, at + buf.u32(at)));
+      }
+      return out;
+    }
+
+    /** A vector of structs of two int64 (FieldNode, Buffer): {first, second} per element. */
+    long[][] pairs(int i) throws IOException {
+      long[] v = vector(i, 16);
+      long[][] out = new long[(int) v[1]][];
+      for (int k = 0; k < out.length; k++) {
+        out[k] = new long[] {buf.i64(v[0] + 16L * k), buf.i64(v[0] + 16L * k + 8)};
+      }
+      return out;
+    }
+
+    /** A string field's bytes (an absent one is empty). */
+    byte[] string(int i) throws IOException {
+      long[] v = vector(i, 1);
+      byte[] out = new byte[(int) v[1]];
+      ByteBuffer d = buf.bb.duplicate();
+      d.position((int) v[0]);
+      d.get(out);
+      return out;
+    }
+  }
+
+  /** Schema.fbs: the Type union's values that this reader reads, and MessageHeader's RecordBatch. */
+  private static final int INT = 2;
+  private static final int FLOATING_POINT = 3;
+  private static final int LIST = 12;
+  private static final int STRUCT = 13;
+  private static final int RECORD_BATCH = 3;
+  private static final int DOUBLE = 2;
+
   private static final byte[] MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
 
   private final ByteBuffer m_Data;
   private final List<Field> m_Fields = new ArrayList<>();
   private final Map<String, byte[]> m_Metadata = new LinkedHashMap<>();
-  private final List<Block> m_Blocks = new ArrayList<>();
+  private final Set<String> m_Repeated = new TreeSet<>();
+  /** per record batch: its offset, metadata length and body length */
+  private final List<long[]> m_Blocks = new ArrayList<>();
 
   /**
    * Parses the footer and the schema of an Arrow IPC file held in memory.
@@ -196,96 +372,91 @@ public final class ArrowFileReader {
     m_Data = ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN);
     try {
       readFooter(data);
-    } catch (RuntimeException e) { // flatbuffer accessors on garbage: index/argument errors
-      throw new IOException("not a complete Arrow IPC file (corrupted footer: " + e + ")", e);
+    } catch (IOException e) {
+      throw new IOException("not a complete Arrow IPC file (" + e.getMessage() + ")", e);
     }
   }
 
   private void readFooter(byte[] data) throws IOException {
     int n = data.length;
-    if (n < MAGIC.length * 2 + 2 + 4 || !startsWithMagic(data, 0) || !startsWithMagic(data, n - MAGIC.length)) {
-      throw new IOException("not a complete Arrow IPC file (no ARROW1 magic at both ends: truncated, corrupted or "
-        + "another format)");
+    if (n < 18 || !startsWithMagic(data, 0) || !startsWithMagic(data, n - MAGIC.length)) {
+      throw new IOException("no ARROW1 magic at both ends: truncated, corrupted or another format");
     }
     int footerLength = m_Data.getInt(n - MAGIC.length - 4);
-    int footerStart = n - MAGIC.length - 4 - footerLength;
+    long footerStart = (long) n - MAGIC.length - 4 - footerLength;
     if (footerLength <= 0 || footerStart < 8) {
-      throw new IOException("not a complete Arrow IPC file (bad footer length " + footerLength + ")");
+      throw new IOException("bad footer length " + footerLength);
     }
-    ByteBuffer fb = slice(footerStart, footerLength);
-    Footer footer = Footer.getRootAsFooter(fb);
-    Schema schema = footer.schema();
+    Flat buf = new Flat(slice(footerStart, footerLength));
+    Table footer = Table.root(buf);
+    Table schema = footer.table(1);
     if (schema == null) {
-      throw new IOException("not a complete Arrow IPC file (the footer has no schema)");
+      throw new IOException("the footer has no schema");
     }
-    if (footer.dictionariesLength() > 0) {
+    if (footer.vector(2, 24)[1] > 0) {
       throw new IOException("dictionary-encoded Arrow files are not supported");
     }
-    for (int i = 0; i < schema.customMetadataLength(); i++) {
-      KeyValue kv = schema.customMetadata(i);
-      m_Metadata.put(kv.key(), bytes(kv.valueAsByteBuffer()));
+    if (schema.i16(0) != 0) {
+      throw new IOException("a big-endian file");
     }
-    for (int i = 0; i < schema.fieldsLength(); i++) {
-      m_Fields.add(field(schema.fields(i), 0));
+    for (Table kv : schema.tables(2)) {
+      String key = new String(kv.string(0), StandardCharsets.UTF_8);
+      if (m_Metadata.containsKey(key)) {
+        m_Repeated.add(key);
+      }
+      m_Metadata.put(key, kv.string(1));
     }
-    for (int i = 0; i < footer.recordBatchesLength(); i++) {
-      m_Blocks.add(footer.recordBatches(new Block(), i));
+    for (Table f : schema.tables(1)) {
+      m_Fields.add(field(f, 0));
+    }
+    long[] v = footer.vector(3, 24);
+    for (long k = 0; k < v[1]; k++) {
+      long at = v[0] + 24 * k;
+      m_Blocks.add(new long[] {buf.i64(at), buf.i32(at + 8), buf.i64(at + 16)});
     }
   }
 
   /** The deepest nesting of lists and structs read (the model file's cells are 2 deep). */
   static final int MAX_FIELD_DEPTH = 8;
 
-  /** A field of the schema, with its children: lists have one, structs any number. */
-  private static Field field(org.apache.arrow.flatbuf.Field f, int depth) throws IOException {
-    String name = f.name();
-    if (f.dictionary() != null) {
-      throw new IOException("column '" + name + "' is dictionary-encoded, which is not supported");
+  /**
+   * A field of the schema, with its children. A type this reader does not read gets a name of its own
+   * ({@code int64}, {@code dictionary}, {@code type 5}), which no schema a reader expects has.
+   */
+  private static Field field(Table t, int depth) throws IOException {
+    if (depth > MAX_FIELD_DEPTH) {
+      throw new IOException("fields nested deeper than " + MAX_FIELD_DEPTH);
     }
-    ColumnType type = columnType(f);
-    int nChildren = f.childrenLength();
-    if ((type == ColumnType.LIST ? nChildren != 1 : type == ColumnType.STRUCT ? nChildren < 1 : nChildren != 0)
-      || depth > MAX_FIELD_DEPTH) {
-      throw new IOException("column '" + name + "' of type " + type.arrowName + " has " + nChildren
-        + " child fields, which is not supported");
+    int kind = t.u8(2);
+    Table spec = t.table(3);
+    ColumnType type = ColumnType.OTHER;
+    String typeName;
+    if (t.table(4) != null) {
+      typeName = "dictionary";
+    } else if (kind == INT) {
+      int bits = spec == null ? 0 : spec.i32(0);
+      boolean signed = spec != null && spec.u8(1) != 0;
+      type = signed && bits == 32 ? ColumnType.INT32 : !signed && bits == 16 ? ColumnType.UINT16 : ColumnType.OTHER;
+      typeName = type != ColumnType.OTHER ? type.arrowName : (signed ? "int" : "uint") + bits;
+    } else if (kind == FLOATING_POINT) {
+      int precision = spec == null ? -1 : spec.i16(0);
+      type = precision == DOUBLE ? ColumnType.FLOAT64 : ColumnType.OTHER;
+      typeName = type != ColumnType.OTHER ? type.arrowName : "float of precision " + precision;
+    } else if (kind == LIST || kind == STRUCT) {
+      type = kind == LIST ? ColumnType.LIST : ColumnType.STRUCT;
+      typeName = type.arrowName;
+    } else {
+      typeName = "type " + kind;
     }
-    List<Field> children = new ArrayList<>(nChildren);
-    for (int i = 0; i < nChildren; i++) {
-      children.add(field(f.children(i), depth + 1));
+    List<Field> children = new ArrayList<>();
+    for (Table c : t.tables(5)) {
+      children.add(field(c, depth + 1));
     }
-    return new Field(name, type, f.nullable(), children);
-  }
-
-  private static ColumnType columnType(org.apache.arrow.flatbuf.Field f) throws IOException {
-    byte t = f.typeType();
-    switch (t) {
-      case Type.Int: {
-        Int it = (Int) f.type(new Int());
-        if (it.isSigned() && it.bitWidth() == 32) {
-          return ColumnType.INT32;
-        }
-        if (!it.isSigned() && it.bitWidth() == 16) {
-          return ColumnType.UINT16;
-        }
-        throw new IOException("column '" + f.name() + "' has type " + (it.isSigned() ? "int" : "uint")
-          + it.bitWidth() + "; only uint16 and int32 are supported");
-      }
-      case Type.FloatingPoint: {
-        FloatingPoint fp = (FloatingPoint) f.type(new FloatingPoint());
-        if (fp.precision() == Precision.DOUBLE) {
-          return ColumnType.FLOAT64;
-        }
-        throw new IOException("column '" + f.name() + "' is a float of precision " + fp.precision()
-          + "; only float64 is supported");
-      }
-      case Type.List:
-        return ColumnType.LIST;
-      case Type.Struct_:
-        return ColumnType.STRUCT;
-      default:
-        throw new IOException("column '" + f.name() + "' has Arrow type "
-          + (t >= 0 && t < Type.names.length ? Type.names[t] : Byte.toString(t)) + ", which is not supported");
+    if (type == ColumnType.LIST && children.size() != 1 || type == ColumnType.STRUCT && children.isEmpty()) {
+      typeName = typeName + " of " + children.size() + " fields";
+      type = ColumnType.OTHER;
     }
+    return new Field(new String(t.string(0), StandardCharsets.UTF_8), type, typeName, t.u8(1) != 0, children);
   }
 
   private static boolean startsWithMagic(byte[] data, int at) {
@@ -297,18 +468,9 @@ public final class ArrowFileReader {
     return true;
   }
 
-  private static byte[] bytes(ByteBuffer b) {
-    if (b == null) {
-      return new byte[0];
-    }
-    byte[] out = new byte[b.remaining()];
-    b.duplicate().get(out);
-    return out;
-  }
-
   private ByteBuffer slice(long start, long length) throws IOException {
     if (start < 0 || length < 0 || start + length > m_Data.capacity()) {
-      throw new IOException("not a complete Arrow IPC file (a block points outside the file: truncated?)");
+      throw new IOException("a block points outside the file (truncated?)");
     }
     return window(m_Data, start, length);
   }
@@ -335,9 +497,14 @@ public final class ArrowFileReader {
     return out;
   }
 
-  /** @return the schema's custom metadata: key to raw (UTF-8) value bytes, in file order */
+  /** @return the schema's custom metadata: key to raw (UTF-8) value bytes (a key given twice: its last value) */
   public Map<String, byte[]> metadata() {
     return Collections.unmodifiableMap(m_Metadata);
+  }
+
+  /** @return the metadata keys the schema gives more than once */
+  public Set<String> repeatedKeys() {
+    return Collections.unmodifiableSet(m_Repeated);
   }
 
   /** @return the number of record batches */
@@ -359,8 +526,8 @@ public final class ArrowFileReader {
   public List<Column> readBatch(int index, boolean values) throws IOException {
     try {
       return decodeBatch(index, values);
-    } catch (RuntimeException e) {
-      throw new IOException("unreadable record batch " + index + " (" + e + ")", e);
+    } catch (IOException e) {
+      throw new IOException("unreadable record batch " + index + " (" + e.getMessage() + ")", e);
     }
   }
 
@@ -375,63 +542,78 @@ public final class ArrowFileReader {
     return fixedWidth(c.type, c.raw.duplicate().order(ByteOrder.LITTLE_ENDIAN), c.length);
   }
 
-  /** Where decoding one record batch is: its body, its message, the next field node and buffer. */
-  private final class BatchCursor {
+  /** Where decoding one record batch is: its body, its field nodes and buffers, the next of each. */
+  private static final class BatchCursor {
     final ByteBuffer body;
-    final RecordBatch rb;
+    final long[][] nodes;
+    final long[][] buffers;
     final boolean decodeValues;
     int fieldNode;
     int buffer;
 
-    BatchCursor(ByteBuffer body, RecordBatch rb, boolean decodeValues) {
+    BatchCursor(ByteBuffer body, long[][] nodes, long[][] buffers, boolean decodeValues) {
       this.body = body;
-      this.rb = rb;
+      this.nodes = nodes;
+      this.buffers = buffers;
       this.decodeValues = decodeValues;
     }
 
     ByteBuffer nextBuffer() throws IOException {
-      return buffer(body, rb, buffer++);
+      long[] b = buffers[buffer++];
+      long off = b[0];
+      long len = b[1];
+      if (off < 0 || len < 0 || off + len > body.capacity()) {
+        throw new IOException("a buffer points outside its record batch (truncated file?)");
+      }
+      return window(body, off, len);
     }
   }
 
   private List<Column> decodeBatch(int index, boolean decodeValues) throws IOException {
-    Block block = m_Blocks.get(index);
-    long offset = block.offset();
-    int metaLength = block.metaDataLength();
-    ByteBuffer prefix = slice(offset, Math.min(8, metaLength));
+    for (Field f : m_Fields) {
+      if (!f.supported()) {
+        throw new IOException("column '" + f + "' has a type that is not supported");
+      }
+    }
+    long[] block = m_Blocks.get(index);
+    long offset = block[0];
+    long metaLength = block[1];
+    Flat prefix = new Flat(slice(offset, Math.min(8, metaLength)));
     int skip = 4;
-    int fbLength = prefix.getInt(0);
+    int fbLength = prefix.i32(0);
     if (fbLength == -1) { // continuation marker, then the length
-      fbLength = prefix.getInt(4);
+      fbLength = prefix.i32(4);
       skip = 8;
     }
     if (fbLength <= 0 || skip + fbLength > metaLength) {
-      throw new IOException("record batch " + index + ": bad message length " + fbLength);
+      throw new IOException("bad message length " + fbLength);
     }
-    Message message = Message.getRootAsMessage(slice(offset + skip, fbLength));
-    if (message.headerType() != MessageHeader.RecordBatch) {
-      throw new IOException("block " + index + " is not a record batch");
+    Table message = Table.root(new Flat(slice(offset + skip, fbLength)));
+    Table rb = message.table(2);
+    if (message.u8(1) != RECORD_BATCH || rb == null) {
+      throw new IOException("the block is not a record batch");
     }
-    RecordBatch rb = (RecordBatch) message.header(new RecordBatch());
-    if (rb.compression() != null) {
-      throw new IOException("record batch " + index + " is compressed, which is not supported");
+    if (rb.table(3) != null) {
+      throw new IOException("a compressed record batch, which is not supported");
     }
-    ByteBuffer body = slice(offset + metaLength, block.bodyLength());
-    long rows = rb.length();
+    ByteBuffer body = slice(offset + metaLength, block[2]);
+    long rows = rb.i64(0);
     if (rows < 0 || rows > Integer.MAX_VALUE) {
-      throw new IOException("record batch " + index + ": bad length " + rows);
+      throw new IOException("bad length " + rows);
     }
+    long[][] nodes = rb.pairs(1);
+    long[][] buffers = rb.pairs(2);
     int nNodes = 0;
     int nBuffers = 0;
     for (Field f : m_Fields) {
       nNodes += f.fieldNodes();
       nBuffers += f.buffers();
     }
-    if (rb.nodesLength() != nNodes || rb.buffersLength() != nBuffers) {
-      throw new IOException("record batch " + index + " has " + rb.nodesLength() + " field nodes and "
-        + rb.buffersLength() + " buffers, the schema " + nNodes + " and " + nBuffers);
+    if (nodes.length != nNodes || buffers.length != nBuffers) {
+      throw new IOException(nodes.length + " field nodes and " + buffers.length + " buffers, the schema " + nNodes
+        + " and " + nBuffers);
     }
-    BatchCursor at = new BatchCursor(body, rb, decodeValues);
+    BatchCursor at = new BatchCursor(body, nodes, buffers, decodeValues);
     List<Column> out = new ArrayList<>(m_Fields.size());
     for (Field f : m_Fields) {
       out.add(column(at, f, rows, false));
@@ -444,19 +626,20 @@ public final class ArrowFileReader {
    * depth first. Nulls are read in a top-level column; a list, a struct and their children have none.
    */
   private Column column(BatchCursor at, Field f, long rows, boolean nested) throws IOException {
-    FieldNode node = at.rb.nodes(new FieldNode(), at.fieldNode++);
+    long[] node = at.nodes[at.fieldNode++];
     String name = f.name;
-    if (node.length() != rows) {
-      throw new IOException("column '" + name + "' has " + node.length() + " rows, " + rows + " expected");
+    if (node[0] != rows) {
+      throw new IOException("column '" + name + "' has " + node[0] + " rows, " + rows + " expected");
     }
     int n = (int) rows;
+    long nulls = node[1];
     boolean nullsRefused = nested || f.type == ColumnType.LIST || f.type == ColumnType.STRUCT;
-    if (node.nullCount() != 0 && (nullsRefused || node.nullCount() < 0 || node.nullCount() > n)) {
-      throw new IOException("column '" + name + "': " + node.nullCount() + " nulls"
+    if (nulls != 0 && (nullsRefused || nulls < 0 || nulls > n)) {
+      throw new IOException("column '" + name + "': " + nulls + " nulls"
         + (nullsRefused ? " in a list or a struct, which is not supported" : ""));
     }
     ByteBuffer validity = at.nextBuffer();
-    boolean[] valid = node.nullCount() > 0 ? bits(validity, n, name) : null;
+    boolean[] valid = nulls > 0 ? bits(validity, n, name) : null;
     switch (f.type) {
       case LIST: {
         ByteBuffer rawOffsets = window(need(at.nextBuffer(), 4L * (n + 1L), name), 0, 4 * (n + 1)).asReadOnlyBuffer();
@@ -516,16 +699,6 @@ public final class ArrowFileReader {
         return a;
       }
     }
-  }
-
-  private static ByteBuffer buffer(ByteBuffer body, RecordBatch rb, int i) throws IOException {
-    Buffer b = rb.buffers(new Buffer(), i);
-    long off = b.offset();
-    long len = b.length();
-    if (off < 0 || len < 0 || off + len > body.capacity()) {
-      throw new IOException("a buffer points outside its record batch (truncated file?)");
-    }
-    return window(body, off, len);
   }
 
   private static ByteBuffer need(ByteBuffer b, long bytes, String name) throws IOException {

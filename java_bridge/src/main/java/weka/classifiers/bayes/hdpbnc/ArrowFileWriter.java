@@ -307,7 +307,7 @@ public final class ArrowFileWriter {
       int nulls = 0;
       ByteBuffer values = ByteBuffer.allocate((m_Nominal[a] ? 4 : 8) * n).order(ByteOrder.LITTLE_ENDIAN);
       for (int i = 0; i < n; i++) {
-        double v = m_Data.instance(from + i).value(a);
+        double v = InstanceCoder.utcMillis(m_Data.attribute(a), m_Data.instance(from + i).value(a)); // dates as UTC
         boolean missing = Double.isNaN(v); // Weka's missing value
         if (missing) {
           nulls++;

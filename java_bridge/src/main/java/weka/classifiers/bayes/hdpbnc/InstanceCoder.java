@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 import weka.core.Attribute;
 import weka.core.Instance;
@@ -25,7 +26,8 @@ import weka.core.Instances;
  * nominal training attribute matches the label that reads as the same number (so a numeric Weka
  * attribute classifies on a model trained with the column declared categorical, whose labels are the
  * integer codes), as does a nominal label that is not a training label ({@code 3.0} matches {@code 3});
- * a nominal label on a numeric training attribute is read as a number.
+ * a nominal label on a numeric training attribute is read as a number; labels read as numbers by one rule
+ * ({@link #labelNumber}); a date's clock time is taken as UTC ({@link #utcMillis}).
  */
 public final class InstanceCoder implements Serializable {
 
@@ -130,11 +132,8 @@ public final class InstanceCoder implements Serializable {
           int code = m_Lookup[a][(int) v];
           if (code < 0) { // nominal label on a numeric training attribute
             double x;
-            try {
-              x = Double.parseDouble(inst.attribute(w).value((int) v).trim());
-            } catch (NumberFormatException e) {
-              x = Double.NaN;
-            }
+            Double read = labelNumber(inst.attribute(w).value((int) v));
+            x = read == null ? Double.NaN : read;
             code = m_Net.bin(a, x);
           }
           out[a] = code;
@@ -142,7 +141,7 @@ public final class InstanceCoder implements Serializable {
           Integer code = m_ByNumber.get(a).get(v == 0.0 ? 0.0 : v); // -0.0 reads as 0.0
           out[a] = code == null ? missing : code;
         } else {
-          out[a] = m_Net.bin(a, v);
+          out[a] = m_Net.bin(a, utcMillis(inst.attribute(w), v));
         }
       }
       return out;
@@ -161,14 +160,50 @@ public final class InstanceCoder implements Serializable {
     return out;
   }
 
-  /** The number a label reads as (NaN left out), or null. */
-  private static Double number(String label) {
-    try {
-      double x = Double.parseDouble(label.trim());
-      return Double.isNaN(x) ? null : x;
-    } catch (NumberFormatException e) {
-      return null; // a label that is not a number cannot match a numeric value
+  /**
+   * A Weka value as hdp_plugin reads it: a date's clock time taken as UTC (docs/model-format.md section 4b),
+   * whatever the JVM's time zone. Weka parses a date without a zone in the JVM's zone; its text, written
+   * back in that zone and read in UTC, is what hdp_plugin reads from the same ARFF file (a date with a zone
+   * is the same instant either way). Any other value is itself.
+   *
+   * @param att the value's attribute
+   * @param v the value (NaN: missing)
+   * @return the value, a date as milliseconds since 1970-01-01 of its clock time in UTC
+   */
+  static double utcMillis(Attribute att, double v) {
+    if (!att.isDate() || Double.isNaN(v)) {
+      return v;
     }
+    java.text.SimpleDateFormat utc = new java.text.SimpleDateFormat(att.getDateFormat());
+    utc.setTimeZone(java.util.TimeZone.getTimeZone("UTC"));
+    try {
+      return utc.parse(att.formatDate(v)).getTime();
+    } catch (java.text.ParseException e) {
+      return v; // cannot happen: the attribute's own text in its own pattern
+    }
+  }
+
+  /** The labels that read as numbers (docs/model-format.md section 6): ASCII decimal literals, nothing around them. */
+  private static final Pattern NUMBER = Pattern.compile("[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?");
+
+  /**
+   * The number a label reads as, or null: an optional sign, ASCII digits with an optional fraction, an
+   * optional exponent, and nothing else (no space, {@code d} or {@code f} suffix, hexadecimal, infinity,
+   * NaN or non-ASCII digit), of a finite value; as hdp_plugin's {@code label_number} reads it.
+   *
+   * @param label the label
+   * @return its number, or null
+   */
+  static Double labelNumber(String label) {
+    if (!NUMBER.matcher(label).matches()) {
+      return null;
+    }
+    double x = Double.parseDouble(label);
+    return Double.isFinite(x) ? x : null;
+  }
+
+  private static Double number(String label) {
+    return labelNumber(label);
   }
 
   /**

@@ -21,7 +21,8 @@ import java.util.Map;
  * small documents, so the package ships no JSON library.
  *
  * <p>Values map to {@code Map<String, Object>} (insertion-ordered), {@code List<Object>},
- * {@code String}, {@code Long} (integers without fraction or exponent that fit), {@code Double},
+ * {@code String}, {@code Long} (integers without fraction or exponent that fit; read strictly, larger ones are
+ * {@code java.math.BigInteger}, else {@code Double}), {@code Double},
  * {@code Boolean} and {@code null}. Doubles are parsed with {@link Double#parseDouble}, which rounds
  * correctly, so Python's shortest round-trip floats come back bit for bit. Numbers follow JSON's grammar
  * exactly (no leading zeros, plus signs, bare points or exponents, NaN or Infinity), and objects and
@@ -292,8 +293,8 @@ public final class Json {
       if (integral) {
         try {
           return Long.parseLong(s);
-        } catch (NumberFormatException big) {
-          return Double.parseDouble(s);
+        } catch (NumberFormatException big) { // strictly: an integer still, of any size (a model's seeds)
+          return m_Strict ? (Object) new java.math.BigInteger(s) : (Object) Double.parseDouble(s);
         }
       }
       return Double.parseDouble(s);

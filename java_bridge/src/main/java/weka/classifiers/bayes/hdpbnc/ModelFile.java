@@ -8,6 +8,7 @@
 package weka.classifiers.bayes.hdpbnc;
 
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -172,6 +173,12 @@ public final class ModelFile {
       throw new ModelFileException(source + ": an Arrow file, but not an hdp-bnc model file (no " + MODEL_KEY
         + " metadata)", null);
     }
+    for (String key : new String[] {MODEL_KEY, TRAINING_KEY, CHECKSUM_KEY}) {
+      if (reader.repeatedKeys().contains(key)) {
+        throw new ModelFileException(source + ": corrupted model file (the metadata key " + key + " given twice)",
+          null);
+      }
+    }
     byte[] trainingJson = meta.containsKey(TRAINING_KEY) ? meta.get(TRAINING_KEY)
       : "{}".getBytes(StandardCharsets.UTF_8);
     Map<String, Object> doc;
@@ -228,8 +235,7 @@ public final class ModelFile {
     } catch (ModelFileException e) {
       throw e;
     } catch (IOException e) {
-      throw new ModelFileException(source + ": corrupted model file (unreadable record batch: " + e.getMessage()
-        + ")", e);
+      throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
     }
     String expected = meta.containsKey(CHECKSUM_KEY) ? new String(meta.get(CHECKSUM_KEY), StandardCharsets.US_ASCII)
       : "";
@@ -237,7 +243,7 @@ public final class ModelFile {
       throw new ModelFileException(source + ": corrupted model file (checksum mismatch)", null);
     }
     try {
-      return build(doc, batches);
+      return build(doc, batches, modelJson.length);
     } catch (Corrupt e) {
       throw new ModelFileException(source + ": corrupted model file (" + e.getMessage() + ")", e);
     } catch (RuntimeException e) { // missing keys, wrong JSON types, indices out of range
@@ -329,32 +335,292 @@ public final class ModelFile {
     return out;
   }
 
-  /** A JSON number as hdp_plugin takes one: an integer or a float, not a boolean or a string. */
-  private static boolean isNumber(Object o) {
-    return o instanceof Long || o instanceof Double;
+  // ------------------------------------------------------------------------------------------
+  // the document's types (modelfile.py's _DOCUMENT_KEYS: docs/model-format.md sections 4, 4b and 8)
+  // ------------------------------------------------------------------------------------------
+  /** A type of a value of the model document. */
+  private interface Spec {
+    void check(Object v, String where) throws Corrupt;
+  }
+
+  /** A JSON integer in [-2^31, 2^31). */
+  static boolean isInt(Object o) {
+    return o instanceof Long && (Long) o == (int) (long) (Long) o;
+  }
+
+  /** A JSON integer of any size. */
+  static boolean isInteger(Object o) {
+    return o instanceof Long || o instanceof BigInteger;
+  }
+
+  /** A JSON number: an integer or not, never a boolean. */
+  static boolean isNumber(Object o) {
+    return o instanceof Long || o instanceof Double || o instanceof BigInteger;
+  }
+
+  /** A JSON number as the double nearest it (an integer beyond a double's range is infinite). */
+  static double toDouble(Object o) {
+    return ((Number) o).doubleValue();
+  }
+
+  private static Spec kind(String kind) {
+    return (v, where) -> {
+      boolean ok;
+      String what;
+      switch (kind) {
+        case "int":
+          ok = isInt(v);
+          what = "an integer";
+          break;
+        case "integer":
+          ok = isInteger(v);
+          what = "an integer";
+          break;
+        case "number":
+          ok = isNumber(v);
+          what = "a number";
+          break;
+        case "string":
+          ok = v instanceof String;
+          what = "a string";
+          break;
+        case "bool":
+          ok = v instanceof Boolean;
+          what = "true or false";
+          break;
+        case "object":
+          ok = v instanceof Map;
+          what = "an object";
+          break;
+        default:
+          ok = v instanceof List;
+          what = "a list";
+      }
+      need(ok, where, " is not " + what);
+    };
+  }
+
+  private static Spec listOf(Spec item) {
+    return (v, where) -> {
+      need(v instanceof List, where, " is not a list");
+      List<?> l = (List<?>) v;
+      for (int i = 0; i < l.size(); i++) {
+        item.check(l.get(i), where + "[" + i + "]");
+      }
+    };
+  }
+
+  private static Spec orNull(Spec s) {
+    return (v, where) -> {
+      if (v != null) {
+        s.check(v, where);
+      }
+    };
+  }
+
+  /** An object with these keys (name, spec, name, spec, ...; a name ending in ? may be absent; others are ignored). */
+  private static Spec obj(Object... keys) {
+    return (v, where) -> {
+      need(v instanceof Map, where, " is not an object");
+      Map<?, ?> m = (Map<?, ?>) v;
+      for (int i = 0; i < keys.length; i += 2) {
+        String key = (String) keys[i];
+        String name = key.endsWith("?") ? key.substring(0, key.length() - 1) : key;
+        String at = where.isEmpty() ? name : where + "." + name;
+        if (m.containsKey(name)) {
+          ((Spec) keys[i + 1]).check(m.get(name), at);
+        } else {
+          need(key.endsWith("?"), at, " is missing");
+        }
+      }
+    };
+  }
+
+  private static final Spec INT = kind("int");
+  private static final Spec INTEGER = kind("integer");
+  private static final Spec NUMBER = kind("number");
+  private static final Spec STRING = kind("string");
+  private static final Spec BOOL = kind("bool");
+
+  private static final Spec MEMBER_KEYS = obj(
+    "weight", NUMBER,
+    "seed", obj("entropy", INTEGER, "spawn_key", listOf(INTEGER)),
+    "attributes", listOf(obj("name", STRING, "values", listOf(STRING), "numeric", BOOL,
+      "cut_points", orNull(listOf(NUMBER)), "temporal?", STRING)),
+    "cardinalities", listOf(INT),
+    "structure", obj("kind", STRING, "k", INT, "kept", listOf(INT), "parents", listOf(listOf(INT)),
+      "order", listOf(INT), "mi", listOf(orNull(NUMBER)), "info", kind("object")),
+    "trees", listOf(obj("attribute", INT, "name", STRING, "cardinality", INT, "branching", listOf(INT),
+      "nodes", INT, "cells", INT, "concentrations?", listOf(orNull(listOf(NUMBER))))));
+
+  private static final Spec DOCUMENT_KEYS = obj(
+    "package_version", STRING,
+    "class", obj("name", STRING, "values", listOf(STRING)),
+    "classes", obj("dtype", STRING, "values", kind("list")),
+    "n_classes", INT,
+    "class_log_prior", listOf(NUMBER),
+    "estimator", obj("name", STRING, "backoff", STRING),
+    "seed", orNull(INTEGER),
+    "params", obj("structure?", STRING, "k?", INT, "estimator?", STRING, "iterations?", orNull(INT),
+      "burn_in?", orNull(INT), "tying?", STRING, "m?", NUMBER, "discretization?", STRING,
+      "random_state?", orNull(INTEGER), "n_members?", INT),
+    "feature_names_in", BOOL,
+    "left_out?", listOf(obj("name", STRING, "index", INT)),
+    "fit", obj("rows?", INTEGER, "dropped_missing_class?", INTEGER, "warnings?", listOf(STRING),
+      "n_samples?", INT, "burn_in?", INT),
+    "combination", STRING,
+    "members", listOf(MEMBER_KEYS));
+
+  private static final Map<String, Spec> ESTIMATOR_KEYS = new java.util.HashMap<>();
+
+  static {
+    ESTIMATOR_KEYS.put("hdp", obj("iterations", INT, "burn_in", INT, "n_samples", INT, "tying", STRING, "window", INT,
+      "tolerance?", NUMBER, "tree_iterations?", listOf(INT)));
+    ESTIMATOR_KEYS.put("m-estimate", obj("m", NUMBER));
+    ESTIMATOR_KEYS.put("mle", obj("m", NUMBER));
+    ESTIMATOR_KEYS.put("laplace", obj());
+  }
+
+  /** The model document's keys and their types. */
+  static void checkTypes(Map<String, Object> doc) throws Corrupt {
+    DOCUMENT_KEYS.check(doc, "");
+    Object name = asMap(doc.get("estimator")).get("name");
+    need(ESTIMATOR_KEYS.containsKey(name), "estimator.name '" + name + "' is not an estimator");
+    ESTIMATOR_KEYS.get(name).check(doc.get("estimator"), "estimator");
+  }
+
+  private static boolean distinct(List<?> values) {
+    return new HashSet<>(values).size() == values.size();
   }
 
   // ------------------------------------------------------------------------------------------
   // building the model (the checks of read_model, _read_network and _read_tables in modelfile.py)
   // ------------------------------------------------------------------------------------------
+  /** The classifier parameters' domains, as hdp_plugin.params checks them (the Weka options' own). */
+  private static void checkParams(Map<String, Object> params, String structure, String estimator) throws Corrupt {
+    String[][] choices = {{"tying", "none", "same-parent", "level", "single"},
+      {"discretization", "auto", "mdl", "stochastic-mdl", "stochastic-gain", "equal-frequency", "equal-width", "none"}};
+    for (String[] c : choices) {
+      if (params.containsKey(c[0])) {
+        need(Arrays.asList(c).subList(1, c.length).contains(params.get(c[0])), "params: bad " + c[0] + " "
+          + params.get(c[0]));
+      }
+    }
+    long[][] ranges = {{0, weka.classifiers.bayes.HDPBayesNet.MAX_K}, {1, weka.classifiers.bayes.HDPBayesNet.MAX_MEMBERS},
+      {1, weka.classifiers.bayes.HDPBayesNet.MAX_ITERATIONS}, {0, Long.MAX_VALUE}};
+    String[] names = {"k", "n_members", "iterations", "burn_in"};
+    for (int i = 0; i < names.length; i++) {
+      Object v = params.get(names[i]);
+      need(v == null || (Long) v >= ranges[i][0] && (Long) v <= ranges[i][1], "params: bad " + names[i] + " " + v);
+    }
+    Object m = params.get("m");
+    need(m == null || Double.isFinite(toDouble(m)) && toDouble(m) >= 0, "params: bad m " + m);
+    Object seed = params.get("random_state");
+    need(seed == null || seed instanceof Long && (Long) seed >= 0, "params: bad random_state " + seed);
+    Object burnIn = params.get("burn_in");
+    if ("hdp".equals(estimator) && burnIn != null) { // below the most iterations a fit runs (auto: the structure's)
+      Object its = params.get("iterations");
+      long cap = its != null ? (Long) its : "eskdb".equals(structure) ? weka.classifiers.bayes.HDPBayesNet.ESKDB_ITERATIONS
+        : weka.classifiers.bayes.HDPBayesNet.NETWORK_ITERATIONS;
+      need((Long) burnIn < cap, "params: burn_in " + burnIn + " is not below the iterations " + cap);
+    }
+  }
+
+  /** The estimator's settings in their domains, as modelfile.py's _check_estimator. */
+  private static void checkEstimator(Map<String, Object> est, int nTrees) throws Corrupt {
+    if ("hdp".equals(est.get("name"))) {
+      long its = (Long) est.get("iterations");
+      long burnIn = (Long) est.get("burn_in");
+      need(its >= 1 && burnIn >= 0 && burnIn < its && (Long) est.get("n_samples") >= 1 && (Long) est.get("window") >= 1
+        && Arrays.asList("none", "same-parent", "level", "single").contains(est.get("tying")), "bad estimator settings");
+      need(est.containsKey("tolerance") == est.containsKey("tree_iterations"), "estimator.tolerance without "
+        + "tree_iterations, or the other way round");
+      if (est.containsKey("tolerance")) {
+        double tol = toDouble(est.get("tolerance"));
+        need(tol > 0 && Double.isFinite(tol), "bad estimator.tolerance");
+        List<?> trees = asList(est.get("tree_iterations"));
+        need(trees.size() == nTrees, "bad estimator.tree_iterations");
+        for (Object v : trees) {
+          need((Long) v >= 1 && (Long) v <= its, "bad estimator.tree_iterations");
+        }
+      }
+    } else if (est.containsKey("m")) {
+      double m = toDouble(est.get("m"));
+      need(Double.isFinite(m) && m >= 0, "bad estimator.m");
+    }
+  }
+
+  /** A {@code classes.dtype} other than {@code object} (modelfile.py's _CLASSES_DTYPE). */
+  private static final java.util.regex.Pattern CLASSES_DTYPE =
+    java.util.regex.Pattern.compile("[<>|=]?(b1|[iu][1248]|f[248]|U[1-9][0-9]{0,8})");
+
+  /**
+   * {@code classes} checked against the class labels (modelfile.py's _classes): the same values, in the
+   * same order, of a dtype no wider than the document's bytes. Text is its label, true and false
+   * {@code True} and {@code False}, an integer its decimal digits, a float a label that reads as the same
+   * number.
+   */
+  private static void checkClasses(Map<String, Object> classes, String[] labels, long docBytes) throws Corrupt {
+    String dtype = (String) classes.get("dtype");
+    List<?> values = asList(classes.get("values"));
+    need(values.size() == labels.length, "classes do not match the class labels");
+    char kind = 'O';
+    int size = 0;
+    if (!"object".equals(dtype)) {
+      need(CLASSES_DTYPE.matcher(dtype).matches(), "classes.dtype '" + dtype.substring(0, Math.min(40, dtype.length()))
+        + "' is not one a model has");
+      String spec = dtype.replaceFirst("^[<>|=]", "");
+      kind = spec.charAt(0);
+      size = Integer.parseInt(spec.substring(1));
+      need(kind != 'U' || size <= docBytes, "classes.dtype '" + dtype + "' is wider than the model document");
+    }
+    for (int i = 0; i < labels.length; i++) {
+      need(classValueMatches(values.get(i), labels[i], kind, size), "classes.values[", i, "] is not the class label '"
+        + labels[i] + "'");
+    }
+  }
+
+  private static boolean classValueMatches(Object v, String label, char kind, int size) {
+    if ((kind == 'O' || kind == 'U') && v instanceof String) {
+      return v.equals(label) && (kind == 'O' || ((String) v).codePointCount(0, ((String) v).length()) <= size);
+    }
+    if ((kind == 'O' || kind == 'b') && v instanceof Boolean) {
+      return label.equals((Boolean) v ? "True" : "False");
+    }
+    if ((kind == 'O' || kind == 'i' || kind == 'u') && isInteger(v)) {
+      BigInteger x = v instanceof BigInteger ? (BigInteger) v : BigInteger.valueOf((Long) v);
+      boolean fits = kind == 'O' || (kind == 'i' ? x.bitLength() < 8 * size : x.signum() >= 0 && x.bitLength() <= 8 * size);
+      return fits && label.equals(x.toString());
+    }
+    if ((kind == 'O' || kind == 'f') && isNumber(v)) {
+      double x = toDouble(v);
+      double max = kind == 'f' && size == 2 ? 65504.0 : kind == 'f' && size == 4 ? Float.MAX_VALUE : Double.MAX_VALUE;
+      Double n = InstanceCoder.labelNumber(label);
+      return Math.abs(x) <= max && n != null && n == x;
+    }
+    return false;
+  }
+
   /**
    * The model: the class, its log-prior, the parameters and the estimator, then each network with its
    * trees' batches in turn, and the weights.
    */
-  private static HDPModel build(Map<String, Object> doc, List<List<Column>> batches) throws Corrupt {
+  private static HDPModel build(Map<String, Object> doc, List<List<Column>> batches, long docBytes) throws Corrupt {
+    checkTypes(doc);
     Map<String, Object> cls = asMap(doc.get("class"));
-    String className = String.valueOf(cls.get("name"));
+    String className = (String) cls.get("name");
     String[] classValues = strings(cls.get("values"));
     int nClasses = asInt(doc.get("n_classes"));
     need(nClasses == classValues.length && nClasses >= 1, "bad number of classes");
-    need(asList(asMap(doc.get("classes")).get("values")).size() == nClasses,
-      "classes do not match the class labels");
+    need(distinct(Arrays.asList(classValues)), "a class label given twice");
+    checkClasses(asMap(doc.get("classes")), classValues, docBytes);
     double[] logPrior = readClassLogPrior(doc, nClasses);
     Map<String, Object> params = asMap(doc.get("params"));
     Object structure = params.containsKey("structure") ? params.get("structure") : "eskdb";
     Object estimator = params.containsKey("estimator") ? params.get("estimator") : "hdp";
     need(STRUCTURES.contains(structure), "params: bad structure " + structure);
     need(ESTIMATORS.contains(estimator), "params: bad estimator " + estimator);
+    checkParams(params, (String) structure, (String) estimator);
     Map<String, Object> est = asMap(doc.get("estimator"));
     need(estimator.equals(est.get("name")), "the estimator does not match the parameters");
     boolean hdp = "hdp".equals(estimator);
@@ -362,11 +628,15 @@ public final class ModelFile {
     need((hdp ? "parent" : "uniform").equals(backoff), "back-off " + backoff + " is not the " + estimator
       + " estimator's");
     List<?> parts = asList(doc.get("members"));
+    int allTrees = 0;
+    for (Object part : parts) {
+      allTrees += asList(asMap(part).get("trees")).size();
+    }
+    checkEstimator(est, allTrees);
     need(!parts.isEmpty(), "a model without members");
     if ("eskdb".equals(structure)) {
-      Object n = params.get("n_members");
-      need(n instanceof Long && (Long) n == parts.size(), "params.n_members is " + n + " but the file holds "
-        + parts.size() + " members");
+      Object n = params.containsKey("n_members") ? params.get("n_members") : (long) weka.classifiers.bayes.HDPBayesNet.DEFAULT_MEMBERS;
+      need((Long) n == parts.size(), "params.n_members is " + n + " but the file holds " + parts.size() + " members");
     } else {
       need(parts.size() == 1, "a " + structure + " model of " + parts.size() + " networks");
     }
@@ -379,10 +649,9 @@ public final class ModelFile {
       need(first + nTrees <= batches.size(), "the number of trees does not match the structure");
       members[e] = readNetwork(part, nClasses, batches.subList(first, first + nTrees), hdp, "mle".equals(estimator));
       first += nTrees;
-      Object w = part.get("weight");
-      need(isNumber(w) && Double.isFinite(((Number) w).doubleValue()) && ((Number) w).doubleValue() > 0,
-        "a member's weight " + w);
-      weights[e] = ((Number) w).doubleValue();
+      double w = toDouble(part.get("weight"));
+      need(Double.isFinite(w) && w > 0, "a member's weight " + part.get("weight"));
+      weights[e] = w;
     }
     need(first == batches.size(), "the number of trees does not match the structure");
     double total = 0;
@@ -390,14 +659,17 @@ public final class ModelFile {
       total += w;
     }
     need(Math.abs(total - 1.0) <= 1e-9, "the members' weights sum to " + total + ", not 1");
-    for (HDPModel.Network m : members) {
+    for (HDPModel.Network m : members) { // names, which are numeric, and a nominal attribute's labels
       need(Arrays.equals(m.m_AttrNames, members[0].m_AttrNames)
         && Arrays.equals(m.m_AttrNumeric, members[0].m_AttrNumeric), "members disagree on the attributes");
+      for (int a = 0; a < m.m_AttrNames.length; a++) {
+        need(m.m_AttrNumeric[a] || Arrays.equals(m.m_AttrValues[a], members[0].m_AttrValues[a]),
+          "members disagree on the attributes");
+      }
     }
     checkLeftOut(doc.containsKey("left_out") ? doc.get("left_out") : new ArrayList<>(), members[0].m_AttrNames);
     return new HDPModel(className, classValues, logPrior, members, weights, String.valueOf(estimator),
-      estimatorSummary(doc, est, String.valueOf(estimator)), String.valueOf(doc.get("package_version")),
-      fitRows(doc));
+      estimatorSummary(doc, est, String.valueOf(estimator)), (String) doc.get("package_version"), fitRows(doc));
   }
 
   private static double[] readClassLogPrior(Map<String, Object> doc, int nClasses) throws Corrupt {
@@ -406,8 +678,7 @@ public final class ModelFile {
     double[] logPrior = new double[nClasses];
     double sum = 0;
     for (int y = 0; y < nClasses; y++) {
-      need(isNumber(lp.get(y)), "bad class log-prior");
-      logPrior[y] = asDouble(lp.get(y));
+      logPrior[y] = toDouble(lp.get(y));
       need(logPrior[y] <= 1e-9, "bad class log-prior");
       sum += Math.exp(logPrior[y]);
     }
@@ -421,13 +692,10 @@ public final class ModelFile {
    * among them. The Weka reader matches attributes by name and uses no more of them.
    */
   private static void checkLeftOut(Object entries, String[] kept) throws Corrupt {
-    need(entries instanceof List, "left_out is not a list");
     Set<String> names = new HashSet<>(Arrays.asList(kept));
     long last = -1;
     int k = 0;
     for (Object o : (List<?>) entries) {
-      need(o instanceof Map && asMap(o).get("name") instanceof String && asMap(o).get("index") instanceof Long,
-        "a left_out entry is not a name and an index");
       String name = (String) asMap(o).get("name");
       long index = (Long) asMap(o).get("index");
       need(!names.contains(name) && index > last && index <= kept.length + k, "bad left_out entries");
@@ -443,6 +711,7 @@ public final class ModelFile {
     HDPModel.Network net = new HDPModel.Network();
     readAttributes(net, asList(part.get("attributes")));
     int nAttr = net.m_AttrNames.length;
+    need(distinct(Arrays.asList(net.m_AttrNames)), "an attribute name given twice");
     int[] cards = ints(part.get("cardinalities"));
     need(cards.length == nAttr, "bad cardinalities");
     for (int a = 0; a < nAttr; a++) {
@@ -454,11 +723,20 @@ public final class ModelFile {
     Map<String, Object> st = asMap(part.get("structure"));
     net.m_Parents = readParents(st, nAttr);
     net.m_Kept = ints(st.get("kept"));
-    for (int j : net.m_Kept) {
-      need(j >= 0 && j < nAttr, "bad kept attributes");
+    for (int i = 0; i < net.m_Kept.length; i++) {
+      need(net.m_Kept[i] >= 0 && net.m_Kept[i] < nAttr && (i == 0 || net.m_Kept[i] > net.m_Kept[i - 1]),
+        "bad kept attributes");
     }
-    net.m_StructureKind = String.valueOf(st.get("kind"));
+    List<?> order = asList(st.get("order"));
+    for (int j : ints(order)) {
+      need(j >= 0 && j < nAttr, "bad attribute order");
+    }
+    need(distinct(order), "bad attribute order");
+    need(asList(st.get("mi")).size() == nAttr, "bad mutual informations");
+    net.m_StructureKind = (String) st.get("kind");
     net.m_K = asInt(st.get("k"));
+    need(Arrays.asList("nb", "tan", "kdb", "skdb").contains(net.m_StructureKind) && net.m_K >= 0,
+      "bad structure kind or k");
     List<?> trees = asList(part.get("trees"));
     readTrees(net, trees, batches, nClasses, backoffToParent, mle);
     net.m_Concentrations = readConcentrations(trees);
@@ -474,16 +752,19 @@ public final class ModelFile {
     net.m_CutPoints = new double[nAttr][];
     for (int a = 0; a < nAttr; a++) {
       Map<String, Object> ad = asMap(attrs.get(a));
-      String name = String.valueOf(ad.get("name"));
+      String name = (String) ad.get("name");
       net.m_AttrNames[a] = name;
       net.m_AttrValues[a] = strings(ad.get("values"));
-      net.m_AttrNumeric[a] = Boolean.TRUE.equals(ad.get("numeric"));
+      need(distinct(Arrays.asList(net.m_AttrValues[a])), "attribute '" + name + "': a label given twice");
+      net.m_AttrNumeric[a] = (Boolean) ad.get("numeric");
       Object cp = ad.get("cut_points");
+      need(net.m_AttrNumeric[a] == (cp != null), "attribute '" + name + "': cut points "
+        + (net.m_AttrNumeric[a] ? "missing" : "on a nominal attribute"));
       if (cp != null) {
         List<?> l = asList(cp);
         double[] cuts = new double[l.size()];
         for (int i = 0; i < cuts.length; i++) {
-          cuts[i] = asDouble(l.get(i));
+          cuts[i] = toDouble(l.get(i));
           need(Double.isFinite(cuts[i]) && (i == 0 || cuts[i] > cuts[i - 1]), "attribute '" + name
             + "': bad cut points");
         }
@@ -491,15 +772,13 @@ public final class ModelFile {
           + "': cut points do not match its bins");
         net.m_CutPoints[a] = cuts;
       }
-      need(!net.m_AttrNumeric[a] || net.m_CutPoints[a] != null, "numeric attribute '" + name
-        + "' has no cut points");
       Object temporal = ad.get("temporal"); // dates or durations, as Python's reader checks it
       need(temporal == null || (net.m_AttrNumeric[a] && ("datetime".equals(temporal) || "duration".equals(temporal))),
         "attribute '" + name + "': bad temporal " + temporal);
     }
   }
 
-  /** The attribute parents of every attribute (indices of other attributes). */
+  /** The attribute parents of every attribute (indices of other attributes, none twice). */
   private static int[][] readParents(Map<String, Object> st, int nAttr) throws Corrupt {
     List<?> pl = asList(st.get("parents"));
     need(pl.size() == nAttr, "bad structure parents");
@@ -509,6 +788,9 @@ public final class ModelFile {
       for (int p : parents[a]) {
         need(p >= 0 && p < nAttr && p != a, "bad structure parents");
       }
+    }
+    for (int a = 0; a < nAttr; a++) {
+      need(distinct(asList(pl.get(a))), "bad structure parents (an attribute parent given twice)");
     }
     return parents;
   }
@@ -527,19 +809,18 @@ public final class ModelFile {
         all = false;
         continue;
       }
-      need(r instanceof List, "tree " + t + ": bad concentrations");
       double lo = Double.POSITIVE_INFINITY;
       double hi = Double.NEGATIVE_INFINITY;
       for (Object v : (List<?>) r) {
         if (v == null) {
           continue;
         }
-        need(v instanceof List && ((List<?>) v).size() == 2, "tree " + t + ": bad concentrations");
+        need(((List<?>) v).size() == 2, "tree " + t + ": bad concentrations");
         for (Object x : (List<?>) v) {
-          need(isNumber(x) && ((Number) x).doubleValue() > 0, "tree " + t + ": bad concentrations");
+          need(toDouble(x) > 0, "tree " + t + ": bad concentrations");
         }
-        lo = Math.min(lo, ((Number) ((List<?>) v).get(0)).doubleValue());
-        hi = Math.max(hi, ((Number) ((List<?>) v).get(1)).doubleValue());
+        lo = Math.min(lo, toDouble(((List<?>) v).get(0)));
+        hi = Math.max(hi, toDouble(((List<?>) v).get(1)));
       }
       out[t] = lo <= hi ? new double[] {lo, hi} : null;
     }
@@ -564,6 +845,7 @@ public final class ModelFile {
       Map<String, Object> td = asMap(treesDoc.get(t));
       int c = asInt(td.get("attribute"));
       need(c == net.m_Kept[t], "tree " + t + " is for attribute " + c + ", the structure keeps " + net.m_Kept[t]);
+      need(td.get("name").equals(net.m_AttrNames[c]), "tree " + t + ": its name is not its attribute's");
       int card = asInt(td.get("cardinality"));
       need(card == net.m_Cardinalities[c] && card >= 1, "tree " + t + ": cardinality " + card + " does not match");
       int[] vars = ints(td.get("branching"));
@@ -591,7 +873,8 @@ public final class ModelFile {
     net.m_LogProb = new double[(int) totalCells];
     int cellOff = 0;
     for (int t = 0; t < nTrees; t++) {
-      cellOff = readTree(net, t, batches.get(t), nClasses, backoffToParent, mle, cellOff);
+      cellOff = readTree(net, t, batches.get(t), nClasses, backoffToParent, mle, cellOff,
+        (Long) asMap(treesDoc.get(t)).get("cells"));
     }
     net.m_CellStart[nodes] = cellOff;
   }
@@ -602,7 +885,7 @@ public final class ModelFile {
    * next cell offset.
    */
   private static int readTree(HDPModel.Network net, int t, List<Column> b, int nClasses, boolean backoffToParent,
-      boolean mle, int cellOff) throws Corrupt {
+      boolean mle, int cellOff, long cellsSaid) throws Corrupt {
     int card = net.m_TreeCard[t];
     int[] vars = net.m_Branching[t];
     int n = b.get(0).length;
@@ -696,6 +979,7 @@ public final class ModelFile {
       }
       need(Math.abs(total + Math.exp(lb[j]) * rest[j] - 1.0) <= 1e-6, at, j, ": its distribution does not sum to one");
     }
+    need(offsets[n] == cellsSaid, tree, ": its cells are not the " + cellsSaid + " the document says");
     // into the network's arrays: children follow in breadth-first order, so node j's are a block
     int off = net.m_TreeNodeStart[t];
     for (int j = 0, next = 1; j < n; j++) {

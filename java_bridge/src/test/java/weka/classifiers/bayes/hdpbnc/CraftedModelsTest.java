@@ -20,8 +20,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The crafted model files of tests/golden/crafted (see make_crafted.py), which Python's reader judges in
  * tests/test_modelfile_crafted.py: this reader refuses the same ones (bytes that are not UTF-8, escapes
  * that spell lone surrogates, numbers outside JSON's grammar, nesting past the bound, other major
- * versions, nodes no fit writes) with the messages the manifest gives, and reads the valid ones to the
- * same names.
+ * versions, nodes no fit writes, hostile Arrow structure, values of another type, classes that are not the
+ * class labels, a repeated parent) with the messages the manifest gives, and reads the valid ones to the
+ * same names and, where the manifest gives data, to Python's probabilities.
  */
 class CraftedModelsTest {
 
@@ -57,6 +58,40 @@ class CraftedModelsTest {
       HDPModel m = ModelFile.read(file);
       assertArrayEquals(ModelFile.strings(entry.get("class_values")), m.classValues(), name);
       assertArrayEquals(ModelFile.strings(entry.get("attribute_names")), m.attributeNames(), name);
+      assertTrue(m.describe().contains("Structure: "), name);
+      if (entry.containsKey("probabilities")) {
+        predictsAsPython(m, entry, name);
+      }
+    }
+  }
+
+  /**
+   * The entry's data predicted as Python predicts it (the manifest's probabilities, to 1e-9), its dates
+   * read in the entry's time zone, if it has one (Weka reads a date's clock time in the JVM's zone).
+   */
+  static void predictsAsPython(HDPModel m, Map<String, Object> entry, String name) throws Exception {
+    java.util.TimeZone zone = java.util.TimeZone.getDefault();
+    weka.core.Instances data;
+    try {
+      if (entry.containsKey("time_zone")) {
+        java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone((String) entry.get("time_zone")));
+      }
+      data = weka.core.converters.ConverterUtils.DataSource.read(
+        TestFiles.repo().resolve((String) entry.get("data")).toString());
+      data.setClass(data.attribute((String) entry.get("class")));
+      InstanceCoder coder = new InstanceCoder(m, data);
+      List<String> lines = Files.readAllLines(dir().resolve((String) entry.get("probabilities")));
+      assertEquals(data.numInstances(), lines.size() - 1, name);
+      for (int i = 0; i < data.numInstances(); i++) {
+        String[] f = lines.get(i + 1).split(",");
+        double[] expected = new double[f.length - 1];
+        for (int y = 0; y < expected.length; y++) {
+          expected[y] = Double.parseDouble(f[y + 1]);
+        }
+        assertArrayEquals(expected, coder.distribution(data.instance(i)), 1e-9, name + " row " + i);
+      }
+    } finally {
+      java.util.TimeZone.setDefault(zone);
     }
   }
 

@@ -124,8 +124,8 @@ class ModelFileErrorsTest {
       {third, "\"weight\":0.0000000000000000", "last", "a member's weight 0.0"},
       {third, "\"weight\":-.3333333333333333", "first", "unreadable model metadata"},
       {third, "\"weight\":-0.333333333333333", "first", "a member's weight -0.333333333333333"},
-      {third, "\"weight\":true              ", "last", "a member's weight true"},
-      {third, "\"weight\":\"0.33333333333333\"", "first", "a member's weight 0.33333333333333"},
+      {third, "\"weight\":true              ", "last", "members[2].weight is not a number"},
+      {third, "\"weight\":\"0.33333333333333\"", "first", "members[0].weight is not a number"},
       {"\"backoff\":\"parent\"", "\"backoff\":\"parenT\"", "first", "back-off parenT is not the hdp estimator's"},
       {"\"estimator\":\"hdp\"", "\"estimator\":\"mle\"", "first", "the estimator does not match the parameters"},
     };
@@ -152,17 +152,18 @@ class ModelFileErrorsTest {
   @Test
   void aBadRecordOfDatesIsRefusedAsPythonRefusesIt() throws Exception {
     byte[] weather = golden();
-    String cuts = "\"cut_points\":null";
+    String outlook = "{\"name\":\"outlook\",\"values\":[\"sunny\",\"overcast\",\"rainy\"],\"numeric\":false,"
+      + "\"cut_points\":null";
+    String shorter = "{\"name\":\"\",\"values\":[\"s\",\"o\",\"r\"],\"numeric\":false,\"cut_points\":null,";
     String[][] cases = {
-      {cuts, "\"temporal\":\"date\"", "attribute 'outlook': bad temporal date"},
-      {cuts, "\"temporal\":123456", "attribute 'outlook': bad temporal 123456"},
+      {shorter + "\"temporal\":\"date\"", "attribute '': bad temporal date"},
+      {shorter + "\"temporal\":123456", "members[0].attributes[0].temporal is not a string"},
       // a kind of dates, on a nominal attribute
-      {"\"values\":[\"sunny\",\"overcast\",\"rainy\"],\"numeric\":false,\"cut_points\":null",
-        "\"values\":[\"s\",\"o\",\"r\"],\"numeric\":false,\"temporal\":\"datetime\"           ",
-        "attribute 'outlook': bad temporal datetime"},
+      {shorter + "\"temporal\":\"datetime\"", "attribute '': bad temporal datetime"},
     };
-    for (String[] c : cases) {
-      refused(ModelBytes.editDocument(weather, c[0], c[1], "first"), c[1], c[2]);
+    for (String[] c : cases) { // the attribute's name and labels shortened to make room
+      String to = c[0] + " ".repeat(outlook.length() - c[0].length());
+      refused(ModelBytes.editDocument(weather, outlook, to, "first"), c[0], c[1]);
     }
     // a kind of dates on a numeric attribute reads (its labels shortened to make room)
     byte[] diabetes = Files.readAllBytes(TestFiles.golden().resolve("diabetes-tan-mestimate.hdpbnc"));
