@@ -996,7 +996,14 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return Drawable.BayesNet;
   }
 
-  /** @return the learnt network in XML BIF 0.3 (as Weka's BayesNet), for the Explorer's "Visualize graph" */
+  /**
+   * The learnt network in XML BIF 0.3 (as Weka's BayesNet), for the Explorer's "Visualize graph": built from
+   * the model at each call and not kept (the Explorer asks for it after every training and keeps it with the
+   * result), and bounded: as much of member 0 as {@link NetworkDrawing#toXMLBIF} draws.
+   *
+   * @return the XML text
+   * @throws Exception if no model was built
+   */
   @Override
   public String graph() throws Exception {
     if (m_Model == null) {
