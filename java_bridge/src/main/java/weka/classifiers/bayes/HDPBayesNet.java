@@ -847,7 +847,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    * interrupt only ({@link PanelStop}), and the ThreadDeath is thrown at once; in another panel, whose Stop
    * calls Thread.stop() right after interrupt(), the thread waits here, uninterrupted, for the stop() (which
    * arriving in the panel's finally block would leave it stuck), and throws a ThreadDeath itself if none
-   * comes (JDK 20 and later, where stop() is unsupported). The job was cancelled by the client's monitor.
+   * comes (JDK 20 and later, where stop() is unsupported). The job was cancelled by the client's monitor; the
+   * panel's status line says "stopped".
    *
    * @param e what the interruption made the training throw
    * @return never returns normally
@@ -867,9 +868,11 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       }
     } catch (ThreadDeath stopped) {
       Thread.interrupted();
+      Feedback.stoppedInPanel(Thread.currentThread());
       throw stopped;
     }
     Thread.interrupted();
+    Feedback.stoppedInPanel(Thread.currentThread()); // Weka's panel says nothing of a run it did not interrupt
     ThreadDeath stopped = new ThreadDeath();
     stopped.initCause(e);
     return stopped;

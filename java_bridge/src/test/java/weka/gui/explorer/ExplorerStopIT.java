@@ -126,7 +126,13 @@ class ExplorerStopIT {
 
   void pressed(String phase) throws Exception {
     m_Presses.merge(phase, 1, Integer::sum);
-    awaitPanelReady("Stop " + m_Presses + " (" + phase + ")");
+    String when = "Stop " + m_Presses + " (" + phase + ")";
+    awaitPanelReady(when);
+    // the status line says the run stopped (or, for a press after the run's last call into the classifier,
+    // Weka's "OK"), never what the run was doing when stopped ("Building model for fold 1...", "saving")
+    String status = onEdt(m_Status::getText);
+    assertTrue(status.equals("HDPBayesNet: stopped") || status.equals("HDPBayesNet: training stopped")
+      || status.equals("OK"), "the status line after " + when + ": " + status);
   }
 
   /**
