@@ -234,16 +234,20 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    * @return a description suitable for displaying in the explorer/experimenter gui
    */
   public String globalInfo() {
-    return "Bayesian network classifiers (naive Bayes, TAN, kDB-k, selective kDB) whose conditional "
-      + "probability tables are estimated with a hierarchical Dirichlet process (HDP) and a collapsed Gibbs "
-      + "sampler. Each table is smoothed towards its less specific contexts, which keeps high-order kDB models "
-      + "accurate where plain frequency estimates overfit. Numeric attributes are discretised with MDL "
-      + "(Fayyad and Irani); missing values are one more value.\n\n"
+    return "Bayesian network classifiers (naive Bayes, TAN, kDB-k, selective kDB, and ESKDB: an ensemble of "
+      + "selective kDBs) whose conditional probability tables are estimated with a hierarchical Dirichlet "
+      + "process (HDP) and a collapsed Gibbs sampler. Each table is smoothed towards its less specific contexts, "
+      + "which keeps high-order kDB models accurate where plain frequency estimates overfit. The default is the "
+      + "ESKDB ensemble of " + DEFAULT_MEMBERS + " members, each on its own attribute order and cut points. "
+      + "Numeric attributes are discretised by the discretization option: at its default, auto, by "
+      + "stochastic-gain for eskdb and by MDL (Fayyad and Irani) for the other structures; missing values are "
+      + "one more value.\n\n"
       + "Training runs in the hdp-bnc Python daemon, which is started automatically. The Weka package carries "
       + "the hdp_plugin wheel: on first use it makes its own Python environment with the Python 3.10 or later on "
       + "the PATH and installs the wheel and its dependencies with pip (once, one to a few minutes), unless the "
-      + "pythonExecutable option or " + PYTHON_ENV + " names a Python that has hdp_plugin. The first training "
-      + "then compiles the sampler's kernels (once; the daemon's log says how long). The learnt tables are held "
+      + "pythonExecutable option or " + PYTHON_ENV + " names a Python that has hdp_plugin. The wheel carries the "
+      + "sampler's kernels compiled; only where they do not fit (another platform, or another numba) does the "
+      + "first training compile them, once, and say so. The learnt tables are held "
       + "in Java, so a saved model predicts without Python.\n\nFor more information see:\n\n"
       + getTechnicalInformation().toString();
   }
@@ -847,7 +851,8 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
    * interrupt only ({@link PanelStop}), and the ThreadDeath is thrown at once; in another panel, whose Stop
    * calls Thread.stop() right after interrupt(), the thread waits here, uninterrupted, for the stop() (which
    * arriving in the panel's finally block would leave it stuck), and throws a ThreadDeath itself if none
-   * comes (JDK 20 and later, where stop() is unsupported). The job was cancelled by the client's monitor.
+   * comes (JDK 20 and later, where stop() is unsupported). The job was cancelled by the client's monitor; the
+   * panel's status line says "stopped".
    *
    * @param e what the interruption made the training throw
    * @return never returns normally
@@ -867,9 +872,11 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
       }
     } catch (ThreadDeath stopped) {
       Thread.interrupted();
+      Feedback.stoppedInPanel(Thread.currentThread());
       throw stopped;
     }
     Thread.interrupted();
+    Feedback.stoppedInPanel(Thread.currentThread()); // Weka's panel says nothing of a run it did not interrupt
     ThreadDeath stopped = new ThreadDeath();
     stopped.initCause(e);
     return stopped;
@@ -996,7 +1003,14 @@ public class HDPBayesNet extends AbstractClassifier implements Randomizable, Tec
     return Drawable.BayesNet;
   }
 
-  /** @return the learnt network in XML BIF 0.3 (as Weka's BayesNet), for the Explorer's "Visualize graph" */
+  /**
+   * The learnt network in XML BIF 0.3 (as Weka's BayesNet), for the Explorer's "Visualize graph": built from
+   * the model at each call and not kept (the Explorer asks for it after every training and keeps it with the
+   * result), and bounded: as much of member 0 as {@link NetworkDrawing#toXMLBIF} draws.
+   *
+   * @return the XML text
+   * @throws Exception if no model was built
+   */
   @Override
   public String graph() throws Exception {
     if (m_Model == null) {

@@ -23,6 +23,7 @@ import weka.classifiers.bayes.hdpbnc.HDPModel;
 import weka.classifiers.bayes.hdpbnc.ModelFile;
 import weka.classifiers.bayes.hdpbnc.NetworkDrawing;
 import weka.classifiers.bayes.hdpbnc.TestFiles;
+import weka.classifiers.bayes.hdpbnc.WideModels;
 import weka.classifiers.bayes.net.BIFReader;
 import weka.core.Attribute;
 import weka.core.CheckGOE;
@@ -313,6 +314,40 @@ class HDPBayesNetTest {
     }
     new BIFParser(xml, new java.util.ArrayList<>(), new java.util.ArrayList<>()).parse();
     assertEquals(weka.core.Drawable.BayesNet, c.graphType());
+  }
+
+  static byte[] serialised(Object o) throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    SerializationHelper.write(bytes, o);
+    return bytes.toByteArray();
+  }
+
+  /**
+   * What a result keeps in the Explorer: a copy of the trained classifier (serialised, as Weka's
+   * SerializedObject copies it) and the text graph() gave right after training. kDB-2 and kDB-4 on six
+   * attributes of 40 values, whose drawing with every table in full would be millions of numbers (the kDB-4
+   * one more than a 2 GB heap): the classifier holds its model and no drawing, and the drawing is small.
+   */
+  @Test
+  void aResultKeepsLittleMoreThanTheModel() throws Exception {
+    for (int k : new int[] {2, 4}) {
+      HDPModel model = WideModels.kdb(6, 40, k);
+      HDPBayesNet c = new HDPBayesNet();
+      c.setModel(model, WideModels.header(model));
+      int graph = c.graph().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+      byte[] kept = serialised(c);
+      assertFalse(new String(kept, java.nio.charset.StandardCharsets.ISO_8859_1).contains("<BIF"),
+        "the classifier holds a drawing");
+      assertTrue(kept.length < 2 * serialised(model).length + 20_000, "kDB-" + k + ": the classifier is "
+        + kept.length + " bytes, its model " + serialised(model).length);
+      assertTrue(graph < 1_000_000, "kDB-" + k + ": the drawing is " + graph + " bytes");
+    }
+    // an ensemble of the golden models: a result holds about the model file's size
+    Instances vote = golden("vote-eskdb-mestimate", "vote.arff", "Class");
+    HDPBayesNet e = loaded("vote-eskdb-mestimate", vote);
+    long file = Files.size(TestFiles.golden().resolve("vote-eskdb-mestimate.hdpbnc"));
+    long kept = serialised(e).length + e.graph().length();
+    assertTrue(kept < 2 * file, "the eskdb result keeps " + kept + " bytes, its model file is " + file);
   }
 
   @Test

@@ -204,4 +204,46 @@ class ParametersSpecTest {
     }
     return out.toArray(new String[0]);
   }
+
+  static Object specDefault(String name) throws Exception {
+    for (Map<String, Object> p : parameters()) {
+      if (name.equals(p.get("name"))) {
+        return p.get("weka_default");
+      }
+    }
+    throw new IllegalStateException("no parameter " + name);
+  }
+
+  /** A text file of the package, its line continuations and line breaks read as spaces. */
+  static String prose(java.nio.file.Path file) throws Exception {
+    return new String(Files.readAllBytes(file), StandardCharsets.UTF_8).replaceAll("\\\\\\R\\s*", " ")
+      .replaceAll("\\s+", " ");
+  }
+
+  /**
+   * The package's description (Description.props), its README and the classifier's globalInfo state the
+   * specification's defaults: the structure and the members of the ensemble, and how auto discretises.
+   */
+  @Test
+  void theDescriptionsStateTheSpecificationsDefaults() throws Exception {
+    assertEquals("eskdb", specDefault("structure"), "the default structure changed: update the texts below");
+    assertEquals("auto", specDefault("discretization"));
+    String members = String.valueOf(specDefault("n_members"));
+    java.nio.file.Path bridge = TestFiles.repo().resolve("java_bridge");
+    String props = prose(bridge.resolve("src").resolve("main").resolve("package").resolve("Description.props"));
+    String readme = prose(bridge.resolve("README.md"));
+    String info = new HDPBayesNet().globalInfo().replaceAll("\\s+", " ");
+    String sentence = "The default is the ESKDB ensemble of " + members + " members";
+    for (String[] text : new String[][] {{"Description.props", props}, {"README.md", readme}, {"globalInfo", info}}) {
+      assertTrue(text[1].contains(sentence), text[0] + " does not say: " + sentence);
+      assertTrue(!text[1].contains("discretised with MDL;") && !text[1].contains("discretised with MDL (Fayyad and "
+        + "Irani);"), text[0] + " says that numeric attributes are discretised with MDL");
+    }
+    for (String[] text : new String[][] {{"Description.props", props}, {"globalInfo", info}}) {
+      assertTrue(text[1].contains("auto, is stochastic-gain for ESKDB and MDL for the other structures")
+        || text[1].contains("auto, by stochastic-gain for eskdb and by MDL (Fayyad and Irani) for the other "
+        + "structures"), text[0] + " does not say how auto discretises");
+    }
+    assertTrue(HDPBayesNet.DISCRETIZATION_TIP.contains("auto (stochastic-gain for eskdb, else mdl)"));
+  }
 }

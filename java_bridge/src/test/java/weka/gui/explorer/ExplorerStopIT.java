@@ -11,6 +11,7 @@ import java.awt.Window;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -126,7 +127,13 @@ class ExplorerStopIT {
 
   void pressed(String phase) throws Exception {
     m_Presses.merge(phase, 1, Integer::sum);
-    awaitPanelReady("Stop " + m_Presses + " (" + phase + ")");
+    String when = "Stop " + m_Presses + " (" + phase + ")";
+    awaitPanelReady(when);
+    // the status line says the run stopped (or, for a press after the run's last call into the classifier,
+    // Weka's "OK"), never what the run was doing when stopped ("Building model for fold 1...", "saving")
+    String status = onEdt(m_Status::getText);
+    assertTrue(status.equals("HDPBayesNet: stopped") || status.equals("HDPBayesNet: training stopped")
+      || status.equals("OK"), "the status line after " + when + ": " + status);
   }
 
   /**
@@ -349,7 +356,7 @@ class ExplorerStopIT {
         assertTrue(Spool.stopDaemons(spool, 60000));
       }
 
-      // 2. sampling (the first start on this spool shows its compilation notice and the progress)
+      // 2. sampling (the first start on this spool shows the progress)
       choose(classifier(s_Spool, "-S", "kdb", "-K", "2", "-I", "10000000"));
       for (int i = 0; i < 6; i++) {
         start();
@@ -442,9 +449,15 @@ class ExplorerStopIT {
       assertTrue(2 * (m_Presses.getOrDefault("cross-validation", 0) + m_Presses.getOrDefault(
         "cross-validation, its end", 0)) >= presses, "only " + m_Presses + " of " + presses
         + " presses in the cross-validation, " + finished + " runs ended before their press");
-      // the log panel tells what happened: the daemon starting (and its one-time compilation), each Stop
+      // the log panel tells what happened: the daemon starting (and a compilation of kernels only where its log
+      // says numba compiled them: the wheel carries them compiled), each Stop
       String text = onEdt(m_Log::getText);
-      assertTrue(text.contains("HDPBayesNet: starting the hdp-bnc daemon") && text.contains("compiles"), text);
+      assertTrue(text.contains("HDPBayesNet: starting the hdp-bnc daemon"), text);
+      java.util.regex.Matcher log = java.util.regex.Pattern.compile("\\(log: ([^)]+)\\)").matcher(text);
+      if (text.contains("is compiling hdp_plugin's numba kernels") && log.find()) {
+        assertTrue(new String(Files.readAllBytes(Paths.get(log.group(1))), java.nio.charset.StandardCharsets.UTF_8)
+          .contains("compiling hdp_plugin's numba kernels"), "the log panel says the daemon compiles: " + text);
+      }
       assertFalse(text.contains("Problem evaluating"), text);
     } finally {
       blockers.shutdownNow();

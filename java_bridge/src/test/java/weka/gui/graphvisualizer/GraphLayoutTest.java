@@ -20,6 +20,7 @@ import weka.classifiers.bayes.hdpbnc.HDPModel;
 import weka.classifiers.bayes.hdpbnc.ModelFile;
 import weka.classifiers.bayes.hdpbnc.NetworkDrawing;
 import weka.classifiers.bayes.hdpbnc.TestFiles;
+import weka.classifiers.bayes.hdpbnc.WideModels;
 
 /**
  * "Visualize graph" as the Explorer draws it: Weka's graph visualiser reads the classifier's XML BIF and
@@ -108,5 +109,42 @@ class GraphLayoutTest {
     String s = NetworkDrawing.drawnName("export-administration-act-south-africa");
     assertEquals(NetworkDrawing.DRAWN_NAME, s.length());
     assertTrue(s.startsWith("export-adm") && s.endsWith("frica") && s.contains("\u2026"), s);
+  }
+
+  /**
+   * kDB on attributes of 40 values: a table row per combination of class and parent values would make the
+   * drawing of kDB-2 millions of numbers, and of kDB-4 hundreds of millions (more than a 2 GB heap); the
+   * drawing leaves out the attributes whose tables are too large, says which, and stays small, and Weka's
+   * visualiser reads it.
+   */
+  @Test
+  void attributesOfTooLargeTablesAreLeftOutAndNamed() throws Exception {
+    for (int k : new int[] {2, 4}) {
+      HDPModel m = WideModels.kdb(6, 40, k);
+      String xml = NetworkDrawing.toXMLBIF(m, "wide");
+      assertTrue(xml.length() < 1_000_000, "kDB-" + k + ": " + xml.length() + " characters");
+      int[] drawn = NetworkDrawing.drawnTrees(m.member(0));
+      // a0 (no attribute parent: 80 numbers) and a1 (one parent: 3,200) are drawn; a2 on (128,000 and more) not
+      assertEquals(2, drawn.length, "kDB-" + k);
+      assertTrue(xml.contains("tables of more than " + NetworkDrawing.TABLE_NUMBERS + " numbers (a row per "
+        + "combination of class and parent values) are not drawn: a2, a3, a4, a5"), xml.substring(0, 2000));
+      BIFReader net = new BIFReader().processString(xml);
+      assertEquals(2 + 1 + 1, net.getNrOfNodes());
+      assertEquals("+4 more", net.getNodeName(net.getNrOfNodes() - 1));
+      new BIFParser(xml, new java.util.ArrayList<>(), new java.util.ArrayList<>()).parse();
+      layout(xml);
+    }
+    // a chain of tables of 3,200 numbers each: together at most DRAWN_NUMBERS
+    HDPModel tan = WideModels.kdb(30, 40, 1);
+    String xml = NetworkDrawing.toXMLBIF(tan, "chain");
+    java.util.ArrayList<GraphNode> nodes = new java.util.ArrayList<>();
+    new BIFParser(xml, nodes, new java.util.ArrayList<>()).parse();
+    long numbers = 0;
+    for (GraphNode n : nodes) {
+      numbers += (long) n.probs.length * n.probs[0].length;
+    }
+    assertTrue(numbers <= NetworkDrawing.DRAWN_NUMBERS + 2 + 1, numbers + " numbers"); // + the class, "+N more"
+    assertTrue(numbers > NetworkDrawing.DRAWN_NUMBERS - 3200, numbers + " numbers");
+    assertTrue(xml.length() < 1_000_000, xml.length() + " characters");
   }
 }

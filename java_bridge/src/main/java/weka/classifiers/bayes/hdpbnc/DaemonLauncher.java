@@ -40,6 +40,15 @@ final class DaemonLauncher {
   /** How long to wait for a daemon of another environment or version to stop once asked to. */
   static final long REPLACE_MILLIS = 120_000;
 
+  /**
+   * The start of the line a daemon's log gets when numba compiles hdp_plugin's kernels (the warning of
+   * hdp_plugin/runtime/compile_notice.py): only then do the messages say that the daemon compiles. The
+   * package's wheel carries the kernels compiled, so mostly it does not.
+   */
+  static final String COMPILE_NOTICE = "compiling hdp_plugin's numba kernels";
+  /** The most bytes of a daemon's log that are read for {@link #COMPILE_NOTICE}. */
+  static final int NOTICE_BYTES = 1 << 20;
+
   /** hdp_plugin's version in each Python asked, by executable (asked once per JVM). */
   private static final Map<String, String> s_Versions = new ConcurrentHashMap<>();
 
@@ -219,9 +228,8 @@ final class DaemonLauncher {
     pb.directory(m_Root.toFile());
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(m_DaemonLog.toFile()));
-    feedback.log("starting the hdp-bnc daemon: " + String.join(" ", cmd) + " (log: " + m_DaemonLog + "). The first "
-      + "start after installing compiles the sampler's kernels once (the daemon's log says how long); later starts "
-      + "take seconds.");
+    long logFrom = logSize(m_DaemonLog); // the log is appended to: this start's lines come after
+    feedback.log(startLine(cmd, m_DaemonLog));
     try {
       m_Started = pb.start();
       m_Started.getOutputStream().close(); // the daemon reads no input
@@ -231,6 +239,8 @@ final class DaemonLauncher {
     }
     long start = System.currentTimeMillis();
     long lastLine = start;
+    long lastLook = 0;
+    boolean compiling = false;
     // ready when its heartbeat says so, or as soon as it has taken the job (heartbeats come every 2 s)
     while (!anyDaemonReady() && Files.isDirectory(m_Root.resolve("new").resolve(job))) {
       if (!m_Started.isAlive()) {
@@ -240,8 +250,15 @@ final class DaemonLauncher {
         throw new Exception("HDPBayesNet: the hdp-bnc daemon did not start ('" + String.join(" ", cmd)
           + "' exited with code " + m_Started.exitValue() + ")." + hint + (tail.isEmpty() ? "" : "\n" + tail));
       }
-      String waiting = "waiting for the daemon to get ready (" + (System.currentTimeMillis() - start) / 1000
-        + " s; the first start compiles its kernels)";
+      if (!compiling && System.currentTimeMillis() - lastLook >= 1000) {
+        lastLook = System.currentTimeMillis();
+        compiling = compiles(m_DaemonLog, logFrom);
+        if (compiling) {
+          feedback.log("the daemon is compiling hdp_plugin's numba kernels, once (kernels the package's wheel "
+            + "carries do not fit this machine or its numba); its log says how long that takes");
+        }
+      }
+      String waiting = waiting((System.currentTimeMillis() - start) / 1000, compiling);
       if (System.currentTimeMillis() - lastLine >= SpoolClient.STILL_MILLIS) { // the console too, and its log's news
         lastLine = System.currentTimeMillis();
         String news = Spool.tail(m_DaemonLog, 1).trim();
@@ -259,6 +276,53 @@ final class DaemonLauncher {
         throw new InterruptedException("HDPBayesNet: training interrupted while the hdp-bnc daemon was starting; job "
           + job + " cancelled");
       }
+    }
+  }
+
+  /**
+   * The line that says a daemon is being started: the command and its log. Whether it compiles kernels is
+   * said once its log says so ({@link #compiles}).
+   */
+  static String startLine(List<String> cmd, Path log) {
+    return "starting the hdp-bnc daemon: " + String.join(" ", cmd) + " (log: " + log + ")";
+  }
+
+  /** The status while a started daemon gets ready, {@code seconds} after its start. */
+  static String waiting(long seconds, boolean compiling) {
+    return "waiting for the daemon to get ready (" + seconds + " s" + (compiling
+      ? "; it is compiling hdp_plugin's numba kernels, once" : "") + ")";
+  }
+
+  /** @return the size of a file, 0 if it cannot be told (it does not exist yet) */
+  static long logSize(Path log) {
+    try {
+      return Files.size(log);
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  /**
+   * Whether a daemon's log, from byte {@code from} on (what its latest start wrote: the log is appended to),
+   * says that numba compiles hdp_plugin's kernels. The daemon writes it while this reads: a line not yet
+   * complete is seen at the next look.
+   *
+   * @param log the daemon's log
+   * @param from where the latest start's lines begin
+   * @return true if they hold {@link #COMPILE_NOTICE}
+   */
+  static boolean compiles(Path log, long from) {
+    try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(log)) {
+      ch.position(from);
+      java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate((int) Math.max(0, Math.min(NOTICE_BYTES,
+        ch.size() - from)));
+      while (buf.hasRemaining() && ch.read(buf) > 0) {
+        // read what is there
+      }
+      return new String(buf.array(), 0, buf.position(), java.nio.charset.StandardCharsets.UTF_8)
+        .contains(COMPILE_NOTICE);
+    } catch (IOException | RuntimeException e) {
+      return false;
     }
   }
 

@@ -97,6 +97,23 @@ public final class Feedback {
     m_Queue.add(new String[] {console ? "status+" : "status", "HDPBayesNet: " + message});
   }
 
+  /**
+   * Says "stopped" in the status line of the Weka panel that runs the thread, if any. A run that the
+   * classifier ends itself on a Stop ends by a {@link ThreadDeath} with its interrupt cleared, after which
+   * Weka's panel sets no status of its own: its status line would keep what was said last ("Building model
+   * for fold 1...", the daemon's "saving"). Called by the stopped thread with its interrupt cleared, as it
+   * leaves; the message goes through the event thread, after everything posted before it.
+   *
+   * @param thread the stopped thread
+   */
+  public static void stoppedInPanel(Thread thread) {
+    Feedback f = forThread(thread, false);
+    if (f.toPanel()) {
+      f.status("stopped", false);
+      f.flush();
+    }
+  }
+
   /** Writes out the queued messages; called from a thread that nobody interrupts or stops. */
   public void flush() {
     String[] m;

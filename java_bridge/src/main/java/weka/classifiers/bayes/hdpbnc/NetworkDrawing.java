@@ -42,10 +42,41 @@ public final class NetworkDrawing {
   }
 
   /**
+   * The most numbers one node's table in the drawing holds: a row per combination of the class's and the
+   * parents' values, a number per value of the attribute. An attribute whose table would hold more is not
+   * drawn (nor are the attributes that have it as a parent); the drawing's name says so.
+   */
+  public static final long TABLE_NUMBERS = 10_000;
+
+  /**
+   * The most numbers all the tables of the drawing hold together, so that its tables stay under a megabyte
+   * of text whatever the model: Weka's Explorer asks for the drawing after every training and keeps it with
+   * the result.
+   */
+  public static final long DRAWN_NUMBERS = 40_000;
+
+  /**
+   * The numbers of a tree's table in the drawing: classes times the parents' cardinalities times its own
+   * cardinality, or {@link Long#MAX_VALUE} if that is larger.
+   */
+  static long tableNumbers(Network net, int t) {
+    long n = (long) net.m_Model.m_ClassValues.length * net.m_TreeCard[t];
+    for (int p : net.m_Parents[net.m_TreeAttr[t]]) {
+      int card = net.m_Cardinalities[p];
+      if (n > Long.MAX_VALUE / Math.max(1, card)) {
+        return Long.MAX_VALUE;
+      }
+      n *= card;
+    }
+    return n;
+  }
+
+  /**
    * The trees (as indices) the drawing shows: a set closed under parents, so that its tables are exactly
    * the network's distribution over those attributes, taken one at a time, the attribute that most others
    * have as a parent first (then the first in tree order), while every row of Weka's layout holds at most
-   * {@link #drawnRow} nodes and bends.
+   * {@link #drawnRow} nodes and bends, no table holds more than {@link #TABLE_NUMBERS} numbers and all
+   * together no more than {@link #DRAWN_NUMBERS}.
    *
    * @param net the network
    * @return the trees drawn, each after its parents'
@@ -72,6 +103,7 @@ public final class NetworkDrawing {
     }
     int[] level = new int[n];
     boolean[] in = new boolean[n];
+    long numbers = 0;
     List<Integer> chosen = new ArrayList<>();
     while (chosen.size() < n) {
       int best = -1;
@@ -80,6 +112,8 @@ public final class NetworkDrawing {
         for (int p : parents[t]) {
           ready &= p >= 0 && in[p];
         }
+        long size = ready ? tableNumbers(net, t) : 0;
+        ready &= size <= TABLE_NUMBERS && size <= DRAWN_NUMBERS - numbers;
         if (ready && (best < 0 || children[t] > children[best])) {
           best = t;
         }
@@ -97,6 +131,7 @@ public final class NetworkDrawing {
         break;
       }
       in[best] = true;
+      numbers += tableNumbers(net, best);
     }
     return chosen.stream().mapToInt(Integer::intValue).toArray();
   }
@@ -151,11 +186,12 @@ public final class NetworkDrawing {
    * of (class, parents), backed off where a context was never seen; the first parent varies slowest.
    * For a model of several networks, the network's name says it is member 0.
    *
-   * <p>So that the drawing stays legible at its natural size, it shows at most the attributes of
-   * {@link #drawnTrees} (the others' nodes would widen every row of Weka's layout), names longer than
-   * {@link #DRAWN_NAME} characters shortened; a node "+N more" beside the class and the network's name
-   * say what is left out. Positions (which Weka's Explorer recomputes) put each node in the row of its longest path
-   * from the class.
+   * <p>So that the drawing stays legible at its natural size, and small, it shows at most the attributes of
+   * {@link #drawnTrees} (the others' nodes would widen every row of Weka's layout, their tables fill the
+   * Explorer's memory), names longer than {@link #DRAWN_NAME} characters shortened; a node "+N more" beside
+   * the class and the network's name say what is left out, and which attributes' tables are too large.
+   * The text is built from the model each time it is asked for; the classifier keeps none. Positions (which
+   * Weka's Explorer recomputes) put each node in the row of its longest path from the class.
    *
    * @param model the model
    * @param relation the network's name
@@ -212,6 +248,16 @@ public final class NetworkDrawing {
       }
       name += "; drawn: the class and " + drawn.length + " of the " + m.m_TreeAttr.length
         + " attributes of the network (with all their parents, so the tables are exact), not drawn: " + rest;
+      StringBuilder large = new StringBuilder();
+      for (int t = 0; t < shown.length; t++) {
+        if (!shown[t] && tableNumbers(m, t) > TABLE_NUMBERS) {
+          large.append(large.length() == 0 ? "" : ", ").append(m.m_AttrNames[m.m_TreeAttr[t]]);
+        }
+      }
+      if (large.length() > 0) {
+        name += "; tables of more than " + TABLE_NUMBERS + " numbers (a row per combination of class and parent "
+          + "values) are not drawn: " + large;
+      }
     }
     sb.append("<NAME>").append(xml(name)).append("</NAME>\n");
     // positions: each node in the row of its longest path from the class, rows of the widest name

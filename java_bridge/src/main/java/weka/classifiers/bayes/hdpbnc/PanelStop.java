@@ -87,7 +87,8 @@ public final class PanelStop {
 
   /**
    * Ends the calling thread as Weka's Stop would, if it was interrupted by the Stop of a run of this
-   * classifier: clears the interrupt and throws a {@link ThreadDeath}. A cheap check where it is not.
+   * classifier: clears the interrupt, says "stopped" in the panel's status line ({@link Feedback#stoppedInPanel})
+   * and throws a {@link ThreadDeath}. A cheap check where it is not.
    *
    * @throws ThreadDeath if the thread is to stop
    */
@@ -95,6 +96,7 @@ public final class PanelStop {
     Thread t = Thread.currentThread();
     if (t.isInterrupted() && cooperative(t)) {
       Thread.interrupted();
+      Feedback.stoppedInPanel(t);
       throw new ThreadDeath();
     }
   }

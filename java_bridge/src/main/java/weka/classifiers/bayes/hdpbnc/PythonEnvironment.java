@@ -30,8 +30,9 @@ import java.util.concurrent.TimeUnit;
  * {@code python/}); on first use this makes a virtual environment in the package's folder
  * ({@code python-env/}) with the user's Python 3.10 or later and installs the wheel and its
  * dependencies (numpy, numba, pyarrow, liac-arff, typer) into it with pip, from the index pip is set up to
- * use. That takes one to a few minutes, once; the first training after it also compiles the sampler's
- * kernels (once; the daemon's log says how long).
+ * use. That takes one to a few minutes, once. The wheel carries the sampler's kernels compiled; only where
+ * they do not fit (another platform, or another numba) does the first training compile them, once, which the
+ * daemon's log and the launcher's messages then say.
  *
  * <p>Used only when the classifier's pythonExecutable option is at its default and the environment
  * variable HDP_BNC_PYTHON is not set. Run {@code java -cp weka.jar:<package>/HDPBayesNet.jar

@@ -482,7 +482,7 @@ public final class SpoolClient {
             }
             m_Feedback.status(describeProgress((Map<?, ?>) progress), console);
           } else if ((now - lastConsole) / 1_000_000 >= STILL_MILLIS && claimedAnywhere()) {
-            // no news for a while (the first job compiles the kernels it needs): say so, console and status line
+            // no news for a while (a long phase, or kernels compiled where the wheel's do not fit): say so
             lastConsole = now;
             m_Feedback.status((last instanceof Map ? describeProgress((Map<?, ?>) last) : "job " + m_Name + " claimed")
               + String.format(Locale.ROOT, ", still running after %.0f s", (now - m_Since) / 1e9), true);

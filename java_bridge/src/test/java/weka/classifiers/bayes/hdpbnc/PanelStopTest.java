@@ -32,6 +32,7 @@ class PanelStopTest {
     protected JButton m_StopBut = new JButton("Stop");
     protected PropertyEditorSupport m_ClassifierEditor = new PropertyEditorSupport();
     protected volatile Thread m_RunThread;
+    protected weka.gui.Logger m_Log = new FeedbackTest.RecordingLogger();
     final AtomicInteger m_WekaStops = new AtomicInteger();
 
     Panel() {
@@ -148,5 +149,40 @@ class PanelStopTest {
     t.join(10000);
     assertEquals("stopped, interrupted false", end.get());
     assertEquals(0, panel.m_WekaStops.get());
+  }
+
+  /**
+   * Weka's panel says nothing when a run it did not interrupt itself ends (its status line keeps what it said
+   * last, such as "Building model for fold 1..."): a run of this classifier that ends by its Stop says so there,
+   * last, also when the press came while the run thread was in Weka's code.
+   */
+  @Test
+  void aStoppedRunSaysSoInTheStatusLine() throws Exception {
+    Panel panel = new Panel();
+    SwingUtilities.invokeAndWait(() -> PanelStop.install(panel));
+    panel.m_ClassifierEditor.setValue(new HDPBayesNet());
+    press(panel.m_StartBut);
+    CountDownLatch pressed = new CountDownLatch(1);
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicReference<String> end = new AtomicReference<>();
+    Runnable body = training(true, started, end);
+    Thread t = panel.run(() -> {
+      panel.m_Log.statusMessage("Building model for fold 1..."); // as Weka's panel does, from its run thread
+      try {
+        pressed.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      body.run();
+    });
+    t.start();
+    press(panel.m_StopBut);
+    pressed.countDown();
+    t.join(10000);
+    assertEquals("stopped, interrupted false", end.get());
+    SwingUtilities.invokeAndWait(() -> {
+    }); // what the thread posted to the event thread has run
+    java.util.List<String> status = ((FeedbackTest.RecordingLogger) panel.m_Log).status;
+    assertEquals("HDPBayesNet: stopped", status.get(status.size() - 1), status.toString());
   }
 }
