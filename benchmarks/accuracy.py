@@ -7,7 +7,8 @@ Run (the full benchmark; resumable, see --cache-dir):
 
 Protocol: the paper's 5x2 cross-validation, the same folds for every method (``stratified_folds``
 with seeds 0..4, two folds each), on every classification ARFF of Debian's ``weka`` package and the
-classification sets of R's mlbench (Debian's ``r-cran-mlbench``, converted by benchmarks/mlbench.py).
+classification sets of R's mlbench (Debian's ``r-cran-mlbench``, converted by benchmarks/mlbench.py);
+``--datasets numeric-large`` runs the numeric sets of benchmarks/numdata.py instead.
 Numeric attributes are MDL-discretised inside each training fold (ESKDB: stochastic cut points per member),
 missing is its own value; XGBoost (raw), CatBoost, LightGBM and Weka's peers get the raw folds (the
 boosting libraries with their native categorical handling, see benchmarks/peers_python.py). Measures
@@ -40,6 +41,7 @@ sys.path.insert(0, str(HERE))
 
 import accuracy_report as report  # noqa: E402
 import mlbench  # noqa: E402
+import numdata  # noqa: E402
 import peers_python  # noqa: E402
 import peers_weka  # noqa: E402
 from report_sections import write_section  # noqa: E402
@@ -55,6 +57,10 @@ DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "ir
 # then the classification sets of R's mlbench (Debian's r-cran-mlbench), converted to ARFF by
 # benchmarks/mlbench.py into <cache-dir>/mlbench; named mlbench-<R name>
 DATASETS += mlbench.DATASETS
+# numeric sets of 1,797 to 53,940 rows from data packages (benchmarks/numdata.py), into <cache-dir>/numdata;
+# not in DATASETS: --datasets numeric-large names them
+NUMERIC_LARGE = numdata.DATASETS
+DATASET_GROUPS = {"numeric-large": NUMERIC_LARGE}
 
 OUR_STRUCTURES = [("NB", "nb", 0), ("TAN", "tan", 1)] + [(f"kDB-{k}", "kdb", k) for k in range(1, 6)] \
     + [("SkDB", "skdb", 5)]
@@ -163,14 +169,18 @@ def our_classifier(method: str, iterations: int, seed: int):
 
 
 def find_dataset(name: str, data_dirs: list[Path], mlbench_dir: Path | None = None,
-                 cache: Path = HERE / ".cache") -> tuple[Path | None, str]:
+                 cache: Path = HERE / ".cache", numdata_dirs: list[Path] | None = None) -> tuple[Path | None, str]:
     """The ARFF file of a data set, and why there is none: ``name`` itself when it is the path of a file,
     else ``<name>.arff`` in the first of ``data_dirs`` that has it, or for ``mlbench-<R name>`` the ARFF
-    converted from mlbench's ``.rda`` file (in ``mlbench_dir`` or a default place) under ``cache/mlbench``."""
+    converted from mlbench's ``.rda`` file (in ``mlbench_dir`` or a default place) under ``cache/mlbench``,
+    or for a set of benchmarks/numdata.py the ARFF converted from its package's files (under
+    ``numdata_dirs`` or numdata's default places) under ``cache/numdata``."""
     if Path(name).is_file():
         return Path(name), ""
     if name.endswith(".arff") or "/" in name or "\\" in name:
         return None, "no such file"
+    if name in numdata.SETS:
+        return numdata.find_arff(name, cache / "numdata", numdata_dirs)
     if name.startswith(mlbench.PREFIX):
         out = cache / "mlbench"
         rda_dir = mlbench.find_rda_dir(mlbench_dir)
@@ -390,6 +400,8 @@ def _header(tables, datasets, methods, present, complete, args, command: str, su
             if d in datasets and m in methods and m not in tables["rmse"].get(d, {})]
     if slow:
         L.append("- Not run: " + "; ".join(slow) + ".")
+    if getattr(args, "no_times", False):
+        L.append("- Training times are left out (`--no-times`): the machine ran other work beside this run.")
     return L + ["", "Machine:", "", *report.machine(), ""]
 
 
@@ -407,24 +419,26 @@ def _wdl_cell(table, a: str, b: str) -> str:
     return f"**{s}**" if p < 0.05 else s
 
 
-def summary_table(tables, present: list[str], complete: list[str]) -> list[str]:
-    """Every method's mean ranks over ``complete``, its training time summed over their folds, and
-    TARGET's wins/draws/losses against it; best RMSE rank first."""
+def summary_table(tables, present: list[str], complete: list[str], times: bool = True) -> list[str]:
+    """Every method's mean ranks over ``complete``, its training time summed over their folds (unless
+    ``times`` is false), and TARGET's wins/draws/losses against it; best RMSE rank first."""
     ranks = {key: report.mean_ranks({d: tables[key][d] for d in complete}, present) for key in report.MEASURES}
     train = {m: sum(tables["train_s"].get(d, {}).get(m, 0.0) for d in complete) for m in present}
     wdl = TARGET in present
-    L = ["### Mean ranks and training time", "",
+    L = ["### Mean ranks and training time" if times else "### Mean ranks", "",
          f"Mean rank over the {len(complete)} complete data sets on each measure (1 = best; ties share "
-         "the mean rank) and training time in seconds summed over all their folds (one thread; peers from "
-         "PyPI are timed fit + predict; Weka's excludes JVM start-up and ARFF parsing)"
+         "the mean rank)"
+         + (" and training time in seconds summed over all their folds (one thread; peers from "
+            "PyPI are timed fit + predict; Weka's excludes JVM start-up and ARFF parsing)" if times else "")
          + (f"; {TARGET}'s wins/draws/losses against each method over every data set on which both ran, "
             f"a draw an equal mean at {report.DIGITS} decimals, **bold** where the two-tailed sign test "
             "(draws excluded) gives p < 0.05" if wdl else "") + ".", "",
-         "| method | " + " | ".join(report.MEASURES.values()) + " | training s |"
+         "| method | " + " | ".join(report.MEASURES.values()) + " |" + (" training s |" if times else "")
          + (f" {TARGET}: W/D/L on RMSE; 0-1 loss; log-loss |" if wdl else ""),
-         "|---|" + "---:|" * (len(report.MEASURES) + 1) + ("---|" if wdl else "")]
+         "|---|" + "---:|" * (len(report.MEASURES) + times) + ("---|" if wdl else "")]
     for m in sorted(present, key=lambda m: ranks["rmse"][m]):
-        row = f"| {m} | " + " | ".join(f"{ranks[k][m]:.2f}" for k in report.MEASURES) + f" | {train[m]:.1f} |"
+        row = f"| {m} | " + " | ".join(f"{ranks[k][m]:.2f}" for k in report.MEASURES) + " |" \
+            + (f" {train[m]:.1f} |" if times else "")
         if wdl:
             row += " " + ("; ".join(_wdl_cell(tables[k], TARGET, m) for k in report.MEASURES)
                           if m != TARGET else "") + " |"
@@ -437,7 +451,8 @@ def render_summary(tables, datasets, methods, args, command: str) -> str:
     present, _, complete = _present(tables, datasets, methods)
     return "\n".join([f"<!-- {args.section}:begin (generated by benchmarks/accuracy.py; edit outside these markers) -->",
                       *_header(tables, datasets, methods, present, complete, args, command, summary=True),
-                      *summary_table(tables, present, complete), "", f"<!-- {args.section}:end -->"]) + "\n"
+                      *summary_table(tables, present, complete, not args.no_times), "",
+                      f"<!-- {args.section}:end -->"]) + "\n"
 
 
 def render(tables, datasets, methods, args, command: str) -> str:
@@ -477,6 +492,8 @@ def render(tables, datasets, methods, args, command: str) -> str:
           "Test rows whose true class got a probability below 1e-15 (clipped to 1e-15), summed over "
           "all folds and data sets: "
           + (", ".join(f"{m} {c}" for m, c in clipped.items()) if clipped else "none") + ".", ""]
+    if args.no_times:
+        return "\n".join(L + [f"<!-- {args.section}:end -->"]) + "\n"
     train = {m: sum(tables["train_s"].get(d, {}).get(m, 0.0) for d in complete) for m in present}
     L += ["### Training time", "",
           f"Seconds summed over all folds of the {len(complete)} complete data sets (one thread; "
@@ -516,7 +533,8 @@ def write_report(path: Path, section: str, name: str = "accuracy") -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", default=",".join(DATASETS),
-                    help="Comma-separated data set names (ARFF file stems).")
+                    help="Comma-separated data set names (ARFF file stems, or paths), or a group: "
+                         + "; ".join(f"{g} ({', '.join(v)})" for g, v in DATASET_GROUPS.items()) + ".")
     ap.add_argument("--methods", default="all",
                     help="Comma-separated method names, or 'all' (every method whose packages are installed).")
     ap.add_argument("--iterations", type=int, default=5000, help="Gibbs iterations of the HDP sampler.")
@@ -526,6 +544,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mlbench-dir", type=Path,
                     help="Directory of R mlbench's .rda files for the mlbench-* data sets; default "
                          + " or ".join(map(str, mlbench.RDA_DIRS)) + " (see benchmarks/mlbench.py).")
+    ap.add_argument("--numdata-dir", action="append", type=Path,
+                    help="Folder the packages of the numeric-large sets were unpacked into (repeatable); default "
+                         + " then ".join(map(str, numdata.ROOTS)) + " (see benchmarks/numdata.py).")
     ap.add_argument("--cache-dir", type=Path, default=HERE / ".cache",
                     help="Where per-fold results (and the converted mlbench ARFF files) are kept.")
     ap.add_argument("--jobs", type=int, default=1, help="Data sets run in parallel (worker processes).")
@@ -537,14 +558,16 @@ def main(argv=None) -> int:
     ap.add_argument("--report-only", action="store_true", help="Only rebuild the report from the cache.")
     ap.add_argument("--summary", action="store_true",
                     help="One table of mean ranks, training time and the default's wins, not the tables per data set.")
+    ap.add_argument("--no-times", action="store_true",
+                    help="Leave training times out of the report (a run whose times are not comparable).")
     ap.add_argument("--quiet", action="store_true", help="No per-fold progress on stderr.")
     args = ap.parse_args(argv)
 
     data_dirs = args.data_dir or [ROOT / "tests" / "data", DEBIAN_EXAMPLES]
-    datasets = [d for d in args.datasets.split(",") if d]
+    datasets = [x for d in args.datasets.split(",") if d for x in DATASET_GROUPS.get(d, [d])]
     paths = {}
     for d in datasets:
-        paths[d], why = find_dataset(d, data_dirs, args.mlbench_dir, args.cache_dir)
+        paths[d], why = find_dataset(d, data_dirs, args.mlbench_dir, args.cache_dir, args.numdata_dir)
         if paths[d] is None:
             print(f"warning: {d} skipped: {why}", file=sys.stderr)
     datasets = [d for d in datasets if paths[d] is not None]

@@ -73,8 +73,10 @@ def read_frame(rda: Path, name: str):
     return objs[name]
 
 
-def to_arff(frame, relation: str, class_column: str, drop: dict[str, str], source: str) -> str:
-    """ARFF text of an R data frame: the class column last, ``drop`` columns left out."""
+def to_arff(frame, relation: str, class_column: str, drop: dict[str, str], source: str,
+            origin: str | None = None) -> str:
+    """ARFF text of an R data frame: the class column last, ``drop`` columns left out; ``origin`` opens
+    the file's description (by default: converted from R mlbench's ``source``)."""
     import arff
     import numpy as np
     import pandas as pd
@@ -103,7 +105,7 @@ def to_arff(frame, relation: str, class_column: str, drop: dict[str, str], sourc
     if not isinstance(attributes[-1][1], list):
         raise ValueError(f"{source}: class column {class_column!r} is not a factor")
     rows = [list(r) for r in zip(*data_cols)]
-    header = f"converted from R mlbench's {source} by benchmarks/mlbench.py"
+    header = origin or f"converted from R mlbench's {source} by benchmarks/mlbench.py"
     if drop:
         header += "; dropped: " + "; ".join(f"{c} ({why})" for c, why in drop.items())
     return arff.dumps({"description": header, "relation": relation, "attributes": attributes, "data": rows})

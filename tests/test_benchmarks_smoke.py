@@ -188,6 +188,88 @@ def test_mlbench_without_its_files_is_skipped_with_the_reason(accuracy, tmp_path
         accuracy.mlbench.convert("mlbench-Iris", tmp_path, tmp_path)
 
 
+NUMDATA = ["digits", "kernlab-spam", "modeldata-mlc_churn", "keel-penbased", "keel-magic", "ggplot2-diamonds"]
+
+
+@pytest.mark.parametrize("name", NUMDATA)
+def test_numdata_converter_keeps_every_value_of_a_slice(accuracy, name, tmp_path):
+    """Each numeric-large set read from its package's file has the documented shape, and a slice of it
+    (every k-th row, about 300) written as ARFF reads back with the same classes and numbers."""
+    import numpy as np
+
+    pd = pytest.importorskip("pandas", reason="pandas (the bench extra) builds the data frames")
+    from hdp_plugin import read_dataset
+
+    numdata = accuracy.numdata
+    spec = numdata.SETS[name]
+    if spec.source in ("rda", "lazyload"):
+        pytest.importorskip("rdata", reason="rdata (the bench extra) is needed to read R's data files")
+    source, why = numdata.source_file(name)
+    if source is None:
+        pytest.skip(f"{name}'s package files are not here: {why}")
+    frame = numdata.read_frame(name, source)
+    assert frame.shape == (spec.rows, spec.n_attributes + 1)
+    y = frame[spec.class_column]
+    assert isinstance(y.dtype, pd.CategoricalDtype) and y.notna().all()
+    piece = frame.iloc[:: max(1, len(frame) // 300)]
+    path = tmp_path / f"{name}.arff"
+    path.write_text(numdata.mlbench.to_arff(piece, name, spec.class_column, spec.drop, source.name,
+                                            origin=numdata.origin(name, source)), encoding="utf-8")
+    d = read_dataset(path)
+    assert (d.n_rows, d.n_attributes) == (len(piece), spec.n_attributes)
+    assert d.class_attribute.name == spec.class_column
+    assert d.class_values == tuple(str(v) for v in y.cat.categories)
+    assert np.array_equal(d.y, piece[spec.class_column].cat.codes.to_numpy())
+    numeric = [c for c in piece.columns if c != spec.class_column and pd.api.types.is_numeric_dtype(piece[c])]
+    assert [a.name for a in d.attributes if a.numeric] == numeric
+    want = piece[numeric].astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan)
+    assert np.allclose(d.numeric, want, equal_nan=True, rtol=0, atol=1e-12)
+    assert path.read_text(encoding="utf-8").startswith(f"% {name}: ")
+
+
+def test_numdata_digits_converts_once_and_is_found_by_name(accuracy, tmp_path):
+    """digits comes from scikit-learn (in the test extra): the benchmark converts it into its cache once,
+    finds it by name, and the group numeric-large names every set."""
+    pytest.importorskip("sklearn", reason="scikit-learn bundles the digits")
+    from hdp_plugin import read_dataset
+
+    path, why = accuracy.find_dataset("digits", [], None, tmp_path)
+    assert why == "" and path == tmp_path / "numdata" / "digits.arff"
+    d = read_dataset(path)
+    assert (d.n_rows, d.n_attributes, d.n_classes) == (1797, 64, 10)
+    assert all(a.numeric for a in d.attributes) and d.class_values[:3] == ("0", "1", "2")
+    mtime = path.stat().st_mtime_ns
+    assert accuracy.find_dataset("digits", [], None, tmp_path)[0].stat().st_mtime_ns == mtime
+    assert accuracy.DATASET_GROUPS["numeric-large"] == NUMDATA
+    assert not set(NUMDATA) & set(accuracy.DATASETS)
+
+
+def test_numdata_without_its_files_is_skipped_with_the_reason(accuracy, tmp_path):
+    path, why = accuracy.find_dataset("kernlab-spam", [], None, tmp_path, [tmp_path / "nowhere"])
+    assert path is None and "spam.rda of kernlab not found" in why
+    assert "apt-get download r-cran-kernlab" in why and "--numdata-dir" in why
+    # a set converted before is still found once its package files are gone
+    (tmp_path / "numdata").mkdir()
+    (tmp_path / "numdata" / "kernlab-spam.arff").write_text("@relation x\n")
+    assert accuracy.find_dataset("kernlab-spam", [], None, tmp_path, [tmp_path / "nowhere"]) == \
+        (tmp_path / "numdata" / "kernlab-spam.arff", "")
+    with pytest.raises(ValueError, match="unknown numeric data set 'spam'"):
+        accuracy.numdata.convert("spam", tmp_path)
+
+
+def test_accuracy_no_times_leaves_every_time_out(accuracy, tmp_path):
+    """--no-times: the per-set report and the summary name no training time."""
+    base = ["--datasets", "contact-lenses", "--methods", "HDP NB,m-est. NB", "--iterations", "20", "--repeats", "1",
+            "--cache-dir", str(tmp_path / "cache"), "--quiet", "--no-times"]
+    for extra in ([], ["--summary"]):
+        out = tmp_path / "b.md"
+        assert accuracy.main(base + extra + ["-o", str(out)]) == 0
+        text = out.read_text()
+        assert "1 data set(s) complete" in text and "Training times are left out" in text
+        assert "Training time" not in text.replace("Training times are left out", "") and "training s" not in text
+    assert "| method | RMSE | 0-1 loss | log-loss |\n|---|---:|---:|---:|\n| HDP NB | " in text
+
+
 def test_bench_hdp_trains_on_reference_style_fold_files(tmp_path):
     """``bench_hdp.py --reference-folds DIR`` on fold files written here from vote.arff."""
     import subprocess
