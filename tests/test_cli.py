@@ -263,6 +263,38 @@ def test_info_of_an_ensemble_says_first_what_a_user_needs():
         assert jargon not in result.stdout, jargon
 
 
+def test_info_says_which_members_shrank_to_their_cell_cap(tmp_path, monkeypatch):
+    """SkDB's selection takes a smaller model than its best when the best has more table cells than a
+    member's share of config.MAX_MODEL_CELLS: the model file records it (each member's structure.info
+    cell_limited) and info says it."""
+    from hdp_plugin import config
+    from hdp_plugin.model.modelfile import read_model, save_model
+
+    monkeypatch.setattr(config, "MAX_MODEL_CELLS", 20 * 300)
+    data = read_dataset(VOTE)
+    clf = BayesNetClassifier(structure="eskdb", n_members=20, k=3, iterations=10, random_state=0, n_jobs=1).fit(data)
+    shrunk = clf.fit_info_["cell_limited_members"]
+    assert 0 < len(shrunk) < 20
+    save_model(clf, tmp_path / "eskdb.hdpbnc")
+    members = read_model(tmp_path / "eskdb.hdpbnc").doc["members"]
+    assert [e for e, m in enumerate(members) if "cell_limited" in m["structure"]["info"]] == shrunk
+    cap = members[shrunk[0]]["structure"]["info"]["cell_limited"]
+    assert cap["max_cells"] == 300 and cap["cells"] > 300
+    result = run("info", tmp_path / "eskdb.hdpbnc")
+    assert result.exit_code == 0, result.output
+    assert (f"cell cap       {len(shrunk)} of 20 members took a smaller model than their best, to stay within 300 "
+            f"table cells each: members {', '.join(map(str, shrunk))}\n") in result.stdout, result.stdout
+    monkeypatch.setattr(config, "MAX_MODEL_CELLS", 300)
+    one = BayesNetClassifier(structure="skdb", k=3, iterations=10, random_state=0, n_jobs=1).fit(data)
+    save_model(one, tmp_path / "skdb.hdpbnc")
+    text = run("info", tmp_path / "skdb.hdpbnc").stdout
+    st = one.structure_
+    assert (f"more than the cap of 300: took the best within it ({len(st.kept)} attributes, k = {st.k})"
+            in text), text
+    # a model within its cap says nothing of it
+    assert "cell cap" not in run("info", GOLDEN_VOTE).stdout
+
+
 def test_show_dot(tmp_path, monkeypatch):
     result = run("show", GOLDEN_VOTE)
     assert result.exit_code == 0

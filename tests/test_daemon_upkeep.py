@@ -29,7 +29,7 @@ from hdp_plugin import BayesNetClassifier, read_dataset
 from hdp_plugin.daemon import client
 from hdp_plugin.daemon import protocol as P
 from hdp_plugin.daemon.jobs import Context, execute
-from hdp_plugin.model.modelfile import load_model
+from hdp_plugin.model.modelfile import load_model, read_model
 from reference import same_estimates
 
 from test_daemon_service import VOTE, WEATHER, Daemon, daemon, wait_until
@@ -276,6 +276,21 @@ def test_result_json_describes_every_member_of_an_ensemble(tmp_path):
     assert [m["cells"] for m in st["per_member"]] == [t.n_observed for t in trees]
     assert [m["kept"] for m in st["per_member"]] == [len(mb.structure.kept) for mb in model.members_]
     assert st["kept"] == len({mb.attributes[j].name for mb in model.members_ for j in mb.structure.kept})
+
+
+def test_result_json_names_the_members_shrunk_to_their_cell_cap(tmp_path, monkeypatch):
+    from hdp_plugin import config
+
+    folder, result = _run_job(tmp_path, dict(structure="eskdb", n_members=4, k=2, iterations=20, seed=3),
+                              DATA_DIABETES)
+    assert result["structure"]["cell_limited"] == []
+    monkeypatch.setattr(config, "MAX_MODEL_CELLS", 4 * 40)
+    folder, result = _run_job(tmp_path, dict(structure="eskdb", n_members=4, k=2, iterations=20, seed=3),
+                              DATA_DIABETES, name="capped")
+    limited = result["structure"]["cell_limited"]
+    assert limited and all(c["max_cells"] == 40 and c["cells"] > 40 for c in limited)
+    members = read_model(folder / P.MODEL_FILE).doc["members"]
+    assert [c["member"] for c in limited] == [e for e, m in enumerate(members) if "cell_limited" in m["structure"]["info"]]
 
 
 def test_result_json_of_a_single_network_says_one_member(tmp_path):

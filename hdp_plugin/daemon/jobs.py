@@ -460,20 +460,25 @@ def structure_doc(clf) -> dict:
     parents and sizes. An ensemble: the structure asked for, its ``members``, the attributes any member
     keeps, the trees, nodes and cells of all members together, and each member's kind, k, kept and sizes
     in ``per_member`` (``parents`` is null: each member has its own, in the model file). ``cells`` counts
-    the cells a model file stores: those with training rows."""
+    the cells a model file stores: those with training rows. ``cell_limited`` lists the members (0 for a
+    single network) whose SkDB selection took a smaller model than its best to stay within its table-cell
+    cap, each with the best model's n*, k* and cells and the cap (the model file's ``structure.info``)."""
     members = clf.members_
     each = [{"kind": mb.structure.kind, "k": int(mb.structure.k), "kept": len(mb.structure.kept),
              "trees": mb.tables.n_trees, "nodes": mb.tables.n_nodes, "cells": mb.tables.n_observed}
             for mb in members]
+    limited = [{"member": e, **{key: int(v) for key, v in mb.structure.info["cell_limited"].items()}}
+               for e, mb in enumerate(members) if "cell_limited" in mb.structure.info]
     if len(members) == 1:
         st = members[0].structure
         names = [a.name for a in members[0].attributes]
         return {"kind": st.kind, "k": int(st.k), "members": 1, "kept": len(st.kept),
                 "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
-                **{size: each[0][size] for size in ("trees", "nodes", "cells")}}
+                **{size: each[0][size] for size in ("trees", "nodes", "cells")}, "cell_limited": limited}
     kept = {mb.attributes[j].name for mb in members for j in mb.structure.kept}
     return {"kind": clf.structure, "k": int(clf.k), "members": len(members), "kept": len(kept), "parents": None,
-            **{size: sum(m[size] for m in each) for size in ("trees", "nodes", "cells")}, "per_member": each}
+            **{size: sum(m[size] for m in each) for size in ("trees", "nodes", "cells")}, "per_member": each,
+            "cell_limited": limited}
 
 
 @contextlib.contextmanager

@@ -37,6 +37,8 @@ def _stopping_info(est: dict) -> list[str]:
 
 #: the most class labels ``info`` lists
 _MAX_LABELS = 20
+#: the most members ``info`` lists by number as shrunk to their table-cell cap
+_MAX_LISTED = 20
 #: the most attributes ``info`` lists as the ones an ensemble's members use most
 _MAX_MOST_USED = 10
 
@@ -94,6 +96,27 @@ def _most_used(parts: list[dict], names: list[str]) -> str:
     return f"most used      {', '.join(shown)}{f', ... ({more} more)' if more > 0 else ''} (of {len(parts)} members)"
 
 
+def _cell_cap(parts: list[dict]) -> list[str]:
+    """The ``info`` line of the members that SkDB's selection shrank to stay within their table-cell cap
+    (``structure.info.cell_limited``: the best model's n*, k* and cells, and the cap): none if none was."""
+    infos = [p["structure"].get("info") for p in parts]
+    limited = [(e, i["cell_limited"]) for e, i in enumerate(infos)
+               if isinstance(i, dict) and isinstance(i.get("cell_limited"), dict)]
+    if not limited:
+        return []
+    if len(parts) == 1:
+        (_, c), st = limited[0], parts[0]["structure"]
+        return [f"cell cap       the best model ({c.get('n_star')} attributes, k = {c.get('k_star')}) has "
+                f"{c.get('cells')} table cells, more than the cap of {c.get('max_cells')}: took the best within it "
+                f"({len(st['kept'])} attributes, k = {st['k']})"]
+    caps = sorted({str(c.get("max_cells")) for _, c in limited})
+    shown = ", ".join(str(e) for e, _ in limited[:_MAX_LISTED])
+    more = f" and {len(limited) - _MAX_LISTED} more" if len(limited) > _MAX_LISTED else ""
+    return [f"cell cap       {len(limited)} of {len(parts)} members took a smaller model than their best, to stay "
+            f"within {' or '.join(caps)} table cells each: member{'s' if len(limited) > 1 else ''} "
+            f"{shown}{more}"]
+
+
 def info_text(path: Path, contents) -> str:
     """What ``hdp-bnc info`` prints about a model file (``contents``: :func:`~.modelfile.read_model`'s):
     first what the model is (structure, class, training, attributes, the sampler's run and, for an
@@ -138,7 +161,7 @@ def info_text(path: Path, contents) -> str:
             f"parents        an attribute takes at most k attribute parents, k chosen by each member: "
             f"{_span([p['structure']['k'] for p in parts])}",
         ]
-    lines += [*_iterations(est, params), *_stopping_info(est), *_stream_info(doc, training), ""]
+    lines += [*_cell_cap(parts), *_iterations(est, params), *_stopping_info(est), *_stream_info(doc, training), ""]
     lines += [
         f"model file     {path}",
         f"format         {doc['format_version'][0]}.{doc['format_version'][1]}, written by hdp_plugin {doc['package_version']}",

@@ -154,6 +154,9 @@ EDITS = {
     "node-without-a-cell": ("refuse", _set("cell_offsets", 4, 9), "node 3 with no cell",
                             ["tree 1, node 3: a node without a cell"]),
     "valid-wide-columns": ("accept", _doc(lambda d: None), "int32 branch, children and value columns", None),
+    "valid-cell-limited": ("accept", _doc(lambda d: d["members"][0]["structure"]["info"].__setitem__(
+        "cell_limited", {"n_star": 4, "k_star": 2, "cells": 90, "max_cells": 60})),
+                           "a network that took a smaller model than its best to stay within its cell cap", None),
 }
 
 def _doc_edit(model: Path, edit):
@@ -378,6 +381,7 @@ DECODED = {
     "valid-nesting-at-the-bound": ("yes", "outlook"),
     "valid-whitespace": ("yes", "outlook"),
     "valid-wide-columns": ("yes", "outlook"),
+    "valid-cell-limited": ("yes", "outlook"),
 }
 
 

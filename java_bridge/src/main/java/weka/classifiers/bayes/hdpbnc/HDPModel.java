@@ -87,6 +87,11 @@ public final class HDPModel implements Serializable {
     int m_K;
     int[] m_Kept;
     int[][] m_Parents;
+    /**
+     * For an SkDB that took a smaller model than its best to stay within its table-cell cap: the best
+     * model's attributes n*, parents k* and cells, and the cap; else null
+     */
+    long[] m_CellLimited;
 
     // ---- trees
     int[] m_TreeAttr;
@@ -526,13 +531,18 @@ public final class HDPModel implements Serializable {
         sb.append(String.format(Locale.ROOT, "%s %d: n*=%d k*=%d %d", e % 5 == 0 ? String.format("%n ") : ";", e,
           m.m_Kept.length, m.m_K, m.numCells()));
       }
-      sb.append(String.format(Locale.ROOT, "%n%nMember 0 (the network below and in the graph view):%n"));
+      sb.append(String.format(Locale.ROOT, "%n"));
+      sb.append(cellCapNote());
+      sb.append(String.format(Locale.ROOT, "%nMember 0 (the network below and in the graph view):%n"));
     }
     Network m = m_Members[0];
     String[] names = m.m_AttrNames;
     sb.append(String.format(Locale.ROOT, "Structure: %s%s, %d of %d attributes kept%n", m.m_StructureKind,
       "kdb".equals(m.m_StructureKind) || "skdb".equals(m.m_StructureKind) ? " (k=" + m.m_K + ")" : "",
       m.m_Kept.length, names.length));
+    if (m_Members.length == 1) {
+      sb.append(cellCapNote());
+    }
     sb.append("Estimator: ").append(m_Summary).append(String.format(Locale.ROOT, "%n"));
     sb.append(String.format(Locale.ROOT, "Trained on %d rows; %d tree nodes, %d observed cells%n%n", m_Rows,
       m.numNodes(), m.numCells()));
@@ -586,5 +596,42 @@ public final class HDPModel implements Serializable {
   /** @return the number of network 0's context trees: the attributes it uses */
   public int numTrees() {
     return m_Members[0].numTrees();
+  }
+
+  /** @return the members whose SkDB took a smaller model than its best, to stay within its table-cell cap */
+  public int[] cellLimitedMembers() {
+    return java.util.stream.IntStream.range(0, m_Members.length).filter(e -> m_Members[e].m_CellLimited != null)
+      .toArray();
+  }
+
+  /**
+   * The line of {@link #describe} that says which networks took a smaller model than their best to stay
+   * within their table-cell cap (as {@code hdp-bnc info} says it), or "" if none did.
+   */
+  String cellCapNote() {
+    int[] limited = cellLimitedMembers();
+    if (limited.length == 0) {
+      return "";
+    }
+    if (m_Members.length == 1) {
+      Network m = m_Members[0];
+      long[] c = m.m_CellLimited;
+      return String.format(Locale.ROOT, "Cell cap: the best model (%d attributes, k=%d) has %d table cells, "
+        + "more than the cap of %d: this is the best within it (%d attributes, k=%d)%n", c[0], c[1], c[2], c[3],
+        m.m_Kept.length, m.m_K);
+    }
+    java.util.TreeSet<Long> caps = new java.util.TreeSet<>();
+    StringBuilder which = new StringBuilder();
+    for (int e : limited) {
+      caps.add(m_Members[e].m_CellLimited[3]);
+      which.append(which.length() == 0 ? "" : ", ").append(e);
+    }
+    StringBuilder cap = new StringBuilder();
+    for (long c : caps) {
+      cap.append(cap.length() == 0 ? "" : " or ").append(c);
+    }
+    return String.format(Locale.ROOT, "Cell cap: %d of %d members took a smaller model than their best, to stay "
+      + "within %s table cells each: member%s %s%n", limited.length, m_Members.length, cap,
+      limited.length == 1 ? "" : "s", which);
   }
 }

@@ -737,10 +737,35 @@ public final class ModelFile {
     net.m_K = asInt(st.get("k"));
     need(Arrays.asList("nb", "tan", "kdb", "skdb").contains(net.m_StructureKind) && net.m_K >= 0,
       "bad structure kind or k");
+    net.m_CellLimited = cellLimited(st.get("info"));
     List<?> trees = asList(part.get("trees"));
     readTrees(net, trees, batches, nClasses, backoffToParent, mle);
     net.m_Concentrations = readConcentrations(trees);
     return net;
+  }
+
+  /** The fields of {@code structure.info.cell_limited}, in the order of {@link HDPModel.Network#m_CellLimited}. */
+  static final String[] CELL_LIMITED = {"n_star", "k_star", "cells", "max_cells"};
+
+  /**
+   * {@code structure.info.cell_limited} (docs/model-format.md section 4b): the best model's attributes, parents
+   * and cells, and the cap, of an SkDB that took a smaller model to stay within its table-cell cap; null where
+   * it is absent (or not four integers: it only informs, and the model predicts the same without it).
+   */
+  static long[] cellLimited(Object info) {
+    Object c = info instanceof Map ? ((Map<?, ?>) info).get("cell_limited") : null;
+    if (!(c instanceof Map)) {
+      return null;
+    }
+    long[] out = new long[CELL_LIMITED.length];
+    for (int i = 0; i < out.length; i++) {
+      Object v = ((Map<?, ?>) c).get(CELL_LIMITED[i]);
+      if (!(v instanceof Long)) {
+        return null;
+      }
+      out[i] = (Long) v;
+    }
+    return out;
   }
 
   /** The attributes of a network: names, labels, which are numeric, and their cut points. */

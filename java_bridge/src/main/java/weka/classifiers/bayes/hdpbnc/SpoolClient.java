@@ -250,11 +250,8 @@ public final class SpoolClient {
           throw new Exception("HDPBayesNet: job " + name + " is done but has no model.arrow (" + done + ")");
         }
         m_Finished = done;
-        Object warnings = result instanceof Map ? ((Map<?, ?>) result).get("warnings") : null;
-        if (warnings instanceof List) {
-          for (Object s : (List<?>) warnings) {
-            m_Feedback.log("warning: " + s);
-          }
+        for (String note : resultNotes(result)) {
+          m_Feedback.log(note);
         }
         m_Feedback.log(String.format(Locale.ROOT, "job %s done in %.1f s", name, (System.nanoTime() - start) / 1e9));
         return model;
@@ -291,6 +288,45 @@ public final class SpoolClient {
         throw new InterruptedException("HDPBayesNet: training interrupted; job " + name + " cancelled");
       }
     }
+  }
+
+  /**
+   * The lines a finished job's {@code result.json} gives the log: its warnings, and the members whose SkDB took
+   * a smaller model than its best to stay within its table-cell cap ({@code structure.cell_limited},
+   * docs/spool-protocol.md section 5).
+   *
+   * @param result the result document, or null
+   * @return the lines, without the "HDPBayesNet: " prefix
+   */
+  static List<String> resultNotes(Object result) {
+    List<String> out = new java.util.ArrayList<>();
+    Map<?, ?> r = result instanceof Map ? (Map<?, ?>) result : Map.of();
+    if (r.get("warnings") instanceof List) {
+      for (Object s : (List<?>) r.get("warnings")) {
+        out.add("warning: " + s);
+      }
+    }
+    Map<?, ?> st = r.get("structure") instanceof Map ? (Map<?, ?>) r.get("structure") : Map.of();
+    if (st.get("cell_limited") instanceof List && !((List<?>) st.get("cell_limited")).isEmpty()) {
+      List<?> limited = (List<?>) st.get("cell_limited");
+      StringBuilder which = new StringBuilder();
+      java.util.Set<Object> caps = new java.util.TreeSet<>(java.util.Comparator.comparing(String::valueOf));
+      for (Object o : limited) {
+        Map<?, ?> c = o instanceof Map ? (Map<?, ?>) o : Map.of();
+        which.append(which.length() == 0 ? "" : ", ").append(c.get("member"));
+        caps.add(c.get("max_cells"));
+      }
+      StringBuilder cap = new StringBuilder();
+      for (Object c : caps) {
+        cap.append(cap.length() == 0 ? "" : " or ").append(c);
+      }
+      Object members = st.get("members");
+      out.add("note: " + (Long.valueOf(1).equals(members) ? "the network took a smaller model than its best, to "
+        + "stay within " + cap + " table cells" : limited.size() + " of " + members + " members took a smaller model "
+        + "than their best, to stay within " + cap + " table cells each: member" + (limited.size() == 1 ? " " : "s ")
+        + which) + " (the classifier's output says more)");
+    }
+    return out;
   }
 
   /**

@@ -113,6 +113,27 @@ class CraftedModelsTest {
     assertEquals(narrow.describe(), wide.describe());
   }
 
+  /**
+   * A network whose SkDB took a smaller model than its best to stay within its table-cell cap (the model
+   * document's structure.info.cell_limited) says so in the classifier's output, as hdp-bnc info does.
+   */
+  @Test
+  void aNetworkShrunkToItsCellCapSaysSo() throws Exception {
+    HDPModel capped = ModelFile.read(dir().resolve("valid-cell-limited.hdpbnc"));
+    assertArrayEquals(new int[] {0}, capped.cellLimitedMembers());
+    assertTrue(capped.describe().contains("Cell cap: the best model (4 attributes, k=2) has 90 table cells, more than "
+      + "the cap of 60: this is the best within it (4 attributes, k=1)"), capped.describe());
+    HDPModel golden = ModelFile.read(TestFiles.golden().resolve("weather-kdb1-hdp.hdpbnc"));
+    assertEquals(0, golden.cellLimitedMembers().length);
+    assertTrue(!golden.describe().contains("Cell cap"), golden.describe());
+    // an ensemble names its members
+    HDPModel eskdb = ModelFile.read(TestFiles.golden().resolve("diabetes-eskdb-hdp.hdpbnc"));
+    eskdb.member(1).m_CellLimited = new long[] {6, 2, 900, 500};
+    eskdb.member(2).m_CellLimited = new long[] {5, 2, 700, 500};
+    assertTrue(eskdb.describe().contains("Cell cap: 2 of 3 members took a smaller model than their best, to stay "
+      + "within 500 table cells each: members 1, 2\n"), eskdb.describe());
+  }
+
   @Test
   void theManifestListsEveryFileAndBothVerdicts() throws Exception {
     Map<String, Object> m = manifest();

@@ -192,6 +192,21 @@ class SpoolClientTest {
     }
   }
 
+  /** The log gets a finished job's warnings and the members its SkDB shrank to stay within their cell cap. */
+  @Test
+  void theResultsWarningsAndCellCapGoToTheLog() throws Exception {
+    Object golden = Json.parse(new String(Files.readAllBytes(SpoolGoldenTest.spoolGolden().resolve("result.json")),
+      StandardCharsets.UTF_8));
+    assertEquals(List.of(), SpoolClient.resultNotes(golden));
+    Object capped = Json.parse("{\"warnings\":[\"an ID-like attribute\"],\"structure\":{\"members\":20,"
+      + "\"cell_limited\":[{\"member\":0,\"n_star\":15,\"k_star\":3,\"cells\":2079,\"max_cells\":300},"
+      + "{\"member\":3,\"n_star\":16,\"k_star\":2,\"cells\":1041,\"max_cells\":300}]}}");
+    assertEquals(List.of("warning: an ID-like attribute", "note: 2 of 20 members took a smaller model than their best, "
+      + "to stay within 300 table cells each: members 0, 3 (the classifier's output says more)"),
+      SpoolClient.resultNotes(capped));
+    assertEquals(List.of(), SpoolClient.resultNotes(null));
+  }
+
   @Test
   void aModelComesBack() throws Exception {
     SpoolClient c = client(0);
