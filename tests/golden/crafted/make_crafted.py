@@ -182,14 +182,21 @@ def _vector_at(table, field: int) -> int:
     return table.vector(field, 1)[0]
 
 
-def _field_node_length(value: int):
-    """Record batch 0's first field node (the branch column) declares ``value`` rows."""
+def _field_node_length(value, node: int = 0, batch: int = 0):
+    """Record batch ``batch``'s field node ``node`` (0 the branch column, 6 the cells' log_prob) declares
+    ``value`` rows, or ``value(rows)``."""
     def change(data: bytes) -> bytes:
-        rb, base = _record_batch_table(data, 0)
+        rb, base = _record_batch_table(data, batch)
+        at = base + _vector_at(rb, 1) + 16 * node
         out = bytearray(data)
-        struct.pack_into("<q", out, base + _vector_at(rb, 1), value)
+        rows = struct.unpack_from("<q", data, at)[0]
+        struct.pack_into("<q", out, at, value(rows) if callable(value) else value)
         return bytes(out)
     return change
+
+
+def _top_byte(byte: int):
+    return lambda v: struct.unpack("<q", struct.pack("<Q", (v & (1 << 56) - 1) | byte << 56))[0]
 
 
 def _buffer_offset(index: int, value: int):
@@ -286,10 +293,11 @@ def _dates_model() -> bytes:
 
 # name -> (expect, the file's bytes, what it holds, what both messages say, extras of the manifest entry)
 BUILT = {
-    "bytes-negative-field-node-length": (
-        "refuse", _bytes_of(VOTE, _field_node_length(-432345564227567555)),
-        "the kDB-2 vote model's first field node of -4.3e17 rows (pyarrow aborted on it)",
-        ["corrupted model file (unreadable record batch 0 (column 'branch' has -432345564227567555 rows"], {}),
+    "bytes-negative-length-of-the-cells": (
+        "refuse", _bytes_of(VOTE, _field_node_length(_top_byte(0xFA), node=6, batch=15)),
+        "the kDB-2 vote model's last tree with the top byte of its log_prob column's length 0xfa (pyarrow "
+        "aborted the process on it)", ["corrupted model file (unreadable record batch 15 (column 'log_prob' has -"],
+        {}),
     "bytes-field-node-length-beyond-the-batch": (
         "refuse", _bytes_of(VOTE, _field_node_length(1 << 40)), "a first field node of 2^40 rows",
         ["corrupted model file (unreadable record batch 0 (column 'branch' has 1099511627776 rows"], {}),
