@@ -188,7 +188,7 @@ def test_the_crafted_corpus_is_what_make_crafted_writes(tmp_path):
     corpus probes is the reader's."""
     assert sorted(p.name for p in CRAFTED.glob("*.hdpbnc")) == sorted(e["model"] for e in CRAFTED_MANIFEST.values())
     assert {e["expect"] for e in CRAFTED_MANIFEST.values()} == {"refuse", "accept"}
-    assert MF.MAX_JSON_NESTING == 200
+    assert MF.MAX_JSON_NESTING == 200 and MF.MAX_JSON_INTEGER_DIGITS == 4300
 
 
 @pytest.mark.parametrize("label, number", [

@@ -95,6 +95,8 @@ CASES: dict[str, tuple[str, dict[str, bytes], str]] = {
     "valid-numbers": ("accept", {FIT: b"[-0, -0.0, 0.5e+2, 1E-2, 2e400, 123456789012345678901234567890]"},
                       "JSON's number forms, a number beyond a double's range, a big integer"),
     "valid-nesting-at-the-bound": ("accept", {FIT: b"[" * 198 + b"]" * 198}, "containers nested 200 deep"),
+    "number-integer-past-the-bound": ("refuse", {FIT: b"-" + b"7" * 4301}, "an integer of 4301 digits (the bound is 4300)"),
+    "valid-integer-at-the-bound": ("accept", {FIT: b"-" + b"7" * 4300}, "an integer of 4300 digits"),
     "valid-whitespace": ("accept", {}, "whitespace around and inside both documents"),
 }
 
@@ -384,6 +386,7 @@ DECODED = {
     "valid-escaped-pair": ("yès 😀", "Ωutlook/"),
     "valid-numbers": ("yes", "outlook"),
     "valid-nesting-at-the-bound": ("yes", "outlook"),
+    "valid-integer-at-the-bound": ("yes", "outlook"),
     "valid-whitespace": ("yes", "outlook"),
     "valid-wide-columns": ("yes", "outlook"),
 }
