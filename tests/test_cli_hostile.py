@@ -147,3 +147,39 @@ def test_error_exits_never_abort(tmp_path):
         codes.append(r.returncode)
         assert r.stderr.startswith("error: ") and "no data rows" in r.stderr, r.stderr
     assert set(codes) == {2}, sorted(set(codes))
+
+
+CRAFTED = ROOT / "tests" / "golden" / "crafted"
+
+
+@pytest.mark.parametrize("command", ["info", "show", "predict"])
+def test_hostile_arrow_structure_is_exit_2_not_an_abort(command):
+    """The kDB-2 vote model whose last tree's log_prob column declares a negative length (a byte the checksum does
+    not cover): pyarrow aborted on it (exit 134); now every command says what is wrong and exits 2."""
+    model = CRAFTED / "bytes-negative-length-of-the-cells.hdpbnc"
+    args = [command, model] + ([DATA / "vote.arff"] if command == "predict" else [])
+    r = subprocess.run([sys.executable, "-m", "hdp_plugin", *args], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    assert r.stderr.startswith(f"error: {model}: corrupted model file") and r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uses RLIMIT_AS")
+def test_a_small_model_predicts_in_memory_its_cells_take(tmp_path):
+    """A 1.5 MB model whose tables, laid out densely, would take 3.8 GB predicts 3 rows under a 3 GiB
+    address-space cap: prediction reads the sparse cells of a network that large."""
+    import resource
+
+    from readers import write_expanding_model
+
+    model = write_expanding_model(tmp_path / "wide.hdpbnc", tmp_path / "wide.arff")
+    assert model.stat().st_size < 2 << 20
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    r = subprocess.run([sys.executable, "-m", "hdp_plugin", "predict", model, tmp_path / "wide.arff"],
+                       capture_output=True, text=True, timeout=300, preexec_fn=cap,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.splitlines()[0] == "actual,predicted,p_n,p_p" and len(r.stdout.splitlines()) == 4, r.stdout

@@ -391,4 +391,5 @@ def test_a_model_file_with_a_bad_temporal_is_refused(tmp_path, temporal):
     doc = copy.deepcopy(doc)
     doc["members"][0]["attributes"][0]["temporal"] = "datetime" if temporal == "datetime on a nominal" else temporal
     model = write_crafted(tmp_path / "m.hdpbnc", doc, training, [dict(b) for b in batches])
-    one_line_error(run("predict", model, VOTE), "m.hdpbnc", "bad temporal")
+    one_line_error(run("predict", model, VOTE), "m.hdpbnc", "temporal is not a string" if temporal == 3 else
+                   "bad temporal")

@@ -103,13 +103,14 @@ def test_model_file_names_that_are_not_utf8_are_one_error(tmp_path, what):
 
 
 def test_model_file_column_names_that_are_not_utf8_are_one_error(tmp_path):
-    """Invalid UTF-8 bytes in the node table's column names (outside the checksum): one error line."""
+    """Invalid UTF-8 bytes in the node table's column names (outside the checksum): one error line naming the
+    columns (the byte that is not UTF-8 shown as U+FFFD)."""
     raw = GOLDEN.read_bytes()
     assert raw.count(b"log_backoff") == 2  # the schema, at the start and in the footer
     model = tmp_path / "m.hdpbnc"
     model.write_bytes(raw.replace(b"log_backoff", b"\xffog_backoff"))
     for args in (("info", model), ("show", model), ("predict", model, VOTE)):
-        one_line_error(run(*args), "m.hdpbnc", "column names", "not UTF-8")
+        one_line_error(run(*args), "m.hdpbnc", "unexpected columns", "\ufffdog_backoff")
 
 
 # ------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -187,4 +188,63 @@ def test_the_crafted_corpus_is_what_make_crafted_writes(tmp_path):
     corpus probes is the reader's."""
     assert sorted(p.name for p in CRAFTED.glob("*.hdpbnc")) == sorted(e["model"] for e in CRAFTED_MANIFEST.values())
     assert {e["expect"] for e in CRAFTED_MANIFEST.values()} == {"refuse", "accept"}
-    assert MF.MAX_JSON_NESTING == 200
+    assert MF.MAX_JSON_NESTING == 200 and MF.MAX_JSON_INTEGER_DIGITS == 4300
+
+
+@pytest.mark.parametrize("label, number", [
+    ("3", 3.0), ("3.0", 3.0), ("-0", -0.0), ("+1", 1.0), ("1.", 1.0), (".5", 0.5), ("1e3", 1000.0), ("1E-2", 0.01),
+    ("10d", None), ("8f", None), ("1_0", None), ("\u0663", None), (" 3", None), ("3 ", None), ("inf", None),
+    ("Infinity", None), ("NaN", None), ("0x1p3", None), ("1e400", None), ("", None), ("-", None), (".", None),
+    ("1e", None), ("\uff13", None)])
+def test_labels_read_as_numbers_by_one_grammar(label, number):
+    """docs/model-format.md section 6: ASCII decimal literals of a finite value, nothing around them; the Weka
+    package's InstanceCoder.labelNumber reads the same table alike (CraftedModelsTest)."""
+    from hdp_plugin.data.conform import label_number
+
+    got = label_number(label)
+    assert got == number and (number is None or math.copysign(1, got) == math.copysign(1, number))
+
+
+def test_every_file_the_reader_accepts_renders(tmp_path):
+    """Seeded edits of the golden models' documents (the training document's figures too, which no reader
+    checks): each is one ModelFileError, or a model that ``hdp-bnc info`` and ``show`` render and that
+    predicts distributions, never a traceback."""
+    import random
+
+    from readers import edit_documents
+
+    golden = sorted((Path(__file__).parent / "golden" / "models").glob("*.hdpbnc"))
+    rng = random.Random(5)
+    accepted = 0
+    for i in range(400):
+        data, how = edit_documents(rng, golden[i % len(golden)])
+        path = tmp_path / f"{i}.hdpbnc"
+        path.write_bytes(data)
+        try:
+            contents = MF.read_model(path)
+        except ModelFileError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(str(path)), (how, str(exc))
+            continue
+        accepted += 1
+        assert info_text(path, contents), how
+        first = contents.networks[0]
+        assert network_dot(first.attributes, first.structure, contents.class_attribute.name), how
+    assert accepted > 40, accepted
+
+
+def test_dates_predict_alike_in_any_time_zone(tmp_path):
+    """The dates model (clock times read as UTC) predicts its manifest's probabilities in a process whose time
+    zone is 12:45 ahead of UTC, as the Weka reader must in its JVM's (CraftedModelsTest, test_readers_agree)."""
+    import os
+    import subprocess
+    import sys
+
+    entry = CRAFTED_MANIFEST["valid-dates"]
+    out = tmp_path / "p.csv"
+    r = subprocess.run([sys.executable, "-m", "hdp_plugin", "predict", CRAFTED / entry["model"], ROOT / entry["data"],
+                        "-o", out], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "TZ": entry["time_zone"]})
+    assert r.returncode == 0, r.stderr
+    got = np.loadtxt(out, delimiter=",", skiprows=1, usecols=(2, 3))
+    expected = np.loadtxt(CRAFTED / entry["probabilities"], delimiter=",", skiprows=1)[:, 1:]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)

@@ -116,3 +116,26 @@ def test_other_columns_are_refused(tmp_path, vote):
         writer.write_batch(pa.record_batch([pa.array([0], pa.int64())], schema=schema))
     with pytest.raises(ModelFileError, match="other.hdpbnc: corrupted model file \\(unexpected columns"):
         load_model(tmp_path / "other.hdpbnc")
+
+
+@pytest.mark.parametrize("name", ["vote-kdb2-hdp", "diabetes-eskdb-hdp", "vote-eskdb-mestimate", "breast-coded-kdb2-hdp"])
+def test_sparse_prediction_is_the_dense_one_bit_for_bit(monkeypatch, name):
+    """A network past config.MAX_DENSE_VIEW_ENTRIES predicts from its sparse cells, with no dense view: the same
+    probabilities, bit for bit, on the golden data and its edge rows (back-off everywhere, unseen values)."""
+    import json
+
+    from hdp_plugin import config
+
+    golden = Path(__file__).resolve().parent / "golden" / "models"
+    entry = json.loads((golden / "manifest.json").read_text())[name]
+    root = golden.parents[2]
+    clf = load_model(golden / entry["model"])
+    for key in ("data", "edge_data"):
+        data = read_dataset(root / entry[key], class_attribute=entry["class"])
+        dense = clf.predict_log_proba(data)
+        monkeypatch.setattr(config, "MAX_DENSE_VIEW_ENTRIES", 0)
+        sparse_clf = load_model(golden / entry["model"])
+        sparse = sparse_clf.predict_log_proba(data)
+        monkeypatch.setattr(config, "MAX_DENSE_VIEW_ENTRIES", 1 << 24)
+        assert np.array_equal(dense, sparse)
+        assert all("_dense_view" not in m.tables.__dict__ for m in sparse_clf.members_)

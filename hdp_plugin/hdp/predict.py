@@ -103,7 +103,17 @@ def log_posterior_rows(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_st
 @njit(**NJIT_OPTIONS)
 def _sparse_child(first_child, child_count, node_branch, node, value, radix):
     """The child of ``node`` reached with ``value`` (-1 if none): a node's children are contiguous and sorted by
-    branch value, so a node with a child for every value has them in value order, else a binary search."""
+    branch value, so a node with a child for every value has them in value order, else a binary search.
+
+    Parameters
+    ----------
+    first_child, child_count, node_branch : ndarray (n_nodes,) int64
+        Every node's first child (its children follow it in a block), number of children and branch value.
+    node, value : int
+        The node, and the value of the variable its children branch on.
+    radix : int
+        That variable's number of values.
+    """
     n = child_count[node]
     lo = first_child[node]
     if n == radix:
@@ -126,7 +136,19 @@ def _sparse_estimate(node, x, card, node_parent, cell_start, cell_value, log_pro
                      chain):
     """log theta(x | node) from the sparse cells, added up as the dense view adds it (bit for bit): the cell of
     ``x`` of the first node up the back-off chain that has one (or the uniform's share at its end), then each
-    back-off weight below it, innermost first."""
+    back-off weight below it, innermost first.
+
+    Parameters
+    ----------
+    node, x, card : int
+        The node, the value of its tree's attribute, and that attribute's cardinality.
+    node_parent, cell_start, cell_value, log_probs, log_backoff : ndarray
+        The sparse tables (:class:`~hdp_plugin.hdp.tables.ProbabilityTables`).
+    backoff_to_parent : bool
+        A node backs off to its parent (HDP), or to the uniform distribution (the baselines).
+    chain : ndarray int64
+        Scratch of at least the tree's depth plus one.
+    """
     j = node
     depth = 0
     while True:
@@ -165,7 +187,19 @@ def log_posterior_rows_sparse(X, lo, hi, attrs, tree_card, tree_node_start, tree
                               child_count, node_branch, node_parent, cell_start, cell_value, log_probs, log_backoff,
                               backoff_to_parent, cardinalities, log_prior, out):
     """:func:`log_posterior_rows` from the sparse tables themselves (no dense view): the same figures, bit for
-    bit, in memory that grows with the cells stored rather than with every node's values."""
+    bit, in memory that grows with the cells stored rather than with every node's values.
+
+    Parameters
+    ----------
+    X, lo, hi, attrs, tree_card, tree_node_start, tree_var_start, branch_vars, cardinalities, log_prior, out :
+        As :func:`log_posterior_rows`'s.
+    first_child : ndarray (n_nodes,) int64
+        Every node's first child (0 at a leaf).
+    child_count, node_branch, node_parent, cell_start, cell_value, log_probs, log_backoff : ndarray
+        The sparse tables (:class:`~hdp_plugin.hdp.tables.ProbabilityTables`).
+    backoff_to_parent : bool
+        A node backs off to its parent (HDP), or to the uniform distribution (the baselines).
+    """
     n_classes = log_prior.shape[0]
     n_trees = attrs.shape[0]
     node = np.empty(n_classes, dtype=np.int64)

@@ -171,13 +171,18 @@ class ProbabilityTables:
 
     def dense_view_entries(self) -> int:
         """The entries of :meth:`dense_view`: a log-estimate per value of every node, a child slot per value of
-        the variable every inner node branches on."""
+        the variable every inner node branches on (counted once, kept with the tables)."""
+        entries = self.__dict__.get("_dense_view_entries")
+        if entries is not None:
+            return entries
         node_tree = self.node_tree
         var = self.tree_var_start[node_tree] + self.node_depth
         has = (var < self.tree_var_start[node_tree + 1]) & (self.child_count > 0)
         bv = self.branch_vars[np.where(has, var, 0)] if self.branch_vars.size else np.zeros(self.n_nodes, np.int64)
         radix = np.where(bv < 0, self.n_classes, self.cardinalities[np.maximum(bv, 0)])
-        return self.n_cells + int(np.where(has, radix, 0).sum())
+        entries = self.n_cells + int(np.where(has, radix, 0).sum())
+        self.__dict__["_dense_view_entries"] = entries
+        return entries
 
     def dense_view(self) -> tuple:
         """``(child_start, child_table, node_cell_start, log_probs)``: the tables as prediction reads them,

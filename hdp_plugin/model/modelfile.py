@@ -357,6 +357,19 @@ def _need(cond, what: str) -> None:
 MAX_JSON_NESTING = 200
 
 
+#: the most digits of an integer in a model file's JSON documents (Python's default bound on reading text as an
+#: integer; the Weka package's reader has the same bound)
+MAX_JSON_INTEGER_DIGITS = 4300
+
+
+def _json_int(text: str) -> int:
+    """``json.loads``'s hook for integers: at most MAX_JSON_INTEGER_DIGITS digits, whatever the interpreter's own
+    bound."""
+    if len(text) - text.startswith("-") > MAX_JSON_INTEGER_DIGITS:
+        raise ValueError(f"an integer of more than {MAX_JSON_INTEGER_DIGITS} digits")
+    return int(text)
+
+
 def _not_json(name: str):
     """``json.loads``'s hook for NaN, Infinity and -Infinity, which are not JSON (nor written here)."""
     raise ValueError(f"{name} is not a JSON number")
@@ -407,8 +420,8 @@ def _read_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]], int]:
         raise ModelFileError(f"{path}: corrupted model file (the metadata key {repeated[0]} given twice)")
     model_json, training_json = meta[MODEL_KEY], meta.get(TRAINING_KEY, b"{}")
     try:
-        doc = json.loads(model_json.decode("utf-8"), parse_constant=_not_json)
-        training = json.loads(training_json.decode("utf-8"), parse_constant=_not_json)
+        doc = json.loads(model_json.decode("utf-8"), parse_constant=_not_json, parse_int=_json_int)
+        training = json.loads(training_json.decode("utf-8"), parse_constant=_not_json, parse_int=_json_int)
         _check_nesting(doc)
         _check_nesting(training)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -95,6 +95,8 @@ CASES: dict[str, tuple[str, dict[str, bytes], str]] = {
     "valid-numbers": ("accept", {FIT: b"[-0, -0.0, 0.5e+2, 1E-2, 2e400, 123456789012345678901234567890]"},
                       "JSON's number forms, a number beyond a double's range, a big integer"),
     "valid-nesting-at-the-bound": ("accept", {FIT: b"[" * 198 + b"]" * 198}, "containers nested 200 deep"),
+    "number-integer-past-the-bound": ("refuse", {FIT: b"-" + b"7" * 4301}, "an integer of 4301 digits (the bound is 4300)"),
+    "valid-integer-at-the-bound": ("accept", {FIT: b"-" + b"7" * 4300}, "an integer of 4300 digits"),
     "valid-whitespace": ("accept", {}, "whitespace around and inside both documents"),
 }
 
@@ -185,14 +187,21 @@ def _vector_at(table, field: int) -> int:
     return table.vector(field, 1)[0]
 
 
-def _field_node_length(value: int):
-    """Record batch 0's first field node (the branch column) declares ``value`` rows."""
+def _field_node_length(value, node: int = 0, batch: int = 0):
+    """Record batch ``batch``'s field node ``node`` (0 the branch column, 6 the cells' log_prob) declares
+    ``value`` rows, or ``value(rows)``."""
     def change(data: bytes) -> bytes:
-        rb, base = _record_batch_table(data, 0)
+        rb, base = _record_batch_table(data, batch)
+        at = base + _vector_at(rb, 1) + 16 * node
         out = bytearray(data)
-        struct.pack_into("<q", out, base + _vector_at(rb, 1), value)
+        rows = struct.unpack_from("<q", data, at)[0]
+        struct.pack_into("<q", out, at, value(rows) if callable(value) else value)
         return bytes(out)
     return change
+
+
+def _top_byte(byte: int):
+    return lambda v: struct.unpack("<q", struct.pack("<Q", (v & (1 << 56) - 1) | byte << 56))[0]
 
 
 def _buffer_offset(index: int, value: int):
@@ -289,10 +298,11 @@ def _dates_model() -> bytes:
 
 # name -> (expect, the file's bytes, what it holds, what both messages say, extras of the manifest entry)
 BUILT = {
-    "bytes-negative-field-node-length": (
-        "refuse", _bytes_of(VOTE, _field_node_length(-432345564227567555)),
-        "the kDB-2 vote model's first field node of -4.3e17 rows (pyarrow aborted on it)",
-        ["corrupted model file (unreadable record batch 0 (column 'branch' has -432345564227567555 rows"], {}),
+    "bytes-negative-length-of-the-cells": (
+        "refuse", _bytes_of(VOTE, _field_node_length(_top_byte(0xFA), node=6, batch=15)),
+        "the kDB-2 vote model's last tree with the top byte of its log_prob column's length 0xfa (pyarrow "
+        "aborted the process on it)", ["corrupted model file (unreadable record batch 15 (column 'log_prob' has -"],
+        {}),
     "bytes-field-node-length-beyond-the-batch": (
         "refuse", _bytes_of(VOTE, _field_node_length(1 << 40)), "a first field node of 2^40 rows",
         ["corrupted model file (unreadable record batch 0 (column 'branch' has 1099511627776 rows"], {}),
@@ -379,6 +389,7 @@ DECODED = {
     "valid-escaped-pair": ("yès 😀", "Ωutlook/"),
     "valid-numbers": ("yes", "outlook"),
     "valid-nesting-at-the-bound": ("yes", "outlook"),
+    "valid-integer-at-the-bound": ("yes", "outlook"),
     "valid-whitespace": ("yes", "outlook"),
     "valid-wide-columns": ("yes", "outlook"),
     "valid-cell-limited": ("yes", "outlook"),

@@ -46,7 +46,8 @@ import weka.core.Instances;
  * Writes Weka instances as an Arrow IPC file with the flatbuffer classes of {@code arrow-format}
  * alone: a nominal attribute becomes a dictionary-encoded string column (int32 indices; the
  * dictionary holds the attribute's labels in Weka's order, unused ones included), a numeric
- * attribute a float64 column; missing values are nulls. This is how hdp-bnc's Arrow reader keeps
+ * attribute a float64 column (a date its clock time in UTC, as hdp_plugin reads it from an ARFF file:
+ * {@link InstanceCoder#utcMillis}); missing values are nulls. This is how hdp-bnc's Arrow reader keeps
  * a nominal attribute's declared labels ({@code hdp_plugin/data/arrow.py}), and numbers travel
  * exactly, bit for bit.
  *

@@ -98,7 +98,7 @@ public final class InstanceCoder implements Serializable {
                 if (byNumber == null) {
                   byNumber = byNumber(labels);
                 }
-                Double x = number(att.value(v));
+                Double x = labelNumber(att.value(v));
                 code = x == null ? null : byNumber.get(x == 0.0 ? 0.0 : x);
               }
               lut[v] = code == null ? labels.length : code;
@@ -131,9 +131,8 @@ public final class InstanceCoder implements Serializable {
         if (m_Lookup[a] != null) {
           int code = m_Lookup[a][(int) v];
           if (code < 0) { // nominal label on a numeric training attribute
-            double x;
             Double read = labelNumber(inst.attribute(w).value((int) v));
-            x = read == null ? Double.NaN : read;
+            double x = read == null ? Double.NaN : read;
             code = m_Net.bin(a, x);
           }
           out[a] = code;
@@ -152,7 +151,7 @@ public final class InstanceCoder implements Serializable {
   private static HashMap<Double, Integer> byNumber(String[] labels) {
     HashMap<Double, Integer> out = new HashMap<>();
     for (int i = 0; i < labels.length; i++) {
-      Double x = number(labels[i]);
+      Double x = labelNumber(labels[i]);
       if (x != null) {
         out.putIfAbsent(x == 0.0 ? 0.0 : x, i); // -0 reads as 0
       }
@@ -200,10 +199,6 @@ public final class InstanceCoder implements Serializable {
     }
     double x = Double.parseDouble(label);
     return Double.isFinite(x) ? x : null;
-  }
-
-  private static Double number(String label) {
-    return labelNumber(label);
   }
 
   /**

@@ -36,6 +36,12 @@ public final class Json {
    */
   public static final int MAX_NESTING = 200;
 
+  /**
+   * The most digits of an integer read strictly (a model file's documents), as hdp_plugin's model reader
+   * (modelfile.MAX_JSON_INTEGER_DIGITS, Python's default bound on reading text as an integer).
+   */
+  public static final int MAX_INTEGER_DIGITS = 4300;
+
   private final String m_Text;
   private final boolean m_Strict;
   private int m_Pos;
@@ -294,6 +300,9 @@ public final class Json {
         try {
           return Long.parseLong(s);
         } catch (NumberFormatException big) { // strictly: an integer still, of any size (a model's seeds)
+          if (m_Strict && s.length() - (s.startsWith("-") ? 1 : 0) > MAX_INTEGER_DIGITS) {
+            throw error("an integer of more than " + MAX_INTEGER_DIGITS + " digits");
+          }
           return m_Strict ? (Object) new java.math.BigInteger(s) : (Object) Double.parseDouble(s);
         }
       }

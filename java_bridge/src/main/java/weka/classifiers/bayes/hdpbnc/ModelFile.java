@@ -31,9 +31,10 @@ import weka.classifiers.bayes.hdpbnc.ArrowFileReader.Field;
  * where a cardinality exceeds 65,535), {@code log_backoff} (float64) and {@code cells}, a list of
  * structs of {@code value} and {@code log_prob}: the node's observed cells; and a JSON model document
  * in the schema metadata under {@code hdp_plugin.model}. The file's SHA-256
- * ({@code hdp_plugin.sha256}) over both JSON documents and every column is verified, and every node is
- * checked as hdp_plugin checks it, so a corrupted or inconsistent file is an error naming the tree and
- * the node, never a wrong answer.
+ * ({@code hdp_plugin.sha256}) over both JSON documents and every column is verified, every key of the
+ * document is checked by its type and every node as hdp_plugin checks it (docs/model-format.md sections 2, 4
+ * and 8: one rule for both readers), so a corrupted or inconsistent file is an error naming the key, or the
+ * tree and the node, never a wrong answer.
  */
 public final class ModelFile {
 
@@ -308,13 +309,6 @@ public final class ModelFile {
       throw new IllegalArgumentException("expected an integer, got " + o);
     }
     return (int) (long) (Long) o;
-  }
-
-  static double asDouble(Object o) {
-    if (!(o instanceof Number)) {
-      throw new IllegalArgumentException("expected a number, got " + o);
-    }
-    return ((Number) o).doubleValue();
   }
 
   static int[] ints(Object o) {

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import weka.classifiers.bayes.hdpbnc.HDPModel.Network;
@@ -34,6 +35,20 @@ public final class NetworkDrawing {
 
   /** Names longer than this are shortened in the drawing (every node is as wide as the widest name). */
   public static final int DRAWN_NAME = 16;
+  /**
+   * The most numbers the drawn tables may have: a table has a row for every configuration of the class and
+   * the attribute's parents, so a small model of many values could otherwise ask for gigabytes of text.
+   */
+  public static final int MAX_DRAWN_ENTRIES = 1 << 22;
+
+  /** A network whose tables are too large to draw; the message says so in one line. */
+  public static final class TooLargeToDraw extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    TooLargeToDraw(String message) {
+      super(message);
+    }
+  }
 
   /** A node's name in the drawing: names longer than {@link #DRAWN_NAME} keep their start and end. */
   public static String drawnName(String name) {
@@ -196,10 +211,24 @@ public final class NetworkDrawing {
    * @param model the model
    * @param relation the network's name
    * @return the XML text
+   * @throws TooLargeToDraw when the drawn tables would have more than {@link #MAX_DRAWN_ENTRIES} numbers
    */
-  public static String toXMLBIF(HDPModel model, String relation) {
+  public static String toXMLBIF(HDPModel model, String relation) throws TooLargeToDraw {
     Network m = model.m_Members[0];
     int[] drawn = drawnTrees(m);
+    double entries = 0; // every drawn table: a row per (class, parents) configuration, a number per value
+    for (int t : drawn) {
+      double rows = model.m_ClassValues.length;
+      for (int p : m.m_Parents[m.m_TreeAttr[t]]) {
+        rows *= m.m_Cardinalities[p];
+      }
+      entries += rows * m.m_TreeCard[t];
+    }
+    if (entries > MAX_DRAWN_ENTRIES) {
+      throw new TooLargeToDraw(String.format(Locale.ROOT, "the network's tables have %.0f entries, more than the %d "
+        + "a drawing shows (a row for every value of the class and an attribute's parents); its text output "
+        + "describes it", entries, MAX_DRAWN_ENTRIES));
+    }
     int left = m.m_TreeAttr.length - drawn.length;
     // the nodes' names in the drawing: shortened, unless that makes two alike
     Map<String, Integer> uses = new HashMap<>();

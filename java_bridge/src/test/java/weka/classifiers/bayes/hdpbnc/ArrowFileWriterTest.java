@@ -94,4 +94,32 @@ class ArrowFileWriterTest {
     assertArrayEquals(new double[0], (double[]) reader.readBatch(0, true).get(0).values);
     assertFalse(reader.fieldNames().isEmpty());
   }
+
+  /**
+   * A date goes to the daemon as its clock time in UTC, as hdp_plugin reads the same ARFF file, whatever the
+   * JVM's time zone (Weka reads a date without a zone as the JVM's clock time); a date with a zone is its
+   * instant. The model codes new dates the same way (InstanceCoder.utcMillis).
+   */
+  @Test
+  void datesAreTheirClockTimeInUtc(@TempDir Path tmp) throws Exception {
+    java.util.TimeZone zone = java.util.TimeZone.getDefault();
+    try {
+      java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("Pacific/Chatham"));
+      ArrayList<Attribute> atts = new ArrayList<>();
+      atts.add(new Attribute("when", "yyyy-MM-dd'T'HH:mm:ss"));
+      atts.add(new Attribute("zoned", "yyyy-MM-dd'T'HH:mm:ssXXX"));
+      Instances d = new Instances("r", atts, 1);
+      d.add(new DenseInstance(1, new double[] {atts.get(0).parseDate("2020-03-05T10:00:00"),
+        atts.get(1).parseDate("2020-03-05T10:00:00+01:00")}));
+      Path f = tmp.resolve("d.arrow");
+      ArrowFileWriter.write(d, f);
+      List<ArrowFileReader.Column> cols = new ArrowFileReader(Files.readAllBytes(f)).readBatch(0, true);
+      long utc = java.time.Instant.parse("2020-03-05T10:00:00Z").toEpochMilli();
+      assertEquals((double) utc, ((double[]) cols.get(0).values)[0]);
+      assertEquals((double) (utc - 3600_000), ((double[]) cols.get(1).values)[0]);
+      assertEquals((double) utc, InstanceCoder.utcMillis(atts.get(0), d.instance(0).value(0)));
+    } finally {
+      java.util.TimeZone.setDefault(zone);
+    }
+  }
 }

@@ -167,4 +167,16 @@ class CraftedModelsTest {
     // the spool's documents keep the lenient reading of strings: Python writes lone surrogates as escapes
     assertEquals("\udc80", Json.parse("\"\\udc80\""));
   }
+
+  /** Labels read as numbers by hdp_plugin's rule: ASCII decimal literals, nothing around them (label_number). */
+  @Test
+  void labelsReadAsNumbersByOneGrammar() {
+    Object[][] cases = {{"3", 3.0}, {"3.0", 3.0}, {"-0", -0.0}, {"+1", 1.0}, {"1.", 1.0}, {".5", 0.5},
+      {"1e3", 1000.0}, {"1E-2", 0.01}, {"10d", null}, {"8f", null}, {"1_0", null}, {"\u0663", null}, {" 3", null},
+      {"3 ", null}, {"inf", null}, {"Infinity", null}, {"NaN", null}, {"0x1p3", null}, {"1e400", null}, {"", null},
+      {"-", null}, {".", null}, {"1e", null}, {"\uff13", null}};
+    for (Object[] c : cases) {
+      assertEquals(c[1], InstanceCoder.labelNumber((String) c[0]), (String) c[0]);
+    }
+  }
 }

@@ -73,6 +73,8 @@ public final class ReaderVerdicts {
     try {
       m.describe();
       NetworkDrawing.toXMLBIF(m, "model");
+    } catch (NetworkDrawing.TooLargeToDraw e) {
+      out.put("drawing", e.getMessage()); // a network too large to draw says so: not a crash
     } catch (RuntimeException | Error e) {
       out.put("verdict", "crash");
       out.put("message", "describing: " + e);
