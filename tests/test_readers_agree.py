@@ -99,4 +99,5 @@ def test_a_model_whose_dense_tables_would_take_gigabytes(classpath, tmp_path):
     py = python_verdict(model, tmp_path / "wide.arff", "y")
     assert py["verdict"] == "accept" and len(py["proba"]) == 3, py
     assert disagreement(py, java) is None, (py, java)
-    assert "a drawing shows" in java.get("drawing", ""), java  # Weka's graph of it: one line, not gigabytes
+    # Weka's graph of it: a bounded drawing (its large tables left out) or one line, not gigabytes
+    assert "a drawing shows" in java.get("drawing", "") or 0 < java.get("drawing_chars", 0) < 2_000_000, java

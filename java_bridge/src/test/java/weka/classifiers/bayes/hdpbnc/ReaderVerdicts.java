@@ -72,7 +72,7 @@ public final class ReaderVerdicts {
     out.put("classes", java.util.Arrays.asList(m.classValues()));
     try {
       m.describe();
-      NetworkDrawing.toXMLBIF(m, "model");
+      out.put("drawing_chars", NetworkDrawing.toXMLBIF(m, "model").length());
     } catch (NetworkDrawing.TooLargeToDraw e) {
       out.put("drawing", e.getMessage()); // a network too large to draw says so: not a crash
     } catch (RuntimeException | Error e) {
