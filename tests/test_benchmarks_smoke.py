@@ -270,6 +270,19 @@ def test_accuracy_no_times_leaves_every_time_out(accuracy, tmp_path):
     assert "| method | RMSE | 0-1 loss | log-loss |\n|---|---:|---:|---:|\n| HDP NB | " in text
 
 
+def test_ranks_among_the_peers_are_left_out_when_they_are_every_method(accuracy):
+    """The default's ranks among its strongest peers repeat the report's mean ranks when the peers are
+    all its methods: only then is that table left out; the line against Weka's forest stays."""
+    row = {"HDP ESKDB": 0.1, "sklearn RF": 0.2, "Weka RF": 0.3, "HDP NB": 0.4}
+    tables = {k: {"a": dict(row), "b": dict(row)} for k in accuracy.report.MEASURES}
+    only_peers = accuracy.target_lines(tables, ["HDP ESKDB", "sklearn RF", "Weka RF"])
+    assert not any(line.startswith("| measure |") for line in only_peers)
+    assert any("no worse than Weka RF's" in line and "**2 of 2**" in line for line in only_peers)
+    more = accuracy.target_lines(tables, ["HDP ESKDB", "sklearn RF", "Weka RF", "HDP NB"])
+    assert "| measure | HDP ESKDB | sklearn RF | Weka RF |" in more
+    assert accuracy.target_lines(tables, ["HDP ESKDB", "HDP NB"]) == []
+
+
 def test_bench_hdp_trains_on_reference_style_fold_files(tmp_path):
     """``bench_hdp.py --reference-folds DIR`` on fold files written here from vote.arff."""
     import subprocess
