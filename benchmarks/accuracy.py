@@ -57,7 +57,7 @@ DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "ir
 # then the classification sets of R's mlbench (Debian's r-cran-mlbench), converted to ARFF by
 # benchmarks/mlbench.py into <cache-dir>/mlbench; named mlbench-<R name>
 DATASETS += mlbench.DATASETS
-# numeric sets of 1,797 to 53,940 rows from data packages (benchmarks/numdata.py), into <cache-dir>/numdata;
+# numeric sets of 1,797 to 20,000 rows from data packages (benchmarks/numdata.py), into <cache-dir>/numdata;
 # not in DATASETS: --datasets numeric-large names them
 NUMERIC_LARGE = numdata.DATASETS
 DATASET_GROUPS = {"numeric-large": NUMERIC_LARGE}

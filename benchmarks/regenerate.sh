@@ -41,7 +41,7 @@ if [[ "${1:-all}" != speed ]]; then
   python benchmarks/accuracy.py --iterations 1000 "${mlbench[@]}" -o "$doc" --section accuracy-default \
     --methods "$peers" --summary --report-only
   python benchmarks/plot_accuracy_time.py --doc "$doc" --section accuracy-default -o docs/accuracy-time.svg
-  # the default and the forests and boosting libraries on the numeric sets of 1,797 to 53,940 rows that data
+  # the default and the forests and boosting libraries on the numeric sets of 1,797 to 20,000 rows that data
   # packages bundle (benchmarks/numdata.py; NUMDATA_DIR: the folder their packages were unpacked into, default
   # /tmp/numdata); training times left out, as the published run shared the machine
   numdata=()
