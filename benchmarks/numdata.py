@@ -13,7 +13,9 @@ Every set comes from a package that bundles its data file (nothing is downloaded
 
 ggplot2-diamonds-20k is a stratified sample of 20,000 of the 53,940 rows (:func:`stratified_sample`, seed 0,
 rows kept in file order): on the whole set one fold of CatBoost (at its defaults, one thread) ran over 8
-minutes on a shared 2-core machine. R data frames convert as benchmarks/mlbench.py converts mlbench's: numeric and integer columns
+minutes on a shared 2-core machine.
+
+R data frames convert as benchmarks/mlbench.py converts mlbench's: numeric and integer columns
 ``numeric``, factors (ordered ones too) nominal with their R levels in order, NA as ``?``, the class last.
 KEEL's files are headerless CSV; their column names are the UCI documentation's.
 
