@@ -57,7 +57,7 @@ DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "ir
 # then the classification sets of R's mlbench (Debian's r-cran-mlbench), converted to ARFF by
 # benchmarks/mlbench.py into <cache-dir>/mlbench; named mlbench-<R name>
 DATASETS += mlbench.DATASETS
-# numeric sets of 1,797 to 53,940 rows from data packages (benchmarks/numdata.py), into <cache-dir>/numdata;
+# numeric sets of 1,797 to 20,000 rows from data packages (benchmarks/numdata.py), into <cache-dir>/numdata;
 # not in DATASETS: --datasets numeric-large names them
 NUMERIC_LARGE = numdata.DATASETS
 DATASET_GROUPS = {"numeric-large": NUMERIC_LARGE}
@@ -505,24 +505,27 @@ def render(tables, datasets, methods, args, command: str) -> str:
 
 
 def target_lines(tables, present: list[str]) -> list[str]:
-    """TARGET's mean ranks among TARGET_PEERS, and its 0-1 loss against Weka's forest."""
+    """TARGET's mean ranks among TARGET_PEERS (left out when they are every method of the report: the
+    mean ranks above are those), and its 0-1 loss against Weka's forest."""
     peers = [m for m in TARGET_PEERS if m in present]
     if TARGET not in present or not peers:
         return []
     group = [TARGET] + peers
-    common = [d for d, row in tables["rmse"].items() if all(m in row for m in group)]
-    L = [f"### {TARGET} among the strongest peers", "",
-         f"Mean ranks among these {len(group)} methods only (1 = best), over the {len(common)} data set(s) "
-         "on which all of them ran:", "",
-         "| measure | " + " | ".join(group) + " |", "|---|" + "---:|" * len(group)]
-    for key, title in report.MEASURES.items():
-        ranks = report.mean_ranks({d: tables[key][d] for d in common}, group)
-        L.append(f"| {title} | " + " | ".join(f"{ranks[m]:.2f}" for m in group) + " |")
+    L = [f"### {TARGET} among the strongest peers", ""]
+    if set(group) != set(present):
+        common = [d for d, row in tables["rmse"].items() if all(m in row for m in group)]
+        L += [f"Mean ranks among these {len(group)} methods only (1 = best), over the {len(common)} data set(s) "
+              "on which all of them ran:", "",
+              "| measure | " + " | ".join(group) + " |", "|---|" + "---:|" * len(group)]
+        for key, title in report.MEASURES.items():
+            ranks = report.mean_ranks({d: tables[key][d] for d in common}, group)
+            L.append(f"| {title} | " + " | ".join(f"{ranks[m]:.2f}" for m in group) + " |")
+        L.append("")
     if "Weka RF" in present:
         w, d, lo, _ = report.win_draw_loss(tables["zero_one"], TARGET, "Weka RF")
-        L += ["", f"0-1 loss no worse than Weka RF's (wins and draws at {report.DIGITS} decimals): {TARGET} "
-              f"on **{w + d} of {w + d + lo}** data sets."]
-    return L + [""]
+        L += [f"0-1 loss no worse than Weka RF's (wins and draws at {report.DIGITS} decimals): {TARGET} "
+              f"on **{w + d} of {w + d + lo}** data sets.", ""]
+    return L if len(L) > 2 else []
 
 
 def write_report(path: Path, section: str, name: str = "accuracy") -> None:

@@ -8,7 +8,8 @@
 #
 # Needs: pip install -e '.[bench]' for the PyPI peers, matplotlib and the mlbench converter (rdata), the
 # r-cran-mlbench .rda files (see benchmarks/mlbench.py); Java 11+ and Maven for the Weka columns and
-# the Java prediction figures. Run it on a quiet machine: the speed figures are wall-clock times.
+# the Java prediction figures; the packages of benchmarks/numdata.py's sets (see its docstring). Run it on a
+# quiet machine: the speed figures are wall-clock times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 doc=docs/benchmarks.md
@@ -40,6 +41,14 @@ if [[ "${1:-all}" != speed ]]; then
   python benchmarks/accuracy.py --iterations 1000 "${mlbench[@]}" -o "$doc" --section accuracy-default \
     --methods "$peers" --summary --report-only
   python benchmarks/plot_accuracy_time.py --doc "$doc" --section accuracy-default -o docs/accuracy-time.svg
+  # the default and the forests and boosting libraries on the numeric sets of 1,797 to 20,000 rows that data
+  # packages bundle (benchmarks/numdata.py; NUMDATA_DIR: the folder their packages were unpacked into, default
+  # /tmp/numdata); training times left out, as the published run shared the machine
+  numdata=()
+  [[ -n "${NUMDATA_DIR:-}" ]] && numdata=(--numdata-dir "$NUMDATA_DIR")
+  python benchmarks/accuracy.py --iterations 1000 --datasets numeric-large "${numdata[@]}" -o "$doc" \
+    --section accuracy-numeric-large --methods "HDP ESKDB,CatBoost,LightGBM,XGBoost (raw),sklearn RF,Weka RF" \
+    --no-times
   # and README.md's table of the default against the forests and XGBoost, from the same section
   python benchmarks/report_sections.py -o README.md --section readme-compare -- python benchmarks/compare_table.py
   # how many iterations: accuracy against iterations on Weka's 16 sets (one 5000-iteration run per fold

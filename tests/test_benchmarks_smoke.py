@@ -188,7 +188,7 @@ def test_mlbench_without_its_files_is_skipped_with_the_reason(accuracy, tmp_path
         accuracy.mlbench.convert("mlbench-Iris", tmp_path, tmp_path)
 
 
-NUMDATA = ["digits", "kernlab-spam", "modeldata-mlc_churn", "keel-penbased", "keel-magic", "ggplot2-diamonds"]
+NUMDATA = ["digits", "kernlab-spam", "modeldata-mlc_churn", "keel-penbased", "keel-magic", "ggplot2-diamonds-20k"]
 
 
 @pytest.mark.parametrize("name", NUMDATA)
@@ -208,7 +208,7 @@ def test_numdata_converter_keeps_every_value_of_a_slice(accuracy, name, tmp_path
     if source is None:
         pytest.skip(f"{name}'s package files are not here: {why}")
     frame = numdata.read_frame(name, source)
-    assert frame.shape == (spec.rows, spec.n_attributes + 1)
+    assert frame.shape == (spec.sample or spec.rows, spec.n_attributes + 1)
     y = frame[spec.class_column]
     assert isinstance(y.dtype, pd.CategoricalDtype) and y.notna().all()
     piece = frame.iloc[:: max(1, len(frame) // 300)]
@@ -244,6 +244,20 @@ def test_numdata_digits_converts_once_and_is_found_by_name(accuracy, tmp_path):
     assert not set(NUMDATA) & set(accuracy.DATASETS)
 
 
+def test_numdata_sample_is_stratified_exact_and_the_same_every_time(accuracy):
+    import numpy as np
+
+    codes = np.repeat(np.arange(5), [597 * 3, 1819 * 3, 4480 * 3, 5113 * 3, 7991 * 3])[::-1].copy()
+    picked = accuracy.numdata.stratified_sample(codes, 20000)
+    assert len(picked) == 20000 and len(np.unique(picked)) == 20000 and np.all(np.diff(picked) > 0)
+    shares = np.bincount(codes[picked], minlength=5) / 20000
+    assert np.abs(shares - np.bincount(codes) / len(codes)).max() < 1 / 20000
+    assert np.array_equal(picked, accuracy.numdata.stratified_sample(codes, 20000))
+    assert not np.array_equal(picked, accuracy.numdata.stratified_sample(codes, 20000, seed=1))
+    with pytest.raises(ValueError, match="a sample of 10 rows from 3"):
+        accuracy.numdata.stratified_sample(np.zeros(3), 10)
+
+
 def test_numdata_without_its_files_is_skipped_with_the_reason(accuracy, tmp_path):
     path, why = accuracy.find_dataset("kernlab-spam", [], None, tmp_path, [tmp_path / "nowhere"])
     assert path is None and "spam.rda of kernlab not found" in why
@@ -268,6 +282,19 @@ def test_accuracy_no_times_leaves_every_time_out(accuracy, tmp_path):
         assert "1 data set(s) complete" in text and "Training times are left out" in text
         assert "Training time" not in text.replace("Training times are left out", "") and "training s" not in text
     assert "| method | RMSE | 0-1 loss | log-loss |\n|---|---:|---:|---:|\n| HDP NB | " in text
+
+
+def test_ranks_among_the_peers_are_left_out_when_they_are_every_method(accuracy):
+    """The default's ranks among its strongest peers repeat the report's mean ranks when the peers are
+    all its methods: only then is that table left out; the line against Weka's forest stays."""
+    row = {"HDP ESKDB": 0.1, "sklearn RF": 0.2, "Weka RF": 0.3, "HDP NB": 0.4}
+    tables = {k: {"a": dict(row), "b": dict(row)} for k in accuracy.report.MEASURES}
+    only_peers = accuracy.target_lines(tables, ["HDP ESKDB", "sklearn RF", "Weka RF"])
+    assert not any(line.startswith("| measure |") for line in only_peers)
+    assert any("no worse than Weka RF's" in line and "**2 of 2**" in line for line in only_peers)
+    more = accuracy.target_lines(tables, ["HDP ESKDB", "sklearn RF", "Weka RF", "HDP NB"])
+    assert "| measure | HDP ESKDB | sklearn RF | Weka RF |" in more
+    assert accuracy.target_lines(tables, ["HDP ESKDB", "HDP NB"]) == []
 
 
 def test_bench_hdp_trains_on_reference_style_fold_files(tmp_path):
