@@ -8,14 +8,14 @@ import warnings
 import numpy as np
 
 from .. import config
-from ..errors import DataError
+from ..errors import DataError, EmptyColumnWarning
 from ._columns import Column, dataset_columns, list_names, stack
 from .arrays import ARRAY_SOURCE, generic_names
 from .dataset import Attribute, Dataset
 
 log = logging.getLogger(__name__)
 
-__all__ = ["conform", "conform_columns", "check_trainable"]
+__all__ = ["conform", "conform_columns", "check_trainable", "empty_columns", "warn_empty"]
 
 
 #: marks a label never seen in training, before it becomes the missing code
@@ -137,13 +137,47 @@ def _check_type(col: Column, target: Attribute, what: str, source: str) -> None:
                     f"{takes}; give it a column of the type it was trained on")
 
 
+def empty_columns(columns: list[Column], names=None) -> list[str]:
+    """The names of ``columns`` (those among ``names``, by default all) with no value on any row."""
+    out = []
+    for col in columns:
+        name = col.attribute.name
+        if names is not None and name not in names:
+            continue
+        if col.raw is not None:
+            empty = bool(np.isnan(np.asarray(col.raw, dtype=np.float64)).all())
+        else:
+            empty = not col.attribute.values or bool((np.asarray(col.codes) >= len(col.attribute.values)).all())
+        if empty:
+            out.append(name)
+    return out
+
+
+#: the fewest rows of data to predict whose column with no value is warned of (one row with a missing
+#: value is data with a missing value, not a column missing)
+EMPTY_COLUMN_MIN_ROWS = 2
+
+
+def warn_empty(names: list[str], n_rows: int, source: str) -> None:
+    """One :class:`~hdp_plugin.errors.EmptyColumnWarning` for each attribute ``names`` that the data to predict, of
+    ``n_rows`` rows, has no value of: a model predicts from the other attributes then, which changes
+    every prediction without an error (a column emptied by mistake, a column name's typo in a
+    conversion)."""
+    if n_rows < EMPTY_COLUMN_MIN_ROWS:
+        return
+    for name in names:
+        warnings.warn(f"column {name!r} in {source} has no value on any of its {n_rows:,} rows: the model uses it, "
+                      "and predicts every row without it", EmptyColumnWarning, stacklevel=4)
+
+
 def conform_columns(columns: list[Column], attributes: list[Attribute], class_attribute: Attribute, *,
                     source: str, relation: str = "data", positional: bool = False,
-                    class_column: Column | None = None) -> Dataset:
+                    class_column: Column | None = None, used=None) -> Dataset:
     """:func:`conform` on decoded source columns (see there).
 
     With ``positional``, ``columns`` are the non-class columns in training order and ``class_column``
-    is the class (or None); otherwise columns are matched by name, the class included.
+    is the class (or None); otherwise columns are matched by name, the class included. ``used``: as
+    for :func:`conform`.
     """
     if positional:
         if len(columns) != len(attributes):
@@ -166,6 +200,10 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
         _check_type(col, a, f"attribute {a.name!r}", source)
     if cls is not None:
         _check_type(cls, class_attribute, f"class {class_attribute.name!r}", source)
+    n_rows = matched[0].n_rows if matched else 0
+    if n_rows >= EMPTY_COLUMN_MIN_ROWS and (used is None or len(used)):
+        names = {a.name for a in attributes} if used is None else set(used)
+        warn_empty(empty_columns([c for c, a in zip(matched, attributes) if a.name in names]), n_rows, source)
     out_cols: list[Column] = []
     for col, a in zip(matched, attributes):
         what = f"attribute {a.name!r}"
@@ -186,7 +224,7 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
                    relation=relation, source=source)
 
 
-def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attribute) -> Dataset:
+def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attribute, *, used=None) -> Dataset:
     """Re-express new data (test data, data to classify) on the training attributes.
 
     Parameters
@@ -197,6 +235,10 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
         The training attributes (as stored in the model, discretised or not).
     class_attribute : Attribute
         The training class.
+    used : collection of str, optional
+        The attributes the model uses (by default all of ``attributes``; empty: none): a warning
+        (:func:`warnings.warn`) names each that ``dataset`` has no value of on any row, of two rows or
+        more, for the model then predicts every row without it.
 
     Returns
     -------
@@ -236,9 +278,9 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
         if not cls.attribute.values:
             cls = None
         return conform_columns(cols, attributes, class_attribute, source=source, relation=dataset.relation,
-                               positional=True, class_column=cls)
+                               positional=True, class_column=cls, used=used)
     return conform_columns(dataset_columns(dataset), attributes, class_attribute, source=source,
-                           relation=dataset.relation)
+                           relation=dataset.relation, used=used)
 
 
 def check_trainable(dataset: Dataset, keep=()) -> list[str]:
