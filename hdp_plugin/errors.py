@@ -70,5 +70,5 @@ class DataNote(UserWarning):
 
 
 class EmptyColumnWarning(UserWarning):
-    """A column the model uses has no value on any row of the data to predict: every prediction is made
-    without it."""
+    """A column the model uses has no known value on any row of the data to predict (each missing, or a
+    label never seen in training): every prediction is made without it."""

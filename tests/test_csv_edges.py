@@ -635,13 +635,13 @@ def test_a_used_column_with_no_value_to_predict_is_warned_of(tmp_path):
     result = run("predict", model, empty, "-o", tmp_path / "out.csv")
     assert result.exit_code == 0, result.output
     warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
-    assert warned == [f"warning: column 'x' in {empty} has no value on any of its 10 rows: the model uses it, and "
-                      "predicts every row without it"]
+    assert warned == [f"warning: column 'x' in {empty} has no known value on any of its 10 rows (each is missing, "
+                      "or never seen in training): the model predicts every row without it"]
     result = run("predict", model, empty, "--stream", "-o", tmp_path / "out.parquet")
     assert result.exit_code == 0 and "warning: column 'x'" in result.stderr
     clf = load_model(model)
     frame = pd.DataFrame({"x": [np.nan] * 4, "colour": ["a", "b", "c", "a"]})
-    with pytest.warns(EmptyColumnWarning, match="column 'x' in <DataFrame> has no value on any of its 4 rows"):
+    with pytest.warns(EmptyColumnWarning, match="column 'x' in <DataFrame> has no known value on any of its 4 rows"):
         clf.predict_proba(frame)
     nominal = tmp_path / "n.csv"  # a model of nominal attributes, and data coded as it codes them
     nominal.write_text("colour,class\n" + "".join(f"{'abc'[i % 3]},{'pq'[(i // 2) % 2]}\n" for i in range(30)))
@@ -651,6 +651,9 @@ def test_a_used_column_with_no_value_to_predict_is_warned_of(tmp_path):
     blank.X[:, 0] = blank.attributes[0].missing_code
     with pytest.warns(EmptyColumnWarning, match="column 'colour'"):
         clf.predict_proba(blank)
+    unseen = pd.DataFrame({"colour": ["d", "e", "d"]})  # labels never seen in training: none known
+    with pytest.warns(EmptyColumnWarning, match="column 'colour' in <DataFrame> has no known value on any of its 3"):
+        clf.predict_proba(unseen)
     with warnings.catch_warnings():  # values in some rows, or one row: no warning
         warnings.simplefilter("error", EmptyColumnWarning)
         clf.predict_proba(ds)
@@ -661,5 +664,5 @@ def test_a_used_column_with_no_value_to_predict_is_warned_of(tmp_path):
         part = tmp_path / "part.csv"  # a column with values in one batch and none in the others
         part.write_text("x,colour\n3,a\n" + "".join(f",{'abc'[i % 3]}\n" for i in range(9)))
         assert sum(len(proba) for _, _, proba in load_model(model).predict_source(open_batches(part, batch_rows=2))) == 10
-    with pytest.warns(EmptyColumnWarning, match="column 'x' in .*p.csv has no value on any of its 10 rows"):
+    with pytest.warns(EmptyColumnWarning, match="column 'x' in .*p.csv has no known value on any of its 10 rows"):
         list(load_model(model).predict_source(open_batches(empty, batch_rows=3)))

@@ -138,7 +138,8 @@ def _check_type(col: Column, target: Attribute, what: str, source: str) -> None:
 
 
 def empty_columns(columns: list[Column], names=None) -> list[str]:
-    """The names of ``columns`` (those among ``names``, by default all) with no value on any row."""
+    """The names of ``columns`` (those among ``names``, by default all) with no value on any row: every
+    code the missing one, or every number NaN."""
     out = []
     for col in columns:
         name = col.attribute.name
@@ -159,15 +160,16 @@ EMPTY_COLUMN_MIN_ROWS = 2
 
 
 def warn_empty(names: list[str], n_rows: int, source: str) -> None:
-    """One :class:`~hdp_plugin.errors.EmptyColumnWarning` for each attribute ``names`` that the data to predict, of
-    ``n_rows`` rows, has no value of: a model predicts from the other attributes then, which changes
-    every prediction without an error (a column emptied by mistake, a column name's typo in a
-    conversion)."""
+    """One :class:`~hdp_plugin.errors.EmptyColumnWarning` for each attribute ``names`` that the data to
+    predict, of ``n_rows`` rows, has no known value of (each missing, or a label never seen in
+    training): a model predicts from the other attributes then, which changes every prediction
+    without an error (a column emptied by mistake, a column name's typo in a conversion)."""
     if n_rows < EMPTY_COLUMN_MIN_ROWS:
         return
     for name in names:
-        warnings.warn(f"column {name!r} in {source} has no value on any of its {n_rows:,} rows: the model uses it, "
-                      "and predicts every row without it", EmptyColumnWarning, stacklevel=4)
+        warnings.warn(f"column {name!r} in {source} has no known value on any of its {n_rows:,} rows (each is "
+                      "missing, or never seen in training): the model predicts every row without it",
+                      EmptyColumnWarning, stacklevel=4)
 
 
 def conform_columns(columns: list[Column], attributes: list[Attribute], class_attribute: Attribute, *,
@@ -200,10 +202,6 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
         _check_type(col, a, f"attribute {a.name!r}", source)
     if cls is not None:
         _check_type(cls, class_attribute, f"class {class_attribute.name!r}", source)
-    n_rows = matched[0].n_rows if matched else 0
-    if n_rows >= EMPTY_COLUMN_MIN_ROWS and (used is None or len(used)):
-        names = {a.name for a in attributes} if used is None else set(used)
-        warn_empty(empty_columns([c for c, a in zip(matched, attributes) if a.name in names]), n_rows, source)
     out_cols: list[Column] = []
     for col, a in zip(matched, attributes):
         what = f"attribute {a.name!r}"
@@ -214,6 +212,8 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
             out_cols.append(Column(a, codes=_nominal_codes(col, a, what, source, a.missing_code)))
 
     n = columns[0].n_rows if columns else (cls.n_rows if cls is not None else 0)
+    if n >= EMPTY_COLUMN_MIN_ROWS and (used is None or len(used)):  # used columns of no known value
+        warn_empty(empty_columns(out_cols, {a.name for a in attributes} if used is None else set(used)), n, source)
     if cls is None:
         y = np.full(n, -1, dtype=np.int32)
     else:
@@ -236,9 +236,10 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
     class_attribute : Attribute
         The training class.
     used : collection of str, optional
-        The attributes the model uses (by default all of ``attributes``; empty: none): a warning
-        (:func:`warnings.warn`) names each that ``dataset`` has no value of on any row, of two rows or
-        more, for the model then predicts every row without it.
+        The attributes the model uses (by default all of ``attributes``; empty: none): an
+        :class:`~hdp_plugin.errors.EmptyColumnWarning` names each that ``dataset`` has no known value
+        of on any row (each missing, or a label never seen in training), of two rows or more, for the
+        model then predicts every row without it.
 
     Returns
     -------

@@ -131,7 +131,7 @@ def read_conformed(path: str | Path, attributes: list[Attribute], class_attribut
     format, separator, decimal : str, optional
         As for :func:`read_dataset`.
     used : collection of str, optional
-        The attributes the model uses, each warned of when the file has no value of it
+        The attributes the model uses, each warned of when the file has no known value of it
         (:func:`~hdp_plugin.data.conform`); every one of ``attributes`` by default.
 
     Returns

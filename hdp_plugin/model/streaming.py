@@ -99,6 +99,7 @@ def _pass_info(info: dict, passes: dict, schema) -> None:
 def predict_source(clf, source: BatchSource):
     """``(table, y, proba)`` for every batch of ``source``: the batch as read, its class codes on the
     model's class (-1 where missing or absent) and P(class | x) of its rows."""
+    from ..data._columns import dataset_columns
     from ..data.arrow import table_columns
     from ..data.conform import conform_columns, empty_columns, warn_empty
     from ..preprocess import apply_cut_points
@@ -108,11 +109,11 @@ def predict_source(clf, source: BatchSource):
     empty = used_attributes(clf)  # the columns used with no value in the batches so far
     rows = 0
     for t in source.batches():
-        columns = table_columns(t, source.source)
+        ds = conform_columns(table_columns(t, source.source), clf.attributes_, clf.class_attribute_,
+                             source=source.source, used=())
         if empty:
-            empty = empty_columns(columns, set(empty))
+            empty = empty_columns(dataset_columns(ds), set(empty))
         rows += t.num_rows
-        ds = conform_columns(columns, clf.attributes_, clf.class_attribute_, source=source.source, used=())
         proba = model_proba(clf, [apply_cut_points(ds, attrs).X for attrs in targets])
         yield t, ds.y, proba
     warn_empty(empty, rows, source.source)  # once the batches are all read: a column of no value in them all
