@@ -12,7 +12,7 @@
 * The first bytes looked at hold the whole header line however long it is (:func:`read_head`), and
   pyarrow's blocks are made large enough for it and for the longest line seen (:func:`block_size`):
   a block must hold the header and every row whole.
-* A decimal comma (:func:`decimal_value`, :func:`check_decimal_comma`): in a ``;``-separated file,
+* A decimal comma (:func:`decimal_value`, :func:`choose_decimal`): in a ``;``-separated file,
   text columns whose every value is a number written with a decimal comma (``14,23``) are numbers,
   read so; a column that mixes such numbers with other text, or a file that writes numbers both
   ways, is refused naming the column; with any other separator such a column is refused too (a
@@ -32,8 +32,8 @@ import numpy as np
 from ..errors import DataError, ParameterError
 from ._files import UTF8_BOM
 
-__all__ = ["DECIMALS", "SEPARATORS", "block_size", "check_decimal_comma", "choose_separator", "count_lines",
-           "decimal_value", "read_head", "separator_name", "separator_value"]
+__all__ = ["DECIMALS", "SEPARATORS", "block_size", "check_decimal_comma", "check_decimal_point", "choose_decimal",
+           "choose_separator", "count_lines", "decimal_value", "read_head", "separator_name", "separator_value"]
 
 #: the separators told apart by :func:`choose_separator`, in the order they are tried
 SEPARATORS = (",", ";", "\t", "|")
@@ -108,7 +108,7 @@ def read_head(blocks) -> tuple[bytes, bool]:
 
 def block_size(head: bytes, least: int = MIN_BLOCK) -> int:
     """A block size for pyarrow's CSV reader that holds the header and the longest line of ``head``
-    whole, with room to spare (at least ``least``); :class:`DataError` beyond pyarrow's largest."""
+    whole, with room to spare: at least ``least``, at most pyarrow's largest (:data:`MAX_BLOCK`)."""
     ends = np.flatnonzero(np.frombuffer(head, dtype=np.uint8) == 0x0A)
     bounds = np.concatenate(([-1], ends, [len(head) - 1]))
     longest = int(np.diff(bounds).max()) if len(head) else 0
