@@ -2,7 +2,9 @@
 
 Every error the library raises on purpose derives from :class:`HDPError`, so the CLI and the daemon
 can turn it into one clear line (or a structured error file) without a traceback. The message of
-each error names the file, line, attribute or option at fault.
+each error names the file, line, attribute or option at fault. Two warning categories say what the
+data did to a result without making it an error (the command line prints them as ``note:`` and
+``warning:`` lines).
 """
 
 from __future__ import annotations
@@ -60,3 +62,13 @@ class Cancelled(HDPError):
     """Raised when a progress callback asks a fit (the sampler) to stop."""
 
     code = "cancelled"
+
+
+class DataNote(UserWarning):
+    """A notice about the data that a result is made of, not a fault: rows with a missing class left
+    out of training, say."""
+
+
+class EmptyColumnWarning(UserWarning):
+    """A column the model uses has no known value on any row of the data to predict (each missing, or a
+    label never seen in training): every prediction is made without it."""

@@ -407,3 +407,262 @@ def test_info_lists_a_few_class_labels_and_counts_the_rest(tmp_path):
     line = next(t for t in run("info", tmp_path / "m.hdpbnc").stdout.splitlines() if t.startswith("class "))
     assert line.endswith("(c00, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, c15, c16, c17, "
                          "c18, c19, ... (10 more))")
+
+
+# ------------------------------------------------------------------------------------------
+# the decimal comma
+# ------------------------------------------------------------------------------------------
+def _decimal_comma(table, path: Path, sep: str = ";") -> Path:
+    """``table`` as a CSV file whose numbers have a decimal comma (the numbers' points made commas)."""
+    text = _write(table, path, sep).read_text()
+    header, body = text.split("\n", 1)
+    path.write_text(header + "\n" + body.replace(".", ","))
+    return path
+
+
+def test_a_decimal_comma_file_reads_as_its_decimal_point_twin(tmp_path, diabetes_table):
+    comma = _decimal_comma(diabetes_table, tmp_path / "comma.csv")
+    assert "33,6;" in comma.read_text()
+    point = _write(diabetes_table, tmp_path / "point.csv", ";")
+    ds = read_dataset(comma)
+    assert all(a.numeric for a in ds.attributes)
+    assert ds.equals(read_dataset(point)) and ds.equals(read_dataset(comma, decimal=","))
+    gz = tmp_path / "comma.csv.gz"
+    gz.write_bytes(gzip.compress(comma.read_bytes()))
+    assert read_dataset(gz).equals(ds)
+    batches = list(open_batches(comma, batch_rows=500).batches())
+    assert sum(t.num_rows for t in batches) == 768
+    assert all(pa.types.is_floating(t.schema.field("mass").type) for t in batches)
+    # the command line: the same model as from the decimal points, and the same predictions
+    for name, data in (("comma", comma), ("point", point)):
+        result = run("train", data, "-o", tmp_path / f"{name}.hdpbnc", "-s", "nb", "-e", "laplace")
+        assert result.exit_code == 0, result.output
+    a, b = load_model(tmp_path / "comma.hdpbnc"), load_model(tmp_path / "point.hdpbnc")
+    assert all(x.numeric for x in a.attributes_) and a.attributes_ == b.attributes_
+    assert np.array_equal(a.predict_proba(ds), b.predict_proba(ds))
+    assert run("predict", tmp_path / "comma.hdpbnc", comma).stdout == run("predict", tmp_path / "point.hdpbnc",
+                                                                           point).stdout
+    result = run("train", comma, "-o", tmp_path / "s.hdpbnc", "-s", "nb", "-e", "laplace", "--stream")
+    assert result.exit_code == 0, result.output
+    assert load_model(tmp_path / "s.hdpbnc").attributes_ == b.attributes_
+
+
+def test_the_decimal_option_reads_as_told(tmp_path, diabetes_table):
+    comma = _decimal_comma(diabetes_table, tmp_path / "comma.csv")
+    as_text = read_dataset(comma, decimal=".")  # told: a decimal point, and 33,6 is text
+    assert not as_text.attributes[5].numeric and as_text.attributes[0].numeric
+    result = run("train", comma, "-o", tmp_path / "t.hdpbnc", "-s", "nb", "-e", "laplace", "--decimal", ".")
+    assert result.exit_code == 0, result.output
+    assert not load_model(tmp_path / "t.hdpbnc").attributes_[5].numeric
+    tab = _decimal_comma(diabetes_table, tmp_path / "tab.csv", "\t")
+    assert read_dataset(tab, decimal="comma").equals(read_dataset(comma))
+    result = run("evaluate", tab, "-s", "nb", "-e", "laplace", "--decimal", ",", "--json")
+    assert result.exit_code == 0, result.output
+    result = run("train", comma, "-o", tmp_path / "m.hdpbnc", "--decimal", ";")
+    assert result.exit_code == 2 and "--decimal must be '.' or ','" in _error_line(result)
+    result = run("predict", tmp_path / "t.hdpbnc", DIABETES, "--decimal", ",")
+    assert result.exit_code == 2 and "--decimal applies to CSV files" in _error_line(result)
+    with pytest.raises(ParameterError, match="a decimal applies to CSV files only"):
+        read_dataset(DIABETES, decimal=",")
+    with pytest.raises(ParameterError, match="decimal must be"):
+        open_batches(comma, decimal="x")
+
+
+def test_daemon_submit_converts_a_decimal_comma_file_to_numbers(tmp_path, diabetes_table):
+    from hdp_plugin.cli import daemon as commands
+
+    comma = _decimal_comma(diabetes_table, tmp_path / "comma.csv")
+    spool = tmp_path / "spool"
+    for name, more in (("j1", []), ("j2", ["--decimal", "."])):
+        result = CliRunner().invoke(commands.app, ["submit", str(spool), str(comma), "--name", name, "-q", *more])
+        assert result.exit_code == 0, result.output
+    numbers = pa.ipc.open_file(str(spool / "new" / "j1" / "data.arrow")).read_all()
+    assert pa.types.is_floating(numbers.schema.field("mass").type)
+    text = pa.ipc.open_file(str(spool / "new" / "j2" / "data.arrow")).read_all()
+    assert not pa.types.is_floating(text.schema.field("mass").type)
+
+
+@pytest.mark.parametrize("text, given, sep, match", [
+    # a ';' file: numbers with a decimal comma and text in one column
+    ("a;b;class\n1,5;x;p\n2,5;y;q\n3.5;z;q\n", None, None, r"column 'a' holds numbers with a decimal comma \('1,5'\) "
+     r"and text \('3.5'\)"),
+    # a ';' file that writes numbers both ways
+    ("a;b;class\n1,5;1.5;p\n2,5;2.5;q\n3,5;3;q\n", None, None, r"column 'b' writes numbers with a decimal point "
+     r"\('1.5'\) and column 'a' with a decimal comma"),
+    # another separator: a decimal comma, or a comma between thousands?
+    ("a\tb\tclass\n1,5\tx\tp\n2,5\ty\tq\n", None, None, r"column 'a' holds numbers written with a comma \('1,5'\): "
+     r"give --decimal ,"),
+    ('a,b,class\n"1,234",x,p\n"2,345",y,q\n', None, None, r"column 'a' holds numbers written with a comma"),
+    # a decimal comma given, and numbers with a decimal point
+    ("a;b;class\n1.5;x;p\n2.5;y;q\n", ",", None, r"column 'a' holds numbers with a decimal point \('1.5'\), which "
+     r"read as text with --decimal ,"),
+])
+def test_a_column_whose_numbers_cannot_be_told_is_refused_naming_it(tmp_path, text, given, sep, match):
+    p = tmp_path / "d.csv"
+    p.write_text(text)
+    told = {} if given is None else {"decimal": given}
+    with pytest.raises(DataError, match=match):
+        read_dataset(p, separator=sep, **told)
+    with pytest.raises(DataError, match=match):
+        list(open_batches(p, separator=sep, **told).batches())
+    result = run("train", p, "-o", tmp_path / "m.hdpbnc", "-s", "nb", *(["--decimal", given] if given else []))
+    assert result.exit_code == 2 and "d.csv: column" in _error_line(result)
+    assert not (tmp_path / "m.hdpbnc").exists()
+
+
+def test_text_with_a_few_comma_numbers_stays_text(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("a;b;class\n" + "".join(f"{v};{i};{'pq'[i % 2]}\n" for i, v in
+                                         enumerate(["1,5", "red", "blue", "green", "red", "blue"])))
+    ds = read_dataset(p)
+    assert not ds.attributes[0].numeric and "1,5" in ds.attributes[0].values
+
+
+# ------------------------------------------------------------------------------------------
+# a header or a row longer than pyarrow's block
+# ------------------------------------------------------------------------------------------
+def test_a_header_over_a_mebibyte_is_read(tmp_path):
+    n = 2200
+    names = [f"{'attribute_' * 50}{i:05d}" for i in range(n)]  # 505 characters each: a header of 1.1 MB
+    rows = ["".join(f"{(r * 7 + j) % 5}," for j in range(n)) + "ab"[r % 2] for r in range(6)]
+    p = tmp_path / "wide.csv"
+    p.write_text(",".join(names) + ",class\n" + "\n".join(rows) + "\n")
+    assert p.stat().st_size > 1 << 20
+    ds = read_dataset(p)
+    assert ds.n_attributes == n and ds.n_rows == 6 and ds.attributes[-1].name == names[-1]
+    assert ds.class_values == ("a", "b")
+    gz = tmp_path / "wide.csv.gz"
+    gz.write_bytes(gzip.compress(p.read_bytes()))
+    assert read_dataset(gz).equals(ds)
+    batches = list(open_batches(p).batches())
+    assert [t.num_columns for t in batches] == [n + 1] and batches[0].num_rows == 6
+    assert csv_table(p, separator=",").num_columns == n + 1
+
+
+def test_a_row_over_a_mebibyte_is_read(tmp_path):
+    p = tmp_path / "long.csv"
+    p.write_text("note,x,class\nshort,1,a\n" + "y" * (3 << 20) + ",2,b\nshort,3,a\n")
+    table = csv_table(p)
+    assert table.num_rows == 3 and len(table.column("note")[1].as_py()) == 3 << 20
+
+
+# ------------------------------------------------------------------------------------------
+# no supported separator
+# ------------------------------------------------------------------------------------------
+def test_a_file_no_supported_separator_splits_is_refused_naming_the_one_that_does(tmp_path, diabetes_table):
+    semi = _write(diabetes_table, tmp_path / "semi.csv", ";")
+    colon = tmp_path / "colon.csv"
+    colon.write_text(semi.read_text().replace(";", ":"))
+    result = run("train", colon, "-o", tmp_path / "m.hdpbnc", "-s", "nb")
+    assert result.exit_code == 2
+    line = _error_line(result)
+    assert "colon.csv: no separator found" in line and "':' splits it" in line and "--separator ':'" in line
+    assert "class" not in line.split("splits")[0]
+    with pytest.raises(DataError, match="no separator found"):
+        list(open_batches(colon).batches())
+    assert read_dataset(colon, separator=":").equals(read_dataset(semi))
+    spaced = tmp_path / "spaced.csv"
+    spaced.write_text("x y class\n" + "".join(f"{i} {i % 3} {'pq'[i % 2]}\n" for i in range(20)))
+    with pytest.raises(DataError, match=r"spaced.csv: no separator found: .* ' ' splits it and the lines below into 3"):
+        read_dataset(spaced)
+
+
+def test_a_file_of_one_column_trains_no_model(tmp_path):
+    one = tmp_path / "one.csv"
+    one.write_text("class\n" + "".join(f"{'pq'[i % 2]}\n" for i in range(20)))
+    result = run("train", one, "-o", tmp_path / "m.hdpbnc", "-s", "nb", "-e", "laplace")
+    assert result.exit_code == 2
+    line = _error_line(result)
+    assert "one.csv: no separator found" in line and "--separator" in line
+    with pytest.raises(DataError, match="no separator found"):
+        read_dataset(one)
+    # data to predict may be one column: a model of one attribute reads it
+    train = tmp_path / "t.csv"
+    train.write_text("x,class\n" + "".join(f"{i % 4},{'pq'[i % 2]}\n" for i in range(20)))
+    assert run("train", train, "-o", tmp_path / "x.hdpbnc", "-s", "nb", "-e", "laplace").exit_code == 0
+    x = tmp_path / "x.csv"
+    x.write_text("x\n1\n2\n")
+    result = run("predict", tmp_path / "x.hdpbnc", x)
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == 3
+
+
+# ------------------------------------------------------------------------------------------
+# rows with a missing class; a column with no value to predict
+# ------------------------------------------------------------------------------------------
+def _with_missing_classes(path: Path, n: int = 40, missing=(3, 17, 25)) -> Path:
+    rows = [f"{i % 5},{'abc'[i % 3]},{'?' if i in missing else 'pq'[(i // 2) % 2]}" for i in range(n)]
+    path.write_text("x,colour,class\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_rows_with_a_missing_class_are_left_out_with_a_note(tmp_path):
+    from hdp_plugin.errors import DataNote
+
+    data = _with_missing_classes(tmp_path / "d.csv")
+    result = run("train", data, "-o", tmp_path / "m.hdpbnc", "-s", "nb", "-e", "laplace", "-q")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [f"note: {data}: 3 rows with a missing class were left out"]
+    result = run("train", data, "-o", tmp_path / "s.hdpbnc", "-s", "nb", "-e", "laplace", "-q", "--stream")
+    assert result.exit_code == 0 and result.stderr.splitlines() == [
+        f"note: {data}: 3 rows with a missing class were left out"]
+    result = run("evaluate", data, "-s", "nb", "-e", "laplace", "-q", "--json")
+    assert result.exit_code == 0 and result.stderr.splitlines() == [
+        f"note: {data}: 3 rows with a missing class were left out"]
+    with pytest.warns(DataNote, match=r"d.csv: 3 rows with a missing class were left out"):
+        clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(read_dataset(data))
+    assert clf.fit_info_["dropped_missing_class"] == 3 and clf.fit_info_["warnings"] == []
+    with pytest.warns(DataNote, match="1 row with a missing class was left out"):
+        BayesNetClassifier(structure="nb", estimator="laplace").fit(
+            read_dataset(_with_missing_classes(tmp_path / "one.csv", missing=(5,))))
+    full = _with_missing_classes(tmp_path / "full.csv", missing=())
+    result = run("train", full, "-o", tmp_path / "f.hdpbnc", "-s", "nb", "-e", "laplace", "-q")
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_a_used_column_with_no_value_to_predict_is_warned_of(tmp_path):
+    import warnings
+
+    import pandas as pd
+
+    from hdp_plugin.errors import EmptyColumnWarning
+
+    train = _with_missing_classes(tmp_path / "t.csv", missing=())
+    model = tmp_path / "m.hdpbnc"
+    assert run("train", train, "-o", model, "-s", "nb", "-e", "laplace").exit_code == 0
+    empty = tmp_path / "p.csv"
+    empty.write_text("x,colour,class\n" + "".join(f",{'abc'[i % 3]},p\n" for i in range(10)))
+    result = run("predict", model, empty, "-o", tmp_path / "out.csv")
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warned == [f"warning: column 'x' in {empty} has no known value on any of its 10 rows (each is missing, "
+                      "or never seen in training): the model predicts every row without it"]
+    result = run("predict", model, empty, "--stream", "-o", tmp_path / "out.parquet")
+    assert result.exit_code == 0 and "warning: column 'x'" in result.stderr
+    clf = load_model(model)
+    frame = pd.DataFrame({"x": [np.nan] * 4, "colour": ["a", "b", "c", "a"]})
+    with pytest.warns(EmptyColumnWarning, match="column 'x' in <DataFrame> has no known value on any of its 4 rows"):
+        clf.predict_proba(frame)
+    nominal = tmp_path / "n.csv"  # a model of nominal attributes, and data coded as it codes them
+    nominal.write_text("colour,class\n" + "".join(f"{'abc'[i % 3]},{'pq'[(i // 2) % 2]}\n" for i in range(30)))
+    ds = read_dataset(nominal)
+    clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(ds)
+    blank = ds.take(np.arange(4))
+    blank.X[:, 0] = blank.attributes[0].missing_code
+    with pytest.warns(EmptyColumnWarning, match="column 'colour'"):
+        clf.predict_proba(blank)
+    unseen = pd.DataFrame({"colour": ["d", "e", "d"]})  # labels never seen in training: none known
+    with pytest.warns(EmptyColumnWarning, match="column 'colour' in <DataFrame> has no known value on any of its 3"):
+        clf.predict_proba(unseen)
+    with warnings.catch_warnings():  # values in some rows, or one row: no warning
+        warnings.simplefilter("error", EmptyColumnWarning)
+        clf.predict_proba(ds)
+        clf.predict_proba(blank.take([0]))
+        load_model(model).predict_proba(frame.assign(x=[1.0, np.nan, np.nan, np.nan]))
+        result = run("predict", model, train)
+        assert "warning" not in result.stderr
+        part = tmp_path / "part.csv"  # a column with values in one batch and none in the others
+        part.write_text("x,colour\n3,a\n" + "".join(f",{'abc'[i % 3]}\n" for i in range(9)))
+        assert sum(len(proba) for _, _, proba in load_model(model).predict_source(open_batches(part, batch_rows=2))) == 10
+    with pytest.warns(EmptyColumnWarning, match="column 'x' in .*p.csv has no known value on any of its 10 rows"):
+        list(load_model(model).predict_source(open_batches(empty, batch_rows=3)))

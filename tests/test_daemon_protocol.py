@@ -322,6 +322,34 @@ def test_csv_is_handed_over_as_arrow_and_trains_the_same_model(tmp_path):
     assert same_estimates(load_model(folder / "model.arrow"), direct)
 
 
+def test_a_decimal_comma_csv_with_missing_classes_trains_its_numbers(tmp_path):
+    """A ';'-separated CSV file with decimal commas is handed over with numbers, not text; its rows
+    with a missing class are counted in result.json, as the fit's note counts them."""
+    import warnings
+
+    import pyarrow as pa
+
+    from hdp_plugin import BayesNetClassifier, read_dataset
+    from hdp_plugin.model.modelfile import load_model
+
+    csv = tmp_path / "d.csv"
+    rows = [f"{i % 7},{i % 3}5;{'ab'[i % 2]};{'?' if i in (4, 9) else 'pq'[(i // 3) % 2]}" for i in range(40)]
+    csv.write_text("x;c;class\n" + "\n".join(rows) + "\n")
+    spool = tmp_path / "s"
+    name = client.publish(spool, csv, {"structure": "nb", "estimator": "laplace"})
+    sp = P.Spool(spool)
+    folder = sp.job(P.NEW, name)
+    assert pa.types.is_floating(pa.ipc.open_file(str(folder / "data.arrow")).read_all().schema.field("x").type)
+    assert execute(folder, name, Context(spool=sp, daemon_id="test")) == "done"
+    result = json.loads((folder / "result.json").read_text())
+    assert result["data"]["rows"] == 40 and result["data"]["rows_used"] == 38
+    assert result["data"]["dropped_missing_class"] == 2 and result["warnings"] == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        direct = BayesNetClassifier(structure="nb", estimator="laplace").fit(read_dataset(csv))
+    assert direct.attributes_[0].numeric and same_estimates(load_model(folder / "model.arrow"), direct)
+
+
 def test_gzip_bomb_counts_by_its_decompressed_size(tmp_path):
     import gzip
 

@@ -27,11 +27,11 @@ import typer
 
 from .. import config
 from .common import categorical_option, cli_errors as _errors, typer_app
-from .options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationList, DiscretizationOpt,
-                      EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList, IterationsOpt,
-                      KeepColumnsOpt, KList, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList, MembersOpt, MOpt,
-                      SeedOpt, SeparatorOpt, StructureList, StructureOpt, ThreadsOpt, TyingList, TyingOpt,
-                      configurations, one_configuration, separator_option, split)
+from .options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DecimalOpt, DiscretizationList,
+                      DiscretizationOpt, EstimatorList, EstimatorOpt, FoldSeedOpt, FormatOpt, IterationsList,
+                      IterationsOpt, KeepColumnsOpt, KList, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersList,
+                      MembersOpt, MOpt, SeedOpt, SeparatorOpt, StructureList, StructureOpt, ThreadsOpt, TyingList,
+                      TyingOpt, configurations, decimal_option, one_configuration, separator_option, split)
 from ..params import BY_NAME as PARAM, default as _default, resolved_iterations, structure_name, usable_k
 from .._version import __version__
 from ..errors import HDPError, ParameterError
@@ -147,18 +147,21 @@ def _warnings_once(hold_fit_logs: bool = True):
 
 
 def _print_warnings(fit_warnings, caught) -> None:
-    """Every warning of a command once, as ``warning: ...`` on stderr (even with --quiet: they say what
-    the result is made of); warnings from outside hdp_plugin keep Python's own form."""
+    """Every warning of a command once, as ``warning: ...`` on stderr, and every
+    :class:`~hdp_plugin.errors.DataNote` as ``note: ...`` (even with --quiet: they say what the result
+    is made of); warnings from outside hdp_plugin keep Python's own form."""
+    from ..errors import DataNote
+
     package = str(Path(__file__).resolve().parents[1])  # hdp_plugin/
     lines = []
     for w in caught:
         if issubclass(w.category, UserWarning) and str(Path(w.filename).resolve()).startswith(package):
-            lines.append(str(w.message))
+            lines.append(("note" if issubclass(w.category, DataNote) else "warning", str(w.message)))
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    lines += [str(w) for w in fit_warnings]
-    for line in dict.fromkeys(lines):
-        typer.echo(f"warning: {line}", err=True)
+    lines += [("warning", str(w)) for w in fit_warnings]
+    for kind, line in dict.fromkeys(lines):
+        typer.echo(f"{kind}: {line}", err=True)
 
 
 # ------------------------------------------------------------------------------------------
@@ -234,11 +237,12 @@ def _format(path: Path, fmt: str | None) -> str:
         ) from None
 
 
-def _csv_format(path: Path, fmt: str | None, separator: str | None) -> str:
-    """:func:`_format`, and ``--separator`` given only for a CSV file."""
+def _csv_format(path: Path, fmt: str | None, separator: str | None, decimal: str | None = None) -> str:
+    """:func:`_format`, and ``--separator`` and ``--decimal`` given only for a CSV file."""
     fmt = _format(path, fmt)
-    if separator is not None and fmt != "csv":
-        raise ParameterError(f"--separator applies to CSV files, and {path} is read as {fmt}")
+    for option, value in (("--separator", separator), ("--decimal", decimal)):
+        if value is not None and fmt != "csv":
+            raise ParameterError(f"{option} applies to CSV files, and {path} is read as {fmt}")
     return fmt
 
 
@@ -254,7 +258,8 @@ def _limits(max_input_mb: float | None, max_cardinality: int | None):
 
 
 def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class_values: str | None = None,
-          categorical: list[str] | None = None, limits=None, configs=(), separator: str | None = None):
+          categorical: list[str] | None = None, limits=None, configs=(), separator: str | None = None,
+          decimal: str | None = None):
     from ..data.readers import read_within
 
     from ..runtime.threads import members_at_once
@@ -262,8 +267,8 @@ def _read(path: Path, class_attribute: str | None, fmt: str | None = None, class
     eskdb = [c for c in configs if c["structure"] == "eskdb"]
     at_once = max([members_at_once(c) for c in configs] + [1])  # ESKDB members are built on threads at once
     ds = read_within(path, limits if limits is not None else _limits(None, None), class_attribute=class_attribute,
-                     format=_csv_format(path, fmt, separator), structure="eskdb" if eskdb else None,
-                     members_at_once=at_once, separator=separator)
+                     format=_csv_format(path, fmt, separator, decimal), structure="eskdb" if eskdb else None,
+                     members_at_once=at_once, separator=separator, decimal=decimal)
     if class_values is not None:
         ds = ds.with_class_values(split("--class-values", class_values) if class_values.strip() else [])
     if categorical is not None:  # the declared columns' values in the whole file, as a text column's
@@ -310,6 +315,7 @@ def train(
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
     separator: SeparatorOpt = None,
+    decimal: DecimalOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     stream: StreamOpt = False,
@@ -335,6 +341,7 @@ def train(
         if keep_columns is not None:
             params["keep_columns"] = keep_columns
         separator = separator_option(separator)
+        decimal = decimal_option(decimal)
         from ..model import save_model
 
         output = _output(output, data)
@@ -346,9 +353,9 @@ def train(
         with out.progress() as bar, _warnings_once() as caught:
             line = _Phases(bar)
             line.phase(f"reading {data}")
-            ds = (_open_source(data, class_attribute, data_format, discretization_sample, separator) if streamed
-                  else _read(data, class_attribute, data_format, class_values, categorical, limits, configs,
-                             separator))
+            ds = (_open_source(data, class_attribute, data_format, discretization_sample, separator, decimal)
+                  if streamed else _read(data, class_attribute, data_format, class_values, categorical, limits,
+                                         configs, separator, decimal))
             with _engine(engine, scheduler, workers):
                 from ..model import BayesNetClassifier
 
@@ -428,15 +435,18 @@ def _streamed(data: Path, stream: bool, sample, engine: str, scheduler, workers,
     return streamed
 
 
-def _open_source(data: Path, class_attribute, fmt, sample=None, separator: str | None = None):
+def _open_source(data: Path, class_attribute, fmt, sample=None, separator: str | None = None,
+                 decimal: str | None = None):
     from ..data.stream import DEFAULT_SAMPLE_ROWS, open_batches
 
     try:
         return open_batches(data, class_attribute=class_attribute, format=fmt,
-                            sample_rows=DEFAULT_SAMPLE_ROWS if sample is None else sample, separator=separator)
+                            sample_rows=DEFAULT_SAMPLE_ROWS if sample is None else sample, separator=separator,
+                            decimal=decimal)
     except ParameterError as exc:
-        if separator is not None and str(exc).startswith("a separator applies"):
-            raise ParameterError("--separator" + str(exc)[len("a separator"):]) from None
+        for what in ("separator", "decimal"):
+            if str(exc).startswith(f"a {what} applies"):
+                raise ParameterError(f"--{what}" + str(exc)[len(f"a {what}"):]) from None
         raise
 
 
@@ -537,6 +547,7 @@ def predict(
         show_default="all cores")] = None,
     data_format: FormatOpt = None,
     separator: SeparatorOpt = None,
+    decimal: DecimalOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read DATA in batches even if it is one file (a directory "
@@ -554,6 +565,7 @@ def predict(
 
         _prediction_threads(threads)
         separator = separator_option(separator)
+        decimal = decimal_option(decimal)
         limits = _limits(max_input_mb, max_cardinality)
         from ..data.stream import is_batch_path
 
@@ -562,18 +574,25 @@ def predict(
             _output(output, model, data)
             _prediction_suffix(output, streamed)
         clf = load_model(model)
+        from ..model.ensemble import used_attributes
+
         if streamed:
             if max_input_mb is not None or max_cardinality is not None:
                 raise ParameterError("--max-input-mb and --max-cardinality apply to data read whole, not in "
                                      "batches (a directory, a glob or --stream: read in bounded memory)")
-            _stream_predictions(clf, _open_source(data, None, data_format, separator=separator), output,
-                                (model, data), out)
+            with _warnings_once(hold_fit_logs=False) as caught:
+                _stream_predictions(clf, _open_source(data, None, data_format, separator=separator,
+                                                      decimal=decimal), output, (model, data), out)
+            _print_warnings([], caught)
             return
-        ds = read_conformed_within(data, clf.attributes_, clf.class_attribute_, limits,
-                                   format=_csv_format(data, data_format, separator), separator=separator)
+        with _warnings_once(hold_fit_logs=False) as caught:
+            ds = read_conformed_within(data, clf.attributes_, clf.class_attribute_, limits,
+                                       format=_csv_format(data, data_format, separator, decimal),
+                                       separator=separator, decimal=decimal, used=used_attributes(clf))
+            header, rows, proba = _prediction_table(clf, ds)
+        _print_warnings([], caught)
         import numpy as np
 
-        header, rows, proba = _prediction_table(clf, ds)
         _write_predictions(output, header, rows, [str(c) for c in clf.classes_], ds.relation,
                            inputs=(model, data))
         if output is not None:
@@ -676,6 +695,7 @@ def evaluate(
     class_values: ClassValuesOpt = None,
     data_format: FormatOpt = None,
     separator: SeparatorOpt = None,
+    decimal: DecimalOpt = None,
     max_input_mb: MaxInputOpt = None,
     max_cardinality: MaxCardinalityOpt = None,
     quiet: Quiet = False,
@@ -712,7 +732,7 @@ def evaluate(
             line = _Phases(bar)
             line.phase(f"reading {data}")
             ds = _read(data, class_attribute, data_format, class_values, categorical_option(categorical), limits,
-                       configs, separator_option(separator))
+                       configs, separator_option(separator), decimal_option(decimal))
             known = int((ds.y >= 0).sum())
             if n_folds > known:
                 raise ParameterError(f"--folds {n_folds} is more than the {known} rows with a known class in {data}; "

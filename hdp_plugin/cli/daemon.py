@@ -17,9 +17,9 @@ import typer
 
 from .. import config
 from .common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
-from .options import (BurnInOpt, CategoricalOpt, ClassOpt, DiscretizationOpt, EstimatorOpt, IterationsOpt,
-                      KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
-                      one_configuration, seed_option, separator_option)
+from .options import (BurnInOpt, CategoricalOpt, ClassOpt, DecimalOpt, DiscretizationOpt, EstimatorOpt,
+                      IterationsOpt, KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
+                      decimal_option, one_configuration, seed_option, separator_option)
 from ..errors import ParameterError
 from ..params import BY_NAME as PARAM, PARAMETERS, default as _default
 from ..daemon import client
@@ -147,6 +147,7 @@ def submit(
     categorical: CategoricalOpt = None,
     keep_columns: KeepColumnsOpt = None,
     separator: SeparatorOpt = None,
+    decimal: DecimalOpt = None,
     max_input_mb: Annotated[Optional[float], typer.Option(
         "--max-input-mb", metavar="MIB",
         help="Largest CSV or Parquet file converted here, in MiB, before and after decompression; the working "
@@ -181,7 +182,8 @@ def submit(
             raise ParameterError(f"--max-input-mb must be > 0, got {max_input_mb!r}")
         mb = config.DEFAULT_MAX_INPUT_BYTES / 2**20 if max_input_mb is None else max_input_mb
         separator = separator_option(separator)
-        job_name = client.publish(spool, data, job, name=name, separator=separator,
+        decimal = decimal_option(decimal)
+        job_name = client.publish(spool, data, job, name=name, separator=separator, decimal=decimal,
                                   max_input_bytes=int(mb * 2**20))
         model = P.Spool(spool).job(P.DONE, job_name) / P.MODEL_FILE
         if not wait:

@@ -22,7 +22,7 @@ PANELS = {
     "Model": ("--structure", "--max-parents", "--members", "--estimator", "--iterations", "--burn-in", "--tying",
               "--prior-weight", "--seed"),
     "Data": ("--class", "--discretization", "--categorical", "--keep-columns", "--class-values", "--format",
-             "--separator"),
+             "--separator", "--decimal"),
     "Limits": ("--max-input-mb", "--max-cardinality", "--max-cells"),
     "Batches and engines": ("--stream", "--discretization-sample", "--engine", "--scheduler", "--workers"),
     "Cross-validation": ("--folds", "--repeats", "--cv"),

@@ -69,6 +69,14 @@ SeparatorOpt = Annotated[
                       "cannot be told of is refused.",
                  show_default="told from the file"),
 ]
+DecimalOpt = Annotated[
+    Optional[str],
+    typer.Option("--decimal", metavar="<.|,>",
+                 help="The decimal separator of a CSV file's numbers: '.' or ','. By default a ';'-separated file "
+                      "whose text columns hold numbers like 14,23 reads them as numbers, and a column that mixes "
+                      "them with other text is refused; '.' reads such columns as text.",
+                 show_default="told from the file"),
+]
 ClassValuesOpt = Annotated[
     Optional[str],
     typer.Option("--class-values", metavar="<label,...>",
@@ -104,6 +112,13 @@ def separator_option(text: str | None) -> str | None:
     from ..data._csv import separator_value
 
     return separator_value(text, "--separator")
+
+
+def decimal_option(text: str | None) -> str | None:
+    """``--decimal``: ``.`` or ``,``, or None when not given."""
+    from ..data._csv import decimal_value
+
+    return decimal_value(text, "--decimal")
 
 
 def seed_option(more: str = ""):

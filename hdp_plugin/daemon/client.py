@@ -23,7 +23,7 @@ def new_job_name(prefix: str = "job") -> str:
 
 
 def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, name: str | None = None,
-            separator: str | None = None, max_input_bytes: int | None = None) -> str:
+            separator: str | None = None, max_input_bytes: int | None = None, decimal: str | None = None) -> str:
     """Publish a training job: build it in ``tmp/``, then rename it into ``new/`` in one step.
 
     Parameters
@@ -43,6 +43,9 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
         The job name; a fresh unique one by default.
     separator : str, optional
         A CSV file's separator (as for :func:`~hdp_plugin.read_dataset`); by default told from its first lines.
+    decimal : str, optional
+        A CSV file's decimal separator, ``"."`` or ``","`` (as for :func:`~hdp_plugin.read_dataset`); by
+        default told from its columns.
     max_input_bytes : int, optional
         Bounds a CSV or Parquet file converted here, as ``--max-input-mb`` does (:mod:`hdp_plugin.data.limits`):
         its size before and after decompression, and the working memory of training on its rows, checked
@@ -61,10 +64,11 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     if not src.is_file():
         raise JobError(f"{src}: no such file")
     fmt = format_of(src)  # the format read_dataset reads it as; ParameterError for an extension naming none
-    if separator is not None and fmt != "csv":
-        from ..errors import ParameterError
+    for what, value in (("separator", separator), ("decimal", decimal)):
+        if value is not None and fmt != "csv":
+            from ..errors import ParameterError
 
-        raise ParameterError(f"a separator applies to CSV files only, and {src} is read as {fmt}")
+            raise ParameterError(f"a {what} applies to CSV files only, and {src} is read as {fmt}")
     copies = {f: n for n, f in P.DATA_FILES.items()}  # the formats the daemon reads: arff, arrow
     convert = fmt not in copies
     target = "data.arrow" if convert else copies[fmt]
@@ -75,7 +79,7 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     tmp.mkdir(mode=0o700)  # fails if another producer uses the name
     try:
         if convert:  # the daemon reads ARFF and Arrow IPC only: hand CSV and Parquet over as Arrow IPC
-            _write_ipc(src, fmt, tmp / target, separator, max_input_bytes, doc.get("structure"))
+            _write_ipc(src, fmt, tmp / target, separator, max_input_bytes, doc.get("structure"), decimal)
         else:
             shutil.copyfile(src, tmp / target)
         with open(tmp / target, "rb+") as fh:
@@ -102,7 +106,7 @@ def _check_unique(sp: P.Spool, name: str, *, building: bool = False) -> None:
 
 
 def _write_ipc(src: Path, fmt: str, dst: Path, separator: str | None = None, max_input_bytes: int | None = None,
-               structure: str | None = None) -> None:
+               structure: str | None = None, decimal: str | None = None) -> None:
     """Convert a CSV or Parquet file to an Arrow IPC file the daemon reads as the very same Dataset, small:
     text columns as dictionaries (:func:`_as_dictionaries`) and the buffers compressed (zstd, else lz4)."""
     import pyarrow as pa
@@ -116,7 +120,8 @@ def _write_ipc(src: Path, fmt: str, dst: Path, separator: str | None = None, max
         check_working_memory(rows, columns, limits, str(src), structure)
 
     if fmt == "csv":
-        table = arrow.csv_table(src, separator=separator, max_bytes=max_input_bytes, check_rows=check_rows)
+        table = arrow.csv_table(src, separator=separator, max_bytes=max_input_bytes, check_rows=check_rows,
+                                decimal=decimal)
     else:
         table = arrow.parquet_table(src, max_bytes=max_input_bytes)
     check_rows(table.num_rows, table.num_columns)

@@ -428,12 +428,15 @@ def checked_csv_path(path: str | Path) -> Path:
 
 
 def csv_table(path: str | Path, *, max_cells: int | None = None, max_bytes: int | None = None,
-              separator: str | None = None, check_rows=None) -> pa.Table:
+              separator: str | None = None, check_rows=None, decimal: str | None = None) -> pa.Table:
     """Read a CSV file with a header row (gzip-compressed if named ``.gz``), types inferred by pyarrow.
 
     ``separator`` is told from the header and the first lines when not given (comma, semicolon, tab or
     ``|``; :func:`~hdp_plugin.data._csv.choose_separator`), and a file it cannot be told of, or that
-    the given one leaves one column while another splits it, is refused. ``max_bytes`` bounds the file
+    the given one leaves one column while another splits it, is refused. ``decimal`` is the decimal
+    separator of its numbers, ``"."`` or ``","``; by default a ``;``-separated file whose text columns
+    hold numbers with a decimal comma is read with one (:func:`~hdp_plugin.data._csv.choose_decimal`,
+    which refuses a column it cannot tell). ``max_bytes`` bounds the file
     and its decompressed data (``--max-input-mb``); by default a gzip file may decompress to 64 times
     its size or 1 GiB, whichever is larger. Gzip data is decompressed here, never beyond the limit,
     then parsed from memory. Before anything is parsed, the rows (its line ends) times the columns
@@ -442,33 +445,65 @@ def csv_table(path: str | Path, *, max_cells: int | None = None, max_bytes: int 
     """
     import pyarrow.csv as pa_csv
 
-    from ._csv import HEAD_BYTES, choose_separator, separator_value
-    from ._files import read_bytes
+    from ._csv import (MAX_BLOCK, block_size, check_decimal_comma, check_decimal_point, choose_decimal,
+                       choose_separator, decimal_value, read_head, separator_value)
+    from ._files import read_blocks, read_bytes
     from .limits import check_file_size
 
     given = separator_value(separator)
+    point = decimal_value(decimal)
     p = checked_csv_path(path)
     with open(p, "rb") as f:
-        head = f.read(HEAD_BYTES + 1)
+        magic = f.read(len(GZIP_MAGIC))
     check_file_size(p, max_bytes)
-    data = read_bytes(p, max_bytes) if head.startswith(GZIP_MAGIC) else None
-    if data is not None:
-        head = data[: HEAD_BYTES + 1]
-    sep, columns = choose_separator(head[:HEAD_BYTES], str(p), complete=len(head) <= HEAD_BYTES, given=given)
+    data = read_bytes(p, max_bytes) if magic == GZIP_MAGIC else None
+    head, complete = read_head(data if data is not None else read_blocks(p))
+    sep, columns = choose_separator(head, str(p), complete=complete, given=given)
     _check_csv_rows(p, data, columns, max_cells, check_rows)
-    source = pa.BufferReader(pa.py_buffer(data)) if data is not None else str(p)
+    size = len(data) if data is not None else p.stat().st_size
+    blocks = block_size(head)
+
+    def parse(decimal_point: str) -> pa.Table:
+        nonlocal blocks
+        while True:
+            source = pa.BufferReader(pa.py_buffer(data)) if data is not None else str(p)
+            try:
+                return pa_csv.read_csv(
+                    source, read_options=pa_csv.ReadOptions(block_size=blocks),
+                    parse_options=pa_csv.ParseOptions(delimiter=sep),
+                    convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True,
+                                                          decimal_point=decimal_point),
+                )
+            except pa.ArrowInvalid as e:  # a row longer than the lines of the head: blocks that hold it
+                if "straddl" not in str(e) or blocks > size or blocks >= MAX_BLOCK:
+                    raise
+                blocks = min(MAX_BLOCK, max(4 * blocks, size + 1))
+
     try:
-        table = pa_csv.read_csv(
-            source,
-            parse_options=pa_csv.ParseOptions(delimiter=sep),
-            convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True),
-        )
+        table = _checked_csv(parse(point or "."), p)
+        if point is None:
+            numbers = choose_decimal(table, sep, str(p))
+            if numbers:  # a decimal comma: read again with it, and check that every column agrees
+                schema = table.schema
+                del table
+                table = _checked_csv(parse(","), p)
+                check_decimal_comma(numbers, schema, table, str(p))
+        elif point == ",":
+            check_decimal_point(table, str(p))
+    except DataError:
+        raise
     except _READ_ERRORS as e:
         if "UTF8" in str(e):
             raise DataError(f"{p}: is not valid UTF-8; is it a binary file, or text in another encoding? "
                             "Save it as UTF-8") from None
         raise _arrow_error(p, "CSV", e) from None
-    del data
+    data = None  # the decompressed bytes: not kept beside the table
+    check_cells(table, str(p), max_cells)
+    return table
+
+
+def _checked_csv(table: pa.Table, p: Path) -> pa.Table:
+    """``table``, read from the CSV file ``p``, once its column names and text are valid UTF-8."""
     try:
         [str(f.name) for f in table.schema]  # a header that is not UTF-8 raises here, not later
     except UnicodeDecodeError:
@@ -478,7 +513,6 @@ def csv_table(path: str | Path, *, max_cells: int | None = None, max_bytes: int 
         if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
             raise DataError(f"{p}: column {field.name!r} is not valid UTF-8 text; is it a binary file, or text "
                             "in another encoding? Save it as UTF-8")
-    check_cells(table, str(p), max_cells)
     return table
 
 
@@ -518,15 +552,17 @@ def read_parquet(path: str | Path, *, class_attribute: str | None = None) -> Dat
     return from_arrow(parquet_table(path), class_attribute=class_attribute, source=str(path))
 
 
-def read_csv(path: str | Path, *, class_attribute: str | None = None, separator: str | None = None) -> Dataset:
+def read_csv(path: str | Path, *, class_attribute: str | None = None, separator: str | None = None,
+             decimal: str | None = None) -> Dataset:
     """Read a CSV file with a header row into a :class:`Dataset`.
 
     Column types are inferred by pyarrow (numbers numeric, text nominal with sorted labels); ``?``,
     empty cells and the usual NA spellings are missing. Gzip-compressed files (``.csv.gz``) are read
     transparently. The separator is told from the header and first lines unless ``separator`` gives
-    it (:func:`csv_table`).
+    it, the decimal separator from the columns unless ``decimal`` gives it (:func:`csv_table`).
     """
-    return from_arrow(csv_table(path, separator=separator), class_attribute=class_attribute, source=str(path))
+    return from_arrow(csv_table(path, separator=separator, decimal=decimal), class_attribute=class_attribute,
+                      source=str(path))
 
 
 def table_columns(table: pa.Table, source: str) -> list[Column]:

@@ -10,14 +10,14 @@ import warnings
 import numpy as np
 
 from .. import config
-from ..errors import DataError
+from ..errors import DataError, EmptyColumnWarning
 from ._columns import Column, dataset_columns, list_names, stack
 from .arrays import ARRAY_SOURCE, generic_names
 from .dataset import Attribute, Dataset
 
 log = logging.getLogger(__name__)
 
-__all__ = ["conform", "conform_columns", "check_trainable"]
+__all__ = ["conform", "conform_columns", "check_trainable", "empty_columns", "warn_empty"]
 
 
 #: marks a label never seen in training, before it becomes the missing code
@@ -151,13 +151,49 @@ def _check_type(col: Column, target: Attribute, what: str, source: str) -> None:
                     f"{takes}; give it a column of the type it was trained on")
 
 
+def empty_columns(columns: list[Column], names=None) -> list[str]:
+    """The names of ``columns`` (those among ``names``, by default all) with no value on any row: every
+    code the missing one, or every number NaN."""
+    out = []
+    for col in columns:
+        name = col.attribute.name
+        if names is not None and name not in names:
+            continue
+        if col.raw is not None:
+            empty = bool(np.isnan(np.asarray(col.raw, dtype=np.float64)).all())
+        else:
+            empty = not col.attribute.values or bool((np.asarray(col.codes) >= len(col.attribute.values)).all())
+        if empty:
+            out.append(name)
+    return out
+
+
+#: the fewest rows of data to predict whose column with no value is warned of (one row with a missing
+#: value is data with a missing value, not a column missing)
+EMPTY_COLUMN_MIN_ROWS = 2
+
+
+def warn_empty(names: list[str], n_rows: int, source: str) -> None:
+    """One :class:`~hdp_plugin.errors.EmptyColumnWarning` for each attribute ``names`` that the data to
+    predict, of ``n_rows`` rows, has no known value of (each missing, or a label never seen in
+    training): a model predicts from the other attributes then, which changes every prediction
+    without an error (a column emptied by mistake, a column name's typo in a conversion)."""
+    if n_rows < EMPTY_COLUMN_MIN_ROWS:
+        return
+    for name in names:
+        warnings.warn(f"column {name!r} in {source} has no known value on any of its {n_rows:,} rows (each is "
+                      "missing, or never seen in training): the model predicts every row without it",
+                      EmptyColumnWarning, stacklevel=4)
+
+
 def conform_columns(columns: list[Column], attributes: list[Attribute], class_attribute: Attribute, *,
                     source: str, relation: str = "data", positional: bool = False,
-                    class_column: Column | None = None) -> Dataset:
+                    class_column: Column | None = None, used=None) -> Dataset:
     """:func:`conform` on decoded source columns (see there).
 
     With ``positional``, ``columns`` are the non-class columns in training order and ``class_column``
-    is the class (or None); otherwise columns are matched by name, the class included.
+    is the class (or None); otherwise columns are matched by name, the class included. ``used``: as
+    for :func:`conform`.
     """
     if positional:
         if len(columns) != len(attributes):
@@ -190,6 +226,8 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
             out_cols.append(Column(a, codes=_nominal_codes(col, a, what, source, a.missing_code)))
 
     n = columns[0].n_rows if columns else (cls.n_rows if cls is not None else 0)
+    if n >= EMPTY_COLUMN_MIN_ROWS and (used is None or len(used)):  # used columns of no known value
+        warn_empty(empty_columns(out_cols, {a.name for a in attributes} if used is None else set(used)), n, source)
     if cls is None:
         y = np.full(n, -1, dtype=np.int32)
     else:
@@ -200,7 +238,7 @@ def conform_columns(columns: list[Column], attributes: list[Attribute], class_at
                    relation=relation, source=source)
 
 
-def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attribute) -> Dataset:
+def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attribute, *, used=None) -> Dataset:
     """Re-express new data (test data, data to classify) on the training attributes.
 
     Parameters
@@ -211,6 +249,11 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
         The training attributes (as stored in the model, discretised or not).
     class_attribute : Attribute
         The training class.
+    used : collection of str, optional
+        The attributes the model uses (by default all of ``attributes``; empty: none): an
+        :class:`~hdp_plugin.errors.EmptyColumnWarning` names each that ``dataset`` has no known value
+        of on any row (each missing, or a label never seen in training), of two rows or more, for the
+        model then predicts every row without it.
 
     Returns
     -------
@@ -250,9 +293,9 @@ def conform(dataset: Dataset, attributes: list[Attribute], class_attribute: Attr
         if not cls.attribute.values:
             cls = None
         return conform_columns(cols, attributes, class_attribute, source=source, relation=dataset.relation,
-                               positional=True, class_column=cls)
+                               positional=True, class_column=cls, used=used)
     return conform_columns(dataset_columns(dataset), attributes, class_attribute, source=source,
-                           relation=dataset.relation)
+                           relation=dataset.relation, used=used)
 
 
 def check_trainable(dataset: Dataset, keep=()) -> list[str]:

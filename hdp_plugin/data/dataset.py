@@ -16,11 +16,12 @@ the source and are not discretised yet, their raw values. Conventions (docs/meth
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, DataNote, ParameterError
 
 log = logging.getLogger(__name__)
 
@@ -264,3 +265,12 @@ def encode_codes(columns: list[np.ndarray], attributes: list[Attribute]) -> np.n
     for j, col in enumerate(columns):
         X[:, j] = col
     return X
+
+
+def note_missing_class(dropped: int, source: str, stacklevel: int = 3) -> None:
+    """A :class:`~hdp_plugin.errors.DataNote` saying how many rows training leaves out for their missing
+    class (none: nothing)."""
+    if dropped:
+        rows = "1 row" if dropped == 1 else f"{dropped:,} rows"
+        warnings.warn(f"{source}: {rows} with a missing class {'was' if dropped == 1 else 'were'} left out",
+                      DataNote, stacklevel=stacklevel)

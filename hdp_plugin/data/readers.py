@@ -11,7 +11,7 @@ from ._columns import Column, assemble
 from ._files import check_path
 from .arff import read_arff, read_arff_columns
 from .conform import conform_columns
-from ..errors import ParameterError
+from ..errors import DataError, ParameterError
 from .dataset import Attribute, Dataset
 from .formats import FORMATS, format_of
 from .limits import Limits, check_file_size, check_labels, check_working_memory
@@ -21,20 +21,34 @@ __all__ = ["FORMATS", "conform_table", "features_from_table", "format_of", "read
 _TABLES = {"arrow": arrow.ipc_table, "parquet": arrow.parquet_table, "csv": arrow.csv_table}
 
 
-def _format(path, format: str | None, separator: str | None) -> str:
-    """The format of ``path`` (:func:`format_of`); a ``separator`` is for CSV files only."""
+def _format(path, format: str | None, separator: str | None, decimal: str | None = None) -> str:
+    """The format of ``path`` (:func:`format_of`); a ``separator`` and a ``decimal`` are for CSV files
+    only."""
     fmt = format_of(path, format)
-    if separator is not None and fmt != "csv":
-        raise ParameterError(f"a separator applies to CSV files only, and {path} is read as {fmt}")
+    for what, value in (("separator", separator), ("decimal", decimal)):
+        if value is not None and fmt != "csv":
+            raise ParameterError(f"a {what} applies to CSV files only, and {path} is read as {fmt}")
     return fmt
 
 
-def _read_table(path, fmt: str, separator: str | None):
-    return arrow.csv_table(path, separator=separator) if fmt == "csv" else _TABLES[fmt](path)
+def _read_table(path, fmt: str, separator: str | None, decimal: str | None = None):
+    return arrow.csv_table(path, separator=separator, decimal=decimal) if fmt == "csv" else _TABLES[fmt](path)
+
+
+def _one_column(table, path, separator: str | None) -> None:
+    """:class:`DataError` for training data read from a CSV file as one column, when no separator was
+    given: no separator split its header, and a model of it would have no attributes."""
+    if table.num_columns == 1 and separator is None:
+        from ._csv import SEPARATORS, separator_name
+
+        shown = ", ".join(separator_name(s) for s in SEPARATORS[:-1]) + " and " + separator_name(SEPARATORS[-1])
+        raise DataError(f"{path}: no separator found: none of {shown} splits its header, so it is one column "
+                        "and a model of it has no attributes; give the separator with --separator "
+                        "(separator= in Python)")
 
 
 def read_dataset(path: str | Path, *, class_attribute: str | None = None, format: str | None = None,
-                 separator: str | None = None) -> Dataset:
+                 separator: str | None = None, decimal: str | None = None) -> Dataset:
     """Read a data file into a :class:`Dataset`.
 
     Parameters
@@ -50,6 +64,11 @@ def read_dataset(path: str | Path, *, class_attribute: str | None = None, format
         The separator of a CSV file's values (``","``, ``";"``, ``"\t"`` or ``"tab"``, ``"|"``, any
         one character); by default told from its header and first lines, of comma, semicolon, tab and
         ``|``.
+    decimal : {".", ","}, optional
+        The decimal separator of a CSV file's numbers. By default a ``;``-separated file whose text
+        columns hold numbers with a decimal comma (``14,23``) is read with one, and a column that
+        mixes them with other text is refused (as is, in a file separated otherwise, a column of
+        numbers written with a comma); ``"."`` reads such columns as text.
 
     Returns
     -------
@@ -62,34 +81,40 @@ def read_dataset(path: str | Path, *, class_attribute: str | None = None, format
     DataError
         For a missing, undecodable or malformed file (naming the line where there is one), an unknown
         class attribute (listing the available ones), a numeric class, or a CSV file whose separator
-        cannot be told (two split its first lines alike, or the one given leaves it one column that
-        another splits).
+        cannot be told (two split its first lines alike, the one given leaves it one column that
+        another splits, or none splits its header), or whose decimal separator cannot be told (see
+        ``decimal``).
     ParameterError
-        For an unknown ``format`` or an extension that names none, or a ``separator`` that is not one
-        character or is given for a file that is not CSV.
+        For an unknown ``format`` or an extension that names none, a ``separator`` that is not one
+        character, a ``decimal`` that is not ``"."`` or ``","``, or either given for a file that is not
+        CSV.
 
     See Also
     --------
     read_conformed : read new data on a trained model's attributes.
     """
-    fmt = _format(path, format, separator)
+    fmt = _format(path, format, separator, decimal)
     if fmt == "arff":
         return read_arff(path, class_attribute=class_attribute)
-    return arrow.from_arrow(_read_table(path, fmt, separator), class_attribute=class_attribute, source=str(path))
+    table = _read_table(path, fmt, separator, decimal)
+    if fmt == "csv":
+        _one_column(table, path, separator)
+    return arrow.from_arrow(table, class_attribute=class_attribute, source=str(path))
 
 
-def read_columns(path: str | Path, *, format: str | None = None,
-                 separator: str | None = None) -> tuple[list[Column], str, str]:
+def read_columns(path: str | Path, *, format: str | None = None, separator: str | None = None,
+                 decimal: str | None = None) -> tuple[list[Column], str, str]:
     """Decode every column of a file, choosing no class: ``(columns, relation, source)``."""
-    fmt = _format(path, format, separator)
+    fmt = _format(path, format, separator, decimal)
     if fmt == "arff":
         return read_arff_columns(path)
     source = str(path)
-    return arrow.table_columns(_read_table(path, fmt, separator), source), Path(source).stem, source
+    return arrow.table_columns(_read_table(path, fmt, separator, decimal), source), Path(source).stem, source
 
 
 def read_conformed(path: str | Path, attributes: list[Attribute], class_attribute: Attribute, *,
-                   format: str | None = None, separator: str | None = None) -> Dataset:
+                   format: str | None = None, separator: str | None = None, decimal: str | None = None,
+                   used=None) -> Dataset:
     """Read new data (to test or classify) directly onto a trained model's attributes.
 
     Unlike ``conform(read_dataset(path), ...)`` this chooses no class column while reading, so a file
@@ -103,20 +128,23 @@ def read_conformed(path: str | Path, attributes: list[Attribute], class_attribut
         The training attributes.
     class_attribute : Attribute
         The training class.
-    format, separator : str, optional
+    format, separator, decimal : str, optional
         As for :func:`read_dataset`.
+    used : collection of str, optional
+        The attributes the model uses, each warned of when the file has no known value of it
+        (:func:`~hdp_plugin.data.conform`); every one of ``attributes`` by default.
 
     Returns
     -------
     Dataset
         As :func:`~hdp_plugin.data.conform` returns it.
     """
-    columns, relation, source = read_columns(path, format=format, separator=separator)
-    return conform_columns(columns, attributes, class_attribute, source=source, relation=relation)
+    columns, relation, source = read_columns(path, format=format, separator=separator, decimal=decimal)
+    return conform_columns(columns, attributes, class_attribute, source=source, relation=relation, used=used)
 
 
 def conform_table(table, attributes: list[Attribute], class_attribute: Attribute, *,
-                  source: str = "<table>") -> Dataset:
+                  source: str = "<table>", used=None) -> Dataset:
     """A pyarrow Table or pandas DataFrame of new data, directly on a trained model's attributes.
 
     Columns are matched by name and decoded once (nominal ones by label, numeric ones as raw values
@@ -130,7 +158,8 @@ def conform_table(table, attributes: list[Attribute], class_attribute: Attribute
     """
     if not isinstance(table, arrow.pa.Table):
         table = arrow.pandas_table(table, source)
-    return conform_columns(arrow.table_columns(table, source), attributes, class_attribute, source=source)
+    return conform_columns(arrow.table_columns(table, source), attributes, class_attribute, source=source,
+                           used=used)
 
 
 def features_from_table(table, *, source: str = "<table>", class_name: str = "__class__") -> Dataset:
@@ -148,21 +177,21 @@ def features_from_table(table, *, source: str = "<table>", class_name: str = "__
 
 # -- within the limits of hdp-bnc and the daemon (hdp_plugin.data.limits) ------------------------------
 def _table(path, fmt: str, limits: Limits, separator: str | None = None, check_rows=None,
-           data: bytes | None = None):
+           data: bytes | None = None, decimal: str | None = None):
     if data is not None:  # an Arrow IPC file's bytes, read by the caller (read_within)
         return arrow.ipc_table(path, max_bytes=limits.max_input_bytes, max_cells=limits.max_cells, data=data)
     p = check_path(path)
     check_file_size(p, limits.max_input_bytes)
     if fmt == "csv":
         return arrow.csv_table(p, max_cells=limits.max_cells, max_bytes=limits.max_input_bytes,
-                               separator=separator, check_rows=check_rows)
+                               separator=separator, check_rows=check_rows, decimal=decimal)
     read = arrow.ipc_table if fmt == "arrow" else arrow.parquet_table
     return read(p, max_bytes=limits.max_input_bytes, max_cells=limits.max_cells)
 
 
 def read_within(path, limits: Limits, *, class_attribute: str | None = None, format: str | None = None,
                 structure: str | None = None, members_at_once: int = 1, separator: str | None = None,
-                data: bytes | None = None):
+                data: bytes | None = None, decimal: str | None = None):
     """:func:`~hdp_plugin.data.read_dataset` within ``limits``: the same Dataset, or one
     :class:`TooLargeError` raised before the memory is spent (the file's and its decompressed size
     before decompressing, an ARFF attribute's values while its header is parsed, the working memory
@@ -171,7 +200,7 @@ def read_within(path, limits: Limits, *, class_attribute: str | None = None, for
 
     ``data``: the bytes of an ARFF or Arrow IPC file, read by the caller through a descriptor it checked
     (the daemon, which never opens a job's file twice); ``path`` then only names the file."""
-    fmt = _format(path, format, separator)
+    fmt = _format(path, format, separator, decimal)
     source = str(path)
     if data is not None and fmt not in ("arff", "arrow"):
         raise ValueError(f"data= is read as ARFF or Arrow IPC only, not as {fmt}")
@@ -183,7 +212,9 @@ def read_within(path, limits: Limits, *, class_attribute: str | None = None, for
         ds = read_arff(path, class_attribute=class_attribute, max_bytes=limits.max_input_bytes,
                        max_cardinality=limits.max_cardinality, check_rows=check_rows, data=data)
     else:
-        table = _table(path, fmt, limits, separator, check_rows, data)
+        table = _table(path, fmt, limits, separator, check_rows, data, decimal)
+        if fmt == "csv":
+            _one_column(table, path, separator)
         check_rows(table.num_rows, table.num_columns)
         ds = arrow.from_arrow(table, class_attribute=class_attribute, source=source)
         del table
@@ -192,11 +223,11 @@ def read_within(path, limits: Limits, *, class_attribute: str | None = None, for
 
 
 def read_conformed_within(path, attributes, class_attribute, limits: Limits, *, format: str | None = None,
-                          separator: str | None = None):
+                          separator: str | None = None, decimal: str | None = None, used=None):
     """:func:`~hdp_plugin.data.read_conformed` within ``limits`` (its file and decompressed size, the
     values of its nominal attributes, and for a CSV file the working memory of its rows before its
-    text is parsed)."""
-    fmt = _format(path, format, separator)
+    text is parsed); ``used`` as for :func:`read_conformed`."""
+    fmt = _format(path, format, separator, decimal)
     if fmt == "arff":
         columns, relation, source = read_arff_columns(path, max_bytes=limits.max_input_bytes,
                                                       max_cardinality=limits.max_cardinality)
@@ -206,7 +237,7 @@ def read_conformed_within(path, attributes, class_attribute, limits: Limits, *, 
         def check_rows(rows: int, columns: int) -> None:
             check_working_memory(rows, columns, limits, source, purpose="predict")
 
-        table = _table(path, fmt, limits, separator, check_rows)
+        table = _table(path, fmt, limits, separator, check_rows, decimal=decimal)
         columns, relation = arrow.table_columns(table, source), Path(source).stem
     check_labels([c.attribute for c in columns], limits.max_cardinality, source)
-    return conform_columns(columns, attributes, class_attribute, source=source, relation=relation)
+    return conform_columns(columns, attributes, class_attribute, source=source, relation=relation, used=used)

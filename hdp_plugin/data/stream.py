@@ -137,7 +137,7 @@ class BatchSource:
 
     ``files`` are read in order; ``class_attribute`` names the class column (default the last);
     ``sample_rows`` bounds the discretisation sample; ``batch_rows`` the rows of a batch; ``separator``
-    is CSV files' (by default told from each file's first lines).
+    and ``decimal`` are CSV files' (by default told from each file's first lines and first block).
     """
 
     files: list[str]
@@ -149,6 +149,7 @@ class BatchSource:
     hive_base: str | None = None
     _n_rows: list = field(default_factory=list, repr=False)
     separator: str | None = None
+    decimal: str | None = None
 
     # -- batches -------------------------------------------------------------------------------
     def batches(self) -> Iterator[pa.Table]:
@@ -160,7 +161,7 @@ class BatchSource:
         """The batches of one file (hive partition columns appended)."""
         hive = _hive_values(f, self.hive_base)
         if self.format == "csv":
-            batches = _csv_batches(f, self.batch_rows, self.separator)
+            batches = _csv_batches(f, self.batch_rows, self.separator, self.decimal)
         else:
             batches = {"parquet": _parquet_batches, "arrow": _ipc_batches,
                        "arff": _arff_batches}[self.format](f, self.batch_rows)
@@ -175,7 +176,8 @@ class BatchSource:
     def partitions(self) -> list[BatchSource]:
         """One source per file (the unit of parallel work), in order."""
         return [BatchSource([f], self.format, self.class_attribute, self.batch_rows, self.sample_rows,
-                            source=f, hive_base=self.hive_base, separator=self.separator) for f in self.files]
+                            source=f, hive_base=self.hive_base, separator=self.separator, decimal=self.decimal)
+                for f in self.files]
 
     def __repr__(self) -> str:
         return f"BatchSource({self.source!r}, {len(self.files)} {self.format} file(s))"
@@ -183,7 +185,7 @@ class BatchSource:
 
 def open_batches(path, *, class_attribute: str | None = None, format: str | None = None,
                  batch_rows: int = config.ROW_BLOCK, sample_rows: int = DEFAULT_SAMPLE_ROWS,
-                 separator: str | None = None) -> BatchSource:
+                 separator: str | None = None, decimal: str | None = None) -> BatchSource:
     """Open a file, a directory of files (hive partitions allowed) or a glob as a :class:`BatchSource`.
 
     Parameters
@@ -201,18 +203,23 @@ def open_batches(path, *, class_attribute: str | None = None, format: str | None
     separator : str, optional
         CSV files' separator (as for :func:`~hdp_plugin.data.read_dataset`); by default told from
         each file's header and first lines.
+    decimal : {".", ","}, optional
+        CSV files' decimal separator (as for :func:`~hdp_plugin.data.read_dataset`); by default told from
+        each file's first block, whose values set the column types.
     """
-    from ._csv import separator_value
+    from ._csv import decimal_value, separator_value
 
     separator = separator_value(separator)
+    decimal = decimal_value(decimal)
     for name, v, lo in (("batch_rows", batch_rows, 1), ("sample_rows", sample_rows, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise ParameterError(f"{name} must be an integer >= {lo}, got {v!r}")
     files, fmt, base = _list_files(str(path), format)
-    if separator is not None and fmt != "csv":
-        raise ParameterError(f"a separator applies to CSV files only, and {path} is read as {fmt}")
+    for what, value in (("separator", separator), ("decimal", decimal)):
+        if value is not None and fmt != "csv":
+            raise ParameterError(f"a {what} applies to CSV files only, and {path} is read as {fmt}")
     return BatchSource(files, fmt, class_attribute, int(batch_rows), int(sample_rows), source=str(path),
-                       hive_base=base, separator=separator)
+                       hive_base=base, separator=separator, decimal=decimal)
 
 
 # -- readers, one file each ---------------------------------------------------------------------------
@@ -253,34 +260,63 @@ def _ipc_batches(f: str, batch_rows: int) -> Iterator[pa.Table]:
             yield pa.Table.from_batches([b], schema=batch.schema)
 
 
-def _csv_batches(f: str, batch_rows: int, separator: str | None = None) -> Iterator[pa.Table]:
+def _csv_batches(f: str, batch_rows: int, separator: str | None = None,
+                 decimal: str | None = None) -> Iterator[pa.Table]:
+    """The batches of a CSV file; its separator and decimal separator told as :func:`~hdp_plugin.data.
+    arrow.csv_table` tells them, the decimal from the first block (whose values set the column types)."""
     import pyarrow.csv as pa_csv
 
-    from ._csv import HEAD_BYTES, choose_separator
+    from ._csv import (block_size, check_decimal_comma, check_decimal_point, choose_decimal, choose_separator,
+                       read_head)
     from ._files import read_blocks
     from .arrow import checked_csv_path
 
     p = checked_csv_path(f)
-    blocks = read_blocks(p, HEAD_BYTES + 1)
-    head = next(blocks, b"")  # the first block, decompressed
-    blocks.close()
-    sep, _ = choose_separator(head[:HEAD_BYTES], str(p), complete=len(head) <= HEAD_BYTES, given=separator)
-    try:
+    head, complete = read_head(read_blocks(p))
+    sep, _ = choose_separator(head, str(p), complete=complete, given=separator)
+    blocks = block_size(head, 1 << 24)
+
+    def first_batch(point: str):
         reader = pa_csv.open_csv(
-            str(p), read_options=pa_csv.ReadOptions(block_size=1 << 24),
+            str(p), read_options=pa_csv.ReadOptions(block_size=blocks),
             parse_options=pa_csv.ParseOptions(delimiter=sep),
-            convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True))
+            convert_options=pa_csv.ConvertOptions(null_values=CSV_NULLS, strings_can_be_null=True,
+                                                  decimal_point=point))
         try:
             [str(f.name) for f in reader.schema]  # a header that is not UTF-8 raises here, not later
         except UnicodeDecodeError:
             raise DataError(f"{p}: its header (the column names) is not valid UTF-8; save it as UTF-8") from None
-        for batch in reader:
-            for field_ in batch.schema:
-                if pa.types.is_binary(field_.type) or pa.types.is_large_binary(field_.type):
-                    raise DataError(f"{p}: column {field_.name!r} is not valid UTF-8 text; save it as UTF-8")
-            t = pa.Table.from_batches([batch])
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            batch = None
+        return reader, batch
+
+    def checked(batch):
+        for field_ in batch.schema:
+            if pa.types.is_binary(field_.type) or pa.types.is_large_binary(field_.type):
+                raise DataError(f"{p}: column {field_.name!r} is not valid UTF-8 text; save it as UTF-8")
+        return pa.Table.from_batches([batch])
+
+    try:
+        reader, batch = first_batch(decimal or ".")
+        if batch is not None:
+            t = checked(batch)
+            if decimal is None:
+                numbers = choose_decimal(t, sep, str(p))
+                if numbers:  # a decimal comma: read again with it, and check that every column agrees
+                    reader, batch = first_batch(",")
+                    check_decimal_comma(numbers, t.schema, checked(batch), str(p))
+            elif decimal == ",":
+                check_decimal_point(t, str(p))
+        while batch is not None:
+            t = checked(batch)
             for b in t.to_batches(max_chunksize=batch_rows):
                 yield pa.Table.from_batches([b], schema=t.schema)
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                batch = None
     except DataError:
         raise
     except _READ_ERRORS as e:

@@ -27,11 +27,14 @@ from ..data import (
     from_arrow,
     from_pandas,
 )
+from ..data._columns import dataset_columns
 from ..data.categorical import declare_categorical
+from ..data.conform import empty_columns, warn_empty
+from ..data.dataset import note_missing_class
 from ..data.identifiers import check_class, identifier_columns, leave_out
 from ..errors import DataError, EnsembleAttributeError, NotFittedError, ParameterError
 from ..preprocess import apply_cut_points
-from .ensemble import coding_attributes, model_proba
+from .ensemble import coding_attributes, model_proba, used_attributes
 from .pipeline import FitPlan, fit_networks
 from .rows import MemoryRows
 
@@ -379,6 +382,7 @@ class BayesNetClassifier(_EstimatorBase):
             self.classes_ = classes
         ds = declare_categorical(ds, self.categorical_features)
         ds, dropped = ds.drop_missing_class()
+        note_missing_class(dropped, ds.source)
         if ds.n_rows == 1:
             raise DataError(f"{ds.source}: n_samples=1; training needs rows of at least two classes")
         check_class(ds.class_attribute.name, int(np.unique(ds.y).size), ds.n_rows, ds.source)
@@ -492,20 +496,24 @@ class BayesNetClassifier(_EstimatorBase):
         self._check_fitted()
         targets = coding_attributes(self)
         if type(X).__module__.startswith(("pandas", "pyarrow")):
-            ds = conform_table(X, self.attributes_, self.class_attribute_, source=f"<{type(X).__name__}>")
+            ds = conform_table(X, self.attributes_, self.class_attribute_, source=f"<{type(X).__name__}>",
+                               used=used_attributes(self))
             return [apply_cut_points(ds, attrs).X for attrs in targets]
         ds = self._to_dataset(X, None, None, fitting=False)
         left = set(getattr(self, "left_out_", ()))
         if left:  # columns left out in training: matched by name, not by position, from here on
             ds = leave_out(ds, [j for j, a in enumerate(ds.attributes) if a.name in left])
         out, conformed = [], None
+        used = used_attributes(self)
         for attrs in targets:
             if ds.is_categorical and [(a.name, a.values) for a in ds.attributes] == [(a.name, a.values) for a in attrs]:
                 out.append(ds.X)  # already coded as this network codes it (e.g. its training data)
                 continue
             if conformed is None:
-                conformed = conform(ds, self.attributes_, self.class_attribute_)
+                conformed = conform(ds, self.attributes_, self.class_attribute_, used=used)
             out.append(apply_cut_points(conformed, attrs).X)
+        if conformed is None:  # data coded as the model codes it: the check conform makes
+            warn_empty(empty_columns(dataset_columns(ds), used), ds.n_rows, ds.source)
         return out
 
     def predict_log_proba(self, X) -> np.ndarray:
@@ -535,7 +543,7 @@ class BayesNetClassifier(_EstimatorBase):
         """Accuracy on ``X`` (a Dataset or Table carries its own labels when ``y`` is None)."""
         if y is None:
             ds = X if isinstance(X, Dataset) else self._to_dataset(X, None, None, fitting=True)
-            ds = conform(ds, self.attributes_, self.class_attribute_)
+            ds = conform(ds, self.attributes_, self.class_attribute_, used=())  # predict_log_proba warns
             keep = ds.y >= 0
             pred = np.argmax(self.predict_log_proba(ds), axis=1)
             return float(np.mean(pred[keep] == ds.y[keep]))

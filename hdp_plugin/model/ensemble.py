@@ -88,6 +88,12 @@ def coding_attributes(clf) -> list[list[Attribute]]:
     return [mb.attributes for mb in clf.members_]
 
 
+def used_attributes(clf) -> list[str]:
+    """The names of the attributes some network of ``clf`` uses (keeps in its structure), in order."""
+    kept = {mb.attributes[j].name for mb in clf.members_ for j in mb.structure.kept}
+    return [a.name for a in clf.attributes_ if a.name in kept]
+
+
 def member_trees(member: Member, dataset):
     """The dense context trees a fit built for ``member`` from its training ``dataset`` (a
     :class:`~hdp_plugin.data.Dataset`): its rows coded with the member's cut points, the trees of its

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..data import Dataset
-from ..errors import HDPError, ParameterError
+from ..data.dataset import note_missing_class
+from ..errors import EmptyColumnWarning, HDPError, ParameterError
 
 
 def rmse(proba: np.ndarray, y: np.ndarray) -> float:
@@ -86,9 +88,12 @@ def cross_validate(make_classifier, data: Dataset, *, n_folds: int = 2, repeats:
 
     Discretisation is learnt inside each training fold (the classifier does it in ``fit``).
     Metrics are averaged over the folds of all repeats; times are summed. ``progress`` is passed
-    to every fold's ``fit``.
+    to every fold's ``fit``. Rows with a missing class are left out, with a
+    :class:`~hdp_plugin.errors.DataNote` saying how many; a test fold's column with no value is not
+    warned of (:class:`~hdp_plugin.errors.EmptyColumnWarning` is for data to predict).
     """
-    data, _ = data.drop_missing_class()
+    data, dropped = data.drop_missing_class()
+    note_missing_class(dropped, data.source)
     per_fold = []
     train_s = test_s = 0.0
     for r in range(repeats):
@@ -99,7 +104,9 @@ def cross_validate(make_classifier, data: Dataset, *, n_folds: int = 2, repeats:
             t0 = time.perf_counter()
             clf.fit(train, progress=progress)
             t1 = time.perf_counter()
-            proba = clf.predict_proba(test)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", EmptyColumnWarning)
+                proba = clf.predict_proba(test)
             t2 = time.perf_counter()
             train_s += t1 - t0
             test_s += t2 - t1

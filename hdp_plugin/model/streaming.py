@@ -31,7 +31,7 @@ from ..data.identifiers import check_class
 from ..data.stream import BatchSource
 from ..distributed.local import LocalEngine
 from ..errors import DataError
-from .ensemble import coding_attributes, model_proba
+from .ensemble import coding_attributes, model_proba, used_attributes
 from .pipeline import fit_networks
 from .rows import SourceRows
 
@@ -79,6 +79,9 @@ def _scan(engine, source: BatchSource, passes: dict, categorical=None):
 
 def _source_info(info: dict, schema, source: BatchSource, engine) -> None:
     n_numeric = sum(1 for a in schema.attributes if a.numeric)
+    from ..data.dataset import note_missing_class
+
+    note_missing_class(schema.n_rows - schema.n_known, source.source, stacklevel=4)
     info.update(rows=schema.n_known, dropped_missing_class=schema.n_rows - schema.n_known, streamed=True,
                 engine=engine.name, batches=len(schema.batch_rows), files=len(source.files),
                 discretization_sample={"rows": int(schema.sample.n_rows), "limit": source.sample_rows,
@@ -96,14 +99,21 @@ def _pass_info(info: dict, passes: dict, schema) -> None:
 def predict_source(clf, source: BatchSource):
     """``(table, y, proba)`` for every batch of ``source``: the batch as read, its class codes on the
     model's class (-1 where missing or absent) and P(class | x) of its rows."""
+    from ..data._columns import dataset_columns
     from ..data.arrow import table_columns
-    from ..data.conform import conform_columns
+    from ..data.conform import conform_columns, empty_columns, warn_empty
     from ..preprocess import apply_cut_points
 
     clf._check_fitted()
     targets = coding_attributes(clf)
+    empty = used_attributes(clf)  # the columns used with no value in the batches so far
+    rows = 0
     for t in source.batches():
         ds = conform_columns(table_columns(t, source.source), clf.attributes_, clf.class_attribute_,
-                             source=source.source)
+                             source=source.source, used=())
+        if empty:
+            empty = empty_columns(dataset_columns(ds), set(empty))
+        rows += t.num_rows
         proba = model_proba(clf, [apply_cut_points(ds, attrs).X for attrs in targets])
         yield t, ds.y, proba
+    warn_empty(empty, rows, source.source)  # once the batches are all read: a column of no value in them all
