@@ -68,7 +68,9 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     copies = {f: n for n, f in P.DATA_FILES.items()}  # the formats the daemon reads: arff, arrow
     convert = fmt not in copies
     target = "data.arrow" if convert else copies[fmt]
-    doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target}
+    # the file as the user named it, so that the job's messages name it and not the folder's copy
+    doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target,
+           "source": job.get("source", str(src)[: P.MAX_SOURCE_CHARS])}
     P.validate_job(doc)
     _check_unique(sp, name)
     tmp = sp.job(P.TMP, name)

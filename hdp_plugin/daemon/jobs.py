@@ -213,13 +213,22 @@ def data_file(folder: Path, job: dict) -> Path:
     return _inside(folder, _data_name(folder, job), "data")
 
 
+def shown_name(job: dict, name: str) -> str:
+    """How the job's messages name its data file ``name``: the file the producer took it from, when
+    job.json's ``source`` says (control characters escaped), beside the name in the folder."""
+    if not job.get("source"):
+        return name
+    return f"{logs.escape(job['source'])} (the job's {name})"
+
+
 def read_data(folder: Path, job: dict, max_bytes: int) -> tuple[Path, bytes]:
     """``(path, bytes)`` of the job's data file, read through one checked descriptor
     (:func:`_read_inside`); more than ``max_bytes`` is :class:`LimitError`."""
     name = data_file(folder, job).name
 
     def too_large(size: int) -> LimitError:
-        return LimitError(f"{name} has {size} bytes, more than this daemon's limit of {max_bytes} (run --max-input-mb)")
+        return LimitError(f"{shown_name(job, name)} has {size} bytes, more than this daemon's limit of {max_bytes} "
+                          "(run --max-input-mb)")
 
     return _read_inside(folder, name, "data", max_bytes, too_large)
 
@@ -237,6 +246,8 @@ class _Progress:
         self.started = time.time()
         self.last = 0.0
         self.phase = "starting"
+        #: the data file in the folder and how the job's messages name it (its ``source``), once known
+        self.data: tuple[Path, str] | None = None
 
     def check(self) -> None:
         if os.path.exists(self.cancel):
@@ -339,6 +350,16 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
 _NO_SPACE = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
+def _client_names(message: str, folder: Path, prog: _Progress) -> str:
+    """``message`` naming files as the client knows them: the data file as the file it was taken from
+    (:func:`shown_name`), the others by their names in the job folder (job.json), never by the folder's
+    path in claimed/."""
+    if prog.data is not None:
+        path, shown = prog.data
+        message = message.replace(str(path), shown)
+    return message.replace(str(folder) + os.sep, "")
+
+
 def _write_failure(folder: Path, name: str, ctx: Context, prog: _Progress, exc: BaseException) -> None:
     """The error.json of a failed job."""
     if isinstance(exc, MemoryError):
@@ -346,15 +367,14 @@ def _write_failure(folder: Path, name: str, ctx: Context, prog: _Progress, exc: 
                     f"out of memory during {prog.phase}; try fewer attributes, a smaller k or less data", ctx,
                     phase=prog.phase)
     elif isinstance(cause := (exc if isinstance(exc, OSError) else exc.__cause__), OSError) and cause.errno in _NO_SPACE:
-        what = str(exc).replace(str(folder) + os.sep, "") if isinstance(exc, HDPError) else \
+        what = _client_names(str(exc), folder, prog) if isinstance(exc, HDPError) else \
             f"{Path(exc.filename).name if exc.filename else 'a file'}: {exc.strerror or exc}"
         write_error(folder, name, "no_space", f"no space left on the spool's disk during {prog.phase} ({what}); "
                     "free some space and submit the job again", ctx, phase=prog.phase)
     elif isinstance(exc, HDPError):
         code = exc.code if exc.code in P.ERROR_CODES else ("bad_job" if exc.code == "bad_parameter" else "internal_error")
         field = getattr(exc, "field", None)
-        # name files as the client knows them (data.arff), not by the folder's path in claimed/
-        message = str(exc).replace(str(folder) + os.sep, "")
+        message = _client_names(str(exc), folder, prog)
         write_error(folder, name, code, message, ctx, phase=prog.phase, field=field)
     else:  # a bug: keep the traceback for the report
         log.error("job %s failed", name, exc_info=exc)
@@ -393,6 +413,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     job = read_job(folder)
     # Step 2: the data, from inside the folder only, within the limits, read through the one descriptor
     # that was checked (the folder's files are the producer's and may change under the daemon)
+    data_name = _data_name(folder, job)
+    prog.data = (folder / data_name, shown_name(job, data_name))  # how the job's messages name it
     path, raw = read_data(folder, job, ctx.limits.max_input_bytes)
     size = len(raw)
     # the same Dataset read_dataset reads, within this daemon's limits: a gzip ARFF decompressed only up to
