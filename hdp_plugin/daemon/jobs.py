@@ -171,17 +171,22 @@ def _read_inside(folder: Path, name: str, what: str, limit: int, too_large: Call
     except OSError as exc:
         raise JobError(f"{name} changed while the daemon opened it ({exc.strerror or exc}): it became a link "
                        "or vanished; a published job's files must not change") from None
-    with os.fdopen(fd, "rb") as fh:
-        now = os.fstat(fh.fileno())
+    # the descriptor is examined before a file object is made of it (Python refuses to make one of a
+    # directory, with an error of its own), and closed here whatever happens
+    try:
+        now = os.fstat(fd)
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-            raise JobError(f"{name} changed while the daemon opened it (another file, a FIFO or a device was put "
-                           "in its place); a published job's files must not change")
+            raise JobError(f"{name} changed while the daemon opened it (another file, a directory, a FIFO or a "
+                           "device was put in its place); a published job's files must not change")
         if now.st_nlink > 1:
             raise JobError(f"{name} has {now.st_nlink} hard links: it may be a file outside the job folder; "
                            "jobs must hold their own copy of their files")
         if now.st_size > limit:
             raise too_large(now.st_size)
-        data = fh.read(now.st_size + 1)  # its size, and one byte more to see it grow
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(now.st_size + 1)  # its size, and one byte more to see it grow
+    finally:
+        os.close(fd)
     if len(data) != now.st_size:
         raise JobError(f"{name} changed while the daemon read it ({now.st_size} bytes, then {len(data)} read); "
                        "a published job's files must not change")
@@ -378,7 +383,8 @@ def _write_failure(folder: Path, name: str, ctx: Context, prog: _Progress, exc: 
         write_error(folder, name, code, message, ctx, phase=prog.phase, field=field)
     else:  # a bug: keep the traceback for the report
         log.error("job %s failed", name, exc_info=exc)
-        write_error(folder, name, "internal_error", f"{type(exc).__name__}: {exc}", ctx, phase=prog.phase,
+        write_error(folder, name, "internal_error", _client_names(f"{type(exc).__name__}: {exc}", folder, prog), ctx,
+                    phase=prog.phase,
                     traceback="".join(traceback.format_exception(exc, limit=20)))
 
 
