@@ -27,7 +27,7 @@ from .. import config
 from ..runtime import cancel
 from .._version import __version__
 from ..errors import HDPError, JobError
-from ..params import resolved_iterations
+from ..params import resolved_iterations, usable_k
 from . import logs
 from . import protocol as P
 
@@ -485,7 +485,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
 
 def structure_doc(clf) -> dict:
     """``result.json``'s ``structure``: the whole model. A single network: its kind, k, kept attributes,
-    parents and sizes. An ensemble: the structure asked for, its ``members``, the attributes any member
+    parents and sizes. An ensemble: the structure asked for, the K its members choose their k within
+    (the k asked, capped at the attributes less one), its ``members``, the attributes any member
     keeps, the trees, nodes and cells of all members together, and each member's kind, k, kept and sizes
     in ``per_member`` (``parents`` is null: each member has its own, in the model file). ``cells`` counts
     the cells a model file stores: those with training rows."""
@@ -500,7 +501,10 @@ def structure_doc(clf) -> dict:
                 "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
                 **{size: each[0][size] for size in ("trees", "nodes", "cells")}}
     kept = {mb.attributes[j].name for mb in members for j in mb.structure.kept}
-    return {"kind": clf.structure, "k": int(clf.k), "members": len(members), "kept": len(kept), "parents": None,
+    # the ensemble's k: the K each member chooses its own k within (the k asked, capped at the attributes
+    # less one), as ``hdp-bnc info`` reads it from the model file; each member's own is in per_member
+    k = usable_k(clf.structure, clf.k, len(members[0].attributes))
+    return {"kind": clf.structure, "k": k, "members": len(members), "kept": len(kept), "parents": None,
             **{size: sum(m[size] for m in each) for size in ("trees", "nodes", "cells")}, "per_member": each}
 
 
