@@ -501,7 +501,9 @@ def test_progress_cancel_and_status_tell_the_truth(tmp_path):
         for name in ("long", "queued"):
             err = json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text())
             assert err["code"] == "cancelled", err
-        assert final_names(spool, P.CANCEL) == [] and final_names(spool, P.PROGRESS) == []
+        # the markers go just after the jobs are published
+        wait_until(lambda: final_names(spool, P.CANCEL) == [] and final_names(spool, P.PROGRESS) == [], 20,
+                   "the cancel markers and progress files removed")
         # the daemon keeps serving, and submit --wait prints where the model landed
         done = subprocess.run(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "-i", "20", "--name", "waited", "--wait",
                                    "--timeout", "60"), capture_output=True, text=True, timeout=90)

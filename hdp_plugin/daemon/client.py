@@ -173,7 +173,7 @@ def job_state(spool: str | os.PathLike, name: str) -> dict:
         out["model"] = str(path / P.MODEL_FILE)
     elif state == P.FAILED:
         out["error"] = P.read_json(path / P.ERROR_FILE)
-    out["cancel_requested"] = sp.cancel(name).exists()
+    out["cancel_requested"] = P.cancel_requested(sp.cancel(name), path)
     return out
 
 
@@ -257,11 +257,17 @@ def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, p
         time.sleep(min(poll, max(config.BRISK_POLL_SECONDS, (now - start) / 10)))
 
 
-def cancel(spool: str | os.PathLike, name: str) -> None:
-    """Ask the daemon to cancel a job (queued or running) by writing ``cancel/<job>``."""
+def cancel(spool: str | os.PathLike, name: str) -> bool:
+    """Ask the daemon to cancel a job (queued or running) by writing ``cancel/<job>``; False, and nothing
+    written, when no job of that name is in the spool (looked for in every state, as it may be moving):
+    a marker then could only cancel a job published later under the name. (A daemon ignores a marker
+    older than its job in any case: :func:`~hdp_plugin.daemon.fileops.cancel_requested`.)"""
     sp = P.Spool(spool).check()
     P.check_name(name)
+    if sp.locate(name) is None:
+        return False
     P.write_atomic(sp.cancel(name), b"")
+    return True
 
 
 def daemons(spool: str | os.PathLike) -> list[dict]:
@@ -289,7 +295,7 @@ def status(spool: str | os.PathLike) -> dict:
         alive = P.daemon_alive(sp, d) if names else False
         for n in names:
             running.append({"job": n, "daemon": d, "daemon_alive": alive, "progress": P.read_json(sp.progress(n)),
-                            "cancel_requested": sp.cancel(n).exists()})
+                            "cancel_requested": P.cancel_requested(sp.cancel(n), sp.job(P.CLAIMED, n, d))})
     return {
         "protocol": P.PROTOCOL_VERSION,
         "spool": str(sp.root),

@@ -244,8 +244,8 @@ def read_data(folder: Path, job: dict, max_bytes: int) -> tuple[Path, bytes]:
 class _Progress:
     """Writes ``progress/<job>.json`` and answers the sampler's progress hook."""
 
-    def __init__(self, ctx: Context, name: str):
-        self.ctx, self.name = ctx, name
+    def __init__(self, ctx: Context, name: str, folder: Path):
+        self.ctx, self.name, self.folder = ctx, name, folder
         self.path = ctx.spool.progress(name)
         self.cancel = ctx.spool.cancel(name)
         self.started = time.time()
@@ -254,8 +254,12 @@ class _Progress:
         #: the data file in the folder and how the job's messages name it (its ``source``), once known
         self.data: tuple[Path, str] | None = None
 
+    def cancelled(self) -> bool:
+        """A client asked to cancel this job (a marker older than the job is another job's)."""
+        return P.cancel_requested(self.cancel, self.folder)
+
     def check(self) -> None:
-        if os.path.exists(self.cancel):
+        if self.cancelled():
             from ..errors import Cancelled
 
             raise Cancelled(f"cancelled by a client (cancel/{self.name}) during {self.phase}")
@@ -279,7 +283,7 @@ class _Progress:
     def hook(self, done: int, total: int) -> bool:
         """The classifier's private progress hook: False cancels the sampler."""
         self.set("sampling", done, total, force=False)
-        if os.path.exists(self.cancel) or self.ctx.interrupted():
+        if self.cancelled() or self.ctx.interrupted():
             return False
         return True
 
@@ -310,7 +314,7 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
     from ..errors import Cancelled
 
     folder = Path(folder)
-    prog = _Progress(ctx, name)
+    prog = _Progress(ctx, name, folder)
     queued = None
     try:
         queued = time.time() - os.stat(folder / P.JOB_FILE).st_mtime
@@ -326,7 +330,7 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
             P.remove_quietly(folder / f)
         return "requeue"
     except Cancelled as exc:
-        if ctx.interrupted() and not os.path.exists(prog.cancel):
+        if ctx.interrupted() and not prog.cancelled():
             for f in P.DAEMON_FILES:
                 P.remove_quietly(folder / f)
             return "requeue"

@@ -37,7 +37,7 @@ from .. import config
 from ..errors import JobError
 from ..params import PARAMETERS, Param, burn_in_over
 from .fileops import (  # noqa: F401 - re-exported: the protocol's atomic operations
-    attempts_key, clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json,
+    attempts_key, cancel_requested, clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json,
     remove_quietly, unseal_attempts, write_atomic, write_attempts, write_json,
 )
 from .layout import (  # noqa: F401 - re-exported: the protocol's names and paths
