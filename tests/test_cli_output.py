@@ -107,3 +107,4 @@ def test_daemon_cancel_says_what_it_did(tmp_path):
     assert result.stderr.startswith("cancel requested for j1 (queued)")
     result = run("daemon", "cancel", spool, "nosuchjob")
     assert result.exit_code == 0 and result.stderr.startswith("nosuchjob is not in the spool")
+    assert not (spool / "cancel" / "nosuchjob").exists()

@@ -11,6 +11,7 @@ slow on a large model), writes ``cancel/<job>`` and measures how long until the 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -127,3 +128,31 @@ def test_a_cancel_stops_a_large_model_during_sampling(served, structure):
     latency = _cancel_latency(spool, name, proc)
     print(f"\ncancel during {structure} sampling: failed after {latency:.2f} s")
     assert latency < BOUND_SECONDS
+
+
+def test_a_cancel_marker_older_than_a_job_never_cancels_it(served):
+    """A cancel of a name not in the spool writes no marker; a marker another client wrote before a job
+    of that name was submitted does not cancel the job (it is removed), while one written after does."""
+    spool, data, proc = served
+    sp = P.Spool(spool)
+    weather = Path(__file__).parent / "data" / "weather.nominal.arff"
+    assert client.cancel(spool, "reused") is False and not sp.cancel("reused").exists()
+    marker = sp.cancel("reused")
+    marker.write_bytes(b"")  # as the Weka client, or a hand, may write it
+    written = os.lstat(marker).st_mtime_ns
+    probe = spool.parent / "clock-probe"
+
+    def later():  # the file system's clock past the marker's time, so the job's job.json is newer
+        probe.write_bytes(b"")
+        return os.lstat(probe).st_mtime_ns > written
+
+    _wait(later, 30, "the file system's clock to pass the marker's")
+    client.publish(spool, weather, dict(structure="nb"), name="reused")
+    _wait(lambda: sp.job(P.DONE, "reused").exists() or sp.job(P.FAILED, "reused").exists(), 60, "the job to end")
+    assert sp.job(P.DONE, "reused").exists(), json.loads((sp.job(P.FAILED, "reused") / P.ERROR_FILE).read_text())
+    _wait(lambda: not marker.exists(), 60, "the old marker removed")
+    # a marker written once the job exists cancels it
+    name = client.publish(spool, data, dict(structure="kdb", k=5, iterations=1_000_000, seed=1), name="reused-later")
+    assert client.cancel(spool, name) is True
+    _wait(lambda: (sp.job(P.FAILED, name) / P.ERROR_FILE).is_file(), 120, f"{name} in failed/")
+    assert json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text())["code"] == "cancelled"

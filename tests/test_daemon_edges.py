@@ -55,10 +55,12 @@ def exchange(a, b, dir_fd: int = _AT_FDCWD) -> None:
 
 
 def _decoy(folder: Path, kind: str, outside: Path) -> Path:
-    """What a producer swaps in for data.arff: a link to a file outside the job, or a FIFO."""
+    """What a producer swaps in for data.arff: a link to a file outside the job, a FIFO or a directory."""
     decoy = folder / "decoy"
     if kind == "link":
         os.symlink(outside, decoy)
+    elif kind == "dir":
+        decoy.mkdir()
     else:
         os.mkfifo(decoy)
     return decoy
@@ -112,14 +114,15 @@ def test_a_data_file_swapped_after_its_check_is_never_read_and_never_blocks(tmp_
     assert err["code"] == "bad_job" and "data.arff" in err["message"], err
 
 
-@pytest.mark.parametrize("kind", ["link", "fifo", "file"])
+@pytest.mark.parametrize("kind", ["link", "fifo", "file", "directory"])
 @pytest.mark.parametrize("walk", [True, False], ids=["walk", "path"])
 def test_a_file_swapped_just_before_it_is_opened_is_refused(tmp_path, monkeypatch, kind, walk):
     """The narrowest window, between the last check and the open: a link is not followed, a FIFO is not
-    waited on, and another file is not read (the descriptor is compared with the file checked). With
-    walk=False the daemon opens by path, as where dir_fd is missing (Windows), without O_NOFOLLOW: the
-    comparison alone refuses the file outside."""
-    if kind != "file" and not hasattr(os, "mkfifo"):
+    waited on, another file is not read (the descriptor is compared with the file checked), and a
+    directory, which opens, is refused as the others (bad_job, not an error of its own); no descriptor
+    is left open. With walk=False the daemon opens by path, as where dir_fd is missing (Windows), without
+    O_NOFOLLOW: the comparison alone refuses the file outside."""
+    if kind in ("link", "fifo") and not hasattr(os, "mkfifo"):
         pytest.skip("needs links and FIFOs")
     outside = tmp_path / "outside.arff"
     outside.write_bytes(VOTE.read_bytes())
@@ -130,12 +133,18 @@ def test_a_file_swapped_just_before_it_is_opened_is_refused(tmp_path, monkeypatc
     if kind == "file":  # another file inside the job, put in place by a rename
         decoy = folder / "decoy"
         decoy.write_bytes(WEATHER.read_bytes())
+    elif kind == "directory":  # a directory (holding the data) put in place by a rename
+        decoy = folder / "decoy"
+        decoy.mkdir()
+        (decoy / "data.arff").write_bytes(WEATHER.read_bytes())
     else:
         decoy = _decoy(folder, kind, outside)
     opener = jobs._open_no_follow
 
     def swap_then_open(top, parts):
         if parts == ("data.arff",):
+            if kind == "directory":
+                os.remove(folder / "data.arff")
             os.replace(decoy, folder / "data.arff")
         return opener(top, parts)
 
@@ -144,6 +153,7 @@ def test_a_file_swapped_just_before_it_is_opened_is_refused(tmp_path, monkeypatc
         monkeypatch.setattr(jobs, "_WALK", False)
         monkeypatch.setattr(jobs, "_OPEN_FLAGS", os.O_RDONLY | os.O_NONBLOCK)
     job = jobs.read_job(folder)
+    fds = _open_descriptors()
     t, out = _run_in_thread(lambda: jobs.read_data(folder, job, 1 << 20), 30)
     if t.is_alive():
         os.close(os.open(folder / "data.arff", os.O_WRONLY | os.O_NONBLOCK))
@@ -151,21 +161,30 @@ def test_a_file_swapped_just_before_it_is_opened_is_refused(tmp_path, monkeypatc
     assert "value" not in out, "a file other than the one checked was read"
     assert isinstance(out["error"], P.JobError), out["error"]
     assert "data.arff changed while the daemon opened it" in str(out["error"])
+    assert _open_descriptors() == fds
+
+
+def _open_descriptors() -> set[str] | None:
+    """This process's open descriptors where the system lists them (Linux), else None."""
+    try:
+        return set(os.listdir("/proc/self/fd"))
+    except OSError:
+        return None
 
 
 @needs_exchange
 def test_a_producer_exchanging_data_files_under_the_daemon_never_gets_a_file_outside_read(tmp_path):
-    """The real daemon, and a producer exchanging each job's data.arff with a link out of the job or a
-    FIFO (renameat2 RENAME_EXCHANGE, through the job folder's descriptor, so that it follows the folder
-    from new/ to claimed/) as fast as it can while the jobs run: every job ends, done on its own data or
-    failed with bad_job; none trains on the file outside, and no worker waits on a FIFO."""
+    """The real daemon, and a producer exchanging each job's data.arff with a link out of the job, a
+    FIFO or a directory (renameat2 RENAME_EXCHANGE, through the job folder's descriptor, so that it
+    follows the folder from new/ to claimed/) as fast as it can while the jobs run: every job ends, done
+    on its own data or failed with bad_job; none trains on the file outside, and no worker waits on a FIFO."""
     spool = tmp_path / "spool"
     sp = P.Spool(spool).create()
     outside = tmp_path / "outside.arff"
     outside.write_bytes(VOTE.read_bytes())
     # a link job reads the file outside when its check sees data.arff and its open the link: about one
     # in four jobs on a reader that opens the path again
-    names = [f"link-{i}" for i in range(12)] + [f"fifo-{i}" for i in range(4)]
+    names = [f"link-{i}" for i in range(12)] + [f"fifo-{i}" for i in range(4)] + [f"dir-{i}" for i in range(6)]
     with daemon(spool, log=tmp_path / "daemon.log") as d:
         for name in names:  # one job at a time, its files swapped from its publication to its end
             tmp = sp.job(P.TMP, name)

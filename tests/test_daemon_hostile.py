@@ -351,3 +351,41 @@ def test_job_names_with_newlines_cannot_forge_log_lines(served):
     text = log.read_text()
     assert "evil\\n2026-01-01T00:00:00 hdp-bnc daemon: job payroll" in text and "trailing\\n" in text
     assert "esc\\x1b[2Jape" in text and "bidi\\u202egnp.exe" in text
+
+
+def test_a_failed_jobs_error_names_the_file_the_user_submitted(tmp_path, served):
+    """``submit`` records the file it was given as job.json's ``source``: error.json's message, and what
+    ``submit --wait`` prints, name that file (and the job's copy of it), never the spool's path to the copy;
+    a ``source`` is only text (a control character in it is escaped, a path it names is never opened)."""
+    sp, _ = served
+    spool = sp.root
+    broken = tmp_path / "broken.arff"
+    broken.write_text("@relation r\n@attribute a {x,y}\n@attribute class {p,q}\n@data\nx,p\ny,q,extra,\n")
+    numeric = tmp_path / "numeric.csv"
+    numeric.write_text("a,b,c\n1,2,3.5\n2,3,4.5\n")
+    said = {}
+    for name, path in (("src-arff", broken), ("src-csv", numeric)):
+        r = subprocess.run(_cmd("submit", spool, path, "--name", name, "--wait", "--timeout", "120", "--quiet"),
+                           capture_output=True, text=True, timeout=180)
+        assert r.returncode == 1, r.stderr
+        said[name] = r.stderr.strip()
+        assert json.loads((sp.job(P.FAILED, name) / P.JOB_FILE).read_text())["source"] == str(path)
+    err = _error(sp, "src-arff")
+    assert err["code"] == "bad_data"
+    assert err["message"] == f"{broken} (the job's data.arff): line 6: expected 2 values, got 4", err
+    assert said["src-arff"] == f"error: job src-arff failed (bad_data): {err['message']}"
+    err = _error(sp, "src-csv")
+    assert err["code"] == "bad_data" and f"{numeric} (the job's data.arrow) is numeric" in err["message"], err
+    assert err["message"] in said["src-csv"] and str(spool) not in said["src-csv"], said
+    # by hand: a source is text only, escaped; a job without one names the file in the folder
+    publish_raw(spool, "src-escaped", {P.JOB_FILE: {**OK, "source": "/etc/passwd\n\x1b[2Jx.arff"},
+                                       "data.arff": broken})
+    publish_raw(spool, "src-none", {P.JOB_FILE: OK, "data.arff": broken})
+    publish_raw(spool, "src-long", {P.JOB_FILE: {**OK, "source": "x" * (P.MAX_SOURCE_CHARS + 1)}, "data.arff": broken})
+    wait_until(lambda: all(sp.job(P.FAILED, n).exists() for n in ("src-escaped", "src-none", "src-long")), 60,
+               "the jobs")
+    assert _error(sp, "src-escaped")["message"].startswith(
+        "/etc/passwd\\n\\x1b[2Jx.arff (the job's data.arff): line 6: expected 2 values"), _error(sp, "src-escaped")
+    assert _error(sp, "src-none")["message"] == "data.arff: line 6: expected 2 values, got 4"
+    err = _error(sp, "src-long")
+    assert err["code"] == "bad_job" and err["field"] == "source" and "at most 4096 characters" in err["message"]

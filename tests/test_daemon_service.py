@@ -293,6 +293,26 @@ def test_an_eskdb_job_gives_the_ensemble_of_a_direct_fit(tmp_path):
     assert np.array_equal(got.predict_proba(data), direct.predict_proba(data))
 
 
+def test_an_eskdb_result_records_the_k_its_model_uses(tmp_path):
+    """k=64 on four attributes: result.json's k is the K the members chose within (3, the attributes less
+    one), as the model file and ``hdp-bnc info`` have it; each member's own k is its model's; the job's
+    settings keep the k asked."""
+    spool = tmp_path / "spool"
+    client.publish(spool, WEATHER, dict(structure="eskdb", n_members=3, k=64, iterations=20, seed=1), name="k64")
+    d = Daemon(spool, "--idle-exit", "0.5", log=tmp_path / "daemon.log")
+    assert d.wait(90) == 0
+    folder = P.Spool(spool).job(P.DONE, "k64")
+    result = json.loads((folder / P.RESULT_FILE).read_text())
+    assert result["job_settings"]["k"] == 64
+    assert result["structure"]["k"] == 3, result["structure"]
+    members = read_model_file(folder / P.MODEL_FILE)[0]["members"]
+    assert {m["structure"]["info"]["max_k"] for m in members} == {3}
+    assert [m["k"] for m in result["structure"]["per_member"]] == [m["structure"]["k"] for m in members]
+    r = subprocess.run([sys.executable, "-m", "hdp_plugin", "info", str(folder / P.MODEL_FILE)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and "at most K = 3 attribute parents" in r.stdout, r.stdout + r.stderr
+
+
 # ------------------------------------------------------------------------------------------
 # kill -9 at several points
 # ------------------------------------------------------------------------------------------
@@ -481,7 +501,9 @@ def test_progress_cancel_and_status_tell_the_truth(tmp_path):
         for name in ("long", "queued"):
             err = json.loads((sp.job(P.FAILED, name) / P.ERROR_FILE).read_text())
             assert err["code"] == "cancelled", err
-        assert final_names(spool, P.CANCEL) == [] and final_names(spool, P.PROGRESS) == []
+        # the markers go just after the jobs are published
+        wait_until(lambda: final_names(spool, P.CANCEL) == [] and final_names(spool, P.PROGRESS) == [], 20,
+                   "the cancel markers and progress files removed")
         # the daemon keeps serving, and submit --wait prints where the model landed
         done = subprocess.run(_cmd("submit", spool, WEATHER, "-s", "kdb", "-k", "1", "-i", "20", "--name", "waited", "--wait",
                                    "--timeout", "60"), capture_output=True, text=True, timeout=90)

@@ -148,6 +148,65 @@ def test_forged_decompressed_length_is_refused(tmp_path):
         list(open_batches(path).batches())
 
 
+def _string_views(path: Path, rows: int, length: int, distinct: int = 1) -> Path:
+    """An Arrow IPC file whose column ``s`` holds ``rows`` string views of ``length`` bytes each, all
+    pointing into one data buffer of about ``length`` bytes (``distinct`` different strings), and a class
+    column: ``rows x length`` bytes of text in a file of about 16 bytes a row."""
+    rng = np.random.default_rng(0)
+    data = rng.integers(97, 123, size=length + distinct, dtype=np.uint8).tobytes()
+    at = (np.arange(rows) % distinct).astype(np.int32)
+    views = np.zeros((rows, 4), dtype="<i4")
+    views[:, 0] = length
+    views[:, 1] = np.frombuffer(b"".join(data[o:o + 4] for o in range(distinct)), dtype="<i4")[at]
+    views[:, 3] = at  # buffer 0, at this offset
+    s = pa.Array.from_buffers(pa.string_view(), rows, [None, pa.py_buffer(views.tobytes()), pa.py_buffer(data)])
+    s.validate(full=True)
+    cls = pa.DictionaryArray.from_arrays(pa.array(at % 2, pa.int8()), pa.array(["x", "y"]))
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("s", s.type), ("class", cls.type)])) as w:
+        w.write_table(pa.table({"s": s, "class": cls}))
+    return path
+
+
+def test_string_views_are_bounded_by_the_text_they_point_to(tmp_path):
+    """Views count as the text they stand for, which decoding copies, before any of it is copied."""
+    path = _string_views(tmp_path / "views.arrow", 5000, 4000, distinct=3)  # 20 MB of text in 80 KB
+    assert path.stat().st_size < 100_000
+    message = (r"views\.arrow: column 's' holds 20,000,000 bytes of text in string views, more than the limit of "
+               r"16,777,216 bytes once decoded")
+    with pytest.raises(TooLargeError, match=message):
+        ipc_table(path, max_bytes=16 << 20)
+    with pytest.raises(TooLargeError, match=message):
+        list(ipc_batches(path, max_bytes=16 << 20))
+    from hdp_plugin.data.limits import Limits
+    from hdp_plugin.data.readers import read_within
+
+    with pytest.raises(TooLargeError, match=message + r"; --max-input-mb bounds"):
+        read_within(path, Limits(16 << 20))
+    # within the limit: the text the views stand for, one label per distinct string
+    ds = read_within(path, Limits(32 << 20))
+    assert ds.n_rows == 5000 and len(ds.attributes[0].values) == 3
+    assert all(len(v) == 4000 for v in ds.attributes[0].values)
+
+
+def test_a_small_file_of_a_gigabyte_of_string_views_is_refused_before_decoding(tmp_path):
+    """About 1.1 MB of views pointing at one 16 KB string: more than 1 GiB of text, refused by default
+    (at once, under a memory cap) by the reader and by ``train -t 2``, with one line naming the column."""
+    path = _string_views(tmp_path / "gigabyte.arrow", 70_000, 16_000)
+    assert path.stat().st_size < 1_300_000
+    r = read_in_child(path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("DataError: ") and "gigabyte.arrow: column 's' holds 1,120,000,000 bytes" in r.stdout, \
+        r.stdout
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "hdp_plugin", "train", str(path), "-o", str(tmp_path / "m.hdpbnc"),
+                        "-t", "2"], capture_output=True, text=True, timeout=300, env=env,
+                       preexec_fn=_capped if sys.platform != "win32" else None)
+    lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("OpenBLAS")]  # its thread warnings under a cap
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert len(lines) == 1 and "gigabyte.arrow: column 's' holds 1,120,000,000 bytes of text" in lines[0], lines
+    assert not (tmp_path / "m.hdpbnc").exists()
+
+
 @pytest.mark.filterwarnings("ignore:Feather V1 files are deprecated")
 def test_feather_v1_is_refused(tmp_path):
     import pyarrow.feather as feather

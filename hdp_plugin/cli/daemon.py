@@ -310,8 +310,8 @@ def cancel(
 ) -> None:
     """Cancel a job by writing SPOOL/cancel/JOB; the daemon stops it within one progress step."""
     with _errors():
-        client.cancel(spool, job)
-        typer.echo(_cancel_text(job, client.job_state(spool, job)), err=True)
+        written = client.cancel(spool, job)
+        typer.echo(_cancel_text(job, client.job_state(spool, job) if written else {"state": None}), err=True)
 
 
 def _cancel_text(job: str, st: dict) -> str:
@@ -326,7 +326,7 @@ def _cancel_text(job: str, st: dict) -> str:
         return f"{job} has already finished (in {state}/): nothing to cancel"
     if state == P.TMP:
         return f"cancel requested for {job} (still being submitted): it will end in failed/ with code cancelled"
-    return f"{job} is not in the spool: nothing to cancel (a daemon removes the marker)"
+    return f"{job} is not in the spool: nothing to cancel (no marker written)"
 
 
 @app.command()

@@ -72,7 +72,9 @@ def publish(spool: str | os.PathLike, data: str | os.PathLike, job: dict, *, nam
     copies = {f: n for n, f in P.DATA_FILES.items()}  # the formats the daemon reads: arff, arrow
     convert = fmt not in copies
     target = "data.arrow" if convert else copies[fmt]
-    doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target}
+    # the file as the user named it, so that the job's messages name it and not the folder's copy
+    doc = {"protocol": P.PROTOCOL_VERSION, **{k: v for k, v in job.items() if k != "protocol"}, "data": target,
+           "source": job.get("source", str(src)[: P.MAX_SOURCE_CHARS])}
     P.validate_job(doc)
     _check_unique(sp, name)
     tmp = sp.job(P.TMP, name)
@@ -176,7 +178,7 @@ def job_state(spool: str | os.PathLike, name: str) -> dict:
         out["model"] = str(path / P.MODEL_FILE)
     elif state == P.FAILED:
         out["error"] = P.read_json(path / P.ERROR_FILE)
-    out["cancel_requested"] = sp.cancel(name).exists()
+    out["cancel_requested"] = P.cancel_requested(sp.cancel(name), path)
     return out
 
 
@@ -260,11 +262,17 @@ def wait(spool: str | os.PathLike, name: str, *, timeout: float | None = None, p
         time.sleep(min(poll, max(config.BRISK_POLL_SECONDS, (now - start) / 10)))
 
 
-def cancel(spool: str | os.PathLike, name: str) -> None:
-    """Ask the daemon to cancel a job (queued or running) by writing ``cancel/<job>``."""
+def cancel(spool: str | os.PathLike, name: str) -> bool:
+    """Ask the daemon to cancel a job (queued or running) by writing ``cancel/<job>``; False, and nothing
+    written, when no job of that name is in the spool (looked for in every state, as it may be moving):
+    a marker then could only cancel a job published later under the name. (A daemon ignores a marker
+    older than its job in any case: :func:`~hdp_plugin.daemon.fileops.cancel_requested`.)"""
     sp = P.Spool(spool).check()
     P.check_name(name)
+    if sp.locate(name) is None:
+        return False
     P.write_atomic(sp.cancel(name), b"")
+    return True
 
 
 def daemons(spool: str | os.PathLike) -> list[dict]:
@@ -292,7 +300,7 @@ def status(spool: str | os.PathLike) -> dict:
         alive = P.daemon_alive(sp, d) if names else False
         for n in names:
             running.append({"job": n, "daemon": d, "daemon_alive": alive, "progress": P.read_json(sp.progress(n)),
-                            "cancel_requested": sp.cancel(n).exists()})
+                            "cancel_requested": P.cancel_requested(sp.cancel(n), sp.job(P.CLAIMED, n, d))})
     return {
         "protocol": P.PROTOCOL_VERSION,
         "spool": str(sp.root),

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from .. import config
 from .._fs import fsync_directory, is_real_dir, remove_quietly, retry_sharing, write_atomic
-from .layout import ATTEMPTS_FILE, DAEMON_FILES
+from .layout import ATTEMPTS_FILE, DAEMON_FILES, JOB_FILE
 
-__all__ = ["attempts_key", "clean_job_folder", "is_real_dir", "move", "move_final", "now_iso", "number",
+__all__ = ["attempts_key", "cancel_requested", "clean_job_folder", "is_real_dir", "move", "move_final", "now_iso", "number",
            "read_attempts", "read_json", "remove_quietly", "unseal_attempts", "write_atomic", "write_attempts",
            "write_json"]
 
@@ -164,6 +164,25 @@ def unseal_attempts(folder: Path) -> None:
     if doc is not None and "seal" in doc:
         doc.pop("seal")
         write_json(folder / ATTEMPTS_FILE, doc)
+
+
+def _mtime_ns(path: Path) -> int | None:
+    """``path``'s own modification time (a link's, never its target's), or None if it does not exist."""
+    try:
+        return os.lstat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def cancel_requested(marker: Path, folder: Path) -> bool:
+    """Does the cancel marker ``marker`` (``cancel/<job>``) cancel the job in ``folder``? Only if it was
+    written when the job already existed: a marker older than the job's job.json was meant for an
+    earlier job of that name (or for none), and is ignored. Without a job.json, any marker counts."""
+    written = _mtime_ns(marker)
+    if written is None:
+        return False
+    job = _mtime_ns(folder / JOB_FILE)
+    return job is None or written >= job
 
 
 def move(src: Path, dst: Path) -> bool:

@@ -27,7 +27,7 @@ from .. import config
 from ..runtime import cancel
 from .._version import __version__
 from ..errors import HDPError, JobError
-from ..params import resolved_iterations
+from ..params import resolved_iterations, usable_k
 from . import logs
 from . import protocol as P
 
@@ -171,17 +171,22 @@ def _read_inside(folder: Path, name: str, what: str, limit: int, too_large: Call
     except OSError as exc:
         raise JobError(f"{name} changed while the daemon opened it ({exc.strerror or exc}): it became a link "
                        "or vanished; a published job's files must not change") from None
-    with os.fdopen(fd, "rb") as fh:
-        now = os.fstat(fh.fileno())
+    # the descriptor is examined before a file object is made of it (Python refuses to make one of a
+    # directory, with an error of its own), and closed here whatever happens
+    try:
+        now = os.fstat(fd)
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-            raise JobError(f"{name} changed while the daemon opened it (another file, a FIFO or a device was put "
-                           "in its place); a published job's files must not change")
+            raise JobError(f"{name} changed while the daemon opened it (another file, a directory, a FIFO or a "
+                           "device was put in its place); a published job's files must not change")
         if now.st_nlink > 1:
             raise JobError(f"{name} has {now.st_nlink} hard links: it may be a file outside the job folder; "
                            "jobs must hold their own copy of their files")
         if now.st_size > limit:
             raise too_large(now.st_size)
-        data = fh.read(now.st_size + 1)  # its size, and one byte more to see it grow
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(now.st_size + 1)  # its size, and one byte more to see it grow
+    finally:
+        os.close(fd)
     if len(data) != now.st_size:
         raise JobError(f"{name} changed while the daemon read it ({now.st_size} bytes, then {len(data)} read); "
                        "a published job's files must not change")
@@ -213,13 +218,22 @@ def data_file(folder: Path, job: dict) -> Path:
     return _inside(folder, _data_name(folder, job), "data")
 
 
+def shown_name(job: dict, name: str) -> str:
+    """How the job's messages name its data file ``name``: the file the producer took it from, when
+    job.json's ``source`` says (control characters escaped), beside the name in the folder."""
+    if not job.get("source"):
+        return name
+    return f"{logs.escape(job['source'])} (the job's {name})"
+
+
 def read_data(folder: Path, job: dict, max_bytes: int) -> tuple[Path, bytes]:
     """``(path, bytes)`` of the job's data file, read through one checked descriptor
     (:func:`_read_inside`); more than ``max_bytes`` is :class:`LimitError`."""
     name = data_file(folder, job).name
 
     def too_large(size: int) -> LimitError:
-        return LimitError(f"{name} has {size} bytes, more than this daemon's limit of {max_bytes} (run --max-input-mb)")
+        return LimitError(f"{shown_name(job, name)} has {size} bytes, more than this daemon's limit of {max_bytes} "
+                          "(run --max-input-mb)")
 
     return _read_inside(folder, name, "data", max_bytes, too_large)
 
@@ -230,16 +244,22 @@ def read_data(folder: Path, job: dict, max_bytes: int) -> tuple[Path, bytes]:
 class _Progress:
     """Writes ``progress/<job>.json`` and answers the sampler's progress hook."""
 
-    def __init__(self, ctx: Context, name: str):
-        self.ctx, self.name = ctx, name
+    def __init__(self, ctx: Context, name: str, folder: Path):
+        self.ctx, self.name, self.folder = ctx, name, folder
         self.path = ctx.spool.progress(name)
         self.cancel = ctx.spool.cancel(name)
         self.started = time.time()
         self.last = 0.0
         self.phase = "starting"
+        #: the data file in the folder and how the job's messages name it (its ``source``), once known
+        self.data: tuple[Path, str] | None = None
+
+    def cancelled(self) -> bool:
+        """A client asked to cancel this job (a marker older than the job is another job's)."""
+        return P.cancel_requested(self.cancel, self.folder)
 
     def check(self) -> None:
-        if os.path.exists(self.cancel):
+        if self.cancelled():
             from ..errors import Cancelled
 
             raise Cancelled(f"cancelled by a client (cancel/{self.name}) during {self.phase}")
@@ -263,7 +283,7 @@ class _Progress:
     def hook(self, done: int, total: int) -> bool:
         """The classifier's private progress hook: False cancels the sampler."""
         self.set("sampling", done, total, force=False)
-        if os.path.exists(self.cancel) or self.ctx.interrupted():
+        if self.cancelled() or self.ctx.interrupted():
             return False
         return True
 
@@ -294,7 +314,7 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
     from ..errors import Cancelled
 
     folder = Path(folder)
-    prog = _Progress(ctx, name)
+    prog = _Progress(ctx, name, folder)
     queued = None
     try:
         queued = time.time() - os.stat(folder / P.JOB_FILE).st_mtime
@@ -310,7 +330,7 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
             P.remove_quietly(folder / f)
         return "requeue"
     except Cancelled as exc:
-        if ctx.interrupted() and not os.path.exists(prog.cancel):
+        if ctx.interrupted() and not prog.cancelled():
             for f in P.DAEMON_FILES:
                 P.remove_quietly(folder / f)
             return "requeue"
@@ -339,6 +359,16 @@ def execute(folder: Path, name: str, ctx: Context) -> str:
 _NO_SPACE = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
+def _client_names(message: str, folder: Path, prog: _Progress) -> str:
+    """``message`` naming files as the client knows them: the data file as the file it was taken from
+    (:func:`shown_name`), the others by their names in the job folder (job.json), never by the folder's
+    path in claimed/."""
+    if prog.data is not None:
+        path, shown = prog.data
+        message = message.replace(str(path), shown)
+    return message.replace(str(folder) + os.sep, "")
+
+
 def _write_failure(folder: Path, name: str, ctx: Context, prog: _Progress, exc: BaseException) -> None:
     """The error.json of a failed job."""
     if isinstance(exc, MemoryError):
@@ -346,19 +376,19 @@ def _write_failure(folder: Path, name: str, ctx: Context, prog: _Progress, exc: 
                     f"out of memory during {prog.phase}; try fewer attributes, a smaller k or less data", ctx,
                     phase=prog.phase)
     elif isinstance(cause := (exc if isinstance(exc, OSError) else exc.__cause__), OSError) and cause.errno in _NO_SPACE:
-        what = str(exc).replace(str(folder) + os.sep, "") if isinstance(exc, HDPError) else \
+        what = _client_names(str(exc), folder, prog) if isinstance(exc, HDPError) else \
             f"{Path(exc.filename).name if exc.filename else 'a file'}: {exc.strerror or exc}"
         write_error(folder, name, "no_space", f"no space left on the spool's disk during {prog.phase} ({what}); "
                     "free some space and submit the job again", ctx, phase=prog.phase)
     elif isinstance(exc, HDPError):
         code = exc.code if exc.code in P.ERROR_CODES else ("bad_job" if exc.code == "bad_parameter" else "internal_error")
         field = getattr(exc, "field", None)
-        # name files as the client knows them (data.arff), not by the folder's path in claimed/
-        message = str(exc).replace(str(folder) + os.sep, "")
+        message = _client_names(str(exc), folder, prog)
         write_error(folder, name, code, message, ctx, phase=prog.phase, field=field)
     else:  # a bug: keep the traceback for the report
         log.error("job %s failed", name, exc_info=exc)
-        write_error(folder, name, "internal_error", f"{type(exc).__name__}: {exc}", ctx, phase=prog.phase,
+        write_error(folder, name, "internal_error", _client_names(f"{type(exc).__name__}: {exc}", folder, prog), ctx,
+                    phase=prog.phase,
                     traceback="".join(traceback.format_exception(exc, limit=20)))
 
 
@@ -393,6 +423,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
     job = read_job(folder)
     # Step 2: the data, from inside the folder only, within the limits, read through the one descriptor
     # that was checked (the folder's files are the producer's and may change under the daemon)
+    data_name = _data_name(folder, job)
+    prog.data = (folder / data_name, shown_name(job, data_name))  # how the job's messages name it
     path, raw = read_data(folder, job, ctx.limits.max_input_bytes)
     size = len(raw)
     # the same Dataset read_dataset reads, within this daemon's limits: a gzip ARFF decompressed only up to
@@ -457,7 +489,8 @@ def _train(folder: Path, name: str, ctx: Context, prog: _Progress) -> dict:
 
 def structure_doc(clf) -> dict:
     """``result.json``'s ``structure``: the whole model. A single network: its kind, k, kept attributes,
-    parents and sizes. An ensemble: the structure asked for, its ``members``, the attributes any member
+    parents and sizes. An ensemble: the structure asked for, the K its members choose their k within
+    (the k asked, capped at the attributes less one), its ``members``, the attributes any member
     keeps, the trees, nodes and cells of all members together, and each member's kind, k, kept and sizes
     in ``per_member`` (``parents`` is null: each member has its own, in the model file). ``cells`` counts
     the cells a model file stores: those with training rows. ``cell_limited`` lists the members (0 for a
@@ -476,7 +509,10 @@ def structure_doc(clf) -> dict:
                 "parents": {names[j]: [names[p] for p in st.parents[j]] for j in st.kept},
                 **{size: each[0][size] for size in ("trees", "nodes", "cells")}, "cell_limited": limited}
     kept = {mb.attributes[j].name for mb in members for j in mb.structure.kept}
-    return {"kind": clf.structure, "k": int(clf.k), "members": len(members), "kept": len(kept), "parents": None,
+    # the ensemble's k: the K each member chooses its own k within (the k asked, capped at the attributes
+    # less one), as ``hdp-bnc info`` reads it from the model file; each member's own is in per_member
+    k = usable_k(clf.structure, clf.k, len(members[0].attributes))
+    return {"kind": clf.structure, "k": k, "members": len(members), "kept": len(kept), "parents": None,
             **{size: sum(m[size] for m in each) for size in ("trees", "nodes", "cells")}, "per_member": each,
             "cell_limited": limited}
 

@@ -37,7 +37,7 @@ from .. import config
 from ..errors import JobError
 from ..params import PARAMETERS, Param, burn_in_over
 from .fileops import (  # noqa: F401 - re-exported: the protocol's atomic operations
-    attempts_key, clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json,
+    attempts_key, cancel_requested, clean_job_folder, is_real_dir, move, move_final, now_iso, number, read_attempts, read_json,
     remove_quietly, unseal_attempts, write_atomic, write_attempts, write_json,
 )
 from .layout import (  # noqa: F401 - re-exported: the protocol's names and paths
@@ -72,6 +72,8 @@ HEARTBEAT_SECONDS = config.HEARTBEAT_SECONDS
 STALE_HEARTBEATS = config.STALE_HEARTBEATS
 TMP_MAX_AGE_SECONDS = config.TMP_MAX_AGE_SECONDS
 MAX_DOC_BYTES = config.MAX_DOC_BYTES
+#: the longest ``source`` of a job.json (a path, as long as the longest most systems allow)
+MAX_SOURCE_CHARS = 4096
 
 
 # ------------------------------------------------------------------------------------------
@@ -101,6 +103,9 @@ JOB_SCHEMA = (
            help="protocol version the producer speaks; this daemon speaks 1"),
     _Field("data", "string|null", None,
            help="data.arff or data.arrow (a file of the job folder); default: whichever exists"),
+    _Field("source", "string|null", None,
+           help="the file the producer took the data from, at most 4096 characters: named in the job's "
+                "messages, never opened"),
     _Field("class_attribute", "string|null", None,
            help="name of the class attribute; null means the last attribute, as in Weka"),
     *(_param_field(p) for p in PARAMETERS if p.job),  # the classifier's parameters (hdp_plugin.params)
@@ -224,6 +229,9 @@ def validate_job(doc) -> dict:
         raise _bad("burn_in", f"job.json: burn_in must be below {what}, got {out['burn_in']!r}")
     if out["client"] is not None and len(out["client"]) > 200:
         raise _bad("client", f"job.json: client must be at most 200 characters, got {len(out['client'])}")
+    if out["source"] is not None and len(out["source"]) > MAX_SOURCE_CHARS:
+        raise _bad("source", f"job.json: source must be at most {MAX_SOURCE_CHARS} characters, got "
+                             f"{len(out['source'])}")
     if out["data"] is not None and out["data"] not in DATA_FILES:
         raise _bad("data", f"job.json: data must be one of {', '.join(DATA_FILES)} (a file of the job "
                        f"folder), got {out['data']!r}")

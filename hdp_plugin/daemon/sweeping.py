@@ -23,7 +23,7 @@ def sweep(spool: P.Spool) -> None:
     """Remove the progress files and cancel markers of finished jobs, and of jobs found nowhere (once
     untouched for STALE_MARKER_SECONDS), and producers' abandoned ``tmp/`` entries (untouched for
     TMP_MAX_AGE_SECONDS: maildir's rule). A cancel marker of a job queued in ``new/`` stays: it cancels
-    the job when a daemon claims it."""
+    the job when a daemon claims it, unless it is older than the job (then it is removed)."""
     now = time.time()
     for name in spool.names(P.TMP):
         path = spool.dir(P.TMP) / name
@@ -52,6 +52,9 @@ def sweep(spool: P.Spool) -> None:
                 stale = time.time() - os.stat(path).st_mtime > config.STALE_MARKER_SECONDS
             except OSError:
                 continue
-            if (final and state == P.PROGRESS) or (final and not spool.job(P.NEW, name).exists()) or (
+            queued = spool.job(P.NEW, name)
+            # a marker older than the queued job of its name was meant for another: it never cancels this one
+            foreign = state == P.CANCEL and queued.exists() and not P.cancel_requested(path, queued)
+            if (final and state == P.PROGRESS) or (final and not queued.exists()) or foreign or (
                     stale and spool.locate(name) is None):
                 P.remove_quietly(path)

@@ -50,7 +50,7 @@ CSV_NULLS = [
 
 def _labels_of(values: pa.Array) -> list[str | None]:
     """Dictionary values as label strings (None for a null entry)."""
-    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or _is_string_view(values.type):
         return values.to_pylist()
     if pa.types.is_boolean(values.type):
         return [None if v is None else ("true" if v else "false") for v in values.to_pylist()]
@@ -121,11 +121,14 @@ def warn_dates(schema: pa.Schema, class_index: int, source: str) -> None:
                           stacklevel=3)
 
 
+#: pyarrow's test for the string-view type (a pyarrow without one reads no such column)
+_is_string_view = getattr(pa.types, "is_string_view", lambda _: False)
+
+
 def _may_be_class(t: pa.DataType) -> bool:
     """Whether a column of type ``t`` reads as a nominal class: text, dictionary, boolean or integer."""
     return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)
-            or pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_null(t)
-            or getattr(pa.types, "is_string_view", lambda _: False)(t))
+            or pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_null(t) or _is_string_view(t))
 
 
 def column_from_arrow(name: str, col: pa.ChunkedArray | pa.Array, source: str, *, is_class: bool = False) -> Column:
@@ -135,9 +138,8 @@ def column_from_arrow(name: str, col: pa.ChunkedArray | pa.Array, source: str, *
     t = col.type
     if pa.types.is_dictionary(t):
         labels, codes = _dictionary_codes(col, sort=False)
-    elif pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
-        if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
-            col = pc.cast(col, pa.large_string())
+    elif pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t):
+        # string views are encoded as they are: a copy of their text could be far larger than the file
         labels, codes = _dictionary_codes(pc.dictionary_encode(col), sort=True)
     elif pa.types.is_boolean(t):
         labels = ("false", "true")
@@ -290,6 +292,46 @@ def _limits(size: int, max_bytes: int | None, max_cells: int | None) -> tuple[in
     return max_bytes, max_cells, bytes_hint, cells_hint
 
 
+def _view_bytes(arr: pa.Array) -> int:
+    """The bytes of text the valid entries of a string-view array point to, counted from its views alone
+    (16 bytes each, the length first): many views can point at one stretch of a small data buffer, so
+    the text they stand for, which decoding them copies, can be far larger than the file."""
+    n = len(arr)
+    if n == 0:
+        return 0
+    views = np.frombuffer(arr.buffers()[1], dtype="<i4")
+    lengths = views[4 * arr.offset: 4 * (arr.offset + n): 4].astype(np.int64)
+    if arr.null_count:
+        lengths = lengths[pc.is_valid(arr).to_numpy(zero_copy_only=False)]
+    return int(np.maximum(lengths, 0).sum())
+
+
+def check_view_text(table: pa.Table | pa.RecordBatch, source: str, max_bytes: int, hint: str) -> None:
+    """:class:`TooLargeError` naming the column if the string-view columns of ``table`` (and the
+    string-view dictionaries of its dictionary columns, each dictionary once) point to more than
+    ``max_bytes`` bytes of text in all, counted from their views before any text is copied."""
+    total, seen = 0, set()
+    for name, col in zip(table.column_names, table.columns):
+        t = col.type
+        dictionary = pa.types.is_dictionary(t)
+        if not (_is_string_view(t) or (dictionary and _is_string_view(t.value_type))):
+            continue
+        own = 0
+        for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+            arr = chunk.dictionary if dictionary else chunk
+            if dictionary:  # the batches of a file share their dictionary
+                key = (arr.buffers()[1].address if len(arr) else 0, arr.offset, len(arr))
+                if key in seen:
+                    continue
+                seen.add(key)
+            own += _view_bytes(arr)
+        total += own
+        if total > max_bytes:
+            before = f" ({total - own:,} more in the columns before it)" if total > own else ""
+            raise TooLargeError(f"{source}: column {name!r} holds {own:,} bytes of text in string views{before}, "
+                                f"more than the limit of {max_bytes:,} bytes once decoded; {hint}")
+
+
 def check_cells(table: pa.Table, source: str, max_cells: int | None = None) -> None:
     """:class:`DataError` if a decoded table holds more values (rows x columns) than allowed."""
     limit = config.MAX_CELLS if max_cells is None else max_cells
@@ -319,7 +361,9 @@ def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int 
 
     The file's metadata is checked before anything is decoded (every offset and size inside the file,
     decoded bytes at most ``max_bytes``, declared values at most ``max_cells``), and every record
-    batch is validated fully (offsets, dictionary indices, UTF-8) before it is used. Any fault is
+    batch is validated fully (offsets, dictionary indices, UTF-8) before it is used; the text its
+    string views point to counts against ``max_bytes`` too, before any of it is copied
+    (:func:`check_view_text`). Any fault is
     one :class:`DataError` naming the file. ``data``: the file's bytes, read by the caller through a
     descriptor it checked (the daemon); ``path`` then only names the file, and is not opened.
     """
@@ -339,6 +383,7 @@ def ipc_table(path: str | Path, *, max_bytes: int | None = None, max_cells: int 
             batches.append(batch)
         table = pa.Table.from_batches(batches, schema=reader.schema)
         [str(f.name) for f in table.schema]  # names that are not UTF-8 raise here, not later
+        check_view_text(table, str(p), max_bytes, bytes_hint)
     except DataError:
         raise
     except _READ_ERRORS as e:
@@ -380,6 +425,7 @@ def ipc_batches(path: str | Path, *, max_bytes: int | None = None,
                 except StopIteration:
                     break
                 batch.validate(full=True)
+                check_view_text(batch, str(p), max_bytes, bytes_hint)
                 yield batch
         except DataError:
             raise
