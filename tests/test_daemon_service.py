@@ -1,6 +1,6 @@
 """The daemon as real processes on real files: many producers, kill -9, bad jobs, cancel, status, stop.
 
-Every daemon here is ``python -m hdp_plugin.daemon run`` in its own process group; jobs use small
+Every daemon here is ``python -m hdp_plugin daemon run`` in its own process group; jobs use small
 data and few iterations so the file stays quick on two shared cores.
 """
 
@@ -37,7 +37,7 @@ VOTE = DATA / "vote.arff"
 # helpers
 # ------------------------------------------------------------------------------------------
 def _cmd(*args) -> list[str]:
-    return [sys.executable, "-m", "hdp_plugin.daemon", *map(str, args)]
+    return [sys.executable, "-m", "hdp_plugin", "daemon", *map(str, args)]
 
 
 def wait_until(predicate, timeout: float, what: str, step: float = 0.05):

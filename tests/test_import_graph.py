@@ -111,17 +111,26 @@ def _entry_point(mod: str) -> bool:
 
 
 def test_no_circle_between_subpackages():
-    """``python -m hdp_plugin.daemon`` (daemon/__main__.py) runs the command line's daemon app: an entry
-    point may import any sub-package, since nothing imports it (checked here)."""
+    """Entry points count in the sub-package they live in (nothing imports one, checked here): the
+    daemon's commands are the command line's (``python -m hdp_plugin daemon``), so an entry point inside
+    ``hdp_plugin/daemon`` running them would close a circle daemon -> cli -> daemon."""
     imports = _imports(_modules())
     assert not [m for m, ts in imports.items() if any(_entry_point(t) for t in ts)]
     edges: dict[str, set[str]] = {}
     for mod, targets in imports.items():
-        if _entry_point(mod):
-            continue
         edges.setdefault(_subpackage(mod), set()).update(
             _subpackage(t) for t in targets if _subpackage(t) != _subpackage(mod))
     assert _cycles(edges) == []
+
+
+def test_the_daemon_package_does_not_import_the_command_line():
+    """The command line runs the daemon (``hdp-bnc daemon``), never the other way round: no module of
+    hdp_plugin.daemon, its entry point included, imports hdp_plugin.cli."""
+    edges = _imports(_modules())
+    assert "hdp_plugin.daemon.client" in edges["hdp_plugin.cli.daemon"]
+    up = {m: sorted(t for t in ts if t.startswith("hdp_plugin.cli")) for m, ts in edges.items()
+          if m.startswith("hdp_plugin.daemon")}
+    assert {m: ts for m, ts in up.items() if ts} == {}
 
 
 def test_the_daemon_reaches_the_sampler_only_through_the_engine():
