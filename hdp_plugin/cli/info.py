@@ -14,7 +14,9 @@ import typer
 
 from ..errors import HDPError, ParameterError
 from .common import cli_errors as _errors
-from .files import _output
+from .files import _output, drawing_kind, force_option
+
+ForceOpt = force_option("DOT text or a picture in the format of its suffix")
 
 
 def info(
@@ -41,6 +43,7 @@ def show(
         typer.Option("--output", "-o", help="Write to this file instead of stdout: .dot as text, .png, .svg or .pdf through Graphviz's dot.",
                      show_default="DOT on stdout"),
     ] = None,
+    force: ForceOpt = False,
 ) -> None:
     """Print the network as Graphviz DOT, or draw it to a picture with -o net.png or net.svg."""
     with _errors():
@@ -50,7 +53,7 @@ def show(
 
         fmt = output.suffix.lower().lstrip(".") if output is not None else None
         if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
-            target = _output(output, model)
+            target = _output(output, model, kind=drawing_kind(fmt), force=force)
             if fmt not in ("dot", "gv", "png", "svg", "pdf"):
                 raise ParameterError(f"-o must end in .dot, .gv, .png, .svg or .pdf, got {output.name!r}")
             output = target

@@ -11,12 +11,14 @@ import typer
 from ..errors import ParameterError
 from ..params import BY_NAME as PARAM
 from .common import cli_errors as _errors
-from .files import _csv_format, _limits, _open_source, _output, contextlib_nullcontext
+from .files import _csv_format, _limits, _open_source, _output, contextlib_nullcontext, force_option, predictions_kind
 from .options import FormatOpt, MaxCardinalityOpt, MaxInputOpt, SeparatorOpt, separator_option
 from .progress import Quiet, Verbose, _Out
 
 if TYPE_CHECKING:  # numpy is imported where it is used: --help stays light
     import numpy as np
+
+ForceOpt = force_option("predictions in the format of its suffix")
 
 
 def _prediction_table(clf, ds) -> tuple[list[str], list[list], np.ndarray | None]:
@@ -95,6 +97,7 @@ def predict(
                                          "or glob always is) and write the predictions batch by batch: memory "
                                          "bounded by the model and a batch, not the rows; -o must then be .parquet, "
                                          ".arrow, .feather or .csv.")] = False,
+    force: ForceOpt = False,
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
@@ -111,7 +114,7 @@ def predict(
 
         streamed = stream or is_batch_path(data)
         if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
-            _output(output, model, data)
+            _output(output, model, data, kind=predictions_kind(output), force=force)
             _prediction_suffix(output, streamed)
         clf = load_model(model)
         if streamed:

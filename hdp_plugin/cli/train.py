@@ -15,7 +15,7 @@ from .. import config
 from ..errors import ParameterError
 from ..params import default as _default
 from .common import categorical_option, cli_errors as _errors
-from .files import _fitting, _limits, _open_source, _option_names, _output, _read
+from .files import MODEL_KIND, _fitting, _limits, _open_source, _option_names, _output, _read, force_option
 from .options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, DiscretizationOpt, EstimatorOpt,
                       FormatOpt, IterationsOpt, KeepColumnsOpt, KOpt, MaxCardinalityOpt, MaxInputOpt, MembersOpt,
                       MOpt, SeedOpt, SeparatorOpt, StructureOpt, ThreadsOpt, TyingOpt, one_configuration,
@@ -23,6 +23,8 @@ from .options import (BurnInOpt, CategoricalOpt, ClassOpt, ClassValuesOpt, Discr
 from .progress import Quiet, Verbose, _describe, _fit_phase, _Out, _Phases, _print_warnings, _warnings_once
 
 log = logging.getLogger(__name__)
+
+ForceOpt = force_option("an hdp-bnc model file")
 
 
 def train(
@@ -53,6 +55,7 @@ def train(
     engine: EngineOpt = "local",
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
+    force: ForceOpt = False,
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
@@ -73,7 +76,7 @@ def train(
         separator = separator_option(separator)
         from ..model import save_model
 
-        output = _output(output, data)
+        output = _output(output, data, kind=MODEL_KIND, force=force)
         streamed = _streamed(data, stream, discretization_sample, engine, scheduler, workers, class_values)
         limits = _limits(max_input_mb, max_cardinality)
         if streamed and (max_input_mb is not None or max_cardinality is not None):
