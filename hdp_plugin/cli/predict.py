@@ -47,11 +47,17 @@ def _prediction_suffix(path: Path | None, streamed: bool) -> str:
 
     suffix = path.suffix.lower() if path is not None else ".csv"
     if streamed and suffix not in BATCH_SUFFIXES:
-        raise ParameterError(f"-o must end in .parquet, .arrow, .feather or .csv when DATA is a directory or glob "
-                             f"or --stream is given, got {path.name!r}")
+        raise ParameterError(f"-o must end in {_one_of(BATCH_SUFFIXES)} when DATA is a directory or glob or "
+                             f"--stream is given, got {path.name!r}")
     if suffix not in PREDICTION_SUFFIXES:
-        raise ParameterError(f"-o must end in .csv, .arrow, .feather, .parquet or .arff, got {path.name!r}")
+        raise ParameterError(f"-o must end in {_one_of(PREDICTION_SUFFIXES)} (the format of the predictions), "
+                             f"got {path.name!r}")
     return suffix
+
+
+def _one_of(suffixes) -> str:
+    """``.a, .b or .c``."""
+    return ", ".join(suffixes[:-1]) + " or " + suffixes[-1]
 
 
 def _write_predictions(path: Path | None, header, rows, class_labels, relation: str, inputs=()) -> None:

@@ -11,8 +11,8 @@ import io
 import sys
 from pathlib import Path
 
-#: the suffixes :func:`write_predictions` writes (.txt and anything else: CSV)
-PREDICTION_SUFFIXES = (".arrow", ".feather", ".ipc", ".parquet", ".arff", ".csv", ".txt")
+#: the suffixes :func:`write_predictions` writes
+PREDICTION_SUFFIXES = (".csv", ".arrow", ".feather", ".ipc", ".parquet", ".arff")
 #: the suffixes :func:`batch_writer` writes
 BATCH_SUFFIXES = (".parquet", ".arrow", ".feather", ".ipc", ".csv")
 
