@@ -430,7 +430,7 @@ def test_a_daemon_job_declares_categorical_features(tmp_path, breast):
     client.publish(spool, csv, job, name="declared")  # CSV: converted to Arrow IPC, integer columns kept
     publish = _cli("daemon", "submit", spool, csv, "--name", "unknown", "-s", "kdb", "--categorical", "age,agee", "-q")
     assert publish.returncode == 0, publish.stderr
-    run = subprocess.run([sys.executable, "-m", "hdp_plugin.daemon", "run", spool, "--poll", "0.05", "--idle-exit",
+    run = subprocess.run([sys.executable, "-m", "hdp_plugin", "daemon", "run", spool, "--poll", "0.05", "--idle-exit",
                           "0.5", "--max-cardinality", "10"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     sp = P.Spool(spool)
@@ -441,7 +441,7 @@ def test_a_daemon_job_declares_categorical_features(tmp_path, breast):
     assert err["code"] == "bad_job" and err["field"] == "categorical_features"
     assert err["message"].startswith("job.json: categorical_features names 'agee', which is not an attribute of ")
     client.publish(spool, csv, job, name="declared2")
-    run = subprocess.run([sys.executable, "-m", "hdp_plugin.daemon", "run", spool, "--poll", "0.05", "--idle-exit",
+    run = subprocess.run([sys.executable, "-m", "hdp_plugin", "daemon", "run", spool, "--poll", "0.05", "--idle-exit",
                           "0.5"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     result = json.loads((sp.job(P.DONE, "declared2") / P.RESULT_FILE).read_text())

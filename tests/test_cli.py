@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hdp_plugin import BayesNetClassifier, __version__, read_dataset
-from hdp_plugin.cli import commands as cli
+from hdp_plugin.cli import commands as cli, evaluate as cli_evaluate, info as cli_info, progress as cli_progress
 from hdp_plugin.data import to_arrow
 from hdp_plugin.model import load_model
 from reference import same_estimates
@@ -155,7 +155,7 @@ def test_evaluate_table_json_and_csv():
     assert len(doc["results"]) == 6
     assert {r["structure"] for r in doc["results"]} == {"nb", "kdb"}
     header, rows = _csv(run(*args, "--csv").stdout)
-    assert header == list(cli._RESULT_COLUMNS) and len(rows) == 6
+    assert header == list(cli_evaluate._RESULT_COLUMNS) and len(rows) == 6
     # seeded: the same command gives the same figures
     again = json.loads(run(*args, "--json").stdout)
     assert [r["rmse"] for r in again["results"]] == [r["rmse"] for r in doc["results"]]
@@ -305,7 +305,7 @@ def test_show_dot(tmp_path, monkeypatch):
     assert '"physician-fee-freeze" -> "el-salvador-aid"' in dot
     result = run("show", GOLDEN_VOTE, "-o", tmp_path / "net.dot")
     assert result.exit_code == 0 and (tmp_path / "net.dot").read_text() == dot
-    monkeypatch.setattr(cli.shutil, "which", lambda name: None)
+    monkeypatch.setattr(cli_info.shutil, "which", lambda name: None)
     result = run("show", GOLDEN_VOTE, "-o", tmp_path / "net.png")
     assert result.exit_code != 0
     assert result.stderr.startswith("error: ") and "Graphviz" in result.stderr and "-o net.dot" in result.stderr
@@ -426,16 +426,16 @@ def test_data_errors_are_one_line(tmp_path, name, text):
 
 def test_progress_bars_on_a_terminal(tmp_path, monkeypatch):
     """The progress paths run (as on a terminal) and leave stdout to the results."""
-    monkeypatch.setattr(cli._Out, "bars", property(lambda self: not self.quiet))
+    monkeypatch.setattr(cli_progress._Out, "bars", property(lambda self: not self.quiet))
     calls = []
-    real = cli._Phases.sampling  # the real rich Progress, its phases of unknown length and i/N
+    real = cli_progress._Phases.sampling  # the real rich Progress, its phases of unknown length and i/N
 
     def spy(self, params):
         hook = real(self, params)
         calls.append(hook is not None)
         return hook
 
-    monkeypatch.setattr(cli._Phases, "sampling", spy)
+    monkeypatch.setattr(cli_progress._Phases, "sampling", spy)
     result = run("train", WEATHER, "-o", tmp_path / "w.hdpbnc", "-s", "kdb", "-k", "1", "-i", "20")
     assert result.exit_code == 0, result.output
     result = run("evaluate", WEATHER, "-s", "nb", "-e", "hdp,laplace", "-i", "20", "--csv")

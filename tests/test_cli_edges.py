@@ -21,6 +21,7 @@ from hdp_plugin.model import load_model, modelfile
 DATA = Path(__file__).parent / "data"
 VOTE = DATA / "vote.arff"  # 16 attributes: at most 15 parents each
 WEATHER = DATA / "weather.nominal.arff"  # 4 attributes: at most 3
+GOLDEN_WEATHER = DATA.parent / "golden" / "models" / "weather-kdb1-hdp.hdpbnc"
 runner = CliRunner()
 
 
@@ -184,6 +185,26 @@ def test_predict_and_show_refuse_their_output_before_reading(tmp_path, junk):
     _one_line_error(run("show", model, "-o", tmp_path / "net.jpeg"), "-o must end in")
     (tmp_path / "a.dot").mkdir()
     _one_line_error(run("show", model, "-o", tmp_path / "a.dot"), "-o ", "is a directory")
+
+
+def test_predict_refuses_a_suffix_with_no_format_and_names_the_formats(tmp_path):
+    out = tmp_path / "x.txt"
+    _one_line_error(run("predict", GOLDEN_WEATHER, WEATHER, "-o", out), "-o must end in", "'x.txt'",
+                    ".csv", ".arrow", ".feather", ".ipc", ".parquet", ".arff")
+    assert not out.exists()
+    _one_line_error(run("predict", GOLDEN_WEATHER, WEATHER, "-o", tmp_path / "x.arff", "--stream"), "-o must end in",
+                    "'x.arff'", ".parquet", ".arrow", ".feather", ".ipc", ".csv")
+    assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate", "daemon submit"])
+def test_an_iterations_value_that_is_no_number_lists_the_accepted_forms(tmp_path, command):
+    for bad in ("abc", "0", "1.5"):
+        args = {"train": ["train", WEATHER, "-o", tmp_path / "m.hdpbnc"], "evaluate": ["evaluate", WEATHER],
+                "daemon submit": ["daemon", "submit", tmp_path / "spool", WEATHER]}[command]
+        _one_line_error(run(*args, "-i", bad), "--iterations must be auto or an integer >= 1", repr(bad))
+    _one_line_error(run("evaluate", WEATHER, "-i", "20,abc"), "--iterations must be auto or an integer >= 1", "'abc'")
+    assert not (tmp_path / "m.hdpbnc").exists() and not (tmp_path / "spool").exists()
 
 
 def test_show_writes_dot_atomically(tmp_path):

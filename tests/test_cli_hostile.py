@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from hdp_plugin.model.modelfile import load_model
 
 DATA = Path(__file__).parent / "data"
 WEATHER = DATA / "weather.nominal.arff"
+GOLDEN_WEATHER = DATA.parent / "golden" / "models" / "weather-kdb1-hdp.hdpbnc"
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()
 
@@ -75,7 +77,7 @@ def test_train_refuses_to_overwrite_its_input(tmp_path):
 def test_train_writes_through_a_link(tmp_path):
     real = tmp_path / "models" / "real.hdpbnc"
     real.parent.mkdir()
-    real.write_bytes(b"old")
+    real.write_bytes(GOLDEN_WEATHER.read_bytes())  # a model: replaced without --force
     link = tmp_path / "current.hdpbnc"
     os.symlink(real, link)
     assert run("train", WEATHER, "-o", link, "-s", "kdb", "-i", "10", "-k", "1").exit_code == 0
@@ -91,7 +93,8 @@ def test_predictions_are_written_atomically(tmp_path):
     model = tmp_path / "m.hdpbnc"
     assert run("train", DATA / "vote.arff", "-o", model, "-s", "kdb", "-i", "10", "-k", "1").exit_code == 0
     out = tmp_path / "pred.csv"
-    out.write_text("old predictions\n")
+    old = "actual,predicted,p_democrat,p_republican\ndemocrat,democrat,0.75,0.25\n"  # replaced without --force
+    out.write_text(old)
 
     def cap():
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
@@ -100,7 +103,7 @@ def test_predictions_are_written_atomically(tmp_path):
                        capture_output=True, text=True, timeout=300, preexec_fn=cap,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode != 0 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr, r.stderr
-    assert out.read_text() == "old predictions\n"
+    assert out.read_text() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.hdpbnc", "pred.csv"]  # no temporary file left
 
 
@@ -183,3 +186,88 @@ def test_a_small_model_predicts_in_memory_its_cells_take(tmp_path):
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.splitlines()[0] == "actual,predicted,p_n,p_p" and len(r.stdout.splitlines()) == 4, r.stdout
+
+
+# ------------------------------------------------------------------------------------------
+# -o replaces only a file of the kind the command writes, unless --force
+# ------------------------------------------------------------------------------------------
+def test_train_refuses_to_replace_a_data_file_unless_forced(tmp_path):
+    data = tmp_path / "data.csv"
+    data.write_text("outlook,play\nsunny,no\nrainy,yes\n")
+    before = data.read_bytes()
+    _one_line_error(run("train", WEATHER, "-o", data, "-s", "nb", "-e", "laplace"),
+                    f"-o {data}", "not an hdp-bnc model file", "--force")
+    assert data.read_bytes() == before
+    arrow = tmp_path / "table.arrow"  # an Arrow file, but not a model
+    with pa.OSFile(str(arrow), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("x", pa.int64())])) as w:
+        w.write_table(pa.table({"x": [1, 2]}))
+    _one_line_error(run("train", WEATHER, "-o", arrow, "-s", "nb", "-e", "laplace"), "not an hdp-bnc model file")
+    result = run("train", WEATHER, "-o", data, "-s", "nb", "-e", "laplace", "--force")
+    assert result.exit_code == 0, result.output
+    assert load_model(data).classes_.tolist() == ["yes", "no"]
+
+
+def test_train_replaces_a_model_file_without_force(tmp_path):
+    model = tmp_path / "m.hdpbnc"
+    model.write_bytes(GOLDEN_WEATHER.read_bytes())
+    result = run("train", WEATHER, "-o", model, "-s", "nb", "-e", "laplace")
+    assert result.exit_code == 0, result.output
+    assert load_model(model).structure == "nb"
+    assert model.read_bytes() != GOLDEN_WEATHER.read_bytes()
+
+
+def _foreign(path: Path) -> None:
+    """A file of ``path``'s format that is not predictions: the data itself, as that format."""
+    suffix = path.suffix
+    if suffix == ".arff":
+        path.write_bytes(WEATHER.read_bytes())
+        return
+    table = pa.table({"outlook": ["sunny", "rainy"], "play": ["no", "yes"]})
+    if suffix == ".csv":
+        path.write_text("outlook,play\nsunny,no\nrainy,yes\n")
+    elif suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+    else:
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+            w.write_table(table)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".arff", ".arrow", ".feather", ".ipc", ".parquet"])
+def test_predict_replaces_predictions_but_not_another_file_unless_forced(tmp_path, suffix):
+    out = tmp_path / f"out{suffix}"
+    _foreign(out)
+    before = out.read_bytes()
+    _one_line_error(run("predict", GOLDEN_WEATHER, WEATHER, "-o", out), f"-o {out}", "not a predictions file",
+                    "--force")
+    assert out.read_bytes() == before
+    assert run("predict", GOLDEN_WEATHER, WEATHER, "-o", out, "--force").exit_code == 0
+    first = out.read_bytes()
+    assert first != before
+    out.write_bytes(first)
+    result = run("predict", GOLDEN_WEATHER, WEATHER, "-o", out)  # the previous predictions: replaced
+    assert result.exit_code == 0, result.output
+    if suffix in (".csv", ".arrow", ".parquet"):  # batch by batch too
+        result = run("predict", GOLDEN_WEATHER, WEATHER, "-o", out, "--stream")
+        assert result.exit_code == 0, result.output
+
+
+def test_show_replaces_its_drawings_but_not_another_file_unless_forced(tmp_path):
+    dot = tmp_path / "net.dot"
+    dot.write_text("my notes\n")
+    _one_line_error(run("show", GOLDEN_WEATHER, "-o", dot), f"-o {dot}", "--force")
+    assert dot.read_text() == "my notes\n"
+    assert run("show", GOLDEN_WEATHER, "-o", dot, "--force").exit_code == 0
+    assert run("show", GOLDEN_WEATHER, "-o", dot).exit_code == 0  # its own DOT: replaced
+    assert dot.read_text().startswith("digraph")
+    svg = tmp_path / "net.svg"
+    svg.write_text("<svg xmlns='http://www.w3.org/2000/svg'></svg>\n")  # a picture, not Graphviz's
+    _one_line_error(run("show", GOLDEN_WEATHER, "-o", svg), f"-o {svg}", "--force")
+    png = tmp_path / "net.png"
+    png.write_text("not a picture\n")
+    _one_line_error(run("show", GOLDEN_WEATHER, "-o", png), f"-o {png}", "--force")
+    if shutil.which("dot") is not None:
+        for picture in (svg, png):
+            assert run("show", GOLDEN_WEATHER, "-o", picture, "--force").exit_code == 0
+            assert run("show", GOLDEN_WEATHER, "-o", picture).exit_code == 0, picture

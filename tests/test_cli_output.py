@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hdp_plugin.cli import commands as cli
+from hdp_plugin.cli import commands as cli, progress as cli_progress
 from hdp_plugin.daemon import client
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -54,7 +54,7 @@ def bar(monkeypatch):
     def progress(self):
         yield fake
 
-    monkeypatch.setattr(cli._Out, "progress", progress)
+    monkeypatch.setattr(cli_progress._Out, "progress", progress)
     return fake
 
 

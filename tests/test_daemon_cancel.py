@@ -63,14 +63,14 @@ def served(tmp_path_factory):
     P.Spool(spool).create()
     data = _wide_data(tmp / "wide.arrow")
     log = open(tmp / "daemon.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "hdp_plugin.daemon", "run", str(spool), "--poll", "0.05",
+    proc = subprocess.Popen([sys.executable, "-m", "hdp_plugin", "daemon", "run", str(spool), "--poll", "0.05",
                              "--workers", "1", "--idle-exit", "600"], stdout=subprocess.DEVNULL, stderr=log)
     try:
         _wait(lambda: any(d.get("pid") == proc.pid and d.get("state") == "running" and d.get("ready_workers") == 1
                           for d in client.daemons(spool)), 180, "the daemon's worker")
         yield spool, data, proc
     finally:
-        subprocess.run([sys.executable, "-m", "hdp_plugin.daemon", "stop", str(spool)], timeout=120,
+        subprocess.run([sys.executable, "-m", "hdp_plugin", "daemon", "stop", str(spool)], timeout=120,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             proc.wait(60)

@@ -2,7 +2,7 @@
 cancel markers of gone jobs, writes only log records to its log, leaves no named semaphore behind when
 killed, and tells the truth in result.json, status and the data it is handed.
 
-Daemons are real processes (``python -m hdp_plugin.daemon run``, see test_daemon_service.py); every
+Daemons are real processes (``python -m hdp_plugin daemon run``, see test_daemon_service.py); every
 wait is on an event (a file, a heartbeat, a process's exit), bounded by a generous timeout.
 """
 
@@ -76,7 +76,7 @@ def test_a_daemon_whose_installation_is_removed_puts_its_job_back_and_exits(tmp_
     client.publish(spool, VOTE, LONG_JOB, name="long")
     log = tmp_path / "daemon.log"
     with open(log, "ab") as fh:
-        proc = subprocess.Popen([str(python), "-m", "hdp_plugin.daemon", "run", str(spool), "--poll", "0.05"],
+        proc = subprocess.Popen([str(python), "-m", "hdp_plugin", "daemon", "run", str(spool), "--poll", "0.05"],
                                 cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)},
                                 stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True)
     try:
@@ -239,7 +239,7 @@ def test_status_shows_a_daemons_counts_as_soon_as_a_job_is_published(tmp_path):
         client.publish(spool, WEATHER, dict(structure="nb"), name="one")
         wait_until(lambda: P.Spool(spool).job(P.DONE, "one").exists(), 60, "the job done")
         wait_until(lambda: beat()["done"] == 1, 30, "the heartbeat to count the job")
-        out = subprocess.run([sys.executable, "-m", "hdp_plugin.daemon", "status", str(spool)], capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "hdp_plugin", "daemon", "status", str(spool)], capture_output=True,
                              text=True)
         assert out.returncode == 0, out.stderr
         assert "since it started: 1 done, 0 failed" in out.stdout, out.stdout

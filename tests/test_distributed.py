@@ -239,7 +239,7 @@ def test_a_daemon_with_engine_dask_publishes_the_local_model(tmp_path, dask_engi
     spool = tmp_path / "spool"
     vote = ROOT / "tests" / "data" / "vote.arff"
     client.publish(spool, vote, dict(structure="kdb", k=2, iterations=40, seed=7), name="v")
-    done = subprocess.run([sys.executable, "-m", "hdp_plugin.daemon", "run", str(spool), "--idle-exit", "0.5",
+    done = subprocess.run([sys.executable, "-m", "hdp_plugin", "daemon", "run", str(spool), "--idle-exit", "0.5",
                            "--poll", "0.05", "--engine", "dask", "--scheduler", dask_engine.client.scheduler.address],
                           capture_output=True, text=True, env=ENV, timeout=300)
     assert done.returncode == 0, done.stderr

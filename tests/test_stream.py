@@ -187,7 +187,7 @@ def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
     whole = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet")
     assert done.output == whole.output
     done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "d", "-o", tmp_path / "p.arff")
-    assert done.exit_code == 2 and "-o must end in .parquet, .arrow, .feather or .csv" in done.output
+    assert done.exit_code == 2 and "-o must end in .parquet, .arrow, .feather, .ipc or .csv" in done.output
     # one file read in batches (--stream): the same predictions as the whole file, as Parquet and as CSV
     done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet", "--stream", "-o", tmp_path / "c.parquet")
     assert done.exit_code == 0, done.output

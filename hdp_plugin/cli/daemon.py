@@ -1,7 +1,8 @@
 """``hdp-bnc daemon ...``: run a training daemon on a spool, submit jobs, watch and stop it.
 
-Thin commands over :mod:`.service` and :mod:`.client`; ``python -m hdp_plugin.daemon`` runs the
-same app. Errors become one line ``error: ...`` on stderr and a non-zero exit code.
+Thin commands over :mod:`.service` and :mod:`.client`, a sub-app of the ``hdp-bnc`` command line
+(``hdp-bnc daemon``, ``python -m hdp_plugin daemon``). Errors become one line ``error: ...`` on stderr
+and a non-zero exit code.
 """
 
 from __future__ import annotations
@@ -348,8 +349,3 @@ def stop(
         for d in ids:
             typer.echo(f"{'stopped' if wait else 'asked to stop'} {d}"
                        + (f" in {time.monotonic() - started:.1f} s" if wait else ""), err=True)
-
-
-def main() -> None:
-    """``python -m hdp_plugin.daemon``."""
-    app(prog_name="hdp-bnc daemon")

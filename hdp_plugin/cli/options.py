@@ -165,7 +165,13 @@ def iterations_value(text: str) -> int | None:
     text = text.strip()
     if text.lower() == "auto":
         return None
-    return check("iterations", ints("--iterations", text, 1)[0], label="--iterations")
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ParameterError(f"--iterations must be auto or an integer >= 1, got {text!r}")
+    return check("iterations", value, label="--iterations")
 
 
 def configurations(*, structure, k, estimator, iterations, burn_in, tying, m, seed, threads,

@@ -11,8 +11,8 @@ import io
 import sys
 from pathlib import Path
 
-#: the suffixes :func:`write_predictions` writes (.txt and anything else: CSV)
-PREDICTION_SUFFIXES = (".arrow", ".feather", ".ipc", ".parquet", ".arff", ".csv", ".txt")
+#: the suffixes :func:`write_predictions` writes
+PREDICTION_SUFFIXES = (".csv", ".arrow", ".feather", ".ipc", ".parquet", ".arff")
 #: the suffixes :func:`batch_writer` writes
 BATCH_SUFFIXES = (".parquet", ".arrow", ".feather", ".ipc", ".csv")
 
@@ -70,6 +70,54 @@ def write_predictions(path: Path | None, suffix: str, header, rows, class_labels
         sys.stdout.write(buf.getvalue())
     else:
         path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def prediction_columns(names) -> bool:
+    """Whether ``names`` are the columns of a prediction table: ``actual`` (if any), ``predicted``, then a
+    ``p_<label>`` per class."""
+    names = list(names)
+    if names[:1] == ["actual"]:
+        names = names[1:]
+    return len(names) >= 2 and names[0] == "predicted" and all(n.startswith("p_") for n in names[1:])
+
+
+#: how much of a text file :func:`is_predictions_file` reads to find its header
+_HEAD_BYTES = 1 << 20
+
+
+def is_predictions_file(path, suffix: str) -> bool:
+    """Whether ``path`` holds a prediction table as these writers write it in the format of ``suffix``:
+    the columns of :func:`prediction_columns` (CSV, Arrow IPC, Parquet), or the ARFF relation named
+    ``...-predictions`` whose first attribute is ``actual`` or ``predicted``. Reads the header, the
+    schema or the footer, never the rows."""
+    if suffix in (".arrow", ".feather", ".ipc", ".parquet"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        magic = b"PAR1" if suffix == ".parquet" else b"ARROW1"
+        try:
+            with open(path, "rb") as fh:
+                if fh.read(len(magic)) != magic:
+                    return False
+            if suffix == ".parquet":
+                return prediction_columns(pq.read_schema(str(path)).names)
+            with pa.memory_map(str(path)) as source:
+                return prediction_columns(pa.ipc.open_file(source).schema.names)
+        except (OSError, ValueError, pa.ArrowException):
+            return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    if suffix == ".arff":
+        lines = [line.strip() for line in head.splitlines() if line.strip()]
+        return (len(lines) >= 2 and lines[0].startswith("@relation ") and lines[0].endswith("-predictions'")
+                and lines[1].startswith(("@attribute 'actual' ", "@attribute 'predicted' ")))
+    try:
+        return prediction_columns(next(csv.reader(head.splitlines()[:1]), []))
+    except csv.Error:
+        return False
 
 
 class CsvBatches:

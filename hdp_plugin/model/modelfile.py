@@ -386,6 +386,24 @@ def _check_nesting(obj) -> None:
             stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
 
 
+#: the first bytes of an Arrow IPC file, and so of every model file
+ARROW_MAGIC = b"ARROW1"
+
+
+def is_model_file(path) -> bool:
+    """Whether ``path`` is an Arrow IPC file with the model metadata: what tells a model file (of any
+    format version) from another file that a new model must not replace by mistake. Reads the first
+    bytes and the footer's schema only, not the model."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(ARROW_MAGIC)) != ARROW_MAGIC:
+                return False
+        with pa.memory_map(str(path)) as source:
+            return MODEL_KEY in (pa.ipc.open_file(source).schema.metadata or {})
+    except (OSError, pa.ArrowException, ValueError):
+        return False
+
+
 def read_model_file(path) -> tuple[dict, dict, list[dict[str, np.ndarray]]]:
     """Read and verify a model file: the model document, the training document, the record batches
     (per batch a dict of numpy arrays: ``branch``, ``children``, ``log_backoff`` per node; the cells'

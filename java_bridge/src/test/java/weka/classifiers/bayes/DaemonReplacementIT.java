@@ -106,8 +106,8 @@ class DaemonReplacementIT {
   void aDaemonOfAnotherVersionIsStoppedAndReplaced() throws Exception {
     Path spool = m_Tmp.resolve("spool");
     Map<?, ?> beat = startDaemon(spool, PythonSide.python(), "-c", "import hdp_plugin._version as v; "
-      + "v.__version__ = '0.0.1'; import runpy, sys; sys.argv = ['hdp_plugin.daemon', 'run', " + pyString(spool)
-      + ", '--idle-exit', '600']; runpy.run_module('hdp_plugin.daemon', run_name='__main__', alter_sys=True)");
+      + "v.__version__ = '0.0.1'; import runpy, sys; sys.argv = ['hdp_plugin', 'daemon', 'run', " + pyString(spool)
+      + ", '--idle-exit', '600']; runpy.run_module('hdp_plugin', run_name='__main__', alter_sys=True)");
     assertEquals("0.0.1", beat.get("version"));
     trainReplacing(spool, m_Started.get(0));
   }
@@ -125,7 +125,7 @@ class DaemonReplacementIT {
     Files.write(Path.of(ours).resolve("tests-python.pth"), ("import site; site.addsitedir(" + pyString(Path.of(theirs))
       + ")\n").getBytes(StandardCharsets.UTF_8));
     Path spool = m_Tmp.resolve("spool");
-    Map<?, ?> beat = startDaemon(spool, py.toString(), "-m", "hdp_plugin.daemon", "run", spool.toString(),
+    Map<?, ?> beat = startDaemon(spool, py.toString(), "-m", "hdp_plugin", "daemon", "run", spool.toString(),
       "--idle-exit", "600");
     assertEquals(py.toString(), beat.get("python"));
     try (Stream<Path> s = Files.walk(env)) {

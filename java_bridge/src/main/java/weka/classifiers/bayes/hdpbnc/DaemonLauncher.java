@@ -204,7 +204,7 @@ final class DaemonLauncher {
   }
 
   /**
-   * Starts {@code python -m hdp_plugin.daemon run SPOOL --idle-exit 600} (no shell, as section 6 of
+   * Starts {@code python -m hdp_plugin daemon run SPOOL --idle-exit 600} (no shell, as section 6 of
    * docs/spool-protocol.md says) and waits for its heartbeat: state running, every worker ready; or for it
    * to take the job.
    *
@@ -217,7 +217,7 @@ final class DaemonLauncher {
       Path dir = PythonEnvironment.packageDir();
       m_Python = dir != null ? PythonEnvironment.ensure(dir, feedback) : DEFAULT_PYTHON;
     }
-    List<String> cmd = List.of(m_Python, "-m", "hdp_plugin.daemon", "run", m_Root.toString(), "--idle-exit",
+    List<String> cmd = List.of(m_Python, "-m", "hdp_plugin", "daemon", "run", m_Root.toString(), "--idle-exit",
       Integer.toString(IDLE_EXIT_SECONDS));
     // one log per JVM (appended), in the temporary directory: the spool's layout is fixed by the protocol
     m_DaemonLog = Paths.get(System.getProperty("java.io.tmpdir"), "hdp-bnc-daemon-" + ProcessHandle.current().pid()

@@ -206,7 +206,7 @@ public final class SpoolClient {
         if (!m_AutoStart) {
           throw new Exception("HDPBayesNet: no hdp-bnc daemon is running on " + m_Root
             + ", and starting one is switched off (-do-not-start-daemon). Start one with: " + m_Launcher.python()
-            + " -m hdp_plugin.daemon run " + m_Root);
+            + " -m hdp_plugin daemon run " + m_Root);
         }
         m_Launcher.start(name, m_Feedback);
       }
@@ -276,7 +276,7 @@ public final class SpoolClient {
       if (m_TimeoutSeconds > 0 && (now - start) / 1e9 > m_TimeoutSeconds) {
         throw new Exception("HDPBayesNet: training did not finish within the timeout of " + m_TimeoutSeconds
           + " s; the job " + name + " was cancelled. Check that a daemon serves " + m_Root + " ("
-          + m_Launcher.python() + " -m hdp_plugin.daemon status " + m_Root + "), or raise -timeout for large data or "
+          + m_Launcher.python() + " -m hdp_plugin daemon status " + m_Root + "), or raise -timeout for large data or "
           + "many iterations.");
       }
       try {

@@ -33,7 +33,7 @@ class DaemonLauncherTest {
     long from = DaemonLauncher.logSize(log);
     append(log, "2026-01-01 11:00:00 INFO hdp_plugin.daemon: daemon d1 serving /spool with 1 worker(s)\n");
     assertFalse(DaemonLauncher.compiles(log, from));
-    String start = DaemonLauncher.startLine(List.of("python3", "-m", "hdp_plugin.daemon", "run", "/spool"), log);
+    String start = DaemonLauncher.startLine(List.of("python3", "-m", "hdp_plugin", "daemon", "run", "/spool"), log);
     assertFalse(start.contains("compil"), start);
     assertFalse(DaemonLauncher.waiting(3, false).contains("compil"), DaemonLauncher.waiting(3, false));
     append(log, "2026-01-01 11:00:01 WARNING hdp_plugin.compile: compiling hdp_plugin's numba kernels once (about 30 "
