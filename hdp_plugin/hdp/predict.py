@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..runtime.jit import NJIT_OPTIONS
+from ..runtime.threads import pool_map
 from .tables import ProbabilityTables
 
 
@@ -123,5 +124,5 @@ def predict_log_proba(tables: ProbabilityTables, X: np.ndarray) -> np.ndarray:
             block(lo)
     else:
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hdp-predict") as pool:
-            list(pool.map(block, starts))
+            pool_map(pool, block, starts)  # Ctrl-C stops it at once
     return out
