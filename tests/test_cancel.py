@@ -77,6 +77,7 @@ def test_an_interrupted_wait_stops_the_work_in_flight_and_drops_the_rest():
     """Ctrl-C in the waiting thread (``interrupt_main``: a KeyboardInterrupt there, as from SIGINT on any
     platform) stops the threads' work at their next check and starts no more of it."""
     import _thread
+    import signal
     from concurrent.futures import ThreadPoolExecutor
 
     from hdp_plugin.runtime.threads import pool_map
@@ -94,9 +95,13 @@ def test_an_interrupted_wait_stops_the_work_in_flight_and_drops_the_rest():
         return i
 
     t0 = time.monotonic()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        with pytest.raises(KeyboardInterrupt):
-            pool_map(pool, work, range(8))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, whatever ran before
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            with pytest.raises(KeyboardInterrupt):
+                pool_map(pool, work, range(8))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - t0 < 30
     assert sorted(started) in ([0], [0, 1])  # the items not started were dropped
     _cancel.check()  # and the next fit is not stopped

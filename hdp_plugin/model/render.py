@@ -176,12 +176,26 @@ _MAX_INTERVALS = 8
 _NBSP = "\u00a0"
 
 
+def _pieces(word: str, width: int) -> list[str]:
+    """``word`` in pieces of at most ``width`` characters, each ending after a hyphen or a slash where
+    one is."""
+    out = []
+    while len(word) > width:
+        cut = max(word.rfind("-", 1, width), word.rfind("/", 1, width)) + 1 or width
+        out.append(word[:cut])
+        word = word[cut:]
+    return out + [word]
+
+
 def _wrap(text: str, width: int = WIDTH, indent: str = "", first: str = "") -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken at spaces (not at :data:`_NBSP`, nor at
-    hyphens), a word longer than a line cut; ``first`` before the first line, ``indent`` before the others."""
+    """``text`` in lines of at most ``width`` characters, broken at spaces (not at :data:`_NBSP`); a word
+    longer than a line starts a line and is cut after a hyphen or slash (:func:`_pieces`); ``first``
+    before the first line, ``indent`` before the others."""
     import textwrap
 
-    lines = textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=indent,
+    room = width - max(len(first), len(indent))
+    words = [p for w in text.split(" ") if w for p in _pieces(w, max(room, 1))]
+    lines = textwrap.wrap(" ".join(words), width=width, initial_indent=first, subsequent_indent=indent,
                           break_long_words=True, break_on_hyphens=False) or [first.rstrip()]
     return [line.replace(_NBSP, " ") for line in lines]
 
@@ -204,14 +218,18 @@ def _grid(heads, rows, *, right=(), clip=(), width: int = WIDTH, gap: int = 2) -
     aligned right."""
     n = len(heads)
     widths = [max(len(str(r[i])) for r in [heads, *rows]) for i in range(n)]
-    least = [max([len(w) for w in str(heads[i]).split()] + [len(str(r[i])) if i in right else 0 for r in rows] + [8])
-             for i in range(n)]
-    while sum(widths) + gap * (n - 1) > width:
-        narrowable = [i for i in range(n) if widths[i] > least[i]]
-        if not narrowable:
-            break
-        i = max(narrowable, key=lambda c: widths[c])
-        widths[i] -= 1
+
+    def longest_word(i: int) -> int:
+        return max(len(w) for r in [heads, *rows] for w in str(r[i]).split() or [""])
+
+    # first no word broken, then down to 8 characters a column
+    for cap in (WIDTH, 8):
+        least = [widths[i] if i in right else max(8, min(longest_word(i), cap)) for i in range(n)]
+        while sum(widths) + gap * (n - 1) > width:
+            narrowable = [i for i in range(n) if widths[i] > least[i]]
+            if not narrowable:
+                break
+            widths[max(narrowable, key=lambda c: widths[c])] -= 1
 
     def cell(text: str, i: int) -> list[str]:
         text = str(text)
@@ -334,7 +352,7 @@ def _dot_head(cls: str, title: str | None, note: str | None = None) -> list[str]
     if title:
         lines += [f"  // {title}" + (f"; {note}" if note else ""), f"  label={_dot_id(title)};", "  labelloc=t;",
                   '  fontname="Helvetica";']
-    return lines + ['  node [shape=ellipse, fontname="Helvetica"];',
+    return lines + ['  node [shape=ellipse, fontname="Helvetica"];', '  edge [fontname="Helvetica"];',
                     f"  {_dot_id(cls)} [shape=box, style=filled, fillcolor=lightgrey];"]
 
 
