@@ -71,3 +71,54 @@ def test_an_installed_check_stops_a_fit_and_keeps_stopping_it(segment, structure
             _cancel.check()
     _cancel.check()  # gone with the block
     assert len(calls) == 2
+
+
+def test_an_interrupted_wait_stops_the_work_in_flight_and_drops_the_rest():
+    """Ctrl-C in the waiting thread (``interrupt_main``: a KeyboardInterrupt there, as from SIGINT on any
+    platform) stops the threads' work at their next check and starts no more of it."""
+    import _thread
+    import signal
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hdp_plugin.runtime.threads import pool_map
+
+    started = []
+
+    def work(i):
+        started.append(i)
+        if i == 0:
+            _thread.interrupt_main()
+        end = time.monotonic() + 120
+        while time.monotonic() < end:  # a long step, checking as the kernels' callers do
+            _cancel.check()
+            time.sleep(0.01)
+        return i
+
+    t0 = time.monotonic()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, whatever ran before
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            with pytest.raises(KeyboardInterrupt):
+                pool_map(pool, work, range(8))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert time.monotonic() - t0 < 30
+    assert sorted(started) in ([0], [0, 1])  # the items not started were dropped
+    _cancel.check()  # and the next fit is not stopped
+
+
+def test_pool_map_raises_the_first_failure_in_order():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hdp_plugin.runtime.threads import pool_map
+
+    def work(i):
+        if i in (1, 3):
+            time.sleep(0.2 if i == 1 else 0.0)
+            raise ValueError(f"item {i}")
+        return i * 10
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert pool_map(pool, lambda i: i * 10, range(5)) == [0, 10, 20, 30, 40]
+        with pytest.raises(ValueError, match="item 1"):
+            pool_map(pool, work, range(5))

@@ -43,7 +43,8 @@ def _one_line_error(result, *words):
 def _structure_line(path: Path) -> str:
     result = run("info", path)
     assert result.exit_code == 0, result.output
-    return _lines(result.stdout, "structure ")[0]
+    field = result.stdout.split("\nclass ", 1)[0]  # the structure field, wrapped at 80 columns
+    return " ".join(field.split()).replace("structure ", "structure      ", 1)
 
 
 @pytest.fixture(scope="module")

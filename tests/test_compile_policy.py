@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -93,3 +94,30 @@ def test_a_first_fit_takes_the_samplers_kernels_from_the_helper_and_the_same_mod
     ds = read_dataset(ROOT / "tests" / "data" / "vote.arff")
     here = BayesNetClassifier(structure="nb", iterations=30, random_state=3, n_jobs=1).fit(ds).predict_proba(ds)
     assert np.array_equal(np.load(out), here)
+
+
+def test_a_first_fit_records_its_compile_time_apart_from_its_fit_time(tmp_path):
+    """A cold cache and no helper: ``train`` compiles the kernels in its fit; the model's fit time
+    leaves that out (compile_seconds has it), and ``info`` and ``train`` say both."""
+    import json
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), HDP_WARM_HELPER="0",
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("HDP_NUMBA_CACHE", None)
+    model = tmp_path / "m.hdpbnc"
+    cli = [sys.executable, "-m", "hdp_plugin"]
+    train = subprocess.run([*cli, "train", ROOT / "tests" / "data" / "weather.nominal.arff", "-o", model, "-s", "nb",
+                            "-i", "50", "--threads", "1"], capture_output=True, text=True, env=env, timeout=900)
+    assert train.returncode == 0, train.stderr
+    doc = json.loads(subprocess.run([*cli, "info", model, "--json"], capture_output=True, text=True, env=env,
+                                    timeout=300, check=True).stdout)["training"]
+    wall = float(re.search(r"wall time ([\d.]+) s", train.stderr).group(1))
+    fit, compiled = doc["fit_seconds"], doc["compile_seconds"]
+    # a fit of 14 rows takes a fraction of a second; compiling the kernels it uses takes the most of it
+    assert compiled > 0.5 * wall and fit < 0.5 * compiled, (fit, compiled, wall)
+    assert fit + compiled <= wall + 0.01
+    assert re.search(r"fit time [\d.]+ s, wall time [\d.]+ s \(compiling numba's kernels: [\d.]+ s\)", train.stderr)
+    text = subprocess.run([*cli, "info", model], capture_output=True, text=True, env=env, timeout=300,
+                          check=True).stdout
+    text = " ".join(text.split())  # a line wrapped at 80 columns
+    assert re.search(rf"fit time {fit:.2f} s \(and {compiled:.2f} s compiling numba's kernels, once\)", text), text

@@ -2,7 +2,7 @@
 
 Catches contradictions of these kinds: an option the docs name that the command line does not
 have, or with another default; a first-use compile time
-stated anywhere but docs/hdp.md (whose figure is the one the command line prints); a figure quoted
+stated anywhere but docs/hdp.md (the compile notice states none); a figure quoted
 from a generated training-time table that the table does not hold; a "fastest" structure that the
 table does not make fastest; ESKDB said to be refused for batched data; a default structure in the
 prose that is not the default.
@@ -17,7 +17,7 @@ import pytest
 import typer
 
 from hdp_plugin import config
-from hdp_plugin.runtime.compile_notice import ESTIMATE_SECONDS
+from hdp_plugin.runtime.compile_notice import NOTICE
 from hdp_plugin.cli import app
 from hdp_plugin.params import PARAMETERS
 
@@ -125,8 +125,11 @@ def test_weka_options_table_states_the_spec_defaults():
 
 def test_the_first_use_compile_time_is_stated_in_one_place():
     hdp = " ".join(_text(ROOT / "docs" / "hdp.md").split())
-    assert f"compiles for about {ESTIMATE_SECONDS} s" in hdp and "ESTIMATE_SECONDS" in hdp
+    # the measured range, and how it was measured
+    assert re.search(r"The first default fit compiles for \d+-\d+ s on a 2-core machine", hdp)
+    assert "NUMBA_CACHE_DIR" in hdp and 'fit_info_["compile_seconds"]' in hdp
     duration = re.compile(r"\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)? ?(?:s|seconds?|minutes?)\b|a minute|minutes")
+    assert not duration.search(NOTICE), NOTICE  # the notice states no figure: it depends on the machine
     java = ROOT / "java_bridge" / "src" / "main" / "java"
     for path in (ROOT / "README.md", ROOT / "java_bridge" / "README.md", ROOT / "docs" / "cli.md",
                  *sorted(java.rglob("*.java"))):

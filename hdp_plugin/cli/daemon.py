@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import config
-from .common import EXIT_FAILURE, categorical_option, cli_errors as _errors, typer_app
+from .common import EXIT_FAILURE, EXIT_INTERRUPTED, categorical_option, cli_errors as _errors, fail, typer_app
 from .options import (BurnInOpt, CategoricalOpt, ClassOpt, DecimalOpt, DiscretizationOpt, EstimatorOpt,
                       IterationsOpt, KeepColumnsOpt, KOpt, MembersOpt, MOpt, SeparatorOpt, StructureOpt, TyingOpt,
                       decimal_option, one_configuration, seed_option, separator_option)
@@ -194,7 +194,11 @@ def submit(
             return
         if not quiet:
             typer.echo(f"submitted {job_name}; waiting", err=True)
-        st = _wait(spool, job_name, timeout, no_daemon_timeout, bar=not quiet and sys.stderr.isatty(), quiet=quiet)
+        try:
+            st = _wait(spool, job_name, timeout, no_daemon_timeout, bar=not quiet and sys.stderr.isatty(), quiet=quiet)
+        except KeyboardInterrupt:  # only the waiting stops: the job is the daemon's
+            raise fail(f"interrupted; job {job_name} stays in {spool} (hdp-bnc daemon cancel {spool} {job_name} "
+                       f"cancels it)", EXIT_INTERRUPTED) from None
         if st["state"] == P.DONE:
             typer.echo(st["model"])
             return

@@ -43,13 +43,16 @@ def show(
         typer.Option("--output", "-o", help="Write to this file instead of stdout: .dot as text, .png, .svg or .pdf through Graphviz's dot.",
                      show_default="DOT on stdout"),
     ] = None,
+    member: Annotated[Optional[int], typer.Option(
+        "--member", metavar="N", help="Draw member N (0, 1, ...) of an ensemble instead of what its members share.",
+        show_default="an ensemble: how many members have each edge")] = None,
     force: ForceOpt = False,
 ) -> None:
     """Print the network as Graphviz DOT, or draw it to a picture with -o net.png or net.svg."""
     with _errors():
         from ..model.modelfile import read_model  # the file read and checked, without numba
 
-        from ..model.render import network_dot
+        from ..model.render import network_dot, shared_dot
 
         fmt = output.suffix.lower().lstrip(".") if output is not None else None
         if output is not None:  # before the work: a format, a place or a file it cannot write is refused at once
@@ -58,8 +61,18 @@ def show(
                 raise ParameterError(f"-o must end in .dot, .gv, .png, .svg or .pdf, got {output.name!r}")
             output = target
         contents = read_model(model)
-        first = contents.networks[0]
-        dot_text = network_dot(first.attributes, first.structure, contents.class_attribute.name)
+        nets, cls = contents.networks, contents.class_attribute.name
+        if member is not None and not 0 <= member < len(nets):
+            raise ParameterError(f"--member {member} is out of range: {model} has "
+                                 + (f"{len(nets)} members, give 0 to {len(nets) - 1}" if len(nets) > 1
+                                    else "one network, give 0 or leave --member out"))
+        if len(nets) == 1 or member is not None:
+            net = nets[member or 0]
+            title = f"member {member} of the ESKDB ensemble of {len(nets)} members" if len(nets) > 1 else None
+            dot_text = network_dot(net.attributes, net.structure, cls, title,
+                                   "hdp-bnc show without --member draws what the members share")
+        else:  # an ensemble: what its members share
+            dot_text = shared_dot(nets, cls)
         if output is None:
             sys.stdout.write(dot_text)
             return

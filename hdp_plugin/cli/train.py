@@ -107,9 +107,12 @@ def train(
         ran = dict(params, k=clf.k_used_)  # the k used: at most the attributes less one
         if "iterations" in info:
             ran["iterations"] = info["iterations"]
+        durations = _durations(info["fit_seconds"], wall)
+        if info.get("compile_seconds"):  # a first use: not in the fit time, in the wall time
+            durations += f" (compiling numba's kernels: {info['compile_seconds']:.2f} s)"
         out.note(f"{output}: {_describe(ran, full=True)} on {clf.fit_info_['rows']} rows, "
                  f"{sum(t.n_trees for t in nets)} trees, {sum(t.n_nodes for t in nets)} nodes, "
-                 f"{sum(t.n_cells for t in nets)} cells; {_durations(info['fit_seconds'], wall)}")
+                 f"{sum(t.n_cells for t in nets)} cells; {durations}")
 
 
 def _durations(fit_seconds: float, wall_seconds: float) -> str:

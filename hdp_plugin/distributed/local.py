@@ -12,6 +12,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from ..data.stream import BatchSource, scan_schema
+from ..runtime.threads import pool_map
 from ..hdp.trees import LeafCellCounter
 from ..structure.counts import CountAccumulator
 from ..structure.selective import LooAccumulator, TrieAccumulator
@@ -117,8 +118,8 @@ def members_pass(source, attribute_sets, class_attribute, accs: list, wanted=Non
             if pool is None:
                 for e, (X, y) in zip(wanted, coded):
                     accs[e].add(X, y)
-            else:  # list() waits for every member and re-raises the first error
-                list(pool.map(lambda item: accs[item[0]].add(*item[1]), zip(wanted, coded)))
+            else:  # waits for every member and re-raises the first error
+                pool_map(pool, lambda item: accs[item[0]].add(*item[1]), zip(wanted, coded))
     finally:
         if pool is not None:
             pool.shutdown(wait=True)

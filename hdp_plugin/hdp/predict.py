@@ -19,6 +19,7 @@ from numba import njit
 
 from .. import config
 from ..runtime.jit import NJIT_OPTIONS
+from ..runtime.threads import pool_map
 from .tables import ProbabilityTables
 
 
@@ -287,7 +288,7 @@ def predict_log_proba(tables: ProbabilityTables, X: np.ndarray) -> np.ndarray:
             block(lo)
     else:
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hdp-predict") as pool:
-            list(pool.map(block, starts))
+            pool_map(pool, block, starts)  # Ctrl-C stops it at once
     return out
 
 

@@ -28,7 +28,8 @@ import numpy as np
 from .. import config
 
 from ..runtime import cancel
-from ..runtime.threads import resolved_threads as _threads
+from ..runtime.compile_notice import Stopwatch
+from ..runtime.threads import pool_map, resolved_threads as _threads
 from ..errors import Cancelled, HDPError, ParameterError
 from ..params import default_burn_in  # noqa: F401 - also this module's name for it
 from . import kernels
@@ -236,7 +237,7 @@ class SamplerResult:
     n_samples: int
     iterations: int
     burn_in: int
-    seconds: float
+    seconds: float  # wall time of sampling, less what numba spent compiling meanwhile
     table_counts: np.ndarray  # (n_cells,) final t (an integer type wide enough for the data's counts)
     customer_counts: np.ndarray  # (n_cells,) final n (as t)
     cells: SamplerCells | None = None  # the cells the per-cell arrays are of
@@ -330,7 +331,7 @@ def sample(
     """
     given_burn_in = burn_in
     iterations, burn_in = _checked_lengths(iterations, burn_in, window, tolerance, on_checkpoint)
-    started, cpu_started = time.perf_counter(), time.process_time()
+    started, cpu_started = Stopwatch(), time.process_time()  # the time of sampling, less compiling
     plan = _StopPlan(iterations, given_burn_in, tolerance, first_check) if tolerance is not None else None
     if plan is not None:
         burn_in = plan.accumulate_from  # the running sums start where the earliest averaged run starts
@@ -521,7 +522,7 @@ def _no_rule(trees: ContextTrees, iterations: int) -> kernels.StopRule:
                             tree_weight=empty, stop=np.full(trees.n_trees, int(iterations), np.int64))
 
 
-def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, cpu_started: float,
+def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: Stopwatch, cpu_started: float,
             copies: list | None = None) -> SamplerResult:
     """:func:`sample`'s last step: the averaged tables of a run that reached iteration ``reached`` (each
     tree's own length under a stopping rule) and the final state; copied trees take their sources'."""
@@ -542,7 +543,7 @@ def _result(run: _Run, plan: "_StopPlan | None", reached: int, started: float, c
         n_samples=iterations - burn_in,
         iterations=iterations,
         burn_in=burn_in,
-        seconds=time.perf_counter() - started,
+        seconds=started.elapsed(),
         table_counts=state.t,
         customer_counts=state.n,
         stirling_shape=((tables.big_base, columns), (rows - tables.big_base, columns)),
@@ -573,8 +574,8 @@ def _lockstep(run: "_Run", iterations: int, burn_in: int, checkpoints, on_checkp
             if run.pool is None or len(bin_start) < 3:
                 for b in range(len(bin_start) - 1):
                     run_bin(b)
-            else:  # the kernels release the GIL; list() waits for every bin and re-raises
-                list(run.pool.map(run_bin, range(len(bin_start) - 1)))
+            else:  # the kernels release the GIL; waits for every bin and re-raises
+                pool_map(run.pool, run_bin, range(len(bin_start) - 1))
             if (run.reached >= target).all():
                 break
             run.grow()  # a tree needs more of the Stirling tables
@@ -746,9 +747,13 @@ class _TreeQueue:
             self.work()
         else:
             futures = [run.pool.submit(self.work) for _ in range(run.threads)]
-            wait(futures, return_when=FIRST_EXCEPTION)
-            self.halt = True  # one failed (a cancel, an error): the others stop at their next call
-            wait(futures)
+            try:  # in short waits: Ctrl-C (KeyboardInterrupt, in this thread) is seen at once
+                pending = set(futures)
+                while pending and not any(f.done() and f.exception() is not None for f in futures):
+                    pending = wait(pending, timeout=cancel.POLL, return_when=FIRST_EXCEPTION).not_done
+            finally:
+                self.halt = True  # done, one failed (a cancel, an error) or interrupted: the others stop
+                cancel.wait_all(futures)  # at their next call
             for f in futures:
                 f.result()  # re-raises the first failure
         _progress(self.progress, self.end, self.end)

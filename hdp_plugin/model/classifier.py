@@ -10,7 +10,6 @@ from __future__ import annotations
 import inspect
 import logging
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -34,6 +33,7 @@ from ..data.dataset import note_missing_class
 from ..data.identifiers import check_class, identifier_columns, leave_out
 from ..errors import DataError, EnsembleAttributeError, NotFittedError, ParameterError
 from ..preprocess import apply_cut_points
+from ..runtime.compile_notice import Stopwatch
 from .ensemble import coding_attributes, model_proba, used_attributes
 from .pipeline import FitPlan, fit_networks
 from .rows import MemoryRows
@@ -346,7 +346,7 @@ class BayesNetClassifier(_EstimatorBase):
         -------
         self
         """
-        started = time.perf_counter()
+        started = Stopwatch()  # the fit's time, less what numba spends compiling on a first use
         self._validate_params()
         from ..data.stream import BatchSource
 
@@ -411,7 +411,7 @@ class BayesNetClassifier(_EstimatorBase):
             del self.feature_names_in_
         return self
 
-    def _fit_source(self, source, y, started: float, engine, progress=None):
+    def _fit_source(self, source, y, started: Stopwatch, engine, progress=None):
         """:meth:`fit` on a :class:`~hdp_plugin.data.stream.BatchSource`, pass after pass over its
         batches (:mod:`hdp_plugin.model.streaming`)."""
         from .streaming import fit_source
@@ -444,7 +444,7 @@ class BayesNetClassifier(_EstimatorBase):
             out.append(msg)
         return leave_out(ds, left), out
 
-    def _adopt(self, members, info: dict, plan, class_attribute, names, started: float, kept=None) -> None:
+    def _adopt(self, members, info: dict, plan, class_attribute, names, started: Stopwatch, kept=None) -> None:
         """Take the fitted ``members`` (:func:`~hdp_plugin.model.pipeline.fit_networks`): an ensemble keeps
         them in ``members_``; a single network's are its ``structure_``, ``tables_`` and the rest (for an
         ensemble, member 0's). ``names`` are the input's attributes; ``kept``, when given, the ones the
@@ -466,7 +466,10 @@ class BayesNetClassifier(_EstimatorBase):
                    f"attributes, so the model uses k={self.k_used_}")
             warnings.warn(msg, UserWarning, stacklevel=3)
             info.setdefault("warnings", []).append(msg)
-        info["fit_seconds"] = time.perf_counter() - started
+        info["fit_seconds"] = started.elapsed()
+        compiling = started.compiling()
+        if compiling > 0:  # a first use: numba compiled kernels during the fit (not in fit_seconds)
+            info["compile_seconds"] = compiling
         self.fit_info_ = info
 
     def predict_source(self, source):

@@ -91,7 +91,7 @@ _INIT_PARAMS = tuple(n for n in NAMES if n not in ("n_members", "categorical_fea
 #: fit_info_ keys that are figures of the model (kept in the model document)
 _INFO_MODEL_KEYS = ("rows", "dropped_missing_class", "warnings", "n_samples", "burn_in")
 #: fit_info_ keys that change from run to run (kept in the training document)
-_INFO_TIMING_KEYS = ("structure_seconds", "sampler_seconds", "fit_seconds", "streamed", "engine", "pass_seconds",
+_INFO_TIMING_KEYS = ("structure_seconds", "sampler_seconds", "fit_seconds", "compile_seconds", "streamed", "engine", "pass_seconds",
                      "discretization_sample")
 #: the combination of a model's networks, as the model document states it
 COMBINATION = "weighted mean of the members' normalised class probabilities"

@@ -31,7 +31,6 @@ the same integers, so the same model bit for bit.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -45,6 +44,7 @@ from ..hdp.tables import ProbabilityTables, class_prior_of_counts
 from ..hdp.trees import ContextTrees
 from ..params import convergence_first_check, resolved_iterations, sampler_tolerance, structure_name, usable_k
 from ..preprocess import Discretizer, discretized_attribute, sorted_numeric_columns, stochastic_cut_points
+from ..runtime.compile_notice import Stopwatch
 from ..runtime.pages import no_huge_page_advice
 from ..structure import Structure
 from ..structure.counts import PairsTooLarge, check_pairwise_bytes, needs_pairs
@@ -190,7 +190,7 @@ def _fit_networks(rows, plan: FitPlan, random_state, sample, progress) -> tuple[
     seeds = member_seeds(master, plan.n_members)[1] if plan.ensemble else [master]
     if plan.estimator == "hdp":  # first use: the sampler's kernels compile in a helper meanwhile
         warmup.start()
-    t0 = time.perf_counter()
+    clock = Stopwatch()  # the structure's time, less compiling
     pairs = needs_pairs(plan.kind, plan.network_k)
     at_once = rows.members_at_once(len(seeds))
     if pairs:  # refuse before any work if even the fewest values the attributes can have would not fit
@@ -232,7 +232,7 @@ def _fit_networks(rows, plan: FitPlan, random_state, sample, progress) -> tuple[
         raise TooLargeError(f"{rows.source}: {exc}") from None
     drafts = [d for d, _ in done]
     n_y = done[0][1]  # every member counts the same rows
-    structure_seconds = time.perf_counter() - t0
+    structure_seconds = clock.elapsed()
     limited = [e for e, d in enumerate(drafts) if "cell_limited" in d.structure.info]
     if limited:  # SkDB chose a smaller model than its best to stay within the cells (MAX_MODEL_CELLS)
         log.info("%s: %d of %d members chose a smaller model than their best, to stay within %d table cells "

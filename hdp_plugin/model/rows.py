@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..runtime import cancel
-from ..runtime.threads import resolved_threads
+from ..runtime.threads import pool_map, resolved_threads
 from ..data import Dataset
 from ..errors import TooLargeError
 from ..hdp.trees import build_trees
@@ -118,7 +118,7 @@ class MemoryRows:
     def map(self, fn, items: list) -> list:
         if self.threads > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=min(self.threads, len(items))) as pool:
-                return list(pool.map(fn, items))
+                return pool_map(pool, fn, items)
         return [fn(x) for x in items]
 
     def part(self, attribute_sets: list) -> "_MemoryPart":

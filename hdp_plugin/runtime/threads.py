@@ -45,4 +45,16 @@ def map_parts(fn, parts: list) -> list:
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=len(parts), thread_name_prefix="hdp-rows") as pool:
-        return list(pool.map(lambda part: fn(*part), parts))
+        return pool_map(pool, lambda part: fn(*part), parts)
+
+
+def pool_map(pool, fn, items) -> list:
+    """``fn`` over ``items`` on the executor ``pool``, the results in the items' order, as
+    ``list(pool.map(fn, items))``; the exception of the first item, in that order, that raised one is
+    raised. The calling thread waits with :func:`hdp_plugin.runtime.cancel.wait_all`: Ctrl-C stops the
+    work at once (the items not started are dropped, the others stop at their next check)."""
+    from . import cancel
+
+    futures = [pool.submit(fn, x) for x in items]
+    cancel.wait_all(futures)
+    return [f.result() for f in futures]

@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +107,6 @@ def start(module: str, sampler_cached) -> None:
             if (mode != "always" and not _spare_core()) or sampler_cached():
                 return
             _state["helper"] = _Helper(module)
-            from . import compile_notice
-
-            compile_notice.helper_started()
             log.debug("compiling the sampler's kernels in a helper process (pid %d)", _state["helper"].proc.pid)
         except Exception as exc:  # noqa: BLE001 - an optimisation only
             log.debug("no helper process for the first compilation: %s", exc)
@@ -123,5 +121,13 @@ def wait_for_sampler() -> None:
     """Before the sampler's first run: wait for the helper (if one runs) to have cached its kernels."""
     helper = _state["helper"]
     if helper:
-        if not helper.sampler_ready.wait(WAIT_SECONDS):
-            log.debug("the helper process has not cached the sampler's kernels in %.0f s", WAIT_SECONDS)
+        from . import cancel, compile_notice
+
+        started = time.monotonic()
+        try:  # in short waits: Ctrl-C is seen at once on every platform
+            while not helper.sampler_ready.wait(cancel.POLL):
+                if time.monotonic() - started > WAIT_SECONDS:
+                    log.debug("the helper process has not cached the sampler's kernels in %.0f s", WAIT_SECONDS)
+                    break
+        finally:
+            compile_notice.add_seconds(time.monotonic() - started)  # the helper compiles for this process
