@@ -404,7 +404,8 @@ def test_info_lists_a_few_class_labels_and_counts_the_rest(tmp_path):
     y = np.repeat([f"c{i:02d}" for i in range(30)], 2)
     clf = BayesNetClassifier(structure="nb", estimator="laplace").fit(rng.integers(0, 3, (60, 2)), y)
     save_model(clf, tmp_path / "m.hdpbnc")
-    line = next(t for t in run("info", tmp_path / "m.hdpbnc").stdout.splitlines() if t.startswith("class "))
+    text = run("info", tmp_path / "m.hdpbnc").stdout.replace("\n" + " " * 15, " ")  # fields wrap at 80 columns
+    line = next(t for t in text.splitlines() if t.startswith("class "))
     assert line.endswith("(c00, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, c15, c16, c17, "
                          "c18, c19, ... (10 more))")
 

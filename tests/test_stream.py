@@ -177,7 +177,7 @@ def test_hdp_bnc_train_and_predict_a_directory(tmp_path, table):
     assert done.exit_code == 0, done.output
     _same(one, load_model(tmp_path / "s.hdpbnc"))
     info = _cli("info", tmp_path / "dir.hdpbnc")
-    assert "streamed       in batches, engine local; cut points learnt on all" in info.output
+    assert "streamed       in batches, engine local; cut points learnt on all" in info.output.replace("\n" + " " * 15, " ")
     # predictions of the directory, batch by batch, equal those of the whole file
     assert _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "all.parquet", "-o", tmp_path / "a.parquet").exit_code == 0
     done = _cli("predict", tmp_path / "one.hdpbnc", tmp_path / "d", "-o", tmp_path / "b.parquet")
@@ -349,13 +349,13 @@ def test_hdp_bnc_train_a_directory_with_the_default_eskdb(tmp_path):
     assert done.exit_code == 0, done.output
     one, streamed = load_model(tmp_path / "one.hdpbnc"), load_model(tmp_path / "dir.hdpbnc")
     _same_members(one, streamed)
-    out = _cli("info", tmp_path / "dir.hdpbnc").output
+    out = _cli("info", tmp_path / "dir.hdpbnc").output.replace("\n" + " " * 15, " ")  # fields wrap at 80 columns
     assert "structure      ESKDB, 3 members" in out
     assert "streamed       in batches, engine local; every member's cut points learnt on all 768 rows" in out
     assert "seed           5 (member e draws from stream e of it)" in out and "1073741826" not in out
     done = _cli("train", tmp_path / "d", "-o", tmp_path / "s.hdpbnc", *args, "--discretization-sample", "200")
     assert done.exit_code == 0, done.output
-    assert "cut points learnt on a sample of 200 of 768 rows" in _cli("info", tmp_path / "s.hdpbnc").output
+    assert "cut points learnt on a sample of 200 of 768 rows" in _cli("info", tmp_path / "s.hdpbnc").output.replace("\n" + " " * 15, " ")
 
 
 def test_an_ensemble_beyond_the_cell_limit_keeps_every_member_within_its_share_streamed_or_not(
