@@ -24,6 +24,35 @@ from .tables import ProbabilityTables
 
 
 @njit(**NJIT_OPTIONS)
+def _normalise(out, i):
+    """Row ``i`` of ``out`` (log joint probabilities) normalised by log-sum-exp; a row with no finite entry
+    becomes uniform.
+
+    Parameters
+    ----------
+    out : ndarray (n_rows, n_classes) float64
+        log P(y, x) in, log P(y | x) out, for row ``i``.
+    i : int
+        The row.
+    """
+    n_classes = out.shape[1]
+    mx = -np.inf
+    for j in range(n_classes):
+        if out[i, j] > mx:
+            mx = out[i, j]
+    if mx == -np.inf:
+        for j in range(n_classes):
+            out[i, j] = -math.log(n_classes)
+        return
+    acc = 0.0
+    for j in range(n_classes):
+        acc += math.exp(out[i, j] - mx)
+    lse = mx + math.log(acc)
+    for j in range(n_classes):
+        out[i, j] -= lse
+
+
+@njit(**NJIT_OPTIONS)
 def log_posterior_rows(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_start, branch_vars, child_start,
                        child_table, node_cell_start, cardinalities, log_probs, log_prior, out):
     """Rows ``lo .. hi - 1``: ``out[i, y] = log P(y) + sum over trees of log P(x_c | deepest context of
@@ -85,20 +114,7 @@ def log_posterior_rows(X, lo, hi, attrs, tree_card, tree_node_start, tree_var_st
                             alive[yv] = False
             for yv in range(n_classes):
                 out[i, yv] += log_probs[node_cell_start[node[yv]] + xc]
-        mx = -np.inf
-        for j in range(n_classes):
-            if out[i, j] > mx:
-                mx = out[i, j]
-        if mx == -np.inf:
-            for j in range(n_classes):
-                out[i, j] = -math.log(n_classes)
-            continue
-        acc = 0.0
-        for j in range(n_classes):
-            acc += math.exp(out[i, j] - mx)
-        lse = mx + math.log(acc)
-        for j in range(n_classes):
-            out[i, j] -= lse
+        _normalise(out, i)
 
 
 @njit(**NJIT_OPTIONS)
@@ -237,20 +253,7 @@ def log_posterior_rows_sparse(X, lo, hi, attrs, tree_card, tree_node_start, tree
             for yv in range(n_classes):
                 out[i, yv] += _sparse_estimate(node[yv], xc, card, node_parent, cell_start, cell_value, log_probs,
                                                log_backoff, backoff_to_parent, chain)
-        mx = -np.inf
-        for j in range(n_classes):
-            if out[i, j] > mx:
-                mx = out[i, j]
-        if mx == -np.inf:
-            for j in range(n_classes):
-                out[i, j] = -math.log(n_classes)
-            continue
-        acc = 0.0
-        for j in range(n_classes):
-            acc += math.exp(out[i, j] - mx)
-        lse = mx + math.log(acc)
-        for j in range(n_classes):
-            out[i, j] -= lse
+        _normalise(out, i)
 
 
 #: rows per block of prediction work; smaller inputs run on the calling thread
