@@ -672,15 +672,17 @@ def test_bench_members_scores_every_count_on_the_same_folds():
 def test_bench_selection_hier3_is_the_default_and_budget_stays_within_the_flat_cells(tmp_path):
     """bench_selection.py on iris, one repeat, 3 members: ``hier-3`` is the library's default fit (the
     same RMSE as a plain BayesNetClassifier with the fold's seed), ``flat`` differs from it, and every
-    ``budget-3`` member has at most the cells of the same member under ``flat``."""
+    ``budget-3`` member has at most the cells of the same member under ``flat``; ``rows-65536`` (the
+    default's SELECTION_ROWS) is ``hier-3`` too."""
     proc = subprocess.run(
         [sys.executable, str(BENCH / "bench_selection.py"), "--datasets", "iris", "--repeats", "1", "--n-members", "3",
-         "--variants", "flat,hier-3,budget-3", "--seed-offset", "7", "--cache-dir", str(tmp_path)],
+         "--variants", "flat,hier-3,budget-3,rows-65536", "--seed-offset", "7", "--cache-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "| iris |" in proc.stdout and "| budget-3 |" in proc.stdout
     rec = {v: [json.loads((tmp_path / "7-e3" / f"iris__{v}__0{f}.json").read_text()) for f in (0, 1)]
-           for v in ("flat", "hier-3", "budget-3")}
+           for v in ("flat", "hier-3", "budget-3", "rows-65536")}
+    assert rec["rows-65536"] == [dict(r, train_s=r2["train_s"]) for r, r2 in zip(rec["hier-3"], rec["rows-65536"])]
     sys.path.insert(0, str(BENCH))
     try:
         accuracy = importlib.import_module("accuracy")
