@@ -19,7 +19,10 @@ and chains than the accuracy tables', to choose without their seeds) under each 
 * ``none``: no selection, every member kDB-5 on all its informative attributes (what the selection
   is weighed against);
 * ``rows-N``: the default selection (``hier-3``), scoring about N rows of a larger training set
-  (``config.SELECTION_ROWS``, 65,536 by default; the estimates still count every row).
+  (``config.SELECTION_ROWS``, 65,536 by default; the estimates still count every row);
+* ``struct-N``: the default selection, both its passes (the tries' counts and the leave-one-out
+  scores) on about N rows of a larger training set, chosen by a hash of each row (patched in here,
+  not a library option); the member's order and parents, and its tables, still use every row.
 
 It prints, per data set, each variant's mean 0-1 loss, RMSE and log-loss over the 10 test folds and
 its members' mean n* and k*, then the means over the data sets and each variant's wins and losses
@@ -86,6 +89,8 @@ def _apply(variant: str) -> None:
         config.HDP_SELECTION_M = float(variant[5:])
     elif variant.startswith("rows-"):
         config.SELECTION_ROWS = int(variant[5:])
+    elif variant.startswith("struct-"):
+        rows.selective_kdb = _on_rows(int(variant[7:]))
     elif variant == "none":
         selective.select_prefix_and_k = lambda rmse, allowed=None: (
             (rmse.shape[0] - 1, rmse.shape[1] - 1) if allowed is None or allowed[-1, -1] else _SELECT(rmse, allowed))
@@ -107,6 +112,21 @@ def _budgeted(X, y, stats, max_k, *, m, order=None, max_cells=None):
     budget = int(grid[flat.info["n_star"], flat.info["k_star"]])
     budget = budget if max_cells is None else min(budget, max_cells)
     return selective._selected(stats, full, tries, passes.loo(stats, tries, order_, max_k, m), max_k, m, budget)
+
+
+def _on_rows(n_rows: int):
+    """``selective_kdb`` whose tries and leave-one-out pass read about ``n_rows`` of the rows (a row is
+    read when a hash of its codes and class falls in the first ``n_rows / n`` of the hash's range)."""
+    from hdp_plugin.structure import selective
+
+    def select(X, y, stats, max_k, *, m, order=None, max_cells=None):
+        if X.shape[0] > n_rows:
+            h = selective._row_hash(X, y, np.uint64(0x9E3779B97F4A7C15))
+            keep = h < np.uint64(min(int(n_rows / X.shape[0] * 2.0**64), 2**64 - 1))
+            X, y = np.ascontiguousarray(X[keep]), np.ascontiguousarray(y[keep])
+        return selective.selective_kdb(X, y, stats, max_k, m=selective.smoothing(m)._replace(rows=0), order=order,
+                                       max_cells=max_cells)
+    return select
 
 
 def _originals():
@@ -201,8 +221,8 @@ def main(argv=None) -> int:
     variants = args.variants.split(",")
     for v in variants:
         if v not in ("flat", "none") and not any(v.startswith(p) and v[len(p):].replace(".", "", 1).isdigit()
-                                                 for p in ("hier-", "budget-", "rows-")):
-            ap.error(f"unknown variant {v!r}: flat, none, hier-M, budget-M or rows-N")
+                                                 for p in ("hier-", "budget-", "rows-", "struct-")):
+            ap.error(f"unknown variant {v!r}: flat, none, hier-M, budget-M, rows-N or struct-N")
     names, tasks = [], []
     for name in args.datasets.split(","):
         path, why = accuracy.find_dataset(name, [HERE.parent / "tests" / "data", args.arff_dir], args.mlbench_dir)
