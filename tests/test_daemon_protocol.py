@@ -211,6 +211,11 @@ def test_execute_in_process_writes_result_or_error(tmp_path):
     result = json.loads((folder / "result.json").read_text())
     assert result["status"] == "done" and result["data"]["rows"] == 14
     assert (folder / "model.arrow").exists()
+    # the fit time is the model's own (a first use's compiling is apart, in compile_seconds)
+    from hdp_plugin.model.modelfile import read_model
+
+    assert result["timings"]["fit_seconds"] == read_model(folder / "model.arrow").training["fit_seconds"]
+    assert result["timings"]["compile_seconds"] >= 0.0
     # the same folder with a broken job.json: the model goes, error.json comes
     (folder / "job.json").write_text('{"protocol": 1, "k": "x"}')
     (folder / "result.json").unlink()
