@@ -46,10 +46,10 @@ if [[ "${1:-all}" != speed ]]; then
   # /tmp/numdata); training times left out, as the published run shared the machine
   numdata=()
   [[ -n "${NUMDATA_DIR:-}" ]] && numdata=(--numdata-dir "$NUMDATA_DIR")
-  python benchmarks/accuracy.py --iterations 1000 --datasets numeric-large "${numdata[@]}" -o "$doc" \
+  python benchmarks/accuracy.py --iterations 1000 --datasets numeric-large "${numdata[@]}" -o "$studies" \
     --section accuracy-numeric-large --methods "HDP ESKDB,CatBoost,LightGBM,XGBoost (raw),sklearn RF,Weka RF" \
     --no-times
-  # and README.md's table of the default against the forests and XGBoost, from the same section
+  # and README.md's table of the default against the forests and XGBoost, from section accuracy-default
   python benchmarks/report_sections.py -o README.md --section readme-compare -- python benchmarks/compare_table.py
   # how many iterations: accuracy against iterations on Weka's 16 sets (one 5000-iteration run per fold
   # and method read at checkpoints), and the stopping rules on kDB-2, kDB-5 and SkDB
@@ -93,14 +93,14 @@ if [[ -n "${REFERENCE_FOLDS:-}" ]]; then
     --workloads segment-challenge:kdb:5,segment-challenge:kdb:1,vote:kdb:5 --iterations 5000,auto --threads 1,2 \
     --repeat 3
 fi
-section --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
+study --section speed-scale -- python benchmarks/bench_scale.py --threads 1,2
 study --section speed-eskdb --code -- python benchmarks/bench_eskdb.py --iterations 1000,auto --threads 1,2
 # the default against scikit-learn's random forest, one thread each; CatBoost and LightGBM (the bench extra)
 # beside them where CatBoost takes seconds (minutes a fit on soybean, supermarket and DNA)
 section --section speed-default -- python benchmarks/bench_default.py ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} \
   --rounds 5 --sum --peers "" "${mlbench[@]}"
 # where the default's training time goes on the large sets, step by step (one thread)
-section --section speed-profile -- python benchmarks/bench_profile.py "${mlbench[@]}"
+study --section speed-profile -- python benchmarks/bench_profile.py "${mlbench[@]}"
 # the same at 5, 10 and 20 members
 study --section speed-default-members -- python benchmarks/bench_default.py \
   ${REFERENCE_FOLDS:+--reference-folds "$REFERENCE_FOLDS"} --rounds 3 --sum --members 5,10,20 --peers "" "${mlbench[@]}"
@@ -112,12 +112,12 @@ section --section speed-default-large -- python benchmarks/bench_default.py \
 section --section speed-default-million -- python benchmarks/bench_default.py --datasets "" --synthetic 1000000 \
   --rounds 2 --peers ""
 # the other numeric sets of the 30 (the large ones are above)
-section --section speed-default-numeric -- python benchmarks/bench_default.py --datasets \
+study --section speed-default-numeric -- python benchmarks/bench_default.py --datasets \
   segment-challenge,mlbench-Vowel,mlbench-Vehicle,mlbench-Sonar,ionosphere,diabetes,glass --rounds 3 "${mlbench[@]}"
 section --section speed-java --code -- python benchmarks/bench_java_predict.py --rows 1000000
-section --section speed-java-blocks --code -- python benchmarks/bench_java_predict.py --data mlbench-LetterRecognition \
+study --section speed-java-blocks --code -- python benchmarks/bench_java_predict.py --data mlbench-LetterRecognition \
   --rounds 1 "${mlbench[@]}"
-section --section speed-weka-cv --code -- python benchmarks/bench_weka_default.py --rounds 2 segment-challenge \
+study --section speed-weka-cv --code -- python benchmarks/bench_weka_default.py --rounds 2 segment-challenge \
   mlbench-LetterRecognition "${mlbench[@]}"
 study --section speed-ingest --code -- python benchmarks/bench_ingest.py
 study --section speed-structure --code -- python benchmarks/bench_structure.py

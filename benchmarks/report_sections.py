@@ -1,6 +1,6 @@
 """Generated sections of docs/benchmarks.md and benchmarks/studies.md: write one, or run a benchmark and write its output.
 
-    python benchmarks/report_sections.py -o docs/benchmarks.md --section speed-scale -- \\
+    python benchmarks/report_sections.py -o benchmarks/studies.md --section speed-scale -- \\
         python benchmarks/bench_scale.py
 
 runs the command, and replaces the section ``speed-scale`` of the file (the text between

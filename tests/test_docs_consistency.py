@@ -236,3 +236,16 @@ def test_the_readme_comparison_is_the_generated_table_of_the_benchmarks():
     body = sections["readme-compare"].split("\n\n", 1)[1].strip()
     assert body == module.table(_text(ROOT / "docs" / "benchmarks.md")), \
         "README.md's readme-compare differs from `python benchmarks/compare_table.py`: rerun benchmarks/regenerate.sh"
+
+
+def test_the_user_docs_stay_within_their_sizes():
+    # README.md at most 8 KB and docs/*.md at most 150,000 bytes together; the studies behind the benchmarks
+    # live in benchmarks/studies.md. Sizes count "\n" line ends, as a checkout with CRLF line ends holds the same
+    def size(path: Path) -> int:
+        return len(path.read_bytes().replace(b"\r\n", b"\n"))
+
+    readme = size(ROOT / "README.md")
+    docs = {f"docs/{p.name}": size(p) for p in sorted((ROOT / "docs").glob("*.md"))}
+    sizes = ", ".join(f"{name} {n:,}" for name, n in {"README.md": readme, **docs}.items())
+    assert readme <= 8192, f"README.md is {readme:,} bytes, over 8,192 ({sizes})"
+    assert sum(docs.values()) <= 150_000, f"docs/*.md total {sum(docs.values()):,} bytes, over 150,000 ({sizes})"
