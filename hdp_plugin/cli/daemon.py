@@ -186,17 +186,17 @@ def submit(
         decimal = decimal_option(decimal)
         job_name = client.publish(spool, data, job, name=name, separator=separator, decimal=decimal,
                                   max_input_bytes=int(mb * 2**20))
-        model = P.Spool(spool).job(P.DONE, job_name) / P.MODEL_FILE
-        if not wait:
+        try:  # from the job's publication on, an interrupt stops only this command: the job is the daemon's
+            model = P.Spool(spool).job(P.DONE, job_name) / P.MODEL_FILE
+            if not wait:
+                if not quiet:
+                    typer.echo(f"submitted {job_name}; its model will land in {model}", err=True)
+                typer.echo(model)
+                return
             if not quiet:
-                typer.echo(f"submitted {job_name}; its model will land in {model}", err=True)
-            typer.echo(model)
-            return
-        if not quiet:
-            typer.echo(f"submitted {job_name}; waiting", err=True)
-        try:
+                typer.echo(f"submitted {job_name}; waiting", err=True)
             st = _wait(spool, job_name, timeout, no_daemon_timeout, bar=not quiet and sys.stderr.isatty(), quiet=quiet)
-        except KeyboardInterrupt:  # only the waiting stops: the job is the daemon's
+        except KeyboardInterrupt:
             raise fail(f"interrupted; job {job_name} stays in {spool} (hdp-bnc daemon cancel {spool} {job_name} "
                        f"cancels it)", EXIT_INTERRUPTED) from None
         if st["state"] == P.DONE:
