@@ -4,6 +4,7 @@ that make it quick (the sampler's timed chunks, SkDB's timed row blocks) leave t
 from __future__ import annotations
 
 import random
+import sys
 import time
 from pathlib import Path
 
@@ -122,3 +123,34 @@ def test_pool_map_raises_the_first_failure_in_order():
         assert pool_map(pool, lambda i: i * 10, range(5)) == [0, 10, 20, 30, 40]
         with pytest.raises(ValueError, match="item 1"):
             pool_map(pool, work, range(5))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends itself SIGINT")
+def test_a_growth_interrupted_while_it_waits_leaves_the_gate_open():
+    """Ctrl-C while a thread waits to grow the Stirling tables (a kernel still runs on them): the other
+    threads must not wait for ever for a growth that will never happen."""
+    import os
+    import signal
+    import threading
+
+    from hdp_plugin.hdp.sampler import _Gate
+
+    gate = _Gate()
+    seen = gate.__enter__()  # a kernel in flight, on another thread's behalf
+    grew = []
+
+    class Run:
+        def grow(self):
+            grew.append(True)
+
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))  # a Ctrl-C, in the wait
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        gate.grow(Run(), seen)
+    timer.join()
+    assert not gate.growing and not grew
+    entered = []
+    other = threading.Thread(target=lambda: entered.append(gate.__enter__()), daemon=True)
+    other.start()
+    other.join(60)
+    assert entered == [seen], "a kernel could not start after the interrupted growth"

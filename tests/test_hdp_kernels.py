@@ -517,6 +517,39 @@ def test_large_leaf_rows_streamed_on_two_threads_equal_one_thread():
     assert fresh[0][101, 100] == pytest.approx(math.log(101 * 100 / 2), rel=1e-12)
 
 
+def test_a_failure_of_the_second_stirling_thread_is_raised_not_a_hang(monkeypatch):
+    """The right run's first copy failing (out of memory) ends its thread: the left run, which hands it
+    chunks through a bounded queue, must get the error rather than block on the full queue for ever."""
+    import threading
+
+    from hdp_plugin.hdp import stirling
+    from hdp_plugin.hdp.stirling import grow_stirling_rows
+
+    real = np.array
+
+    def array(*args, **kwargs):
+        if threading.current_thread().name == "hdp-stirling":
+            raise MemoryError("no memory for the right run's first row")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stirling.np, "array", array)
+    values = np.array([1500, 40_000, 90_001, 90_002, 150_000], np.int64)
+    outcome = []
+
+    def run():
+        try:
+            grow_stirling_rows(None, 1024, 40, values, 2)
+            outcome.append(None)
+        except MemoryError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(120)  # seconds on a loaded machine; the one-thread build of these rows takes about one
+    assert not worker.is_alive(), "the left run blocked on the queue of a dead right run"
+    assert isinstance(outcome[0], MemoryError), outcome
+
+
 def _kernels_in(path):
     """(name, arguments, docstring) of every numba kernel (a function decorated with njit) in a file."""
     import ast

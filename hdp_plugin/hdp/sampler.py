@@ -640,8 +640,13 @@ class _Gate:
             if self.generation != seen:
                 return
             self.growing = True
-            while self.inside:
-                self.cond.wait()
+            try:
+                while self.inside:
+                    self.cond.wait()
+            except BaseException:  # an interrupted wait (Ctrl-C) must not leave the others waiting for ever
+                self.growing = False
+                self.cond.notify_all()
+                raise
         try:
             run.grow()
         finally:

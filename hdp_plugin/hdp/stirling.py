@@ -149,9 +149,9 @@ def _stream_columns(t_lo, t_hi, n_last, first_row, left, dense, big, big_values,
     failed: list = []
 
     def right_run():
-        prev = np.array(dense[first_row - 1, mid:t_hi + 1])
-        k = k0
-        try:
+        try:  # every failure, the first copy's MemoryError too, drains the queue: the left run never blocks
+            prev = np.array(dense[first_row - 1, mid:t_hi + 1])
+            k = k0
             while True:
                 item = handed.get()
                 if item is None:
