@@ -85,6 +85,10 @@ if [[ "${1:-all}" != speed ]]; then
   # 10 minutes per variant on two cores, cached under benchmarks/.cache/selection/)
   study --section selection -- python benchmarks/bench_selection.py --variants flat,hier-3,hier-10,hier-30,budget-3 \
     --jobs 2 "${mlbench[@]}"
+  # the selection scoring fewer rows of large data (config.SELECTION_ROWS), on the large numeric sets
+  study --section selection-rows -- python benchmarks/bench_selection.py --datasets \
+    mlbench-LetterRecognition,mlbench-Shuttle,keel-magic,ggplot2-diamonds-20k,keel-penbased,mlbench-Satellite \
+    --variants hier-3,rows-2048,rows-4096 --jobs 2 "${mlbench[@]}"
 fi
 study --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
