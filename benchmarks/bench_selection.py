@@ -24,7 +24,9 @@ and chains than the accuracy tables', to choose without their seeds) under each 
   scores) on about N rows of a larger training set, chosen by a hash of each row (patched in here,
   not a library option); the member's order and parents, and its tables, still use every row. The
   cell cap is checked on the subsample's tries, so a member whose tables on every row pass it stops
-  the fit (TooLargeError; seen on LetterRecognition at 2,048 and 4,096 rows).
+  the fit (TooLargeError; seen on LetterRecognition at 2,048 and 4,096 rows);
+* ``tying-T``: the default selection, the concentrations tied by ``T`` (``tying=T``: none, same-parent,
+  level, the default, or single).
 
 It prints, per data set, each variant's mean 0-1 loss, RMSE and log-loss over the 10 test folds and
 its members' mean n* and k*, then the means over the data sets and each variant's wins and losses
@@ -93,6 +95,8 @@ def _apply(variant: str) -> None:
         config.SELECTION_ROWS = int(variant[5:])
     elif variant.startswith("struct-"):
         rows.selective_kdb = _on_rows(int(variant[7:]))
+    elif variant.startswith("tying-"):
+        pass  # a parameter of the classifier (run_one)
     elif variant == "none":
         selective.select_prefix_and_k = lambda rmse, allowed=None: (
             (rmse.shape[0] - 1, rmse.shape[1] - 1) if allowed is None or allowed[-1, -1] else _SELECT(rmse, allowed))
@@ -156,7 +160,8 @@ def run_one(task) -> None:
     from hdp_plugin import BayesNetClassifier
 
     train, test = accuracy.fold_split(path, r, f)
-    clf = BayesNetClassifier(random_state=accuracy.seed_of(r, f) + offset, n_members=n_members, n_jobs=1)
+    more = {"tying": variant[6:]} if variant.startswith("tying-") else {}
+    clf = BayesNetClassifier(random_state=accuracy.seed_of(r, f) + offset, n_members=n_members, n_jobs=1, **more)
     t0 = time.perf_counter()
     clf.fit(train)
     secs = time.perf_counter() - t0
@@ -222,9 +227,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     variants = args.variants.split(",")
     for v in variants:
-        if v not in ("flat", "none") and not any(v.startswith(p) and v[len(p):].replace(".", "", 1).isdigit()
-                                                 for p in ("hier-", "budget-", "rows-", "struct-")):
-            ap.error(f"unknown variant {v!r}: flat, none, hier-M, budget-M, rows-N or struct-N")
+        numbered = any(v.startswith(p) and v[len(p):].replace(".", "", 1).isdigit()
+                       for p in ("hier-", "budget-", "rows-", "struct-"))
+        tied = v.startswith("tying-") and v[6:] in ("none", "same-parent", "level", "single")
+        if v not in ("flat", "none") and not numbered and not tied:
+            ap.error(f"unknown variant {v!r}: flat, none, hier-M, budget-M, rows-N, struct-N or tying-T")
     names, tasks = [], []
     for name in args.datasets.split(","):
         path, why = accuracy.find_dataset(name, [HERE.parent / "tests" / "data", args.arff_dir], args.mlbench_dir)
