@@ -345,6 +345,10 @@ def test_job_names_with_newlines_cannot_forge_log_lines(served):
     for name in names:
         err = _error(sp, name)
         assert err["code"] == "bad_job" and "job name must be" in err["message"], err
+    # a job's failed folder comes before its log line: wait for the lines too
+    escaped = ["evil\\n2026-01-01T00:00:00 hdp-bnc daemon: job payroll", "trailing\\n", "esc\\x1b[2Jape",
+               "bidi\\u202egnp.exe"]
+    wait_until(lambda: all(e in log.read_text() for e in escaped), 60, "the log lines of the failed jobs")
     lines = log.read_text().splitlines()
     assert not any(line.startswith(forged[:10] + "T00:00:00") for line in lines)
     assert not any(c in log.read_text() for c in "\x1b\u202e")
