@@ -89,6 +89,13 @@ if [[ "${1:-all}" != speed ]]; then
   study --section selection-rows -- python benchmarks/bench_selection.py --datasets \
     mlbench-LetterRecognition,mlbench-Shuttle,keel-magic,ggplot2-diamonds-20k,keel-penbased,mlbench-Satellite \
     --variants hier-3,rows-2048,rows-4096 --jobs 2 "${mlbench[@]}"
+  # tying by size: level (the default) against none, on the 30 sets and the large numeric ones
+  study --section tying -- python benchmarks/bench_selection.py --datasets mlbench-LetterRecognition,\
+mlbench-Shuttle,mlbench-Satellite,mlbench-DNA,weather.nominal,weather.numeric,contact-lenses,labor,iris,iris.2D,\
+glass,breast-cancer,ionosphere,vote,diabetes,soybean,unbalanced,credit-g,segment-challenge,supermarket,mlbench-Zoo,\
+mlbench-Sonar,mlbench-Glass,mlbench-Ionosphere,mlbench-HouseVotes84,mlbench-Soybean,mlbench-BreastCancer,\
+mlbench-PimaIndiansDiabetes,mlbench-Vehicle,mlbench-Vowel,keel-magic,ggplot2-diamonds-20k,keel-penbased,\
+kernlab-spam,modeldata-mlc_churn --variants hier-3,tying-none --jobs 2 "${mlbench[@]}"
 fi
 study --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
