@@ -2,8 +2,8 @@
 
 When tests/test_java_bridge.py's test is among the tests to run (and Maven and a JDK are there),
 its ``mvn verify`` starts as soon as collection ends and runs beside the Python tests, which mostly
-wait on processes (daemons, subprocesses of the command line); the test then waits for it
-(:class:`test_java_bridge.MavenRun`).
+wait on processes (daemons, subprocesses of the command line); the test runs last and then waits for
+it (:class:`test_java_bridge.MavenRun`), so that every Python test runs beside the Java suite.
 """
 
 from __future__ import annotations
@@ -11,6 +11,14 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The Java suite's test last: waiting for ``mvn verify`` any earlier would hold the Python tests
+    after it until Maven ends."""
+    java = [item for item in items if item.path.name == "test_java_bridge.py"]
+    if java:
+        items[:] = [item for item in items if item.path.name != "test_java_bridge.py"] + java
 
 
 def pytest_collection_finish(session):
