@@ -125,32 +125,49 @@ def test_pool_map_raises_the_first_failure_in_order():
             pool_map(pool, work, range(5))
 
 
+_GROWTH_INTERRUPTED = """
+import os, signal, sys, threading, time
+from hdp_plugin.hdp.sampler import _Gate
+
+gate = _Gate()
+seen = gate.__enter__()  # a kernel in flight, on another thread's behalf
+
+
+class Run:
+    def grow(self):
+        sys.exit("grew while a kernel ran")
+
+
+def ctrl_c():  # once the growth waits for the kernel: a Ctrl-C in the wait
+    while not gate.growing:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+threading.Thread(target=ctrl_c, daemon=True).start()
+try:
+    gate.grow(Run(), seen)
+    sys.exit("the growth returned")
+except KeyboardInterrupt:
+    pass
+if gate.growing:
+    sys.exit("the gate stays marked growing")
+entered = []
+other = threading.Thread(target=lambda: entered.append(gate.__enter__()), daemon=True)
+other.start()
+other.join(60)
+sys.exit(0 if entered == [seen] else "a kernel could not start after the interrupted growth")
+"""
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="sends itself SIGINT")
 def test_a_growth_interrupted_while_it_waits_leaves_the_gate_open():
     """Ctrl-C while a thread waits to grow the Stirling tables (a kernel still runs on them): the other
-    threads must not wait for ever for a growth that will never happen."""
-    import os
-    import signal
-    import threading
+    threads must not wait for ever for a growth that will never happen. In a process of its own, which
+    sends itself the SIGINT."""
+    import subprocess
 
-    from hdp_plugin.hdp.sampler import _Gate
-
-    gate = _Gate()
-    seen = gate.__enter__()  # a kernel in flight, on another thread's behalf
-    grew = []
-
-    class Run:
-        def grow(self):
-            grew.append(True)
-
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))  # a Ctrl-C, in the wait
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        gate.grow(Run(), seen)
-    timer.join()
-    assert not gate.growing and not grew
-    entered = []
-    other = threading.Thread(target=lambda: entered.append(gate.__enter__()), daemon=True)
-    other.start()
-    other.join(60)
-    assert entered == [seen], "a kernel could not start after the interrupted growth"
+    done = subprocess.run([sys.executable, "-c", _GROWTH_INTERRUPTED], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-2000:]
