@@ -135,10 +135,25 @@ def _sparse_child(first_child, child_count, node_branch, node, value, radix):
     lo = first_child[node]
     if n == radix:
         return lo + value
-    hi = lo + n
+    return _search(node_branch, lo, lo + n, value)
+
+
+@njit(**NJIT_OPTIONS)
+def _search(keys, lo, hi, value):
+    """The index of ``value`` in the sorted ``keys[lo:hi]``, or -1.
+
+    Parameters
+    ----------
+    keys : ndarray int64
+        Sorted ascending between ``lo`` and ``hi``.
+    lo, hi : int
+        The range searched.
+    value : int
+        The key sought.
+    """
     while lo < hi:
         mid = (lo + hi) >> 1
-        b = node_branch[mid]
+        b = keys[mid]
         if b < value:
             lo = mid + 1
         elif b > value:
@@ -171,20 +186,7 @@ def _sparse_estimate(node, x, card, node_parent, cell_start, cell_value, log_pro
     while True:
         lo = cell_start[j]
         hi = cell_start[j + 1]
-        found = -1
-        if hi - lo == card:
-            found = lo + x
-        else:
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                v = cell_value[mid]
-                if v < x:
-                    lo = mid + 1
-                elif v > x:
-                    hi = mid
-                else:
-                    found = mid
-                    break
+        found = lo + x if hi - lo == card else _search(cell_value, lo, hi, x)
         if found >= 0:
             acc = log_probs[found]
             break
