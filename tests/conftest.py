@@ -4,37 +4,76 @@ When tests/test_java_bridge.py's test is among the tests to run (and Maven and a
 its ``mvn verify`` starts as soon as collection ends and runs beside the Python tests, which mostly
 wait on processes (daemons, subprocesses of the command line); the test runs last and then waits for
 it (:class:`test_java_bridge.MavenRun`), so that every Python test runs beside the Java suite.
+
+Under pytest-xdist (the default: ``-n auto`` in pyproject.toml) the controller starts the build once,
+when the first worker has collected the test, in a folder it names to the workers in the environment
+(``test_java_bridge.MAVEN_WORK_ENV``); whichever worker runs the test waits for the build's exit code there
+(:class:`test_java_bridge.MavenRunFiles`).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
+
+import pytest
+
+JAVA_TEST = "test_java_bridge.py"
+
+
+def _xdist_controller(config) -> bool:
+    return not hasattr(config, "workerinput") and getattr(config.option, "dist", "no") != "no"
+
+
+def pytest_configure(config):
+    if _xdist_controller(config):  # before the workers start, so that they inherit the folder's name
+        import test_java_bridge
+
+        work = Path(tempfile.mkdtemp(prefix="hdp-bnc-java-"))
+        config.hdp_bnc_maven_dir = work
+        os.environ[test_java_bridge.MAVEN_WORK_ENV] = str(work)
 
 
 def pytest_collection_modifyitems(session, config, items):
     """The Java suite's test last: waiting for ``mvn verify`` any earlier would hold the Python tests
     after it until Maven ends."""
-    java = [item for item in items if item.path.name == "test_java_bridge.py"]
+    java = [item for item in items if item.path.name == JAVA_TEST]
     if java:
-        items[:] = [item for item in items if item.path.name != "test_java_bridge.py"] + java
+        items[:] = [item for item in items if item.path.name != JAVA_TEST] + java
+
+
+def _start(config, work: Path) -> None:
+    import test_java_bridge
+
+    if test_java_bridge.maven_available():  # otherwise the test skips itself, saying why
+        config.hdp_bnc_maven_run = test_java_bridge.MavenRun(work)
 
 
 def pytest_collection_finish(session):
-    if not any(item.path.name == "test_java_bridge.py" for item in session.items):
-        return
-    import test_java_bridge
-
-    if not test_java_bridge.maven_available():
-        return  # the test skips itself, saying why
+    config = session.config
+    if hasattr(config, "workerinput") or not any(item.path.name == JAVA_TEST for item in session.items):
+        return  # a pytest-xdist worker: the controller starts the build
     work = Path(tempfile.mkdtemp(prefix="hdp-bnc-java-"))
-    session.config.hdp_bnc_maven_run = test_java_bridge.MavenRun(work)
-    session.config.hdp_bnc_maven_dir = work
+    config.hdp_bnc_maven_dir = work
+    _start(config, work)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    config = node.config
+    if getattr(config, "hdp_bnc_maven_run", None) is None and getattr(config, "hdp_bnc_maven_dir", None) \
+            and not getattr(config, "hdp_bnc_maven_tried", False) and any(JAVA_TEST + "::" in i for i in ids):
+        config.hdp_bnc_maven_tried = True
+        _start(config, config.hdp_bnc_maven_dir)
 
 
 def pytest_sessionfinish(session):
-    run = getattr(session.config, "hdp_bnc_maven_run", None)
+    config = session.config
+    run = getattr(config, "hdp_bnc_maven_run", None)
     if run is not None:
         run.stop()
-        shutil.rmtree(session.config.hdp_bnc_maven_dir, ignore_errors=True)
+    work = getattr(config, "hdp_bnc_maven_dir", None)
+    if work is not None:
+        shutil.rmtree(work, ignore_errors=True)

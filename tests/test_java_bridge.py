@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 JAVA_BRIDGE = Path(__file__).resolve().parents[1] / "java_bridge"
+#: where pytest-xdist's controller runs the Java suite (tests/conftest.py), for the worker whose test waits for it
+MAVEN_WORK_ENV = "HDP_BNC_TEST_MAVEN_WORK"
 
 pytestmark = pytest.mark.java
 
@@ -52,13 +54,20 @@ def _announce(capsys, line: str) -> None:
         print(line, flush=True)
 
 
+#: a hung build fails the test, not the whole run
+MAVEN_DEADLINE_S = 900
+
+
 class MavenRun:
     """``mvn verify`` in java_bridge, started in the background with its output in a file: by the session's
     first hook (tests/conftest.py), so that the Java suite runs beside the Python tests, which mostly wait
     on processes; its test then waits for it. The build goes to a directory of its own (concurrent runs
-    must not share java_bridge/target) and the package's hdp_plugin wheel is built with this Python."""
+    must not share java_bridge/target) and the package's hdp_plugin wheel is built with this Python.
+    Its exit code goes to ``mvn.rc`` in ``work`` when it ends (written whole, then renamed), so that a test
+    in another process (a pytest-xdist worker) can wait for it: :class:`MavenRunFiles`."""
 
     def __init__(self, work: Path):
+        self.work = work
         self.build = work / "target"
         self.log = work / "mvn.log"
         self.cmd = _display_wrapper() + _maven_command() + [f"-Dhdp.build.dir={self.build}",
@@ -67,14 +76,31 @@ class MavenRun:
         # the daemon tests train with the Python running this test suite (where hdp_plugin is importable)
         env.setdefault("HDP_BNC_PYTHON", sys.executable)
         self.start = time.monotonic()
+        (work / "mvn.cmd").write_text(" ".join(self.cmd), encoding="utf-8")
         self._out = open(self.log, "w", encoding="utf-8")
         self.proc = subprocess.Popen(self.cmd, cwd=JAVA_BRIDGE, env=env, stdout=self._out, stderr=subprocess.STDOUT)
-        self._timer = threading.Timer(900, self.proc.kill)  # a hung build fails the test, not the whole run
+        self._timer = threading.Timer(MAVEN_DEADLINE_S, self.proc.kill)
         self._timer.daemon = True
         self._timer.start()
+        self._waiter = threading.Thread(target=self._record_exit, daemon=True)
+        self._waiter.start()
+
+    def _record_exit(self) -> None:
+        code = self.proc.wait()
+        self._out.flush()
+        tmp = self.work / "mvn.rc.tmp"
+        tmp.write_text(f"{code}\n", encoding="utf-8")
+        os.replace(tmp, self.work / "mvn.rc")
 
     def lines(self) -> list[str]:
-        return self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+        return _complete_lines(self.log)
+
+    def returncode(self, timeout: float) -> int | None:
+        """The build's exit code, waiting at most ``timeout`` seconds for it; None while it runs."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
     def stop(self) -> None:
         """Kill the build if it still runs (the session ended without its test)."""
@@ -82,7 +108,48 @@ class MavenRun:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self._waiter.join(timeout=30)
         self._out.close()
+
+
+class MavenRunFiles:
+    """A :class:`MavenRun` another process started (pytest-xdist's controller, tests/conftest.py), seen
+    through its files: the log as it grows, and ``mvn.rc`` once the build has ended."""
+
+    def __init__(self, work: Path):
+        self.work = work
+        self.build = work / "target"
+        self.log = work / "mvn.log"
+        self.cmd = (work / "mvn.cmd").read_text(encoding="utf-8").split(" ")
+        self.start = time.monotonic()
+
+    def lines(self) -> list[str]:
+        return _complete_lines(self.log)
+
+    def returncode(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                text = (self.work / "mvn.rc").read_text(encoding="utf-8")
+            except FileNotFoundError:
+                text = ""
+            if text.endswith("\n"):  # renamed into place whole
+                return int(text)
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        pass  # the controller owns the build
+
+
+def _complete_lines(log: Path) -> list[str]:
+    """The log's lines so far, without a last line Maven is still writing."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    return text[:text.rfind("\n") + 1].splitlines()
 
 
 def maven_available() -> bool:
@@ -91,13 +158,19 @@ def maven_available() -> bool:
 
 def test_java_bridge_maven_verify(request, tmp_path, capsys):
     run = getattr(request.config, "hdp_bnc_maven_run", None)
-    if run is None:  # not started by the session's hook (tests/conftest.py)
+    shared = os.environ.get(MAVEN_WORK_ENV)
+    if run is None and shared and hasattr(request.config, "workerinput"):
+        _maven_command()  # skips, saying why, without Maven or a JDK
+        if (Path(shared) / "mvn.log").exists():  # started by pytest-xdist's controller (tests/conftest.py)
+            run = MavenRunFiles(Path(shared))
+    if run is None:  # not started by the session's hooks (tests/conftest.py)
         run = MavenRun(tmp_path)
     _announce(capsys, "")
     _announce(capsys, "java_bridge: mvn verify (started with the session, beside the Python tests: the JUnit and "
                        "Weka checks, then the integration tests with the real daemon and Weka's Explorer); each "
                        "test class as it started:")
     shown = 0
+    deadline = time.monotonic() + MAVEN_DEADLINE_S + 120
     while True:  # the classes Maven has started so far, then wait for more or for its end
         lines = run.lines()
         for line in lines[shown:]:
@@ -105,11 +178,11 @@ def test_java_bridge_maven_verify(request, tmp_path, capsys):
             if running:
                 _announce(capsys, f"  {running.group(1)}")
         shown = len(lines)
-        try:
-            returncode = run.proc.wait(timeout=1.0)
+        returncode = run.returncode(timeout=1.0)
+        if returncode is not None:
             break
-        except subprocess.TimeoutExpired:
-            continue
+        if time.monotonic() > deadline:
+            pytest.fail(f"`mvn verify` gave no exit code in {MAVEN_DEADLINE_S + 120} s; its log: {run.log}")
     run.stop()
     output = run.lines()
     for line in output[shown:]:
