@@ -1,0 +1,110 @@
+"""How the default ensemble's members combine: the test scores of other pools of the same members.
+
+Run:  python benchmarks/bench_combine.py [--repeats 5] [--datasets NAMES] [--seed-offset 1000]
+                                          [--mlbench-dir DIR] [--numdata-dir DIR] [--jobs 2]
+
+On every fold of the accuracy benchmark's 5x2 cross-validation (``accuracy.fold_split``, random_state
+``accuracy.seed_of(repeat, fold) + seed_offset``), it fits the default classifier once, one thread, and
+scores its members' test class probabilities pooled several ways:
+
+* ``mean``: the arithmetic mean of the members' probabilities (the model's own prediction);
+* ``geo``: the normalised geometric mean (a log-linear pool with equal weights);
+* ``geo-t``: the log-linear pool sharpened or flattened, ``softmax(t * mean log p_e)``, for each ``t``
+  of ``--temperatures``;
+* ``best``: per data set, the better of ``mean`` and ``geo`` on test log-loss (an oracle: the most a
+  choice between the two could reach).
+
+It prints, per data set, each pool's mean test RMSE and log-loss over the folds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import accuracy  # noqa: E402
+
+#: the 30 sets' numeric ones, then the larger numeric sets of benchmarks/numdata.py
+NUMERIC = ["glass", "ionosphere", "diabetes", "segment-challenge"] \
+    + ["mlbench-" + s for s in ("Sonar", "Vowel", "Vehicle", "Satellite", "Shuttle", "LetterRecognition")] \
+    + list(accuracy.NUMERIC_LARGE)
+
+
+def member_log_proba(clf, X) -> np.ndarray:
+    """``(n_members, n_rows, n_classes)``: every member's normalised test log-probabilities."""
+    from hdp_plugin.hdp.tables import predict_log_proba
+
+    codes = clf._codes(X)
+    return np.stack([predict_log_proba(mb.tables, c) for mb, c in zip(clf.members_, codes)])
+
+
+def pools(L: np.ndarray, temperatures) -> dict:
+    def softmax(z):
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    out = {"mean": np.exp(L).mean(axis=0)}
+    g = L.mean(axis=0)
+    out["geo"] = softmax(g)
+    for t in temperatures:
+        out[f"geo-{t:g}"] = softmax(t * g)
+    return out
+
+
+def run_fold(name: str, path: Path, repeat: int, fold: int, offset: int, temperatures) -> dict:
+    from hdp_plugin import BayesNetClassifier
+
+    train, test = accuracy.fold_split(path, repeat, fold)
+    clf = BayesNetClassifier(random_state=accuracy.seed_of(repeat, fold) + offset, n_jobs=1).fit(train)
+    L = member_log_proba(clf, test)
+    out = {}
+    for pool, p in pools(L, temperatures).items():
+        m = accuracy.metrics(p, test.y, 0.0, 0.0)
+        out[pool] = (m["rmse"], m["log_loss"])
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--datasets", default=",".join(NUMERIC))
+    ap.add_argument("--seed-offset", type=int, default=1000,
+                    help="Added to every fold's random_state: a study chooses on seeds other than the tables'.")
+    ap.add_argument("--temperatures", default="0.5,0.75,1.5")
+    ap.add_argument("--mlbench-dir", type=Path)
+    ap.add_argument("--numdata-dir", type=Path, action="append")
+    ap.add_argument("--jobs", type=int, default=2, help="Folds fitted at once (one thread each).")
+    args = ap.parse_args(argv)
+    temps = [float(t) for t in args.temperatures.split(",") if t]
+    dirs = [accuracy.ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]
+    names = [d for d in args.datasets.split(",") if d]
+    print("| data set | " + " | ".join(["mean", "geo"] + [f"geo-{t:g}" for t in temps] + ["best"])
+          + " |  (RMSE / log-loss, mean of the folds)", flush=True)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for name in names:
+            path, why = accuracy.find_dataset(name, dirs, args.mlbench_dir, HERE / ".cache", args.numdata_dir)
+            if path is None:
+                print(f"skipped {name}: {why}", file=sys.stderr)
+                continue
+            futures = [pool.submit(run_fold, name, path, r, f, args.seed_offset, temps)
+                       for r in range(args.repeats) for f in range(2)]
+            folds = [fu.result() for fu in futures]
+            mean = {k: np.mean([f[k] for f in folds], axis=0) for k in folds[0]}
+            best = min(("mean", "geo"), key=lambda k: mean[k][1])
+            mean["best"] = mean[best]
+            cells = [f"{mean[k][0]:.4f} / {mean[k][1]:.4f}" for k in ["mean", "geo"] + [f"geo-{t:g}" for t in temps]
+                     + ["best"]]
+            print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
