@@ -5,8 +5,9 @@ its ``mvn verify`` starts as soon as collection ends and runs beside the Python 
 wait on processes (daemons, subprocesses of the command line); the test runs last and then waits for
 it (:class:`test_java_bridge.MavenRun`), so that every Python test runs beside the Java suite.
 
-Under pytest-xdist (the default: ``-n auto`` in pyproject.toml) the controller starts the build once,
-when the first worker has collected the test, in a folder it names to the workers in the environment
+With pytest-xdist installed (the ``test`` extra has it) and no ``-n`` given, the tests run in one process
+per core, at most 4 (:func:`pytest_cmdline_main`); without it, or with ``-n 0``, in one. Under
+pytest-xdist the controller starts the build once, when the first worker has collected the test, in a folder it names to the workers in the environment
 (``test_java_bridge.MAVEN_WORK_ENV``); whichever worker runs the test waits for the build's exit code there
 (:class:`test_java_bridge.MavenRunFiles`).
 """
@@ -21,6 +22,18 @@ from pathlib import Path
 import pytest
 
 JAVA_TEST = "test_java_bridge.py"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``-n auto --maxprocesses 4`` unless told otherwise, when pytest-xdist is there: in addopts, the
+    option would stop a pytest without the plugin from starting at all. Runs before xdist's own hook
+    (the later plugin's first), which turns "auto" into a number."""
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput") \
+            and config.option.numprocesses is None:
+        config.option.numprocesses = "auto"
+        if not config.option.maxprocesses:
+            config.option.maxprocesses = 4
 
 
 def _xdist_controller(config) -> bool:
@@ -63,9 +76,9 @@ def pytest_collection_finish(session):
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node, ids):
     config = node.config
+    """The controller's start of the build: once, when the first worker has collected the Java test."""
     if getattr(config, "hdp_bnc_maven_run", None) is None and getattr(config, "hdp_bnc_maven_dir", None) \
-            and not getattr(config, "hdp_bnc_maven_tried", False) and any(JAVA_TEST + "::" in i for i in ids):
-        config.hdp_bnc_maven_tried = True
+            and any(JAVA_TEST + "::" in i for i in ids):
         _start(config, config.hdp_bnc_maven_dir)
 
 

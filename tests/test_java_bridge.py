@@ -58,27 +58,63 @@ def _announce(capsys, line: str) -> None:
 MAVEN_DEADLINE_S = 900
 
 
-class MavenRun:
-    """``mvn verify`` in java_bridge, started in the background with its output in a file: by the session's
-    first hook (tests/conftest.py), so that the Java suite runs beside the Python tests, which mostly wait
-    on processes; its test then waits for it. The build goes to a directory of its own (concurrent runs
-    must not share java_bridge/target) and the package's hdp_plugin wheel is built with this Python.
-    Its exit code goes to ``mvn.rc`` in ``work`` when it ends (written whole, then renamed), so that a test
-    in another process (a pytest-xdist worker) can wait for it: :class:`MavenRunFiles`."""
+class MavenRunFiles:
+    """A ``mvn verify`` run seen through its files in ``work``: the command (``mvn.cmd``), the log as it
+    grows (``mvn.log``), and the exit code once the build has ended (``mvn.rc``, written whole, then
+    renamed). What a test in a pytest-xdist worker sees of the run its controller started (tests/conftest.py)."""
 
     def __init__(self, work: Path):
         self.work = work
         self.build = work / "target"
         self.log = work / "mvn.log"
-        self.cmd = _display_wrapper() + _maven_command() + [f"-Dhdp.build.dir={self.build}",
-                                                            f"-Dhdp.python={sys.executable}"]
+        self.start = time.monotonic()
+
+    @property
+    def command(self) -> str:
+        return (self.work / "mvn.cmd").read_text(encoding="utf-8")
+
+    def lines(self) -> list[str]:
+        """The log's lines so far, without a last line Maven is still writing."""
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        return text[:text.rfind("\n") + 1].splitlines()
+
+    def returncode(self, timeout: float) -> int | None:
+        """The build's exit code, waiting at most ``timeout`` seconds for it; None while it runs."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                text = (self.work / "mvn.rc").read_text(encoding="utf-8")
+            except FileNotFoundError:
+                text = ""
+            if text.endswith("\n"):
+                return int(text)
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        pass  # the process that started the build owns it
+
+
+class MavenRun(MavenRunFiles):
+    """``mvn verify`` in java_bridge, started in the background with its output in a file: by the session's
+    first hook (tests/conftest.py), so that the Java suite runs beside the Python tests, which mostly wait
+    on processes; its test then waits for it. The build goes to a directory of its own (concurrent runs
+    must not share java_bridge/target) and the package's hdp_plugin wheel is built with this Python.
+    A thread writes the exit code to ``mvn.rc`` when the build ends."""
+
+    def __init__(self, work: Path):
+        super().__init__(work)
+        cmd = _display_wrapper() + _maven_command() + [f"-Dhdp.build.dir={self.build}", f"-Dhdp.python={sys.executable}"]
         env = dict(os.environ)
         # the daemon tests train with the Python running this test suite (where hdp_plugin is importable)
         env.setdefault("HDP_BNC_PYTHON", sys.executable)
-        self.start = time.monotonic()
-        (work / "mvn.cmd").write_text(" ".join(self.cmd), encoding="utf-8")
+        (work / "mvn.cmd").write_text(" ".join(cmd), encoding="utf-8")
         self._out = open(self.log, "w", encoding="utf-8")
-        self.proc = subprocess.Popen(self.cmd, cwd=JAVA_BRIDGE, env=env, stdout=self._out, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(cmd, cwd=JAVA_BRIDGE, env=env, stdout=self._out, stderr=subprocess.STDOUT)
         self._timer = threading.Timer(MAVEN_DEADLINE_S, self.proc.kill)
         self._timer.daemon = True
         self._timer.start()
@@ -92,16 +128,6 @@ class MavenRun:
         tmp.write_text(f"{code}\n", encoding="utf-8")
         os.replace(tmp, self.work / "mvn.rc")
 
-    def lines(self) -> list[str]:
-        return _complete_lines(self.log)
-
-    def returncode(self, timeout: float) -> int | None:
-        """The build's exit code, waiting at most ``timeout`` seconds for it; None while it runs."""
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
     def stop(self) -> None:
         """Kill the build if it still runs (the session ended without its test)."""
         self._timer.cancel()
@@ -110,46 +136,6 @@ class MavenRun:
             self.proc.wait()
         self._waiter.join(timeout=30)
         self._out.close()
-
-
-class MavenRunFiles:
-    """A :class:`MavenRun` another process started (pytest-xdist's controller, tests/conftest.py), seen
-    through its files: the log as it grows, and ``mvn.rc`` once the build has ended."""
-
-    def __init__(self, work: Path):
-        self.work = work
-        self.build = work / "target"
-        self.log = work / "mvn.log"
-        self.cmd = (work / "mvn.cmd").read_text(encoding="utf-8").split(" ")
-        self.start = time.monotonic()
-
-    def lines(self) -> list[str]:
-        return _complete_lines(self.log)
-
-    def returncode(self, timeout: float) -> int | None:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                text = (self.work / "mvn.rc").read_text(encoding="utf-8")
-            except FileNotFoundError:
-                text = ""
-            if text.endswith("\n"):  # renamed into place whole
-                return int(text)
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(0.2)
-
-    def stop(self) -> None:
-        pass  # the controller owns the build
-
-
-def _complete_lines(log: Path) -> list[str]:
-    """The log's lines so far, without a last line Maven is still writing."""
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
-    return text[:text.rfind("\n") + 1].splitlines()
 
 
 def maven_available() -> bool:
@@ -193,7 +179,7 @@ def test_java_bridge_maven_verify(request, tmp_path, capsys):
                        f"{time.monotonic() - run.start:.0f} s after it started")
     if returncode != 0:
         tail = "\n".join(output[-80:])
-        pytest.fail(f"`{' '.join(run.cmd)}` in java_bridge failed with exit code {returncode}:\n{tail}")
+        pytest.fail(f"`{run.command}` in java_bridge failed with exit code {returncode}:\n{tail}")
     reports = list(run.build.glob("*-reports/*.txt"))
     assert reports, "Maven ran no tests"
     text = "\n".join(r.read_text(encoding="utf-8", errors="replace") for r in reports)
