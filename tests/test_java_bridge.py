@@ -55,7 +55,7 @@ def _announce(capsys, line: str) -> None:
 
 
 #: a hung build fails the test, not the whole run
-MAVEN_DEADLINE_S = 900
+MAVEN_DEADLINE_S = 1800
 
 
 class MavenRunFiles:
