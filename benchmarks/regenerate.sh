@@ -96,6 +96,10 @@ glass,breast-cancer,ionosphere,vote,diabetes,soybean,unbalanced,credit-g,segment
 mlbench-Sonar,mlbench-Glass,mlbench-Ionosphere,mlbench-HouseVotes84,mlbench-Soybean,mlbench-BreastCancer,\
 mlbench-PimaIndiansDiabetes,mlbench-Vehicle,mlbench-Vowel,keel-magic,ggplot2-diamonds-20k,keel-penbased,\
 kernlab-spam,modeldata-mlc_churn --variants hier-3,tying-none --jobs 2 "${mlbench[@]}"
+  # how members combine: other pools of the default's members on the 30 sets (fold scores cached)
+  study --section combine -- python benchmarks/bench_combine.py --repeats 5 --seed-offset 1000 \
+    --temperatures 0.4,0.5,0.6,0.75 --out benchmarks/.cache/combine.json "${mlbench[@]}" --datasets \
+    "$small,mlbench-DNA,mlbench-Satellite,mlbench-LetterRecognition,mlbench-Shuttle"
 fi
 study --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)

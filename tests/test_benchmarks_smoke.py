@@ -700,6 +700,39 @@ def test_bench_selection_hier3_is_the_default_and_budget_stays_within_the_flat_c
     assert [r["nk"] for r in rec["flat"]] != [r["nk"] for r in rec["hier-3"]]
 
 
+def test_bench_combine_pools_the_default_fits_members_and_reuses_its_folds(tmp_path):
+    """bench_combine.py on iris, one repeat: its ``mean`` pool is the default fit's own prediction, a
+    log-linear pool at t = 1 is the plain geometric mean, the margins are printed, and a second run
+    reuses the folds it kept instead of fitting again."""
+    out = tmp_path / "combine.json"
+    cmd = [sys.executable, str(BENCH / "bench_combine.py"), "--datasets", "iris", "--repeats", "1", "--jobs", "1",
+           "--temperatures", "1", "--seed-offset", "7", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| iris |" in proc.stdout and "**geo-1**: 1 data sets" in proc.stdout
+    rec = json.loads(out.read_text())
+    assert sorted(rec) == ["iris|0|0|7", "iris|0|1|7"]
+    sys.path.insert(0, str(BENCH))
+    try:
+        accuracy = importlib.import_module("accuracy")
+    finally:
+        sys.path.remove(str(BENCH))
+    from hdp_plugin import BayesNetClassifier
+
+    path = Path(__file__).resolve().parent / "data" / "iris.arff"
+    for f in (0, 1):
+        fold = rec[f"iris|0|{f}|7"]
+        assert fold["geo-1"] == fold["geo"] and fold["geo"] != fold["mean"]
+        train, test = accuracy.fold_split(path, 0, f)
+        clf = BayesNetClassifier(random_state=accuracy.seed_of(0, f) + 7, n_jobs=1).fit(train)
+        m = accuracy.metrics(clf.predict_proba(test), test.y, 0, 0)
+        assert fold["mean"] == pytest.approx([m["rmse"], m["log_loss"], m["zero_one"]], rel=1e-12)
+    before = out.stat().st_mtime_ns
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and again.stdout == proc.stdout
+    assert out.stat().st_mtime_ns == before
+
+
 def test_bench_model_size_prints_a_row_per_code(tmp_path):
     data = Path(__file__).resolve().parent / "data" / "weather.nominal.arff"
     out = subprocess.run([sys.executable, str(BENCH / "bench_model_size.py"), str(data), "--before",
