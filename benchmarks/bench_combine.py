@@ -134,8 +134,10 @@ def main(argv=None) -> int:
     temps = [float(t) for t in args.temperatures.split(",") if t]
     dirs = [accuracy.ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]
     names = [d for d in args.datasets.split(",") if d]
-    print("| data set | " + " | ".join(["mean", "geo"] + [f"geo-{t:g}" for t in temps] + ["best"])
-          + " |  (RMSE / log-loss, mean of the folds)", flush=True)
+    heads = ["mean", "geo"] + [f"geo-{t:g}" for t in temps] + ["best"]
+    print(f"Test RMSE / log-loss, means over the folds ({args.repeats}x2 cross-validation, random_state + "
+          f"{args.seed_offset}):\n", flush=True)
+    print("| data set | " + " | ".join(heads) + " |\n|---|" + "---|" * len(heads), flush=True)
     with ProcessPoolExecutor(args.jobs) as pool:
         for name in names:
             path, why = accuracy.find_dataset(name, dirs, args.mlbench_dir, HERE / ".cache", args.numdata_dir)

@@ -100,6 +100,9 @@ kernlab-spam,modeldata-mlc_churn --variants hier-3,tying-none --jobs 2 "${mlbenc
   study --section combine -- python benchmarks/bench_combine.py --repeats 5 --seed-offset 1000 \
     --temperatures 0.4,0.5,0.6,0.75 --out benchmarks/.cache/combine.json "${mlbench[@]}" --datasets \
     "$small,mlbench-DNA,mlbench-Satellite,mlbench-LetterRecognition,mlbench-Shuttle"
+  study --section combine-large -- python benchmarks/bench_combine.py --repeats 5 --seed-offset 1000 \
+    --temperatures 0.4,0.5,0.6,0.75 --out benchmarks/.cache/combine.json --datasets \
+    digits,kernlab-spam,modeldata-mlc_churn,keel-penbased,keel-magic,ggplot2-diamonds-20k
 fi
 study --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
