@@ -1,6 +1,7 @@
 """How the default ensemble's members combine: the test scores of other pools of the same members.
 
 Run:  python benchmarks/bench_combine.py [--repeats 5] [--datasets NAMES] [--seed-offset 1000]
+                                          [--loo-m 3 [--rule-rows 400]] [--out FILE]
                                           [--mlbench-dir DIR] [--numdata-dir DIR] [--jobs 2]
 
 On every fold of the accuracy benchmark's 5x2 cross-validation (``accuracy.fold_split``, random_state
@@ -11,6 +12,11 @@ scores its members' test class probabilities pooled several ways:
 * ``geo``: the normalised geometric mean (a log-linear pool with equal weights);
 * ``geo-t``: the log-linear pool sharpened or flattened, ``softmax(t * mean log p_e)``, for each ``t``
   of ``--temperatures``;
+* with ``--loo-m M``, pools chosen per fit from the training rows alone: each member's leave-one-out
+  class posteriors of the training rows (hierarchical m-estimates with this M on its structure, the row's
+  counts removed: :func:`member_loo_log_proba`) pooled every way above, and the pool with the least
+  pooled leave-one-out log-loss (``loo-ll``) or RMSE (``loo-rmse``) applied to the test rows; ``rule``
+  is ``loo-ll`` on at least ``--rule-rows`` training rows and ``mean`` below;
 * ``best``: per data set, the better of ``mean`` and ``geo`` on test log-loss (an oracle: the most a
   choice between the two could reach).
 
@@ -50,6 +56,50 @@ def member_log_proba(clf, X) -> np.ndarray:
     return np.stack([predict_log_proba(mb.tables, c) for mb, c in zip(clf.members_, codes)])
 
 
+def member_loo_log_proba(member, X: np.ndarray, y: np.ndarray, n_classes: int, m: float) -> np.ndarray:
+    """``(n_rows, n_classes)``: a member's leave-one-out class log-posteriors of its training rows, from
+    hierarchical m-estimates on its structure (each context's estimate smoothed towards the shallower
+    context's with weight ``m``, the class-only context towards the uniform), the row's own counts removed.
+    A proxy for out-of-sample member probabilities: the HDP tables are not refitted without the row."""
+    n, C = len(y), n_classes
+    own = np.arange(C)[None, :] == y[:, None]  # the row's own class: its counts come off
+    prior = np.bincount(y, minlength=C)[None, :] - own
+    logj = np.log((prior + m / C) / (n - 1 + m))
+    st = member.structure
+    for a in st.kept:
+        card = int(member.cardinalities[a])
+        x = X[:, a].astype(np.int64)
+        ctx = np.zeros(n, dtype=np.int64)
+        p = np.full((n, C), 1.0 / card)
+        for d in range(len(st.parents[a]) + 1):
+            if d:
+                _, ctx = np.unique(ctx * int(member.cardinalities[st.parents[a][d - 1]])
+                                   + X[:, st.parents[a][d - 1]], return_inverse=True)
+            n_ctx = int(ctx.max()) + 1
+            kc = ctx * C + y  # (context, class) of each row, and with its value
+            n_c = np.bincount(kc, minlength=n_ctx * C)
+            ux, n_cx = np.unique(kc * card + x, return_counts=True)
+            keys = (ctx[:, None] * C + np.arange(C)[None, :])
+            at = np.searchsorted(ux, keys * card + x[:, None])
+            hit = np.take(ux, np.minimum(at, len(ux) - 1)) == keys * card + x[:, None]
+            num = np.where(hit, np.take(n_cx, np.minimum(at, len(ux) - 1)), 0) - own
+            p = (num + m * p) / (n_c[keys] - own + m)
+        logj += np.log(p)
+    return logj - np.logaddexp.reduce(logj, axis=1, keepdims=True)
+
+
+def chosen(L_train: np.ndarray, y: np.ndarray, L_test: np.ndarray, temperatures) -> dict:
+    """The pool each criterion picks on the training rows' leave-one-out member probabilities, applied to
+    the test rows: ``loo-ll`` by pooled log-loss, ``loo-rmse`` by pooled RMSE."""
+    from hdp_plugin.model.evaluation import rmse
+
+    train, test = pools(L_train, temperatures), pools(L_test, temperatures)
+    rows = np.arange(len(y))
+    ll = {k: -np.mean(np.log(np.clip(p[rows, y], accuracy.CLIP, 1.0))) for k, p in train.items()}
+    sq = {k: rmse(p, y) for k, p in train.items()}
+    return {"loo-ll": test[min(ll, key=ll.get)], "loo-rmse": test[min(sq, key=sq.get)]}
+
+
 def pools(L: np.ndarray, temperatures) -> dict:
     def softmax(z):
         z = z - z.max(axis=1, keepdims=True)
@@ -64,14 +114,24 @@ def pools(L: np.ndarray, temperatures) -> dict:
     return out
 
 
-def run_fold(name: str, path: Path, repeat: int, fold: int, offset: int, temperatures) -> dict:
+def run_fold(name: str, path: Path, repeat: int, fold: int, offset: int, temperatures, loo_m: float,
+             rule_rows: int) -> dict:
     from hdp_plugin import BayesNetClassifier
 
     train, test = accuracy.fold_split(path, repeat, fold)
     clf = BayesNetClassifier(random_state=accuracy.seed_of(repeat, fold) + offset, n_jobs=1).fit(train)
     L = member_log_proba(clf, test)
+    found = pools(L, temperatures)
+    if loo_m > 0:
+        keep = train.y >= 0
+        codes = clf._codes(train)
+        L_train = np.stack([member_loo_log_proba(mb, c[keep], train.y[keep].astype(np.int64), L.shape[2], loo_m)
+                            for mb, c in zip(clf.members_, codes)])
+        found.update(chosen(L_train, train.y[keep].astype(np.int64), L, temperatures))
+        # the size rule: the pool chosen by leave-one-out log-loss from rule_rows training rows, else the mean
+        found["rule"] = found["loo-ll"] if keep.sum() >= rule_rows else found["mean"]
     out = {}
-    for pool, p in pools(L, temperatures).items():
+    for pool, p in found.items():
         m = accuracy.metrics(p, test.y, 0.0, 0.0)
         out[pool] = (m["rmse"], m["log_loss"], m["zero_one"])
     return out
@@ -102,7 +162,7 @@ def margins(record: dict, base: str, new: str) -> str:
 def oracle(record: dict) -> str:
     """What the best pool per data set by its own test log-loss (an oracle, not a rule) changes."""
     sets = sorted({k.split("|")[0] for k in record})
-    pools_ = list(next(iter(record.values())))
+    pools_ = [p for p in next(iter(record.values())) if not p.startswith("loo-") and p != "rule"]
     diffs = []
     for name in sets:
         folds = [v for k, v in record.items() if k.split("|")[0] == name]
@@ -123,6 +183,11 @@ def main(argv=None) -> int:
     ap.add_argument("--mlbench-dir", type=Path)
     ap.add_argument("--numdata-dir", type=Path, action="append")
     ap.add_argument("--jobs", type=int, default=2, help="Folds fitted at once (one thread each).")
+    ap.add_argument("--loo-m", type=float, default=0.0,
+                    help="If above 0, also score the pools chosen on the training rows' leave-one-out member "
+                         "probabilities (hierarchical m-estimates with this m): loo-ll and loo-rmse.")
+    ap.add_argument("--rule-rows", type=int, default=400,
+                    help="With --loo-m: the pool 'rule' is loo-ll on at least this many training rows, else the mean.")
     ap.add_argument("--out", type=Path, help="JSON file of every fold's scores, read and extended.")
     ap.add_argument("--margins", metavar="BASE:NEW", help="Print the margins of --out's folds and exit.")
     args = ap.parse_args(argv)
@@ -134,7 +199,9 @@ def main(argv=None) -> int:
     temps = [float(t) for t in args.temperatures.split(",") if t]
     dirs = [accuracy.ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]
     names = [d for d in args.datasets.split(",") if d]
-    heads = ["mean", "geo"] + [f"geo-{t:g}" for t in temps] + ["best"]
+    chosen_ = ["loo-ll", "loo-rmse", "rule"] if args.loo_m > 0 else []
+    heads = ["mean", "geo"] + [f"geo-{t:g}" for t in temps] + chosen_ + ["best"]
+    wanted = [h for h in heads if h != "best"]
     print(f"Test RMSE / log-loss, means over the folds ({args.repeats}x2 cross-validation, random_state + "
           f"{args.seed_offset}):\n", flush=True)
     print("| data set | " + " | ".join(heads) + " |\n|---|" + "---|" * len(heads), flush=True)
@@ -146,8 +213,8 @@ def main(argv=None) -> int:
                 continue
             keys = [f"{name}|{r}|{f}|{args.seed_offset}" for r in range(args.repeats) for f in range(2)]
             futures = {k: pool.submit(run_fold, name, path, int(k.split("|")[1]), int(k.split("|")[2]),
-                                      args.seed_offset, temps)
-                       for k in keys if k not in record}
+                                      args.seed_offset, temps, args.loo_m, args.rule_rows)
+                       for k in keys if k not in record or not set(wanted) <= set(record[k])}
             for k, fu in futures.items():
                 record[k] = fu.result()
             if args.out and futures:
@@ -156,13 +223,12 @@ def main(argv=None) -> int:
             mean = {k: np.mean([f[k] for f in folds], axis=0)[:2] for k in folds[0]}
             best = min(("mean", "geo"), key=lambda k: mean[k][1])
             mean["best"] = mean[best]
-            cells = [f"{mean[k][0]:.4f} / {mean[k][1]:.4f}" for k in ["mean", "geo"] + [f"geo-{t:g}" for t in temps]
-                     + ["best"]]
+            cells = [f"{mean[k][0]:.4f} / {mean[k][1]:.4f}" for k in heads]
             print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
     ran = {k: v for k, v in record.items()
            if k.split("|")[0] in names and k.endswith(f"|{args.seed_offset}")}
     if ran:
-        for new in ["geo"] + [f"geo-{t:g}" for t in temps]:
+        for new in ["geo"] + [f"geo-{t:g}" for t in temps] + chosen_:
             print("\n" + margins(ran, "mean", new).replace("\n", "  \n"))
         print("\n" + oracle(ran))
     return 0

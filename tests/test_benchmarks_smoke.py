@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -731,6 +732,47 @@ def test_bench_combine_pools_the_default_fits_members_and_reuses_its_folds(tmp_p
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and again.stdout == proc.stdout
     assert out.stat().st_mtime_ns == before
+    loo = subprocess.run(cmd[:-1] + [str(tmp_path / "loo.json"), "--loo-m", "3"], capture_output=True, text=True,
+                         timeout=600)
+    assert loo.returncode == 0, loo.stderr[-2000:]
+    for f, fold in json.loads((tmp_path / "loo.json").read_text()).items():
+        assert fold["mean"] == rec[f]["mean"] and fold["rule"] == fold["mean"]  # iris: under 400 training rows
+        assert {"loo-ll", "loo-rmse"} <= set(fold)
+
+
+def test_bench_combine_leave_one_out_member_probabilities_are_the_counts_without_the_row():
+    """bench_combine's leave-one-out proxy: for a row, every class's posterior is the hierarchical
+    m-estimate product computed, by brute force, from the counts of the other rows only."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        accuracy = importlib.import_module("accuracy")
+        combine = importlib.import_module("bench_combine")
+    finally:
+        sys.path.remove(str(BENCH))
+    from hdp_plugin import BayesNetClassifier
+
+    train, _ = accuracy.fold_split(Path(__file__).resolve().parent / "data" / "vote.arff", 0, 0)
+    clf = BayesNetClassifier(n_members=2, random_state=3, n_jobs=1).fit(train)
+    y = train.y.astype(np.int64)
+    C, m = 2, 3.0
+    for mb, X in zip(clf.members_, clf._codes(train)):
+        st = mb.structure
+        assert any(st.parents[a] for a in st.kept)  # the test reaches the parents' contexts
+        L = combine.member_loo_log_proba(mb, X, y, C, m)
+        for i in (0, 7, len(y) - 1):
+            rest = np.arange(len(y)) != i
+            Xr, yr = X[rest], y[rest]
+            logj = np.log([((yr == c).sum() + m / C) / (len(yr) + m) for c in range(C)])
+            for a in st.kept:
+                for c in range(C):
+                    p = 1.0 / mb.cardinalities[a]
+                    inside = yr == c
+                    for d in range(len(st.parents[a]) + 1):
+                        if d:
+                            inside &= Xr[:, st.parents[a][d - 1]] == X[i, st.parents[a][d - 1]]
+                        p = ((inside & (Xr[:, a] == X[i, a])).sum() + m * p) / (inside.sum() + m)
+                    logj[c] += np.log(p)
+            assert L[i] == pytest.approx(logj - np.logaddexp.reduce(logj), abs=1e-9)
 
 
 def test_bench_model_size_prints_a_row_per_code(tmp_path):
