@@ -103,6 +103,16 @@ kernlab-spam,modeldata-mlc_churn --variants hier-3,tying-none --jobs 2 "${mlbenc
   study --section combine-large -- python benchmarks/bench_combine.py --repeats 5 --seed-offset 1000 \
     --temperatures 0.4,0.5,0.6,0.75 --out benchmarks/.cache/combine.json --datasets \
     digits,kernlab-spam,modeldata-mlc_churn,keel-penbased,keel-magic,ggplot2-diamonds-20k
+  # the pool chosen per fit by leave-one-out member probabilities, and its size rule: chosen on the
+  # seeds + 1000, then run on the tables' own seeds
+  for off in 1000 0; do
+    loo=(--repeats 5 --seed-offset "$off" --temperatures 0.4,0.5,0.6,0.75 --loo-m 3 --rule-rows 400
+         --out benchmarks/.cache/combine-loo.json "${mlbench[@]}")
+    study --section "combine-loo-$off" -- python benchmarks/bench_combine.py "${loo[@]}" --datasets \
+      "$small,mlbench-DNA,mlbench-Satellite,mlbench-LetterRecognition,mlbench-Shuttle"
+    study --section "combine-loo-large-$off" -- python benchmarks/bench_combine.py "${loo[@]}" --datasets \
+      digits,kernlab-spam,modeldata-mlc_churn,keel-penbased,keel-magic,ggplot2-diamonds-20k
+  done
 fi
 study --section speed-reference -- python benchmarks/bench_hdp.py --threads 1,2 --linearity
 # the published implementation's own fold files, if given (REFERENCE_FOLDS=DIR benchmarks/regenerate.sh speed)
