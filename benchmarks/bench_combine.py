@@ -20,11 +20,11 @@ scores its members' test class probabilities pooled several ways:
 * ``best``: per data set, the better of ``mean`` and ``geo`` on test log-loss (an oracle: the most a
   choice between the two could reach).
 
-It prints, per data set, each pool's mean test RMSE and log-loss over the folds. With ``--out FILE``
-it also keeps every fold's RMSE, log-loss and 0-1 loss per pool in FILE (JSON, one key per
-data set, repeat and fold), reuses the folds already there, and ``--margins BASE:NEW`` reads such a
-file and prints what replacing pool BASE by pool NEW changes: the mean differences over the data
-sets, the mean ranks of the two, and the data sets whose RMSE rises by more than 0.0005.
+It prints, per data set, each pool's mean test RMSE and log-loss over the folds, then what replacing
+the mean by each other pool changes over the data sets: the mean differences, the mean ranks of the
+two, and the data sets whose RMSE rises by more than 0.0005. With ``--out FILE`` it keeps every fold's
+RMSE, log-loss and 0-1 loss per pool in FILE (JSON, one key per data set, repeat, fold and seed offset)
+and reuses the folds already there.
 """
 
 from __future__ import annotations
@@ -80,24 +80,21 @@ def member_loo_log_proba(member, X: np.ndarray, y: np.ndarray, n_classes: int, m
             n_c = np.bincount(kc, minlength=n_ctx * C)
             ux, n_cx = np.unique(kc * card + x, return_counts=True)
             keys = (ctx[:, None] * C + np.arange(C)[None, :])
-            at = np.searchsorted(ux, keys * card + x[:, None])
-            hit = np.take(ux, np.minimum(at, len(ux) - 1)) == keys * card + x[:, None]
-            num = np.where(hit, np.take(n_cx, np.minimum(at, len(ux) - 1)), 0) - own
+            want = keys * card + x[:, None]
+            at = np.minimum(np.searchsorted(ux, want), len(ux) - 1)
+            hit = ux[at] == want
+            num = np.where(hit, n_cx[at], 0) - own
             p = (num + m * p) / (n_c[keys] - own + m)
         logj += np.log(p)
     return logj - np.logaddexp.reduce(logj, axis=1, keepdims=True)
 
 
-def chosen(L_train: np.ndarray, y: np.ndarray, L_test: np.ndarray, temperatures) -> dict:
-    """The pool each criterion picks on the training rows' leave-one-out member probabilities, applied to
-    the test rows: ``loo-ll`` by pooled log-loss, ``loo-rmse`` by pooled RMSE."""
-    from hdp_plugin.model.evaluation import rmse
-
-    train, test = pools(L_train, temperatures), pools(L_test, temperatures)
-    rows = np.arange(len(y))
-    ll = {k: -np.mean(np.log(np.clip(p[rows, y], accuracy.CLIP, 1.0))) for k, p in train.items()}
-    sq = {k: rmse(p, y) for k, p in train.items()}
-    return {"loo-ll": test[min(ll, key=ll.get)], "loo-rmse": test[min(sq, key=sq.get)]}
+def chosen(L_train: np.ndarray, y: np.ndarray, test: dict, temperatures) -> dict:
+    """The pool of ``test`` (the test rows' pools) each criterion picks on the training rows' leave-one-out
+    member probabilities: ``loo-ll`` by pooled log-loss, ``loo-rmse`` by pooled RMSE."""
+    scores = {k: accuracy.metrics(p, y, 0.0, 0.0) for k, p in pools(L_train, temperatures).items()}
+    return {"loo-ll": test[min(scores, key=lambda k: scores[k]["log_loss"])],
+            "loo-rmse": test[min(scores, key=lambda k: scores[k]["rmse"])]}
 
 
 def pools(L: np.ndarray, temperatures) -> dict:
@@ -124,12 +121,12 @@ def run_fold(name: str, path: Path, repeat: int, fold: int, offset: int, tempera
     found = pools(L, temperatures)
     if loo_m > 0:
         keep = train.y >= 0
-        codes = clf._codes(train)
-        L_train = np.stack([member_loo_log_proba(mb, c[keep], train.y[keep].astype(np.int64), L.shape[2], loo_m)
-                            for mb, c in zip(clf.members_, codes)])
-        found.update(chosen(L_train, train.y[keep].astype(np.int64), L, temperatures))
+        y = train.y[keep].astype(np.int64)
+        L_train = np.stack([member_loo_log_proba(mb, c[keep], y, L.shape[2], loo_m)
+                            for mb, c in zip(clf.members_, clf._codes(train))])
+        found.update(chosen(L_train, y, found, temperatures))
         # the size rule: the pool chosen by leave-one-out log-loss from rule_rows training rows, else the mean
-        found["rule"] = found["loo-ll"] if keep.sum() >= rule_rows else found["mean"]
+        found["rule"] = found["loo-ll"] if len(y) >= rule_rows else found["mean"]
     out = {}
     for pool, p in found.items():
         m = accuracy.metrics(p, test.y, 0.0, 0.0)
@@ -137,21 +134,26 @@ def run_fold(name: str, path: Path, repeat: int, fold: int, offset: int, tempera
     return out
 
 
-def margins(record: dict, base: str, new: str) -> str:
-    """What replacing pool ``base`` by pool ``new`` changes, over the data sets in ``record``."""
-    sets = sorted({k.split("|")[0] for k in record})
+def by_set(record: dict) -> dict:
+    """``{data set: {pool: [RMSE, log-loss, 0-1] means over its folds}}`` of ``record``'s folds."""
+    folds: dict = {}
+    for key, fold in record.items():
+        folds.setdefault(key.split("|")[0], []).append(fold)
+    return {name: {p: np.mean([f[p] for f in fs], axis=0) for p in fs[0]} for name, fs in sorted(folds.items())}
+
+
+def margins(means: dict, base: str, new: str) -> str:
+    """What replacing pool ``base`` by pool ``new`` changes, over the data sets of ``means`` (:func:`by_set`)."""
     lines, diffs, worse = [], [], []
-    for name in sets:
-        folds = [v for k, v in record.items() if k.split("|")[0] == name]
-        b = np.mean([f[base] for f in folds], axis=0)
-        n = np.mean([f[new] for f in folds], axis=0)
+    for name, m in means.items():
+        b, n = m[base], m[new]
         diffs.append(n - b)
         if n[0] - b[0] > 0.0005:
             worse.append(f"{name} RMSE {b[0]:.4f} -> {n[0]:.4f}")
     d = np.mean(diffs, axis=0)
     # a rank of two: 1 for the lower mean loss, 2 for the higher, 1.5 each on a tie
     ranks = np.where(np.array(diffs) < 0, 1.0, np.where(np.array(diffs) > 0, 2.0, 1.5))
-    lines.append(f"**{new}**: {len(sets)} data sets; {new} minus {base}, mean over the sets: RMSE {d[0]:+.4f}, "
+    lines.append(f"**{new}**: {len(means)} data sets; {new} minus {base}, mean over the sets: RMSE {d[0]:+.4f}, "
                  f"log-loss {d[1]:+.4f}, 0-1 {d[2]:+.4f}")
     lines.append(f"mean rank of {new} against {base} (1 better, 2 worse): RMSE {ranks[:, 0].mean():.2f}, "
                  f"log-loss {ranks[:, 1].mean():.2f}, 0-1 {ranks[:, 2].mean():.2f}")
@@ -159,16 +161,9 @@ def margins(record: dict, base: str, new: str) -> str:
     return "\n".join(lines)
 
 
-def oracle(record: dict) -> str:
-    """What the best pool per data set by its own test log-loss (an oracle, not a rule) changes."""
-    sets = sorted({k.split("|")[0] for k in record})
-    pools_ = [p for p in next(iter(record.values())) if not p.startswith("loo-") and p != "rule"]
-    diffs = []
-    for name in sets:
-        folds = [v for k, v in record.items() if k.split("|")[0] == name]
-        m = {p: np.mean([f[p] for f in folds], axis=0) for p in pools_}
-        diffs.append(m[min(pools_, key=lambda p: m[p][1])] - m["mean"])
-    d = np.mean(diffs, axis=0)
+def oracle(means: dict, candidates: list[str]) -> str:
+    """What the best of ``candidates`` per data set by its own test log-loss (an oracle, not a rule) changes."""
+    d = np.mean([m[min(candidates, key=lambda p: m[p][1])] - m["mean"] for m in means.values()], axis=0)
     return (f"the best of these pools per data set by test log-loss (an oracle), minus mean: RMSE {d[0]:+.4f}, "
             f"log-loss {d[1]:+.4f}, 0-1 {d[2]:+.4f}")
 
@@ -189,18 +184,14 @@ def main(argv=None) -> int:
     ap.add_argument("--rule-rows", type=int, default=400,
                     help="With --loo-m: the pool 'rule' is loo-ll on at least this many training rows, else the mean.")
     ap.add_argument("--out", type=Path, help="JSON file of every fold's scores, read and extended.")
-    ap.add_argument("--margins", metavar="BASE:NEW", help="Print the margins of --out's folds and exit.")
     args = ap.parse_args(argv)
     record = json.loads(args.out.read_text()) if args.out and args.out.exists() else {}
-    if args.margins:
-        base, new = args.margins.split(":")
-        print(margins(record, base, new))
-        return 0
     temps = [float(t) for t in args.temperatures.split(",") if t]
     dirs = [accuracy.ROOT / "tests" / "data", accuracy.DEBIAN_EXAMPLES]
     names = [d for d in args.datasets.split(",") if d]
+    fixed = ["mean", "geo"] + [f"geo-{t:g}" for t in temps]
     chosen_ = ["loo-ll", "loo-rmse", "rule"] if args.loo_m > 0 else []
-    heads = ["mean", "geo"] + [f"geo-{t:g}" for t in temps] + chosen_ + ["best"]
+    heads = fixed + chosen_ + ["best"]
     wanted = [h for h in heads if h != "best"]
     print(f"Test RMSE / log-loss, means over the folds ({args.repeats}x2 cross-validation, random_state + "
           f"{args.seed_offset}):\n", flush=True)
@@ -225,12 +216,12 @@ def main(argv=None) -> int:
             mean["best"] = mean[best]
             cells = [f"{mean[k][0]:.4f} / {mean[k][1]:.4f}" for k in heads]
             print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
-    ran = {k: v for k, v in record.items()
-           if k.split("|")[0] in names and k.endswith(f"|{args.seed_offset}")}
+    ran = by_set({k: v for k, v in record.items()
+                  if k.split("|")[0] in names and k.endswith(f"|{args.seed_offset}")})
     if ran:
-        for new in ["geo"] + [f"geo-{t:g}" for t in temps] + chosen_:
+        for new in fixed[1:] + chosen_:
             print("\n" + margins(ran, "mean", new).replace("\n", "  \n"))
-        print("\n" + oracle(ran))
+        print("\n" + oracle(ran, fixed))
     return 0
 
 
